@@ -1,0 +1,11 @@
+// The `tokamak` subcommands. Each cmd_*.cpp adds one subcommand to the CLI11 app; main.cpp only wires them.
+#pragma once
+namespace CLI { class App; }
+
+namespace tokamak::cli {
+void add_train_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+void add_runs_command(CLI::App& app);
+}  // namespace tokamak::cli

@@ -1,0 +1,26 @@
+// tokamak: the headless engine. Every failure ends as one line on stderr and a non-zero exit code.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "app/tokamak/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", TOKAMAK_VERSION);
+  tokamak::cli::add_train_command(app);
+  tokamak::cli::add_generate_command(app);
+  tokamak::cli::add_tokenize_command(app);
+  tokamak::cli::add_config_command(app);
+  tokamak::cli::add_runs_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokamak: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,80 @@
+// What a run reports, and the interface of everything that listens: the CLI printer, the run store and the
+// studio are all sinks. The trainer calls the sink on its own thread; a sink that needs another thread
+// (the studio, the store's writer) hands the event over itself.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace tokamak {
+
+struct RunStart {
+  std::string run_uid;        // stable across resumes: a resumed run continues the same history
+  std::string name;
+  std::string config_json;    // the full effective config (engine/config), as JSON
+  std::string dataset;        // what the data source resolved to
+  std::string model;          // preset name or "custom"
+  int64_t n_params = 0;
+  std::string device;         // "cpu", "cuda:0", ...
+  std::string gpu_name;       // empty on CPU
+  int world_size = 1;
+  std::string torch_version;
+  std::string cuda_version;   // empty when LibTorch has no CUDA
+  std::string host;
+  int64_t start_step = 0;     // > 0 when resumed from a checkpoint
+  int64_t total_steps = 0;
+  int64_t tokens_per_step = 0;
+};
+
+struct StepEvent {
+  int64_t step = 0;           // 1-based: the number of optimizer steps done
+  int64_t tokens = 0;         // tokens trained on so far (all ranks)
+  double wall_s = 0;          // seconds since the run (or resume) started
+  double loss = 0;            // mean train loss of this step
+  double lr = 0;
+  double grad_norm = 0;       // before clipping
+  double tok_s = 0;           // over the steps since the last report
+  double mfu = -1;            // fraction of the device's peak; -1 when the peak is unknown (CPU)
+  double step_ms = 0;         // mean step time since the last report
+  int64_t mem_allocated = 0;  // bytes; CUDA only, 0 on CPU
+  int64_t mem_reserved = 0;
+  int64_t mem_peak = 0;
+};
+
+struct EvalEvent {
+  int64_t step = 0;
+  int64_t tokens = 0;
+  double wall_s = 0;
+  double val_loss = 0;
+};
+
+struct SampleEvent {
+  int64_t step = 0;
+  std::string prompt;
+  std::string text;           // the prompt followed by what the model wrote
+};
+
+struct CheckpointEvent {
+  int64_t step = 0;
+  std::string path;
+};
+
+struct EndEvent {
+  std::string status;         // finished | stopped | failed
+  std::string error;          // the one-line reason when failed
+  int64_t step = 0;
+  int64_t tokens = 0;
+  double wall_s = 0;
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_start(const RunStart&) {}
+  virtual void on_step(const StepEvent&) {}
+  virtual void on_eval(const EvalEvent&) {}
+  virtual void on_sample(const SampleEvent&) {}
+  virtual void on_checkpoint(const CheckpointEvent&) {}
+  virtual void on_end(const EndEvent&) {}
+};
+
+}  // namespace tokamak

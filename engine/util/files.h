@@ -1,0 +1,29 @@
+// File helpers shared by the engine: where caches and assets live, and writes that never leave a
+// half-written file behind (write to a temporary name in the same folder, then rename).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace tokamak {
+
+// $TOKAMAK_CACHE, else $XDG_CACHE_HOME/tokamak, else ~/.cache/tokamak. Created on first use.
+std::string cache_dir();
+// cache_dir()/assets/NAME, or an Error that says to run scripts/setup.sh when it is missing.
+std::string asset_path(const std::string& name);
+// $XDG_DATA_HOME/tokamak, else ~/.local/share/tokamak. Created on first use.
+std::string data_dir();
+
+std::string read_file(const std::string& path);
+// Calls write(path_of_temporary) and renames the temporary onto path only if write returns without throwing.
+void write_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& write);
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+void make_dirs(const std::string& path);
+// A stable 64-bit FNV-1a hash, for cache keys.
+uint64_t fnv1a64(const void* data, size_t size, uint64_t seed = 1469598103934665603ULL);
+std::string hex64(uint64_t value);
+
+}  // namespace tokamak

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything Tokamak needs on a Debian 12 machine, and nothing twice: Debian packages, the pinned
+# LibTorch (PyPI's torch wheel in a venv) and the assets (GPT-2 merge ranks, the default corpus).
+# Quick when all is there. Everything downloaded lands in the cache folder, never in git.
+set -euo pipefail
+
+TORCH_VERSION=2.11.0
+WHISPER_VERSION=20250625     # PyPI's openai-whisper: carries whisper/assets/gpt2.tiktoken
+TIKTOKEN_VERSION=0.14.0      # OpenAI's tokenizer: reference ids for the tokenizer tests
+
+cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
+venv=$cache/venv
+assets=$cache/assets
+mkdir -p "$cache" "$assets"
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. Debian packages (the GUI ones are skipped with TOKAMAK_GUI=OFF, e.g. on a GPU server).
+pkgs=(build-essential cmake ninja-build python3-venv pkg-config libsqlite3-dev libpcre2-dev
+      nlohmann-json3-dev libcli11-dev jargon-text)
+if [ "${TOKAMAK_GUI:-ON}" != OFF ]; then
+  pkgs+=(qt6-base-dev libqcustomplot-dev xvfb xauth)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# 2. LibTorch from the torch wheel, in a venv of our own. A stamp file records what is installed, so a
+#    second set-up does not even start Python.
+stamp="$venv/.tokamak-stamp"
+want="torch==$TORCH_VERSION tiktoken==$TIKTOKEN_VERSION"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  say "installing $want into $venv (the torch wheel is several GB; once only)"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check $want
+  "$venv/bin/python" -c "import torch, tiktoken; assert torch.__version__.startswith('$TORCH_VERSION'), torch.__version__"
+  echo "$want" > "$stamp"
+fi
+
+# 3. Assets. Written to a temporary name first, then renamed, so an interrupted set-up leaves nothing half-made.
+if [ ! -s "$assets/gpt2.tiktoken" ]; then
+  say "fetching GPT-2 merge ranks (openai-whisper==$WHISPER_VERSION, assets only)"
+  tmp=$(mktemp -d)
+  "$venv/bin/pip" download -q --disable-pip-version-check --no-deps -d "$tmp" "openai-whisper==$WHISPER_VERSION"
+  tar -xzf "$tmp"/openai_whisper-*.tar.gz -C "$tmp" --wildcards '*/whisper/assets/gpt2.tiktoken'
+  mv "$(find "$tmp" -name gpt2.tiktoken | head -n1)" "$assets/gpt2.tiktoken.part"
+  mv "$assets/gpt2.tiktoken.part" "$assets/gpt2.tiktoken"
+  rm -rf "$tmp"
+fi
+if [ ! -s "$assets/jargon.txt" ]; then
+  say "unpacking the default corpus (The Jargon File, Debian's jargon-text)"
+  gzip -dc /usr/share/doc/jargon-text/jargon.txt.gz > "$assets/jargon.txt.part"
+  mv "$assets/jargon.txt.part" "$assets/jargon.txt"
+fi

@@ -1,0 +1,31 @@
+#include "tests/support/test_support.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/util/files.h"
+
+namespace tokamak::test {
+
+std::string cache_dir() { return tokamak::cache_dir(); }
+
+std::string asset(const std::string& name) {
+  std::string p = cache_dir() + "/assets/" + name;
+  return path_exists(p) ? p : std::string();
+}
+
+std::string python() { return cache_dir() + "/venv/bin/python"; }
+
+int run(const std::string& command, std::string* out) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return -1;
+  std::string buf;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) buf.append(chunk, n);
+  int status = ::pclose(pipe);
+  if (out) *out = std::move(buf);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace tokamak::test
