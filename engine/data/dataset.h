@@ -1,0 +1,33 @@
+// Data sources resolved to token shards. Text (the default corpus, a file, a folder of files) is tokenized
+// once into llm.c-format shards in a cache keyed by content and tokenizer, so a second run starts at once;
+// existing .bin shards (a file, a folder, or a glob) are used as they are.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tokamak {
+
+struct PreparedDataset {
+  std::string source;                    // what the user named ("default" for the built-in corpus)
+  std::string description;               // one line: "jargon.txt: 1.7 MB text → 410,123 tokens (cached)"
+  std::vector<std::string> train_shards;  // paths of llm.c-format .bin shards
+  std::vector<std::string> val_shards;    // the *_val_* shards when the source had them, else empty
+  uint64_t train_tokens = 0;
+  uint64_t val_tokens = 0;
+};
+
+// Called with (done, total) units of work (bytes of text while tokenizing); return false to cancel.
+using Progress = std::function<bool(uint64_t done, uint64_t total)>;
+
+// "" or "default" is the default corpus. Throws tokamak::Error naming the path and the problem: missing path,
+// empty file, no text or shard files in a folder, a shard with a bad magic/version or a truncated body.
+PreparedDataset prepare_dataset(const std::string& source, const Progress& progress = {});
+
+// `tokamak tokenize --prepare SOURCE --out DIR`: writes the shards of SOURCE into DIR (train_*.bin and,
+// when val_fraction > 0, a val_*.bin made of the last fraction of the tokens). Returns what was written.
+PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,
+                                     const Progress& progress = {});
+
+}  // namespace tokamak
