@@ -58,6 +58,13 @@ struct CheckpointEvent {
   std::string path;
 };
 
+// Long preparation before the first step (tokenizing a dataset the first time).
+struct ProgressEvent {
+  std::string what;           // "tokenizing jargon.txt"
+  uint64_t done = 0;
+  uint64_t total = 0;
+};
+
 struct EndEvent {
   std::string status;         // finished | stopped | failed
   std::string error;          // the one-line reason when failed
@@ -75,6 +82,7 @@ class EventSink {
   virtual void on_sample(const SampleEvent&) {}
   virtual void on_checkpoint(const CheckpointEvent&) {}
   virtual void on_end(const EndEvent&) {}
+  virtual void on_progress(const ProgressEvent&) {}
 };
 
 }  // namespace tokamak

@@ -1,0 +1,30 @@
+// `tokamak config`: the defaults as a JSON file to start from, or every key with its comment.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "app/tokamak/commands.h"
+#include "app/tokamak/config_args.h"
+
+namespace tokamak::cli {
+
+void add_config_command(CLI::App& app) {
+  auto args = std::make_shared<ConfigArgs>();
+  auto defaults = std::make_shared<bool>(false);
+  auto keys = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("config", "print the configuration (JSON) or its keys");
+  cmd->add_flag("--defaults", *defaults, "print the default configuration");
+  cmd->add_flag("--keys", *keys, "list every key with its type, value and meaning");
+  args->add_to(*cmd);
+  cmd->callback([args, defaults, keys] {
+    Config c = *defaults ? Config{} : args->resolve();
+    if (*keys) {
+      for (const KeyDoc& k : config_keys(c))
+        std::printf("%-28s %-6s %-12s %s\n", k.key.c_str(), k.type.c_str(), k.value.c_str(), k.help.c_str());
+    } else {
+      std::printf("%s\n", config_to_json(c).c_str());
+    }
+  });
+}
+
+}  // namespace tokamak::cli

@@ -1,0 +1,118 @@
+// The run configuration: one typed tree, a section per concern, a comment on every field. Every field has a
+// dotted key (`train.steps`) used by `--set`, JSON files, the studio and the run store; config_keys() lists
+// them. Defaults are the fast settings that do not change what the model learns.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokamak {
+
+struct DataConfig {
+  std::string path = "default";  // "default" (The Jargon File), a text file, a folder of text files, or .bin shards
+  double val_fraction = 0.05;    // tail of the tokens held out for validation when there are no *_val_* shards
+};
+
+struct ModelConfig {
+  std::string preset = "nano";   // nano | mini | gpt2 | gpt2-medium | gpt2-large | gpt2-xl; sizes below override it
+  int64_t n_layer = 4;           // transformer blocks
+  int64_t n_head = 4;            // attention heads; must divide n_embd
+  int64_t n_embd = 128;          // width
+  int64_t context = 128;         // longest sequence the model can see (position embeddings)
+  int64_t vocab_size = 50257;    // GPT-2's tokenizer
+  int64_t vocab_pad_multiple = 64;  // pad the embedding rows to a multiple of this (1 = no padding); padded
+                                    // logits are masked, so they never win a sample or change the loss
+  bool tie_weights = true;       // lm_head shares the token embedding (-38M parameters at 124M)
+  double dropout = 0.0;          // on attention weights, residual branches and embeddings
+  bool qkv_bias = true;          // GPT-2 has biases on every linear layer
+};
+
+struct TrainConfig {
+  int64_t batch_size = 16;       // sequences per micro-batch (B)
+  int64_t context = 0;           // sequence length trained on (T); 0 = model.context
+  int64_t grad_accum = 1;        // micro-batches per optimizer step
+  int64_t batch_tokens = 0;      // if > 0: tokens per optimizer step; grad_accum is derived from it
+  int64_t steps = 300;           // optimizer steps
+  double lr = 2e-3;              // peak learning rate
+  double min_lr_ratio = 0.1;     // the cosine decays to lr * min_lr_ratio
+  int64_t warmup_steps = 30;     // linear warm-up
+  double weight_decay = 0.1;     // AdamW, on 2-D weights only
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;        // clip the global grad norm to this; 0 = off
+  int64_t seed = 1337;           // weights, data order and sampling: CPU runs repeat exactly
+  int64_t log_every = 10;        // steps between metric reports (the only host syncs in the loop)
+  int64_t eval_every = 100;      // steps between validation losses; 0 = only at the end
+  int64_t eval_batches = 8;      // validation batches per evaluation
+  int64_t sample_every = 100;    // steps between generated samples; 0 = only at the end, -1 = never
+  int64_t sample_tokens = 48;    // tokens generated per sample
+  std::string sample_prompt = "The";  // text the samples start from
+  double sample_temperature = 0.8;
+  int64_t sample_top_k = 40;     // 0 = no top-k
+  int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only at the end (and on stop)
+  std::string checkpoint_dir;    // "" = <data dir>/checkpoints/<run name>
+  std::string resume;            // a checkpoint to continue from (weights, optimizer, data position, RNG)
+};
+
+struct OptConfig {
+  std::string precision = "fp32";   // fp32 | tf32 | bf16 (autocast, fp32 master weights) | bf16-pure | fp16
+  std::string attention = "sdpa";   // buffered-mask (GPT-2's stored T×T mask) | naive (mask on the fly) | sdpa
+  std::string layers = "native";    // scratch (hand-written LayerNorm/GELU) | native (library kernels) | fused (CUDA)
+  bool fused_adamw = false;         // one multi-tensor kernel for the whole optimizer step
+  bool pin_memory = false;          // CUDA: page-locked batches, non-blocking copies
+  bool prefetch = true;             // prepare the next batch on a background thread
+  bool cuda_graphs = false;         // CUDA: replay the whole step from a captured graph
+  bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
+};
+
+struct DistConfig {
+  int64_t gpus = 1;                 // data-parallel processes (one per GPU)
+};
+
+struct Config {
+  DataConfig data;
+  ModelConfig model;
+  TrainConfig train;
+  OptConfig opt;
+  DistConfig dist;
+  std::string device = "cpu";      // cpu | cuda | cuda:N
+  int64_t threads = 0;             // CPU threads for LibTorch; 0 = all cores
+  std::string name;                // run name; "" = derived from model and switches
+};
+
+struct KeyDoc {
+  std::string key;      // "train.steps"
+  std::string type;     // bool | int | float | string
+  std::string value;    // the value in the config it was read from, as --set takes it
+  std::string help;
+};
+
+// Every key of the tree with its type, the value in `config` and its comment, in tree order.
+std::vector<KeyDoc> config_keys(const Config& config = Config{});
+// `--set key=value`. Unknown keys name the nearest valid one; values are type-checked.
+void set_key(Config& config, const std::string& key, const std::string& value);
+// Applies a list of "key=value" overrides; model.preset is applied first, so sizes given with it win.
+void apply_overrides(Config& config, const std::vector<std::string>& assignments);
+// Sets the model sizes of a named preset (and model.preset itself).
+void apply_model_preset(ModelConfig& model, const std::string& preset);
+std::vector<std::string> model_presets();
+
+std::string config_to_json(const Config& config, int indent = 2);
+// Unknown keys and wrong types are errors; keys not in the JSON keep their value in `base`.
+Config config_from_json(const std::string& json, const Config& base = Config{});
+
+// Everything wrong with a config, each a line that names the key to change; empty when it can run.
+// cuda_devices is how many GPUs this machine has (CUDA-only switches are problems when it is 0).
+std::vector<std::string> config_problems(const Config& config, int cuda_devices);
+// Throws tokamak::Error with the first problem.
+void validate_config(const Config& config, int cuda_devices);
+
+// Derived values.
+int64_t train_context(const Config& config);      // T
+int64_t padded_vocab(const ModelConfig& model);
+int64_t grad_accum_steps(const Config& config);   // from batch_tokens when set
+int64_t tokens_per_step(const Config& config);    // B * T * grad_accum * gpus
+std::string default_run_name(const Config& config);
+
+}  // namespace tokamak

@@ -1,0 +1,25 @@
+// Text generation from a GPT: temperature and top-k sampling with its own seeded generator, so sampling
+// during training never disturbs the training run's random numbers.
+#pragma once
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tokamak {
+
+class GPTImpl;
+
+struct SampleOptions {
+  int64_t max_new_tokens = 64;
+  double temperature = 0.8;  // > 0
+  int64_t top_k = 40;        // 0 = all tokens
+  uint64_t seed = 1337;
+  bool stop_at_end_of_text = true;  // stop when the model writes <|endoftext|>
+};
+
+// Returns only the new tokens. The model is put in eval mode for the call and restored afterwards.
+std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt, const SampleOptions& options,
+                              const c10::Device& device);
+
+}  // namespace tokamak

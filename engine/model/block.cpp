@@ -1,0 +1,88 @@
+// Transformer block parts and their variants (see block.h).
+#include "engine/model/block.h"
+
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+#include <torch/nn/functional/dropout.h>
+
+#include <cmath>
+
+namespace tokamak {
+
+LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind) : kind_(kind) {
+  weight = register_parameter("weight", torch::ones({dim}));
+  bias = register_parameter("bias", torch::zeros({dim}));
+}
+
+torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
+  if (kind_ == LayersKind::kScratch) {
+    // As the write-ups' first version: mean and biased variance in plain ops, several kernels.
+    auto mean = x.mean(-1, /*keepdim=*/true);
+    auto var = (x - mean).pow(2).mean(-1, /*keepdim=*/true);
+    return (x - mean) * torch::rsqrt(var + 1e-5) * weight + bias;
+  }
+  return at::layer_norm(x, {weight.size(0)}, weight, bias, 1e-5);
+}
+
+torch::Tensor gelu(const torch::Tensor& x, LayersKind kind) {
+  if (kind == LayersKind::kScratch) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return 0.5 * x * (1.0 + torch::tanh(k * (x + 0.044715 * x.pow(3))));
+  }
+  return torch::gelu(x, "tanh");
+}
+
+AttentionImpl::AttentionImpl(const BlockOptions& o) : o_(o) {
+  c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, 3 * o.n_embd).bias(o.bias)));
+  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, o.n_embd).bias(o.bias)));
+  if (o.attention == AttentionKind::kBufferedMask)
+    mask_ = register_buffer("mask", torch::ones({o.context, o.context}).tril().view({1, 1, o.context, o.context}));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
+  auto qkv = c_attn(x).split(C, /*dim=*/2);
+  auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
+  auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
+  const double p = is_training() ? o_.dropout : 0.0;
+  torch::Tensor y;
+  if (o_.attention == AttentionKind::kSdpa) {
+    y = at::scaled_dot_product_attention(q, k, v, {}, p, /*is_causal=*/true);
+  } else {
+    auto att = torch::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(D)));  // (B, H, T, T)
+    if (o_.attention == AttentionKind::kBufferedMask) {
+      using torch::indexing::Slice;
+      att = att.masked_fill(mask_.index({Slice(), Slice(), Slice(0, T), Slice(0, T)}) == 0,
+                            -std::numeric_limits<float>::infinity());
+    } else {
+      auto future = torch::ones({T, T}, x.options().dtype(torch::kBool)).triu(1);
+      att = att.masked_fill(future, -std::numeric_limits<float>::infinity());
+    }
+    att = torch::softmax(att, -1);
+    if (p > 0) att = torch::nn::functional::dropout(att, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
+    y = torch::matmul(att, v);
+  }
+  y = y.transpose(1, 2).contiguous().view({B, T, C});
+  y = c_proj(y);
+  if (p > 0) y = torch::nn::functional::dropout(y, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
+  return y;
+}
+
+BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
+  ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(o.n_embd, o.layers));
+  attn = register_module("attn", std::make_shared<AttentionImpl>(o));
+  ln_2 = register_module("ln_2", std::make_shared<LayerNormImpl>(o.n_embd, o.layers));
+  c_fc = register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, 4 * o.n_embd).bias(o.bias)));
+  c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * o.n_embd, o.n_embd).bias(o.bias)));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  auto h = x + attn->forward(ln_1->forward(x));
+  auto m = c_proj(gelu(c_fc(ln_2->forward(h)), o_.layers));
+  if (is_training() && o_.dropout > 0)
+    m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
+  return h + m;
+}
+
+}  // namespace tokamak

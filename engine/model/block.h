@@ -1,0 +1,64 @@
+// A transformer block and its parts. Each part has the variants the write-ups compare: LayerNorm and GELU
+// written from scratch or the library's kernels; attention with GPT-2's stored causal-mask buffer, a mask
+// built on the fly, or fused scaled-dot-product attention (flash on GPUs).
+#pragma once
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+namespace tokamak {
+
+enum class AttentionKind { kBufferedMask, kNaive, kSdpa };
+enum class LayersKind { kScratch, kNative, kFused };
+
+struct BlockOptions {
+  int64_t n_embd = 128;
+  int64_t n_head = 4;
+  int64_t context = 128;
+  double dropout = 0.0;
+  bool bias = true;
+  int64_t n_layer = 4;  // scales the init of residual projections (GPT-2: 0.02 / sqrt(2 * n_layer))
+  AttentionKind attention = AttentionKind::kSdpa;
+  LayersKind layers = LayersKind::kNative;
+};
+
+class LayerNormImpl : public torch::nn::Module {
+ public:
+  LayerNormImpl(int64_t dim, LayersKind kind);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight, bias;  // (C,)
+ private:
+  LayersKind kind_;
+};
+
+torch::Tensor gelu(const torch::Tensor& x, LayersKind kind);  // GPT-2's tanh approximation
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  explicit AttentionImpl(const BlockOptions& o);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  torch::nn::Linear c_attn{nullptr};  // (3C, C)
+  torch::nn::Linear c_proj{nullptr};  // (C, C)
+ private:
+  BlockOptions o_;
+  torch::Tensor mask_;  // (1, 1, context, context) lower-triangular; only for kBufferedMask
+};
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const BlockOptions& o);
+  torch::Tensor forward(const torch::Tensor& x);
+  std::shared_ptr<LayerNormImpl> ln_1, ln_2;
+  std::shared_ptr<AttentionImpl> attn;
+  torch::nn::Linear c_fc{nullptr};    // (4C, C)
+  torch::nn::Linear c_proj{nullptr};  // (C, 4C)
+ private:
+  BlockOptions o_;
+};
+
+TORCH_MODULE(Block);
+
+// Runs block.forward(x) without keeping its activations; backward recomputes them (activation checkpointing).
+torch::Tensor checkpointed_forward(BlockImpl& block, const torch::Tensor& x);
+
+}  // namespace tokamak

@@ -1,0 +1,115 @@
+// The GPT model (see gpt.h).
+#include "engine/model/gpt.h"
+
+#include <ATen/ops/cross_entropy_loss.h>
+#include <torch/nn/functional/dropout.h>
+#include <torch/nn/init.h>
+
+#include <cmath>
+
+#include "engine/config/config.h"
+#include "engine/util/error.h"
+
+namespace tokamak {
+
+GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
+  GPTOptions o;
+  o.block.n_embd = m.n_embd;
+  o.block.n_head = m.n_head;
+  o.block.context = m.context;
+  o.block.dropout = m.dropout;
+  o.block.bias = m.qkv_bias;
+  o.block.n_layer = m.n_layer;
+  o.block.attention = opt.attention == "buffered-mask" ? AttentionKind::kBufferedMask
+                      : opt.attention == "naive"       ? AttentionKind::kNaive
+                                                       : AttentionKind::kSdpa;
+  o.block.layers = opt.layers == "scratch" ? LayersKind::kScratch
+                   : opt.layers == "fused" ? LayersKind::kFused
+                                           : LayersKind::kNative;
+  o.n_layer = m.n_layer;
+  o.context = m.context;
+  o.vocab_size = m.vocab_size;
+  o.padded_vocab = tokamak::padded_vocab(m);
+  o.tie_weights = m.tie_weights;
+  o.checkpoint_blocks = opt.activation_checkpointing;
+  return o;
+}
+
+int64_t count_parameters(const GPTOptions& o) {
+  const int64_t C = o.block.n_embd;
+  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);  // c_attn, attn c_proj, c_fc, mlp c_proj
+  const int64_t block = linear + 4 * C;                               // + two LayerNorms
+  const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;
+  return o.padded_vocab * C + o.context * C + o.n_layer * block + 2 * C + head;
+}
+
+GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {
+  const int64_t C = o.block.n_embd;
+  wte = register_module("wte", torch::nn::Embedding(o.padded_vocab, C));
+  wpe = register_module("wpe", torch::nn::Embedding(o.context, C));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < o.n_layer; ++i) blocks->push_back(Block(o.block));
+  ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(C, o.block.layers));
+  lm_head = o.tie_weights ? wte->weight : register_parameter("lm_head", torch::empty({o.padded_vocab, C}));
+  init_weights();
+}
+
+void GPTImpl::init_weights() {
+  // GPT-2: N(0, 0.02) everywhere, residual projections scaled by 1/sqrt(2 * n_layer), zero biases.
+  torch::NoGradGuard no_grad;
+  const double std_residual = 0.02 / std::sqrt(2.0 * options_.n_layer);
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    torch::Tensor& p = item.value();
+    if (p.dim() == 1) {
+      if (name.find("ln_") == std::string::npos) p.zero_();  // LayerNorms keep their ones/zeros
+      continue;
+    }
+    bool residual = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
+    torch::nn::init::normal_(p, 0.0, residual ? std_residual : 0.02);
+  }
+  // Padded rows are never looked up or predicted; keep them zero so they are inert in every sense.
+  if (options_.padded_vocab > options_.vocab_size) {
+    wte->weight.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
+    if (!options_.tie_weights)
+      lm_head.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
+  }
+}
+
+GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
+  const int64_t T = idx.size(1);
+  if (T > options_.context)
+    throw Error("sequence of " + std::to_string(T) + " tokens is longer than model.context (" +
+                    std::to_string(options_.context) + ")",
+                "raise model.context or shorten the input");
+  auto pos = torch::arange(T, idx.options());
+  auto x = wte(idx) + wpe(pos);  // (B, T, C)
+  if (is_training() && dropout_ > 0)
+    x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
+  for (const auto& m : *blocks) {
+    auto& block = *m->as<BlockImpl>();
+    x = options_.checkpoint_blocks && is_training() && torch::GradMode::is_enabled() ? checkpointed_forward(block, x)
+                                                                                     : block.forward(x);
+  }
+  x = ln_f->forward(x);
+  auto logits = torch::linear(x, lm_head);  // (B, T, padded_vocab)
+  if (options_.padded_vocab > options_.vocab_size) logits = logits.narrow(-1, 0, options_.vocab_size);
+  GPTOutput out;
+  if (targets.defined()) {
+    // The loss is computed in fp32 even under autocast (autocast's policy for cross_entropy).
+    out.loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
+                                      targets.reshape({-1}));
+  }
+  out.logits = logits;
+  return out;
+}
+
+int64_t GPTImpl::num_parameters() const {
+  int64_t n = 0;
+  for (const auto& p : parameters()) n += p.numel();  // a tied lm_head is the same tensor: listed once
+  return n;
+}
+
+int64_t GPTImpl::num_flop_parameters() const { return num_parameters() - wpe->weight.numel(); }
+
+}  // namespace tokamak

@@ -1,0 +1,61 @@
+// GPT-2 family model: token + position embeddings, n_layer pre-LayerNorm blocks, a final LayerNorm and a
+// head tied (or not) to the token embedding. The write-ups' model-side switches are options here.
+#pragma once
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/pimpl.h>
+
+#include <string>
+
+#include "engine/model/block.h"
+
+namespace tokamak {
+
+struct ModelConfig;
+struct OptConfig;
+
+struct GPTOptions {
+  BlockOptions block;
+  int64_t n_layer = 4;
+  int64_t context = 128;
+  int64_t vocab_size = 50257;     // real tokens
+  int64_t padded_vocab = 50304;   // embedding rows (>= vocab_size)
+  bool tie_weights = true;
+  bool checkpoint_blocks = false; // activation checkpointing, per block
+
+  static GPTOptions from_config(const ModelConfig& model, const OptConfig& opt);
+};
+
+// Parameters of a model with these options, without building it (the studio shows it as sizes change).
+int64_t count_parameters(const GPTOptions& options);
+
+struct GPTOutput {
+  torch::Tensor logits;  // (B, T, vocab_size) — padded columns already dropped
+  torch::Tensor loss;    // scalar mean cross-entropy, undefined without targets
+};
+
+class GPTImpl : public torch::nn::Module {
+ public:
+  explicit GPTImpl(const GPTOptions& options);
+  // idx: (B, T) int64 with T <= context; targets: (B, T) int64 or undefined.
+  GPTOutput forward(const torch::Tensor& idx, const torch::Tensor& targets = {});
+  // Parameters, tied ones counted once (what GPT-2's papers count).
+  int64_t num_parameters() const;
+  // Parameters without position embeddings (the N of MFU's 6N FLOPs per token).
+  int64_t num_flop_parameters() const;
+  const GPTOptions& options() const { return options_; }
+
+ private:
+  void init_weights();
+  GPTOptions options_;
+  torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
+  torch::nn::Embedding wpe{nullptr};  // (context, C)
+  torch::nn::ModuleList blocks{nullptr};
+  std::shared_ptr<LayerNormImpl> ln_f;
+  torch::Tensor lm_head;              // (padded_vocab, C); the same tensor as wte->weight when tied
+  double dropout_ = 0.0;
+};
+TORCH_MODULE(GPT);
+
+}  // namespace tokamak

@@ -1,0 +1,129 @@
+// AdamW, gradient clipping and the learning-rate schedule (see optimizer.h).
+#include "engine/train/optimizer.h"
+
+#include <ATen/ATen.h>
+#include <torch/serialize/archive.h>
+
+#include <cmath>
+
+#include "engine/config/config.h"
+#include "engine/util/error.h"
+
+namespace tokamak {
+
+AdamW::AdamW(const std::vector<std::pair<std::string, at::Tensor>>& params, const AdamWOptions& options)
+    : options_(options) {
+  groups_.resize(2);  // 0: decayed (2-D weights), 1: not decayed (biases, LayerNorm)
+  groups_[0].weight_decay = options.weight_decay;
+  for (const auto& [name, p] : params) {
+    if (!p.requires_grad()) continue;
+    Group& g = groups_[p.dim() >= 2 ? 0 : 1];
+    g.names.push_back(name);
+    g.params.push_back(p);
+    g.exp_avg.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
+    g.exp_avg_sq.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
+    g.steps.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+  }
+}
+
+void AdamW::zero_grad() {
+  for (Group& g : groups_)
+    for (at::Tensor& p : g.params) p.mutable_grad() = at::Tensor();
+}
+
+void AdamW::step(double lr, const at::Tensor& found_inf) {
+  ++step_;
+  for (Group& g : groups_) {
+    if (g.params.empty()) continue;
+    if (options_.fused) step_fused(g, lr, found_inf);
+    else step_loop(g, lr);
+  }
+}
+
+void AdamW::step_loop(Group& g, double lr) {
+  const double bc1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_));
+  const double bc2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_));
+  at::NoGradGuard no_grad;
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    at::Tensor& p = g.params[i];
+    const at::Tensor& grad = p.grad();
+    if (!grad.defined()) continue;
+    g.steps[i].add_(1);
+    if (g.weight_decay != 0) p.mul_(1.0 - lr * g.weight_decay);
+    g.exp_avg[i].lerp_(grad, 1.0 - options_.beta1);
+    g.exp_avg_sq[i].mul_(options_.beta2).addcmul_(grad, grad, 1.0 - options_.beta2);
+    auto denom = (g.exp_avg_sq[i].sqrt() / std::sqrt(bc2)).add_(options_.eps);
+    p.addcdiv_(g.exp_avg[i], denom, -lr / bc1);
+  }
+}
+
+void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
+  std::vector<at::Tensor> grads;
+  grads.reserve(g.params.size());
+  for (const at::Tensor& p : g.params) {
+    if (!p.grad().defined())
+      throw Error("fused AdamW needs a gradient for every parameter", "turn opt.fused_adamw off for this model");
+    grads.push_back(p.grad());
+  }
+  at::NoGradGuard no_grad;
+  std::optional<at::Tensor> inf;
+  if (found_inf.defined()) inf = found_inf;
+  at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps, lr, options_.beta1,
+                    options_.beta2, g.weight_decay, options_.eps, /*amsgrad=*/false, /*maximize=*/false,
+                    /*grad_scale=*/std::nullopt, inf);
+}
+
+void AdamW::save(torch::serialize::OutputArchive& archive) const {
+  archive.write("step", at::tensor(step_));
+  for (const Group& g : groups_) {
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      archive.write("exp_avg." + g.names[i], g.exp_avg[i]);
+      archive.write("exp_avg_sq." + g.names[i], g.exp_avg_sq[i]);
+      archive.write("steps." + g.names[i], g.steps[i]);
+    }
+  }
+}
+
+void AdamW::load(torch::serialize::InputArchive& archive) {
+  at::Tensor step;
+  archive.read("step", step);
+  step_ = step.item<int64_t>();
+  at::NoGradGuard no_grad;
+  for (Group& g : groups_) {
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      at::Tensor t;
+      archive.read("exp_avg." + g.names[i], t);
+      g.exp_avg[i].copy_(t);
+      archive.read("exp_avg_sq." + g.names[i], t);
+      g.exp_avg_sq[i].copy_(t);
+      archive.read("steps." + g.names[i], t);
+      g.steps[i].copy_(t);
+    }
+  }
+}
+
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return at::zeros({});
+  at::NoGradGuard no_grad;
+  // Norms in fp32 whatever the gradient dtype, so bf16 gradients do not overflow the sum of squares.
+  auto norms = at::_foreach_norm(grads, 2, at::kFloat);
+  auto total = at::linalg_vector_norm(at::stack(norms), 2);
+  if (max_norm > 0) {
+    auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+    at::_foreach_mul_(grads, coef);
+  }
+  return total;
+}
+
+double learning_rate(const TrainConfig& t, int64_t step) {
+  if (step < t.warmup_steps) return t.lr * static_cast<double>(step + 1) / static_cast<double>(t.warmup_steps);
+  const double min_lr = t.lr * t.min_lr_ratio;
+  const int64_t decay_steps = std::max<int64_t>(1, t.steps - 1 - t.warmup_steps);
+  const double progress = std::min(1.0, static_cast<double>(step - t.warmup_steps) / static_cast<double>(decay_steps));
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (t.lr - min_lr);
+}
+
+}  // namespace tokamak

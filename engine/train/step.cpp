@@ -1,0 +1,63 @@
+// Forward/backward of one step and evaluation, with the precision switches (see step.h).
+#include "engine/train/step.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+
+#include "engine/model/autocast.h"
+#include "engine/model/gpt.h"
+#include "engine/util/error.h"
+
+namespace tokamak {
+
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return Precision::kFp32;
+  if (name == "tf32") return Precision::kTf32;
+  if (name == "bf16") return Precision::kBf16;
+  if (name == "bf16-pure") return Precision::kBf16Pure;
+  if (name == "fp16") return Precision::kFp16;
+  throw Error("unknown precision '" + name + "'", "use fp32, tf32, bf16, bf16-pure or fp16");
+}
+
+void apply_math_mode(Precision precision) {
+  const bool tf32 = precision == Precision::kTf32;
+  at::globalContext().setAllowTF32CuBLAS(tf32);
+  at::globalContext().setAllowTF32CuDNN(tf32);
+}
+
+static bool uses_autocast(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16; }
+static c10::ScalarType autocast_dtype(Precision p) { return p == Precision::kFp16 ? at::kHalf : at::kBFloat16; }
+
+StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t micro_steps,
+                            Precision precision, const c10::Device& device, const at::Tensor& loss_scale) {
+  StepOutput out;
+  out.loss = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
+  for (int64_t micro = 0; micro < micro_steps; ++micro) {
+    Batch batch = next_batch(micro);
+    at::Tensor loss;
+    {
+      AutocastGuard autocast(device.type(), uses_autocast(precision), autocast_dtype(precision));
+      loss = model.forward(batch.inputs, batch.targets).loss / static_cast<double>(micro_steps);
+    }
+    out.loss.add_(loss.detach().to(at::kFloat));
+    (loss_scale.defined() ? loss * loss_scale : loss).backward();
+  }
+  return out;
+}
+
+double evaluate(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t count, Precision precision,
+                const c10::Device& device) {
+  const bool was_training = model.is_training();
+  model.eval();
+  at::NoGradGuard no_grad;
+  auto total = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
+  for (int64_t i = 0; i < count; ++i) {
+    Batch batch = next_batch(i);
+    AutocastGuard autocast(device.type(), uses_autocast(precision), autocast_dtype(precision));
+    total.add_(model.forward(batch.inputs, batch.targets).loss.to(at::kFloat));
+  }
+  if (was_training) model.train();
+  return total.item<double>() / static_cast<double>(count);
+}
+
+}  // namespace tokamak

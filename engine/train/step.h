@@ -1,0 +1,35 @@
+// One optimizer step's forward and backward over its micro-batches, kept apart from the loop so that tests
+// can prove what it computes (e.g. that k micro-batches of B/k give the gradients of one batch of B).
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <functional>
+
+#include "engine/data/loader.h"
+
+namespace tokamak {
+
+class GPTImpl;
+
+enum class Precision { kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
+Precision parse_precision(const std::string& name);
+// Process-wide math modes (TF32 for matmuls and cuDNN) for a precision; call once before training.
+void apply_math_mode(Precision precision);
+
+struct StepOutput {
+  at::Tensor loss;  // scalar: mean loss over the micro-batches, on the device (reading it syncs)
+};
+
+// Runs forward + backward on `micro_steps` batches from next_batch(micro), each loss scaled by 1/micro_steps
+// (and by loss_scale, for fp16), so gradients add up to those of the mean loss. Gradients accumulate into
+// the parameters' .grad; the caller zeroes them before and steps the optimizer after.
+StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t micro)>& next_batch,
+                            int64_t micro_steps, Precision precision, const c10::Device& device,
+                            const at::Tensor& loss_scale = {});
+
+// Mean loss over batches from next_batch(i), i < count, in eval mode without gradients.
+double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count,
+                Precision precision, const c10::Device& device);
+
+}  // namespace tokamak

@@ -1,0 +1,242 @@
+// The training loop (see trainer.h). It reads top to bottom: set-up, then one iteration per optimizer step:
+// schedule → forward/backward over the micro-batches → clip → AdamW → (every log_every steps) the only host
+// sync, metrics, evaluation, samples and checkpoints.
+#include "engine/train/trainer.h"
+
+#include <ATen/ATen.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "engine/data/loader.h"
+#include "engine/data/tokenizer.h"
+#include "engine/generate/sampler.h"
+#include "engine/model/gpt.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/device.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/step.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace tokamak {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string new_run_uid() {
+  std::random_device rd;
+  return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+class Run {
+ public:
+  Run(const Config& config, EventSink& sink, TrainControl* control)
+      : c_(config), sink_(sink), control_(control), device_(parse_device(config.device)),
+        precision_(parse_precision(config.opt.precision)) {}
+
+  EndEvent execute();
+
+ private:
+  void set_up();
+  void checkpoint(int64_t step);
+  void sample(int64_t step);
+  bool wait_while_paused();
+
+  Config c_;
+  EventSink& sink_;
+  TrainControl* control_;
+  c10::Device device_;
+  Precision precision_;
+  std::unique_ptr<Loader> loader_;
+  GPT model_{nullptr};
+  std::unique_ptr<AdamW> optimizer_;
+  std::string uid_, checkpoint_dir_;
+  int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
+  Clock::time_point started_;
+};
+
+void Run::set_up() {
+  set_cpu_threads(c_.threads);
+  apply_math_mode(precision_);
+  at::manual_seed(static_cast<uint64_t>(c_.train.seed));
+  accum_ = grad_accum_steps(c_);
+
+  ProgressEvent progress{"tokenizing " + c_.data.path, 0, 0};
+  PreparedDataset data = prepare_dataset(c_.data.path, [&](uint64_t done, uint64_t total) {
+    progress.done = done, progress.total = total;
+    sink_.on_progress(progress);
+    return !(control_ && control_->stop.load());
+  });
+  LoaderOptions lo;
+  lo.batch_size = c_.train.batch_size;
+  lo.context = train_context(c_);
+  lo.val_fraction = c_.data.val_fraction;
+  lo.seed = static_cast<uint64_t>(c_.train.seed);
+  lo.device = device_;
+  lo.pin_memory = c_.opt.pin_memory;
+  lo.prefetch = c_.opt.prefetch;
+  loader_ = std::make_unique<Loader>(data, lo);
+
+  model_ = GPT(GPTOptions::from_config(c_.model, c_.opt));
+  if (precision_ == Precision::kBf16Pure) model_->to(at::kBFloat16);
+  model_->to(device_);
+  model_->train();
+  std::vector<std::pair<std::string, at::Tensor>> params;
+  for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
+  AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
+  optimizer_ = std::make_unique<AdamW>(params, ao);
+
+  uid_ = new_run_uid();
+  if (!c_.train.resume.empty()) {
+    CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
+    uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
+  }
+  if (c_.name.empty()) c_.name = default_run_name(c_);
+  checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir
+                                                      : data_dir() + "/checkpoints/" + c_.name + "-" + uid_.substr(0, 8);
+
+  RunStart start;
+  start.run_uid = uid_;
+  start.name = c_.name;
+  start.config_json = config_to_json(c_, -1);
+  start.dataset = data.description;
+  start.model = c_.model.preset;
+  start.n_params = model_->num_parameters();
+  start.device = device_.str();
+  start.gpu_name = device_.is_cuda() ? device_name(device_) : "";
+  start.torch_version = TORCH_VERSION;
+  start.cuda_version = cuda_runtime_version();
+  start.host = host_name();
+  start.start_step = start_step_;
+  start.total_steps = c_.train.steps;
+  start.tokens_per_step = tokens_per_step(c_);
+  sink_.on_start(start);
+}
+
+void Run::checkpoint(int64_t step) {
+  std::string path = checkpoint_dir_ + "/step_" + std::to_string(step) + ".pt";
+  save_checkpoint(path, *model_, *optimizer_, {uid_, config_to_json(c_, -1), step, tokens_}, device_);
+  sink_.on_checkpoint({step, path});
+}
+
+void Run::sample(int64_t step) {
+  const Tokenizer& tok = Tokenizer::gpt2();
+  SampleOptions so;
+  so.max_new_tokens = c_.train.sample_tokens;
+  so.temperature = c_.train.sample_temperature;
+  so.top_k = c_.train.sample_top_k;
+  so.seed = static_cast<uint64_t>(c_.train.seed + step);
+  auto prompt = tok.encode(c_.train.sample_prompt);
+  auto ids = generate(*model_, prompt, so, device_);
+  sink_.on_sample({step, c_.train.sample_prompt, c_.train.sample_prompt + tok.decode(ids)});
+}
+
+bool Run::wait_while_paused() {
+  while (control_ && control_->pause.load() && !control_->stop.load())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return !(control_ && control_->stop.load());
+}
+
+EndEvent Run::execute() {
+  EndEvent end;
+  started_ = Clock::now();
+  set_up();
+  const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
+  const double fpt = flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
+  const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
+  const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
+  std::vector<at::Tensor> params = model_->parameters();
+  auto window_start = Clock::now();
+  int64_t window_steps = 0, step = start_step_;
+  double window_excluded = 0;  // seconds of evaluation, sampling and checkpointing, kept out of tok/s
+  end.status = "finished";
+
+  try {
+    while (step < steps) {
+      if (!wait_while_paused()) {
+        end.status = "stopped";
+        break;
+      }
+      const double lr = learning_rate(c_.train, step);
+      optimizer_->zero_grad();
+      StepOutput out = forward_backward(
+          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_, device_);
+      at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
+      at::Tensor found_inf = (~at::isfinite(out.loss)).to(at::kFloat);
+      if (check_every_step && !std::isfinite(out.loss.item<double>()))
+        throw Error("loss became " + std::to_string(out.loss.item<double>()) + " at step " + std::to_string(step + 1) +
+                        "; the weights were not updated",
+                    "lower train.lr or use opt.precision=fp32");
+      optimizer_->step(lr, check_every_step ? at::Tensor() : found_inf);
+      ++step, ++window_steps;
+      tokens_ += tokens_per;
+
+      const bool last = step == steps;
+      if (step % c_.train.log_every == 0 || last || step == start_step_ + 1) {
+        StepEvent e;
+        e.loss = out.loss.item<double>();  // the host sync of this report
+        if (!std::isfinite(e.loss))
+          throw Error("loss became non-finite by step " + std::to_string(step) + "; those updates were skipped",
+                      "lower train.lr or use opt.precision=fp32");
+        synchronize(device_);
+        const double seconds = std::chrono::duration<double>(Clock::now() - window_start).count() - window_excluded;
+        e.step = step, e.tokens = tokens_, e.lr = lr, e.grad_norm = norm.item<double>();
+        e.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
+        e.tok_s = static_cast<double>(window_steps * tokens_per) / seconds;
+        e.step_ms = 1000.0 * seconds / static_cast<double>(window_steps);
+        e.mfu = peak > 0 ? e.tok_s * fpt / peak : -1;
+        MemoryUse mem = memory_use(device_);
+        e.mem_allocated = mem.allocated, e.mem_reserved = mem.reserved, e.mem_peak = mem.peak;
+        sink_.on_step(e);
+        window_start = Clock::now(), window_steps = 0, window_excluded = 0;
+      }
+      const auto io_start = Clock::now();
+      const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
+      if (due(c_.train.eval_every)) {
+        double val = evaluate(*model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches,
+                              precision_, device_);
+        sink_.on_eval({step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), val});
+      }
+      if (c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
+      if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && !last) checkpoint(step);
+      window_excluded += std::chrono::duration<double>(Clock::now() - io_start).count();
+      if (control_ && control_->stop.load() && !last) {
+        end.status = "stopped";
+        break;
+      }
+    }
+    if (step > start_step_ || end.status == "finished") checkpoint(step);
+  } catch (const std::exception& e) {
+    end.status = "failed";
+    end.error = first_line(e.what());
+    // The weights are those of the last good step (a non-finite loss never reaches the optimizer): keep them.
+    try {
+      if (step > start_step_) checkpoint(step);
+    } catch (const std::exception&) {
+    }
+  }
+  end.step = step;
+  end.tokens = tokens_;
+  end.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
+  sink_.on_end(end);
+  return end;
+}
+
+}  // namespace
+
+double flops_per_token(int64_t n, int64_t n_layer, int64_t n_embd, int64_t context) {
+  return 6.0 * static_cast<double>(n) + 12.0 * n_layer * n_embd * static_cast<double>(context);
+}
+
+EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
+  validate_config(config, cuda_device_count());
+  Run run(config, sink, control);
+  return run.execute();
+}
+
+}  // namespace tokamak

@@ -1,0 +1,39 @@
+// The training run: builds data, model and optimizer from a config, runs the loop, and reports through an
+// EventSink. Runs on any thread; stop and pause are flags it polls every step.
+#pragma once
+#include <atomic>
+
+#include "engine/config/config.h"
+#include "engine/train/events.h"
+
+namespace tokamak {
+
+struct TrainControl {
+  std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
+  std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
+};
+
+// Config problems throw tokamak::Error before any work. Once the run has started, every failure is
+// reported as on_end with status "failed" (and returned), never thrown.
+EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nullptr);
+
+// FLOPs per token of one training step (forward + backward): 6·N + 12·L·C·T, N without position embeddings.
+double flops_per_token(int64_t n_flop_params, int64_t n_layer, int64_t n_embd, int64_t context);
+
+// Sends every event to several sinks, in order.
+class FanOutSink : public EventSink {
+ public:
+  void add(EventSink* sink) { sinks_.push_back(sink); }
+  void on_start(const RunStart& e) override { for (auto* s : sinks_) s->on_start(e); }
+  void on_step(const StepEvent& e) override { for (auto* s : sinks_) s->on_step(e); }
+  void on_eval(const EvalEvent& e) override { for (auto* s : sinks_) s->on_eval(e); }
+  void on_sample(const SampleEvent& e) override { for (auto* s : sinks_) s->on_sample(e); }
+  void on_checkpoint(const CheckpointEvent& e) override { for (auto* s : sinks_) s->on_checkpoint(e); }
+  void on_end(const EndEvent& e) override { for (auto* s : sinks_) s->on_end(e); }
+  void on_progress(const ProgressEvent& e) override { for (auto* s : sinks_) s->on_progress(e); }
+
+ private:
+  std::vector<EventSink*> sinks_;
+};
+
+}  // namespace tokamak

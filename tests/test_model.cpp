@@ -1,0 +1,197 @@
+// The GPT model: GPT-2's parameter counts, and every model-side switch leaves the loss (and gradients) of
+// the plain model on the same batch within a stated tolerance.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QtTest>
+
+#include "engine/config/config.h"
+#include "engine/generate/sampler.h"
+#include "engine/model/autocast.h"
+#include "engine/model/gpt.h"
+
+using namespace tokamak;
+
+namespace {
+
+GPTOptions tiny_options() {
+  ModelConfig m;
+  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = 100, m.vocab_pad_multiple = 1;
+  OptConfig o;
+  o.attention = "buffered-mask", o.layers = "scratch";  // the write-ups' starting point
+  return GPTOptions::from_config(m, o);
+}
+
+// Copies every parameter `from` has into the parameter of the same name in `to` (rows of a padded
+// embedding are copied into the first rows).
+void copy_parameters(const GPTImpl& from, GPTImpl& to) {
+  torch::NoGradGuard no_grad;
+  auto dst = to.named_parameters();
+  for (const auto& p : from.named_parameters()) {
+    auto* d = dst.find(p.key());
+    QVERIFY2(d, p.key().c_str());
+    d->narrow(0, 0, p.value().size(0)).copy_(p.value());
+  }
+}
+
+struct Batch2 {
+  at::Tensor x, y;
+};
+
+Batch2 batch(int64_t B, int64_t T, int64_t vocab, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto tokens = at::randint(vocab, {B, T + 1}, gen, at::kLong);
+  return {tokens.narrow(1, 0, T).contiguous(), tokens.narrow(1, 1, T).contiguous()};
+}
+
+double loss_of(GPTImpl& model, const Batch2& b) { return model.forward(b.x, b.y).loss.item<double>(); }
+
+}  // namespace
+
+class TestModel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void parameterCountsMatchGpt2_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<qlonglong>("expected");
+    // The published sizes (tied head, vocabulary 50257, no padding).
+    QTest::newRow("gpt2") << "gpt2" << 124439808LL;
+    QTest::newRow("gpt2-medium") << "gpt2-medium" << 354823168LL;
+    QTest::newRow("gpt2-large") << "gpt2-large" << 774030080LL;
+    QTest::newRow("gpt2-xl") << "gpt2-xl" << 1557611200LL;
+  }
+  void parameterCountsMatchGpt2() {
+    QFETCH(QString, preset);
+    QFETCH(qlonglong, expected);
+    ModelConfig m;
+    apply_model_preset(m, preset.toStdString());
+    m.vocab_pad_multiple = 1;
+    QCOMPARE(count_parameters(GPTOptions::from_config(m, OptConfig{})), expected);
+  }
+
+  void builtModelHasTheCountedParameters() {
+    // The analytic count is what a built model holds, tied or not, padded or not: here for GPT-2 124M.
+    ModelConfig m;
+    apply_model_preset(m, "gpt2");
+    m.vocab_pad_multiple = 1;
+    GPT model(GPTOptions::from_config(m, OptConfig{}));
+    QCOMPARE(model->num_parameters(), 124439808LL);
+    m.tie_weights = false, m.vocab_pad_multiple = 64, m.n_layer = 1;
+    auto untied = GPTOptions::from_config(m, OptConfig{});
+    QCOMPARE(GPT(untied)->num_parameters(), count_parameters(untied));
+  }
+
+  void switchesKeepTheLoss_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<double>("tolerance");  // absolute, on a loss of about ln(100) = 4.6
+    QTest::newRow("attention=naive") << "opt.attention" << "naive" << 1e-5;
+    QTest::newRow("attention=sdpa") << "opt.attention" << "sdpa" << 1e-5;
+    QTest::newRow("layers=native") << "opt.layers" << "native" << 1e-5;
+    QTest::newRow("vocab padding 64") << "model.vocab_pad_multiple" << "64" << 1e-6;
+    QTest::newRow("untied head") << "model.tie_weights" << "false" << 1e-6;
+    QTest::newRow("activation checkpointing") << "opt.activation_checkpointing" << "true" << 1e-6;
+    QTest::newRow("dropout (eval mode)") << "model.dropout" << "0.1" << 1e-6;
+  }
+  void switchesKeepTheLoss() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(double, tolerance);
+    torch::manual_seed(1);
+    GPT plain(tiny_options());
+    Config c;
+    c.model.n_layer = 2, c.model.n_head = 2, c.model.n_embd = 32, c.model.context = 16, c.model.vocab_size = 100;
+    c.model.vocab_pad_multiple = 1, c.opt.attention = "buffered-mask", c.opt.layers = "scratch";
+    set_key(c, key.toStdString(), value.toStdString());
+    GPT variant(GPTOptions::from_config(c.model, c.opt));
+    copy_parameters(*plain, *variant);
+    if (!c.model.tie_weights) {
+      torch::NoGradGuard no_grad;
+      variant->named_parameters()["lm_head"].copy_(plain->named_parameters()["wte.weight"]);
+    }
+    if (c.model.dropout > 0) plain->eval(), variant->eval();
+    auto b = batch(4, 16, 100, 7);
+    auto p = plain->forward(b.x, b.y), v = variant->forward(b.x, b.y);
+    QVERIFY2(std::abs(p.loss.item<double>() - v.loss.item<double>()) <= tolerance,
+             qPrintable(QString("loss %1 vs %2").arg(p.loss.item<double>(), 0, 'g', 10).arg(v.loss.item<double>(), 0, 'g', 10)));
+    QCOMPARE(v.logits.size(-1), 100);  // padded columns never reach the loss or a sample
+    // Gradients too, for the switches that only change how the same function is computed.
+    if (c.model.dropout == 0 && c.model.tie_weights) {
+      p.loss.backward();
+      v.loss.backward();
+      auto vp = variant->named_parameters();
+      for (const auto& q : plain->named_parameters()) {
+        auto g = vp[q.key()].grad().narrow(0, 0, q.value().size(0));
+        double diff = (g - q.value().grad()).abs().max().item<double>();
+        QVERIFY2(diff < 1e-5, qPrintable(QString::fromStdString(q.key()) + QString(" grad differs by %1").arg(diff)));
+      }
+    }
+  }
+
+  void bf16KeepsTheLossWithinTolerance() {
+    // Stated tolerance: bf16 keeps 8 bits of mantissa; on a loss of 4.6 we accept 2% (autocast) and 3% (pure).
+    torch::manual_seed(2);
+    GPT model(tiny_options());
+    auto b = batch(4, 16, 100, 3);
+    double fp32 = loss_of(*model, b);
+    double autocast;
+    {
+      AutocastGuard guard(c10::kCPU, true, at::kBFloat16);
+      autocast = loss_of(*model, b);
+    }
+    QVERIFY2(std::abs(autocast - fp32) < 0.02 * fp32, qPrintable(QString("%1 vs %2").arg(autocast).arg(fp32)));
+    model->to(at::kBFloat16);
+    double pure = loss_of(*model, b);
+    QVERIFY2(std::abs(pure - fp32) < 0.03 * fp32, qPrintable(QString("%1 vs %2").arg(pure).arg(fp32)));
+  }
+
+  void checkpointingRecomputesDropoutExactly() {
+    // With dropout on, checkpointing must replay the same random mask in backward: same grads as without.
+    auto o = tiny_options();
+    o.block.dropout = 0.2;
+    torch::manual_seed(3);
+    GPT plain(o);
+    o.checkpoint_blocks = true;
+    GPT ckpt(o);
+    copy_parameters(*plain, *ckpt);
+    auto b = batch(2, 16, 100, 4);
+    torch::manual_seed(5);
+    auto lp = plain->forward(b.x, b.y).loss;
+    lp.backward();
+    torch::manual_seed(5);
+    auto lc = ckpt->forward(b.x, b.y).loss;
+    lc.backward();
+    QCOMPARE(lp.item<double>(), lc.item<double>());
+    auto cp = ckpt->named_parameters();
+    for (const auto& q : plain->named_parameters())
+      QVERIFY2((cp[q.key()].grad() - q.value().grad()).abs().max().item<double>() < 1e-6, q.key().c_str());
+  }
+
+  void paddedLogitsNeverWinASample() {
+    auto o = tiny_options();
+    o.padded_vocab = 128;
+    torch::manual_seed(4);
+    GPT model(o);
+    {
+      // Make the padded rows as attractive as possible: if they leaked into sampling they would win.
+      torch::NoGradGuard no_grad;
+      model->named_parameters()["wte.weight"].narrow(0, 100, 28).fill_(10.0);
+    }
+    SampleOptions so;
+    so.max_new_tokens = 40, so.top_k = 0, so.temperature = 2.0, so.stop_at_end_of_text = false;
+    auto ids = generate(*model, {1, 2, 3}, so, c10::kCPU);
+    QCOMPARE(static_cast<int>(ids.size()), 40);
+    for (int32_t id : ids) QVERIFY(id >= 0 && id < 100);
+  }
+
+  void contextLongerThanTheModelIsAnError() {
+    GPT model(tiny_options());
+    auto b = batch(1, 17, 100, 1);
+    QVERIFY_THROWS_EXCEPTION(std::exception, model->forward(b.x));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "test_model.moc"

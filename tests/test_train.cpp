@@ -1,0 +1,194 @@
+// The training step and loop: gradient accumulation, the fused optimizer, resume, overfitting, stop.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QtTest>
+
+#include "engine/config/config.h"
+#include "engine/model/gpt.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/step.h"
+#include "engine/train/trainer.h"
+#include "tests/support/scratch_env.h"
+
+using namespace tokamak;
+
+namespace {
+
+struct Recorder : EventSink {
+  std::vector<StepEvent> steps;
+  std::vector<CheckpointEvent> checkpoints;
+  std::vector<SampleEvent> samples;
+  RunStart start;
+  EndEvent end;
+  std::function<void(const StepEvent&)> on_each_step;
+  void on_start(const RunStart& e) override { start = e; }
+  void on_step(const StepEvent& e) override {
+    steps.push_back(e);
+    if (on_each_step) on_each_step(e);
+  }
+  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
+  void on_sample(const SampleEvent& e) override { samples.push_back(e); }
+  void on_end(const EndEvent& e) override { end = e; }
+};
+
+GPTOptions small_model() {
+  ModelConfig m;
+  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = 64, m.vocab_pad_multiple = 1;
+  return GPTOptions::from_config(m, OptConfig{});
+}
+
+Config tiny_run(const std::string& data) {
+  Config c;
+  apply_overrides(c, {"data.path=" + data, "model.n_layer=2", "model.n_head=2", "model.n_embd=32",
+                      "model.context=32", "train.batch_size=4", "train.log_every=1", "train.eval_every=0",
+                      "train.sample_every=-1", "train.warmup_steps=2", "threads=1"});
+  return c;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> named(GPTImpl& m) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+}  // namespace
+
+class TestTrain : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void accumulationEqualsOneBigBatch_data() {
+    QTest::addColumn<int>("k");
+    QTest::newRow("2 x (B/2)") << 2;
+    QTest::newRow("4 x (B/4)") << 4;
+  }
+  void accumulationEqualsOneBigBatch() {
+    QFETCH(int, k);
+    torch::manual_seed(11);
+    GPT model(small_model());
+    auto tokens = at::randint(64, {8, 17}, at::kLong);
+    Batch full{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
+    auto one = forward_backward(*model, [&](int64_t) { return full; }, 1, Precision::kFp32, c10::kCPU);
+    std::map<std::string, at::Tensor> reference;
+    for (const auto& p : model->named_parameters()) reference[p.key()] = p.value().grad().clone();
+    for (auto& p : model->parameters()) p.mutable_grad() = at::Tensor();
+    const int64_t b = 8 / k;
+    auto acc = forward_backward(
+        *model, [&](int64_t micro) { return Batch{full.inputs.narrow(0, micro * b, b), full.targets.narrow(0, micro * b, b)}; },
+        k, Precision::kFp32, c10::kCPU);
+    QVERIFY(std::abs(one.loss.item<double>() - acc.loss.item<double>()) < 1e-6);
+    for (const auto& p : model->named_parameters()) {
+      double diff = (p.value().grad() - reference[p.key()]).abs().max().item<double>();
+      QVERIFY2(diff < 1e-6, qPrintable(QString::fromStdString(p.key()) + QString(": %1").arg(diff)));
+    }
+  }
+
+  void fusedAdamWMatchesTheLoop() {
+    torch::manual_seed(12);
+    GPT a(small_model()), b(small_model());
+    {
+      torch::NoGradGuard no_grad;
+      auto bp = b->named_parameters();
+      for (const auto& p : a->named_parameters()) bp[p.key()].copy_(p.value());
+    }
+    AdamW loop(named(*a), AdamWOptions{0.9, 0.95, 1e-8, 0.1, false});
+    AdamW fused(named(*b), AdamWOptions{0.9, 0.95, 1e-8, 0.1, true});
+    auto tokens = at::randint(64, {4, 17}, at::kLong);
+    Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
+    for (int step = 0; step < 5; ++step) {
+      loop.zero_grad(), fused.zero_grad();
+      forward_backward(*a, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+      forward_backward(*b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+      loop.step(1e-3), fused.step(1e-3);
+    }
+    auto bp = b->named_parameters();
+    for (const auto& p : a->named_parameters())
+      QVERIFY2((p.value() - bp[p.key()]).abs().max().item<double>() < 1e-6, p.key().c_str());
+  }
+
+  void clippingBoundsTheNorm() {
+    torch::manual_seed(13);
+    GPT model(small_model());
+    auto tokens = at::randint(64, {4, 17}, at::kLong);
+    forward_backward(*model, [&](int64_t) { return Batch{tokens.narrow(1, 0, 16), tokens.narrow(1, 1, 16)}; }, 1,
+                     Precision::kFp32, c10::kCPU);
+    double before = clip_grad_norm(model->parameters(), 0.01).item<double>();
+    QVERIFY(before > 0.01);
+    double after = clip_grad_norm(model->parameters(), 0).item<double>();
+    QVERIFY2(std::abs(after - 0.01) < 1e-4, qPrintable(QString::number(after)));
+  }
+
+  void scheduleWarmsUpThenDecays() {
+    TrainConfig t;
+    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1;
+    QCOMPARE(learning_rate(t, 0), 0.1);
+    QCOMPARE(learning_rate(t, 9), 1.0);
+    QVERIFY(std::abs(learning_rate(t, 109) - 0.1) < 1e-12);
+    QVERIFY(learning_rate(t, 60) < learning_rate(t, 30));
+  }
+
+  void tinyModelOverfitsAShortText() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "The quick brown fox jumps over the lazy dog. ";
+    std::string file = env.path("fox.txt");
+    QFile f(QString::fromStdString(file));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text.c_str());
+    f.close();
+    Config c = tiny_run(file);
+    apply_overrides(c, {"train.steps=60", "train.lr=3e-3", "train.log_every=10", "data.val_fraction=0"});
+    Recorder r;
+    EndEvent end = train(c, r);
+    QCOMPARE(QString::fromStdString(end.status), QString("finished"));
+    QVERIFY2(r.steps.front().loss > 9.0, qPrintable(QString::number(r.steps.front().loss)));
+    QVERIFY2(r.steps.back().loss < 0.5, qPrintable(QString::number(r.steps.back().loss)));
+  }
+
+  void resumeGivesTheSameNextLosses() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000));
+    apply_overrides(c, {"train.steps=8", "train.checkpoint_every=4", "model.dropout=0.1",
+                        "train.checkpoint_dir=" + env.path("ckpt")});
+    Recorder whole;
+    QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
+    QCOMPARE(static_cast<int>(whole.steps.size()), 8);
+    QVERIFY(!whole.checkpoints.empty());
+    QCOMPARE(whole.checkpoints.front().step, 4);
+
+    Config resumed = c;
+    resumed.train.resume = whole.checkpoints.front().path;
+    Recorder rest;
+    QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
+    QCOMPARE(rest.start.run_uid, whole.start.run_uid);  // the same run continues
+    QCOMPARE(static_cast<int>(rest.steps.size()), 4);
+    for (int i = 0; i < 4; ++i) {
+      QCOMPARE(rest.steps[i].step, whole.steps[4 + i].step);
+      QCOMPARE(rest.steps[i].loss, whole.steps[4 + i].loss);  // bit for bit on the CPU
+    }
+  }
+
+  void stopLeavesACheckpoint() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000));
+    apply_overrides(c, {"train.steps=1000", "train.checkpoint_dir=" + env.path("ckpt")});
+    TrainControl control;
+    Recorder r;
+    r.on_each_step = [&](const StepEvent& e) {
+      if (e.step == 3) control.stop = true;
+    };
+    EndEvent end = train(c, r, &control);
+    QCOMPARE(QString::fromStdString(end.status), QString("stopped"));
+    QCOMPARE(end.step, 3);
+    QCOMPARE(static_cast<int>(r.checkpoints.size()), 1);
+    QVERIFY(QFile::exists(QString::fromStdString(r.checkpoints.back().path)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrain)
+#include "test_train.moc"
