@@ -1,0 +1,286 @@
+// Dataset preparation: text is tokenized once into llm.c shards under cache_dir()/datasets/<name>-<key>/,
+// where the key hashes the bytes of every document (and their boundaries) with the tokenizer's fingerprint.
+// The manifest is written last and atomically, so an interrupted prepare never looks like a finished one.
+#include "engine/data/dataset.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <thread>
+
+#include "engine/data/dataset_source.h"
+#include "engine/data/shard.h"
+#include "engine/data/tokenizer.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace fs = std::filesystem;
+
+namespace tokamak {
+namespace {
+
+// Bumped when the layout of cached shards changes, so old caches are not mistaken for new ones.
+constexpr const char* kCacheFormat = "tokamak-dataset-v1";
+// Documents below this size are encoded whole on one thread each; larger ones use every core.
+constexpr size_t kSmallDocument = 1 << 20;
+
+// A read-only view of a text file; mmap avoids a copy of corpora that are gigabytes long.
+class TextFile {
+ public:
+  explicit TextFile(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno), "check the path and its permissions");
+    struct stat st {};
+    ::fstat(fd, &st);
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map_ == MAP_FAILED) {
+        ::close(fd);
+        throw Error("cannot memory-map '" + path + "': " + std::strerror(errno), "check that it is a regular file");
+      }
+    }
+    ::close(fd);
+  }
+  ~TextFile() {
+    if (map_) ::munmap(map_, size_);
+  }
+  TextFile(const TextFile&) = delete;
+  TextFile& operator=(const TextFile&) = delete;
+  std::string_view text() const { return {static_cast<const char*>(map_), size_}; }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::string with_commas(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::string megabytes(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+int cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Tokenizes the documents in order into writer, 50256 between documents. Runs of small documents are
+// encoded in parallel (one document per task); large documents are split by the tokenizer itself.
+void tokenize_documents(const std::vector<std::string>& files, uint64_t total_bytes, ShardWriter& writer,
+                        const Progress& progress) {
+  const Tokenizer& tok = Tokenizer::gpt2();
+  uint64_t done = 0;
+  auto report = [&](uint64_t d) {
+    if (progress && !progress(d, total_bytes))
+      throw Error("tokenizing was cancelled", "start it again; nothing half-written is kept");
+  };
+  bool first = true;
+  auto emit = [&](const std::vector<int32_t>& ids) {
+    if (!first) writer.add(Tokenizer::kEndOfText);
+    first = false;
+    writer.add(ids.data(), ids.size());
+  };
+  size_t i = 0;
+  while (i < files.size()) {
+    auto doc = std::make_unique<TextFile>(files[i]);
+    if (doc->text().size() >= kSmallDocument) {
+      uint64_t base = done;
+      std::function<bool(size_t, size_t)> inner;
+      if (progress) inner = [&](size_t d, size_t) { return progress(base + d, total_bytes); };
+      emit(tok.encode_parallel(doc->text(), cores(), inner));
+      done += doc->text().size();
+      report(done);
+      ++i;
+      continue;
+    }
+    // A batch of consecutive small documents, up to 8 MB, encoded by all cores at once.
+    std::vector<std::unique_ptr<TextFile>> batch;
+    size_t batch_bytes = 0;
+    while (i < files.size() && batch_bytes < (8u << 20)) {
+      if (!doc) doc = std::make_unique<TextFile>(files[i]);
+      if (doc->text().size() >= kSmallDocument) break;
+      batch_bytes += doc->text().size();
+      batch.push_back(std::move(doc));
+      ++i;
+    }
+    std::vector<std::vector<int32_t>> ids(batch.size());
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> failed(batch.size());
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < batch.size();) try {
+          ids[k] = tok.encode(batch[k]->text());
+        } catch (...) {
+          failed[k] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < std::min<int>(cores(), static_cast<int>(batch.size())); ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (const auto& e : failed)
+      if (e) std::rethrow_exception(e);
+    for (const auto& v : ids) emit(v);
+    done += batch_bytes;
+    report(done);
+  }
+}
+
+nlohmann::json read_manifest(const std::string& path) {
+  try {
+    return nlohmann::json::parse(read_file(path));
+  } catch (const std::exception&) {
+    return nullptr;  // unreadable or half-written by hand: prepare again
+  }
+}
+
+// A cache hit only when the manifest is complete and every shard it lists still has a valid header.
+bool load_cached(const std::string& dir, PreparedDataset& out) {
+  nlohmann::json m = read_manifest(dir + "/manifest.json");
+  try {
+    if (!m.is_object() || m.value("format", "") != kCacheFormat) return false;
+    std::vector<std::string> shards;
+    uint64_t tokens = 0;
+    for (const auto& name : m.at("shards")) {
+      shards.push_back(dir + "/" + name.get<std::string>());
+      tokens += shard_token_count(shards.back());
+    }
+    if (shards.empty()) return false;
+    out.train_shards = std::move(shards);
+    out.train_tokens = tokens;
+    out.description = m.value("description", "") + " (cached)";
+    return true;
+  } catch (const std::exception&) {
+    return false;  // a shard is gone or damaged: prepare again, overwriting it
+  }
+}
+
+PreparedDataset prepare_text(const ResolvedSource& src, const std::string& source, const Progress& progress) {
+  // Key: every document's length and bytes, so neither an edit nor a moved boundary between files is missed.
+  uint64_t fingerprint = Tokenizer::gpt2().fingerprint();
+  uint64_t key = fnv1a64(kCacheFormat, std::strlen(kCacheFormat));
+  key = fnv1a64(&fingerprint, sizeof fingerprint, key);
+  uint64_t total_bytes = 0;
+  for (const auto& f : src.files) {
+    TextFile doc(f);
+    uint64_t n = doc.text().size();
+    key = fnv1a64(&n, sizeof n, key);
+    key = fnv1a64(doc.text().data(), doc.text().size(), key);
+    total_bytes += n;
+  }
+  PreparedDataset out;
+  out.source = source.empty() ? "default" : source;
+  std::string dir = cache_dir() + "/datasets/" + src.stem + "-" + hex64(key);
+  if (load_cached(dir, out)) return out;
+
+  make_dirs(dir);
+  ShardWriter writer(dir, "train");
+  tokenize_documents(src.files, total_bytes, writer, progress);
+  out.train_shards = writer.finish();
+  out.train_tokens = writer.tokens();
+  std::string files = src.files.size() > 1 ? with_commas(src.files.size()) + " files, " : "";
+  out.description = src.label + ": " + files + megabytes(total_bytes) + " text → " + with_commas(out.train_tokens) +
+                    " tokens";
+  nlohmann::json manifest = {{"format", kCacheFormat},
+                             {"source", out.source},
+                             {"description", out.description},
+                             {"documents", src.files.size()},
+                             {"bytes", total_bytes},
+                             {"tokens", out.train_tokens},
+                             {"tokenizer", hex64(fingerprint)},
+                             {"shards", nlohmann::json::array()}};
+  for (const auto& p : out.train_shards) manifest["shards"].push_back(fs::path(p).filename().string());
+  write_file_atomically(dir + "/manifest.json", manifest.dump(2) + "\n");
+  return out;
+}
+
+PreparedDataset prepare_shards(const ResolvedSource& src, const std::string& source) {
+  PreparedDataset out;
+  out.source = source;
+  bool single = src.files.size() == 1;  // one named file is trained on, whatever its name says
+  for (const auto& f : src.files) {
+    uint64_t n = shard_token_count(f);  // validates magic, version and length, naming the file
+    if (!single && is_val_shard_name(f)) {
+      out.val_shards.push_back(f);
+      out.val_tokens += n;
+    } else {
+      out.train_shards.push_back(f);
+      out.train_tokens += n;
+    }
+  }
+  if (out.train_shards.empty())
+    throw Error("dataset '" + source + "' has only validation shards (*_val_*)",
+                "add training shards next to them, or name one shard file to train on it");
+  std::string shards = with_commas(src.files.size()) + (single ? " shard" : " shards");
+  out.description = src.label + ": " + shards + " → " + with_commas(out.train_tokens) + " tokens";
+  if (out.val_tokens) out.description += " (+" + with_commas(out.val_tokens) + " validation)";
+  return out;
+}
+
+}  // namespace
+
+PreparedDataset prepare_dataset(const std::string& source, const Progress& progress) {
+  ResolvedSource src = resolve_source(source);
+  if (src.kind == ResolvedSource::Kind::kShards) return prepare_shards(src, source);
+  return prepare_text(src, source, progress);
+}
+
+PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,
+                                     const Progress& progress) {
+  if (!(val_fraction >= 0.0 && val_fraction < 1.0))
+    throw Error("validation fraction " + std::to_string(val_fraction) + " is outside [0, 1)",
+                "use a value such as 0.05, or 0 for no validation shard");
+  PreparedDataset in = prepare_dataset(source, progress);
+  // Train shards first, then val shards: the val tail of the output is drawn from the source's own val
+  // shards when it had them.
+  std::vector<MappedShard> maps;
+  uint64_t total = 0;
+  for (const auto* list : {&in.train_shards, &in.val_shards})
+    for (const auto& p : *list) {
+      maps.emplace_back(p);
+      total += maps.back().size();
+    }
+  uint64_t n_val = static_cast<uint64_t>(static_cast<double>(total) * val_fraction);
+  if (n_val >= total)
+    throw Error("dataset '" + source + "' is too small to split", "use a longer text or a smaller validation fraction");
+
+  make_dirs(out_dir);
+  ShardWriter train(out_dir, "train"), val(out_dir, "val");
+  uint64_t pos = 0, n_train = total - n_val;
+  for (const auto& m : maps) {
+    uint64_t to_train = pos < n_train ? std::min<uint64_t>(m.size(), n_train - pos) : 0;
+    train.add(m.tokens(), to_train);
+    val.add(m.tokens() + to_train, m.size() - to_train);
+    pos += m.size();
+  }
+  PreparedDataset out;
+  out.source = in.source;
+  out.train_shards = train.finish();
+  out.val_shards = val.finish();
+  out.train_tokens = train.tokens();
+  out.val_tokens = val.tokens();
+  // Shards left by an earlier, larger prepare into the same folder would silently join the dataset.
+  for (auto [prefix, written] : {std::pair{"train", out.train_shards.size()}, std::pair{"val", out.val_shards.size()}})
+    for (size_t k = written; path_exists(out_dir + "/" + shard_name(prefix, k)); ++k)
+      fs::remove(out_dir + "/" + shard_name(prefix, k));
+  out.description = in.description + " → " + out_dir + ": " + with_commas(out.train_tokens) + " train, " +
+                    with_commas(out.val_tokens) + " val tokens";
+  return out;
+}
+
+}  // namespace tokamak
