@@ -141,6 +141,25 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
   }
 }
 
+// fnv1a64 runs at about 1 GB/s on one core; large texts are hashed in 64 MB chunks on every core so that a
+// cache hit on a multi-GB corpus does not cost seconds. The chunk hashes are then hashed into key.
+uint64_t hash_text(std::string_view text, uint64_t key) {
+  constexpr size_t kChunk = size_t(64) << 20;
+  const size_t n = (text.size() + kChunk - 1) / kChunk;
+  if (n <= 1) return fnv1a64(text.data(), text.size(), key);
+  std::vector<uint64_t> parts(n);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k; (k = next.fetch_add(1)) < n;)
+      parts[k] = fnv1a64(text.data() + k * kChunk, std::min(kChunk, text.size() - k * kChunk));
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(cores(), static_cast<int>(n)); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return fnv1a64(parts.data(), parts.size() * sizeof(uint64_t), key);
+}
+
 nlohmann::json read_manifest(const std::string& path) {
   try {
     return nlohmann::json::parse(read_file(path));
@@ -180,7 +199,7 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
     TextFile doc(f);
     uint64_t n = doc.text().size();
     key = fnv1a64(&n, sizeof n, key);
-    key = fnv1a64(doc.text().data(), doc.text().size(), key);
+    key = hash_text(doc.text(), key);
     total_bytes += n;
   }
   PreparedDataset out;
