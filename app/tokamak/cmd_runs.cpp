@@ -1,0 +1,207 @@
+// `tokamak runs`: list, show, compare, export, import and delete the runs kept in the run store.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "app/tokamak/commands.h"
+#include "engine/store/run_export.h"
+#include "engine/store/run_store.h"
+#include "engine/store/scoreboard.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace tokamak::cli {
+namespace {
+
+struct RunsArgs {
+  std::string db;
+  std::vector<std::string> ids;
+  std::string baseline, format = "json", out, file;
+  int64_t limit = 0;
+  bool skip_existing = false, force = false;
+};
+
+// Reading commands open an explicit --db only if it exists (a typo must not create an empty database);
+// the default database is created on first use so `runs list` works on a fresh machine.
+std::unique_ptr<RunStore> open_store(const RunsArgs& a, bool create = false) {
+  auto mode = create || a.db.empty() ? RunStore::Mode::create : RunStore::Mode::existing;
+  return std::make_unique<RunStore>(a.db, mode);
+}
+
+std::string when(double t) {
+  if (t <= 0) return "-";
+  std::time_t s = static_cast<std::time_t>(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", std::localtime(&s));
+  return buf;
+}
+
+std::string num(const char* f, double v) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void list(const RunsArgs& a) {
+  auto store = open_store(a);
+  auto runs = store->list_runs(a.limit);
+  if (runs.empty()) {
+    std::cout << "no runs in " << store->path() << "\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> t = {
+      {"id", "name", "status", "created", "steps", "loss", "best val", "tok/s", "model", "device"}};
+  for (const RunListing& l : runs) {
+    const RunInfo& r = l.run;
+    std::string steps = std::to_string(l.last_step) + (r.total_steps ? "/" + std::to_string(r.total_steps) : "");
+    t.push_back({std::to_string(r.id), r.name, r.status, when(r.created), steps, num("%.4f", l.train_loss),
+                 num("%.4f", l.best_val_loss), format_rate(l.tok_s), r.model, r.device});
+  }
+  std::cout << format_text_table(t);
+}
+
+void show(const RunsArgs& a) {
+  auto store = open_store(a);
+  int64_t id = store->resolve(a.ids.at(0));
+  RunInfo r = store->run(id);
+  std::vector<std::vector<std::string>> f = {
+      {"run", "#" + std::to_string(r.id) + " " + r.name},
+      {"uid", r.uid},
+      {"status", r.status + (r.error.empty() ? "" : " (" + r.error + ")")},
+      {"created", when(r.created)},
+      {"ended", when(r.ended)},
+      {"model", r.model + " (" + std::to_string(r.n_params) + " parameters)"},
+      {"dataset", r.dataset},
+      {"device", r.device + (r.gpu_name.empty() ? "" : " " + r.gpu_name) + " ×" + std::to_string(r.world_size)},
+      {"versions", "LibTorch " + r.torch_version + (r.cuda_version.empty() ? "" : ", CUDA " + r.cuda_version)},
+      {"host", r.host + " (pid " + std::to_string(r.pid) + ")"},
+      {"tags", r.tags_json},
+      {"notes", r.notes}};
+  std::cout << format_text_table(f) << "\n";
+  std::vector<std::vector<std::string>> m = {{"metric", "values", "last step", "last", "min", "max"}};
+  for (const MetricSummary& s : store->summary(id))
+    m.push_back({s.metric, std::to_string(s.n), std::to_string(s.last_step), num("%.6g", s.last),
+                 num("%.6g", s.min), num("%.6g", s.max)});
+  std::cout << format_text_table(m);
+  auto ckpts = store->checkpoints(id);
+  std::cout << "\ncheckpoints: " << ckpts.size() << "\n";
+  for (const CheckpointRow& c : ckpts) std::cout << "  step " << c.step << "  " << c.path << "\n";
+  auto samples = store->samples(id);
+  std::cout << "samples: " << samples.size() << "\n";
+  if (!samples.empty()) std::cout << "  last (step " << samples.back().step << "): " << samples.back().text << "\n";
+  nlohmann::json config = nlohmann::json::parse(r.config_json, nullptr, false);
+  std::cout << "\nconfig:\n" << (config.is_discarded() ? r.config_json : config.dump(2)) << "\n";
+}
+
+void compare(const RunsArgs& a) {
+  auto store = open_store(a);
+  std::vector<int64_t> ids;
+  for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
+  size_t baseline = 0;
+  if (!a.baseline.empty()) {
+    int64_t b = store->resolve(a.baseline);
+    auto it = std::find(ids.begin(), ids.end(), b);
+    if (it == ids.end())
+      ids.insert(ids.begin(), b);  // a baseline outside the list leads the table
+    else
+      baseline = static_cast<size_t>(it - ids.begin());
+  }
+  std::vector<ScoreInput> inputs;
+  for (int64_t id : ids) inputs.push_back(score_input(*store, id));
+  std::cout << format_scoreboard_text(build_scoreboard(inputs, baseline));
+}
+
+void do_export(const RunsArgs& a) {
+  ExportFormat format = parse_export_format(a.format);
+  auto store = open_store(a);
+  std::vector<int64_t> ids;
+  for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
+  if (a.out.empty() || a.out == "-") {
+    export_runs(*store, ids, format, std::cout);
+    std::cout.flush();
+    return;
+  }
+  write_atomically(a.out, [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot write '" + a.out + "'", "check that its folder exists and is writable");
+    export_runs(*store, ids, format, f);
+    f.close();
+    if (!f) throw Error("cannot write '" + a.out + "': disk full?", "free some space and try again");
+  });
+  std::cerr << "wrote " << a.out << "\n";
+}
+
+void do_import(const RunsArgs& a) {
+  auto store = open_store(a, true);
+  ImportResult r = import_runs(*store, a.file, a.skip_existing);
+  std::cerr << "imported " << r.imported.size() << " run(s) into " << store->path();
+  if (!r.skipped.empty()) std::cerr << ", skipped " << r.skipped.size() << " already there";
+  std::cerr << "\n";
+  for (int64_t id : r.imported) std::cout << id << "\n";
+}
+
+void do_delete(const RunsArgs& a) {
+  auto store = open_store(a);
+  int64_t id = store->resolve(a.ids.at(0));
+  RunInfo r = store->run(id);
+  if (r.status == "running" && !a.force)
+    throw Error("run " + std::to_string(id) + " is still running (pid " + std::to_string(r.pid) + " on " + r.host +
+                    ")",
+                "stop it first, or pass --force to delete it anyway");
+  store->transaction([&] { store->delete_run(id); });
+  std::cerr << "deleted run " << id << " (" << r.name << ")\n";
+}
+
+}  // namespace
+
+void add_runs_command(CLI::App& app) {
+  auto args = std::make_shared<RunsArgs>();
+  CLI::App* runs = app.add_subcommand("runs", "List, compare, export and import the runs kept in the run store");
+  runs->require_subcommand(1);
+  auto db_opt = [&](CLI::App* c) {
+    c->add_option("--db", args->db, "run database (default: $XDG_DATA_HOME/tokamak/runs.db)");
+  };
+  CLI::App* c = runs->add_subcommand("list", "List runs, newest first");
+  db_opt(c);
+  c->add_option("--limit", args->limit, "show at most N runs");
+  c->callback([args] { list(*args); });
+
+  c = runs->add_subcommand("show", "Show one run: fields, metric summary, checkpoints, config");
+  db_opt(c);
+  c->add_option("id", args->ids, "run id or uid")->required()->expected(1);
+  c->callback([args] { show(*args); });
+
+  c = runs->add_subcommand("compare", "Scoreboard of runs: tok/s, speedup, MFU, memory, val loss, config diff");
+  db_opt(c);
+  c->add_option("ids", args->ids, "run ids or uids; the first is the baseline")->required();
+  c->add_option("--baseline", args->baseline, "run to compute speedups against (default: the first)");
+  c->callback([args] { compare(*args); });
+
+  c = runs->add_subcommand("export", "Export runs at full resolution (all runs when no id is given)");
+  db_opt(c);
+  c->add_option("ids", args->ids, "run ids or uids");
+  c->add_option("--format", args->format, "csv (run,step,metric,value), json or md")->required();
+  c->add_option("--out", args->out, "file to write (atomically); default stdout");
+  c->callback([args] { do_export(*args); });
+
+  c = runs->add_subcommand("import", "Import runs from a JSON export (same uids, new ids)");
+  db_opt(c);
+  c->add_option("file", args->file, "a file written by `tokamak runs export --format json`")->required();
+  c->add_flag("--skip-existing", args->skip_existing, "skip runs whose uid is already there instead of failing");
+  c->callback([args] { do_import(*args); });
+
+  c = runs->add_subcommand("delete", "Delete a run and all its rows");
+  db_opt(c);
+  c->add_option("id", args->ids, "run id or uid")->required()->expected(1);
+  c->add_flag("--force", args->force, "delete even a run that reads as running");
+  c->callback([args] { do_delete(*args); });
+}
+
+}  // namespace tokamak::cli

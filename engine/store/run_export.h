@@ -1,0 +1,36 @@
+// Export of runs at full resolution (every recorded row, never down-sampled) as CSV, JSON or Markdown, and
+// import of the JSON export. Numbers are written in the shortest form that reads back to the same double,
+// and everything is ordered (runs by the order asked, rows by step), so export -> import -> export gives
+// byte-identical files.
+//   CSV (long): run,step,metric,value — run is the uid; loads straight into pandas or a spreadsheet.
+//   JSON: {"tokamak_export": 1, "runs": [{run fields..., "config": {...}, "metrics": [{"step": 1, ...}],
+//          "samples": [...], "checkpoints": [...]}]} — absent metrics are left out of a row.
+//   Markdown: the compare scoreboard of the runs.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tokamak {
+
+class RunStore;
+
+constexpr int kExportVersion = 1;
+
+enum class ExportFormat { csv, json, md };
+// "csv" | "json" | "md" (also "markdown"); an Error naming the choices otherwise.
+ExportFormat parse_export_format(const std::string& name);
+
+// ids empty = every run, oldest first.
+void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out);
+
+struct ImportResult {
+  std::vector<int64_t> imported;  // new local ids
+  std::vector<std::string> skipped;  // uids already in the store (only with skip_existing)
+};
+// Reads a JSON export into the store in one transaction: on any error nothing is imported. A uid already in
+// the store is an error naming the run to delete, unless skip_existing.
+ImportResult import_runs(RunStore& store, const std::string& path, bool skip_existing = false);
+
+}  // namespace tokamak

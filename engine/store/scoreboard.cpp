@@ -1,0 +1,196 @@
+// Scoreboard arithmetic and its text and Markdown tables.
+#include "engine/store/scoreboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "engine/store/run_store.h"
+
+namespace tokamak {
+
+double steady_value(const std::vector<double>& values) {
+  std::vector<double> v;
+  for (double x : values)
+    if (!std::isnan(x)) v.push_back(x);
+  if (v.empty()) return kNaN;
+  size_t skip = v.size() >= 2 ? std::max<size_t>(1, (v.size() + 9) / 10) : 0;
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(skip));
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
+  }
+}
+
+std::map<std::string, std::string> flatten_config(const std::string& config_json) {
+  std::map<std::string, std::string> out;
+  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (!j.is_discarded() && j.is_object()) flatten(j, "", out);
+  return out;
+}
+
+Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline) {
+  Scoreboard b;
+  b.baseline = baseline < runs.size() ? baseline : 0;
+  for (const ScoreInput& in : runs) {
+    ScoreRow r;
+    r.label = in.label;
+    r.setup = in.setup;
+    r.tok_s = steady_value(in.tok_s);
+    r.mfu = steady_value(in.mfu);
+    r.peak_mem = in.peak_mem > 0 ? in.peak_mem : kNaN;  // 0 is what CPU runs report: unknown
+    r.final_val_loss = in.final_val_loss;
+    r.best_val_loss = in.best_val_loss;
+    b.rows.push_back(r);
+  }
+  if (!b.rows.empty()) {
+    double base = b.rows[b.baseline].tok_s;
+    for (ScoreRow& r : b.rows) r.speedup = base > 0 ? r.tok_s / base : kNaN;
+  }
+  std::vector<std::map<std::string, std::string>> flat;
+  std::map<std::string, int> keys;
+  for (const ScoreInput& in : runs) {
+    flat.push_back(flatten_config(in.config_json));
+    for (const auto& kv : flat.back()) keys[kv.first]++;
+  }
+  for (const auto& k : keys) {
+    std::vector<std::string> values;
+    for (const auto& f : flat) {
+      auto it = f.find(k.first);
+      values.push_back(it == f.end() ? "-" : it->second);
+    }
+    bool differ = std::any_of(values.begin(), values.end(), [&](const std::string& v) { return v != values[0]; });
+    if (differ) {
+      b.diff_keys.push_back(k.first);
+      b.diff_values.push_back(values);
+    }
+  }
+  return b;
+}
+
+ScoreInput score_input(RunStore& store, int64_t run_id) {
+  RunInfo run = store.run(run_id);
+  ScoreInput in;
+  in.label = "#" + std::to_string(run.id) + (run.name.empty() ? "" : " " + run.name);
+  in.setup = run.model + " " + run.device + (run.world_size > 1 ? " ×" + std::to_string(run.world_size) : "");
+  in.config_json = run.config_json;
+  for (const MetricRow& r : store.metrics(run_id)) {
+    if (!std::isnan(r[Metric::tok_s])) in.tok_s.push_back(r[Metric::tok_s]);
+    if (!std::isnan(r[Metric::mfu])) in.mfu.push_back(r[Metric::mfu]);
+  }
+  for (const MetricSummary& s : store.summary(run_id)) {
+    if (s.metric == "mem_peak") in.peak_mem = s.max;
+    if (s.metric == "val_loss") in.final_val_loss = s.last, in.best_val_loss = s.min;
+  }
+  return in;
+}
+
+static std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string format_rate(double v) {
+  if (std::isnan(v)) return "-";
+  if (v >= 1e6) return fmt("%.3gM", v / 1e6);
+  if (v >= 1e3) return fmt("%.3gK", v / 1e3);
+  return fmt("%.0f", v);
+}
+
+std::string format_bytes(double v) {
+  if (std::isnan(v)) return "-";
+  if (v >= 1024.0 * 1024 * 1024) return fmt("%.2f GiB", v / (1024.0 * 1024 * 1024));
+  if (v >= 1024.0 * 1024) return fmt("%.0f MiB", v / (1024.0 * 1024));
+  return fmt("%.0f KiB", v / 1024.0);
+}
+
+static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
+  std::vector<std::vector<std::string>> t;
+  t.push_back({"run", "setup", "tok/s", "speedup", "MFU", "peak memory", "final val loss", "best val loss"});
+  for (const ScoreRow& r : b.rows)
+    t.push_back({r.label, r.setup, format_rate(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
+                 format_bytes(r.peak_mem), fmt("%.4f", r.final_val_loss), fmt("%.4f", r.best_val_loss)});
+  return t;
+}
+
+static std::vector<std::vector<std::string>> diff_cells(const Scoreboard& b) {
+  std::vector<std::vector<std::string>> t;
+  std::vector<std::string> head = {"config key"};
+  for (const ScoreRow& r : b.rows) head.push_back(r.label);
+  t.push_back(head);
+  for (size_t k = 0; k < b.diff_keys.size(); ++k) {
+    std::vector<std::string> row = {b.diff_keys[k]};
+    row.insert(row.end(), b.diff_values[k].begin(), b.diff_values[k].end());
+    t.push_back(row);
+  }
+  return t;
+}
+
+static size_t width(const std::string& s) {  // UTF-8 code points: "×" is one column
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xc0) != 0x80;
+  return n;
+}
+
+std::string format_text_table(const std::vector<std::vector<std::string>>& t) {
+  std::vector<size_t> w;
+  for (const auto& row : t)
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (w.size() <= c) w.push_back(0);
+      w[c] = std::max(w[c], width(row[c]));
+    }
+  std::string out;
+  for (const auto& row : t) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c)
+      line += row[c] + (c + 1 < row.size() ? std::string(w[c] - width(row[c]) + 2, ' ') : "");
+    out += line + "\n";
+  }
+  return out;
+}
+
+static std::string md_table(const std::vector<std::vector<std::string>>& t, size_t left_columns) {
+  std::string out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    out += "|";
+    for (const std::string& c : t[i]) {
+      std::string cell = c;
+      for (size_t p = 0; (p = cell.find('|', p)) != std::string::npos; p += 2) cell.replace(p, 1, "\\|");
+      out += " " + cell + " |";
+    }
+    out += "\n";
+    if (i == 0) {
+      out += "|";
+      for (size_t c = 0; c < t[0].size(); ++c) out += c < left_columns ? "---|" : "---:|";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string format_scoreboard_text(const Scoreboard& b) {
+  std::string out = format_text_table(cells(b));
+  if (b.rows.size() > 1)
+    out += b.diff_keys.empty() ? "\nno config differences\n" : "\nconfig differences:\n" + format_text_table(diff_cells(b));
+  return out;
+}
+
+std::string format_scoreboard_markdown(const Scoreboard& b) {
+  std::string out = md_table(cells(b), 2);
+  if (b.rows.size() > 1 && !b.diff_keys.empty())
+    out += "\nConfig differences:\n\n" + md_table(diff_cells(b), b.rows.size() + 1);
+  return out;
+}
+
+}  // namespace tokamak

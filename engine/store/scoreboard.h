@@ -1,0 +1,60 @@
+// The scoreboard of `tokamak runs compare` and the Markdown export: one row per run (tok/s, speedup over a
+// baseline run, MFU, peak memory, final and best val loss) and the config keys in which the runs differ.
+// The arithmetic works on plain inputs so that it can be checked without a database.
+//
+// tok/s of a run is the median of its logged tok_s values after leaving out the first 10% of them (at least
+// one when there are two or more): the first reports include start-up (allocator warm-up, autotuning, data
+// prefetch fill), and the median ignores the odd slow step (an eval, a checkpoint) that a mean would not.
+// MFU is taken the same way. Speedup is tok/s divided by the baseline run's tok/s.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tokamak {
+
+class RunStore;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct ScoreInput {
+  std::string label;           // "#3 baseline"
+  std::string setup;           // "gpt2 cuda:0 ×8"
+  std::vector<double> tok_s;   // logged values in step order
+  std::vector<double> mfu;     // logged values in step order, fractions of peak
+  double peak_mem = kNaN;      // bytes
+  double final_val_loss = kNaN, best_val_loss = kNaN;
+  std::string config_json;
+};
+
+struct ScoreRow {
+  std::string label, setup;
+  double tok_s = kNaN, speedup = kNaN, mfu = kNaN, peak_mem = kNaN, final_val_loss = kNaN, best_val_loss = kNaN;
+};
+
+struct Scoreboard {
+  std::vector<ScoreRow> rows;
+  size_t baseline = 0;
+  std::vector<std::string> diff_keys;                // dotted config keys whose values differ
+  std::vector<std::vector<std::string>> diff_values; // [key][run], "-" where a run lacks the key
+};
+
+// Median of values after the warm-up share described above; NaN when there is none.
+double steady_value(const std::vector<double>& values);
+// {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
+std::map<std::string, std::string> flatten_config(const std::string& config_json);
+Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline);
+// The run's scoreboard input, read from the store (one pass over its metrics).
+ScoreInput score_input(RunStore& store, int64_t run_id);
+
+std::string format_scoreboard_text(const Scoreboard& board);
+std::string format_scoreboard_markdown(const Scoreboard& board);
+// Columns padded to line up (UTF-8 aware), two spaces apart; the first row is the header.
+std::string format_text_table(const std::vector<std::vector<std::string>>& rows);
+// 12.5K, 142K, 3.05M; "-" for NaN.
+std::string format_rate(double tok_s);
+std::string format_bytes(double bytes);
+
+}  // namespace tokamak

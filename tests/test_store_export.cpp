@@ -1,0 +1,249 @@
+// Export and import (byte-identical round trip in every format, all-or-nothing import), the compare
+// scoreboard's arithmetic, and `tokamak runs` end to end when the CLI has been built.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <unistd.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/store/run_export.h"
+#include "engine/store/run_store.h"
+#include "engine/store/scoreboard.h"
+#include "engine/util/files.h"
+#include "tests/support/test_support.h"
+#include "tests/test_store_fakes.h"
+
+using namespace tokamak;
+using namespace tokamak::test;
+
+class TestStoreExport : public QObject {
+  Q_OBJECT
+ private slots:
+  void roundTrip_data();
+  void roundTrip();
+  void importIsAllOrNothing_data();
+  void importIsAllOrNothing();
+  void steadyValue_data();
+  void steadyValue();
+  void speedup_data();
+  void speedup();
+  void configDifferences();
+  void compareFromStore();
+  void cliEndToEnd();
+};
+
+// Two runs with values that test number formatting, text escaping and absent metrics.
+static void fill(RunStore& store) {
+  store.transaction([&] {
+    int64_t a = store.begin_run(fake_start("uid-a", "baseline, \"quoted\""), 1717000000.125, 11);
+    int64_t b = store.begin_run(
+        fake_start("uid-b", "tf32", R"({"train":{"steps":100},"opt":{"precision":"tf32","list":[1,2]}})"),
+        1717000100.5, 12);
+    std::vector<MetricRow> rows;
+    for (int i = 1; i <= 30; ++i) {
+      MetricRow r;
+      r.step = i;
+      r[Metric::tokens] = 123456789012.0 + i;
+      r[Metric::train_loss] = 1.0 / 3.0 + i * 0.1;
+      r[Metric::tok_s] = 10000.0 + i;
+      r[Metric::lr] = i == 1 ? 1e-300 : 6e-4;
+      if (i % 10 == 0) r[Metric::val_loss] = 2.0 + 1.0 / i;
+      if (i == 7) r[Metric::mem_peak] = 1536.0 * 1024 * 1024;
+      rows.push_back(r);
+    }
+    store.add_metrics(a, rows);
+    for (auto& r : rows) r[Metric::tok_s] *= 2.5;
+    store.add_metrics(b, rows);
+    store.add_sample(a, {10, "Hi", "Hi h\xc3\xa9llo \"you\"\n\ttab, comma", 1717000001.25});
+    store.add_sample(b, {20, "", "broken \xff\xfe bytes", 1717000002.0});
+    store.add_checkpoint(a, {30, "/tmp/ckpt 30.pt", 1717000003.0});
+    store.end_run(a, "finished", "", 1717000010.0);
+    store.end_run(b, "failed", "loss is NaN", 1717000011.0);
+    store.set_tags(a, R"(["ladder","a100"])", "first try");
+  });
+}
+
+static std::string exported(RunStore& store, ExportFormat f, std::vector<int64_t> ids = {}) {
+  std::ostringstream out;
+  export_runs(store, ids, f, out);
+  return out.str();
+}
+
+void TestStoreExport::roundTrip_data() {
+  QTest::addColumn<int>("format");
+  QTest::newRow("json") << int(ExportFormat::json);
+  QTest::newRow("csv") << int(ExportFormat::csv);
+  QTest::newRow("md") << int(ExportFormat::md);
+}
+
+void TestStoreExport::roundTrip() {
+  QFETCH(int, format);
+  QTemporaryDir dir;
+  RunStore a(db_in(dir, "a.db"));
+  fill(a);
+  std::string json = exported(a, ExportFormat::json);
+  write_file_atomically(db_in(dir, "export.json"), json);
+  RunStore b(db_in(dir, "b.db"));
+  ImportResult r = import_runs(b, db_in(dir, "export.json"));
+  QCOMPARE(r.imported.size(), size_t{2});
+  QCOMPARE(b.run(r.imported[0]).uid, std::string("uid-a"));
+  auto f = static_cast<ExportFormat>(format);
+  std::string first = f == ExportFormat::json ? json : exported(a, f);
+  if (f == ExportFormat::json)  // the first export replaced the invalid UTF-8; from then on it is stable
+    QVERIFY(first.find("broken \xef\xbf\xbd\xef\xbf\xbd bytes") != std::string::npos);
+  QCOMPARE(exported(b, f), first);
+  if (f == ExportFormat::csv) {
+    QVERIFY(first.rfind("run,step,metric,value\n", 0) == 0);
+    QVERIFY(first.find("\nuid-a,1,tokens,123456789013\n") != std::string::npos);
+    QVERIFY(first.find("\nuid-a,1,lr,1e-300\n") != std::string::npos);
+    QVERIFY(first.find("\nuid-b,30,tok_s,25075.0\n") != std::string::npos);
+    // Full resolution: 2 runs x 30 steps x 4 metrics + 3 val_loss each + one mem_peak each.
+    QCOMPARE(std::count(first.begin(), first.end(), '\n'), std::ptrdiff_t(1 + 2 * (30 * 4 + 3 + 1)));
+  }
+  if (f == ExportFormat::md) QVERIFY(first.find("| 2.50× |") != std::string::npos);
+}
+
+void TestStoreExport::importIsAllOrNothing_data() {
+  QTest::addColumn<QString>("content");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("not JSON") << "hello" << "is not JSON";
+  QTest::newRow("other JSON") << R"({"runs":[]})" << "is not a Tokamak export";
+  QTest::newRow("newer format") << R"({"tokamak_export":2,"runs":[]})" << "newer Tokamak (export format 2";
+  QTest::newRow("bad row") << R"({"tokamak_export":1,"runs":[{"uid":"x","metrics":[]},
+      {"uid":"y","metrics":[{"step":"one"}]}]})" << "is not a valid Tokamak export";
+  QTest::newRow("uid already there") << "" << "is already in";
+}
+
+void TestStoreExport::importIsAllOrNothing() {
+  QFETCH(QString, content);
+  QFETCH(QString, message);
+  QTemporaryDir dir;
+  RunStore store(db_in(dir));
+  std::string file = db_in(dir, "in.json");
+  if (content.isEmpty()) {  // a fresh run plus one that exists: neither may land
+    fill(store);
+    RunStore other(db_in(dir, "other.db"));
+    fill(other);
+    other.transaction([&] { other.begin_run(fake_start("uid-new"), 1, 1); });
+    write_file_atomically(file, exported(other, ExportFormat::json, {3, 1}));
+  } else {
+    write_file_atomically(file, content.toStdString());
+  }
+  size_t before = store.list_runs().size();
+  std::string err = error_of([&] { import_runs(store, file); });
+  QVERIFY2(err.find(message.toStdString()) != std::string::npos, err.c_str());
+  QCOMPARE(store.list_runs().size(), before);
+  if (content.isEmpty()) {
+    ImportResult r = import_runs(store, file, true);
+    QCOMPARE(r.imported.size(), size_t{1});
+    QCOMPARE(r.skipped, std::vector<std::string>{"uid-a"});
+  }
+}
+
+void TestStoreExport::steadyValue_data() {
+  QTest::addColumn<std::vector<double>>("values");
+  QTest::addColumn<double>("expected");
+  QTest::newRow("none") << std::vector<double>{} << std::nan("");
+  QTest::newRow("one value is kept") << std::vector<double>{5} << 5.0;
+  QTest::newRow("first of two dropped") << std::vector<double>{1, 10} << 10.0;
+  QTest::newRow("warm-up dropped, median") << std::vector<double>{100, 1, 3, 2} << 2.0;
+  QTest::newRow("even count: mean of middle two") << std::vector<double>{0, 4, 1, 2, 3} << 2.5;
+  std::vector<double> twenty(20, 50.0);
+  twenty[0] = twenty[1] = 1e9;  // 10% of 20 = 2 warm-up reports
+  QTest::newRow("10% of twenty") << twenty << 50.0;
+}
+
+void TestStoreExport::steadyValue() {
+  QFETCH(std::vector<double>, values);
+  QFETCH(double, expected);
+  double got = steady_value(values);
+  if (std::isnan(expected))
+    QVERIFY(std::isnan(got));
+  else
+    QCOMPARE(got, expected);
+}
+
+void TestStoreExport::speedup_data() {
+  QTest::addColumn<double>("base");
+  QTest::addColumn<double>("other");
+  QTest::addColumn<int>("baseline");
+  QTest::addColumn<double>("expected");
+  QTest::newRow("2.5x") << 10000.0 << 25000.0 << 0 << 2.5;
+  QTest::newRow("write-up: 12.5K -> 142K") << 12500.0 << 142000.0 << 0 << 11.36;
+  QTest::newRow("--baseline the second") << 10000.0 << 25000.0 << 1 << 0.4;
+}
+
+void TestStoreExport::speedup() {
+  QFETCH(double, base);
+  QFETCH(double, other);
+  QFETCH(int, baseline);
+  QFETCH(double, expected);
+  ScoreInput a, b;
+  // A slow first report (warm-up) that must not count.
+  a.tok_s = {base / 10, base, base, base};
+  b.tok_s = {other / 10, other, other, other};
+  Scoreboard s = build_scoreboard({a, b}, baseline);
+  QCOMPARE(s.rows[0].tok_s, base);
+  QCOMPARE(s.rows[1].tok_s, other);
+  QCOMPARE(std::round(s.rows[1 - baseline].speedup * 100) / 100, expected);
+  QCOMPARE(s.rows[baseline].speedup, 1.0);
+}
+
+void TestStoreExport::configDifferences() {
+  ScoreInput a, b;
+  a.config_json = R"({"opt":{"precision":"fp32","fused_adamw":false},"train":{"steps":100}})";
+  b.config_json = R"({"opt":{"precision":"bf16","fused_adamw":false},"train":{"steps":100},"device":"cuda"})";
+  Scoreboard s = build_scoreboard({a, b}, 0);
+  QCOMPARE(s.diff_keys, (std::vector<std::string>{"device", "opt.precision"}));
+  QCOMPARE(s.diff_values[0], (std::vector<std::string>{"-", "cuda"}));
+  QCOMPARE(s.diff_values[1], (std::vector<std::string>{"fp32", "bf16"}));
+}
+
+void TestStoreExport::compareFromStore() {
+  QTemporaryDir dir;
+  RunStore store(db_in(dir));
+  fill(store);
+  Scoreboard s = build_scoreboard({score_input(store, 1), score_input(store, 2)}, 0);
+  // Median of reports 4..30 (the first 10% = 3 reports dropped): 10000 + 17 and 2.5 times that.
+  QCOMPARE(s.rows[0].tok_s, 10017.0);
+  QCOMPARE(s.rows[1].speedup, 2.5);
+  QCOMPARE(s.rows[0].peak_mem, 1536.0 * 1024 * 1024);
+  QCOMPARE(s.rows[0].best_val_loss, 2.0 + 1.0 / 30);
+  QCOMPARE(s.rows[0].final_val_loss, 2.0 + 1.0 / 30);
+  std::string text = format_scoreboard_text(s);
+  QVERIFY2(text.find("2.50×") != std::string::npos, text.c_str());
+  QVERIFY2(text.find("opt.precision") != std::string::npos, text.c_str());
+  QVERIFY2(text.find("1.50 GiB") != std::string::npos, text.c_str());
+}
+
+void TestStoreExport::cliEndToEnd() {
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  if (!bin || !path_exists(bin)) QSKIP("the tokamak CLI is not built");
+  QTemporaryDir dir;
+  std::string db = db_in(dir);
+  {
+    RunStore store(db);
+    fill(store);
+  }
+  std::string tk = std::string(bin) + " runs ", out;
+  QCOMPARE(run(tk + "list --db " + db, &out), 0);
+  QVERIFY2(out.find("tf32") != std::string::npos, out.c_str());
+  QCOMPARE(run(tk + "compare 1 2 --db " + db, &out), 0);
+  QVERIFY2(out.find("2.50×") != std::string::npos, out.c_str());
+  QCOMPARE(run(tk + "show 1 --db " + db, &out), 0);
+  std::string json = db_in(dir, "e.json"), json2 = db_in(dir, "e2.json"), db2 = db_in(dir, "b.db");
+  QCOMPARE(run(tk + "export --format json --out " + json + " --db " + db + " 2>/dev/null"), 0);
+  QCOMPARE(run(tk + "import " + json + " --db " + db2 + " 2>&1"), 0);
+  QCOMPARE(run(tk + "export --format json --out " + json2 + " --db " + db2 + " 2>/dev/null"), 0);
+  QCOMPARE(read_file(json2), read_file(json));
+  QCOMPARE(run(tk + "show 99 --db " + db + " 2>&1", &out), 1);
+  QVERIFY2(out.find("tokamak: no run 99 in " + db) != std::string::npos, out.c_str());
+  QCOMPARE(run(tk + "import " + json + " --db " + db2 + " 2>&1", &out), 1);
+  QVERIFY2(out.find("is already in") != std::string::npos, out.c_str());
+  QCOMPARE(run(tk + "delete 2 --db " + db2 + " 2>&1"), 0);
+  QCOMPARE(run(tk + "show 2 --db " + db2 + " 2>&1"), 1);
+}
+
+QTEST_GUILESS_MAIN(TestStoreExport)
+#include "test_store_export.moc"

@@ -1,0 +1,163 @@
+// StoreSink under a live run: rows are visible to another connection while the run writes, a SIGKILL in
+// the middle of a run loses no committed row and the run reads `crashed`, and ends are recorded as reported.
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "engine/store/run_store.h"
+#include "engine/store/sqlite_db.h"
+#include "engine/store/store_sink.h"
+#include "tests/test_store_fakes.h"
+
+using namespace tokamak;
+using namespace tokamak::test;
+
+class TestStoreSink : public QObject {
+  Q_OBJECT
+ private slots:
+  void rowsVisibleWhileRunning();
+  void sigkillLosesNoCommittedRow();
+  void endStatus_data();
+  void endStatus();
+  void badPathFailsBeforeTraining();
+};
+
+void TestStoreSink::rowsVisibleWhileRunning() {
+  QTemporaryDir dir;
+  std::string path = db_in(dir);
+  StoreSinkOptions opt;
+  opt.commit_interval_s = 0.2;
+  StoreSink sink(path, opt);
+  sink.on_start(fake_start("live"));
+  for (int i = 1; i <= 20; ++i) sink.on_step(fake_step(i));
+  sink.on_eval({20, 20 * 1024, 2.0, 3.25});
+  sink.on_sample({20, "The", "The cat"});
+  // A second connection, as the studio or `tokamak runs` would open: no flush, no end — only the timer.
+  RunStore reader(path);
+  int64_t id = sink.run_id();
+  QVERIFY(id > 0);
+  QTRY_COMPARE_WITH_TIMEOUT(reader.metrics(id).size(), size_t{20}, 5000);
+  QTRY_COMPARE_WITH_TIMEOUT(reader.samples(id).size(), size_t{1}, 5000);
+  QCOMPARE(reader.run(id).status, std::string("running"));
+  QCOMPARE(reader.metrics(id).back()[Metric::val_loss], 3.25);  // the eval merged into step 20's row
+  double beat = reader.run(id).heartbeat;
+  QTRY_VERIFY_WITH_TIMEOUT(reader.run(id).heartbeat > beat, 5000);  // beats with no events coming
+  sink.on_end({"finished", "", 20, 20 * 1024, 2.0});
+  QCOMPARE(reader.run(id).status, std::string("finished"));  // on_end waits for its commit
+}
+
+// The child records a run as fast as it can; the parent kills it once rows are visible.
+static void child_run(const std::string& path, int ready_fd) {
+  try {
+    StoreSinkOptions opt;
+    opt.commit_interval_s = 0.05;
+    StoreSink sink(path, opt);
+    sink.on_start(fake_start("killed"));
+    char one = 1;
+    if (::write(ready_fd, &one, 1) != 1) ::_exit(2);
+    for (int64_t i = 1;; ++i) {
+      sink.on_step(fake_step(i, 10000 + static_cast<double>(i)));
+      if (i % 10 == 0) sink.on_eval({i, i * 1024, 0.1 * i, 1.0 / static_cast<double>(i)});
+      if (i % 50 == 0) sink.on_checkpoint({i, "/ckpt/" + std::to_string(i)});
+      ::usleep(300);
+    }
+  } catch (...) {
+    ::_exit(3);
+  }
+}
+
+void TestStoreSink::sigkillLosesNoCommittedRow() {
+  QTemporaryDir dir;
+  std::string path = db_in(dir);
+  int fds[2];
+  QVERIFY(::pipe(fds) == 0);
+  pid_t child = ::fork();
+  QVERIFY(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    child_run(path, fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  bool started = ::poll(&p, 1, 20000) == 1;
+  char byte = 0;
+  started = started && ::read(fds[0], &byte, 1) == 1;
+  ::close(fds[0]);
+  if (!started) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    QFAIL("the child did not start its run");
+  }
+  // Wait for several commits, then remember every row we saw.
+  std::map<int64_t, std::pair<double, double>> seen;  // step -> (train loss, tok/s)
+  {
+    RunStore reader(path);
+    QTRY_VERIFY_WITH_TIMEOUT(reader.metrics(1).size() >= 200, 20000);
+    for (const MetricRow& r : reader.metrics(1)) seen[r.step] = {r[Metric::train_loss], r[Metric::tok_s]};
+    QCOMPARE(reader.run(1).status, std::string("running"));
+  }
+  QTest::qWait(120);  // let the child be somewhere in the middle of a commit, or between two
+  QCOMPARE(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ::waitpid(child, &status, 0);  // reaped: a zombie's pid still answers kill(pid, 0)
+  QVERIFY(WIFSIGNALED(status));
+
+  RunStore store(path);  // opening is where the dead run is found
+  QCOMPARE(store.db().query_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"),
+           int64_t{1});
+  RunInfo r = store.run(1);
+  QCOMPARE(r.status, std::string("crashed"));
+  QVERIFY(!r.error.empty());
+  auto rows = store.metrics(1);
+  QVERIFY(rows.size() >= seen.size());
+  for (size_t i = 0; i < rows.size(); ++i) QCOMPARE(rows[i].step, int64_t(i + 1));  // contiguous from 1
+  for (const auto& [step, v] : seen) {
+    const MetricRow& row = rows.at(static_cast<size_t>(step - 1));
+    QCOMPARE(row[Metric::train_loss], v.first);
+    QCOMPARE(row[Metric::tok_s], v.second);
+  }
+  // The summary was committed with the rows, in the same transactions.
+  auto listing = store.list_runs();
+  QCOMPARE(listing.at(0).last_step, rows.back().step);
+}
+
+void TestStoreSink::endStatus_data() {
+  QTest::addColumn<QString>("status");
+  QTest::addColumn<QString>("error");
+  QTest::newRow("finished") << "finished" << "";
+  QTest::newRow("stopped") << "stopped" << "";
+  QTest::newRow("failed") << "failed" << "loss is NaN at step 3";
+}
+
+void TestStoreSink::endStatus() {
+  QFETCH(QString, status);
+  QFETCH(QString, error);
+  QTemporaryDir dir;
+  std::string path = db_in(dir);
+  {
+    StoreSink sink(path);
+    sink.on_start(fake_start("e"));
+    sink.on_step(fake_step(1));
+    sink.on_end({status.toStdString(), error.toStdString(), 1, 1024, 0.1});
+  }
+  RunInfo r = RunStore(path).run(1);
+  QCOMPARE(QString::fromStdString(r.status), status);
+  QCOMPARE(QString::fromStdString(r.error), error);
+  QVERIFY(r.ended > 0);
+}
+
+void TestStoreSink::badPathFailsBeforeTraining() {
+  QTemporaryDir dir;
+  std::string err = error_of([&] { StoreSink sink(db_in(dir, "missing/runs.db")); });
+  QVERIFY2(err.find("cannot create run database") != std::string::npos, err.c_str());
+}
+
+QTEST_GUILESS_MAIN(TestStoreSink)
+#include "test_store_sink.moc"
