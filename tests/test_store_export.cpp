@@ -241,6 +241,8 @@ void TestStoreExport::cliEndToEnd() {
   QVERIFY2(out.find("tokamak: no run 99 in " + db) != std::string::npos, out.c_str());
   QCOMPARE(run(tk + "import " + json + " --db " + db2 + " 2>&1", &out), 1);
   QVERIFY2(out.find("is already in") != std::string::npos, out.c_str());
+  QCOMPARE(run(tk + "tag 1 --add fast --add a100 --remove ladder --notes 'second look' --db " + db2, &out), 0);
+  QCOMPARE(out, std::string("[\"a100\",\"fast\"]\n"));
   QCOMPARE(run(tk + "delete 2 --db " + db2 + " 2>&1"), 0);
   QCOMPARE(run(tk + "show 2 --db " + db2 + " 2>&1"), 1);
 }

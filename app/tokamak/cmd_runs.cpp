@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/commands.h"
@@ -25,6 +26,8 @@ struct RunsArgs {
   std::string baseline, format = "json", out, file;
   int64_t limit = 0;
   bool skip_existing = false, force = false;
+  std::vector<std::string> add_tags, remove_tags;
+  std::optional<std::string> notes;
 };
 
 // Reading commands open an explicit --db only if it exists (a typo must not create an empty database);
@@ -159,6 +162,19 @@ void do_delete(const RunsArgs& a) {
   std::cerr << "deleted run " << id << " (" << r.name << ")\n";
 }
 
+void tag(const RunsArgs& a) {
+  auto store = open_store(a);
+  int64_t id = store->resolve(a.ids.at(0));
+  RunInfo r = store->run(id);
+  nlohmann::json tags = nlohmann::json::parse(r.tags_json, nullptr, false);
+  if (!tags.is_array()) tags = nlohmann::json::array();
+  for (const std::string& t : a.add_tags)
+    if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
+  for (const std::string& t : a.remove_tags) tags.erase(std::remove(tags.begin(), tags.end(), t), tags.end());
+  store->transaction([&] { store->set_tags(id, tags.dump(), a.notes.value_or(r.notes)); });
+  std::cout << tags.dump() << "\n";
+}
+
 }  // namespace
 
 void add_runs_command(CLI::App& app) {
@@ -202,6 +218,14 @@ void add_runs_command(CLI::App& app) {
   c->add_option("id", args->ids, "run id or uid")->required()->expected(1);
   c->add_flag("--force", args->force, "delete even a run that reads as running");
   c->callback([args] { do_delete(*args); });
+
+  c = runs->add_subcommand("tag", "Add or remove a run's tags, or set its notes");
+  db_opt(c);
+  c->add_option("id", args->ids, "run id or uid")->required()->expected(1);
+  c->add_option("--add", args->add_tags, "tag to add (repeatable)");
+  c->add_option("--remove", args->remove_tags, "tag to remove (repeatable)");
+  c->add_option("--notes", args->notes, "replace the run's notes");
+  c->callback([args] { tag(*args); });
 }
 
 }  // namespace tokamak::cli
