@@ -306,7 +306,7 @@ void TestTokenizer::parallel_reports_progress_and_cancels() {
       ++calls;
       return true;
     });
-    QVERIFY(calls >= 2);
+    QVERIFY(calls >= (threads == 1 ? 2u : 1u));  // one thread: a call per chunk; more: timing decides
     QVERIFY(monotonic);
     QVERIFY2(same_thread, "progress must be called from the calling thread");
     QCOMPARE(last, corpus_.size());
@@ -341,6 +341,23 @@ void TestTokenizer::encoder_json_gives_same_vocabulary() {
     if (other.token_bytes(id) != tok_->token_bytes(id)) QFAIL(qPrintable(QString("token %1 differs").arg(id)));
   QCOMPARE(other.fingerprint(), tok_->fingerprint());
   QVERIFY(difference(other.encode(corpus_), corpus_ids_, other).isEmpty());
+
+  // Damaged files are named: merges out of order (ids no longer merge priorities), and JSON that is not.
+  const std::string json = dir.filePath("encoder.json").toStdString(), bpe = dir.filePath("vocab.bpe").toStdString();
+  QList<QByteArray> merges = QByteArray::fromStdString(tokamak::read_file(bpe)).split('\n');
+  merges.swapItemsAt(5, 6);
+  tokamak::write_file_atomically(bpe, merges.join('\n').toStdString());
+  const std::string garbled = dir.filePath("garbled.json").toStdString();
+  tokamak::write_file_atomically(garbled, "{\"a\": 0,");
+  for (const auto& [encoder, named] : {std::pair{json, bpe}, std::pair{garbled, garbled}}) {
+    QString what;
+    try {
+      Tokenizer::from_encoder_json(encoder, bpe);
+    } catch (const tokamak::Error& e) {
+      what = e.what();
+    }
+    QVERIFY2(what.contains(QString::fromStdString(named)) && what.contains("hint:"), qPrintable(what));
+  }
 }
 
 void TestTokenizer::vocabulary_facts() {

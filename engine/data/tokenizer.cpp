@@ -130,6 +130,95 @@ std::vector<Chunk> plan_chunks(std::string_view text, int threads) {
   return chunks;
 }
 
+
+using ProgressFn = std::function<bool(size_t, size_t)>;
+
+// On the calling thread, one chunk at a time, so progress and cancelling still work; straight into one
+// vector (per-chunk vectors and their concatenation would touch twice the memory).
+std::vector<int32_t> encode_here(const bpe::RankTable& ranks, const bpe::Pretokenizer& re, std::string_view text,
+                                 std::vector<Chunk>& chunks, const ProgressFn& progress, size_t* invalid) {
+  bpe::Pretokenizer::Cursor cursor(re);
+  PieceCache cache;  // keys point into the text or into chunks' repaired copies, which outlive it
+  std::vector<int32_t> ids;
+  ids.reserve(text.size() / 3 + 16);
+  size_t done = 0;
+  for (Chunk& c : chunks) {
+    if (progress && !progress(done, text.size())) throw Error("tokenizing cancelled");
+    encode_clean(ranks, bpe::sanitize_utf8(text.substr(c.begin, c.end - c.begin), c.fixed, invalid), cursor, cache,
+                 ids);
+    done = c.end;
+  }
+  if (progress) progress(text.size(), text.size());
+  return ids;
+}
+
+// On `workers` threads taking chunks in turn; the calling thread reports progress until they are done.
+std::vector<int32_t> encode_threaded(const bpe::RankTable& ranks, const bpe::Pretokenizer& re, std::string_view text,
+                                     std::vector<Chunk>& chunks, int workers, const ProgressFn& progress,
+                                     size_t* invalid) {
+  std::atomic<size_t> next{0}, done{0};
+  std::atomic<bool> cancel{false};
+  std::mutex mutex;
+  std::condition_variable wake;
+  int finished = 0;
+  std::exception_ptr failure;
+  auto work = [&]() {
+    bpe::Pretokenizer::Cursor cursor(re);
+    PieceCache cache;  // one per thread, shared by its chunks
+    for (size_t i; !cancel.load() && (i = next.fetch_add(1)) < chunks.size();) {
+      Chunk& c = chunks[i];
+      const std::string_view clean = bpe::sanitize_utf8(text.substr(c.begin, c.end - c.begin), c.fixed, &c.invalid);
+      c.ids.reserve(clean.size() / 3 + 16);
+      encode_clean(ranks, clean, cursor, cache, c.ids, &cancel);
+      done.fetch_add(c.end - c.begin);
+      wake.notify_one();
+    }
+  };
+  auto fail = [&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!failure) failure = e;
+    cancel = true;
+  };
+  std::vector<std::thread> pool;
+  for (int w = 0; w < workers; ++w)
+    pool.emplace_back([&]() {
+      try {
+        work();
+      } catch (...) {
+        fail(std::current_exception());
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      ++finished;
+      wake.notify_one();
+    });
+  std::unique_lock<std::mutex> lock(mutex);
+  while (finished < workers) {
+    wake.wait_for(lock, std::chrono::milliseconds(50));
+    if (cancel || !progress) continue;  // nothing to report: wait for the workers
+    lock.unlock();  // the caller's callback runs without our lock held, and may throw
+    try {
+      if (!progress(done.load(), text.size())) fail(std::make_exception_ptr(Error("tokenizing cancelled")));
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    lock.lock();
+  }
+  lock.unlock();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  if (progress) progress(text.size(), text.size());
+
+  size_t total = 0;
+  for (const Chunk& c : chunks) total += c.ids.size(), *invalid += c.invalid;
+  std::vector<int32_t> ids;
+  ids.reserve(total);
+  for (Chunk& c : chunks) {
+    ids.insert(ids.end(), c.ids.begin(), c.ids.end());
+    std::vector<int32_t>().swap(c.ids);  // give memory back as we go
+  }
+  return ids;
+}
+
 }  // namespace
 
 Tokenizer::Impl::Impl(const std::vector<std::string>& tokens, int32_t eot_id)
@@ -173,81 +262,11 @@ std::vector<int32_t> Tokenizer::encode_parallel(std::string_view text, int threa
   threads = std::max(1, threads);
   std::vector<Chunk> chunks = plan_chunks(text, threads);
   const int workers = std::min<int>(threads, static_cast<int>(chunks.size()));
-  std::atomic<size_t> next{0}, done_bytes{0};
-  std::atomic<bool> cancel{false};
-  std::mutex mutex;
-  std::condition_variable wake;
-  int finished = 0;
-  std::exception_ptr failure;
-
-  auto work = [&]() {
-    bpe::Pretokenizer::Cursor cursor(impl_->pretokenizer);
-    PieceCache cache;  // one per thread, shared by its chunks (keys stay valid: chunks live until the end)
-    while (!cancel.load()) {
-      const size_t i = next.fetch_add(1);
-      if (i >= chunks.size()) break;
-      Chunk& c = chunks[i];
-      const std::string_view clean =
-          bpe::sanitize_utf8(text.substr(c.begin, c.end - c.begin), c.fixed, &c.invalid);
-      c.ids.reserve(clean.size() / 3 + 16);
-      encode_clean(impl_->ranks, clean, cursor, cache, c.ids, &cancel);
-      done_bytes.fetch_add(c.end - c.begin);
-      wake.notify_one();
-    }
-  };
-  auto report = [&]() { return !progress || progress(done_bytes.load(), text.size()); };
-
-  if (workers <= 1) {
-    // On the calling thread, one chunk at a time, so progress and cancelling still work.
-    bpe::Pretokenizer::Cursor cursor(impl_->pretokenizer);
-    PieceCache cache;
-    for (Chunk& c : chunks) {
-      if (!report()) throw Error("tokenizing cancelled");
-      const std::string_view clean =
-          bpe::sanitize_utf8(text.substr(c.begin, c.end - c.begin), c.fixed, &c.invalid);
-      encode_clean(impl_->ranks, clean, cursor, cache, c.ids);
-      done_bytes.fetch_add(c.end - c.begin);
-    }
-  } else {
-    std::vector<std::thread> pool;
-    for (int w = 0; w < workers; ++w)
-      pool.emplace_back([&]() {
-        try {
-          work();
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(mutex);
-          if (!failure) failure = std::current_exception();
-          cancel = true;
-        }
-        std::lock_guard<std::mutex> lock(mutex);
-        ++finished;
-        wake.notify_one();
-      });
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      while (finished < workers) {
-        wake.wait_for(lock, std::chrono::milliseconds(50));
-        if (cancel) continue;  // already cancelled: just wait for the workers
-        lock.unlock();
-        const bool go = report();  // the caller's callback runs without our lock held
-        lock.lock();
-        if (!go) cancel = true;
-      }
-    }
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
-    if (cancel) throw Error("tokenizing cancelled");
-  }
-  report();  // 100%
-
-  size_t total = 0, invalid = 0;
-  for (const Chunk& c : chunks) total += c.ids.size(), invalid += c.invalid;
-  std::vector<int32_t> ids;
-  ids.reserve(total);
-  for (Chunk& c : chunks) {
-    ids.insert(ids.end(), c.ids.begin(), c.ids.end());
-    std::vector<int32_t>().swap(c.ids);
-  }
+  size_t invalid = 0;
+  std::vector<int32_t> ids = workers <= 1
+                                 ? encode_here(impl_->ranks, impl_->pretokenizer, text, chunks, progress, &invalid)
+                                 : encode_threaded(impl_->ranks, impl_->pretokenizer, text, chunks, workers, progress,
+                                                   &invalid);
   if (stats) stats->invalid_utf8 += invalid;
   return ids;
 }
