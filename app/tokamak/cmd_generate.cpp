@@ -28,7 +28,7 @@ void run_generate(const GenerateArgs& a) {
   c.opt.precision = "fp32", c.opt.layers = c.opt.layers == "fused" ? "native" : c.opt.layers;
   c.opt.pin_memory = c.opt.cuda_graphs = false, c.dist.gpus = 1;
   validate_config(c, cuda_device_count());
-  set_cpu_threads(c.threads);
+  configure_cpu(c.threads);
   c10::Device device = parse_device(c.device);
   GPT model(GPTOptions::from_config(c.model, c.opt));
   model->to(device);

@@ -10,6 +10,7 @@
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/printer.h"
 #include "engine/config/config_table.h"
+#include "engine/store/store_sink.h"
 #include "engine/train/device.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
@@ -44,11 +45,22 @@ int run_train(const TrainArgs& args) {
   PrinterSink printer(args.json);
   FanOutSink sinks;
   sinks.add(&printer);
+  // Opened before training so that a database that cannot be written fails before step 1.
+  std::unique_ptr<StoreSink> store;
+  if (!args.no_store) {
+    store = std::make_unique<StoreSink>(args.db);
+    sinks.add(store.get());
+  }
   TrainControl control;
   g_control = &control;
   std::signal(SIGINT, on_interrupt);
   EndEvent end = train(c, sinks, &control);
   g_control = nullptr;
+  if (store) {
+    store->flush();
+    if (auto error = store->error()) std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
+    else std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()), store->path().c_str());
+  }
   if (end.status == "failed") throw Error("training failed: " + end.error);
   return 0;
 }

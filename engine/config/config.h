@@ -56,7 +56,7 @@ struct TrainConfig {
 };
 
 struct OptConfig {
-  std::string precision = "fp32";   // fp32 | tf32 | bf16 (autocast, fp32 master weights) | bf16-pure | fp16
+  std::string precision = "bf16";   // fp32 | tf32 | bf16 (autocast, fp32 master weights) | bf16-pure | fp16
   std::string attention = "sdpa";   // buffered-mask (GPT-2's stored T×T mask) | naive (mask on the fly) | sdpa
   std::string layers = "native";    // scratch (hand-written LayerNorm/GELU) | native (library kernels) | fused (CUDA)
   bool fused_adamw = false;         // one multi-tensor kernel for the whole optimizer step

@@ -10,8 +10,9 @@ namespace tokamak {
 int cuda_device_count();
 // "cpu" | "cuda" | "cuda:N" → a device (validated by config_problems first).
 c10::Device parse_device(const std::string& name);
-// Sets LibTorch's intra-op threads (0 = all cores); returns the number in use.
-int set_cpu_threads(int64_t threads);
+// Sets LibTorch's intra-op threads (0 = all cores) and keeps freed memory in the process (see device.cpp);
+// returns the number of threads in use.
+int configure_cpu(int64_t threads);
 std::string device_name(const c10::Device& device);  // GPU model name, or the CPU model
 std::string cuda_runtime_version();                  // "" without CUDA
 std::string host_name();

@@ -66,6 +66,8 @@ void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
     grads.push_back(p.grad());
   }
   at::NoGradGuard no_grad;
+  // The kernel reads the step counters but does not advance them (PyTorch's fused path adds 1 first).
+  at::_foreach_add_(g.steps, 1);
   std::optional<at::Tensor> inf;
   if (found_inf.defined()) inf = found_inf;
   at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps, lr, options_.beta1,

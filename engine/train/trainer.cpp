@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/data/bpe_utf8.h"
 #include "engine/data/loader.h"
 #include "engine/data/tokenizer.h"
 #include "engine/generate/sampler.h"
@@ -61,7 +62,7 @@ class Run {
 };
 
 void Run::set_up() {
-  set_cpu_threads(c_.threads);
+  configure_cpu(c_.threads);
   apply_math_mode(precision_);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
@@ -131,9 +132,12 @@ void Run::sample(int64_t step) {
   so.temperature = c_.train.sample_temperature;
   so.top_k = c_.train.sample_top_k;
   so.seed = static_cast<uint64_t>(c_.train.seed + step);
+  so.stop_at_end_of_text = false;  // a sample shows what the model writes, document breaks included
   auto prompt = tok.encode(c_.train.sample_prompt);
   auto ids = generate(*model_, prompt, so, device_);
-  sink_.on_sample({step, c_.train.sample_prompt, c_.train.sample_prompt + tok.decode(ids)});
+  // The last token may end inside a UTF-8 character: sinks get valid text.
+  std::string raw = c_.train.sample_prompt + tok.decode(ids), fixed;
+  sink_.on_sample({step, c_.train.sample_prompt, std::string(bpe::sanitize_utf8(raw, fixed, nullptr))});
 }
 
 bool Run::wait_while_paused() {
@@ -197,7 +201,7 @@ EndEvent Run::execute() {
       }
       const auto io_start = Clock::now();
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
-      if (due(c_.train.eval_every)) {
+      if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(*model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches,
                               precision_, device_);
         sink_.on_eval({step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), val});

@@ -1,0 +1,111 @@
+// The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  QByteArray out, err;
+};
+
+Result tokamak(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
+  p.waitForFinished(300000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY2(QFile::exists(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
+  }
+
+  void badInputsGiveOneLineErrors_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown key") << QStringList{"train", "--no-store", "--set", "train.stepz=3"} << "did you mean 'train.steps'";
+    QTest::newRow("wrong type") << QStringList{"train", "--no-store", "--set", "train.lr=fast"} << "expects a number";
+    QTest::newRow("heads") << QStringList{"train", "--no-store", "--set", "model.n_head=3"} << "must divide model.n_embd";
+    QTest::newRow("cuda switch on cpu") << QStringList{"train", "--no-store", "--set", "opt.precision=fp16"} << "needs a CUDA device";
+    QTest::newRow("missing dataset") << QStringList{"train", "--no-store", "--set", "data.path=/no/such/corpus.txt"} << "/no/such/corpus.txt";
+    QTest::newRow("missing config file") << QStringList{"train", "--no-store", "--config", "/no/such.json"} << "cannot read '/no/such.json'";
+    QTest::newRow("missing checkpoint") << QStringList{"generate", "--checkpoint", "/no/such.pt", "--prompt", "x"} << "does not exist";
+    QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "train.resume=/no/such.pt"} << "does not exist";
+  }
+  void badInputsGiveOneLineErrors() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    Result r = tokamak(args);
+    QCOMPARE(r.code, 1);
+    // The reason is the last line (a run that got as far as its config table printed that first).
+    QString err = QString::fromUtf8(r.err).trimmed().split('\n').last();
+    QVERIFY2(err.startsWith("tokamak: "), qPrintable(err));
+    QVERIFY2(err.contains(expected), qPrintable(err));
+    QVERIFY2(err.contains("hint:"), qPrintable(err));
+  }
+
+  void tokenizeRoundTrips() {
+    Result enc = tokamak({"tokenize", "--encode", "Hello world"});
+    QCOMPARE(enc.code, 0);
+    QCOMPARE(QString::fromUtf8(enc.out).trimmed(), QString("15496 995"));
+    Result dec = tokamak({"tokenize", "--decode", "15496 995"});
+    QCOMPARE(dec.code, 0);
+    QCOMPARE(QString::fromUtf8(dec.out).trimmed(), QString("Hello world"));
+  }
+
+  void defaultsAreAConfigFile() {
+    Result r = tokamak({"config", "--defaults"});
+    QCOMPARE(r.code, 0);
+    QJsonParseError error{};
+    auto doc = QJsonDocument::fromJson(r.out, &error);
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QCOMPARE(doc.object()["model"].toObject()["preset"].toString(), QString("nano"));
+  }
+
+  void trainEmitsJsonEventsAndGenerateReadsTheCheckpoint() {
+    QTemporaryDir dir;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_DATA_HOME", dir.path());
+    Result r = tokamak({"train", "--json", "--db", dir.path() + "/runs.db", "--set", "model.n_layer=1", "--set", "model.n_embd=32",
+                        "--set", "model.n_head=2", "--set", "model.context=32", "--set", "train.batch_size=2", "--set",
+                        "train.steps=4", "--set", "train.log_every=2", "--set", "train.sample_tokens=4", "--set",
+                        "train.eval_batches=1", "--set", "threads=1"},
+                       env);
+    QVERIFY2(r.code == 0, r.err.constData());
+    QStringList kinds;
+    QString checkpoint;
+    for (const QByteArray& line : r.out.split('\n')) {
+      if (line.isEmpty()) continue;
+      QJsonParseError error{};
+      QJsonObject e = QJsonDocument::fromJson(line, &error).object();
+      QVERIFY2(error.error == QJsonParseError::NoError, line.constData());  // stdout holds only JSON
+      kinds << e["event"].toString();
+      if (e["event"] == "step") QVERIFY(e["loss"].isDouble() && e["tok_s"].toDouble() > 0 && e["mfu"].isNull());
+      if (e["event"] == "checkpoint") checkpoint = e["path"].toString();
+      if (e["event"] == "end") QCOMPARE(e["status"].toString(), QString("finished"));
+    }
+    QCOMPARE(kinds.first(), QString("start"));
+    QCOMPARE(kinds.count("step"), 3);  // step 1 is always reported, then every log_every (2 and 4)
+    QVERIFY(kinds.contains("eval") && kinds.contains("sample"));
+    QCOMPARE(kinds.last(), QString("end"));
+    Result g = tokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
+    QVERIFY2(g.code == 0, g.err.constData());
+    QVERIFY(g.out.startsWith("Hacker"));
+    Result list = tokamak({"runs", "list", "--db", dir.path() + "/runs.db"});
+    QCOMPARE(list.code, 0);
+    QVERIFY2(list.out.contains("finished"), list.out.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
