@@ -20,7 +20,7 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 pkgs=(build-essential cmake ninja-build python3-venv pkg-config libsqlite3-dev libpcre2-dev
       nlohmann-json3-dev libcli11-dev jargon-text)
 if [ "${TOKAMAK_GUI:-ON}" != OFF ]; then
-  pkgs+=(qt6-base-dev libqcustomplot-dev xvfb xauth)
+  pkgs+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
