@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tokamak::cli::add_tokenize_command(app);
   tokamak::cli::add_config_command(app);
   tokamak::cli::add_runs_command(app);
+  tokamak::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
