@@ -1,0 +1,75 @@
+// Ladder files: cumulative rungs build on each other, sweeps do not, overrides win, and bad files say why.
+// Every ladder shipped in experiments/ladders/ must load.
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "engine/config/ladder.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+using namespace tokamak;
+
+class TestLadder : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  std::string write(const char* name, const std::string& text) {
+    std::string p = dir_.path().toStdString() + "/" + name;
+    write_file_atomically(p, text);
+    return p;
+  }
+
+ private Q_SLOTS:
+  void cumulativeRungsBuildOnEachOther() {
+    auto l = load_ladder(write("c.json", R"({"name": "c", "base": {"model.preset": "mini"},
+      "rungs": [{"name": "a", "set": {"opt.precision": "fp32"}}, {"name": "b", "set": {"train": {"batch_size": 3}}}]})"));
+    QCOMPARE(static_cast<int>(l.rungs.size()), 2);
+    QCOMPARE(l.rungs[1].config.train.batch_size, 3);
+    QCOMPARE(QString::fromStdString(l.rungs[1].config.opt.precision), QString("fp32"));  // carried from rung a
+    QCOMPARE(l.rungs[1].config.model.n_embd, 384);                                       // from the base
+  }
+
+  void sweepRungsApplyToTheBaseAlone() {
+    auto l = load_ladder(write("s.json", R"({"name": "s", "cumulative": false,
+      "rungs": [{"name": "a", "set": {"opt.precision": "fp32"}}, {"name": "b", "set": {"train.batch_size": 3}}]})"),
+                         {"train.steps=7"});
+    QCOMPARE(QString::fromStdString(l.rungs[1].config.opt.precision), QString::fromStdString(Config{}.opt.precision));
+    QCOMPARE(l.rungs[0].config.train.steps, 7);
+    QCOMPARE(l.rungs[1].config.train.steps, 7);
+  }
+
+  void badLaddersSayWhy_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not json") << "{" << "is not valid JSON";
+    QTest::newRow("no rungs") << R"({"name": "x"})" << "has no \"rungs\" list";
+    QTest::newRow("unknown key") << R"({"rungs": [{"name": "a", "set": {"opt.presicion": "fp32"}}]})"
+                                 << "rung 'a': unknown config key 'opt.presicion'";
+  }
+  void badLaddersSayWhy() {
+    QFETCH(QString, text);
+    QFETCH(QString, expected);
+    std::string path = write("bad.json", text.toStdString());
+    QString message;
+    try {
+      load_ladder(path);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    QVERIFY2(message.contains(expected), qPrintable(message));
+  }
+
+  void shippedLaddersLoad() {
+    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    const auto files = ladders.entryList({"*.json"});
+    QVERIFY(files.size() >= 5);
+    for (const QString& f : files) {
+      auto l = load_ladder(ladders.filePath(f).toStdString());
+      QVERIFY2(l.rungs.size() >= 4, qPrintable(f));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLadder)
+#include "test_ladder.moc"
