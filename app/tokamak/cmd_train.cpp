@@ -1,7 +1,11 @@
 // `tokamak train`: one training run from the command line. Ctrl-C stops cleanly (with a checkpoint);
-// a second Ctrl-C ends the process at once.
+// a second Ctrl-C ends the process at once. Data parallel: with --gpus N (dist.gpus) and no launcher around,
+// this process becomes the launcher of N workers (this same command line with RANK etc. set); under a
+// launcher (ours, torchrun, srun) it is one worker, and only rank 0 prints and records the run.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -10,6 +14,8 @@
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/printer.h"
 #include "engine/config/config_table.h"
+#include "engine/dist/dist_env.h"
+#include "engine/dist/launch.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
 #include "engine/train/trainer.h"
@@ -19,11 +25,15 @@ namespace tokamak::cli {
 namespace {
 
 TrainControl* g_control = nullptr;
+std::atomic<int> g_launcher_interrupts{0};
 
 void on_interrupt(int) {
   if (g_control) g_control->stop.store(true);
   std::signal(SIGINT, SIG_DFL);
 }
+
+// The launcher counts interrupts and lets launch_workers forward them (first: stop, second: kill).
+void on_launcher_interrupt(int) { g_launcher_interrupts.fetch_add(1); }
 
 struct TrainArgs {
   ConfigArgs config;
@@ -31,30 +41,72 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
+  int64_t gpus = 0;  // --gpus: dist.gpus
 };
+
+// Starts dist.gpus workers of this command line and waits for them; the workers print and record.
+int launch(const Config& c) {
+  const bool cuda = parse_device(c.device).is_cuda();
+  if (cuda && c.dist.gpus > cuda_device_count())
+    throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " + std::to_string(cuda_device_count()) +
+                    " GPU(s)",
+                "lower --gpus, or use torchrun / srun to run across machines (docs/multi-gpu.md)");
+  std::fprintf(stderr, "launching %lld %s (%s)\n", static_cast<long long>(c.dist.gpus), cuda ? "GPU processes" : "CPU processes",
+               cuda ? "NCCL" : "Gloo");
+  LaunchOptions lo;
+  lo.world_size = static_cast<int>(c.dist.gpus);
+  lo.grace = std::chrono::seconds(c.dist.timeout_s + 10);
+  lo.interrupts = &g_launcher_interrupts;
+  lo.note = [](const std::string& s) { std::fprintf(stderr, "tokamak launcher: %s\n", s.c_str()); };
+  std::signal(SIGINT, on_launcher_interrupt);
+  std::signal(SIGTERM, on_launcher_interrupt);
+  LaunchResult r = launch_workers(lo);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (r.failed_rank >= 0)
+    throw Error("data-parallel training failed: " + r.reason,
+                "the first error above is the cause; the run is marked failed and rank 0 kept its last checkpoint");
+  return 0;
+}
 
 int run_train(const TrainArgs& args) {
   Config c = args.config.resolve();
   if (!args.name.empty()) c.name = args.name;
+  if (args.gpus > 0) c.dist.gpus = args.gpus;
+  const DistEnv dist = dist_env_from_environment();
+  if (!dist.distributed() && c.dist.gpus > 1) {
+    validate_config(c, cuda_device_count());
+    return launch(c);
+  }
+  c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
   validate_config(c, cuda_device_count());
-  std::vector<std::pair<std::string, std::string>> derived = {
-      {"threads", std::to_string(c.threads > 0 ? c.threads : std::thread::hardware_concurrency())},
-      {"device name", device_name(parse_device(c.device))}};
-  std::fputs(format_config_table(c, derived).c_str(), stderr);
+  const bool main_rank = dist.rank == 0;
+  if (main_rank) {
+    // The trainer divides the cores among the processes of one machine when threads is 0.
+    const unsigned cores = std::thread::hardware_concurrency(), local = static_cast<unsigned>(dist.local_world_size);
+    const int64_t threads = c.threads > 0 ? c.threads : std::max(1u, cores / local);
+    std::vector<std::pair<std::string, std::string>> derived = {
+        {"threads", std::to_string(threads) + (dist.distributed() ? " per rank" : "")},
+        {"device name", device_name(parse_device(c.device))}};
+    if (dist.distributed())
+      derived.push_back({"ranks", std::to_string(dist.world_size) + " (" + dist.source + ", " +
+                                      (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});
+    std::fputs(format_config_table(c, derived).c_str(), stderr);
+  }
 
   PrinterSink printer(args.json);
   FanOutSink sinks;
-  sinks.add(&printer);
+  if (main_rank) sinks.add(&printer);
   // Opened before training so that a database that cannot be written fails before step 1.
   std::unique_ptr<StoreSink> store;
-  if (!args.no_store) {
+  if (!args.no_store && main_rank) {
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
   TrainControl control;
   g_control = &control;
   std::signal(SIGINT, on_interrupt);
-  EndEvent end = train(c, sinks, &control);
+  EndEvent end = train(c, sinks, &control, dist);
   g_control = nullptr;
   if (store) {
     store->flush();
@@ -75,6 +127,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "run name (default: derived from the model and switches)");
   cmd->add_flag("--json", args->json, "one JSON object per event on stdout; human output on stderr");
   cmd->add_flag("--no-store", args->no_store, "do not record the run in the run store");
+  cmd->add_option("--gpus", args->gpus,
+                  "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
+                  "their WORLD_SIZE is used");
   cmd->callback([args] { run_train(*args); });
 }
 

@@ -30,14 +30,15 @@ std::string human_count(double v) {
 
 void PrinterSink::on_start(const RunStart& e) {
   total_steps_ = e.total_steps;
-  std::fprintf(stderr, "run %s (%s): %s, %s parameters, on %s%s\n", e.name.c_str(), e.run_uid.c_str(), e.model.c_str(),
-               human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(),
+  std::string ranks = e.world_size > 1 ? " ×" + std::to_string(e.world_size) + " ranks" : "";
+  std::fprintf(stderr, "run %s (%s): %s, %s parameters, on %s%s%s\n", e.name.c_str(), e.run_uid.c_str(), e.model.c_str(),
+               human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (json_)
     emit({{"event", "start"}, {"run_uid", e.run_uid}, {"name", e.name}, {"n_params", e.n_params},
-          {"device", e.device}, {"start_step", e.start_step}, {"steps", e.total_steps},
+          {"device", e.device}, {"world_size", e.world_size}, {"start_step", e.start_step}, {"steps", e.total_steps},
           {"config", json::parse(e.config_json)}});
 }
 

@@ -120,6 +120,8 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(c.data.val_fraction >= 0 && c.data.val_fraction < 1, "data.val_fraction must be in [0, 1)");
   need(c.threads >= 0, "threads must be 0 (all cores) or positive");
   need(c.dist.gpus >= 1, "dist.gpus must be at least 1");
+  need(c.dist.timeout_s >= 1, "dist.timeout_s must be at least 1 second");
+  need(c.dist.bucket_mb > 0, "dist.bucket_mb must be positive");
 
   const OptConfig& o = c.opt;
   need(one_of(o.precision, {"fp32", "tf32", "bf16", "bf16-pure", "fp16"}),
@@ -147,7 +149,6 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
     cuda_only(o.layers == "fused", "opt.layers=fused");
     cuda_only(o.pin_memory, "opt.pin_memory");
     cuda_only(o.cuda_graphs, "opt.cuda_graphs");
-    cuda_only(c.dist.gpus > 1, "dist.gpus > 1");
   }
   return p;
 }

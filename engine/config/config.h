@@ -67,7 +67,9 @@ struct OptConfig {
 };
 
 struct DistConfig {
-  int64_t gpus = 1;                 // data-parallel processes (one per GPU)
+  int64_t gpus = 1;                 // data-parallel processes: one per GPU on CUDA, Gloo processes on CPU
+  int64_t timeout_s = 60;           // a rank that dies or hangs stops the others with an error after this
+  double bucket_mb = 25;            // gradients are all-reduced in buckets of about this size
 };
 
 struct Config {

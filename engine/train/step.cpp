@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 
+#include "engine/dist/reducer.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
@@ -29,7 +30,8 @@ static bool uses_autocast(Precision p) { return p == Precision::kBf16 || p == Pr
 static c10::ScalarType autocast_dtype(Precision p) { return p == Precision::kFp16 ? at::kHalf : at::kBFloat16; }
 
 StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t micro_steps,
-                            Precision precision, const c10::Device& device, const at::Tensor& loss_scale) {
+                            Precision precision, const c10::Device& device, const at::Tensor& loss_scale,
+                            GradReducer* reducer) {
   StepOutput out;
   out.loss = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
@@ -40,8 +42,10 @@ StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>&
       loss = model.forward(batch.inputs, batch.targets).loss / static_cast<double>(micro_steps);
     }
     out.loss.add_(loss.detach().to(at::kFloat));
+    if (reducer) reducer->prepare(micro + 1 == micro_steps);
     (loss_scale.defined() ? loss * loss_scale : loss).backward();
   }
+  if (reducer) reducer->finish();
   return out;
 }
 

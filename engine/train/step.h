@@ -11,6 +11,7 @@
 namespace tokamak {
 
 class GPTImpl;
+class GradReducer;
 
 enum class Precision { kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
 Precision parse_precision(const std::string& name);
@@ -24,9 +25,11 @@ struct StepOutput {
 // Runs forward + backward on `micro_steps` batches from next_batch(micro), each loss scaled by 1/micro_steps
 // (and by loss_scale, for fp16), so gradients add up to those of the mean loss. Gradients accumulate into
 // the parameters' .grad; the caller zeroes them before and steps the optimizer after.
+// Data parallel: with a reducer, the last micro-step's backward all-reduces the gradients as they become
+// ready, and they are the mean over ranks when this returns (the loss stays this rank's own).
 StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t micro)>& next_batch,
                             int64_t micro_steps, Precision precision, const c10::Device& device,
-                            const at::Tensor& loss_scale = {});
+                            const at::Tensor& loss_scale = {}, GradReducer* reducer = nullptr);
 
 // Mean loss over batches from next_batch(i), i < count, in eval mode without gradients.
 double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count,

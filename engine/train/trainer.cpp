@@ -1,11 +1,14 @@
 // The training loop (see trainer.h). It reads top to bottom: set-up, then one iteration per optimizer step:
 // schedule → forward/backward over the micro-batches → clip → AdamW → (every log_every steps) the only host
-// sync, metrics, evaluation, samples and checkpoints.
+// sync, metrics, evaluation, samples and checkpoints. Data parallel (engine/dist) adds four things: the
+// gradient reducer inside forward/backward, the loss averaged over ranks, and at report steps the agreed
+// stop; only rank 0 reports, samples and checkpoints.
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -13,6 +16,8 @@
 #include "engine/data/bpe_utf8.h"
 #include "engine/data/loader.h"
 #include "engine/data/tokenizer.h"
+#include "engine/dist/dist_env.h"
+#include "engine/dist/reducer.h"
 #include "engine/generate/sampler.h"
 #include "engine/model/gpt.h"
 #include "engine/train/checkpoint.h"
@@ -34,11 +39,32 @@ std::string new_run_uid() {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// Data parallel on CUDA: rank r of a machine takes GPU local_rank, modulo the GPUs it sees (srun
+// --gpus-per-task=1 shows each rank only its own GPU, as cuda:0).
+c10::Device run_device(const Config& c, const DistEnv& dist) {
+  c10::Device d = parse_device(c.device);
+  if (!d.is_cuda() || !dist.distributed()) return d;
+  const int visible = std::max(1, cuda_device_count());
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(dist.local_rank % visible));
+}
+
+// "NVIDIA H200 ×8", or every rank's name when they differ.
+std::string describe_ranks(const std::vector<std::string>& names) {
+  bool same = true;
+  for (const auto& n : names) same = same && n == names.front();
+  if (same) return names.front() + (names.size() > 1 ? " ×" + std::to_string(names.size()) : "");
+  std::string all;
+  for (size_t r = 0; r < names.size(); ++r) all += (r ? ", " : "") + std::to_string(r) + ": " + names[r];
+  return all;
+}
+
+class SilentSink : public EventSink {};
+
 class Run {
  public:
-  Run(const Config& config, EventSink& sink, TrainControl* control)
-      : c_(config), sink_(sink), control_(control), device_(parse_device(config.device)),
-        precision_(parse_precision(config.opt.precision)) {}
+  Run(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist)
+      : c_(config), dist_(dist), sink_(dist.rank == 0 ? sink : silent_), end_sink_(sink), control_(control),
+        device_(run_device(config, dist)), precision_(parse_precision(config.opt.precision)), main_(dist.rank == 0) {}
 
   EndEvent execute();
 
@@ -47,12 +73,19 @@ class Run {
   void checkpoint(int64_t step);
   void sample(int64_t step);
   bool wait_while_paused();
+  bool stop_agreed();
 
   Config c_;
-  EventSink& sink_;
+  DistEnv dist_;
+  SilentSink silent_;
+  EventSink& sink_;      // rank 0: the caller's sink; other ranks: silent
+  EventSink& end_sink_;  // every rank reports how it ended
   TrainControl* control_;
   c10::Device device_;
   Precision precision_;
+  bool main_;                              // rank 0 (or not data parallel): reports, samples, checkpoints
+  std::unique_ptr<ProcessGroup> group_;    // data parallel only; declared before the reducer that uses it
+  std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
   std::unique_ptr<AdamW> optimizer_;
@@ -62,7 +95,15 @@ class Run {
 };
 
 void Run::set_up() {
-  configure_cpu(c_.threads);
+  int64_t threads = c_.threads;
+  if (dist_.distributed()) {
+    c_.dist.gpus = dist_.world_size;
+    // Processes on one machine share its cores instead of each taking all of them.
+    if (threads == 0)
+      threads = std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max(1, dist_.local_world_size));
+    group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s));
+  }
+  configure_cpu(threads);
   apply_math_mode(precision_);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
@@ -81,6 +122,8 @@ void Run::set_up() {
   lo.device = device_;
   lo.pin_memory = c_.opt.pin_memory;
   lo.prefetch = c_.opt.prefetch;
+  lo.rank = dist_.rank;
+  lo.world_size = dist_.world_size;
   loader_ = std::make_unique<Loader>(data, lo);
 
   model_ = GPT(GPTOptions::from_config(c_.model, c_.opt));
@@ -97,6 +140,20 @@ void Run::set_up() {
     CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
   }
+  if (group_) {
+    // Every rank starts from rank 0's weights (and its run uid), whatever its own initialisation did.
+    // Buffers (the causal mask) follow from the config alone.
+    std::vector<at::Tensor> weights = model_->parameters();
+    {
+      at::NoGradGuard no_grad;
+      group_->broadcast(weights, 0);
+    }
+    uid_ = group_->all_gather_strings(uid_).front();
+    reducer_ = std::make_unique<GradReducer>(model_->parameters(), *group_,
+                                             static_cast<int64_t>(c_.dist.bucket_mb * 1024 * 1024));
+    // Dropout masks must differ between ranks; rank 0 keeps the stream a single process would have.
+    if (dist_.rank > 0) at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
+  }
   if (c_.name.empty()) c_.name = default_run_name(c_);
   checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir
                                                       : data_dir() + "/checkpoints/" + c_.name + "-" + uid_.substr(0, 8);
@@ -110,9 +167,14 @@ void Run::set_up() {
   start.n_params = model_->num_parameters();
   start.device = device_.str();
   start.gpu_name = device_.is_cuda() ? device_name(device_) : "";
+  start.host = host_name();
+  start.world_size = dist_.world_size;
+  if (group_) {
+    start.gpu_name = device_.is_cuda() ? describe_ranks(group_->all_gather_strings(start.gpu_name)) : "";
+    start.host = describe_ranks(group_->all_gather_strings(start.host));
+  }
   start.torch_version = TORCH_VERSION;
   start.cuda_version = cuda_runtime_version();
-  start.host = host_name();
   start.start_step = start_step_;
   start.total_steps = c_.train.steps;
   start.tokens_per_step = tokens_per_step(c_);
@@ -120,6 +182,7 @@ void Run::set_up() {
 }
 
 void Run::checkpoint(int64_t step) {
+  if (!main_) return;  // ranks hold the same weights: one writer
   std::string path = checkpoint_dir_ + "/step_" + std::to_string(step) + ".pt";
   save_checkpoint(path, *model_, *optimizer_, {uid_, config_to_json(c_, -1), step, tokens_}, device_);
   sink_.on_checkpoint({step, path});
@@ -146,6 +209,13 @@ bool Run::wait_while_paused() {
   return !(control_ && control_->stop.load());
 }
 
+// Data parallel: every rank must leave the loop after the same step, so a stop on any rank (Ctrl-C, the
+// launcher) takes effect once all have agreed, at a report step.
+bool Run::stop_agreed() {
+  const bool mine = control_ && control_->stop.load();
+  return group_ ? group_->any(mine) : mine;
+}
+
 EndEvent Run::execute() {
   EndEvent end;
   started_ = Clock::now();
@@ -162,14 +232,21 @@ EndEvent Run::execute() {
 
   try {
     while (step < steps) {
-      if (!wait_while_paused()) {
+      if (!group_ && !wait_while_paused()) {
         end.status = "stopped";
         break;
       }
       const double lr = learning_rate(c_.train, step);
-      optimizer_->zero_grad();
+      if (reducer_) reducer_->zero_grad();
+      else optimizer_->zero_grad();
       StepOutput out = forward_backward(
-          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_, device_);
+          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_, device_,
+          {}, reducer_.get());
+      if (group_) {
+        // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
+        group_->all_reduce_sum(out.loss).wait();
+        out.loss.div_(static_cast<double>(dist_.world_size));
+      }
       at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
       at::Tensor found_inf = (~at::isfinite(out.loss)).to(at::kFloat);
       if (check_every_step && !std::isfinite(out.loss.item<double>()))
@@ -181,7 +258,8 @@ EndEvent Run::execute() {
       tokens_ += tokens_per;
 
       const bool last = step == steps;
-      if (step % c_.train.log_every == 0 || last || step == start_step_ + 1) {
+      const bool report = step % c_.train.log_every == 0 || last || step == start_step_ + 1;
+      if (report) {
         StepEvent e;
         e.loss = out.loss.item<double>();  // the host sync of this report
         if (!std::isfinite(e.loss))
@@ -204,12 +282,13 @@ EndEvent Run::execute() {
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(*model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches,
                               precision_, device_);
+        if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         sink_.on_eval({step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), val});
       }
-      if (c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
+      if (main_ && c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
       if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && !last) checkpoint(step);
       window_excluded += std::chrono::duration<double>(Clock::now() - io_start).count();
-      if (control_ && control_->stop.load() && !last) {
+      if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;
       }
@@ -227,7 +306,8 @@ EndEvent Run::execute() {
   end.step = step;
   end.tokens = tokens_;
   end.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
-  sink_.on_end(end);
+  if (!main_ && end.status == "failed") end.error = "rank " + std::to_string(dist_.rank) + ": " + end.error;
+  end_sink_.on_end(end);
   return end;
 }
 
@@ -238,8 +318,17 @@ double flops_per_token(int64_t n, int64_t n_layer, int64_t n_embd, int64_t conte
 }
 
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
-  validate_config(config, cuda_device_count());
-  Run run(config, sink, control);
+  if (config.dist.gpus > 1)
+    throw Error("dist.gpus=" + std::to_string(config.dist.gpus) + " needs one process per rank",
+                "start it with `tokamak train --gpus " + std::to_string(config.dist.gpus) + "` (or torchrun / srun)");
+  return train(config, sink, control, DistEnv{});
+}
+
+EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist) {
+  Config c = config;
+  c.dist.gpus = dist.world_size;
+  validate_config(c, cuda_device_count());
+  Run run(c, sink, control, dist);
   return run.execute();
 }
 

@@ -8,6 +8,8 @@
 
 namespace tokamak {
 
+struct DistEnv;
+
 struct TrainControl {
   std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
   std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
@@ -15,7 +17,14 @@ struct TrainControl {
 
 // Config problems throw tokamak::Error before any work. Once the run has started, every failure is
 // reported as on_end with status "failed" (and returned), never thrown.
+// A config with dist.gpus > 1 is refused here: it needs one process per rank (`tokamak train --gpus N`).
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nullptr);
+
+// One process of a data-parallel group (engine/dist/dist_env.h; world_size 1 is the same as train() above).
+// dist.gpus becomes the group's size. Rank 0 sends every event and writes checkpoints and samples; the
+// other ranks send only on_end. Stop is agreed by all ranks at report steps (train.log_every); pause is
+// not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.
+EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist);
 
 // FLOPs per token of one training step (forward + backward): 6·N + 12·L·C·T, N without position embeddings.
 double flops_per_token(int64_t n_flop_params, int64_t n_layer, int64_t n_embd, int64_t context);

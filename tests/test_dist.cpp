@@ -1,0 +1,409 @@
+// Data parallelism on CPU with Gloo, ranks as real `tokamak train --gpus N` processes on loopback:
+// W ranks with batch B train to the parameters of one process with batch W·B (with and without gradient
+// accumulation), a killed or hung rank ends the others with an error within dist.timeout_s, and Ctrl-C
+// stops every rank at the same step. Also: the launcher's environment, the reducer's buckets.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QtTest>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "engine/config/config.h"
+#include "engine/data/dataset.h"
+#include "engine/dist/dist_env.h"
+#include "engine/dist/reducer.h"
+#include "engine/model/gpt.h"
+#include "engine/store/run_store.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/step.h"
+#include "engine/train/trainer.h"
+#include "engine/util/error.h"
+#include "tests/support/scratch_env.h"
+
+using namespace tokamak;
+
+namespace {
+
+// Tiny and fp32 on one thread per rank, so a run takes seconds and float rounding is the only difference.
+std::vector<std::string> tiny_sets(const std::string& data) {
+  return {"data.path=" + data, "model.n_layer=1", "model.n_head=2", "model.n_embd=32", "model.context=16",
+          "model.vocab_pad_multiple=1", "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1",
+          "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1"};
+}
+
+QStringList set_args(const std::vector<std::string>& sets) {
+  QStringList args;
+  for (const auto& s : sets) args << "--set" << QString::fromStdString(s);
+  return args;
+}
+
+QString tokamak_bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
+
+std::map<std::string, at::Tensor> weights(const GPTImpl& m) {
+  std::map<std::string, at::Tensor> out;
+  for (const auto& p : m.named_parameters()) out[p.key()] = p.value().detach().clone();
+  return out;
+}
+
+std::map<std::string, at::Tensor> checkpoint_weights(const Config& c, const std::string& path) {
+  GPT m(GPTOptions::from_config(c.model, c.opt));
+  load_checkpoint(path, *m, nullptr, false, c10::kCPU);
+  return weights(*m);
+}
+
+// The computation data parallelism must reproduce, in one process: at every step the union of the W
+// ranks' windows (rank r of W draws exactly what worker r draws) as one batch of W·B, through the engine's
+// own step, clip and AdamW, with the trainer's order of seeding and building.
+struct Reference {
+  std::map<std::string, at::Tensor> weights;  // after the last step
+  std::vector<double> loss, grad_norm;        // each step's mean loss and its gradient's norm before clipping
+};
+
+Reference one_big_batch(Config c, int world) {
+  c.dist.gpus = world;
+  at::manual_seed(static_cast<uint64_t>(c.train.seed));
+  PreparedDataset data = prepare_dataset(c.data.path);
+  std::vector<std::unique_ptr<Loader>> loaders;
+  for (int r = 0; r < world; ++r) {
+    LoaderOptions lo;
+    lo.batch_size = c.train.batch_size, lo.context = train_context(c), lo.val_fraction = c.data.val_fraction;
+    lo.seed = static_cast<uint64_t>(c.train.seed), lo.prefetch = false, lo.rank = r, lo.world_size = world;
+    loaders.push_back(std::make_unique<Loader>(data, lo));
+  }
+  GPT model(GPTOptions::from_config(c.model, c.opt));
+  model->train();
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+  AdamW opt(named, AdamWOptions{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, false});
+  const int64_t accum = grad_accum_steps(c);
+  Reference ref;
+  for (int64_t step = 0; step < c.train.steps; ++step) {
+    opt.zero_grad();
+    StepOutput out = forward_backward(
+        *model,
+        [&](int64_t micro) {
+          std::vector<at::Tensor> in, tg;
+          for (auto& l : loaders) {
+            Batch b = l->train_batch(step, micro, accum);
+            in.push_back(b.inputs), tg.push_back(b.targets);
+          }
+          return Batch{at::cat(in), at::cat(tg)};
+        },
+        accum, Precision::kFp32, c10::kCPU);
+    ref.grad_norm.push_back(clip_grad_norm(model->parameters(), c.train.grad_clip).item<double>());
+    ref.loss.push_back(out.loss.item<double>());
+    opt.step(learning_rate(c.train, step));
+  }
+  ref.weights = weights(*model);
+  return ref;
+}
+
+// The "step" events of a --json run, as {"loss": [...], "grad_norm": [...]}.
+std::map<QString, std::vector<double>> reported_steps(const QString& json_lines) {
+  std::map<QString, std::vector<double>> out;
+  for (const QString& line : json_lines.split('\n', Qt::SkipEmptyParts)) {
+    QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
+    if (o.value("event").toString() != "step") continue;
+    out["loss"].push_back(o.value("loss").toDouble());
+    out["grad_norm"].push_back(o.value("grad_norm").toDouble());
+  }
+  return out;
+}
+
+double max_difference(const std::map<std::string, at::Tensor>& a, const std::map<std::string, at::Tensor>& b,
+                      std::string* where) {
+  double worst = 0;
+  for (const auto& [name, t] : a) {
+    double d = (t - b.at(name)).abs().max().item<double>();
+    if (d > worst) worst = d, *where = name;
+  }
+  return worst;
+}
+
+// Starts `tokamak train` with the arguments; the caller reads and waits.
+std::unique_ptr<QProcess> start_tokamak(const QStringList& args) {
+  auto p = std::make_unique<QProcess>();
+  p->start(tokamak_bin(), QStringList{"train"} + args);
+  return p;
+}
+
+// Reads a process's output until `pattern` appears in it (or the time runs out); returns all read so far.
+QString read_until(QProcess& p, QProcess::ProcessChannel channel, const QString& pattern, int ms, QString* other) {
+  QString out;
+  QElapsedTimer t;
+  t.start();
+  while (!out.contains(pattern) && t.elapsed() < ms && p.state() != QProcess::NotRunning) {
+    p.waitForReadyRead(100);
+    out += QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardOutput() : p.readAllStandardError());
+    *other += QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardError() : p.readAllStandardOutput());
+  }
+  return out;
+}
+
+std::vector<pid_t> worker_pids(const QString& stderr_text) {
+  QRegularExpression re("started \\d+ ranks, pids ([0-9 ]+) \\(");
+  auto m = re.match(stderr_text);
+  std::vector<pid_t> pids;
+  if (m.hasMatch())
+    for (const QString& s : m.captured(1).split(' ', Qt::SkipEmptyParts)) pids.push_back(s.toInt());
+  return pids;
+}
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+class TestDist : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::ScratchEnv> env_;
+  std::string data_;
+
+ private slots:
+  void initTestCase() {
+    at::set_num_threads(1);
+    env_ = std::make_unique<test::ScratchEnv>();
+    QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");
+    QVERIFY2(!tokamak_bin().isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
+    data_ = env_->corpus_excerpt(120000);
+    prepare_dataset(data_);  // tokenized once into the scratch cache that every worker process shares
+  }
+
+  void environmentOfLaunchers() {
+    auto from = [](std::map<std::string, std::string> vars) {
+      return dist_env_from_environment([vars](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+      });
+    };
+    QCOMPARE(from({}).world_size, 1);
+    // A batch script sees SLURM_PROCID/SLURM_NTASKS outside srun: still one process.
+    QCOMPARE(from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}).world_size, 1);
+    DistEnv t = from({{"RANK", "9"}, {"WORLD_SIZE", "16"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "8"},
+                      {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+    QCOMPARE(t.rank, 9);
+    QCOMPARE(t.world_size, 16);
+    QCOMPARE(t.local_rank, 1);
+    QCOMPARE(t.local_world_size, 8);
+    QCOMPARE(QString::fromStdString(t.master_addr), QString("node1"));
+    QCOMPARE(t.master_port, 29400);
+    QVERIFY(t.store_hosted);
+    QCOMPARE(QString::fromStdString(t.source), QString("torchrun"));
+    DistEnv s = from({{"SLURM_PROCID", "5"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_LOCALID", "1"},
+                      {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"}, {"MASTER_ADDR", "n1"}});
+    QCOMPARE(s.rank, 5);
+    QCOMPARE(s.world_size, 8);
+    QCOMPARE(s.local_rank, 1);
+    QCOMPARE(s.local_world_size, 4);
+    QVERIFY(!s.store_hosted);
+    QCOMPARE(QString::fromStdString(s.source), QString("slurm"));
+    // Several nodes need a master address; ranks outside the world are refused.
+    QVERIFY_THROWS_EXCEPTION(Error, from({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_STEP_NUM_NODES", "2"}}));
+    QVERIFY_THROWS_EXCEPTION(Error, from({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
+  }
+
+  void singleProcessApiRefusesSeveralRanks() {
+    Config c;
+    apply_overrides(c, tiny_sets(data_));
+    c.dist.gpus = 2;
+    EventSink none;
+    try {
+      train(c, none);
+      QFAIL("train() ran dist.gpus=2 in one process");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("--gpus 2"), e.what());
+    }
+  }
+
+  void reducerBucketsInReverseOrderAndAverages() {
+    // A group of one (Gloo, in this process): the reducer's own logic with nothing to exchange.
+    DistEnv e;
+    e.master_port = free_port();
+    ProcessGroup group(e, c10::kCPU, std::chrono::seconds(10));
+    Config c;
+    apply_overrides(c, tiny_sets(data_));
+    at::manual_seed(3);
+    GPT model(GPTOptions::from_config(c.model, c.opt));
+    auto params = model->parameters();
+    auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
+    Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
+    auto plain = [&] {
+      for (auto& p : params) p.mutable_grad() = at::Tensor();
+      forward_backward(*model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU);
+      std::vector<at::Tensor> g;
+      for (auto& p : params) g.push_back(p.grad().clone());
+      return g;
+    };
+    std::vector<at::Tensor> expected = plain();
+
+    GradReducer reducer(params, group, /*bucket_bytes=*/4096);
+    auto layout = reducer.bucket_layout();
+    QVERIFY2(layout.size() > 2, qPrintable(QString::number(layout.size())));
+    size_t previous = params.size();
+    for (const auto& bucket : layout)
+      for (size_t i : bucket) {
+        QVERIFY(i < previous);
+        previous = i;
+      }  // reverse parameter order throughout
+    reducer.zero_grad();
+    forward_backward(*model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU, {}, &reducer);
+    QCOMPARE(reducer.started_in_backward(), reducer.bucket_count());  // none waited for the end of backward
+    for (size_t i = 0; i < params.size(); ++i)
+      QVERIFY2(at::allclose(params[i].grad(), expected[i], 1e-5, 1e-7), qPrintable(QString::number(i)));
+  }
+
+  void oneRankReferenceIsTheTrainer() {
+    // Anchors the reference loop below: with W=1 it must be what train() computes.
+    Config c;
+    apply_overrides(c, tiny_sets(data_));
+    apply_overrides(c, {"train.steps=4", "train.checkpoint_dir=" + env_->path("ckpt-ref")});
+    EventSink none;
+    QCOMPARE(QString::fromStdString(train(c, none).status), QString("finished"));
+    std::string where;
+    double diff =
+        max_difference(one_big_batch(c, 1).weights, checkpoint_weights(c, env_->path("ckpt-ref/step_4.pt")), &where);
+    QVERIFY2(diff == 0, qPrintable(QString("%1 at %2").arg(diff).arg(QString::fromStdString(where))));
+  }
+
+  void ranksEqualOneBigBatch_data() {
+    QTest::addColumn<int>("world");
+    QTest::addColumn<int>("accum");
+    QTest::newRow("2 ranks") << 2 << 1;
+    QTest::newRow("3 ranks") << 3 << 1;
+    QTest::newRow("2 ranks, 2 micro-steps") << 2 << 2;
+  }
+  void ranksEqualOneBigBatch() {
+    QFETCH(int, world);
+    QFETCH(int, accum);
+    const std::string dir = env_->path("ckpt-" + std::to_string(world) + "x" + std::to_string(accum));
+    std::vector<std::string> sets = tiny_sets(data_);
+    sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum), "train.checkpoint_dir=" + dir,
+                             "dist.bucket_mb=0.02"});  // several buckets even for this tiny model
+    auto p = start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + set_args(sets));
+    QVERIFY(p->waitForFinished(120000));
+    const QString err = QString::fromUtf8(p->readAllStandardError());
+    QVERIFY2(p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0, qPrintable(err));
+    const QString out = QString::fromUtf8(p->readAllStandardOutput());
+    QCOMPARE(out.count("\"event\":\"start\""), 1);  // only rank 0 reports
+    QVERIFY2(out.contains(QString("\"world_size\":%1").arg(world)), qPrintable(out));
+    QVERIFY2(out.contains("\"status\":\"finished\""), qPrintable(out));
+
+    Config c;
+    apply_overrides(c, sets);
+    Reference ref = one_big_batch(c, world);
+    // Every step's loss (the mean over ranks) and gradient norm (of the averaged gradient: a sum instead of
+    // a mean would double it) equal the big batch's, to float rounding of sums taken in another order.
+    auto reported = reported_steps(out);
+    QCOMPARE(reported["loss"].size(), ref.loss.size());
+    for (size_t i = 0; i < ref.loss.size(); ++i) {
+      QVERIFY2(std::abs(reported["loss"][i] - ref.loss[i]) < 1e-5 * ref.loss[i],
+               qPrintable(QString("step %1 loss %2 vs %3").arg(i + 1).arg(reported["loss"][i]).arg(ref.loss[i])));
+      QVERIFY2(std::abs(reported["grad_norm"][i] - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
+               qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
+    }
+    std::string where;
+    double diff = max_difference(ref.weights, checkpoint_weights(c, dir + "/step_5.pt"), &where);
+    // Stated tolerance for the weights: 1e-4, about 1% of how far 5 steps move a weight (lr ≤ 2e-3 per step).
+    // AdamW divides each gradient by its own running size, so where a gradient is near zero (rows of the
+    // tied embedding for tokens that never occur) float rounding of the gradient moves the update by a
+    // visible fraction of a step; elsewhere the weights agree to ~1e-6.
+    QVERIFY2(diff < 1e-4, qPrintable(QString("%1 at %2").arg(diff).arg(QString::fromStdString(where))));
+    qInfo("world %d, accum %d: max |parameter difference| = %.3g (at %s)", world, accum, diff, where.c_str());
+  }
+
+  void killedRankEndsTheOthers() {
+    const std::string dir = env_->path("ckpt-kill"), db = env_->path("kill.db");
+    std::vector<std::string> sets = tiny_sets(data_);
+    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir, "dist.timeout_s=5"});
+    auto p = start_tokamak(QStringList{"--gpus", "3", "--json", "--db", QString::fromStdString(db)} + set_args(sets));
+    QString err;
+    QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
+    QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
+    std::vector<pid_t> pids = worker_pids(err);
+    QCOMPARE(static_cast<int>(pids.size()), 3);
+    QElapsedTimer t;
+    t.start();
+    ::kill(pids[2], SIGKILL);
+    QVERIFY(p->waitForFinished(60000));
+    const double seconds = t.elapsed() / 1000.0;
+    err += QString::fromUtf8(p->readAllStandardError());
+    out += QString::fromUtf8(p->readAllStandardOutput());
+    QVERIFY(p->exitCode() != 0);
+    QVERIFY2(err.contains("rank 2") && err.contains("signal 9"), qPrintable(err));
+    QVERIFY2(out.contains("\"status\":\"failed\""), qPrintable(out));
+    // Within the timeout (and well within: a dead peer closes its sockets).
+    QVERIFY2(seconds < 5 + 5, qPrintable(QString::number(seconds)));
+    // Rank 0 recorded the failure and kept a checkpoint of its last step.
+    RunStore store(db, RunStore::Mode::existing);
+    auto runs = store.list_runs();
+    QCOMPARE(static_cast<int>(runs.size()), 1);
+    RunInfo run = store.run(runs.front().run.id);
+    QCOMPARE(QString::fromStdString(run.status), QString("failed"));
+    QCOMPARE(run.world_size, 3);
+    QVERIFY2(!QDir(QString::fromStdString(dir)).entryList({"step_*.pt"}).isEmpty(), qPrintable(err));
+    qInfo("killed rank 2: the launcher returned after %.1f s", seconds);
+  }
+
+  void hungRankTimesOut() {
+    std::vector<std::string> sets = tiny_sets(data_);
+    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
+    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + set_args(sets));
+    QString err;
+    QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
+    QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
+    std::vector<pid_t> pids = worker_pids(err);
+    QCOMPARE(static_cast<int>(pids.size()), 2);
+    QElapsedTimer t;
+    t.start();
+    ::kill(pids[1], SIGSTOP);  // alive but silent: only the timeout can tell
+    QVERIFY(p->waitForFinished(60000));
+    const double seconds = t.elapsed() / 1000.0;
+    err += QString::fromUtf8(p->readAllStandardError());
+    QVERIFY(p->exitCode() != 0);
+    QVERIFY2(err.contains("timed out", Qt::CaseInsensitive) || err.contains("timeout", Qt::CaseInsensitive), qPrintable(err));
+    QVERIFY2(seconds >= 2.5 && seconds < 3 + 7, qPrintable(QString::number(seconds)));
+    qInfo("hung rank 1: the launcher returned after %.1f s", seconds);
+  }
+
+  void interruptStopsEveryRankTogether() {
+    const std::string dir = env_->path("ckpt-int");
+    std::vector<std::string> sets = tiny_sets(data_);
+    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir});
+    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + set_args(sets));
+    QString err;
+    QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
+    QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
+    ::kill(static_cast<pid_t>(p->processId()), SIGINT);
+    QVERIFY(p->waitForFinished(60000));
+    err += QString::fromUtf8(p->readAllStandardError());
+    out += QString::fromUtf8(p->readAllStandardOutput());
+    QVERIFY2(p->exitCode() == 0, qPrintable(err));
+    QVERIFY2(out.contains("\"status\":\"stopped\""), qPrintable(out));
+    QVERIFY(!QDir(QString::fromStdString(dir)).entryList({"step_*.pt"}).isEmpty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDist)
+#include "test_dist.moc"
