@@ -1,0 +1,30 @@
+// A memory estimate for one training process, before anything is built: weights, gradients, AdamW's two
+// states, and activations per Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+// Models" (2022). The studio shows it as sizes and switches change, and next to the measured peak after a run.
+#pragma once
+#include <cstdint>
+
+namespace tokamak {
+
+struct Config;
+
+struct MemoryEstimate {
+  int64_t parameters = 0;   // count_parameters() of the model the config builds (tied weights counted once)
+  int64_t weights = 0;      // bytes: fp32 master weights, or bf16 with opt.precision=bf16-pure
+  int64_t gradients = 0;    // bytes: one gradient per weight, in the weights' dtype
+  int64_t optimizer = 0;    // bytes: AdamW's exp_avg and exp_avg_sq, in the weights' dtype
+  int64_t activations = 0;  // bytes kept for backward by the transformer blocks (Korthikanti's per-layer term)
+  int64_t logits = 0;       // bytes of the output layer: fp32 logits over the padded vocabulary, 4·s·b·v
+  int64_t total() const { return weights + gradients + optimizer + activations + logits; }
+};
+
+// Per layer, 16-bit activations take s·b·h·(34 + 5·a·s/h) bytes (s = context, b = micro-batch, h = width,
+// a = heads). Fused attention (opt.attention=sdpa) never stores the a·s² scores: the 5·a·s/h term goes.
+// Activation checkpointing keeps only each block's input (2·s·b·h) plus one block's full activations while it
+// is recomputed. fp32 and tf32 runs store 4-byte activations: twice the 16-bit figure.
+MemoryEstimate estimate_memory(const Config& config);
+
+// Bytes as "1.23 GB" / "456 MB" / "12 KB" (decimal units, as GPU datasheets write them).
+const char* format_bytes(int64_t bytes, char* buffer, int size);
+
+}  // namespace tokamak

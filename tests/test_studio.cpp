@@ -1,0 +1,338 @@
+// The studio end to end: the real MainWindow (offscreen) configures a tiny nano run, starts it, watches the
+// plots and samples fill, pauses and resumes, stops (checkpoint written), finds the run in the runs page,
+// samples from the checkpoint, resumes the stopped run; bad setups list their problems and keep Start off;
+// a failed run says why; closing during a run asks and stops cleanly; setups, ladders and settings persist.
+#include <QtTest>
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+
+#include "engine/config/config.h"
+#include "tests/support/scratch_env.h"
+#include "ui/main_window.h"
+#include "ui/plots/live_plots.h"
+#include "ui/plots/metric_plot.h"
+#include "ui/run/run_controller.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/samples/samples_panel.h"
+#include "ui/setup/dataset_box.h"
+#include "ui/setup/key_bindings.h"
+#include "ui/setup/setup_files.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/setup/switches_box.h"
+#include "ui/status/run_status.h"
+
+using namespace tokamak;
+using namespace tokamak::ui;
+using State = RunController::State;
+
+namespace {
+
+Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
+  Config c;
+  apply_overrides(c, {"model.preset=nano", "model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32",
+                      "train.batch_size=2", "train.steps=" + std::to_string(steps), "threads=1",
+                      "train.log_every=1", "train.eval_every=10", "train.eval_batches=2", "train.sample_every=10",
+                      "train.sample_tokens=8", "train.warmup_steps=2", "opt.precision=fp32", "data.path=" + data,
+                      "name=" + name});
+  return c;
+}
+
+QStringList problemLines(MainWindow& w) {
+  QStringList lines;
+  auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
+  for (int i = 0; list && i < list->count(); ++i) lines << list->item(i)->text();
+  return lines;
+}
+
+bool tableHas(RunsPanel* panel, const QString& text) {
+  auto* table = panel->findChild<QTableView*>();
+  if (!table || !table->model()) return false;
+  QAbstractItemModel* m = table->model();
+  for (int r = 0; r < m->rowCount(); ++r)
+    for (int c = 0; c < m->columnCount(); ++c)
+      if (m->index(r, c).data().toString().contains(text)) return true;
+  return false;
+}
+
+}  // namespace
+
+class TestStudio : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void setupShowsEstimateAndAvailability();
+  void badInputs_data();
+  void badInputs();
+  void countsTokensOffTheGuiThread();
+  void runLifecycle();
+  void failedRunShowsWhy();
+  void closingDuringRunAsksThenStops();
+  void setupFilesAndLadders();
+  void settingsAreRemembered();
+
+ private:
+  std::unique_ptr<test::ScratchEnv> env_;
+  QTemporaryDir settingsDir_;
+  std::string data_;
+};
+
+void TestStudio::initTestCase() {
+  env_ = std::make_unique<test::ScratchEnv>();
+  if (!env_->ok()) QSKIP("assets missing: run scripts/setup.sh");
+  // Window state and the last setup go to a throw-away folder, not the user's settings.
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
+  QSettings("Tokamak", "Tokamak Studio").clear();
+  data_ = env_->corpus_excerpt(40000);
+}
+
+void TestStudio::setupShowsEstimateAndAvailability() {
+  MainWindow w;
+  w.setupPanel()->setConfig(tinyRun(data_, 50, "estimate"));
+  auto* params = w.setupPanel()->findChild<QLabel*>("paramCount");
+  auto* memory = w.setupPanel()->findChild<QLabel*>("memoryEstimate");
+  QVERIFY(params && memory);
+  QVERIFY2(params->text().contains("M"), qPrintable(params->text()));  // 1.7M at width 32 (the embedding)
+  QVERIFY2(memory->text().contains("per process"), qPrintable(memory->text()));
+  QVERIFY(memory->toolTip().contains("Korthikanti"));
+  // On this CPU-only machine the CUDA-only switches are off, each with the engine's reason.
+  const QString why = w.setupPanel()->switchesBox()->unavailableText();
+  QVERIFY2(why.contains("opt.precision=tf32") && why.contains("needs a CUDA device"), qPrintable(why));
+  auto* pin = w.setupPanel()->findChild<QCheckBox*>("opt.pin_memory");
+  QVERIFY(pin && !pin->isEnabled() && pin->toolTip().contains("Unavailable"));
+  auto* fused = w.setupPanel()->findChild<QCheckBox*>("opt.fused_adamw");
+  QVERIFY(fused && fused->isEnabled() && fused->toolTip().contains("55K"));
+  auto* find = w.setupPanel()->findChild<QPushButton*>("findLargestBatch");
+  QVERIFY(find && !find->isEnabled() && find->toolTip().contains("CUDA"));
+  QVERIFY(w.startAction()->isEnabled());
+  QVERIFY(!w.pauseAction()->isEnabled() && !w.stopAction()->isEnabled() && !w.resumeAction()->isEnabled());
+}
+
+void TestStudio::badInputs_data() {
+  QTest::addColumn<QString>("key");
+  QTest::addColumn<QString>("value");
+  QTest::addColumn<QString>("problem");  // a piece of the line the window must list
+  QTest::newRow("missing dataset") << "data.path" << "/no/such/corpus.txt" << "does not exist";
+  QTest::newRow("heads do not divide width") << "model.n_head" << "3" << "model.n_head (3) must divide";
+  QTest::newRow("learning rate not a number") << "train.lr" << "fast" << "train.lr";
+  QTest::newRow("CUDA-only precision on CPU") << "opt.precision" << "fp16" << "needs a CUDA device";
+}
+
+void TestStudio::badInputs() {
+  QFETCH(QString, key);
+  QFETCH(QString, value);
+  QFETCH(QString, problem);
+  MainWindow w;
+  w.setupPanel()->setConfig(tinyRun(data_, 50, "bad"));
+  QVERIFY(w.setupPanel()->canStart());
+  // Change the widget as a user would, so the panel reacts to its own signals.
+  QWidget* widget = w.setupPanel()->findChild<QWidget*>(key);
+  QVERIFY2(widget, qPrintable(key));
+  if (key == "data.path") w.setupPanel()->findChild<QComboBox*>("datasetKind")->setCurrentIndex(1);
+  if (auto* spin = qobject_cast<QSpinBox*>(widget)) spin->setValue(value.toInt());
+  if (auto* edit = qobject_cast<QLineEdit*>(widget)) edit->setText(value);
+  if (auto* combo = qobject_cast<QComboBox*>(widget)) combo->setCurrentIndex(combo->findData(value));
+  QTRY_VERIFY2(problemLines(w).join('\n').contains(problem), qPrintable(problemLines(w).join('\n')));
+  QVERIFY(!w.setupPanel()->canStart());
+  QVERIFY(!w.startAction()->isEnabled());
+  w.startRun();  // even when asked directly, nothing starts
+  QCOMPARE(w.runController()->state(), State::Idle);
+  // Putting the setup right enables Start again.
+  w.setupPanel()->setConfig(tinyRun(data_, 50, "bad"));
+  QTRY_VERIFY(w.startAction()->isEnabled());
+}
+
+void TestStudio::countsTokensOffTheGuiThread() {
+  MainWindow w;
+  w.setupPanel()->setConfig(tinyRun(data_, 50, "count"));
+  DatasetBox* box = w.setupPanel()->datasetBox();
+  box->countTokens();
+  QVERIFY(box->isCounting());
+  QTRY_VERIFY_WITH_TIMEOUT(!box->isCounting(), 60000);
+  QVERIFY2(box->tokenSummary().contains("tokens"), qPrintable(box->tokenSummary()));
+  // Cancelling a count ends it without a result or an error dialog (default corpus: big enough to cancel).
+  w.setupPanel()->setConfig(Config{});
+  QVERIFY(box->tokenSummary().isEmpty());
+  box->countTokens();
+  box->cancelCount();
+  QTRY_VERIFY_WITH_TIMEOUT(!box->isCounting(), 60000);
+  const QString shown = box->findChild<QLabel*>("tokenCount")->text();
+  QVERIFY2(shown.contains("cancelled") || shown.contains("tokens"), qPrintable(shown));
+}
+
+void TestStudio::runLifecycle() {
+  MainWindow w;
+  w.setCloseQuestion([] { return true; });
+  w.show();
+  w.setupPanel()->setConfig(tinyRun(data_, 100000, "studio-lifecycle"));
+  QVERIFY(w.startAction()->isEnabled());
+  w.startAction()->trigger();
+  RunController* run = w.runController();
+  QVERIFY(run->isActive());
+  QVERIFY(!w.startAction()->isEnabled());
+
+  // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too.
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
+  for (MetricPlot* p : w.livePlots()->plots()) {
+    if (p->title() == "MFU") QCOMPARE(p->pointCount(0), 0);  // no known peak FLOP/s on a CPU
+    else QVERIFY2(p->pointCount(0) > 0, qPrintable(p->title()));  // memory: resident set on a CPU
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(w.samplesPanel()->sampleCount() > 0, 30000);
+  QVERIFY(w.samplesPanel()->text().contains("step 10"));
+  QVERIFY(w.runStatus()->text().contains("tok/s"));
+  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-lifecycle"));  // recorded while it trains
+
+  // Pause: steps stop advancing; resume: they advance again.
+  w.pauseAction()->trigger();
+  QCOMPARE(run->state(), State::Paused);
+  QVERIFY(w.resumeAction()->isEnabled() && !w.pauseAction()->isEnabled());
+  QTest::qWait(800);  // the step in flight finishes and reports
+  const int64_t pausedAt = run->lastStep().step;
+  QTest::qWait(1200);
+  QCOMPARE(run->lastStep().step, pausedAt);
+  QCOMPARE(w.runStatus()->stateText(), QString("paused"));
+  w.resumeAction()->trigger();
+  QCOMPARE(run->state(), State::Running);
+  QTRY_VERIFY_WITH_TIMEOUT(run->lastStep().step > pausedAt, 30000);
+
+  // Stop: the run ends as stopped with a checkpoint, which enables "sample now" and resuming.
+  w.stopAction()->trigger();
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 60000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("stopped"));
+  QVERIFY2(QFile::exists(run->lastCheckpoint()), qPrintable(run->lastCheckpoint()));
+  QCOMPARE(w.runStatus()->stateText(), QString("stopped"));
+  QVERIFY(w.resumeAction()->isEnabled() && w.startAction()->isEnabled());
+  QVERIFY(w.failureText().isEmpty());
+  w.showRunsPage();
+  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-lifecycle"));
+  QVERIFY(tableHas(w.runsPanel(), "stopped"));
+
+  auto* sampleNow = w.samplesPanel()->findChild<QPushButton*>("sampleNow");
+  QVERIFY(sampleNow->isEnabled());
+  const int before = w.samplesPanel()->sampleCount();
+  w.samplesPanel()->findChild<QLineEdit*>("samplePrompt")->setText("A hacker is");
+  sampleNow->click();
+  QTRY_VERIFY_WITH_TIMEOUT(w.samplesPanel()->sampleCount() == before + 1, 60000);
+  QVERIFY2(w.samplesPanel()->text().contains("A hacker is"), qPrintable(w.samplesPanel()->text().right(300)));
+  QVERIFY(!w.samplesPanel()->text().contains("failed"));
+
+  // A stopped run resumes from its checkpoint, on the same curves.
+  const int64_t stoppedAt = run->lastEnd().step;
+  const int pointsBefore = w.livePlots()->trainPoints();
+  w.resumeAction()->trigger();
+  QTRY_VERIFY_WITH_TIMEOUT(run->lastStep().step > stoppedAt, 60000);
+  QCOMPARE(run->runStart().start_step, stoppedAt);
+  QVERIFY(w.livePlots()->trainPoints() > pointsBefore);
+  w.stopAction()->trigger();
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 60000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("stopped"));
+}
+
+void TestStudio::failedRunShowsWhy() {
+  // A token shard with a bad header: the engine refuses it, and the window says why.
+  const QString bad = QString::fromStdString(env_->path("broken.bin"));
+  QFile f(bad);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray(4096, 'x'));
+  f.close();
+  MainWindow w;
+  w.setupPanel()->setConfig(tinyRun(bad.toStdString(), 20, "studio-broken"));
+  QVERIFY(w.setupPanel()->canStart());
+  w.startRun();
+  QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->isActive(), 60000);
+  QCOMPARE(QString::fromStdString(w.runController()->lastEnd().status), QString("failed"));
+  QVERIFY2(w.failureText().contains("broken.bin"), qPrintable(w.failureText()));
+  QCOMPARE(w.runStatus()->stateText(), QString("failed"));
+  QVERIFY(w.startAction()->isEnabled());  // the setup can be fixed and started again
+}
+
+void TestStudio::closingDuringRunAsksThenStops() {
+  MainWindow w;
+  w.show();
+  int asked = 0;
+  bool answer = false;
+  w.setCloseQuestion([&] { return ++asked, answer; });
+  w.setupPanel()->setConfig(tinyRun(data_, 100000, "studio-close"));
+  w.startRun();
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() > 2, 90000);
+  QVERIFY(!w.close());  // "no": the window and the run stay
+  QCOMPARE(asked, 1);
+  QVERIFY(w.runController()->isActive());
+  answer = true;
+  QVERIFY(w.close());   // "yes": stop, wait for the worker, close
+  QCOMPARE(asked, 2);
+  QVERIFY(!w.runController()->isActive());
+  QCOMPARE(QString::fromStdString(w.runController()->lastEnd().status), QString("stopped"));
+  QVERIFY(QFile::exists(w.runController()->lastCheckpoint()));
+}
+
+void TestStudio::setupFilesAndLadders() {
+  QTemporaryDir dir;
+  Config c = tinyRun(data_, 77, "saved");
+  QString error;
+  QVERIFY(saveSetup(dir.filePath("setup.json"), c, &error));
+  Config back;
+  QVERIFY2(loadSetup(dir.filePath("setup.json"), &back, &error), qPrintable(error));
+  QCOMPARE(config_to_json(back), config_to_json(c));
+  QVERIFY(!loadSetup(dir.filePath("missing.json"), &back, &error));
+  QVERIFY(error.contains("missing.json"));
+
+  // A ladder: nested and dotted keys in the base; cumulative rungs build on each other.
+  QFile f(dir.filePath("ladder.json"));
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(R"({"name": "tiny", "base": {"model": {"preset": "nano"}, "train.steps": 12},
+              "rungs": [{"name": "fp32", "set": {"opt.precision": "fp32"}},
+                        {"name": "checkpointing", "set": {"opt.activation_checkpointing": true}}]})");
+  f.close();
+  QString name;
+  QStringList rungs;
+  QList<Config> configs;
+  QVERIFY2(readLadder(dir.filePath("ladder.json"), &name, &rungs, &configs, &error), qPrintable(error));
+  QCOMPARE(name, QString("tiny"));
+  QCOMPARE(rungs, QStringList({"fp32", "checkpointing"}));
+  QCOMPARE(configs[1].train.steps, int64_t(12));
+  QCOMPARE(QString::fromStdString(configs[1].opt.precision), QString("fp32"));
+  QVERIFY(configs[1].opt.activation_checkpointing);
+  QCOMPARE(QString::fromStdString(configs[0].name), QString("tiny/fp32"));
+
+  // Loading a rung into the window fills the widgets.
+  MainWindow w;
+  w.setupPanel()->setConfig(configs[1]);
+  QCOMPARE(w.setupPanel()->keys()->value("opt.activation_checkpointing"), QString("true"));
+  QCOMPARE(w.setupPanel()->config().train.steps, int64_t(12));
+
+  // The ladders shipped in experiments/ load too.
+  const QString shipped = QFileInfo(QString(__FILE__)).dir().filePath("../experiments/ladders/cpu-nano.json");
+  if (QFile::exists(shipped)) {
+    QVERIFY2(readLadder(shipped, &name, &rungs, &configs, &error), qPrintable(error));
+    QVERIFY(rungs.size() > 1);
+  }
+}
+
+void TestStudio::settingsAreRemembered() {
+  {
+    MainWindow w;
+    w.show();
+    w.setupPanel()->setConfig(tinyRun(data_, 321, "remembered"));
+    QVERIFY(w.close());
+  }
+  MainWindow again;
+  QCOMPARE(again.setupPanel()->config().train.steps, int64_t(321));
+  QCOMPARE(QString::fromStdString(again.setupPanel()->config().name), QString("remembered"));
+  QCOMPARE(again.setupPanel()->config().model.n_embd, int64_t(32));
+}
+
+QTEST_MAIN(TestStudio)
+#include "test_studio.moc"

@@ -1,0 +1,272 @@
+// MainWindow: docks, pages, run actions and their wiring (see main_window.h).
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "engine/config/config.h"
+#include "engine/util/error.h"
+#include "ui/plots/live_plots.h"
+#include "ui/run/device_info.h"
+#include "ui/run/run_controller.h"
+#include "ui/runs/runs_panel.h"
+#include "ui/samples/samples_panel.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/status/run_status.h"
+
+// The icon lives in tokamak_ui's resources; a static library's resources must be registered by hand.
+static void initResources() { Q_INIT_RESOURCE(tokamak); }
+
+namespace tokamak::ui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  initResources();
+  setObjectName("TokamakStudio");
+  setWindowTitle(tr("Tokamak Studio"));
+  setWindowIcon(QIcon(":/icons/tokamak.svg"));
+  controller_ = new RunController(this);
+  setup_ = new SetupPanel;
+  plots_ = new LivePlots;
+  samples_ = new SamplesPanel;
+  runs_ = new RunsPanel;
+  status_ = new RunStatus;
+
+  // A failed run says why above its plots, which keep the history up to the failure.
+  failure_ = new QWidget;
+  failure_->setObjectName("failureBanner");
+  auto* icon = new QLabel;
+  icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxCritical).pixmap(24, 24));
+  failureText_ = new QLabel;
+  failureText_->setWordWrap(true);
+  failureText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* dismiss = new QToolButton;
+  dismiss->setText(tr("Dismiss"));
+  connect(dismiss, &QToolButton::clicked, failure_, &QWidget::hide);
+  auto* banner = new QHBoxLayout(failure_);
+  banner->addWidget(icon);
+  banner->addWidget(failureText_, 1);
+  banner->addWidget(dismiss);
+  failure_->hide();
+
+  auto* live = new QWidget;
+  auto* liveLayout = new QVBoxLayout(live);
+  liveLayout->setContentsMargins(4, 4, 4, 4);
+  liveLayout->addWidget(failure_);
+  liveLayout->addWidget(plots_, 1);
+  pages_ = new QTabWidget;
+  pages_->addTab(live, tr("Live run"));
+  pages_->addTab(runs_, tr("Runs, compare and export"));
+  setCentralWidget(pages_);
+  statusBar()->addPermanentWidget(status_);
+
+  buildActions();
+  buildDocks();
+  connect(controller_, &RunController::batchArrived, this, &MainWindow::onBatch);
+  connect(controller_, &RunController::runStarted, this, &MainWindow::onRunStarted);
+  connect(controller_, &RunController::runEnded, this, &MainWindow::onRunEnded);
+  connect(controller_, &RunController::stateChanged, this, &MainWindow::updateActions);
+  connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
+  connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
+  connect(runs_, &RunsPanel::resumeRequested, this,
+          [this](const QString& checkpoint, const QString& json) { loadRunConfig(json, checkpoint); });
+  closeQuestion_ = [this] {
+    return QMessageBox::question(this, tr("Stop the run?"),
+                                 tr("A run is in progress. Stop it (a checkpoint is written) and close?")) ==
+           QMessageBox::Yes;
+  };
+  restoreSettings();
+  updateActions();
+}
+
+MainWindow::~MainWindow() { controller_->stopAndWait(); }
+
+void MainWindow::buildActions() {
+  QToolBar* bar = addToolBar(tr("Run"));
+  bar->setObjectName("runToolBar");
+  bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  auto add = [&](const QString& text, QStyle::StandardPixmap icon, const QString& tip, void (MainWindow::*slot)()) {
+    QAction* a = bar->addAction(style()->standardIcon(icon), text, this, slot);
+    a->setToolTip(tip);
+    return a;
+  };
+  start_ = add(tr("Start"), QStyle::SP_MediaPlay, tr("Start a run with this setup"), &MainWindow::startRun);
+  pause_ = add(tr("Pause"), QStyle::SP_MediaPause, tr("Hold the run between steps"), &MainWindow::pauseRun);
+  resume_ = add(tr("Resume"), QStyle::SP_MediaSeekForward,
+                tr("Continue a paused run, or a stopped one from its last checkpoint"), &MainWindow::resumeRun);
+  stop_ = add(tr("Stop"), QStyle::SP_MediaStop, tr("Finish the current step, write a checkpoint and stop"),
+              &MainWindow::stopRun);
+  start_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("Save setup…"), setup_, &SetupPanel::saveSetupAs);
+  file->addAction(tr("Load setup…"), setup_, &SetupPanel::loadSetupFrom);
+  file->addAction(tr("Open ladder…"), setup_, [this] { setup_->openLadder(); });
+  file->addSeparator();
+  file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addActions({start_, pause_, resume_, stop_});
+}
+
+void MainWindow::buildDocks() {
+  setupDock_ = new QDockWidget(tr("Setup"), this);
+  setupDock_->setObjectName("setupDock");
+  setupDock_->setWidget(setup_);
+  addDockWidget(Qt::LeftDockWidgetArea, setupDock_);
+  samplesDock_ = new QDockWidget(tr("Samples"), this);
+  samplesDock_->setObjectName("samplesDock");
+  samplesDock_->setWidget(samples_);
+  addDockWidget(Qt::BottomDockWidgetArea, samplesDock_);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(setupDock_->toggleViewAction());
+  view->addAction(samplesDock_->toggleViewAction());
+}
+
+void MainWindow::setDatabase(const QString& path) {
+  controller_->setDatabase(path);
+  runs_->setDatabase(path);
+}
+
+void MainWindow::startRun() {
+  if (controller_->isActive() || !setup_->canStart()) return;
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  if (controller_->start(setup_->config())) status_->setState(tr("preparing"));
+}
+
+void MainWindow::pauseRun() { controller_->pause(); }
+
+void MainWindow::resumeRun() {
+  if (controller_->state() == RunController::State::Paused) return controller_->resume();
+  if (controller_->isActive() || controller_->lastCheckpoint().isEmpty()) return;
+  // A stopped (or failed) run continues from its last checkpoint, on the same curves.
+  Config c = controller_->config();
+  c.train.resume = controller_->lastCheckpoint().toStdString();
+  failure_->hide();
+  if (controller_->start(c)) status_->setState(tr("resuming"));
+}
+
+void MainWindow::stopRun() { controller_->stop(); }
+
+void MainWindow::onBatch(const RunBatch& batch) {
+  plots_->appendSteps(batch.steps);
+  plots_->appendEvals(batch.evals);
+  plots_->flush();
+  samples_->appendSamples(batch.samples);
+  if (!batch.checkpoints.empty()) samples_->setCheckpoint(controller_->lastCheckpoint());
+  if (batch.progress) status_->setProgress(*batch.progress);
+  if (!batch.steps.empty()) status_->stepped(batch.steps.back());
+  // The store has committed these rows before the bridge saw them: the runs page can show them now.
+  if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
+}
+
+void MainWindow::onRunStarted(const RunStart& start) {
+  const DeviceInfo& info = deviceInfo();
+  const QString device = QString::fromStdString(start.device);
+  QString name = info.cpuName;
+  if (device.startsWith("cuda")) {
+    const int index = device.section(':', 1).toInt();
+    name = index < info.gpuCount() ? info.gpuNames[index] : QString::fromStdString(start.gpu_name);
+  }
+  status_->runStarted(start, name);
+  status_->setState(tr("running"));
+  statusBar()->showMessage(tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)),
+                           8000);
+  runs_->refresh();
+}
+
+void MainWindow::onRunEnded(const EndEvent& end) {
+  const QString status = QString::fromStdString(end.status);
+  status_->setState(status);
+  const StepEvent& last = controller_->lastStep();
+  if (last.mem_peak > 0) setup_->showMeasuredPeak(last.mem_peak, QString::fromStdString(controller_->runStart().device));
+  if (end.status == "failed") showFailure(QString::fromStdString(end.error));
+  else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
+  runs_->refresh();
+}
+
+void MainWindow::showFailure(const QString& why) {
+  failureText_->setText(tr("The run failed: %1").arg(why));
+  failure_->show();
+  statusBar()->showMessage(tr("Run failed: %1").arg(why));
+  showLivePage();
+}
+
+QString MainWindow::failureText() const { return failure_->isVisible() || !failure_->isHidden() ? failureText_->text() : QString(); }
+
+void MainWindow::showLivePage() { pages_->setCurrentIndex(0); }
+void MainWindow::showRunsPage() { pages_->setCurrentIndex(1); }
+
+void MainWindow::updateActions() {
+  using State = RunController::State;
+  const State s = controller_->state();
+  const bool idle = s == State::Idle;
+  const QString ended = QString::fromStdString(controller_->lastEnd().status);
+  start_->setEnabled(idle && setup_->canStart());
+  start_->setToolTip(setup_->canStart() ? tr("Start a run with this setup")
+                                        : tr("Fix the problems listed under the setup first"));
+  pause_->setEnabled(s == State::Running);
+  resume_->setEnabled(s == State::Paused ||
+                      (idle && (ended == "stopped" || ended == "failed") && !controller_->lastCheckpoint().isEmpty()));
+  stop_->setEnabled(s == State::Running || s == State::Paused);
+  setup_->setEditable(idle);
+  if (s == State::Paused) status_->setState(tr("paused"));
+  else if (s == State::Stopping) status_->setState(tr("stopping"));
+  else if (s == State::Running && status_->stateText() == tr("paused")) status_->setState(tr("running"));
+}
+
+void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
+  try {
+    Config c = config_from_json(json.toStdString());
+    c.train.resume = resumeFrom.toStdString();
+    setup_->setConfig(c);
+    setupDock_->show();
+    statusBar()->showMessage(resumeFrom.isEmpty() ? tr("Loaded the run's setup: change what you like, then Start")
+                                                  : tr("Start resumes from %1").arg(resumeFrom), 10000);
+  } catch (const Error& e) {
+    QMessageBox::warning(this, tr("Load run"), QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (controller_->isActive()) {
+    if (!closeQuestion_()) return event->ignore();
+    controller_->stopAndWait();  // the trainer writes its checkpoint and ends as "stopped"
+  }
+  saveSettings();
+  event->accept();
+}
+
+void MainWindow::saveSettings() const {
+  QSettings settings("Tokamak", "Tokamak Studio");
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  settings.setValue("setup/config", QString::fromStdString(config_to_json(setup_->config(), -1)));
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings("Tokamak", "Tokamak Studio");
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1500, 950);
+  restoreState(settings.value("window/state").toByteArray());
+  const QString json = settings.value("setup/config").toString();
+  if (json.isEmpty()) return;
+  try {
+    setup_->setConfig(config_from_json(json.toStdString()));
+  } catch (const Error&) {
+    // A setup saved by another version with keys this one lacks: start from the defaults instead.
+  }
+}
+
+}  // namespace tokamak::ui

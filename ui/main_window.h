@@ -1,0 +1,87 @@
+// MainWindow: the studio's frame and nothing more. The setup dock, the live plots, the samples dock and the
+// runs page do the work; the run controller owns the training thread. The window wires their signals,
+// keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup (QSettings),
+// and asks before closing over a running run.
+#pragma once
+#include <QMainWindow>
+#include <functional>
+
+#include "engine/train/events.h"
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QTabWidget;
+class RunsPanel;
+
+namespace tokamak::ui {
+
+class LivePlots;
+class RunController;
+class RunStatus;
+class SamplesPanel;
+class SetupPanel;
+struct RunBatch;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // The run store both the runs page and new runs use; "" = the default database.
+  void setDatabase(const QString& path);
+  // Asked when the window is closed during a run; true = stop the run and close. Tests answer it themselves.
+  void setCloseQuestion(std::function<bool()> ask) { closeQuestion_ = std::move(ask); }
+
+  SetupPanel* setupPanel() const { return setup_; }
+  LivePlots* livePlots() const { return plots_; }
+  SamplesPanel* samplesPanel() const { return samples_; }
+  RunsPanel* runsPanel() const { return runs_; }
+  RunController* runController() const { return controller_; }
+  RunStatus* runStatus() const { return status_; }
+  QAction* startAction() const { return start_; }
+  QAction* pauseAction() const { return pause_; }
+  QAction* resumeAction() const { return resume_; }
+  QAction* stopAction() const { return stop_; }
+  QString failureText() const;  // the banner shown after a failed run ("" when none)
+  void showLivePage();
+  void showRunsPage();
+
+ public Q_SLOTS:
+  void startRun();
+  void pauseRun();
+  void resumeRun();
+  void stopRun();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildActions();
+  void buildDocks();
+  void onBatch(const RunBatch& batch);
+  void onRunStarted(const RunStart& start);
+  void onRunEnded(const EndEvent& end);
+  void updateActions();
+  void showFailure(const QString& why);
+  void loadRunConfig(const QString& configJson, const QString& resumeFrom);
+  void saveSettings() const;
+  void restoreSettings();
+
+  SetupPanel* setup_;
+  LivePlots* plots_;
+  SamplesPanel* samples_;
+  RunsPanel* runs_;
+  RunController* controller_;
+  RunStatus* status_;
+  QTabWidget* pages_;
+  QWidget* failure_;
+  QLabel* failureText_;
+  QDockWidget* setupDock_;
+  QDockWidget* samplesDock_;
+  QAction *start_, *pause_, *resume_, *stop_;
+  std::function<bool()> closeQuestion_;
+};
+
+}  // namespace tokamak::ui

@@ -1,0 +1,200 @@
+// MetricPlot: batched appends, raw + EMA curves, zoom/pan/hover (see metric_plot.h).
+#include "ui/plots/metric_plot.h"
+
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+namespace tokamak::ui {
+
+MetricPlot::MetricPlot(const QString& title, const QString& unit, QWidget* parent)
+    : QCustomPlot(parent), title_(title), unit_(unit) {
+  setObjectName(title);
+  setMinimumSize(220, 160);
+  setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  // Thousands of points per pixel column: draw their envelope, not each one (keeps 100k points cheap).
+  setNotAntialiasedElements(QCP::aeAll);
+  plotLayout()->insertRow(0);
+  plotLayout()->addElement(0, 0, new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold)));
+  yAxis->setLabel(unit);
+  legend->setVisible(false);
+  tracer_ = new QCPItemTracer(this);
+  tracer_->setStyle(QCPItemTracer::tsCircle);
+  tracer_->setSize(6);
+  tracer_->setVisible(false);
+  setXAxis(XAxis::Step);
+  applyPalette();
+}
+
+int MetricPlot::addSeries(const QString& name, const QColor& color) {
+  Series s;
+  s.name = name;
+  s.color = color;
+  s.raw = addGraph();
+  s.smooth = addGraph();
+  s.raw->setName(name);
+  s.smooth->setName(name + tr(" (smoothed)"));
+  s.raw->setAdaptiveSampling(true);
+  s.smooth->setAdaptiveSampling(true);
+  series_.push_back(s);
+  styleSeries(series_.back());
+  legend->setVisible(series_.size() > 1);
+  for (auto& other : series_) other.smooth->removeFromLegend();
+  return static_cast<int>(series_.size()) - 1;
+}
+
+void MetricPlot::styleSeries(Series& s) {
+  const bool smoothing = smoothing_ > 0;
+  QColor light = s.color;
+  light.setAlpha(smoothing ? 70 : 255);  // raw stays visible under the smoothed curve, lighter
+  s.raw->setPen(QPen(light, 1));
+  // 1 px on purpose: a wider pen takes the raster engine's slow stroker, ~35 ms per replot at 100k points.
+  s.smooth->setPen(QPen(s.color, 1));
+  s.smooth->setVisible(smoothing);
+}
+
+void MetricPlot::append(int series, double step, double tokens, double wall, double value) {
+  Series& s = series_[series];
+  s.step.push_back(step), s.tokens.push_back(tokens), s.wall.push_back(wall), s.value.push_back(value);
+}
+
+const QVector<double>& MetricPlot::keys(const Series& s) const {
+  return xAxis_ == XAxis::Tokens ? s.tokens : xAxis_ == XAxis::WallTime ? s.wall : s.step;
+}
+
+void MetricPlot::flush() {
+  bool any = false;
+  for (Series& s : series_) {
+    const int n = static_cast<int>(s.value.size());
+    if (s.flushed == n) continue;
+    any = true;
+    const QVector<double>& k = keys(s);
+    QVector<double> keys = k.mid(s.flushed), raw = s.value.mid(s.flushed), smooth(n - s.flushed);
+    for (int i = s.flushed; i < n; ++i) {
+      s.ema = i == 0 ? s.value[i] : smoothing_ * s.ema + (1 - smoothing_) * s.value[i];
+      smooth[i - s.flushed] = s.ema;
+    }
+    s.raw->addData(keys, raw, /*alreadySorted=*/true);
+    s.smooth->addData(keys, smooth, true);
+    s.flushed = n;
+  }
+  if (!any) return;
+  if (follow_) rescaleAxes(true);
+  replot(rpQueuedReplot);
+}
+
+void MetricPlot::clear() {
+  for (Series& s : series_) {
+    s.step.clear(), s.tokens.clear(), s.wall.clear(), s.value.clear();
+    s.flushed = 0;
+    s.raw->data()->clear();
+    s.smooth->data()->clear();
+  }
+  follow_ = true;
+  replot(rpQueuedReplot);
+}
+
+void MetricPlot::rebuild() {
+  for (Series& s : series_) {
+    s.flushed = 0;
+    s.raw->data()->clear();
+    s.smooth->data()->clear();
+    styleSeries(s);
+  }
+  follow_ = true;
+  flush();
+  replot(rpQueuedReplot);
+}
+
+void MetricPlot::setXAxis(XAxis axis) {
+  xAxis_ = axis;
+  xAxis->setLabel(axis == XAxis::Tokens ? tr("tokens") : axis == XAxis::WallTime ? tr("seconds") : tr("step"));
+  rebuild();
+}
+
+void MetricPlot::setLogY(bool log) {
+  logY_ = log;
+  yAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (log) yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  else yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  followData();
+}
+
+void MetricPlot::setSmoothing(double weight) {
+  smoothing_ = std::clamp(weight, 0.0, 0.99);
+  rebuild();
+}
+
+void MetricPlot::followData() {
+  follow_ = true;
+  rescaleAxes(true);
+  replot(rpQueuedReplot);
+}
+
+QString MetricPlot::readoutAt(double key) const {
+  QStringList lines;
+  const QString x = xAxis_ == XAxis::Tokens ? tr("tokens") : xAxis_ == XAxis::WallTime ? tr("seconds") : tr("step");
+  for (const Series& s : series_) {
+    if (s.flushed == 0) continue;
+    const QVector<double>& k = keys(s);
+    // The point of this series nearest to the cursor's x.
+    int i = static_cast<int>(std::lower_bound(k.begin(), k.begin() + s.flushed, key) - k.begin());
+    if (i >= s.flushed || (i > 0 && key - k[i - 1] < k[i] - key)) i = std::max(0, i - 1);
+    QString line = QString("%1 %2: %3 %4").arg(x).arg(k[i], 0, 'g', 8).arg(s.name).arg(s.value[i], 0, 'g', 5);
+    if (smoothing_ > 0) line += tr(" (smoothed %1)").arg(s.smooth->data()->at(i)->value, 0, 'g', 5);
+    lines << line;
+  }
+  return lines.join('\n');
+}
+
+void MetricPlot::mousePressEvent(QMouseEvent* event) {
+  follow_ = false;  // the user takes over the range until a double click
+  QCustomPlot::mousePressEvent(event);
+}
+
+void MetricPlot::wheelEvent(QWheelEvent* event) {
+  follow_ = false;
+  QCustomPlot::wheelEvent(event);
+}
+
+void MetricPlot::mouseDoubleClickEvent(QMouseEvent* event) {
+  QCustomPlot::mouseDoubleClickEvent(event);
+  followData();
+}
+
+void MetricPlot::mouseMoveEvent(QMouseEvent* event) {
+  QCustomPlot::mouseMoveEvent(event);
+  if (series_.isEmpty() || series_.front().flushed == 0) return;
+  const double key = xAxis->pixelToCoord(event->pos().x());
+  tracer_->setGraph(smoothing_ > 0 ? series_.front().smooth : series_.front().raw);
+  tracer_->setGraphKey(key);
+  tracer_->setVisible(true);
+  QToolTip::showText(event->globalPosition().toPoint(), readoutAt(key), this);
+  replot(rpQueuedReplot);
+}
+
+void MetricPlot::changeEvent(QEvent* event) {
+  QCustomPlot::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) applyPalette();
+}
+
+void MetricPlot::applyPalette() {
+  // Axes and background follow the system palette (light or dark); only the series have fixed colours.
+  const QPalette p = palette();
+  setBackground(p.brush(QPalette::Base));
+  legend->setBrush(p.brush(QPalette::Base));
+  legend->setTextColor(p.color(QPalette::Text));
+  for (QCPAxis* axis : {xAxis, yAxis}) {
+    axis->setBasePen(QPen(p.color(QPalette::Text)));
+    axis->setTickPen(QPen(p.color(QPalette::Text)));
+    axis->setSubTickPen(QPen(p.color(QPalette::Text)));
+    axis->setTickLabelColor(p.color(QPalette::Text));
+    axis->setLabelColor(p.color(QPalette::Text));
+    axis->grid()->setPen(QPen(p.color(QPalette::Mid), 0, Qt::DotLine));
+  }
+  if (auto* title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0))) title->setTextColor(p.color(QPalette::Text));
+  tracer_->setPen(QPen(p.color(QPalette::Text)));
+  replot(rpQueuedReplot);
+}
+
+}  // namespace tokamak::ui

@@ -1,0 +1,67 @@
+// MetricPlot: one live plot (QCustomPlot) of one or more series, e.g. train and validation loss. Points are
+// buffered and pushed to the graphs in one batch per flush(); each series draws its raw curve lighter and an
+// EMA-smoothed curve over it, so smoothing never hides the data. X by step, tokens or wall time; log Y;
+// wheel zoom and drag pan (a double click returns to following the data); hover shows the values.
+#pragma once
+#include <QColor>
+#include <QString>
+#include <QVector>
+
+#include "ui/plots/qcp.h"
+
+namespace tokamak::ui {
+
+enum class XAxis { Step, Tokens, WallTime };
+
+class MetricPlot : public QCustomPlot {
+  Q_OBJECT
+ public:
+  MetricPlot(const QString& title, const QString& unit, QWidget* parent = nullptr);
+
+  int addSeries(const QString& name, const QColor& color);
+  void append(int series, double step, double tokens, double wallSeconds, double value);
+  // Pushes what was appended since the last flush to the graphs and queues one replot.
+  void flush();
+  void clear();
+
+  void setXAxis(XAxis axis);
+  void setLogY(bool log);
+  void setSmoothing(double weight);  // 0 = off … 0.99 = very smooth (EMA weight of the past)
+  void followData();                 // back to auto-range after a zoom or pan
+
+  int pointCount(int series) const { return static_cast<int>(series_.at(series).value.size()); }
+  QString title() const { return title_; }
+  QString readoutAt(double key) const;  // what the hover tooltip shows at that x
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct Series {
+    QString name;
+    QColor color;
+    QVector<double> step, tokens, wall, value;
+    int flushed = 0;      // points already in the graphs
+    double ema = 0;
+    QCPGraph* raw = nullptr;
+    QCPGraph* smooth = nullptr;
+  };
+  const QVector<double>& keys(const Series& s) const;
+  void rebuild();
+  void applyPalette();
+  void styleSeries(Series& s);
+
+  QString title_, unit_;
+  QVector<Series> series_;
+  XAxis xAxis_ = XAxis::Step;
+  double smoothing_ = 0.6;
+  bool follow_ = true;
+  bool logY_ = false;
+  QCPItemTracer* tracer_ = nullptr;
+};
+
+}  // namespace tokamak::ui

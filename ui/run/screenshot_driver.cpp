@@ -1,0 +1,58 @@
+// ScreenshotDriver: setup picture → run → live picture → stop → quit (see screenshot_driver.h).
+#include "ui/run/screenshot_driver.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QPixmap>
+#include <QTimer>
+#include <cstdio>
+
+#include "ui/main_window.h"
+#include "ui/plots/live_plots.h"
+#include "ui/run/run_controller.h"
+#include "ui/setup/setup_panel.h"
+
+namespace tokamak::ui {
+
+ScreenshotDriver::ScreenshotDriver(MainWindow* window, ScreenshotPlan plan)
+    : QObject(window), window_(window), plan_(std::move(plan)) {}
+
+void ScreenshotDriver::start() {
+  // Give the dataset count and the first layout pass a moment before the setup picture.
+  QTimer::singleShot(2500, this, [this] {
+    if (!plan_.setupPath.isEmpty()) grabTo(plan_.setupPath);
+    if (plan_.livePath.isEmpty()) return QApplication::quit();
+    window_->startRun();
+    auto* poll = new QTimer(this);
+    connect(poll, &QTimer::timeout, this, &ScreenshotDriver::checkProgress);
+    poll->start(200);
+  });
+  connect(window_->runController(), &RunController::runEnded, this, [this] {
+    if (!grabbedLive_) {
+      std::fprintf(stderr, "tokamak-studio: the run ended before step %lld: %s\n",
+                   static_cast<long long>(plan_.afterSteps), window_->runController()->lastEnd().error.c_str());
+      grabTo(plan_.livePath);
+    }
+    QTimer::singleShot(200, qApp, &QApplication::quit);
+  });
+}
+
+void ScreenshotDriver::checkProgress() {
+  if (grabbedLive_ || window_->runController()->lastStep().step < plan_.afterSteps) return;
+  grabbedLive_ = true;
+  // One more redraw period so the last batch is on the plots before the picture.
+  QTimer::singleShot(300, this, [this] {
+    grabTo(plan_.livePath);
+    window_->stopRun();
+  });
+}
+
+bool ScreenshotDriver::grabTo(const QString& path) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  const bool ok = window_->grab().save(path, "PNG");
+  std::fprintf(stderr, "tokamak-studio: %s %s\n", ok ? "wrote" : "could not write", qPrintable(path));
+  return ok;
+}
+
+}  // namespace tokamak::ui

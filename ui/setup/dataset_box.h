@@ -1,0 +1,61 @@
+// DatasetBox: the data source of a run (default corpus, a text file, a folder of text files, token shards)
+// and its token count. Counting tokenizes the text the first time (cached after that), so it runs on a
+// background thread with a progress bar and a cancel button; the GUI never waits for it.
+#pragma once
+#include <QGroupBox>
+#include <QString>
+#include <atomic>
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QThread;
+class QTimer;
+
+namespace tokamak::ui {
+
+class DatasetBox : public QGroupBox {
+  Q_OBJECT
+ public:
+  explicit DatasetBox(QWidget* parent = nullptr);
+  ~DatasetBox() override;
+
+  QString path() const;  // "default" or what the user chose: the value of data.path
+  void setPath(const QString& path);
+  // Why the path cannot be used ("" when it can): shown with the config problems, keeps Start disabled.
+  QString problem() const;
+  QString tokenSummary() const;  // the last count's one-line description, "" before it is known
+  bool isCounting() const { return counter_ != nullptr; }
+
+ public Q_SLOTS:
+  void countTokens();
+  void cancelCount();
+
+ Q_SIGNALS:
+  void pathChanged();
+  void countFinished(bool ok);
+
+ private:
+  void kindChanged();
+  void browse();
+  void progressed(qulonglong done, qulonglong total);
+  void counted(const QString& summary, const QString& error);
+
+  QComboBox* kind_;
+  QLineEdit* path_;
+  QPushButton* browse_;
+  QPushButton* count_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* tokens_;
+  QTimer* debounce_;
+  QThread* counter_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> cancelFlag_;
+  QString summary_;
+  bool loading_ = false;
+};
+
+}  // namespace tokamak::ui

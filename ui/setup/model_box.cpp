@@ -1,0 +1,110 @@
+// ModelBox: preset or custom sizes, parameter count, memory estimate vs measured peak (see model_box.h).
+#include "ui/setup/model_box.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QSpinBox>
+
+#include "engine/config/config.h"
+#include "engine/model/memory_estimate.h"
+#include "ui/setup/key_bindings.h"
+
+namespace tokamak::ui {
+
+QString formatBytes(qint64 bytes) {
+  char buf[32];
+  return QString::fromLatin1(format_bytes(bytes, buf, sizeof buf));
+}
+
+QString formatCount(double n) {
+  if (n >= 1e9) return QString::number(n / 1e9, 'f', 2) + "B";
+  if (n >= 1e6) return QString::number(n / 1e6, 'f', 1) + "M";
+  if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + "K";
+  return QString::number(n, 'f', 0);
+}
+
+static QSpinBox* spin(int lo, int hi, const QString& tip) {
+  auto* s = new QSpinBox;
+  s->setRange(lo, hi);
+  s->setToolTip(tip);
+  return s;
+}
+
+ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), parent), keys_(keys) {
+  preset_ = new QComboBox;
+  for (const std::string& p : model_presets()) preset_->addItem(QString::fromStdString(p), QString::fromStdString(p));
+  preset_->setToolTip(tr("nano and mini fit a CPU; gpt2 … gpt2-xl are GPT-2's published sizes. Editing a size "
+                         "below overrides the preset."));
+  layers_ = spin(1, 256, tr("Transformer blocks (model.n_layer)"));
+  heads_ = spin(1, 256, tr("Attention heads (model.n_head); must divide the width"));
+  width_ = spin(1, 16384, tr("Embedding width (model.n_embd)"));
+  context_ = spin(2, 65536, tr("Longest sequence the model sees (model.context); also the training context"));
+  params_ = new QLabel;
+  params_->setObjectName("paramCount");
+  estimate_ = new QLabel;
+  estimate_->setObjectName("memoryEstimate");
+  estimate_->setWordWrap(true);
+  measured_ = new QLabel;
+  measured_->setObjectName("measuredPeak");
+  measured_->hide();
+  keys->bind("model.preset", preset_);
+  keys->bind("model.n_layer", layers_);
+  keys->bind("model.n_head", heads_);
+  keys->bind("model.n_embd", width_);
+  keys->bind("model.context", context_);
+
+  auto* form = new QFormLayout(this);
+  form->addRow(tr("Preset"), preset_);
+  form->addRow(tr("Layers"), layers_);
+  form->addRow(tr("Heads"), heads_);
+  form->addRow(tr("Width"), width_);
+  form->addRow(tr("Context"), context_);
+  form->addRow(tr("Parameters"), params_);
+  form->addRow(tr("Memory"), estimate_);
+  form->addRow(QString(), measured_);
+  connect(preset_, &QComboBox::currentIndexChanged, this, &ModelBox::presetChanged);
+}
+
+void ModelBox::presetChanged() {
+  const QString p = preset_->currentData().toString();
+  if (p == "custom" || filling_) return;
+  // A chosen preset fills in its sizes, so what the boxes show is what will be built.
+  ModelConfig m;
+  apply_model_preset(m, p.toStdString());
+  filling_ = true;
+  keys_->setValue("model.n_layer", QString::number(m.n_layer));
+  keys_->setValue("model.n_head", QString::number(m.n_head));
+  keys_->setValue("model.n_embd", QString::number(m.n_embd));
+  keys_->setValue("model.context", QString::number(m.context));
+  filling_ = false;
+}
+
+void ModelBox::showEstimate(const Config& config) {
+  if (config.model.n_head < 1 || config.model.n_embd % config.model.n_head != 0) {
+    params_->setText(tr("—"));
+    estimate_->setText(tr("—"));
+    return;
+  }
+  const MemoryEstimate m = estimate_memory(config);
+  params_->setText(tr("%1 (%L2)").arg(formatCount(static_cast<double>(m.parameters))).arg(m.parameters));
+  estimate_->setText(tr("≈ %1 per process").arg(formatBytes(m.total())));
+  estimate_->setToolTip(tr("Weights %1 + gradients %2 + AdamW states %3 + activations %4 + logits %5.\n"
+                           "Activations per Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer in 16-bit; "
+                           "fused attention drops the 5·a·s/h term, checkpointing keeps only block inputs, "
+                           "fp32 doubles it.")
+                            .arg(formatBytes(m.weights), formatBytes(m.gradients), formatBytes(m.optimizer),
+                                 formatBytes(m.activations), formatBytes(m.logits)));
+}
+
+void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {
+  measured_->setVisible(bytes > 0);
+  const bool cpu = device.startsWith("cpu");
+  // On a CPU the peak is the process's resident set (libraries and the tokenizer included), not just tensors.
+  measured_->setText(tr("last run measured %1 (%2)")
+                         .arg(formatBytes(bytes), cpu ? tr("peak resident set of the process") : tr("peak allocated")));
+}
+
+QString ModelBox::estimateText() const { return estimate_->text(); }
+
+}  // namespace tokamak::ui

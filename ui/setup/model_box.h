@@ -1,0 +1,45 @@
+// ModelBox: the model's size (a preset, or layers/heads/width/context by hand), its parameter count and the
+// memory estimate for the chosen batch and switches (engine/model/memory_estimate.h). After a run it shows
+// the measured peak next to the estimate, so the estimate can be judged.
+#pragma once
+#include <QGroupBox>
+
+class QComboBox;
+class QLabel;
+class QSpinBox;
+
+namespace tokamak {
+struct Config;
+}
+
+namespace tokamak::ui {
+
+class KeyBindings;
+
+class ModelBox : public QGroupBox {
+  Q_OBJECT
+ public:
+  ModelBox(KeyBindings* keys, QWidget* parent = nullptr);
+
+  // Recomputes the parameter count and the memory estimate for this config.
+  void showEstimate(const Config& config);
+  // Bytes measured by the last run (peak RSS on a CPU, peak allocated on a GPU); 0 hides it.
+  void showMeasuredPeak(qint64 bytes, const QString& device);
+  QString estimateText() const;
+
+ private:
+  void presetChanged();
+
+  KeyBindings* keys_;
+  QComboBox* preset_;
+  QSpinBox *layers_, *heads_, *width_, *context_;
+  QLabel* params_;
+  QLabel* estimate_;
+  QLabel* measured_;
+  bool filling_ = false;
+};
+
+QString formatBytes(qint64 bytes);
+QString formatCount(double n);  // 124.5M, 12.3K
+
+}  // namespace tokamak::ui

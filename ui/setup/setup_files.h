@@ -1,0 +1,22 @@
+// Setup files the studio reads and writes: a saved setup (the config as JSON, config_to_json) and a ladder
+// from experiments/ladders/ — {"name": .., "base": {config keys, dotted or nested}, "rungs": [{"name": ..,
+// "set": {"opt.precision": "bf16", ..}}]}, read by the engine's load_ladder. Loaders return false with a
+// message, never throw.
+#pragma once
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include "engine/config/config.h"
+
+namespace tokamak::ui {
+
+bool saveSetup(const QString& path, const Config& config, QString* error);
+bool loadSetup(const QString& path, Config* config, QString* error);
+
+// The rungs of a ladder file, each a full config (engine/config/ladder.h: "cumulative" ladders build each
+// rung on the one before). A rung without a run name gets "<ladder>/<rung>", so its runs are told apart.
+bool readLadder(const QString& path, QString* ladderName, QStringList* rungNames, QList<Config>* configs,
+                QString* error);
+
+}  // namespace tokamak::ui

@@ -1,0 +1,266 @@
+// SetupPanel: the form, setup files and ladders, and the problem list (see setup_panel.h).
+#include "ui/setup/setup_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QStyle>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "ui/run/batch_finder.h"
+#include "ui/run/device_info.h"
+#include "ui/setup/dataset_box.h"
+#include "ui/setup/key_bindings.h"
+#include "ui/setup/model_box.h"
+#include "ui/setup/setup_files.h"
+#include "ui/setup/switches_box.h"
+
+namespace tokamak::ui {
+namespace {
+
+QSpinBox* spin(int lo, int hi, const QString& tip) {
+  auto* s = new QSpinBox;
+  s->setRange(lo, hi);
+  s->setToolTip(tip);
+  return s;
+}
+
+QLineEdit* edit(const QString& tip) {
+  auto* e = new QLineEdit;
+  e->setToolTip(tip);
+  return e;
+}
+
+}  // namespace
+
+SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
+  keys_ = new KeyBindings(this);
+  dataset_ = new DatasetBox;
+  model_ = new ModelBox(keys_);
+  switches_ = new SwitchesBox(keys_);
+  finder_ = new BatchFinder(this);
+
+  auto* files = new QHBoxLayout;
+  auto addButton = [&](const QString& text, const QString& name, void (SetupPanel::*slot)()) {
+    auto* b = new QPushButton(text);
+    b->setObjectName(name);
+    connect(b, &QPushButton::clicked, this, slot);
+    files->addWidget(b);
+  };
+  addButton(tr("Save setup…"), "saveSetup", &SetupPanel::saveSetupAs);
+  addButton(tr("Load setup…"), "loadSetup", &SetupPanel::loadSetupFrom);
+  auto* ladder = new QPushButton(tr("Open ladder…"));
+  ladder->setToolTip(tr("A ladder from experiments/: the base setup and one rung of speed-ups on top"));
+  connect(ladder, &QPushButton::clicked, this, [this] { openLadder(); });
+  files->addWidget(ladder);
+
+  form_ = new QWidget;
+  auto* column = new QVBoxLayout(form_);
+  column->addLayout(files);
+  column->addWidget(dataset_);
+  column->addWidget(model_);
+  column->addWidget(trainingBox());
+  column->addWidget(switches_);
+  column->addStretch(1);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(form_);
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+  problemList_ = new QListWidget;
+  problemList_->setObjectName("problems");
+  problemList_->setWordWrap(true);
+  problemList_->setMaximumHeight(110);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(scroll, 1);
+  layout->addWidget(new QLabel(tr("Problems")));
+  layout->addWidget(problemList_);
+
+  refresh_ = new QTimer(this);
+  refresh_->setSingleShot(true);
+  refresh_->setInterval(0);
+  connect(refresh_, &QTimer::timeout, this, &SetupPanel::refreshNow);
+  connect(keys_, &KeyBindings::changed, this, &SetupPanel::scheduleRefresh);
+  connect(dataset_, &DatasetBox::pathChanged, this, &SetupPanel::scheduleRefresh);
+  connect(finder_, &BatchFinder::finished, this, [this](qint64 largest, const QString& error) {
+    findBatch_->setText(tr("Find largest batch"));
+    if (largest > 0) keys_->setValue("train.batch_size", QString::number(largest)), scheduleRefresh();
+    if (!error.isEmpty()) QMessageBox::warning(this, tr("Find largest batch"), error);
+  });
+  setConfig(Config{});
+}
+
+QWidget* SetupPanel::trainingBox() {
+  auto* box = new QGroupBox(tr("Training"));
+  auto* form = new QFormLayout(box);
+  auto* device = new QComboBox;
+  device->setToolTip(tr("Where the run trains"));
+  const DeviceInfo& info = deviceInfo();
+  device->addItem(tr("CPU — %1").arg(info.cpuName), "cpu");
+  for (int i = 0; i < info.gpuCount(); ++i) device->addItem(tr("GPU %1 — %2").arg(i).arg(info.gpuNames[i]), QString("cuda:%1").arg(i));
+  if (info.gpuCount() > 1) device->addItem(tr("All %1 GPUs (set Multi-GPU below)").arg(info.gpuCount()), "cuda");
+  keys_->bind("device", device);
+  form->addRow(tr("Device"), device);
+
+  auto* batch = spin(1, 1 << 20, tr("Sequences per micro-batch (train.batch_size)"));
+  keys_->bind("train.batch_size", batch);
+  findBatch_ = new QPushButton(tr("Find largest batch"));
+  findBatch_->setObjectName("findLargestBatch");
+  connect(findBatch_, &QPushButton::clicked, this, &SetupPanel::findLargestBatch);
+  auto* batchRow = new QHBoxLayout;
+  batchRow->addWidget(batch, 1);
+  batchRow->addWidget(findBatch_);
+  form->addRow(tr("Batch size"), batchRow);
+
+  auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
+  keys_->bind("train.steps", steps);
+  form->addRow(tr("Steps"), steps);
+  auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
+  keys_->bind("train.lr", lr);
+  form->addRow(tr("Learning rate"), lr);
+  auto* warmup = spin(0, 100000000, tr("Linear warm-up steps (train.warmup_steps)"));
+  keys_->bind("train.warmup_steps", warmup);
+  form->addRow(tr("Warm-up steps"), warmup);
+  auto* evalEvery = spin(0, 100000000, tr("Steps between validation losses; 0 = only at the end"));
+  keys_->bind("train.eval_every", evalEvery);
+  form->addRow(tr("Eval every"), evalEvery);
+  auto* sampleEvery = spin(-1, 100000000, tr("Steps between generated samples; 0 = only at the end, -1 = never"));
+  keys_->bind("train.sample_every", sampleEvery);
+  form->addRow(tr("Sample every"), sampleEvery);
+  auto* ckptEvery = spin(0, 100000000, tr("Steps between checkpoints; 0 = only at the end (and on stop)"));
+  keys_->bind("train.checkpoint_every", ckptEvery);
+  form->addRow(tr("Checkpoint every"), ckptEvery);
+  auto* threads = spin(0, 1024, tr("CPU threads for LibTorch; 0 = all cores"));
+  keys_->bind("threads", threads);
+  form->addRow(tr("CPU threads"), threads);
+  auto* name = edit(tr("Run name in the runs browser; empty = derived from the model and switches"));
+  name->setPlaceholderText(tr("derived from model and switches"));
+  keys_->bind("name", name);
+  form->addRow(tr("Run name"), name);
+
+  resume_ = new QLabel;
+  resume_->setObjectName("resumeFrom");
+  resume_->setWordWrap(true);
+  clearResume_ = new QPushButton(tr("Start fresh"));
+  connect(clearResume_, &QPushButton::clicked, this, &SetupPanel::clearResume);
+  auto* resumeRow = new QHBoxLayout;
+  resumeRow->addWidget(resume_, 1);
+  resumeRow->addWidget(clearResume_);
+  form->addRow(resumeRow);
+  return box;
+}
+
+Config SetupPanel::config() const {
+  Config c = base_;
+  keys_->apply(c);
+  c.data.path = dataset_->path().toStdString();
+  return c;
+}
+
+void SetupPanel::setConfig(const Config& config) {
+  base_ = config;
+  keys_->load(config);
+  dataset_->setPath(QString::fromStdString(config.data.path));
+  refreshNow();
+  Q_EMIT configChanged();
+}
+
+void SetupPanel::clearResume() {
+  base_.train.resume.clear();
+  scheduleRefresh();
+}
+
+void SetupPanel::setEditable(bool editable) {
+  // Disabling the parent keeps each switch's own availability: re-enabling restores exactly that.
+  form_->setEnabled(editable);
+}
+
+void SetupPanel::showMeasuredPeak(qint64 bytes, const QString& device) { model_->showMeasuredPeak(bytes, device); }
+
+void SetupPanel::scheduleRefresh() {
+  if (!refresh_->isActive()) refresh_->start();
+}
+
+void SetupPanel::refreshNow() {
+  refresh_->stop();
+  Config c = base_;
+  QStringList problems = keys_->apply(c);
+  c.data.path = dataset_->path().toStdString();
+  const int gpus = deviceInfo().gpuCount();
+  for (const std::string& p : config_problems(c, gpus)) problems << QString::fromStdString(p);
+  const QString data = dataset_->problem();
+  if (!data.isEmpty()) problems << data;
+  problems.removeDuplicates();
+
+  model_->showEstimate(c);
+  switches_->updateAvailability(c, gpus);
+  const bool cuda = QString::fromStdString(c.device).startsWith("cuda");
+  findBatch_->setEnabled(cuda);  // also while searching: the button cancels then
+  findBatch_->setToolTip(cuda ? tr("Trains two steps at batch 1, 2, 4, … until the GPU runs out of memory")
+                              : tr("Needs a CUDA device: on the CPU memory is not what limits the batch"));
+  resume_->setVisible(!c.train.resume.empty());
+  clearResume_->setVisible(!c.train.resume.empty());
+  resume_->setText(tr("Resumes from %1").arg(QString::fromStdString(c.train.resume)));
+
+  problemList_->clear();
+  if (problems.isEmpty()) problemList_->addItem(tr("None: ready to start"));
+  for (const QString& p : problems) {
+    auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning), p);
+    problemList_->addItem(item);
+  }
+  const bool changed = problems != problems_;
+  problems_ = problems;
+  if (changed) Q_EMIT problemsChanged(problems_.isEmpty());
+  Q_EMIT configChanged();
+}
+
+void SetupPanel::saveSetupAs() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save setup"), QString(), tr("Setup (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!saveSetup(path, config(), &error)) QMessageBox::warning(this, tr("Save setup"), error);
+}
+
+void SetupPanel::loadSetupFrom() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Load setup"), QString(), tr("Setup (*.json)"));
+  if (path.isEmpty()) return;
+  Config c;
+  QString error;
+  if (!loadSetup(path, &c, &error)) return void(QMessageBox::warning(this, tr("Load setup"), error));
+  setConfig(c);
+}
+
+void SetupPanel::openLadder(const QString& given) {
+  QString path = given;
+  if (path.isEmpty())
+    path = QFileDialog::getOpenFileName(this, tr("Open ladder"), "experiments/ladders", tr("Ladder (*.json)"));
+  if (path.isEmpty()) return;
+  QString name, error;
+  QStringList rungs;
+  QList<Config> configs;
+  if (!readLadder(path, &name, &rungs, &configs, &error))
+    return void(QMessageBox::warning(this, tr("Open ladder"), error));
+  bool ok = false;
+  const QString rung = QInputDialog::getItem(this, tr("Open ladder"), tr("Rung of %1").arg(name), rungs, 0, false, &ok);
+  if (ok) setConfig(configs.at(static_cast<int>(rungs.indexOf(rung))));
+}
+
+void SetupPanel::findLargestBatch() {
+  if (finder_->isRunning()) return finder_->cancel();
+  findBatch_->setText(tr("Searching… (click to cancel)"));
+  finder_->start(config());
+}
+
+}  // namespace tokamak::ui

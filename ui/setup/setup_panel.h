@@ -1,0 +1,72 @@
+// SetupPanel: everything that defines a run — dataset, model, training numbers, device, speed-up switches —
+// plus saved setups, ladders from experiments/, and the config problems that keep Start disabled. It reads
+// and writes the engine's Config through KeyBindings, so every widget is a config key.
+#pragma once
+#include <QStringList>
+#include <QWidget>
+
+#include "engine/config/config.h"
+
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QTimer;
+
+namespace tokamak::ui {
+
+class BatchFinder;
+class DatasetBox;
+class KeyBindings;
+class ModelBox;
+class SwitchesBox;
+
+class SetupPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SetupPanel(QWidget* parent = nullptr);
+
+  Config config() const;            // what Start would run now
+  void setConfig(const Config& config);
+  QStringList problems() const { return problems_; }
+  bool canStart() const { return problems_.isEmpty(); }
+  void setEditable(bool editable);  // read-only while a run uses the setup
+  void showMeasuredPeak(qint64 bytes, const QString& device);
+  void clearResume();
+
+  DatasetBox* datasetBox() const { return dataset_; }
+  ModelBox* modelBox() const { return model_; }
+  SwitchesBox* switchesBox() const { return switches_; }
+  KeyBindings* keys() const { return keys_; }
+
+ public Q_SLOTS:
+  void saveSetupAs();
+  void loadSetupFrom();
+  void openLadder(const QString& path = {});
+  void findLargestBatch();
+  // Recomputes problems, estimate and switch availability now (otherwise coalesced on a 0 ms timer).
+  void refreshNow();
+
+ Q_SIGNALS:
+  void configChanged();
+  void problemsChanged(bool canStart);
+
+ private:
+  QWidget* trainingBox();
+  void scheduleRefresh();
+
+  KeyBindings* keys_;
+  QWidget* form_;
+  DatasetBox* dataset_;
+  ModelBox* model_;
+  SwitchesBox* switches_;
+  BatchFinder* finder_;
+  QPushButton* findBatch_;
+  QLabel* resume_;
+  QPushButton* clearResume_;
+  QListWidget* problemList_;
+  QTimer* refresh_;
+  Config base_;  // keys without a widget (train.resume, sampling settings, …) keep the loaded values
+  QStringList problems_;
+};
+
+}  // namespace tokamak::ui

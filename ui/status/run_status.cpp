@@ -1,0 +1,68 @@
+// RunStatus: step, tok/s, ETA and device in the status bar (see run_status.h).
+#include "ui/status/run_status.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include "ui/setup/model_box.h"
+
+namespace tokamak::ui {
+
+RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(16);
+  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_}) {
+    *l = new QLabel;
+    layout->addWidget(*l);
+  }
+  state_->setObjectName("runState");
+  step_->setObjectName("runStep");
+  setState(tr("idle"));
+}
+
+void RunStatus::runStarted(const RunStart& s, const QString& deviceName) {
+  total_ = s.total_steps;
+  firstStep_ = -1;
+  step_->setText(tr("step %1 / %2").arg(s.start_step).arg(total_));
+  speed_->clear();
+  eta_->clear();
+  device_->setText(deviceName.isEmpty() ? QString::fromStdString(s.device)
+                                        : QString("%1 (%2)").arg(QString::fromStdString(s.device), deviceName));
+}
+
+void RunStatus::stepped(const StepEvent& e) {
+  step_->setText(tr("step %1 / %2").arg(e.step).arg(total_));
+  speed_->setText(tr("%1 tok/s").arg(formatCount(e.tok_s)));
+  // The average since the first report includes evals and samples, which the per-report tok/s leaves out.
+  if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
+  const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
+  const double perStep = rate > 0 ? 1.0 / rate : e.step_ms / 1000.0;
+  eta_->setText(total_ > e.step && perStep > 0 ? tr("ETA %1").arg(formatDuration((total_ - e.step) * perStep)) : QString());
+}
+
+void RunStatus::setState(const QString& state) { state_->setText(state); }
+
+void RunStatus::setProgress(const ProgressEvent& p) {
+  if (p.total == 0) return;
+  step_->setText(tr("%1: %2%").arg(QString::fromStdString(p.what)).arg(100.0 * p.done / p.total, 0, 'f', 0));
+}
+
+QString RunStatus::stateText() const { return state_->text(); }
+QString RunStatus::stepText() const { return step_->text(); }
+
+QString RunStatus::text() const {
+  QStringList parts;
+  for (QLabel* l : {state_, step_, speed_, eta_, device_})
+    if (!l->text().isEmpty()) parts << l->text();
+  return parts.join(" · ");
+}
+
+QString RunStatus::formatDuration(double s) {
+  const qint64 t = static_cast<qint64>(s + 0.5);
+  if (t >= 3600) return QString("%1h%2m").arg(t / 3600).arg((t % 3600) / 60, 2, 10, QChar('0'));
+  if (t >= 60) return QString("%1m%2s").arg(t / 60).arg(t % 60, 2, 10, QChar('0'));
+  return QString("%1s").arg(t);
+}
+
+}  // namespace tokamak::ui

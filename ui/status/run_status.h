@@ -1,0 +1,33 @@
+// RunStatus: the status bar's permanent read-out of the run — state, step of total, tok/s, ETA, device.
+#pragma once
+#include <QWidget>
+
+#include "engine/train/events.h"
+
+class QLabel;
+
+namespace tokamak::ui {
+
+class RunStatus : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunStatus(QWidget* parent = nullptr);
+
+  void runStarted(const RunStart& start, const QString& deviceName);
+  void stepped(const StepEvent& step);
+  void setState(const QString& state);  // "preparing", "running", "paused", "stopping", or an end status
+  void setProgress(const ProgressEvent& progress);
+
+  QString stateText() const;
+  QString stepText() const;
+  QString text() const;  // everything shown, for tests and screenshots' captions
+
+  static QString formatDuration(double seconds);
+
+ private:
+  QLabel *state_, *step_, *speed_, *eta_, *device_;
+  qint64 total_ = 0, firstStep_ = -1;
+  double firstWall_ = 0;
+};
+
+}  // namespace tokamak::ui
