@@ -1,0 +1,515 @@
+// The studio's runs panel on a real run store (offscreen): the browser's columns, sort, filter, tag editing
+// and live refresh; compare (curve point counts, speedup, config diff); export in every format (the same
+// bytes as `tokamak runs export`), plot export, import, re-run/resume signals, delete, and the errors shown
+// for bad inputs. With TOKAMAK_SCREENSHOT_DB set it also grabs the compare view for the docs.
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include <cmath>
+
+#include "engine/store/run_store.h"
+#include "tests/test_store_fakes.h"
+#include "ui/runs/compare_view.h"
+#include "ui/runs/qcp.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
+
+using namespace tokamak;
+using namespace tokamak::test;
+
+namespace {
+
+constexpr int kSteps = 20;  // logged steps per fake run; val loss every 5th
+const char* kBaseConfig = R"({"opt":{"precision":"fp32","attention":"buffered-mask"},"train":{"steps":20,"lr":0.002}})";
+const char* kFastConfig = R"({"opt":{"precision":"bf16","attention":"sdpa","fused_adamw":true},"train":{"steps":20,"lr":0.002}})";
+
+// A finished run with constant tok/s (so its steady tok/s is exact) and a checkpoint when given.
+int64_t addRun(RunStore& store, const std::string& uid, const std::string& name, const char* config, double tokS,
+               double created, const std::string& checkpoint = {}) {
+  int64_t id = 0;
+  store.transaction([&] {
+    RunStart start = fake_start(uid, name, config);
+    id = store.begin_run(start, created, 0);
+    std::vector<MetricRow> rows;
+    for (int i = 1; i <= kSteps; ++i) {
+      MetricRow r;
+      r.step = i;
+      r[Metric::tokens] = 1024.0 * i;
+      r[Metric::wall_s] = 0.1 * i;
+      r[Metric::train_loss] = 10.0 / (i + 1);
+      r[Metric::tok_s] = tokS;
+      r[Metric::mem_peak] = 64.0 * 1024 * 1024 * (tokS / 10000);
+      if (i % 5 == 0) r[Metric::val_loss] = 11.0 / (i + 1);
+      rows.push_back(r);
+    }
+    store.add_metrics(id, rows);
+    if (!checkpoint.empty()) store.add_checkpoint(id, {kSteps, checkpoint, created + 2});
+    store.end_run(id, "finished", "", created + 3);
+  });
+  return id;
+}
+
+QString displayed(RunsPanel& panel, int proxyRow, int column) {
+  return panel.proxyModel()->index(proxyRow, column).data().toString();
+}
+
+int rowOfName(RunsPanel& panel, const QString& name) {
+  for (int r = 0; r < panel.proxyModel()->rowCount(); ++r)
+    if (displayed(panel, r, RunsTableModel::Name) == name) return r;
+  return -1;
+}
+
+}  // namespace
+
+class TestStudioRuns : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase();
+  void init();
+  void cleanup();
+  void listsRunsWithColumns();
+  void sorts_data();
+  void sorts();
+  void filters_data();
+  void filters();
+  void editsTagsAndNotes();
+  void showsRunAddedWhileOpen();
+  void comparePlotsCurves_data();
+  void comparePlotsCurves();
+  void compareScoreboardAndDiff();
+  void exportsRuns_data();
+  void exportsRuns();
+  void exportsPlot_data();
+  void exportsPlot();
+  void importAddsRuns();
+  void rerunAndResumeEmitConfig();
+  void deleteAsksFirst();
+  void showsErrors_data();
+  void showsErrors();
+  void screenshot();
+
+ private:
+  QTemporaryDir home_;  // XDG_DATA_HOME: the default database of the tests, never the user's
+  std::unique_ptr<QTemporaryDir> dir_;
+  QString db_;
+  int64_t base_ = 0, fast_ = 0;
+  QString checkpoint_;
+};
+
+void TestStudioRuns::initTestCase() {
+  QVERIFY(home_.isValid());
+  qputenv("XDG_DATA_HOME", home_.path().toUtf8());
+}
+
+void TestStudioRuns::init() {
+  dir_ = std::make_unique<QTemporaryDir>();
+  QVERIFY(dir_->isValid());
+  db_ = dir_->filePath(QStringLiteral("runs.db"));
+  checkpoint_ = dir_->filePath(QStringLiteral("fast.pt"));
+  QFile ckpt(checkpoint_);
+  QVERIFY(ckpt.open(QIODevice::WriteOnly));
+  ckpt.write("not really a checkpoint");
+  ckpt.close();
+  RunStore store(db_.toStdString());
+  base_ = addRun(store, "uid-base", "baseline", kBaseConfig, 10000, 1717000000);
+  fast_ = addRun(store, "uid-fast", "all switches", kFastConfig, 25000, 1717000600, checkpoint_.toStdString());
+}
+
+void TestStudioRuns::cleanup() { dir_.reset(); }
+
+void TestStudioRuns::listsRunsWithColumns() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+  QCOMPARE(panel.databasePath(), db_);
+  QCOMPARE(panel.proxyModel()->rowCount(), 2);
+  QCOMPARE(panel.proxyModel()->columnCount(), int(RunsTableModel::ColumnCount));
+  QCOMPARE(panel.proxyModel()->headerData(RunsTableModel::TokS, Qt::Horizontal).toString(), QStringLiteral("tok/s"));
+  int base = rowOfName(panel, QStringLiteral("baseline"));
+  int fast = rowOfName(panel, QStringLiteral("all switches"));
+  QVERIFY(base >= 0 && fast >= 0);
+  QCOMPARE(displayed(panel, base, RunsTableModel::Model), QStringLiteral("mini"));
+  QCOMPARE(displayed(panel, base, RunsTableModel::Dataset), QStringLiteral("jargon"));
+  // Switches name only what differs from this build's defaults (bf16, sdpa are the defaults).
+  QCOMPARE(displayed(panel, base, RunsTableModel::Switches), QStringLiteral("buffered-mask, fp32"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::Switches), QStringLiteral("fused-adamw"));
+  QCOMPARE(displayed(panel, base, RunsTableModel::TokS), QStringLiteral("10K"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::TokS), QStringLiteral("25K"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::BestVal), QString::number(11.0 / 21, 'f', 4));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::PeakMem), QStringLiteral("160 MiB"));
+  QCOMPARE(displayed(panel, base, RunsTableModel::Mfu), QStringLiteral("-"));
+  QCOMPARE(displayed(panel, base, RunsTableModel::Status), QStringLiteral("finished"));
+  QCOMPARE(displayed(panel, base, RunsTableModel::Date),
+           QDateTime::fromSecsSinceEpoch(1717000000).toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+}
+
+void TestStudioRuns::sorts_data() {
+  QTest::addColumn<int>("column");
+  QTest::addColumn<int>("order");
+  QTest::addColumn<QString>("first");
+  QTest::newRow("name ascending") << int(RunsTableModel::Name) << int(Qt::AscendingOrder) << "all switches";
+  QTest::newRow("name descending") << int(RunsTableModel::Name) << int(Qt::DescendingOrder) << "baseline";
+  QTest::newRow("date newest first") << int(RunsTableModel::Date) << int(Qt::DescendingOrder) << "all switches";
+  // 25K must sort above 10K as a number, not below it as text ("10K" < "25K" either way; memory tells).
+  QTest::newRow("tok/s descending") << int(RunsTableModel::TokS) << int(Qt::DescendingOrder) << "all switches";
+  QTest::newRow("tok/s ascending") << int(RunsTableModel::TokS) << int(Qt::AscendingOrder) << "baseline";
+  QTest::newRow("memory descending") << int(RunsTableModel::PeakMem) << int(Qt::DescendingOrder) << "all switches";
+}
+
+void TestStudioRuns::sorts() {
+  QFETCH(int, column);
+  QFETCH(int, order);
+  QFETCH(QString, first);
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  panel.tableView()->sortByColumn(column, Qt::SortOrder(order));
+  QCOMPARE(displayed(panel, 0, RunsTableModel::Name), first);
+}
+
+void TestStudioRuns::filters_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<int>("rows");
+  QTest::newRow("none") << "" << 2;
+  QTest::newRow("switch") << "fused" << 1;
+  QTest::newRow("name, any case") << "BASELINE" << 1;
+  QTest::newRow("status") << "finished" << 2;
+  QTest::newRow("nothing") << "no such run" << 0;
+}
+
+void TestStudioRuns::filters() {
+  QFETCH(QString, text);
+  QFETCH(int, rows);
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  panel.filterEdit()->setText(text);
+  QCOMPARE(panel.proxyModel()->rowCount(), rows);
+}
+
+void TestStudioRuns::editsTagsAndNotes() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  int row = rowOfName(panel, QStringLiteral("baseline"));
+  QAbstractItemModel* m = panel.proxyModel();
+  QVERIFY(m->flags(m->index(row, RunsTableModel::Tags)) & Qt::ItemIsEditable);
+  QVERIFY(!(m->flags(m->index(row, RunsTableModel::Name)) & Qt::ItemIsEditable));
+  QVERIFY(m->setData(m->index(row, RunsTableModel::Tags), QStringLiteral("reference,  cpu ,")));
+  QVERIFY(m->setData(m->index(row, RunsTableModel::Notes), QStringLiteral("first try")));
+  QCOMPARE(displayed(panel, row, RunsTableModel::Tags), QStringLiteral("reference, cpu"));
+  RunStore store(db_.toStdString(), RunStore::Mode::existing);
+  QCOMPARE(QString::fromStdString(store.run(base_).tags_json), QStringLiteral(R"(["reference","cpu"])"));
+  QCOMPARE(QString::fromStdString(store.run(base_).notes), QStringLiteral("first try"));
+  panel.filterEdit()->setText(QStringLiteral("reference"));  // tags are searchable
+  QCOMPARE(panel.proxyModel()->rowCount(), 1);
+}
+
+void TestStudioRuns::showsRunAddedWhileOpen() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  panel.setPollInterval(100);
+  panel.resize(1000, 700);
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  panel.selectRuns({base_});
+  QCOMPARE(panel.selectedRunIds(), QList<qint64>{base_});
+  {
+    RunStore writer(db_.toStdString());  // another connection, as a training process would be
+    addRun(writer, "uid-new", "added later", kBaseConfig, 5000, 1717001200);
+  }
+  QTRY_COMPARE_WITH_TIMEOUT(panel.proxyModel()->rowCount(), 3, 3000);
+  QVERIFY(rowOfName(panel, QStringLiteral("added later")) >= 0);
+  QCOMPARE(panel.selectedRunIds(), QList<qint64>{base_});  // the refresh kept the selection
+}
+
+void TestStudioRuns::comparePlotsCurves_data() {
+  QTest::addColumn<int>("metric");
+  QTest::addColumn<int>("axis");
+  QTest::addColumn<int>("points");
+  QTest::addColumn<double>("lastX");
+  QTest::newRow("train loss by step") << int(CompareView::PlotMetric::TrainLoss) << int(CompareView::XAxis::Step) << kSteps << 20.0;
+  QTest::newRow("val loss by tokens") << int(CompareView::PlotMetric::ValLoss) << int(CompareView::XAxis::Tokens) << kSteps / 5 << 20480.0;
+  QTest::newRow("tok/s by wall time") << int(CompareView::PlotMetric::TokS) << int(CompareView::XAxis::WallTime) << kSteps << 2.0;
+  QTest::newRow("memory by step") << int(CompareView::PlotMetric::Memory) << int(CompareView::XAxis::Step) << kSteps << 20.0;
+  QTest::newRow("MFU (none on CPU)") << int(CompareView::PlotMetric::Mfu) << int(CompareView::XAxis::Step) << 0 << 0.0;
+}
+
+void TestStudioRuns::comparePlotsCurves() {
+  QFETCH(int, metric);
+  QFETCH(int, axis);
+  QFETCH(int, points);
+  QFETCH(double, lastX);
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  panel.selectRuns({base_, fast_});
+  QVERIFY(panel.compareRuns(panel.selectedRunIds()));
+  CompareView* view = panel.compareView();
+  view->setMetric(CompareView::PlotMetric(metric));
+  view->setXAxis(CompareView::XAxis(axis));
+  QCustomPlot* plot = view->plot();
+  QCOMPARE(plot->graphCount(), 2);
+  for (int g = 0; g < 2; ++g) {
+    QCOMPARE(plot->graph(g)->dataCount(), points);
+    if (points) QCOMPARE(plot->graph(g)->data()->at(points - 1)->key, lastX);
+  }
+  QVERIFY(plot->graph(0)->pen().color() != plot->graph(1)->pen().color());  // one colour per run
+}
+
+void TestStudioRuns::compareScoreboardAndDiff() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  CompareView* view = panel.compareView();
+  QCOMPARE(view->scoreboard().rows.size(), size_t(2));
+  QCOMPARE(view->scoreboard().rows[0].tok_s, 10000.0);
+  QCOMPARE(view->scoreboard().rows[1].speedup, 2.5);  // 25K over a 10K baseline
+  QCOMPARE(view->scoreTable()->item(1, 3)->text(), QStringLiteral("2.50×"));
+  QVERIFY(view->scoreTable()->item(0, 0)->text().contains(QStringLiteral("baseline")));
+  view->setBaseline(1);
+  QCOMPARE(view->scoreboard().rows[0].speedup, 0.4);
+  QCOMPARE(view->scoreTable()->item(0, 3)->text(), QStringLiteral("0.40×"));
+  // Only the keys that differ; train.steps and train.lr are equal and must not be listed.
+  QStringList keys;
+  for (int r = 0; r < view->diffTable()->rowCount(); ++r) keys << view->diffTable()->item(r, 0)->text();
+  QCOMPARE(keys, (QStringList{"opt.attention", "opt.fused_adamw", "opt.precision"}));
+  QCOMPARE(view->diffTable()->item(2, 1)->text(), QStringLiteral("fp32"));
+  QCOMPARE(view->diffTable()->item(2, 2)->text(), QStringLiteral("bf16"));
+  QCOMPARE(view->diffTable()->item(1, 1)->text(), QStringLiteral("-"));  // absent in the baseline's config
+}
+
+void TestStudioRuns::exportsRuns_data() {
+  QTest::addColumn<QString>("format");
+  QTest::newRow("csv") << "csv";
+  QTest::newRow("json") << "json";
+  QTest::newRow("md") << "md";
+}
+
+void TestStudioRuns::exportsRuns() {
+  QFETCH(QString, format);
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  const QString path = dir_->filePath(QStringLiteral("runs.") + format);
+  QVERIFY2(panel.exportRuns({base_, fast_}, format, path), qPrintable(panel.message()));
+  QVERIFY(!panel.hasError());
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QByteArray bytes = f.readAll();
+  if (format == QLatin1String("csv")) {
+    QList<QByteArray> lines = bytes.trimmed().split('\n');
+    QCOMPARE(lines.value(0).trimmed(), QByteArray("run,step,metric,value"));
+    RunStore store(db_.toStdString(), RunStore::Mode::existing);
+    int values = 0;  // one CSV row per recorded value
+    for (int64_t id : {base_, fast_})
+      for (const MetricRow& r : store.metrics(id))
+        for (double v : r.v) values += std::isnan(v) ? 0 : 1;
+    QCOMPARE(lines.size() - 1, values);
+    QVERIFY(lines.value(1).startsWith("uid-base,1,"));
+  } else if (format == QLatin1String("json")) {
+    QJsonParseError error;
+    QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    QCOMPARE(error.error, QJsonParseError::NoError);
+    QJsonArray runs = doc.object().value(QStringLiteral("runs")).toArray();
+    QCOMPARE(runs.size(), 2);
+    QCOMPARE(runs[1].toObject().value(QStringLiteral("metrics")).toArray().size(), kSteps);
+  } else {
+    QCOMPARE(bytes.count("\n| #"), 2);  // a table row per run
+    QVERIFY(bytes.contains("2.50"));
+  }
+  // The same bytes as the CLI's export, when the CLI is built alongside.
+  const QString cli = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+  if (!cli.isEmpty() && QFileInfo::exists(cli)) {
+    const QString cliPath = dir_->filePath(QStringLiteral("cli.") + format);
+    QProcess p;
+    p.start(cli, {"runs", "export", QString::number(base_), QString::number(fast_), "--format", format,
+                  "--out", cliPath, "--db", db_});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QFile c(cliPath);
+    QVERIFY(c.open(QIODevice::ReadOnly));
+    QCOMPARE(c.readAll(), bytes);
+  }
+}
+
+void TestStudioRuns::exportsPlot_data() {
+  QTest::addColumn<QString>("suffix");
+  QTest::newRow("png") << "png";
+  QTest::newRow("pdf") << "pdf";
+  QTest::newRow("svg") << "svg";
+}
+
+void TestStudioRuns::exportsPlot() {
+  QFETCH(QString, suffix);
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  panel.resize(1200, 900);
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  const QSize shown = panel.compareView()->plot()->size();  // the notice shown afterwards resizes it
+  const QString path = dir_->filePath(QStringLiteral("plot.") + suffix);
+  QVERIFY2(panel.exportPlot(path), qPrintable(panel.message()));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QByteArray bytes = f.readAll();
+  QVERIFY(bytes.size() > 1000);
+  if (suffix == QLatin1String("png")) {
+    QImage image;
+    QVERIFY(image.loadFromData(bytes, "PNG"));
+    QCOMPARE(image.size(), shown);  // the plot as it is on screen
+  } else if (suffix == QLatin1String("pdf")) {
+    QVERIFY(bytes.startsWith("%PDF"));
+  } else {
+    QXmlStreamReader xml(bytes);
+    QString root;
+    while (!xml.atEnd()) {
+      xml.readNext();
+      if (xml.isStartElement() && root.isEmpty()) root = xml.name().toString();
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(root, QStringLiteral("svg"));
+    QVERIFY(bytes.contains("<path") || bytes.contains("<polyline"));  // vector curves, not a bitmap
+  }
+}
+
+void TestStudioRuns::importAddsRuns() {
+  const QString exportPath = dir_->filePath(QStringLiteral("server.json"));
+  {
+    RunsPanel source;
+    source.setDatabase(db_);
+    QVERIFY(source.exportRuns({base_, fast_}, QStringLiteral("json"), exportPath));
+  }
+  RunsPanel panel;
+  panel.setDatabase(dir_->filePath(QStringLiteral("laptop.db")));
+  QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+  QCOMPARE(panel.proxyModel()->rowCount(), 0);
+  QVERIFY2(panel.importRuns(exportPath), qPrintable(panel.message()));
+  QCOMPARE(panel.proxyModel()->rowCount(), 2);
+  QVERIFY(rowOfName(panel, QStringLiteral("all switches")) >= 0);
+  QVERIFY(panel.message().contains(QStringLiteral("Imported 2")));
+  QVERIFY(panel.importRuns(exportPath));  // again: already there, skipped, not duplicated
+  QCOMPARE(panel.proxyModel()->rowCount(), 2);
+  QVERIFY(panel.message().contains(QStringLiteral("skipped 2")));
+}
+
+void TestStudioRuns::rerunAndResumeEmitConfig() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QSignalSpy rerun(&panel, &RunsPanel::rerunRequested);
+  QSignalSpy resume(&panel, &RunsPanel::resumeRequested);
+  QVERIFY(panel.rerunWithChanges(base_));
+  QCOMPARE(rerun.count(), 1);
+  QCOMPARE(rerun.at(0).at(0).toString(), QString::fromLatin1(kBaseConfig));
+  QVERIFY(panel.resumeRun(fast_));
+  QCOMPARE(resume.count(), 1);
+  QCOMPARE(resume.at(0).at(0).toString(), checkpoint_);
+  QCOMPARE(resume.at(0).at(1).toString(), QString::fromLatin1(kFastConfig));
+  QVERIFY(!panel.resumeRun(base_));  // no checkpoint: an error in the panel, no signal
+  QCOMPARE(resume.count(), 1);
+  QVERIFY(panel.hasError());
+  QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
+}
+
+void TestStudioRuns::deleteAsksFirst() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QString asked;
+  bool answer = false;
+  panel.setConfirmation([&](const QString& q) { asked = q; return answer; });
+  QVERIFY(!panel.deleteRuns({base_}));
+  QVERIFY(asked.contains(QStringLiteral("baseline")));
+  QCOMPARE(panel.proxyModel()->rowCount(), 2);
+  answer = true;
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  QVERIFY(panel.deleteRuns({base_}));
+  QCOMPARE(panel.proxyModel()->rowCount(), 1);
+  QVERIFY(panel.compareView()->runIds().isEmpty());  // a deleted run leaves the compare view
+  RunStore store(db_.toStdString(), RunStore::Mode::existing);
+  QCOMPARE(store.run_ids(), std::vector<int64_t>{fast_});
+}
+
+void TestStudioRuns::showsErrors_data() {
+  QTest::addColumn<QString>("what");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("db in a missing folder") << "db-missing-folder" << "does not exist";
+  QTest::newRow("db is not Tokamak's") << "db-text-file" << "Cannot open the run database";
+  QTest::newRow("db is a folder") << "db-folder" << "is a folder";
+  QTest::newRow("import: not JSON") << "import-garbage" << "Import failed";
+  QTest::newRow("import: missing file") << "import-missing" << "Import failed";
+  QTest::newRow("export: unwritable path") << "export-unwritable" << "Export failed";
+  QTest::newRow("plot: unwritable path") << "plot-unwritable" << "Plot export failed";
+  QTest::newRow("plot: unknown format") << "plot-format" << "Unknown plot format";
+}
+
+void TestStudioRuns::showsErrors() {
+  QFETCH(QString, what);
+  QFETCH(QString, expected);
+  RunsPanel panel;
+  const QString bad = dir_->filePath(QStringLiteral("bad.txt"));
+  QFile f(bad);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray("this is not a database, nor JSON {\n").repeated(200));
+  f.close();
+  bool ok = true;
+  if (what.startsWith(QLatin1String("db-"))) {
+    const QString path = what == QLatin1String("db-missing-folder") ? dir_->filePath(QStringLiteral("nope/runs.db"))
+                         : what == QLatin1String("db-text-file")    ? bad
+                                                                    : dir_->path();
+    panel.setDatabase(path);
+    ok = panel.proxyModel()->rowCount() > 0;
+    panel.refresh();  // must not crash or throw with no store
+  } else {
+    panel.setDatabase(db_);
+    QVERIFY(!panel.hasError());
+    const QString unwritable = bad + QStringLiteral("/out.");  // below a file: no folder can be made there
+    if (what == QLatin1String("import-garbage")) ok = panel.importRuns(bad);
+    if (what == QLatin1String("import-missing")) ok = panel.importRuns(dir_->filePath(QStringLiteral("missing.json")));
+    if (what == QLatin1String("export-unwritable")) ok = panel.exportRuns({base_}, QStringLiteral("csv"), unwritable + "csv");
+    if (what.startsWith(QLatin1String("plot-"))) {
+      QVERIFY(panel.compareRuns({base_, fast_}));
+      ok = panel.exportPlot(what == QLatin1String("plot-format") ? dir_->filePath(QStringLiteral("plot.gif")) : unwritable + "png");
+    }
+    QCOMPARE(panel.proxyModel()->rowCount(), 2);  // nothing imported, nothing lost
+  }
+  QVERIFY(!ok);
+  QVERIFY(panel.hasError());
+  QVERIFY2(panel.message().contains(expected), qPrintable(panel.message()));
+}
+
+// Docs screenshot: TOKAMAK_SCREENSHOT_DB=<db of real runs> TOKAMAK_SCREENSHOT_OUT=<png>, under Xvfb.
+void TestStudioRuns::screenshot() {
+  const QString db = qEnvironmentVariable("TOKAMAK_SCREENSHOT_DB");
+  const QString out = qEnvironmentVariable("TOKAMAK_SCREENSHOT_OUT");
+  if (db.isEmpty() || out.isEmpty()) QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the compare view");
+  RunsPanel panel;
+  panel.setDatabase(db);
+  QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+  panel.resize(1500, 950);
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  QList<qint64> ids;
+  for (int r = 0; r < panel.proxyModel()->rowCount(); ++r)
+    ids << panel.proxyModel()->index(r, 0).data(RunsTableModel::IdRole).toLongLong();
+  std::sort(ids.begin(), ids.end());
+  QVERIFY(ids.size() >= 2);
+  panel.selectRuns(ids);
+  QVERIFY(panel.compareRuns(panel.selectedRunIds()));
+  // The switches change speed, not what is learned: tok/s tells the runs apart (their loss curves coincide).
+  panel.compareView()->setMetric(CompareView::PlotMetric::TokS);
+  QCOMPARE(panel.compareView()->plot()->graphCount(), int(ids.size()));
+  panel.tableView()->resizeColumnsToContents();
+  QTest::qWait(300);
+  QVERIFY(panel.grab().save(out));
+  QVERIFY(QImage(out).width() >= 1500);
+}
+
+QTEST_MAIN(TestStudioRuns)
+#include "test_studio_runs.moc"

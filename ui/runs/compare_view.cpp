@@ -1,0 +1,229 @@
+// The compare view (see compare_view.h): controls, overlaid curves, scoreboard and config diff.
+#include "ui/runs/compare_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+#include "ui/runs/qcp.h"
+
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString fmt(const char* f, double v) { return std::isnan(v) ? QStringLiteral("-") : QString::asprintf(f, v); }
+
+// Tableau's ten colours: distinct on light and dark backgrounds and for most colour-blind readers.
+const QColor kPalette[] = {QColor(0x1f77b4), QColor(0xff7f0e), QColor(0x2ca02c), QColor(0xd62728),
+                           QColor(0x9467bd), QColor(0x8c564b), QColor(0xe377c2), QColor(0x7f7f7f),
+                           QColor(0xbcbd22), QColor(0x17becf)};
+
+QTableWidget* makeTable(QWidget* parent) {
+  auto* t = new QTableWidget(parent);
+  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->verticalHeader()->setVisible(false);
+  t->horizontalHeader()->setStretchLastSection(true);
+  return t;
+}
+
+QTableWidgetItem* cell(const QString& text, bool number = false) {
+  auto* item = new QTableWidgetItem(text);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  title_ = new QLabel(tr("Select two or more runs and press Compare."), this);
+  metricBox_ = new QComboBox(this);
+  metricBox_->addItems({tr("Train loss"), tr("Val loss"), tr("tok/s"), tr("MFU"), tr("Peak memory")});
+  xBox_ = new QComboBox(this);
+  xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
+  baselineBox_ = new QComboBox(this);
+  baselineBox_->setMinimumContentsLength(16);
+  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setMetric(PlotMetric(i)); });
+  connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
+  connect(baselineBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i >= 0) setBaseline(i);
+  });
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(title_, 1);
+  controls->addWidget(new QLabel(tr("Metric"), this));
+  controls->addWidget(metricBox_);
+  controls->addWidget(new QLabel(tr("X axis"), this));
+  controls->addWidget(xBox_);
+  controls->addWidget(new QLabel(tr("Baseline"), this));
+  controls->addWidget(baselineBox_);
+
+  plot_ = new QCustomPlot(this);
+  plot_->setMinimumSize(320, 200);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot_->legend->setVisible(true);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  scoreTable_ = makeTable(this);
+  scoreTable_->setObjectName(QStringLiteral("scoreboard"));
+  diffTable_ = makeTable(this);
+  diffTable_->setObjectName(QStringLiteral("configDiff"));
+
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(plot_);
+  top->addWidget(diffTable_);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 2);
+  top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(scoreTable_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({700, 220});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+}
+
+QColor CompareView::colorOf(int runIndex) const { return kPalette[runIndex % 10]; }
+
+void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
+  // Read everything first: a run deleted meanwhile throws here and leaves the view as it was.
+  std::vector<std::vector<tokamak::MetricRow>> metrics;
+  std::vector<tokamak::ScoreInput> inputs;
+  for (qint64 id : ids) {
+    inputs.push_back(tokamak::score_input(store, id));
+    metrics.push_back(store.metrics(id));
+  }
+  const bool sameRuns = ids == ids_;
+  ids_ = ids;
+  metrics_ = std::move(metrics);
+  inputs_ = std::move(inputs);
+  if (!sameRuns) {
+    baseline_ = 0;
+    QSignalBlocker block(baselineBox_);
+    baselineBox_->clear();
+    for (const auto& in : inputs_) baselineBox_->addItem(qs(in.label));
+    baselineBox_->setCurrentIndex(0);
+  }
+  title_->setText(tr("Comparing %n run(s)", nullptr, int(ids_.size())));
+  rebuildPlot();
+  rebuildScoreboard();
+  rebuildDiff();
+}
+
+void CompareView::reload(tokamak::RunStore& store) {
+  if (!ids_.isEmpty()) setRuns(store, ids_);
+}
+
+void CompareView::clear() {
+  ids_.clear();
+  metrics_.clear();
+  inputs_.clear();
+  board_ = {};
+  QSignalBlocker block(baselineBox_);
+  baselineBox_->clear();
+  title_->setText(tr("Select two or more runs and press Compare."));
+  rebuildPlot();
+  scoreTable_->clear();
+  scoreTable_->setRowCount(0);
+  diffTable_->clear();
+  diffTable_->setRowCount(0);
+}
+
+void CompareView::setMetric(PlotMetric metric) {
+  metric_ = metric;
+  if (metricBox_->currentIndex() != int(metric)) metricBox_->setCurrentIndex(int(metric));
+  rebuildPlot();
+}
+
+void CompareView::setXAxis(XAxis axis) {
+  xAxis_ = axis;
+  if (xBox_->currentIndex() != int(axis)) xBox_->setCurrentIndex(int(axis));
+  rebuildPlot();
+}
+
+void CompareView::setBaseline(int runIndex) {
+  if (runIndex < 0 || runIndex >= ids_.size()) return;
+  baseline_ = runIndex;
+  if (baselineBox_->currentIndex() != runIndex) baselineBox_->setCurrentIndex(runIndex);
+  rebuildScoreboard();
+}
+
+void CompareView::rebuildPlot() {
+  using tokamak::Metric;
+  plot_->clearGraphs();
+  struct Axis { Metric metric; double scale; QString label; };
+  static const Axis ys[] = {{Metric::train_loss, 1, tr("train loss")}, {Metric::val_loss, 1, tr("val loss")},
+                            {Metric::tok_s, 1, tr("tokens / s")}, {Metric::mfu, 100, tr("MFU (%)")},
+                            {Metric::mem_peak, 1.0 / (1024 * 1024), tr("peak memory (MiB)")}};
+  const Axis& y = ys[int(metric_)];
+  const QString xLabel[] = {tr("step"), tr("tokens"), tr("wall time (s)")};
+  for (size_t r = 0; r < metrics_.size(); ++r) {
+    QVector<double> xs, vs;
+    for (const tokamak::MetricRow& row : metrics_[r]) {
+      double x = xAxis_ == XAxis::Step ? double(row.step) : row[xAxis_ == XAxis::Tokens ? Metric::tokens : Metric::wall_s];
+      double v = row[y.metric];
+      if (std::isnan(x) || std::isnan(v)) continue;  // not reported at this step (val loss: only at evals)
+      xs << x;
+      vs << v * y.scale;
+    }
+    QCPGraph* g = plot_->addGraph();
+    g->setName(qs(inputs_[r].label));
+    g->setPen(QPen(colorOf(int(r)), 2));
+    // Sparse series (val loss) would be invisible as lines between a few points: mark every point.
+    if (xs.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    g->setData(xs, vs, true);
+  }
+  plot_->xAxis->setLabel(xLabel[int(xAxis_)]);
+  plot_->yAxis->setLabel(y.label);
+  plot_->rescaleAxes();
+  plot_->replot();
+}
+
+void CompareView::rebuildScoreboard() {
+  board_ = tokamak::build_scoreboard(inputs_, size_t(baseline_));
+  const QStringList headers = {tr("Run"), tr("Setup"), tr("tok/s"), tr("Speedup"), tr("MFU"),
+                               tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
+  scoreTable_->clear();
+  scoreTable_->setColumnCount(headers.size());
+  scoreTable_->setHorizontalHeaderLabels(headers);
+  scoreTable_->setRowCount(int(board_.rows.size()));
+  for (int r = 0; r < int(board_.rows.size()); ++r) {
+    const tokamak::ScoreRow& row = board_.rows[size_t(r)];
+    auto* label = cell(qs(row.label) + (size_t(r) == board_.baseline ? tr(" (baseline)") : QString()));
+    label->setForeground(colorOf(r));
+    scoreTable_->setItem(r, 0, label);
+    scoreTable_->setItem(r, 1, cell(qs(row.setup)));
+    scoreTable_->setItem(r, 2, cell(qs(tokamak::format_rate(row.tok_s)), true));
+    scoreTable_->setItem(r, 3, cell(fmt("%.2f×", row.speedup), true));
+    scoreTable_->setItem(r, 4, cell(fmt("%.1f%%", row.mfu * 100), true));
+    scoreTable_->setItem(r, 5, cell(qs(tokamak::format_bytes(row.peak_mem)), true));
+    scoreTable_->setItem(r, 6, cell(fmt("%.4f", row.final_val_loss), true));
+    scoreTable_->setItem(r, 7, cell(fmt("%.4f", row.best_val_loss), true));
+  }
+  scoreTable_->resizeColumnsToContents();
+}
+
+void CompareView::rebuildDiff() {
+  diffTable_->clear();
+  QStringList headers = {tr("Config key")};
+  for (const auto& in : inputs_) headers << qs(in.label);
+  diffTable_->setColumnCount(headers.size());
+  diffTable_->setHorizontalHeaderLabels(headers);
+  diffTable_->setRowCount(int(board_.diff_keys.size()));
+  for (int k = 0; k < int(board_.diff_keys.size()); ++k) {
+    diffTable_->setItem(k, 0, cell(qs(board_.diff_keys[size_t(k)])));
+    for (int r = 0; r < int(board_.diff_values[size_t(k)].size()); ++r)
+      diffTable_->setItem(k, r + 1, cell(qs(board_.diff_values[size_t(k)][size_t(r)])));
+  }
+  diffTable_->resizeColumnsToContents();
+  if (board_.diff_keys.empty() && !inputs_.empty())
+    diffTable_->setToolTip(tr("The runs' configs are identical."));
+}

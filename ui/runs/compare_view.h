@@ -1,0 +1,65 @@
+// CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
+// axis chosen by the user), the scoreboard with speedup over a chosen baseline run, and the config keys in
+// which the runs differ. The arithmetic is the engine's (scoreboard.h), so the numbers match
+// `tokamak runs compare`.
+#pragma once
+
+#include <QList>
+#include <QVector>
+#include <QWidget>
+#include <vector>
+
+#include "engine/store/run_store.h"
+#include "engine/store/scoreboard.h"
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QTableWidget;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  enum class PlotMetric { TrainLoss, ValLoss, TokS, Mfu, Memory };
+  enum class XAxis { Step, Tokens, WallTime };
+
+  explicit CompareView(QWidget* parent = nullptr);
+
+  // Reads the runs' metrics and config from the store; throws the store's Error (the panel shows it).
+  void setRuns(tokamak::RunStore& store, const QList<qint64>& ids);
+  // Reads the same runs again (a compared run is still writing).
+  void reload(tokamak::RunStore& store);
+  void clear();
+  QList<qint64> runIds() const { return ids_; }
+
+  void setMetric(PlotMetric metric);
+  void setXAxis(XAxis axis);
+  void setBaseline(int runIndex);  // index into runIds()
+
+  QCustomPlot* plot() const { return plot_; }
+  QTableWidget* scoreTable() const { return scoreTable_; }
+  QTableWidget* diffTable() const { return diffTable_; }
+  const tokamak::Scoreboard& scoreboard() const { return board_; }
+  QColor colorOf(int runIndex) const;
+
+ private:
+  void rebuildPlot();
+  void rebuildScoreboard();
+  void rebuildDiff();
+
+  QList<qint64> ids_;
+  std::vector<std::vector<tokamak::MetricRow>> metrics_;  // [run][row]
+  std::vector<tokamak::ScoreInput> inputs_;
+  tokamak::Scoreboard board_;
+  PlotMetric metric_ = PlotMetric::TrainLoss;
+  XAxis xAxis_ = XAxis::Step;
+  int baseline_ = 0;
+
+  QComboBox* metricBox_ = nullptr;
+  QComboBox* xBox_ = nullptr;
+  QComboBox* baselineBox_ = nullptr;
+  QLabel* title_ = nullptr;
+  QCustomPlot* plot_ = nullptr;
+  QTableWidget* scoreTable_ = nullptr;
+  QTableWidget* diffTable_ = nullptr;
+};

@@ -1,0 +1,10 @@
+// Saving a QCustomPlot as PNG, PDF or SVG at its on-screen size. QCustomPlot writes PNG and PDF itself; SVG
+// goes through QSvgGenerator, painting the plot with QCPPainter so it stays vector (lines, not a bitmap).
+#pragma once
+
+#include <QString>
+
+class QCustomPlot;
+
+// The format is taken from the suffix (.png, .pdf, .svg). Returns "" on success, else the reason.
+QString savePlot(QCustomPlot* plot, const QString& path);

@@ -1,0 +1,97 @@
+// RunsPanel: the studio's "Compare and export" page. A browser over the run store (sort, filter, tags,
+// notes, delete, live refresh), a compare view (overlaid curves, scoreboard, config diff) and export/import.
+// The main window embeds it and reacts to rerunRequested / resumeRequested. Every button and dialog ends in
+// a public method below, so tests drive the same code without dialogs.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QWidget>
+#include <functional>
+#include <memory>
+
+namespace tokamak {
+class RunStore;
+}
+class CompareView;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTableView;
+class QTimer;
+class QToolButton;
+class RunsTableModel;
+
+class RunsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunsPanel(QWidget* parent = nullptr);
+  ~RunsPanel() override;
+  void setDatabase(const QString& path);  // "" = the default database
+  QString databasePath() const;
+
+  // --- what the buttons do; also for the main window and tests. Failures show in the panel (message()). ---
+  QList<qint64> selectedRunIds() const;
+  void selectRuns(const QList<qint64>& ids);
+  bool compareRuns(const QList<qint64>& ids);
+  bool exportRuns(const QList<qint64>& ids, const QString& format, const QString& path);  // csv | json | md
+  bool exportPlot(const QString& path);  // the compare plot; format from the suffix: .png | .pdf | .svg
+  bool importRuns(const QString& path);  // a JSON export; runs already here are skipped
+  bool deleteRuns(const QList<qint64>& ids);  // asks first
+  bool rerunWithChanges(qint64 id);  // emits rerunRequested
+  bool resumeRun(qint64 id);         // emits resumeRequested with the run's last checkpoint
+  // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
+  void setConfirmation(std::function<bool(const QString& question)> confirm);
+  void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)
+
+  QString message() const;  // the error or notice the panel shows, "" when none
+  bool hasError() const { return hasError_; }
+  RunsTableModel* runsModel() const { return model_; }
+  QSortFilterProxyModel* proxyModel() const { return proxy_; }
+  QTableView* tableView() const { return table_; }
+  QLineEdit* filterEdit() const { return filter_; }
+  CompareView* compareView() const { return compare_; }
+
+ public Q_SLOTS:
+  void refresh();
+ Q_SIGNALS:
+  void rerunRequested(const QString& configJson);  // "re-run with changes": the main window loads this config
+  void resumeRequested(const QString& checkpointPath, const QString& configJson);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
+
+ private:
+  bool ensureStore();
+  void poll();
+  void reloadAll();
+  void showError(const QString& text);
+  void showNotice(const QString& text);
+  void updateActions();
+  void showContextMenu(const QPoint& pos);
+  void exportWithDialog(const QString& format);
+  void importWithDialog();
+
+  std::unique_ptr<tokamak::RunStore> store_;
+  QString path_;           // as given to setDatabase ("" = default)
+  bool opened_ = false;    // setDatabase or the default was tried
+  qint64 dataVersion_ = -1;
+  bool hasError_ = false;
+  std::function<bool(const QString&)> confirm_;
+
+  RunsTableModel* model_ = nullptr;
+  QSortFilterProxyModel* proxy_ = nullptr;
+  QTableView* table_ = nullptr;
+  QLineEdit* filter_ = nullptr;
+  QLabel* message_ = nullptr;
+  CompareView* compare_ = nullptr;
+  QTimer* poll_ = nullptr;
+  QPushButton* compareButton_ = nullptr;
+  QToolButton* exportButton_ = nullptr;
+  QPushButton* importButton_ = nullptr;
+  QPushButton* rerunButton_ = nullptr;
+  QPushButton* resumeButton_ = nullptr;
+  QPushButton* deleteButton_ = nullptr;
+};

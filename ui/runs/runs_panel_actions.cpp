@@ -1,0 +1,126 @@
+// The runs panel's actions (see runs_panel.h): export, import, delete, re-run and resume, and the file
+// dialogs in front of them. Each reports failure in the panel and returns false; none throws.
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHash>
+#include <algorithm>
+
+#include "engine/store/run_store.h"
+#include "ui/runs/compare_view.h"
+#include "ui/runs/plot_export.h"
+#include "ui/runs/runs_io.h"
+#include "ui/runs/runs_model.h"
+#include "ui/runs/runs_panel.h"
+
+bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path) {
+  if (!ensureStore()) return false;
+  QString error = exportRunsToFile(*store_, ids, format, path);
+  if (!error.isEmpty()) {
+    showError(tr("Export failed: %1").arg(error));
+    return false;
+  }
+  showNotice(tr("Exported %n run(s) to %1", nullptr, int(ids.size())).arg(path));
+  return true;
+}
+
+bool RunsPanel::exportPlot(const QString& path) {
+  if (compare_->runIds().isEmpty()) {
+    showError(tr("Compare some runs first: the plot export saves the compare plot."));
+    return false;
+  }
+  QString error = savePlot(compare_->plot(), path);
+  if (!error.isEmpty()) {
+    showError(tr("Plot export failed: %1").arg(error));
+    return false;
+  }
+  showNotice(tr("Saved the plot to %1").arg(path));
+  return true;
+}
+
+bool RunsPanel::importRuns(const QString& path) {
+  if (!ensureStore()) return false;
+  ImportOutcome o = importRunsFromFile(*store_, path);
+  if (!o.error.isEmpty()) {
+    showError(tr("Import failed: %1").arg(o.error));
+    return false;
+  }
+  reloadAll();
+  showNotice(tr("Imported %n run(s)", nullptr, o.imported) +
+             (o.skipped ? tr(", skipped %n already here", nullptr, o.skipped) : QString()));
+  return true;
+}
+
+bool RunsPanel::deleteRuns(const QList<qint64>& ids) {
+  if (!ensureStore() || ids.isEmpty()) return false;
+  QStringList names;
+  for (qint64 id : ids)
+    if (const RunRow* r = model_->runById(id)) names << QStringLiteral("#%1 %2").arg(id).arg(r->name);
+  if (!confirm_(tr("Delete %n run(s) and their history? This cannot be undone.\n\n", nullptr, int(ids.size())) +
+                names.join(QLatin1Char('\n'))))
+    return false;
+  try {
+    store_->transaction([&] {
+      for (qint64 id : ids) store_->delete_run(id);
+    });
+  } catch (const std::exception& e) {
+    showError(tr("Delete failed: %1").arg(describeError(e)));
+    return false;
+  }
+  if (std::any_of(ids.begin(), ids.end(), [&](qint64 id) { return compare_->runIds().contains(id); })) compare_->clear();
+  reloadAll();
+  showNotice(tr("Deleted %n run(s)", nullptr, int(ids.size())));
+  return true;
+}
+
+bool RunsPanel::rerunWithChanges(qint64 id) {
+  if (!ensureStore()) return false;
+  try {
+    Q_EMIT rerunRequested(QString::fromStdString(store_->run(id).config_json));
+  } catch (const std::exception& e) {
+    showError(describeError(e));
+    return false;
+  }
+  return true;
+}
+
+bool RunsPanel::resumeRun(qint64 id) {
+  if (!ensureStore()) return false;
+  try {
+    const auto checkpoints = store_->checkpoints(id);
+    const tokamak::RunInfo run = store_->run(id);
+    if (checkpoints.empty()) {
+      showError(tr("Run #%1 has no checkpoint to resume from.").arg(id));
+      return false;
+    }
+    const QString path = QString::fromStdString(checkpoints.back().path);
+    if (!QFileInfo::exists(path)) {
+      showError(tr("The last checkpoint of run #%1 is gone: %2").arg(id).arg(path));
+      return false;
+    }
+    Q_EMIT resumeRequested(path, QString::fromStdString(run.config_json));
+  } catch (const std::exception& e) {
+    showError(describeError(e));
+    return false;
+  }
+  return true;
+}
+
+void RunsPanel::exportWithDialog(const QString& format) {
+  static const QHash<QString, QString> filters = {
+      {QStringLiteral("csv"), tr("CSV (*.csv)")}, {QStringLiteral("json"), tr("JSON (*.json)")},
+      {QStringLiteral("md"), tr("Markdown (*.md)")}, {QStringLiteral("png"), tr("PNG image (*.png)")},
+      {QStringLiteral("pdf"), tr("PDF (*.pdf)")}, {QStringLiteral("svg"), tr("SVG image (*.svg)")}};
+  QString path = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("runs.") + format, filters.value(format));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + format;
+  const bool plot = format == QLatin1String("png") || format == QLatin1String("pdf") || format == QLatin1String("svg");
+  if (plot)
+    exportPlot(path);
+  else
+    exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
+}
+
+void RunsPanel::importWithDialog() {
+  QString path = QFileDialog::getOpenFileName(this, tr("Import runs"), QString(), tr("Tokamak export (*.json)"));
+  if (!path.isEmpty()) importRuns(path);
+}
