@@ -65,7 +65,7 @@ int launch(const Config& c) {
   std::signal(SIGTERM, SIG_DFL);
   if (r.failed_rank >= 0)
     throw Error("data-parallel training failed: " + r.reason,
-                "the first error above is the cause; the run is marked failed and rank 0 kept its last checkpoint");
+                "each rank's own error is above; the run is marked failed and rank 0 kept its last checkpoint");
   return 0;
 }
 
