@@ -18,6 +18,7 @@
 #include "engine/dist/launch.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
+#include "engine/train/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 
@@ -70,7 +71,7 @@ int launch(const Config& c) {
 }
 
 int run_train(const TrainArgs& args) {
-  Config c = args.config.resolve();
+  Config c = args.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
   if (!args.name.empty()) c.name = args.name;
   if (args.gpus > 0) c.dist.gpus = args.gpus;
   const DistEnv dist = dist_env_from_environment();

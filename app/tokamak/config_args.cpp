@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/train/checkpoint.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 
@@ -15,13 +14,13 @@ void ConfigArgs::add_to(CLI::App& command) {
   command.add_option("--set", sets, "override a config key, e.g. --set train.steps=200 (repeatable)");
 }
 
-Config ConfigArgs::resolve() const {
+Config ConfigArgs::resolve(const std::function<std::string(const std::string&)>& checkpoint_config) const {
   Config c;
   std::string file_text = file.empty() ? "" : read_file(file);
   // A resumed run continues with the config it was started with, then takes the overrides given now.
   Config probe = file.empty() ? c : config_from_json(file_text, c);
   apply_overrides(probe, sets);
-  if (!probe.train.resume.empty()) c = config_from_json(read_checkpoint_info(probe.train.resume).config_json);
+  if (!probe.train.resume.empty() && checkpoint_config) c = config_from_json(checkpoint_config(probe.train.resume));
   if (!file.empty()) c = config_from_json(file_text, c);
   if (!preset.empty()) apply_model_preset(c.model, preset);
   apply_overrides(c, sets);

@@ -1,5 +1,6 @@
 // The options every config-taking command shares: --config FILE, --preset NAME, --set key=value.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@ struct ConfigArgs {
   std::vector<std::string> sets;
   void add_to(CLI::App& command);
   // Defaults ← checkpoint's config when train.resume is given ← --config file ← --preset ← --set.
-  Config resolve() const;
+  // checkpoint_config(path) returns a checkpoint's config JSON (it needs LibTorch, so the caller passes it);
+  // without it train.resume is kept as given and the checkpoint is not read.
+  Config resolve(const std::function<std::string(const std::string&)>& checkpoint_config = {}) const;
 };
 
 }  // namespace tokamak::cli

@@ -1,0 +1,27 @@
+// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench). Started by
+// `tokamak` with its command line unchanged; also runs on its own, and its data-parallel workers are copies
+// of it. Every failure ends as one line on stderr and a non-zero exit code.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/tokamak/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)", "tokamak"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", TOKAMAK_VERSION);
+  tokamak::cli::add_train_command(app);
+  tokamak::cli::add_generate_command(app);
+  tokamak::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokamak: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
