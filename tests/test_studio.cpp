@@ -80,6 +80,7 @@ class TestStudio : public QObject {
   void closingDuringRunAsksThenStops();
   void setupFilesAndLadders();
   void settingsAreRemembered();
+  void runsPageLoadsRerunAndResume();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -332,6 +333,22 @@ void TestStudio::settingsAreRemembered() {
   QCOMPARE(again.setupPanel()->config().train.steps, int64_t(321));
   QCOMPARE(QString::fromStdString(again.setupPanel()->config().name), QString("remembered"));
   QCOMPARE(again.setupPanel()->config().model.n_embd, int64_t(32));
+}
+
+void TestStudio::runsPageLoadsRerunAndResume() {
+  MainWindow w;
+  const QString json = QString::fromStdString(config_to_json(tinyRun(data_, 55, "past-run")));
+  // "Re-run with changes" from the runs page: its config lands in the setup, ready to edit and start.
+  Q_EMIT w.runsPanel()->rerunRequested(json);
+  QCOMPARE(w.setupPanel()->config().train.steps, int64_t(55));
+  QCOMPARE(QString::fromStdString(w.setupPanel()->config().name), QString("past-run"));
+  QVERIFY(w.setupPanel()->config().train.resume.empty());
+  // "Resume" from the runs page: the same, with train.resume set to the checkpoint.
+  Q_EMIT w.runsPanel()->resumeRequested("/runs/past/step_20.pt", json);
+  QCOMPARE(QString::fromStdString(w.setupPanel()->config().train.resume), QString("/runs/past/step_20.pt"));
+  QVERIFY(w.setupPanel()->findChild<QLabel*>("resumeFrom")->text().contains("step_20.pt"));
+  w.setupPanel()->clearResume();
+  QVERIFY(w.setupPanel()->config().train.resume.empty());
 }
 
 QTEST_MAIN(TestStudio)

@@ -128,6 +128,7 @@ void MainWindow::buildDocks() {
   samplesDock_->setObjectName("samplesDock");
   samplesDock_->setWidget(samples_);
   addDockWidget(Qt::BottomDockWidgetArea, samplesDock_);
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);  // the setup runs the full height
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(setupDock_->toggleViewAction());
   view->addAction(samplesDock_->toggleViewAction());
@@ -259,7 +260,10 @@ void MainWindow::saveSettings() const {
 void MainWindow::restoreSettings() {
   QSettings settings("Tokamak", "Tokamak Studio");
   if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1500, 950);
-  restoreState(settings.value("window/state").toByteArray());
+  if (!restoreState(settings.value("window/state").toByteArray())) {
+    resizeDocks({setupDock_}, {680}, Qt::Horizontal);
+    resizeDocks({samplesDock_}, {220}, Qt::Vertical);
+  }
   const QString json = settings.value("setup/config").toString();
   if (json.isEmpty()) return;
   try {

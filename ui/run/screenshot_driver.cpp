@@ -11,6 +11,7 @@
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/run/run_controller.h"
+#include "ui/setup/dataset_box.h"
 #include "ui/setup/setup_panel.h"
 
 namespace tokamak::ui {
@@ -19,6 +20,7 @@ ScreenshotDriver::ScreenshotDriver(MainWindow* window, ScreenshotPlan plan)
     : QObject(window), window_(window), plan_(std::move(plan)) {}
 
 void ScreenshotDriver::start() {
+  window_->setupPanel()->datasetBox()->countTokens();  // the setup picture shows the token count
   // Give the dataset count and the first layout pass a moment before the setup picture.
   QTimer::singleShot(2500, this, [this] {
     if (!plan_.setupPath.isEmpty()) grabTo(plan_.setupPath);

@@ -65,14 +65,20 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   connect(ladder, &QPushButton::clicked, this, [this] { openLadder(); });
   files->addWidget(ladder);
 
+  // Two columns: what to train on the left, how fast on the right, so the whole setup fits one screen.
   form_ = new QWidget;
-  auto* column = new QVBoxLayout(form_);
-  column->addLayout(files);
-  column->addWidget(dataset_);
-  column->addWidget(model_);
-  column->addWidget(trainingBox());
-  column->addWidget(switches_);
-  column->addStretch(1);
+  auto* columns = new QHBoxLayout(form_);
+  auto* what = new QVBoxLayout;
+  what->addLayout(files);
+  what->addWidget(dataset_);
+  what->addWidget(model_);
+  what->addWidget(trainingBox());
+  what->addStretch(1);
+  auto* how = new QVBoxLayout;
+  how->addWidget(switches_);
+  how->addStretch(1);
+  columns->addLayout(what, 1);
+  columns->addLayout(how, 1);
   auto* scroll = new QScrollArea;
   scroll->setWidget(form_);
   scroll->setWidgetResizable(true);
@@ -81,7 +87,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   problemList_ = new QListWidget;
   problemList_->setObjectName("problems");
   problemList_->setWordWrap(true);
-  problemList_->setMaximumHeight(110);
+  problemList_->setMaximumHeight(80);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(scroll, 1);

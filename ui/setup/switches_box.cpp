@@ -171,7 +171,7 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
       // The current choice stays selectable even when it is a problem: the user must be able to leave it.
       const QString why = i == combo->currentIndex() ? QString() : reasonAgainst(config, key, value, cudaDevices);
       model->item(i)->setEnabled(why.isEmpty());
-      if (!why.isEmpty()) reasons << QString("%1=%2: %3").arg(key, value, why);
+      if (!why.isEmpty()) reasons << why;  // the engine's line already names key=value
     }
   }
   for (const char* key : {"opt.cuda_graphs", "opt.fused_adamw", "opt.pin_memory", "opt.prefetch",
