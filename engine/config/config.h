@@ -59,7 +59,7 @@ struct OptConfig {
   std::string precision = "bf16";   // fp32 | tf32 | bf16 (autocast, fp32 master weights) | bf16-pure | fp16
   std::string attention = "sdpa";   // buffered-mask (GPT-2's stored T×T mask) | naive (mask on the fly) | sdpa
   std::string layers = "native";    // scratch (hand-written LayerNorm/GELU) | native (library kernels) | fused (CUDA)
-  bool fused_adamw = false;         // one multi-tensor kernel for the whole optimizer step
+  bool fused_adamw = true;          // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
   bool pin_memory = false;          // CUDA: page-locked batches, non-blocking copies
   bool prefetch = true;             // prepare the next batch on a background thread
   bool cuda_graphs = false;         // CUDA: replay the whole step from a captured graph
