@@ -87,7 +87,7 @@ Reference one_big_batch(Config c, int world) {
   model->train();
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
-  AdamW opt(named, AdamWOptions{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, false});
+  AdamW opt(named, AdamWOptions{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, c.opt.fused_adamw});
   const int64_t accum = grad_accum_steps(c);
   Reference ref;
   for (int64_t step = 0; step < c.train.steps; ++step) {

@@ -32,7 +32,7 @@ namespace {
 
 constexpr int kSteps = 20;  // logged steps per fake run; val loss every 5th
 const char* kBaseConfig = R"({"opt":{"precision":"fp32","attention":"buffered-mask"},"train":{"steps":20,"lr":0.002}})";
-const char* kFastConfig = R"({"opt":{"precision":"bf16","attention":"sdpa","fused_adamw":true},"train":{"steps":20,"lr":0.002}})";
+const char* kFastConfig = R"({"opt":{"precision":"bf16","attention":"sdpa","activation_checkpointing":true},"train":{"steps":20,"lr":0.002}})";
 
 // A finished run with constant tok/s (so its steady tok/s is exact) and a checkpoint when given.
 int64_t addRun(RunStore& store, const std::string& uid, const std::string& name, const char* config, double tokS,
@@ -141,9 +141,9 @@ void TestStudioRuns::listsRunsWithColumns() {
   QVERIFY(base >= 0 && fast >= 0);
   QCOMPARE(displayed(panel, base, RunsTableModel::Model), QStringLiteral("mini"));
   QCOMPARE(displayed(panel, base, RunsTableModel::Dataset), QStringLiteral("jargon"));
-  // Switches name only what differs from this build's defaults (bf16, sdpa are the defaults).
+  // Switches name only what differs from this build's defaults (bf16, sdpa and fused AdamW are the defaults).
   QCOMPARE(displayed(panel, base, RunsTableModel::Switches), QStringLiteral("buffered-mask, fp32"));
-  QCOMPARE(displayed(panel, fast, RunsTableModel::Switches), QStringLiteral("fused-adamw"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::Switches), QStringLiteral("activation-checkpointing"));
   QCOMPARE(displayed(panel, base, RunsTableModel::TokS), QStringLiteral("10K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::TokS), QStringLiteral("25K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::BestVal), QString::number(11.0 / 21, 'f', 4));
@@ -181,7 +181,7 @@ void TestStudioRuns::filters_data() {
   QTest::addColumn<QString>("text");
   QTest::addColumn<int>("rows");
   QTest::newRow("none") << "" << 2;
-  QTest::newRow("switch") << "fused" << 1;
+  QTest::newRow("switch") << "checkpointing" << 1;
   QTest::newRow("name, any case") << "BASELINE" << 1;
   QTest::newRow("status") << "finished" << 2;
   QTest::newRow("nothing") << "no such run" << 0;
@@ -280,10 +280,10 @@ void TestStudioRuns::compareScoreboardAndDiff() {
   // Only the keys that differ; train.steps and train.lr are equal and must not be listed.
   QStringList keys;
   for (int r = 0; r < view->diffTable()->rowCount(); ++r) keys << view->diffTable()->item(r, 0)->text();
-  QCOMPARE(keys, (QStringList{"opt.attention", "opt.fused_adamw", "opt.precision"}));
+  QCOMPARE(keys, (QStringList{"opt.activation_checkpointing", "opt.attention", "opt.precision"}));
   QCOMPARE(view->diffTable()->item(2, 1)->text(), QStringLiteral("fp32"));
   QCOMPARE(view->diffTable()->item(2, 2)->text(), QStringLiteral("bf16"));
-  QCOMPARE(view->diffTable()->item(1, 1)->text(), QStringLiteral("-"));  // absent in the baseline's config
+  QCOMPARE(view->diffTable()->item(0, 1)->text(), QStringLiteral("-"));  // absent in the baseline's config
 }
 
 void TestStudioRuns::exportsRuns_data() {
