@@ -4,21 +4,10 @@
 
 #include "engine/config/config.h"
 #include "engine/util/error.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
-
-namespace {
-// The message of the Error thrown by f, or "" when nothing was thrown.
-template <typename F>
-QString error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
-}  // namespace
+using tokamak::test::error_of;
 
 class TestConfig : public QObject {
   Q_OBJECT

@@ -23,18 +23,10 @@
 #include <fstream>
 
 using namespace tokamak;
+using tokamak::test::error_of;
 
 namespace {
 
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 void write_text(const QString& path, const QByteArray& bytes) {
   QDir().mkpath(QFileInfo(path).absolutePath());

@@ -4,6 +4,7 @@
 #include "engine/data/loader.h"
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
+#include "tests/support/test_support.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>
@@ -13,18 +14,10 @@
 #include <set>
 
 using namespace tokamak;
+using tokamak::test::error_of;
 
 namespace {
 
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 std::string make_shard(const QTemporaryDir& dir, const QString& name, int first, int count) {
   std::vector<uint16_t> tokens(static_cast<size_t>(count));

@@ -133,7 +133,7 @@ void TestStore::badInputs() {
   if (kind == "folder") path = dir.path().toStdString();
   if (kind == "missing") mode = RunStore::Mode::existing;
   std::string before = path_exists(path) && !is_directory(path) ? read_file(path) : "";
-  std::string err = error_of([&] { RunStore s(path, mode); });
+  std::string err = error_of([&] { RunStore s(path, mode); }).toStdString();
   QVERIFY2(err.find(message.toStdString()) != std::string::npos, err.c_str());
   QVERIFY2(err.find("hint:") != std::string::npos, err.c_str());
   if (!before.empty()) QCOMPARE(read_file(path), before);  // nothing written to a file that is not ours
@@ -148,12 +148,12 @@ void TestStore::unknownRunId() {
   QCOMPARE(store.resolve("1"), int64_t{1});
   QCOMPARE(store.resolve("u"), int64_t{1});
   for (const char* key : {"42", "nope"}) {
-    std::string err = error_of([&] { store.resolve(key); });
+    std::string err = error_of([&] { store.resolve(key); }).toStdString();
     QCOMPARE(QString::fromStdString(err),
              QString("no run %1 in %2 (hint: `tokamak runs list --db %2` shows the ids)")
                  .arg(key, QString::fromStdString(path)));
   }
-  QVERIFY(!error_of([&] { store.run(42); }).empty());
+  QVERIFY(!error_of([&] { store.run(42); }).isEmpty());
 }
 
 void TestStore::crashDetection_data() {

@@ -131,7 +131,7 @@ void TestStoreExport::importIsAllOrNothing() {
     write_file_atomically(file, content.toStdString());
   }
   size_t before = store.list_runs().size();
-  std::string err = error_of([&] { import_runs(store, file); });
+  std::string err = error_of([&] { import_runs(store, file); }).toStdString();
   QVERIFY2(err.find(message.toStdString()) != std::string::npos, err.c_str());
   QCOMPARE(store.list_runs().size(), before);
   if (content.isEmpty()) {

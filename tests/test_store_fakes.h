@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/store/run_store.h"
+#include "tests/support/test_support.h"
 #include "engine/train/events.h"
 
 namespace tokamak::test {
@@ -42,17 +43,6 @@ inline StepEvent fake_step(int64_t i, double tok_s = 10000, int attempt = 0) {
 
 inline std::string db_in(const QTemporaryDir& dir, const char* name = "runs.db") {
   return (dir.path() + "/" + name).toStdString();
-}
-
-// Runs fn and returns the Error's what(), or "" when it did not throw.
-template <class F>
-std::string error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return {};
 }
 
 }  // namespace tokamak::test

@@ -155,7 +155,7 @@ void TestStoreSink::endStatus() {
 
 void TestStoreSink::badPathFailsBeforeTraining() {
   QTemporaryDir dir;
-  std::string err = error_of([&] { StoreSink sink(db_in(dir, "missing/runs.db")); });
+  std::string err = error_of([&] { StoreSink sink(db_in(dir, "missing/runs.db")); }).toStdString();
   QVERIFY2(err.find("cannot create run database") != std::string::npos, err.c_str());
 }
 

@@ -21,7 +21,7 @@
 #include "engine/store/run_store.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
-#include "ui/runs/qcp.h"
+#include "ui/plots/qcp.h"
 #include "ui/runs/runs_model.h"
 #include "ui/runs/runs_panel.h"
 

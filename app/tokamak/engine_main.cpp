@@ -3,10 +3,9 @@
 // of it. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
-#include <exception>
 
 #include "app/tokamak/commands.h"
+#include "app/tokamak/run_app.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)", "tokamak"};
@@ -15,13 +14,5 @@ int main(int argc, char** argv) {
   tokamak::cli::add_train_command(app);
   tokamak::cli::add_generate_command(app);
   tokamak::cli::add_bench_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tokamak: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return tokamak::cli::run_app(app, argc, argv);
 }

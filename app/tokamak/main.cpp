@@ -7,11 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <string>
 
 #include "app/tokamak/commands.h"
+#include "app/tokamak/run_app.h"
 
 namespace {
 
@@ -48,13 +48,5 @@ int main(int argc, char** argv) {
   tokamak::cli::add_tokenize_command(app);
   tokamak::cli::add_config_command(app);
   tokamak::cli::add_runs_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tokamak: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return tokamak::cli::run_app(app, argc, argv);
 }

@@ -3,6 +3,8 @@
 #include <QString>
 #include <string>
 
+#include <exception>
+
 namespace tokamak::test {
 // The set-up's cache folder (assets, venv); QSKIP-able checks are left to each suite.
 std::string cache_dir();
@@ -12,4 +14,16 @@ std::string asset(const std::string& name);
 std::string python();
 // Runs a command, returns its exit code; stdout is stored in *out when given.
 int run(const std::string& command, std::string* out = nullptr);
+
+// The what() of the exception f throws, or "" when it throws none (so a test can assert both that an input
+// is refused and what the user is told).
+template <class F>
+QString error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
 }  // namespace tokamak::test

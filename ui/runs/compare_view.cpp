@@ -9,7 +9,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <cmath>
-#include "ui/runs/qcp.h"
+#include "ui/plots/qcp.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSvgGenerator>
-#include "ui/runs/qcp.h"
+#include "ui/plots/qcp.h"
 
 namespace {
 
