@@ -2,7 +2,7 @@
 // folder of documents, shard folders and globs), the content-keyed token cache, and their errors.
 // Caches go to a temporary TOKAMAK_CACHE whose assets/ links to the set-up's real assets.
 // LibTorch (through loader.h) before Qt: Qt's `slots` macro breaks LibTorch headers that use the word.
-#include "engine/data/loader.h"
+#include "engine/train/loader.h"
 #include "engine/data/dataset.h"
 #include "engine/data/dataset_source.h"
 #include "engine/data/shard.h"

@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "engine/data/loader.h"
+#include "engine/train/loader.h"
 
 namespace tokamak {
 

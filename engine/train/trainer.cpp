@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "engine/data/bpe_utf8.h"
-#include "engine/data/loader.h"
+#include "engine/train/loader.h"
 #include "engine/data/tokenizer.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/reducer.h"

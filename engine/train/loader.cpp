@@ -3,7 +3,7 @@
 // stream seeded by (seed, step, micro, rank). Ranks are stratified: rank r draws only from the r-th of
 // world_size contiguous slices of the start indices, with T starts left out between slices, so no two ranks
 // ever read the same token. Validation windows are consecutive (stride T) so an eval covers the split evenly.
-#include "engine/data/loader.h"
+#include "engine/train/loader.h"
 
 #include <algorithm>
 #include <condition_variable>
