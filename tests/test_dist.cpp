@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <thread>
 
 #include "engine/config/config.h"
 #include "engine/data/dataset.h"
@@ -237,8 +238,8 @@ class TestDist : public QObject {
     }
   }
 
-  void reducerBucketsInReverseOrderAndAverages() {
-    // A group of one (Gloo, in this process): the reducer's own logic with nothing to exchange.
+  void reducerBucketsInReverseOrderAndStartsDuringBackward() {
+    // A group of one (Gloo, in this process): the reducer's bucketing and hooks with nothing to exchange.
     DistEnv e;
     e.master_port = free_port();
     ProcessGroup group(e, c10::kCPU, std::chrono::seconds(10));
@@ -272,6 +273,64 @@ class TestDist : public QObject {
     QCOMPARE(reducer.started_in_backward(), reducer.bucket_count());  // none waited for the end of backward
     for (size_t i = 0; i < params.size(); ++i)
       QVERIFY2(at::allclose(params[i].grad(), expected[i], 1e-5, 1e-7), qPrintable(QString::number(i)));
+  }
+
+  void reducerAveragesTwoRanks() {
+    // Two Gloo ranks in this process (a thread each), each with its own batch: after backward both hold the
+    // mean of the two ranks' gradients — what a group of one cannot show.
+    Config c;
+    apply_overrides(c, tiny_sets(data_));
+    at::manual_seed(5);
+    GPT reference(GPTOptions::from_config(c.model, c.opt));
+    std::vector<Batch> batches;
+    for (int r = 0; r < 2; ++r) {
+      auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
+      batches.push_back({tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()});
+    }
+    auto gradients_of = [&](GPTImpl& model, const Batch& b, GradReducer* reducer) {
+      forward_backward(model, [&](int64_t) { return b; }, 1, Precision::kFp32, c10::kCPU, {}, reducer);
+      std::vector<at::Tensor> g;
+      for (auto& p : model.parameters()) g.push_back(p.grad().clone());
+      return g;
+    };
+    auto clear = [](GPTImpl& model) {
+      for (auto& p : model.parameters()) p.mutable_grad() = at::Tensor();
+    };
+    std::vector<at::Tensor> expected = gradients_of(*reference, batches[0], nullptr);
+    clear(*reference);
+    std::vector<at::Tensor> second = gradients_of(*reference, batches[1], nullptr);
+    QVERIFY2(!at::allclose(expected[0], second[0]), "the two batches give the same gradient: the test would prove nothing");
+    for (size_t i = 0; i < expected.size(); ++i) expected[i] = (expected[i] + second[i]) / 2;
+
+    const int port = free_port();
+    std::vector<std::vector<at::Tensor>> got(2);
+    std::vector<std::string> errors(2);
+    auto rank_main = [&](int rank) {
+      try {
+        DistEnv e;
+        e.rank = rank, e.world_size = 2, e.local_rank = rank, e.local_world_size = 2, e.master_port = port;
+        ProcessGroup group(e, c10::kCPU, std::chrono::seconds(20));
+        GPT model(GPTOptions::from_config(c.model, c.opt));
+        {
+          torch::NoGradGuard no_grad;
+          auto mine = model->parameters(), ref = reference->parameters();
+          for (size_t i = 0; i < mine.size(); ++i) mine[i].copy_(ref[i]);
+        }
+        GradReducer reducer(model->parameters(), group, /*bucket_bytes=*/4096);
+        reducer.zero_grad();
+        got[rank] = gradients_of(*model, batches[rank], &reducer);
+      } catch (const std::exception& ex) {
+        errors[rank] = ex.what();
+      }
+    };
+    std::thread r1(rank_main, 1);
+    rank_main(0);
+    r1.join();
+    QVERIFY2(errors[0].empty() && errors[1].empty(), (errors[0] + " | " + errors[1]).c_str());
+    for (int rank = 0; rank < 2; ++rank)
+      for (size_t i = 0; i < expected.size(); ++i)
+        QVERIFY2(at::allclose(got[rank][i], expected[i], 1e-5, 1e-7),
+                 qPrintable(QString("rank %1, parameter %2: not the mean gradient").arg(rank).arg(i)));
   }
 
   void oneRankReferenceIsTheTrainer() {

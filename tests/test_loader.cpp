@@ -6,7 +6,6 @@
 #include "engine/util/error.h"
 #include "tests/support/test_support.h"
 
-#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -206,17 +205,6 @@ class TestLoader : public QObject {
     Loader loader(two_shards_, options(2, 16, 0.0, false));
     QCOMPARE(loader.val_tokens(), uint64_t(0));
     QVERIFY(error_of([&] { loader.val_batch(0); }).contains("no validation split"));
-  }
-
-  // Not a proof, a number for the report: host batches per second at GPT-2 small shapes.
-  void throughput() {
-    Loader loader(two_shards_, options(16, 1024, 0.0, true));
-    QElapsedTimer timer;
-    timer.start();
-    int n = 0;
-    for (; timer.elapsed() < 1000; ++n) loader.train_batch(n, 0, 1);
-    qInfo("B=16 T=1024: %.0f batches/s (%.1fM tokens/s) on the host", n * 1000.0 / timer.elapsed(),
-          n * 16.0 * 1024 / 1e3 / timer.elapsed());
   }
 };
 

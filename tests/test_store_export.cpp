@@ -219,7 +219,7 @@ void TestStoreExport::compareFromStore() {
 
 void TestStoreExport::cliEndToEnd() {
   const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  if (!bin || !path_exists(bin)) QSKIP("the tokamak CLI is not built");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {

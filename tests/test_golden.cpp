@@ -1,0 +1,147 @@
+// The whole model against plain PyTorch (llm.c's test_gpt2): tests/reference/gpt_golden.py writes a small
+// GPT-2's random weights, a batch, the logits, the loss, every gradient and ten losses of AdamW training, all
+// in float64; Tokamak's model (float32, every attention and layer variant, both AdamW paths) must match them.
+//
+// Stated tolerances, judged against the float64 truth (float32 carries ~7 digits; a logit or gradient
+// passes when |ours - ref| <= abs + rel * |ref|):
+//   logits     abs 1e-5, rel 1e-4     (logits are O(1))
+//   gradients  abs 1e-6, rel 1e-3     (many are O(1e-4); they sum B*T contributions)
+//   losses     abs 1e-4 after each of ten AdamW steps with the grad-norm clip active on some of them
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include <QtTest>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/config/config.h"
+#include "engine/model/gpt.h"
+#include "engine/train/optimizer.h"
+#include "tests/support/test_support.h"
+
+using namespace tokamak;
+using json = nlohmann::json;
+
+namespace {
+
+struct Golden {
+  json meta;
+  std::vector<double> data;  // golden.bin: float64 values, addressed by meta["tensors"][name]["offset"]
+
+  at::Tensor tensor(const std::string& name) const {
+    const json& t = meta["tensors"].at(name);
+    std::vector<int64_t> shape = t["shape"].get<std::vector<int64_t>>();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const int64_t offset = t["offset"].get<int64_t>();
+    if (offset + n > static_cast<int64_t>(data.size())) throw std::runtime_error(name + " lies outside golden.bin");
+    return at::from_blob(const_cast<double*>(data.data() + offset), shape, at::kDouble).clone();
+  }
+};
+
+// Largest amount by which `ours` misses `ref` beyond the tolerance abs + rel * |ref| (<= 0: within it).
+double excess(const at::Tensor& ours, const at::Tensor& ref, double abs_tol, double rel_tol) {
+  auto diff = (ours.to(at::kDouble) - ref).abs();
+  return (diff - (abs_tol + rel_tol * ref.abs())).max().item<double>();
+}
+
+}  // namespace
+
+class TestGolden : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    // The set-up's venv always has torch in CI: a missing reference is a failure, not a skip.
+    QVERIFY2(dir_.isValid(), "no temporary folder");
+    const std::string script = std::string(TOKAMAK_SOURCE_DIR) + "/tests/reference/gpt_golden.py";
+    const std::string out = dir_.path().toStdString();
+    const int rc = test::run(test::python() + " " + script + " " + out + " 2>/dev/null");
+    QVERIFY2(rc == 0, qPrintable(QString("gpt_golden.py failed (exit %1); is the set-up's venv at %2?")
+                                     .arg(rc).arg(QString::fromStdString(test::python()))));
+    std::ifstream meta(out + "/golden.json");
+    golden_.meta = json::parse(meta);
+    std::ifstream bin(out + "/golden.bin", std::ios::binary | std::ios::ate);
+    const auto bytes = static_cast<size_t>(bin.tellg());
+    golden_.data.resize(bytes / sizeof(double));
+    bin.seekg(0);
+    bin.read(reinterpret_cast<char*>(golden_.data.data()), static_cast<std::streamsize>(bytes));
+    QVERIFY(bin.good());
+    at::set_num_threads(2);
+  }
+
+  void matchesPyTorch_data() {
+    QTest::addColumn<QString>("attention");
+    QTest::addColumn<QString>("layers");
+    QTest::addColumn<bool>("fused_adamw");
+    QTest::newRow("buffered-mask, scratch, loop AdamW") << "buffered-mask" << "scratch" << false;
+    QTest::newRow("naive, native, loop AdamW") << "naive" << "native" << false;
+    QTest::newRow("sdpa, native, fused AdamW") << "sdpa" << "native" << true;
+    QTest::newRow("sdpa, scratch, fused AdamW") << "sdpa" << "scratch" << true;
+  }
+  void matchesPyTorch() {
+    QFETCH(QString, attention);
+    QFETCH(QString, layers);
+    QFETCH(bool, fused_adamw);
+    const json& cfg = golden_.meta["config"];
+    Config c;
+    c.model.n_layer = cfg["n_layer"], c.model.n_head = cfg["n_head"], c.model.n_embd = cfg["n_embd"];
+    c.model.context = cfg["context"], c.model.vocab_size = cfg["vocab_size"], c.model.vocab_pad_multiple = 1;
+    c.model.tie_weights = true, c.model.dropout = 0;
+    c.opt.attention = attention.toStdString(), c.opt.layers = layers.toStdString();
+    GPT model(GPTOptions::from_config(c.model, c.opt));
+
+    // The same parameters by name, both ways: nothing missing, nothing extra.
+    auto params = model->named_parameters();
+    int golden_params = 0;
+    for (const auto& [name, _] : golden_.meta["tensors"].items()) golden_params += name.rfind("param.", 0) == 0;
+    QCOMPARE(static_cast<int>(params.size()), golden_params);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : params) {
+        at::Tensor ref = golden_.tensor("param." + p.key());
+        QVERIFY2(p.value().sizes() == ref.sizes(), p.key().c_str());
+        p.value().copy_(ref);
+      }
+    }
+
+    std::vector<at::Tensor> rows;
+    for (const auto& row : golden_.meta["tokens"]) rows.push_back(at::tensor(row.get<std::vector<int64_t>>()));
+    const at::Tensor tokens = at::stack(rows);  // (B, T + 1)
+    const int64_t T = tokens.size(1) - 1;
+    auto x = tokens.narrow(1, 0, T).contiguous(), y = tokens.narrow(1, 1, T).contiguous();
+
+    std::vector<std::pair<std::string, at::Tensor>> named;
+    for (const auto& p : params) named.emplace_back(p.key(), p.value());
+    AdamW opt(named, {cfg["beta1"], cfg["beta2"], cfg["eps"], cfg["weight_decay"], fused_adamw});
+    const std::vector<double> losses = golden_.meta["losses"];
+    const double lr = cfg["lr"], clip = cfg["grad_clip"];
+    for (size_t step = 0; step < losses.size(); ++step) {
+      opt.zero_grad();
+      GPTOutput out = model->forward(x, y);
+      out.loss.backward();
+      if (step == 0) {
+        const double over = excess(out.logits, golden_.tensor("logits"), 1e-5, 1e-4);
+        QVERIFY2(over <= 0, qPrintable(QString("logits miss the tolerance by %1").arg(over)));
+        for (const auto& p : params) {
+          const double g = excess(p.value().grad(), golden_.tensor("grad." + p.key()), 1e-6, 1e-3);
+          QVERIFY2(g <= 0, qPrintable(QString("gradient of %1 misses the tolerance by %2")
+                                          .arg(QString::fromStdString(p.key())).arg(g)));
+        }
+      }
+      const double loss = out.loss.item<double>();
+      QVERIFY2(std::abs(loss - losses[step]) <= 1e-4,
+               qPrintable(QString("loss at step %1: %2, PyTorch %3").arg(step).arg(loss, 0, 'g', 10).arg(losses[step], 0, 'g', 10)));
+      clip_grad_norm(model->parameters(), clip);
+      opt.step(lr);
+    }
+  }
+
+ private:
+  QTemporaryDir dir_;
+  Golden golden_;
+};
+
+QTEST_GUILESS_MAIN(TestGolden)
+#include "test_golden.moc"
