@@ -31,15 +31,18 @@ def make_parameters(cfg, gen):
     def rand(*shape, std=0.02, mean=0.0):
         return (mean + std * torch.randn(*shape, generator=gen, dtype=torch.float64)).requires_grad_()
 
-    p = {"wte.weight": rand(V, C), "wpe.weight": rand(cfg["context"], C)}
+    # Scaled so every pre-activation is O(1): at GPT-2's init (std 0.02) the GELU and softmax inputs are so
+    # small that both are nearly linear, and a wrong nonlinearity would pass unnoticed.
+    w_in, w_hidden = 1.0 / math.sqrt(C), 1.0 / math.sqrt(4 * C)
+    p = {"wte.weight": rand(V, C, std=0.3), "wpe.weight": rand(cfg["context"], C, std=0.3)}
     for layer in range(L):
         b = f"blocks.{layer}."
         p[b + "ln_1.weight"], p[b + "ln_1.bias"] = rand(C, std=0.1, mean=1.0), rand(C, std=0.1)
-        p[b + "attn.c_attn.weight"], p[b + "attn.c_attn.bias"] = rand(3 * C, C), rand(3 * C)
-        p[b + "attn.c_proj.weight"], p[b + "attn.c_proj.bias"] = rand(C, C), rand(C)
+        p[b + "attn.c_attn.weight"], p[b + "attn.c_attn.bias"] = rand(3 * C, C, std=w_in), rand(3 * C, std=0.1)
+        p[b + "attn.c_proj.weight"], p[b + "attn.c_proj.bias"] = rand(C, C, std=w_in), rand(C, std=0.1)
         p[b + "ln_2.weight"], p[b + "ln_2.bias"] = rand(C, std=0.1, mean=1.0), rand(C, std=0.1)
-        p[b + "c_fc.weight"], p[b + "c_fc.bias"] = rand(4 * C, C), rand(4 * C)
-        p[b + "c_proj.weight"], p[b + "c_proj.bias"] = rand(C, 4 * C), rand(C)
+        p[b + "c_fc.weight"], p[b + "c_fc.bias"] = rand(4 * C, C, std=w_in), rand(4 * C, std=0.1)
+        p[b + "c_proj.weight"], p[b + "c_proj.bias"] = rand(C, 4 * C, std=w_hidden), rand(C, std=0.1)
     p["ln_f.weight"], p["ln_f.bias"] = rand(C, std=0.1, mean=1.0), rand(C, std=0.1)
     return p
 
