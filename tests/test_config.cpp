@@ -83,7 +83,7 @@ class TestConfig : public QObject {
     QTest::newRow("fp16 on cpu") << QStringList{"opt.precision=fp16"} << "opt.precision=fp16 is not implemented yet";
     QTest::newRow("fused layers on cpu") << QStringList{"opt.layers=fused"} << "opt.layers=fused is not implemented yet";
     QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"} << "opt.cuda_graphs=true is not implemented yet";
-    QTest::newRow("pinned memory on cpu") << QStringList{"opt.pin_memory=true"} << "opt.pin_memory needs a CUDA device";
+    QTest::newRow("pinned memory on cpu") << QStringList{"opt.pin_memory=true"} << "opt.pin_memory=true needs a CUDA device";
     QTest::newRow("flash backend on cpu") << QStringList{"opt.sdpa_backend=flash"} << "opt.sdpa_backend=flash needs a CUDA device";
     QTest::newRow("cuda without a gpu") << QStringList{"device=cuda"} << "no CUDA GPU is visible";
     QTest::newRow("unknown attention") << QStringList{"opt.attention=flash"} << "opt.attention 'flash' is not one of";
@@ -190,6 +190,18 @@ class TestConfig : public QObject {
     QVERIFY2(named.contains("is not one of"), qPrintable(named));
     QString parsed = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp8"); });
     QVERIFY2(parsed.contains("opt.precision 'fp8' is not one of fp32 | tf32"), qPrintable(parsed));
+  }
+
+  // opt.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.
+  void pinMemoryIsAutoAndReadsOldConfigs() {
+    QCOMPARE(QString::fromStdString(Config{}.opt.pin_memory), QString("auto"));
+    QVERIFY(pin_memory_on("auto", /*cuda=*/true) && !pin_memory_on("auto", false));
+    QVERIFY(!pin_memory_on("false", true) && pin_memory_on("true", true));
+    Config old = config_from_json(R"({"opt": {"pin_memory": true}})");
+    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("true"));
+    old = config_from_json(R"({"opt": {"pin_memory": false}})");
+    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("false"));
+    QVERIFY(error_of([] { config_from_json(R"({"opt": {"precision": true}})"); }).contains("expects string"));
   }
 
   void parsersReadTheTables() {

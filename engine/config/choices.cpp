@@ -84,9 +84,24 @@ const std::vector<Choice<Switch>>& cuda_graphs_choices() {
   return t;
 }
 
+const std::vector<Choice<PinMemory>>& pin_memory_choices() {
+  static const std::vector<Choice<PinMemory>> t = {
+      {"auto", PinMemory::kAuto, "Pinned batches and non-blocking copies on CUDA; nothing to pin on a CPU.", kAny, ""},
+      {"true", PinMemory::kOn, "Page-locked batches copied to the GPU while it computes. Reported: execution time down "
+                               "more than 25%.", kCuda, ""},
+      {"false", PinMemory::kOff, "Pageable batches: each copy to the GPU waits for the host.", kAny, ""},
+  };
+  return t;
+}
+
+bool pin_memory_on(const std::string& pin_memory, bool cuda) {
+  const PinMemory p = parse_choice(pin_memory_choices(), "opt.pin_memory", pin_memory);
+  return cuda && p != PinMemory::kOff;
+}
+
 const std::vector<std::string>& choice_keys() {
   static const std::vector<std::string> keys = {"opt.precision", "opt.attention", "opt.layers", "opt.sdpa_backend",
-                                                "opt.cuda_graphs", "device"};
+                                                "opt.pin_memory", "opt.cuda_graphs", "device"};
   return keys;
 }
 
@@ -96,6 +111,7 @@ std::vector<ChoiceInfo> choices_of(const std::string& key) {
   if (key == "opt.layers") return info(layers_choices());
   if (key == "opt.sdpa_backend") return info(sdpa_backend_choices());
   if (key == "opt.cuda_graphs") return info(cuda_graphs_choices());
+  if (key == "opt.pin_memory") return info(pin_memory_choices());
   if (key == "device") return info(device_choices());
   return {};
 }

@@ -35,6 +35,10 @@ const std::vector<Choice<LayersKind>>& layers_choices();        // opt.layers
 const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices(); // opt.sdpa_backend
 const std::vector<Choice<DeviceKind>>& device_choices();        // device (cuda also as cuda:N)
 const std::vector<Choice<Switch>>& cuda_graphs_choices();       // opt.cuda_graphs
+enum class PinMemory { kAuto, kOn, kOff };
+const std::vector<Choice<PinMemory>>& pin_memory_choices();     // opt.pin_memory
+// Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.
+bool pin_memory_on(const std::string& pin_memory, bool cuda);
 
 // A table seen without its enum, for validation, help text and the studio.
 struct ChoiceInfo {

@@ -129,8 +129,6 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   if (device_ok && index >= 0 && cuda_devices > 0)
     need(index < cuda_devices, "device " + c.device + " does not exist: this machine has " +
                                    std::to_string(cuda_devices) + " GPU(s)");
-  // Bool switches that only mean something on CUDA (their tables, where they have one, are checked above).
-  if (!cuda && c.opt.pin_memory) p.push_back("opt.pin_memory needs a CUDA device: set device=cuda or turn it off");
   return p;
 }
 

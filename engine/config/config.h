@@ -62,7 +62,7 @@ struct OptConfig {
   std::string sdpa_backend = "auto";  // which fused kernel computes opt.attention=sdpa
   std::string layers = "native";    // which kernels compute LayerNorm and GELU
   bool fused_adamw = true;          // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
-  bool pin_memory = false;          // CUDA: page-locked batches, non-blocking copies
+  std::string pin_memory = "auto";  // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
   bool prefetch = true;             // prepare the next batch on a background thread
   bool cuda_graphs = false;         // CUDA: replay the whole step from a captured graph
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time

@@ -87,9 +87,9 @@ const std::vector<Key>& registry() {
       TK_CHOICE("opt.sdpa_backend", opt.sdpa_backend),
       TK_CHOICE("opt.layers", opt.layers),
       TK_KEY("opt.fused_adamw", opt.fused_adamw, "one kernel for the whole optimizer step"),
-      TK_KEY("opt.pin_memory", opt.pin_memory, "page-locked batches, non-blocking copies (CUDA)"),
+      TK_CHOICE("opt.pin_memory", opt.pin_memory),
       TK_KEY("opt.prefetch", opt.prefetch, "prepare the next batch on a background thread"),
-      TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "replay the step from a CUDA graph (CUDA; not implemented yet)"),
+      TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "true | false: replay the step from a CUDA graph (CUDA; not implemented yet)"),
       TK_KEY("opt.activation_checkpointing", opt.activation_checkpointing, "recompute blocks in backward"),
       TK_NUM("dist.gpus", dist.gpus, 1, 4096, "data-parallel processes (GPUs; on CPU: Gloo processes)"),
       TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "seconds before a dead or hung rank stops the others"),
@@ -190,8 +190,12 @@ json parse_value(const std::string& key, const json& current, const std::string&
   return text;
 }
 
-void set_json(Config& c, const Key& k, const json& v) {
+void set_json(Config& c, const Key& k, const json& given) {
   json current = k.get(c);
+  // A switch that became a choice (opt.pin_memory: true/false → auto/true/false) still reads old configs.
+  bool was_switch = false;
+  for (const ChoiceInfo& row : choices_of(k.key)) was_switch = was_switch || row.value == "true";
+  const json v = given.is_boolean() && current.is_string() && was_switch ? json(given ? "true" : "false") : given;
   bool ok = (current.is_boolean() && v.is_boolean()) || (current.is_string() && v.is_string()) ||
             (current.is_number_integer() && v.is_number_integer()) ||
             (current.is_number_float() && v.is_number());

@@ -121,7 +121,7 @@ void Run::set_up() {
   lo.val_fraction = c_.data.val_fraction;
   lo.seed = static_cast<uint64_t>(c_.train.seed);
   lo.device = device_;
-  lo.pin_memory = c_.opt.pin_memory;
+  lo.pin_memory = pin_memory_on(c_.opt.pin_memory, device_.is_cuda());
   lo.prefetch = c_.opt.prefetch;
   lo.rank = dist_.rank;
   lo.world_size = dist_.world_size;

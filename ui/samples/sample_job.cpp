@@ -24,7 +24,7 @@ QString generateFromCheckpoint(const SampleRequest& r, qint64* step) {
   c.device = "cpu";
   c.opt.precision = "fp32";
   c.opt.layers = portable_layers(c.opt.layers);
-  c.opt.pin_memory = c.opt.cuda_graphs = false, c.dist.gpus = 1;
+  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.dist.gpus = 1;
   c10::Device device = parse_device(c.device);
   GPT model(GPTOptions::from_config(c.model, c.opt));
   load_checkpoint(path, *model, nullptr, /*restore_rng=*/false, device);

@@ -105,8 +105,10 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
 
   QFormLayout* data = group(tr("Data"));
   auto* pin = check(tr("Pinned memory, non-blocking copies"),
-                    tr("Page-locked batches copied to the GPU while it computes (CUDA). "
-                       "Reported: execution time down more than 25%."));
+                    tr("Page-locked batches copied to the GPU while it computes (CUDA). Reported: execution time "
+                       "down more than 25%.\nPartly checked = auto: pinned on CUDA, nothing to pin on a CPU."));
+  pin->setTristate(true);
+  pin->setProperty("autoValue", "auto");
   keys->bind("opt.pin_memory", pin);
   data->addRow(pin);
   auto* prefetch = check(tr("Prefetch the next batch"), tr("Prepare the next batch on a background thread while "
