@@ -89,7 +89,7 @@ class TestConfig : public QObject {
     QTest::newRow("unknown attention") << QStringList{"opt.attention=flash"} << "opt.attention 'flash' is not one of";
     QTest::newRow("unknown sdpa backend") << QStringList{"opt.sdpa_backend=fast"} << "opt.sdpa_backend 'fast' is not one of";
     QTest::newRow("batch tokens not a multiple") << QStringList{"train.batch_tokens=1000"} << "train.batch_tokens (1000) must be a multiple";
-    QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be in [1, 1e+12], got 0";
+    QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be in [1, 1000000000000], got 0";
     QTest::newRow("eps zero") << QStringList{"train.eps=0"} << "train.eps must be in (0, 1], got 0";
     QTest::newRow("eps negative") << QStringList{"train.eps=-1e-8"} << "train.eps must be in (0, 1]";
     QTest::newRow("absurd threads") << QStringList{"threads=1000000"} << "threads must be in [0, 4096], got 1000000";

@@ -76,6 +76,7 @@ void TestMemoryEstimate::gpt2() {
 
 void TestMemoryEstimate::formatsBytes() {
   char buf[32];
+  QCOMPARE(QString(format_bytes(54126420000000, buf, sizeof buf)), QString("54.13 TB"));
   QCOMPARE(QString(format_bytes(5133828096, buf, sizeof buf)), QString("5.13 GB"));
   QCOMPARE(QString(format_bytes(427819008, buf, sizeof buf)), QString("428 MB"));
   QCOMPARE(QString(format_bytes(2048, buf, sizeof buf)), QString("2 KB"));
