@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Configures and builds Tokamak with the LibTorch of the set-up's venv. BUILD_DIR (default build) and
-# TOKAMAK_GUI (default ON when Qt is installed) and TOKAMAK_TARGETS may be set; extra arguments go to cmake's configure step.
+# Configures and builds Tokamak. BUILD_DIR (default build), TOKAMAK_GUI (default ON; OFF = CLI, engine and the
+# tests that need no GUI) and TOKAMAK_TARGETS may be set; extra arguments go to cmake's configure step.
+# LibTorch comes from the set-up's venv, or from any Python's torch with TOKAMAK_TORCH_PYTHON=python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
-py=$cache/venv/bin/python
-[ -x "$py" ] || { echo "build: no LibTorch venv at $cache/venv (hint: run scripts/setup.sh first)" >&2; exit 1; }
+py=${TOKAMAK_TORCH_PYTHON:-$cache/venv/bin/python}
+if ! command -v "$py" >/dev/null; then
+  echo "build: no Python with torch at $py (hint: run scripts/setup.sh first, or set TOKAMAK_TORCH_PYTHON=python3)" >&2
+  exit 1
+fi
 build=${BUILD_DIR:-$root/build}
-torch_prefix=$("$py" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+torch_prefix=$("$py" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null) || {
+  echo "build: $py cannot import torch (hint: pip install torch==2.11.0, or set TOKAMAK_TORCH_PYTHON)" >&2
+  exit 1
+}
 gui=${TOKAMAK_GUI:-ON}
+cuda=()
+[ -x /usr/local/cuda/bin/nvcc ] && cuda=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 # ccache (installed by the set-up) makes a second checkout or a clean rebuild cost seconds; paths are taken
 # relative to the checkout so every clone shares one cache.
 launcher=()
@@ -18,8 +27,7 @@ if command -v ccache >/dev/null; then
 fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
-        -DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
-        -DTOKAMAK_GUI="$gui" "${launcher[@]}" "$@" >&2
+        "${cuda[@]}" -DTOKAMAK_GUI="$gui" "${launcher[@]}" "$@" >&2
 fi
 # Two cores and ~10 s per LibTorch translation unit: all cores, but no more jobs than memory allows.
 # TOKAMAK_TARGETS="test_config tokamak" builds only those.

@@ -2,6 +2,7 @@
 // round-trip, and every validation problem found before any work.
 #include <QtTest>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "tests/support/test_support.h"
@@ -79,13 +80,27 @@ class TestConfig : public QObject {
     QTest::newRow("heads must divide width") << QStringList{"model.n_head=5"} << "model.n_head (5) must divide model.n_embd (128)";
     QTest::newRow("context longer than the model") << QStringList{"train.context=256"} << "train.context (256) is longer than model.context (128)";
     QTest::newRow("tf32 on cpu") << QStringList{"opt.precision=tf32"} << "opt.precision=tf32 needs a CUDA device";
-    QTest::newRow("fp16 on cpu") << QStringList{"opt.precision=fp16"} << "opt.precision=fp16 needs a CUDA device";
-    QTest::newRow("fused layers on cpu") << QStringList{"opt.layers=fused"} << "opt.layers=fused needs a CUDA device";
-    QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"} << "opt.cuda_graphs needs a CUDA device";
+    QTest::newRow("fp16 on cpu") << QStringList{"opt.precision=fp16"} << "opt.precision=fp16 is not implemented yet";
+    QTest::newRow("fused layers on cpu") << QStringList{"opt.layers=fused"} << "opt.layers=fused is not implemented yet";
+    QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"} << "opt.cuda_graphs=true is not implemented yet";
+    QTest::newRow("pinned memory on cpu") << QStringList{"opt.pin_memory=true"} << "opt.pin_memory=true needs a CUDA device";
+    QTest::newRow("flash backend on cpu") << QStringList{"opt.sdpa_backend=flash"} << "opt.sdpa_backend=flash needs a CUDA device";
     QTest::newRow("cuda without a gpu") << QStringList{"device=cuda"} << "no CUDA GPU is visible";
     QTest::newRow("unknown attention") << QStringList{"opt.attention=flash"} << "opt.attention 'flash' is not one of";
+    QTest::newRow("unknown sdpa backend") << QStringList{"opt.sdpa_backend=fast"} << "opt.sdpa_backend 'fast' is not one of";
     QTest::newRow("batch tokens not a multiple") << QStringList{"train.batch_tokens=1000"} << "train.batch_tokens (1000) must be a multiple";
-    QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be at least 1";
+    QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be in [1, 1000000000000], got 0";
+    QTest::newRow("eps zero") << QStringList{"train.eps=0"} << "train.eps must be in (0, 1], got 0";
+    QTest::newRow("eps negative") << QStringList{"train.eps=-1e-8"} << "train.eps must be in (0, 1]";
+    QTest::newRow("absurd threads") << QStringList{"threads=1000000"} << "threads must be in [0, 4096], got 1000000";
+    QTest::newRow("absurd layers") << QStringList{"model.n_layer=1000000"} << "model.n_layer must be in [1, 100000]";
+    QTest::newRow("dropout of one") << QStringList{"model.dropout=1"} << "model.dropout must be in [0, 1), got 1";
+    QTest::newRow("huge learning rate") << QStringList{"train.lr=1e300"} << "train.lr must be in (0, 10], got 1e+300";
+    QTest::newRow("negative bucket") << QStringList{"dist.bucket_mb=-1"} << "dist.bucket_mb must be in (0, 65536]";
+    QTest::newRow("device index not a number") << QStringList{"device=cuda:abc"} << "device 'cuda:abc' is not cpu, cuda or cuda:N";
+    QTest::newRow("device with no index") << QStringList{"device=cuda:"} << "device 'cuda:' is not cpu, cuda or cuda:N";
+    QTest::newRow("device negative index") << QStringList{"device=cuda:-1"} << "device 'cuda:-1' is not cpu, cuda or cuda:N";
+    QTest::newRow("device misnamed") << QStringList{"device=gpu"} << "device 'gpu' is not cpu, cuda or cuda:N";
   }
   void problemsAreFoundBeforeWork() {
     QFETCH(QStringList, sets);
@@ -100,6 +115,138 @@ class TestConfig : public QObject {
 
   void defaultsAreValid() {
     QVERIFY(config_problems(Config{}, 0).empty());
+  }
+
+  // Issue 11: a switch that does nothing yet is refused even where its device exists, naming the issue.
+  void refusedSwitches_data() {
+    QTest::addColumn<QString>("assignment");
+    QTest::newRow("fused layers") << "opt.layers=fused";
+    QTest::newRow("cuda graphs") << "opt.cuda_graphs=true";
+    QTest::newRow("fp16") << "opt.precision=fp16";
+  }
+  void refusedSwitches() {
+    QFETCH(QString, assignment);
+    Config c;
+    apply_overrides(c, {"device=cuda", assignment.toStdString()});
+    const auto problems = config_problems(c, /*cuda_devices=*/1);
+    QCOMPARE(int(problems.size()), 1);
+    const QString line = QString::fromStdString(problems.front());
+    QVERIFY2(line.startsWith(assignment + " is not implemented yet (") && line.contains("issue 1"), qPrintable(line));
+    QVERIFY(!line.contains("needs a CUDA device"));  // on CUDA the only reason is that it does not exist yet
+    apply_overrides(c, {"device=cpu"});
+    QVERIFY2(config_problems(c, 0).front().find("not implemented yet") != std::string::npos, problems.front().c_str());
+  }
+
+  // Every row of every choice table: validation says exactly what the row says (implemented or not, which
+  // device), so adding a row to a table is the whole change.
+  void everyChoiceRowIsValidatedAsItsTableSays_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<bool>("needsCuda");
+    QTest::addColumn<bool>("implemented");
+    for (const std::string& key : choice_keys())
+      for (const ChoiceInfo& row : choices_of(key))
+        QTest::newRow((key + "=" + row.value).c_str()) << QString::fromStdString(key) << QString::fromStdString(row.value)
+                                                       << row.needs_cuda << row.missing.empty();
+    QVERIFY(choices_of("opt.precision").size() == 5 && choices_of("opt.layers").size() == 3);
+  }
+  void everyChoiceRowIsValidatedAsItsTableSays() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(bool, needsCuda);
+    QFETCH(bool, implemented);
+    const std::string assignment = key.toStdString() + "=" + value.toStdString();
+    for (bool cuda : {false, true}) {
+      Config c;
+      if (cuda) c.device = "cuda";
+      set_key(c, key.toStdString(), value.toStdString());
+      const auto problems = config_problems(c, cuda ? 1 : 0);
+      const bool refused = !implemented || (needsCuda && !cuda);
+      QString all;
+      for (const auto& p : problems) all += QString::fromStdString(p) + "; ";
+      QCOMPARE(all.contains(QString::fromStdString(assignment)), refused && key != "device");
+      if (!implemented) QVERIFY2(all.contains("is not implemented yet"), qPrintable(all));
+      if (refused && implemented && key != "device") QVERIFY2(all.contains("needs a CUDA device"), qPrintable(all));
+    }
+  }
+
+  void unknownValuesNeverFallThrough_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::newRow("precision") << "opt.precision" << "fp8";
+    QTest::newRow("attention") << "opt.attention" << "flash";
+    QTest::newRow("layers") << "opt.layers" << "triton";
+    QTest::newRow("sdpa backend") << "opt.sdpa_backend" << "fa3";
+  }
+  void unknownValuesNeverFallThrough() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    Config c;
+    set_key(c, key.toStdString(), value.toStdString());
+    const auto problems = config_problems(c, 0);
+    QVERIFY(!problems.empty());
+    QVERIFY2(QString::fromStdString(problems.front()).startsWith(key + " '" + value + "' is not one of"), problems.front().c_str());
+    QString named = error_of([&] { default_run_name(c); });  // the name is not made from an unknown value either
+    QVERIFY2(named.contains("is not one of"), qPrintable(named));
+    QString parsed = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp8"); });
+    QVERIFY2(parsed.contains("opt.precision 'fp8' is not one of fp32 | tf32"), qPrintable(parsed));
+  }
+
+  // opt.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.
+  void pinMemoryIsAutoAndReadsOldConfigs() {
+    QCOMPARE(QString::fromStdString(Config{}.opt.pin_memory), QString("auto"));
+    QVERIFY(pin_memory_on("auto", /*cuda=*/true) && !pin_memory_on("auto", false));
+    QVERIFY(!pin_memory_on("false", true) && pin_memory_on("true", true));
+    Config old = config_from_json(R"({"opt": {"pin_memory": true}})");
+    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("true"));
+    old = config_from_json(R"({"opt": {"pin_memory": false}})");
+    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("false"));
+    QVERIFY(error_of([] { config_from_json(R"({"opt": {"precision": true}})"); }).contains("expects string"));
+  }
+
+  void parsersReadTheTables() {
+    QCOMPARE(int(parse_choice(precision_choices(), "opt.precision", "bf16-pure")), int(Precision::kBf16Pure));
+    QCOMPARE(int(parse_choice(layers_choices(), "opt.layers", "scratch")), int(LayersKind::kScratch));
+    QString refused = error_of([&] { parse_choice(layers_choices(), "opt.layers", "fused"); });
+    QVERIFY2(refused.contains("opt.layers=fused is not implemented yet"), qPrintable(refused));
+    QCOMPARE(QString::fromStdString(portable_layers("fused")), QString("native"));  // sampling a fused run's weights
+    QCOMPARE(QString::fromStdString(portable_layers("scratch")), QString("scratch"));
+    int index = -1;
+    QCOMPARE(int(parse_device_kind("cuda:3", &index)), int(DeviceKind::kCuda));
+    QCOMPARE(index, 3);
+  }
+
+  void registryHelpListsTheTable() {
+    for (const KeyDoc& k : config_keys()) {
+      if (choices_of(k.key).empty()) continue;
+      for (const ChoiceInfo& row : choices_of(k.key))
+        QVERIFY2(QString::fromStdString(k.help).contains(QString::fromStdString(row.value)), k.key.c_str());
+    }
+  }
+
+  // Issue 10: every numeric key states its range in the registry, and the default lies inside it.
+  void everyNumericKeyHasARange() {
+    int numeric = 0;
+    for (const KeyDoc& k : config_keys()) {
+      if (k.type != "int" && k.type != "float") continue;
+      ++numeric;
+      QVERIFY2(k.ranged && k.min < k.max, k.key.c_str());
+    }
+    QVERIFY(numeric >= 30);
+  }
+
+  void jsonNumberOutOfRangeIsOneLine_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("1e999") << R"({"train": {"lr": 1e999}})" << "config is not valid JSON";
+    QTest::newRow("-1e999") << R"({"train": {"eps": -1e999}})" << "config is not valid JSON";
+  }
+  void jsonNumberOutOfRangeIsOneLine() {
+    QFETCH(QString, json);
+    QFETCH(QString, expected);
+    QString message = error_of([&] { config_from_json(json.toStdString()); });
+    QVERIFY2(message.contains(expected), qPrintable(message));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
   }
 
   void derivedValues() {

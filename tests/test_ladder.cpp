@@ -4,6 +4,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "engine/config/config.h"
 #include "engine/config/ladder.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -68,6 +69,28 @@ class TestLadder : public QObject {
       auto l = load_ladder(ladders.filePath(f).toStdString());
       QVERIFY2(l.rungs.size() >= 4, qPrintable(f));
     }
+  }
+
+  // A ladder promises only what runs: on a machine with the GPUs it asks for, no rung has a config problem
+  // (in particular none uses a switch that is refused as not implemented yet).
+  void shippedRungsAreRunnable() {
+    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    for (const QString& f : ladders.entryList({"*.json"})) {
+      for (const LadderRung& rung : load_ladder(ladders.filePath(f).toStdString()).rungs) {
+        const auto problems = config_problems(rung.config, /*cuda_devices=*/8);
+        QVERIFY2(problems.empty(), qPrintable(f + " / " + QString::fromStdString(rung.name) + ": " +
+                                              QString::fromStdString(problems.empty() ? "" : problems.front())));
+      }
+    }
+  }
+
+  void refusedSwitchesMakeAProblem() {  // the check above can fail: a refused switch in a rung is caught
+    auto l = load_ladder(write("r.json", R"({"name": "r", "base": {"device": "cuda"},
+      "rungs": [{"name": "graphs", "set": {"opt.cuda_graphs": true}}]})"));
+    const auto problems = config_problems(l.rungs[0].config, 8);
+    QVERIFY(!problems.empty());
+    QVERIFY2(QString::fromStdString(problems.front()).contains("opt.cuda_graphs=true is not implemented yet"),
+             problems.front().c_str());
   }
 };
 

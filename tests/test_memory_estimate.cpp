@@ -1,8 +1,14 @@
-// The memory estimate against values computed by hand for GPT-2 small (124M) from Korthikanti et al.'s formula.
+// The memory estimate against values computed by hand for GPT-2 small (124M) from Korthikanti et al.'s formula,
+// and the check that refuses, before allocating, a run that cannot fit the device's memory (issue 10).
 #include <QtTest>
+#include <sys/resource.h>
 
 #include "engine/config/config.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/train/events.h"
+#include "engine/train/trainer.h"
+#include "engine/util/error.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
 
@@ -13,7 +19,16 @@ class TestMemoryEstimate : public QObject {
   void gpt2_data();
   void gpt2();
   void formatsBytes();
+  void terabyteConfigsFailBeforeAllocating_data();
+  void terabyteConfigsFailBeforeAllocating();
+  void smallRunsFitAndTheCheckCanBeTurnedOff();
 };
+
+static long peakRssKb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
 
 // N = wte 50304·768 + wpe 1024·768 + 12 blocks · (12·768² + 9·768 + 4·768) + ln_f 2·768 = 124,475,904.
 static constexpr qint64 kGpt2Params = 124475904;
@@ -61,10 +76,50 @@ void TestMemoryEstimate::gpt2() {
 
 void TestMemoryEstimate::formatsBytes() {
   char buf[32];
+  QCOMPARE(QString(format_bytes(54126420000000, buf, sizeof buf)), QString("54.13 TB"));
   QCOMPARE(QString(format_bytes(5133828096, buf, sizeof buf)), QString("5.13 GB"));
   QCOMPARE(QString(format_bytes(427819008, buf, sizeof buf)), QString("428 MB"));
   QCOMPARE(QString(format_bytes(2048, buf, sizeof buf)), QString("2 KB"));
   QCOMPARE(QString(format_bytes(12, buf, sizeof buf)), QString("12 B"));
+}
+
+void TestMemoryEstimate::terabyteConfigsFailBeforeAllocating_data() {
+  QTest::addColumn<QStringList>("sets");
+  QTest::newRow("100000 layers") << QStringList{"model.preset=gpt2", "model.n_layer=100000"};
+  QTest::newRow("width 1048576") << QStringList{"model.n_embd=1048576", "model.n_head=16"};
+  QTest::newRow("a million sequences") << QStringList{"model.preset=gpt2", "train.batch_size=1048576"};
+  QTest::newRow("long context, stored scores") << QStringList{"model.context=1048576", "opt.attention=naive"};
+}
+
+void TestMemoryEstimate::terabyteConfigsFailBeforeAllocating() {
+  QFETCH(QStringList, sets);
+  Config c;
+  for (const QString& s : sets) set_key(c, s.section('=', 0, 0).toStdString(), s.section('=', 1).toStdString());
+  QVERIFY(config_problems(c, 0).empty());  // every key in range: only the memory check stands in the way
+  const int64_t physical = device_memory_bytes("cpu");
+  QVERIFY(physical > (int64_t(1) << 28));
+  QVERIFY(static_cast<double>(estimate_memory(c).total()) > 1e12);  // terabytes
+  const QString problem = QString::fromStdString(memory_problem(c, physical));
+  QVERIFY2(problem.contains("exceeds") && problem.contains("physical memory"), qPrintable(problem));
+  // train() refuses it before building the model or reading data: the process does not grow.
+  const long before = peakRssKb();
+  EventSink sink;
+  const QString error = tokamak::test::error_of([&] { train(c, sink); });
+  QVERIFY2(error.contains("the memory estimate for this run") && error.contains("memory_check=false"), qPrintable(error));
+  QVERIFY2(!error.contains('\n'), qPrintable(error));
+  QVERIFY(peakRssKb() - before < 256 * 1024);
+}
+
+void TestMemoryEstimate::smallRunsFitAndTheCheckCanBeTurnedOff() {
+  Config nano;
+  QCOMPARE(QString::fromStdString(memory_problem(nano, device_memory_bytes("cpu"))), QString());
+  Config gpt2;
+  apply_overrides(gpt2, {"model.preset=gpt2"});
+  const QString tight = QString::fromStdString(memory_problem(gpt2, 1000000000));  // 1 GB: gpt2 b16 needs ~8
+  QVERIFY2(tight.contains("1.00 GB of physical memory on device cpu"), qPrintable(tight));
+  gpt2.memory_check = false;  // the override for people who know better
+  QCOMPARE(QString::fromStdString(memory_problem(gpt2, 1000000000)), QString());
+  QVERIFY2(tokamak::test::error_of([] { device_memory_bytes("cuda:abc"); }).contains("cuda:abc"), "device named");
 }
 
 QTEST_GUILESS_MAIN(TestMemoryEstimate)

@@ -76,6 +76,8 @@ void run_bench(const BenchArgs& a) {
     try {
       validate_config(c, cuda_device_count());
       if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
+      // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
+      reset_peak_memory(parse_device(c.device));
       train(c, sinks);
     } catch (const std::exception& e) {
       rec.status = "failed", rec.error = e.what();

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/tokamak/commands.h"
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/data/tokenizer.h"
 #include "engine/generate/sampler.h"
@@ -25,8 +26,8 @@ void run_generate(const GenerateArgs& a) {
   Config c = config_from_json(info.config_json);
   c.device = a.device;
   // Training-only switches (e.g. CUDA graphs on a checkpoint made on a GPU) do not matter for sampling.
-  c.opt.precision = "fp32", c.opt.layers = c.opt.layers == "fused" ? "native" : c.opt.layers;
-  c.opt.pin_memory = c.opt.cuda_graphs = false, c.dist.gpus = 1;
+  c.opt.precision = "fp32", c.opt.layers = portable_layers(c.opt.layers);
+  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.dist.gpus = 1;
   validate_config(c, cuda_device_count());
   configure_cpu(c.threads);
   c10::Device device = parse_device(c.device);

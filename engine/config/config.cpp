@@ -1,6 +1,9 @@
 // Model presets, validation and derived values of the run configuration.
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 
@@ -19,10 +22,15 @@ constexpr Preset kPresets[] = {
     {"gpt2-large", 36, 20, 1280, 1024}, {"gpt2-xl", 48, 25, 1600, 1024},
 };
 
-bool one_of(const std::string& v, std::initializer_list<const char*> options) {
-  for (const char* o : options)
-    if (v == o) return true;
-  return false;
+// "[1, 100000]" / "(0, 1]", as the registry states a key's range.
+std::string range_text(const KeyDoc& k) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s%.15g, %.15g%s", k.min_open ? "(" : "[", k.min, k.max, k.max_open ? ")" : "]");
+  return buf;
+}
+
+bool in_range(const KeyDoc& k, double v) {
+  return (k.min_open ? v > k.min : v >= k.min) && (k.max_open ? v < k.max : v <= k.max);
 }
 
 }  // namespace
@@ -66,8 +74,11 @@ int64_t tokens_per_step(const Config& c) {
 }
 
 std::string default_run_name(const Config& c) {
-  std::string name = c.model.preset + "-" + c.opt.precision + "-" + c.opt.attention;
-  if (c.opt.layers != "native") name += "-" + c.opt.layers;
+  // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
+  std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +
+                     "-" + find_choice(attention_choices(), "opt.attention", c.opt.attention).value;
+  if (c.opt.sdpa_backend != "auto") name += "-" + std::string(find_choice(sdpa_backend_choices(), "opt.sdpa_backend", c.opt.sdpa_backend).value);
+  if (find_choice(layers_choices(), "opt.layers", c.opt.layers).kind != LayersKind::kNative) name += "-" + c.opt.layers;
   if (c.opt.fused_adamw) name += "-fusedadam";
   if (c.opt.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
@@ -79,77 +90,45 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   auto need = [&](bool ok, const std::string& what) {
     if (!ok) p.push_back(what);
   };
+  // Every numeric key against the range the registry states for it; every choice against its table.
+  const bool cuda = c.device != "cpu" && c.device.rfind("cuda", 0) == 0;
+  for (const KeyDoc& k : config_keys(c)) {
+    if (k.ranged) {
+      need(in_range(k, k.number), k.key + " must be in " + range_text(k) + ", got " + k.value);
+    }
+    const std::vector<ChoiceInfo> rows = choices_of(k.key);
+    if (!rows.empty()) {
+      std::string problem = choice_problem(k.key, k.value, cuda);
+      if (!problem.empty()) p.push_back(problem);
+    }
+  }
   const ModelConfig& m = c.model;
   const TrainConfig& t = c.train;
-  need(m.n_layer >= 1, "model.n_layer must be at least 1");
-  need(m.n_head >= 1, "model.n_head must be at least 1");
-  need(m.n_embd >= 1, "model.n_embd must be at least 1");
   if (m.n_head >= 1 && m.n_embd >= 1)
     need(m.n_embd % m.n_head == 0, "model.n_head (" + std::to_string(m.n_head) + ") must divide model.n_embd (" +
                                        std::to_string(m.n_embd) + "): change one of them");
-  need(m.context >= 2, "model.context must be at least 2");
-  need(m.vocab_size >= 2 && m.vocab_size <= 65536, "model.vocab_size must be in 2..65536 (shards hold uint16 ids)");
-  need(m.vocab_pad_multiple >= 1, "model.vocab_pad_multiple must be at least 1 (1 = no padding)");
-  need(m.dropout >= 0 && m.dropout < 1, "model.dropout must be in [0, 1)");
-  need(t.context >= 0, "train.context must be 0 (= model.context) or positive");
   need(train_context(c) <= m.context, "train.context (" + std::to_string(train_context(c)) +
                                           ") is longer than model.context (" + std::to_string(m.context) +
                                           "): lower train.context or raise model.context");
-  need(t.batch_size >= 1, "train.batch_size must be at least 1");
-  need(t.grad_accum >= 1, "train.grad_accum must be at least 1");
   if (t.batch_tokens > 0) {
     int64_t per_micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
     need(per_micro > 0 && t.batch_tokens % per_micro == 0 && t.batch_tokens >= per_micro,
          "train.batch_tokens (" + std::to_string(t.batch_tokens) + ") must be a multiple of batch_size × context × gpus (" +
              std::to_string(per_micro) + ")");
   }
-  need(t.steps >= 1, "train.steps must be at least 1");
-  need(t.lr > 0, "train.lr must be positive");
-  need(t.min_lr_ratio >= 0 && t.min_lr_ratio <= 1, "train.min_lr_ratio must be in [0, 1]");
-  need(t.warmup_steps >= 0, "train.warmup_steps must not be negative");
-  need(t.weight_decay >= 0, "train.weight_decay must not be negative");
-  need(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1, "train.beta1 and train.beta2 must be in [0, 1)");
-  need(t.grad_clip >= 0, "train.grad_clip must be 0 (off) or positive");
-  need(t.log_every >= 1, "train.log_every must be at least 1");
-  need(t.eval_every >= 0 && t.eval_batches >= 1, "train.eval_every must be >= 0 and train.eval_batches >= 1");
-  need(t.sample_every >= -1, "train.sample_every must be -1 (never), 0 (at the end) or positive");
-  need(t.sample_tokens >= 1, "train.sample_tokens must be at least 1");
-  need(t.sample_temperature > 0, "train.sample_temperature must be positive");
-  need(t.sample_top_k >= 0, "train.sample_top_k must be 0 (off) or positive");
-  need(t.checkpoint_every >= 0, "train.checkpoint_every must be 0 (at the end) or positive");
-  need(c.data.val_fraction >= 0 && c.data.val_fraction < 1, "data.val_fraction must be in [0, 1)");
-  need(c.threads >= 0, "threads must be 0 (all cores) or positive");
-  need(c.dist.gpus >= 1, "dist.gpus must be at least 1");
-  need(c.dist.timeout_s >= 1, "dist.timeout_s must be at least 1 second");
-  need(c.dist.bucket_mb > 0, "dist.bucket_mb must be positive");
 
-  const OptConfig& o = c.opt;
-  need(one_of(o.precision, {"fp32", "tf32", "bf16", "bf16-pure", "fp16"}),
-       "opt.precision '" + o.precision + "' is not one of fp32, tf32, bf16, bf16-pure, fp16");
-  need(one_of(o.attention, {"buffered-mask", "naive", "sdpa"}),
-       "opt.attention '" + o.attention + "' is not one of buffered-mask, naive, sdpa");
-  need(one_of(o.layers, {"scratch", "native", "fused"}), "opt.layers '" + o.layers + "' is not one of scratch, native, fused");
-
-  bool cuda = c.device.rfind("cuda", 0) == 0;
-  need(c.device == "cpu" || c.device == "cuda" || c.device.rfind("cuda:", 0) == 0,
-       "device '" + c.device + "' is not cpu, cuda or cuda:N");
-  if (cuda && cuda_devices == 0)
+  int index = -1;
+  bool device_ok = true;
+  try {
+    parse_device_kind(c.device, &index);
+  } catch (const Error&) {
+    device_ok = false;  // choice_problem has named it
+  }
+  if (device_ok && cuda && cuda_devices == 0)
     p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
-  if (c.device.rfind("cuda:", 0) == 0 && cuda_devices > 0) {
-    int index = std::atoi(c.device.c_str() + 5);
-    need(index >= 0 && index < cuda_devices, "device " + c.device + " does not exist: this machine has " +
-                                                 std::to_string(cuda_devices) + " GPU(s)");
-  }
-  if (!cuda) {
-    auto cuda_only = [&](bool used, const std::string& what) {
-      if (used) p.push_back(what + " needs a CUDA device: set device=cuda or turn it off");
-    };
-    cuda_only(o.precision == "tf32", "opt.precision=tf32");
-    cuda_only(o.precision == "fp16", "opt.precision=fp16");
-    cuda_only(o.layers == "fused", "opt.layers=fused");
-    cuda_only(o.pin_memory, "opt.pin_memory");
-    cuda_only(o.cuda_graphs, "opt.cuda_graphs");
-  }
+  if (device_ok && index >= 0 && cuda_devices > 0)
+    need(index < cuda_devices, "device " + c.device + " does not exist: this machine has " +
+                                   std::to_string(cuda_devices) + " GPU(s)");
   return p;
 }
 

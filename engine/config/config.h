@@ -56,11 +56,13 @@ struct TrainConfig {
 };
 
 struct OptConfig {
-  std::string precision = "bf16";   // fp32 | tf32 | bf16 (autocast, fp32 master weights) | bf16-pure | fp16
-  std::string attention = "sdpa";   // buffered-mask (GPT-2's stored T×T mask) | naive (mask on the fly) | sdpa
-  std::string layers = "native";    // scratch (hand-written LayerNorm/GELU) | native (library kernels) | fused (CUDA)
+  // The string choices' values, what they do and where they run are in engine/config/choices.cpp.
+  std::string precision = "bf16";   // number format of matmuls, activations and weights
+  std::string attention = "sdpa";   // how attention is computed
+  std::string sdpa_backend = "auto";  // which fused kernel computes opt.attention=sdpa
+  std::string layers = "native";    // which kernels compute LayerNorm and GELU
   bool fused_adamw = true;          // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
-  bool pin_memory = false;          // CUDA: page-locked batches, non-blocking copies
+  std::string pin_memory = "auto";  // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
   bool prefetch = true;             // prepare the next batch on a background thread
   bool cuda_graphs = false;         // CUDA: replay the whole step from a captured graph
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
@@ -80,6 +82,7 @@ struct Config {
   DistConfig dist;
   std::string device = "cpu";      // cpu | cuda | cuda:N
   int64_t threads = 0;             // CPU threads for LibTorch; 0 = all cores
+  bool memory_check = true;        // refuse, before allocating, a run whose memory estimate exceeds the device's
   std::string name;                // run name; "" = derived from model and switches
 };
 
@@ -88,6 +91,12 @@ struct KeyDoc {
   std::string type;     // bool | int | float | string
   std::string value;    // the value in the config it was read from, as --set takes it
   std::string help;
+  // Numeric keys: the valid range, stated in the registry and enforced by config_problems(); an open bound
+  // excludes itself ("(0, 1]" has min_open).
+  bool ranged = false;
+  bool min_open = false, max_open = false;
+  double min = 0, max = 0;
+  double number = 0;  // the value itself, for numeric keys (value's text is rounded for display)
 };
 
 // Every key of the tree with its type, the value in `config` and its comment, in tree order.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 
@@ -14,74 +15,98 @@ namespace {
 
 using json = nlohmann::json;
 
+struct Range {
+  double min, max;
+  bool min_open, max_open;  // "(0, 1]": the bound itself is not allowed
+};
+constexpr Range kNoRange{0, 0, false, false};
+
 struct Key {
   const char* key;
-  const char* help;
+  const char* help;  // nullptr: the key has a choice table (choices.h) or is model.preset, and lists its values
   std::function<json(const Config&)> get;
   std::function<void(Config&, const json&)> set;
+  Range range = kNoRange;
+  bool ranged = false;
 };
 
-#define TK_KEY(path, field, help) \
-  Key { path, help, [](const Config& c) { return json(c.field); }, \
-        [](Config& c, const json& v) { c.field = v.get<decltype(c.field)>(); } }
+// TK_KEY for strings and bools; TK_NUM for numbers, with the valid range [lo, hi] (TK_NUM_OPEN: lo excluded,
+// TK_NUM_BELOW: hi excluded). Upper bounds are far beyond any real run: they keep the arithmetic that sizes
+// a run in range, and a typo from reaching the allocator.
+#define TK_ACCESS(field) \
+  [](const Config& c) { return json(c.field); }, [](Config& c, const json& v) { c.field = v.get<decltype(c.field)>(); }
+#define TK_KEY(path, field, help) Key{path, help, TK_ACCESS(field)}
+#define TK_CHOICE(path, field) Key{path, nullptr, TK_ACCESS(field)}
+#define TK_NUM(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, false}, true}
+#define TK_NUM_OPEN(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, true, false}, true}
+#define TK_NUM_BELOW(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, true}, true}
+constexpr double kSteps = 1e12;     // steps, tokens: more than any run will take
+constexpr double kSize = 1 << 20;   // widths, lengths, batch sizes
 
 const std::vector<Key>& registry() {
   static const std::vector<Key> keys = {
       TK_KEY("data.path", data.path, "default | text file | folder of text files | .bin shards (file, folder, glob)"),
-      TK_KEY("data.val_fraction", data.val_fraction, "tail of the tokens held out for validation"),
-      TK_KEY("model.preset", model.preset, "nano | mini | gpt2 | gpt2-medium | gpt2-large | gpt2-xl"),
-      TK_KEY("model.n_layer", model.n_layer, "transformer blocks"),
-      TK_KEY("model.n_head", model.n_head, "attention heads (divides n_embd)"),
-      TK_KEY("model.n_embd", model.n_embd, "width"),
-      TK_KEY("model.context", model.context, "longest sequence the model can see"),
-      TK_KEY("model.vocab_size", model.vocab_size, "tokenizer vocabulary (GPT-2: 50257)"),
-      TK_KEY("model.vocab_pad_multiple", model.vocab_pad_multiple, "pad the vocabulary to a multiple of this (1 = off)"),
+      TK_NUM_BELOW("data.val_fraction", data.val_fraction, 0, 1, "tail of the tokens held out for validation"),
+      TK_CHOICE("model.preset", model.preset),
+      TK_NUM("model.n_layer", model.n_layer, 1, 100000, "transformer blocks"),
+      TK_NUM("model.n_head", model.n_head, 1, 65536, "attention heads (divides n_embd)"),
+      TK_NUM("model.n_embd", model.n_embd, 1, kSize, "width"),
+      TK_NUM("model.context", model.context, 2, kSize, "longest sequence the model can see"),
+      TK_NUM("model.vocab_size", model.vocab_size, 2, 65536, "tokenizer vocabulary (GPT-2: 50257; shards hold uint16 ids)"),
+      TK_NUM("model.vocab_pad_multiple", model.vocab_pad_multiple, 1, 65536, "pad the vocabulary to a multiple of this (1 = off)"),
       TK_KEY("model.tie_weights", model.tie_weights, "lm_head shares the token embedding"),
-      TK_KEY("model.dropout", model.dropout, "dropout probability"),
+      TK_NUM_BELOW("model.dropout", model.dropout, 0, 1, "dropout probability"),
       TK_KEY("model.qkv_bias", model.qkv_bias, "biases on the linear layers"),
-      TK_KEY("train.batch_size", train.batch_size, "sequences per micro-batch (B)"),
-      TK_KEY("train.context", train.context, "sequence length trained on (T); 0 = model.context"),
-      TK_KEY("train.grad_accum", train.grad_accum, "micro-batches per optimizer step"),
-      TK_KEY("train.batch_tokens", train.batch_tokens, "tokens per optimizer step; > 0 derives grad_accum"),
-      TK_KEY("train.steps", train.steps, "optimizer steps"),
-      TK_KEY("train.lr", train.lr, "peak learning rate"),
-      TK_KEY("train.min_lr_ratio", train.min_lr_ratio, "cosine floor as a fraction of lr"),
-      TK_KEY("train.warmup_steps", train.warmup_steps, "linear warm-up steps"),
-      TK_KEY("train.weight_decay", train.weight_decay, "AdamW decay on 2-D weights"),
-      TK_KEY("train.beta1", train.beta1, "AdamW beta1"),
-      TK_KEY("train.beta2", train.beta2, "AdamW beta2"),
-      TK_KEY("train.eps", train.eps, "AdamW epsilon"),
-      TK_KEY("train.grad_clip", train.grad_clip, "global grad-norm clip; 0 = off"),
-      TK_KEY("train.seed", train.seed, "seed for weights, data order and sampling"),
-      TK_KEY("train.log_every", train.log_every, "steps between metric reports (host syncs)"),
-      TK_KEY("train.eval_every", train.eval_every, "steps between validation losses; 0 = at the end"),
-      TK_KEY("train.eval_batches", train.eval_batches, "validation batches per evaluation"),
-      TK_KEY("train.sample_every", train.sample_every, "steps between samples; 0 = at the end, -1 = never"),
-      TK_KEY("train.sample_tokens", train.sample_tokens, "tokens per sample"),
+      TK_NUM("train.batch_size", train.batch_size, 1, kSize, "sequences per micro-batch (B)"),
+      TK_NUM("train.context", train.context, 0, kSize, "sequence length trained on (T); 0 = model.context"),
+      TK_NUM("train.grad_accum", train.grad_accum, 1, kSize, "micro-batches per optimizer step"),
+      TK_NUM("train.batch_tokens", train.batch_tokens, 0, kSteps, "tokens per optimizer step; > 0 derives grad_accum"),
+      TK_NUM("train.steps", train.steps, 1, kSteps, "optimizer steps"),
+      TK_NUM_OPEN("train.lr", train.lr, 0, 10, "peak learning rate"),
+      TK_NUM("train.min_lr_ratio", train.min_lr_ratio, 0, 1, "cosine floor as a fraction of lr"),
+      TK_NUM("train.warmup_steps", train.warmup_steps, 0, kSteps, "linear warm-up steps"),
+      TK_NUM("train.weight_decay", train.weight_decay, 0, 10, "AdamW decay on 2-D weights"),
+      TK_NUM_BELOW("train.beta1", train.beta1, 0, 1, "AdamW beta1"),
+      TK_NUM_BELOW("train.beta2", train.beta2, 0, 1, "AdamW beta2"),
+      TK_NUM_OPEN("train.eps", train.eps, 0, 1, "AdamW epsilon"),
+      TK_NUM("train.grad_clip", train.grad_clip, 0, 1e6, "global grad-norm clip; 0 = off"),
+      TK_NUM("train.seed", train.seed, -9e18, 9e18, "seed for weights, data order and sampling"),
+      TK_NUM("train.log_every", train.log_every, 1, kSteps, "steps between metric reports (host syncs)"),
+      TK_NUM("train.eval_every", train.eval_every, 0, kSteps, "steps between validation losses; 0 = at the end"),
+      TK_NUM("train.eval_batches", train.eval_batches, 1, kSize, "validation batches per evaluation"),
+      TK_NUM("train.sample_every", train.sample_every, -1, kSteps, "steps between samples; 0 = at the end, -1 = never"),
+      TK_NUM("train.sample_tokens", train.sample_tokens, 1, kSize, "tokens per sample"),
       TK_KEY("train.sample_prompt", train.sample_prompt, "text samples start from"),
-      TK_KEY("train.sample_temperature", train.sample_temperature, "sampling temperature"),
-      TK_KEY("train.sample_top_k", train.sample_top_k, "sample from the k most likely tokens; 0 = all"),
-      TK_KEY("train.checkpoint_every", train.checkpoint_every, "steps between checkpoints; 0 = at the end"),
+      TK_NUM_OPEN("train.sample_temperature", train.sample_temperature, 0, 100, "sampling temperature"),
+      TK_NUM("train.sample_top_k", train.sample_top_k, 0, 65536, "sample from the k most likely tokens; 0 = all"),
+      TK_NUM("train.checkpoint_every", train.checkpoint_every, 0, kSteps, "steps between checkpoints; 0 = at the end"),
       TK_KEY("train.checkpoint_dir", train.checkpoint_dir, "where checkpoints go; \"\" = data dir/checkpoints/NAME"),
       TK_KEY("train.resume", train.resume, "checkpoint to continue from"),
-      TK_KEY("opt.precision", opt.precision, "fp32 | tf32 | bf16 | bf16-pure | fp16"),
-      TK_KEY("opt.attention", opt.attention, "buffered-mask | naive | sdpa"),
-      TK_KEY("opt.layers", opt.layers, "scratch | native | fused"),
+      TK_CHOICE("opt.precision", opt.precision),
+      TK_CHOICE("opt.attention", opt.attention),
+      TK_CHOICE("opt.sdpa_backend", opt.sdpa_backend),
+      TK_CHOICE("opt.layers", opt.layers),
       TK_KEY("opt.fused_adamw", opt.fused_adamw, "one kernel for the whole optimizer step"),
-      TK_KEY("opt.pin_memory", opt.pin_memory, "page-locked batches, non-blocking copies (CUDA)"),
+      TK_CHOICE("opt.pin_memory", opt.pin_memory),
       TK_KEY("opt.prefetch", opt.prefetch, "prepare the next batch on a background thread"),
-      TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "replay the step from a CUDA graph (CUDA)"),
+      TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "true | false: replay the step from a CUDA graph (CUDA; not implemented yet)"),
       TK_KEY("opt.activation_checkpointing", opt.activation_checkpointing, "recompute blocks in backward"),
-      TK_KEY("dist.gpus", dist.gpus, "data-parallel processes (GPUs; on CPU: Gloo processes)"),
-      TK_KEY("dist.timeout_s", dist.timeout_s, "seconds before a dead or hung rank stops the others"),
-      TK_KEY("dist.bucket_mb", dist.bucket_mb, "gradient all-reduce bucket size in MB"),
-      TK_KEY("device", device, "cpu | cuda | cuda:N"),
-      TK_KEY("threads", threads, "CPU threads; 0 = all cores"),
+      TK_NUM("dist.gpus", dist.gpus, 1, 4096, "data-parallel processes (GPUs; on CPU: Gloo processes)"),
+      TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "seconds before a dead or hung rank stops the others"),
+      TK_NUM_OPEN("dist.bucket_mb", dist.bucket_mb, 0, 65536, "gradient all-reduce bucket size in MB"),
+      TK_CHOICE("device", device),
+      TK_NUM("threads", threads, 0, 4096, "CPU threads; 0 = all cores"),
+      TK_KEY("memory_check", memory_check, "refuse a run whose memory estimate exceeds the device's memory"),
       TK_KEY("name", name, "run name; \"\" = derived"),
   };
   return keys;
 }
 #undef TK_KEY
+#undef TK_CHOICE
+#undef TK_NUM
+#undef TK_NUM_OPEN
+#undef TK_NUM_BELOW
+#undef TK_ACCESS
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -111,6 +136,13 @@ const Key& find_key(const std::string& key) {
   }
   throw Error("unknown config key '" + key + "'",
               "did you mean '" + std::string(nearest->key) + "'? `tokamak config --defaults` lists every key");
+}
+
+std::string help_of_choice(const std::string& key) {
+  if (key != "model.preset") return choice_list(key);
+  std::string names;
+  for (const std::string& n : model_presets()) names += (names.empty() ? "" : " | ") + n;
+  return names;
 }
 
 std::string type_name(const json& v) {
@@ -158,8 +190,12 @@ json parse_value(const std::string& key, const json& current, const std::string&
   return text;
 }
 
-void set_json(Config& c, const Key& k, const json& v) {
+void set_json(Config& c, const Key& k, const json& given) {
   json current = k.get(c);
+  // A switch that became a choice (opt.pin_memory: true/false → auto/true/false) still reads old configs.
+  bool was_switch = false;
+  for (const ChoiceInfo& row : choices_of(k.key)) was_switch = was_switch || row.value == "true";
+  const json v = given.is_boolean() && current.is_string() && was_switch ? json(given ? "true" : "false") : given;
   bool ok = (current.is_boolean() && v.is_boolean()) || (current.is_string() && v.is_string()) ||
             (current.is_number_integer() && v.is_number_integer()) ||
             (current.is_number_float() && v.is_number());
@@ -176,7 +212,11 @@ std::vector<KeyDoc> config_keys(const Config& config) {
   std::vector<KeyDoc> docs;
   for (const Key& k : registry()) {
     json v = k.get(config);
-    docs.push_back({k.key, type_name(v), to_text(v), k.help});
+    KeyDoc doc{k.key, type_name(v), to_text(v), k.help ? k.help : help_of_choice(k.key)};
+    doc.ranged = k.ranged, doc.min_open = k.range.min_open, doc.max_open = k.range.max_open;
+    doc.min = k.range.min, doc.max = k.range.max;
+    if (v.is_number()) doc.number = v.get<double>();
+    docs.push_back(doc);
   }
   return docs;
 }
@@ -213,7 +253,8 @@ Config config_from_json(const std::string& text, const Config& base) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number no double holds (1e999).
     throw Error(std::string("config is not valid JSON: ") + e.what(), "check the file with a JSON linter");
   }
   if (!root.is_object()) throw Error("config JSON must be an object", "see `tokamak config --defaults`");

@@ -10,6 +10,7 @@
 namespace tokamak {
 
 LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind) : kind_(kind) {
+  require_implemented(layers_choices(), "opt.layers", kind);  // fused: refused until its kernels exist
   weight = register_parameter("weight", torch::ones({dim}));
   bias = register_parameter("bias", torch::zeros({dim}));
 }

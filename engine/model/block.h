@@ -6,10 +6,10 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include "engine/config/choices.h"  // AttentionKind, LayersKind
+
 namespace tokamak {
 
-enum class AttentionKind { kBufferedMask, kNaive, kSdpa };
-enum class LayersKind { kScratch, kNative, kFused };
 
 struct BlockOptions {
   int64_t n_embd = 128;

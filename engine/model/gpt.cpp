@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 
@@ -20,12 +21,10 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   o.block.dropout = m.dropout;
   o.block.bias = m.qkv_bias;
   o.block.n_layer = m.n_layer;
-  o.block.attention = opt.attention == "buffered-mask" ? AttentionKind::kBufferedMask
-                      : opt.attention == "naive"       ? AttentionKind::kNaive
-                                                       : AttentionKind::kSdpa;
-  o.block.layers = opt.layers == "scratch" ? LayersKind::kScratch
-                   : opt.layers == "fused" ? LayersKind::kFused
-                                           : LayersKind::kNative;
+  // The tables name every value: an unknown one throws here instead of falling back to a default. Values that
+  // are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
+  o.block.attention = find_choice(attention_choices(), "opt.attention", opt.attention).kind;
+  o.block.layers = find_choice(layers_choices(), "opt.layers", opt.layers).kind;
   o.n_layer = m.n_layer;
   o.context = m.context;
   o.vocab_size = m.vocab_size;

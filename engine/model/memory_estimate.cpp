@@ -1,39 +1,88 @@
 // The Korthikanti et al. memory estimate (see memory_estimate.h for the formula and its terms).
 #include "engine/model/memory_estimate.h"
 
-#include <cstdio>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/model/gpt.h"
+#include "engine/util/error.h"
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
 
 namespace tokamak {
 
 MemoryEstimate estimate_memory(const Config& c) {
   MemoryEstimate m;
+  // In double, saturated to int64: the estimate must stay meaningful for the absurd configs it is there to
+  // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
+  auto bytes = [](double v) {
+    return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v);
+  };
   m.parameters = count_parameters(GPTOptions::from_config(c.model, c.opt));
   // Autocast keeps fp32 master weights; only bf16-pure holds the weights (and so grads and AdamW state) in bf16.
-  const int64_t param_bytes = c.opt.precision == "bf16-pure" ? 2 : 4;
-  m.weights = m.parameters * param_bytes;
-  m.gradients = m.parameters * param_bytes;
-  m.optimizer = 2 * m.parameters * param_bytes;
+  const double param_bytes = (c.opt.precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
+  m.weights = bytes(param_bytes);
+  m.gradients = bytes(param_bytes);
+  m.optimizer = bytes(2 * param_bytes);
 
-  const int64_t s = train_context(c), b = c.train.batch_size, h = c.model.n_embd, a = c.model.n_head;
-  const int64_t L = c.model.n_layer;
+  const double s = train_context(c), b = c.train.batch_size, h = c.model.n_embd, a = c.model.n_head;
+  const double L = c.model.n_layer;
   // Korthikanti's figures are for 16-bit activations; fp32 stores every activation in twice the bytes.
-  const int64_t width = (c.opt.precision == "fp32" || c.opt.precision == "tf32") ? 2 : 1;
+  const double width = (c.opt.precision == "fp32" || c.opt.precision == "tf32") ? 2 : 1;
   // 34·s·b·h: the linear layers' inputs, LayerNorm inputs, GELU input, dropout masks. 5·a·s²·b: the attention
   // scores, softmax output and its dropout mask, which fused attention recomputes instead of storing.
-  int64_t per_layer = s * b * h * 34;
+  double per_layer = s * b * h * 34;
   if (c.opt.attention != "sdpa") per_layer += 5 * a * s * s * b;
   per_layer *= width;
-  m.activations = c.opt.activation_checkpointing ? L * 2 * s * b * h * width + per_layer : L * per_layer;
-  m.logits = 4 * s * b * padded_vocab(c.model);
+  m.activations = bytes(c.opt.activation_checkpointing ? L * 2 * s * b * h * width + per_layer : L * per_layer);
+  m.logits = bytes(4 * s * b * static_cast<double>(padded_vocab(c.model)));
   return m;
+}
+
+int64_t device_memory_bytes(const std::string& device) {
+  int index = -1;
+  if (parse_device_kind(device, &index) == DeviceKind::kCpu)
+    return static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGE_SIZE));
+#ifdef TOKAMAK_WITH_CUDA
+  return static_cast<int64_t>(at::cuda::getDeviceProperties(std::max(index, 0))->totalGlobalMem);
+#else
+  throw Error("device '" + device + "' needs a CUDA build of LibTorch", "set device=cpu");
+#endif
+}
+
+std::string memory_problem(const Config& c, int64_t available) {
+  if (!c.memory_check) return "";
+  const MemoryEstimate m = estimate_memory(c);
+  // Sum in double: each term is saturated, their sum must not wrap.
+  const double total = static_cast<double>(m.weights) + m.gradients + m.optimizer + m.activations + m.logits;
+  if (total <= static_cast<double>(available)) return "";
+  char need[32], have[32];
+  format_bytes(total >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(total), need, sizeof need);
+  format_bytes(available, have, sizeof have);
+  const char* what = c.device == "cpu" ? "physical memory" : "GPU memory";
+  return "the memory estimate for this run (" + std::string(need) + ") exceeds the " + have + " of " + what +
+         " on device " + c.device;
+}
+
+void check_memory(const Config& c) {
+  if (!c.memory_check) return;
+  const std::string problem = memory_problem(c, device_memory_bytes(c.device));
+  if (!problem.empty())
+    throw Error(problem, "shrink the model or train.batch_size, turn on opt.activation_checkpointing, or set "
+                         "memory_check=false if you know better");
 }
 
 const char* format_bytes(int64_t bytes, char* buffer, int size) {
   const double v = static_cast<double>(bytes);
-  if (v >= 1e9) std::snprintf(buffer, size, "%.2f GB", v / 1e9);
+  if (v >= 1e12) std::snprintf(buffer, size, "%.2f TB", v / 1e12);  // what the memory check refuses
+  else if (v >= 1e9) std::snprintf(buffer, size, "%.2f GB", v / 1e9);
   else if (v >= 1e6) std::snprintf(buffer, size, "%.0f MB", v / 1e6);
   else if (v >= 1e3) std::snprintf(buffer, size, "%.0f KB", v / 1e3);
   else std::snprintf(buffer, size, "%lld B", static_cast<long long>(bytes));

@@ -3,6 +3,7 @@
 // Models" (2022). The studio shows it as sizes and switches change, and next to the measured peak after a run.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace tokamak {
 
@@ -24,7 +25,15 @@ struct MemoryEstimate {
 // is recomputed. fp32 and tf32 runs store 4-byte activations: twice the 16-bit figure.
 MemoryEstimate estimate_memory(const Config& config);
 
-// Bytes as "1.23 GB" / "456 MB" / "12 KB" (decimal units, as GPU datasheets write them).
+// The memory of the device `config.device` names: physical memory for "cpu", the card's for CUDA.
+int64_t device_memory_bytes(const std::string& device);
+// Why `config` cannot fit in `available` bytes, naming the estimate, what is available and how to fit or
+// override; "" when it fits or config.memory_check is false.
+std::string memory_problem(const Config& config, int64_t available);
+// Throws Error with memory_problem() against the config's device, before anything is allocated.
+void check_memory(const Config& config);
+
+// Bytes as "4.56 TB" / "1.23 GB" / "456 MB" / "12 KB" (decimal units, as GPU datasheets write them).
 const char* format_bytes(int64_t bytes, char* buffer, int size);
 
 }  // namespace tokamak

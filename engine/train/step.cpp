@@ -11,19 +11,24 @@
 
 namespace tokamak {
 
-Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return Precision::kFp32;
-  if (name == "tf32") return Precision::kTf32;
-  if (name == "bf16") return Precision::kBf16;
-  if (name == "bf16-pure") return Precision::kBf16Pure;
-  if (name == "fp16") return Precision::kFp16;
-  throw Error("unknown precision '" + name + "'", "use fp32, tf32, bf16, bf16-pure or fp16");
-}
+Precision parse_precision(const std::string& name) { return parse_choice(precision_choices(), "opt.precision", name); }
 
-void apply_math_mode(Precision precision) {
+void apply_math_mode(Precision precision, const std::string& sdpa_backend) {
+  at::Context& ctx = at::globalContext();
   const bool tf32 = precision == Precision::kTf32;
-  at::globalContext().setAllowTF32CuBLAS(tf32);
-  at::globalContext().setAllowTF32CuDNN(tf32);
+  ctx.setAllowTF32CuBLAS(tf32);
+  ctx.setAllowTF32CuDNN(tf32);
+  // The flags are process-wide and a bench runs many configs in one process: "auto" restores LibTorch's own
+  // defaults (read once, before anything changed them); a named backend is the only one left enabled.
+  struct Defaults { bool flash, efficient, cudnn, math; };
+  static const Defaults defaults{ctx.userEnabledFlashSDP(), ctx.userEnabledMemEfficientSDP(),
+                                 ctx.userEnabledCuDNNSDP(), ctx.userEnabledMathSDP()};
+  const SdpaBackend b = parse_choice(sdpa_backend_choices(), "opt.sdpa_backend", sdpa_backend);
+  const bool all = b == SdpaBackend::kAuto;
+  ctx.setSDPUseFlash(all ? defaults.flash : b == SdpaBackend::kFlash);
+  ctx.setSDPUseMemEfficient(all ? defaults.efficient : b == SdpaBackend::kEfficient);
+  ctx.setSDPUseCuDNN(all ? defaults.cudnn : b == SdpaBackend::kCudnn);
+  ctx.setSDPUseMath(all ? defaults.math : b == SdpaBackend::kMath);
 }
 
 static bool uses_autocast(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16; }

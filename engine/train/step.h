@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "engine/config/choices.h"  // Precision
 #include "engine/train/loader.h"
 
 namespace tokamak {
@@ -13,10 +14,11 @@ namespace tokamak {
 class GPTImpl;
 class GradReducer;
 
-enum class Precision { kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
+// opt.precision through its table (engine/config/choices.h): unknown and not-implemented values throw.
 Precision parse_precision(const std::string& name);
-// Process-wide math modes (TF32 for matmuls and cuDNN) for a precision; call once before training.
-void apply_math_mode(Precision precision);
+// Process-wide math modes for a precision (TF32 for matmuls and cuDNN) and the SDPA backend (opt.sdpa_backend:
+// "auto" = LibTorch's choice); call once before training.
+void apply_math_mode(Precision precision, const std::string& sdpa_backend = "auto");
 
 struct StepOutput {
   at::Tensor loss;  // scalar: mean loss over the micro-batches, on the device (reading it syncs)

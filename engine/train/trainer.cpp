@@ -20,6 +20,7 @@
 #include "engine/dist/reducer.h"
 #include "engine/generate/sampler.h"
 #include "engine/model/gpt.h"
+#include "engine/model/memory_estimate.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
 #include "engine/train/optimizer.h"
@@ -104,7 +105,7 @@ void Run::set_up() {
     group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s));
   }
   configure_cpu(threads);
-  apply_math_mode(precision_);
+  apply_math_mode(precision_, c_.opt.sdpa_backend);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
 
@@ -120,7 +121,7 @@ void Run::set_up() {
   lo.val_fraction = c_.data.val_fraction;
   lo.seed = static_cast<uint64_t>(c_.train.seed);
   lo.device = device_;
-  lo.pin_memory = c_.opt.pin_memory;
+  lo.pin_memory = pin_memory_on(c_.opt.pin_memory, device_.is_cuda());
   lo.prefetch = c_.opt.prefetch;
   lo.rank = dist_.rank;
   lo.world_size = dist_.world_size;
@@ -271,7 +272,7 @@ EndEvent Run::execute() {
         e.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
         e.tok_s = static_cast<double>(window_steps * tokens_per) / seconds;
         e.step_ms = 1000.0 * seconds / static_cast<double>(window_steps);
-        e.mfu = peak > 0 ? e.tok_s * fpt / peak : -1;
+        e.mfu = peak > 0 ? e.tok_s * fpt / (peak * c_.dist.gpus) : -1;  // tok_s is every rank's: per GPU
         MemoryUse mem = memory_use(device_);
         e.mem_allocated = mem.allocated, e.mem_reserved = mem.reserved, e.mem_peak = mem.peak;
         sink_.on_step(e);
@@ -328,6 +329,7 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   Config c = config;
   c.dist.gpus = dist.world_size;
   validate_config(c, cuda_device_count());
+  check_memory(c);  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();
 }

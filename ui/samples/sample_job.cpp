@@ -1,5 +1,6 @@
 // SampleJob: generate() from a checkpoint on a background thread (see sample_job.h). The one ui/ file that
 // needs LibTorch's model headers; they come before any Qt header.
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/data/bpe_utf8.h"
 #include "engine/data/tokenizer.h"
@@ -22,8 +23,8 @@ QString generateFromCheckpoint(const SampleRequest& r, qint64* step) {
   // Sampling needs none of the training switches; fp32 on the CPU works wherever the checkpoint came from.
   c.device = "cpu";
   c.opt.precision = "fp32";
-  if (c.opt.layers == "fused") c.opt.layers = "native";
-  c.opt.pin_memory = c.opt.cuda_graphs = false, c.dist.gpus = 1;
+  c.opt.layers = portable_layers(c.opt.layers);
+  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.dist.gpus = 1;
   c10::Device device = parse_device(c.device);
   GPT model(GPTOptions::from_config(c.model, c.opt));
   load_checkpoint(path, *model, nullptr, /*restore_rng=*/false, device);

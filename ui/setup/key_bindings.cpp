@@ -21,7 +21,7 @@ void KeyBindings::bind(const QString& key, QWidget* w) {
     connect(c, &QComboBox::currentIndexChanged, this, emitChanged);
     connect(c, &QComboBox::editTextChanged, this, emitChanged);
   } else if (auto* b = qobject_cast<QCheckBox*>(w)) {
-    connect(b, &QCheckBox::toggled, this, emitChanged);
+    connect(b, &QCheckBox::stateChanged, this, emitChanged);
   } else if (auto* s = qobject_cast<QSpinBox*>(w)) {
     connect(s, &QSpinBox::valueChanged, this, emitChanged);
   } else if (auto* e = qobject_cast<QLineEdit*>(w)) {
@@ -37,6 +37,7 @@ QString KeyBindings::value(const QString& key) const {
   }
   if (auto* b = qobject_cast<QCheckBox*>(w)) {
     QVariant on = b->property("onValue"), off = b->property("offValue");
+    if (b->isTristate() && b->checkState() == Qt::PartiallyChecked) return b->property("autoValue").toString();
     if (on.isValid()) return b->isChecked() ? on.toString() : off.toString();
     return b->isChecked() ? "true" : "false";
   }
@@ -56,6 +57,11 @@ void KeyBindings::setValue(const QString& key, const QString& v) {
     else if (c->isEditable()) c->setEditText(v);
   } else if (auto* b = qobject_cast<QCheckBox*>(w)) {
     QVariant on = b->property("onValue");
+    if (b->isTristate() && v == b->property("autoValue").toString()) {
+      b->setCheckState(Qt::PartiallyChecked);
+      loading_ = wasLoading;
+      return;
+    }
     // A padding multiple other than 1 counts as "on" even if it is not the box's own value (e.g. 128).
     b->setChecked(on.isValid() ? v != b->property("offValue").toString() : v == "true");
   } else if (auto* s = qobject_cast<QSpinBox*>(w)) {

@@ -1,7 +1,8 @@
 // KeyBindings: ties setup widgets to dotted config keys, so the panel reads and writes the whole Config
 // through the engine's own key registry (set_key / config_keys) instead of one hand-written line per field.
 // Combo boxes carry the value as item data, check boxes "true"/"false" (or their onValue/offValue
-// properties, e.g. vocabulary padding 64/1), spin boxes their number, line edits their text.
+// properties, e.g. vocabulary padding 64/1; a tri-state box's partial state is its autoValue property, e.g.
+// opt.pin_memory=auto), spin boxes their number, line edits their text.
 #pragma once
 #include <QMap>
 #include <QObject>

@@ -10,8 +10,8 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <iterator>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/setup/key_bindings.h"
@@ -19,36 +19,16 @@
 namespace tokamak::ui {
 namespace {
 
-struct Choice {
-  const char* value;
-  const char* tip;
-};
+constexpr int kHelpRole = Qt::UserRole + 1;  // the row's own help, kept while the tooltip adds a reason
 
-const Choice kPrecision[] = {
-    {"fp32", "Plain fp32 everywhere: the write-ups' baseline (A100: 12.5K tok/s)."},
-    {"tf32", "TF32 tensor cores for fp32 matmuls (CUDA). A100: 12.5K → 27.6K tok/s."},
-    {"bf16", "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory."},
-    {"bf16-pure", "The whole model, its gradients and AdamW state in bf16: the least memory."},
-    {"fp16", "fp16 autocast with loss scaling (GradScaler), for GPUs without bf16 (CUDA)."},
-};
-const Choice kAttention[] = {
-    {"buffered-mask", "GPT-2's original attention with a stored T×T causal-mask buffer."},
-    {"naive", "Causal mask made on the fly: no stored T×T buffer (saves memory at long context)."},
-    {"sdpa", "Fused attention (scaled_dot_product_attention; flash attention on GPUs): O(T) memory. "
-             "A100: 55K → 92K tok/s, memory halved."},
-};
-const Choice kLayers[] = {
-    {"scratch", "Hand-written LayerNorm and GELU from many small elementwise ops."},
-    {"native", "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s."},
-    {"fused", "Tokamak's CUDA kernels in place of torch.compile: fused residual+LayerNorm, bias+GELU and a "
-              "classifier that never stores fp32 logits (compile measured A100: 92K → 112K tok/s)."},
-};
-
-QComboBox* choices(const Choice* list, int n) {
+// A combo box over `key`'s choice table (engine/config/choices.h): the values, and each row's help as its
+// tooltip. Rows that are not implemented or need another device are greyed out by updateAvailability().
+QComboBox* choices(const std::string& key) {
   auto* c = new QComboBox;
-  for (int i = 0; i < n; ++i) {
-    c->addItem(list[i].value, list[i].value);
-    c->setItemData(i, QString(list[i].tip), Qt::ToolTipRole);
+  for (const ChoiceInfo& row : choices_of(key)) {
+    c->addItem(QString::fromStdString(row.value), QString::fromStdString(row.value));
+    c->setItemData(c->count() - 1, QString::fromStdString(row.help), Qt::ToolTipRole);
+    c->setItemData(c->count() - 1, QString::fromStdString(row.help), kHelpRole);
   }
   return c;
 }
@@ -87,24 +67,27 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   };
 
   QFormLayout* precision = group(tr("Precision"));
-  auto* prec = choices(kPrecision, std::size(kPrecision));
+  auto* prec = choices("opt.precision");
   prec->setToolTip(tr("Number format of matmuls, activations and weights"));
   keys->bind("opt.precision", prec);
   precision->addRow(tr("Precision"), prec);
 
   QFormLayout* attention = group(tr("Attention"));
-  auto* attn = choices(kAttention, std::size(kAttention));
+  auto* attn = choices("opt.attention");
   attn->setToolTip(tr("How attention is computed; sdpa never stores the T×T scores"));
   keys->bind("opt.attention", attn);
   attention->addRow(tr("Attention"), attn);
+  auto* backend = choices("opt.sdpa_backend");
+  backend->setToolTip(tr("Which fused kernel computes sdpa attention; auto lets LibTorch pick"));
+  keys->bind("opt.sdpa_backend", backend);
+  attention->addRow(tr("SDPA backend"), backend);
 
   QFormLayout* kernels = group(tr("Kernels"));
-  auto* layers = choices(kLayers, std::size(kLayers));
+  auto* layers = choices("opt.layers");
   layers->setToolTip(tr("Which kernels compute LayerNorm, GELU and the classifier"));
   keys->bind("opt.layers", layers);
   kernels->addRow(tr("Layers"), layers);
-  auto* graphs = check(tr("CUDA graphs"), tr("Capture the whole training step once and replay it: no per-kernel "
-                                             "launch overhead or host gaps (CUDA)."));
+  auto* graphs = check(tr("CUDA graphs"), QString::fromStdString(cuda_graphs_choices().back().help));
   keys->bind("opt.cuda_graphs", graphs);
   kernels->addRow(graphs);
   auto* pad = check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
@@ -122,8 +105,10 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
 
   QFormLayout* data = group(tr("Data"));
   auto* pin = check(tr("Pinned memory, non-blocking copies"),
-                    tr("Page-locked batches copied to the GPU while it computes (CUDA). "
-                       "Reported: execution time down more than 25%."));
+                    tr("Page-locked batches copied to the GPU while it computes (CUDA). Reported: execution time "
+                       "down more than 25%.\nPartly checked = auto: pinned on CUDA, nothing to pin on a CPU."));
+  pin->setTristate(true);
+  pin->setProperty("autoValue", "auto");
   keys->bind("opt.pin_memory", pin);
   data->addRow(pin);
   auto* prefetch = check(tr("Prefetch the next batch"), tr("Prepare the next batch on a background thread while "
@@ -163,7 +148,7 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
 
 void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
   QStringList reasons;
-  for (const char* key : {"opt.precision", "opt.attention", "opt.layers"}) {
+  for (const char* key : {"opt.precision", "opt.attention", "opt.sdpa_backend", "opt.layers"}) {
     auto* combo = qobject_cast<QComboBox*>(keys_->widget(key));
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());
     for (int i = 0; i < combo->count(); ++i) {
@@ -171,6 +156,8 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
       // The current choice stays selectable even when it is a problem: the user must be able to leave it.
       const QString why = i == combo->currentIndex() ? QString() : reasonAgainst(config, key, value, cudaDevices);
       model->item(i)->setEnabled(why.isEmpty());
+      const QString help = combo->itemData(i, kHelpRole).toString();
+      combo->setItemData(i, why.isEmpty() ? help : help + tr("\n\nUnavailable: ") + why, Qt::ToolTipRole);
       if (!why.isEmpty()) reasons << why;  // the engine's line already names key=value
     }
   }

@@ -1,0 +1,166 @@
+// The choice tables (see choices.h). A row's help is the studio's tooltip, so it states what the write-ups
+// measured; a row with `missing` set is refused by config_problems until the issue named there lands.
+#include "engine/config/choices.h"
+
+#include <cctype>
+
+namespace tokamak {
+namespace {
+
+constexpr Needs kAny = Needs::kAny, kCuda = Needs::kCuda;
+
+template <class E>
+std::vector<ChoiceInfo> info(const std::vector<Choice<E>>& table) {
+  std::vector<ChoiceInfo> rows;
+  for (const Choice<E>& c : table) rows.push_back({c.value, c.help, c.needs == Needs::kCuda, c.missing});
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<Choice<Precision>>& precision_choices() {
+  static const std::vector<Choice<Precision>> t = {
+      {"fp32", Precision::kFp32, "Plain fp32 everywhere: the write-ups' baseline (A100: 12.5K tok/s).", kAny, ""},
+      {"tf32", Precision::kTf32, "TF32 tensor cores for fp32 matmuls. A100: 12.5K → 27.6K tok/s.", kCuda, ""},
+      {"bf16", Precision::kBf16, "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory.",
+       kAny, ""},
+      {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
+       kAny, ""},
+      {"fp16", Precision::kFp16, "fp16 autocast, for GPUs without bf16.", kCuda,
+       "it needs a dynamic loss scaler, which issue 11 brings"},
+  };
+  return t;
+}
+
+const std::vector<Choice<AttentionKind>>& attention_choices() {
+  static const std::vector<Choice<AttentionKind>> t = {
+      {"buffered-mask", AttentionKind::kBufferedMask, "GPT-2's original attention with a stored T×T causal-mask buffer.",
+       kAny, ""},
+      {"naive", AttentionKind::kNaive, "Causal mask made on the fly: no stored T×T buffer (saves memory at long context).",
+       kAny, ""},
+      {"sdpa", AttentionKind::kSdpa,
+       "Fused attention (scaled_dot_product_attention; flash attention on GPUs): O(T) memory. A100: 55K → 92K tok/s, "
+       "memory halved.",
+       kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<LayersKind>>& layers_choices() {
+  static const std::vector<Choice<LayersKind>> t = {
+      {"scratch", LayersKind::kScratch, "Hand-written LayerNorm and GELU from many small elementwise ops.", kAny, ""},
+      {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s.", kAny, ""},
+      {"fused", LayersKind::kFused, "Tokamak's own fused CUDA kernels for LayerNorm, GELU and the classifier.", kCuda,
+       "the kernels do not exist yet: issue 12 brings them"},
+  };
+  return t;
+}
+
+const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices() {
+  static const std::vector<Choice<SdpaBackend>> t = {
+      {"auto", SdpaBackend::kAuto, "LibTorch picks the fastest backend the device and shapes allow.", kAny, ""},
+      {"flash", SdpaBackend::kFlash, "FlashAttention-2 only.", kCuda, ""},
+      {"cudnn", SdpaBackend::kCudnn, "cuDNN's fused attention only.", kCuda, ""},
+      {"efficient", SdpaBackend::kEfficient, "Memory-efficient attention (xFormers' kernel) only.", kCuda, ""},
+      {"math", SdpaBackend::kMath, "The unfused reference: plain matmuls and softmax.", kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<DeviceKind>>& device_choices() {
+  static const std::vector<Choice<DeviceKind>> t = {
+      {"cpu", DeviceKind::kCpu, "The CPU, with LibTorch's intra-op threads.", kAny, ""},
+      {"cuda", DeviceKind::kCuda, "The current CUDA GPU; cuda:N picks GPU N.", kCuda, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<Switch>>& cuda_graphs_choices() {
+  static const std::vector<Choice<Switch>> t = {
+      {"false", Switch::kOff, "Launch the step's kernels one by one.", kAny, ""},
+      {"true", Switch::kOn, "Capture the whole training step once and replay it: no per-kernel launch overhead.", kCuda,
+       "nothing captures the step yet: issue 12 brings it"},
+  };
+  return t;
+}
+
+const std::vector<Choice<PinMemory>>& pin_memory_choices() {
+  static const std::vector<Choice<PinMemory>> t = {
+      {"auto", PinMemory::kAuto, "Pinned batches and non-blocking copies on CUDA; nothing to pin on a CPU.", kAny, ""},
+      {"true", PinMemory::kOn, "Page-locked batches copied to the GPU while it computes. Reported: execution time down "
+                               "more than 25%.", kCuda, ""},
+      {"false", PinMemory::kOff, "Pageable batches: each copy to the GPU waits for the host.", kAny, ""},
+  };
+  return t;
+}
+
+bool pin_memory_on(const std::string& pin_memory, bool cuda) {
+  const PinMemory p = parse_choice(pin_memory_choices(), "opt.pin_memory", pin_memory);
+  return cuda && p != PinMemory::kOff;
+}
+
+const std::vector<std::string>& choice_keys() {
+  static const std::vector<std::string> keys = {"opt.precision", "opt.attention", "opt.layers", "opt.sdpa_backend",
+                                                "opt.pin_memory", "opt.cuda_graphs", "device"};
+  return keys;
+}
+
+std::vector<ChoiceInfo> choices_of(const std::string& key) {
+  if (key == "opt.precision") return info(precision_choices());
+  if (key == "opt.attention") return info(attention_choices());
+  if (key == "opt.layers") return info(layers_choices());
+  if (key == "opt.sdpa_backend") return info(sdpa_backend_choices());
+  if (key == "opt.cuda_graphs") return info(cuda_graphs_choices());
+  if (key == "opt.pin_memory") return info(pin_memory_choices());
+  if (key == "device") return info(device_choices());
+  return {};
+}
+
+std::string choice_list(const std::string& key) {
+  std::string list;
+  for (const ChoiceInfo& c : choices_of(key)) list += (list.empty() ? "" : " | ") + c.value;
+  return key == "device" ? list + " | cuda:N" : list;
+}
+
+std::string choice_problem(const std::string& key, const std::string& value, bool cuda) {
+  std::string v = value;
+  if (key == "device") {
+    try {
+      parse_device_kind(value);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    v = value.substr(0, value.find(':'));
+  }
+  for (const ChoiceInfo& c : choices_of(key)) {
+    if (c.value != v) continue;
+    const bool wrong_device = c.needs_cuda && !cuda;
+    if (!c.missing.empty())
+      return key + "=" + value + " is not implemented yet (" + c.missing + ")" +
+             (wrong_device ? " and needs a CUDA device" : "");
+    if (wrong_device && key != "device") return key + "=" + value + " needs a CUDA device: set device=cuda or choose another";
+    return "";
+  }
+  std::string list;
+  for (const ChoiceInfo& c : choices_of(key)) list += (list.empty() ? "" : ", ") + c.value;
+  return key + " '" + value + "' is not one of " + list;
+}
+
+std::string portable_layers(const std::string& layers) {
+  const Choice<LayersKind>& row = find_choice(layers_choices(), "opt.layers", layers);
+  return row.needs == Needs::kCuda || *row.missing ? "native" : row.value;
+}
+
+DeviceKind parse_device_kind(const std::string& device, int* index) {
+  if (index) *index = -1;
+  if (device == "cpu") return DeviceKind::kCpu;
+  if (device == "cuda") return DeviceKind::kCuda;
+  const std::string digits = device.rfind("cuda:", 0) == 0 ? device.substr(5) : "";
+  bool ok = !digits.empty() && digits.size() <= 4;
+  for (char ch : digits) ok = ok && std::isdigit(static_cast<unsigned char>(ch));
+  if (!ok) throw Error("device '" + device + "' is not cpu, cuda or cuda:N", "write e.g. device=cuda:0");
+  if (index) *index = std::stoi(digits);
+  return DeviceKind::kCuda;
+}
+
+}  // namespace tokamak
