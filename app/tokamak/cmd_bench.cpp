@@ -12,6 +12,7 @@
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
+#include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 
@@ -78,7 +79,7 @@ void run_bench(const BenchArgs& a) {
       if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
       train(c, sinks);
     } catch (const std::exception& e) {
-      rec.status = "failed", rec.error = e.what();
+      rec.status = "failed", rec.error = torch_error_text(e);
     }
     const double tok_s = rec.timed_seconds > 0 ? rec.timed_tokens / rec.timed_seconds : NAN;
     if (i == 0) baseline = tok_s;

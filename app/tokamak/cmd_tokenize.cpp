@@ -117,6 +117,7 @@ void prepare(const TokenizeArgs& a) {
     throw;
   }
   bar->finish();
+  for (const auto& w : result.warnings) std::fprintf(stderr, "tokamak: warning: %s\n", w.c_str());
   write_stdout(result.description + "\n");
 }
 

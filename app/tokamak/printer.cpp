@@ -77,6 +77,11 @@ void PrinterSink::on_end(const EndEvent& e) {
           {"error", e.error}});
 }
 
+void PrinterSink::on_warning(const WarningEvent& e) {
+  std::fprintf(stderr, "warning: %s\n", e.message.c_str());
+  if (json_) emit({{"event", "warning"}, {"message", e.message}});
+}
+
 void PrinterSink::on_progress(const ProgressEvent& e) {
   if (e.total == 0) return;
   int percent = static_cast<int>(100 * e.done / e.total);

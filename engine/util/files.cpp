@@ -84,6 +84,13 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   });
 }
 
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 100)) out += (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20) ? '_' : c;
+  if (out.empty() || out[0] == '.') out.insert(0, "_");
+  return out;
+}
+
 bool path_exists(const std::string& path) {
   std::error_code ec;
   return fs::exists(path, ec);

@@ -19,6 +19,10 @@ std::string read_file(const std::string& path);
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// NAME made safe as one component of a path (run names become checkpoint folders): '/', '\\' and control
+// characters become '_', a leading '.' gets a '_' before it (no "..", no hidden folder), at most 100 bytes.
+std::string safe_file_name(const std::string& name);
+
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 void make_dirs(const std::string& path);
