@@ -94,6 +94,8 @@ int run_train(const TrainArgs& args) {
   // Opened before training so that a database that cannot be written fails before step 1.
   std::unique_ptr<StoreSink> store;
   if (!args.no_store && main_rank) {
+    // Two processes must never train one run: refuse to resume a run whose process is still alive.
+    if (!c.train.resume.empty()) RunStore(args.db).refuse_live_run(read_checkpoint_info(c.train.resume).run_uid);
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
