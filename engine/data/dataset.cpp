@@ -351,7 +351,7 @@ PreparedDataset prepare_dataset(const std::string& source, const Progress& progr
 }
 
 PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,
-                                     const Progress& progress) {
+                                     const Progress& progress, uint64_t max_shard_tokens) {
   if (!(val_fraction >= 0.0 && val_fraction < 1.0))
     throw Error("validation fraction " + std::to_string(val_fraction) + " is outside [0, 1)",
                 "use a value such as 0.05, or 0 for no validation shard");
@@ -375,21 +375,30 @@ PreparedDataset prepare_dataset_into(const std::string& source, const std::strin
   const std::string build_dir = sibling_name(final_dir, "new");
   fs::remove_all(build_dir);
   make_dirs(build_dir);
-  ShardWriter train(build_dir, "train"), val(build_dir, "val");
-  uint64_t pos = 0, n_train = total - n_val;
-  for (const auto& m : maps) {
-    uint64_t to_train = pos < n_train ? std::min<uint64_t>(m.size(), n_train - pos) : 0;
-    train.add(m.tokens(), to_train);
-    val.add(m.tokens() + to_train, m.size() - to_train);
-    pos += m.size();
-  }
   PreparedDataset out;
   out.source = in.source;
   out.warnings = in.warnings;
-  const size_t n_train_shards = train.finish().size(), n_val_shards = val.finish().size();
-  out.train_tokens = train.tokens();
-  out.val_tokens = val.tokens();
-  swap_in(build_dir, final_dir);
+  size_t n_train_shards = 0, n_val_shards = 0;
+  try {
+    ShardWriter train(build_dir, "train", max_shard_tokens), val(build_dir, "val", max_shard_tokens);
+    uint64_t pos = 0, n_train = total - n_val;
+    for (const auto& m : maps) {
+      uint64_t to_train = pos < n_train ? std::min<uint64_t>(m.size(), n_train - pos) : 0;
+      train.add(m.tokens(), to_train);
+      val.add(m.tokens() + to_train, m.size() - to_train);
+      pos += m.size();
+      if (progress && !progress(pos, total))
+        throw Error("writing shards was cancelled", "'" + out_dir + "' was left as it was; start again");
+    }
+    n_train_shards = train.finish().size(), n_val_shards = val.finish().size();
+    out.train_tokens = train.tokens();
+    out.val_tokens = val.tokens();
+    swap_in(build_dir, final_dir);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(build_dir, ec);
+    throw;
+  }
   for (size_t k = 0; k < n_train_shards; ++k) out.train_shards.push_back(out_dir + "/" + shard_name("train", k));
   for (size_t k = 0; k < n_val_shards; ++k) out.val_shards.push_back(out_dir + "/" + shard_name("val", k));
   out.description = in.description + " → " + out_dir + ": " + with_commas(out.train_tokens) + " train, " +

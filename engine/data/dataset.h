@@ -33,8 +33,10 @@ PreparedDataset prepare_dataset(const std::string& source, const Progress& progr
 // The shards are built in a temporary sibling folder and swapped in with one rename, so DIR holds either its
 // old shards or the new ones, never a mix, whenever the process is stopped. A DIR that holds anything but
 // shards is refused (the swap would drop those files).
+// progress is called while tokenizing (bytes) and then while writing (tokens); returning false cancels and
+// leaves DIR as it was. max_shard_tokens: llm.c's 100M unless a test wants many small shards.
 PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,
-                                     const Progress& progress = {});
+                                     const Progress& progress = {}, uint64_t max_shard_tokens = 100'000'000);
 
 // Every token id of every shard must be below the model's vocabulary: an id at or above it (shards from another
 // tokenizer, a too-small model.vocab_size) would fail deep inside the embedding ("index out of range in self",
