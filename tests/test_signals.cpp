@@ -25,6 +25,14 @@ QStringList tinyRun(const QString& db, int steps) {
 
 QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
 
+// Checkpoints go to XDG_DATA_HOME: a scratch folder, not the user's.
+void start(QProcess& p, const QString& program, const QStringList& args, const QString& dataHome) {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("XDG_DATA_HOME", dataHome);
+  p.setProcessEnvironment(env);
+  p.start(program, args);
+}
+
 // Reads --json events from a running process until one of kind `until` arrives (or the process ends).
 QList<QJsonObject> readUntil(QProcess& p, const QString& until, QList<QJsonObject>* seen = nullptr) {
   QList<QJsonObject> events;
@@ -77,7 +85,7 @@ class TestSignals : public QObject {
     QFETCH(int, sig);
     const QString db = dir_.filePath(QString("stop_%1.db").arg(sig));
     QProcess p;
-    p.start(bin(), tinyRun(db, 100000));
+    start(p, bin(), tinyRun(db, 100000), dir_.path());
     QVERIFY(p.waitForStarted());
     QVERIFY2(!readUntil(p, "step").isEmpty(), "no step event before the signal");
     QCOMPARE(::kill(static_cast<pid_t>(p.processId()), sig), 0);
@@ -99,7 +107,7 @@ class TestSignals : public QObject {
 
   void secondSignalEndsAtOnce() {
     QProcess p;
-    p.start(bin(), tinyRun(dir_.filePath("twice.db"), 100000));
+    start(p, bin(), tinyRun(dir_.filePath("twice.db"), 100000), dir_.path());
     QVERIFY(p.waitForStarted());
     QVERIFY(!readUntil(p, "step").isEmpty());
     // Two different signals: two of the same kind sent together may be merged into one by the kernel.
@@ -115,7 +123,7 @@ class TestSignals : public QObject {
     QStringList quoted;
     for (const QString& a : QStringList{bin()} + tinyRun(db, 30)) quoted << "'" + a + "'";
     QProcess sh;
-    sh.start("bash", {"-c", quoted.join(' ') + " 2>/dev/null | head -n 1; echo \"exit=${PIPESTATUS[0]}\" >&2"});
+    start(sh, "bash", {"-c", quoted.join(' ') + " 2>/dev/null | head -n 1; echo \"exit=${PIPESTATUS[0]}\" >&2"}, dir_.path());
     QVERIFY(sh.waitForFinished(300000));
     const QString out = QString::fromUtf8(sh.readAllStandardOutput()), err = QString::fromUtf8(sh.readAllStandardError());
     QCOMPARE(out.count('\n'), 1);
@@ -128,12 +136,12 @@ class TestSignals : public QObject {
   void resumingALiveRunIsRefused() {
     const QString db = dir_.filePath("live.db");
     QProcess first;
-    first.start(bin(), tinyRun(db, 100000) << "--set" << "train.checkpoint_every=2");
+    start(first, bin(), tinyRun(db, 100000) << "--set" << "train.checkpoint_every=2", dir_.path());
     QVERIFY(first.waitForStarted());
     const QList<QJsonObject> events = readUntil(first, "checkpoint");
     QVERIFY(!events.isEmpty() && events.last()["event"] == "checkpoint");
     QProcess second;
-    second.start(bin(), tinyRun(db, 100000) << "--set" << "train.resume=" + events.last()["path"].toString());
+    start(second, bin(), tinyRun(db, 100000) << "--set" << "train.resume=" + events.last()["path"].toString(), dir_.path());
     QVERIFY(second.waitForFinished(120000));
     const QString err = QString::fromUtf8(second.readAllStandardError()).trimmed().split('\n').last();
     ::kill(static_cast<pid_t>(first.processId()), SIGTERM);
