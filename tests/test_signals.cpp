@@ -119,18 +119,23 @@ class TestSignals : public QObject {
 
   // `tokamak train --json | head -n 1`: head exits after the first line, every later write fails with EPIPE.
   void brokenStdoutDoesNotEndTheRun() {
-    const QString db = dir_.filePath("pipe.db");
+    const QString db = dir_.filePath("pipe.db"), errFile = dir_.filePath("pipe.err");
     QStringList quoted;
-    for (const QString& a : QStringList{bin()} + tinyRun(db, 30)) quoted << "'" + a + "'";
+    for (const QString& a : QStringList{bin()} + tinyRun(db, 200)) quoted << "'" + a + "'";
+    const QString pipeline = quoted.join(' ') + " 2>'" + errFile + "' | head -n 1; echo \"exit=${PIPESTATUS[0]}\" >&2";
     QProcess sh;
-    start(sh, "bash", {"-c", quoted.join(' ') + " 2>/dev/null | head -n 1; echo \"exit=${PIPESTATUS[0]}\" >&2"}, dir_.path());
+    start(sh, "bash", {"-c", pipeline}, dir_.path());
     QVERIFY(sh.waitForFinished(300000));
     const QString out = QString::fromUtf8(sh.readAllStandardOutput()), err = QString::fromUtf8(sh.readAllStandardError());
     QCOMPARE(out.count('\n'), 1);
     QVERIFY2(err.contains("exit=0"), qPrintable(err));
+    QFile log(errFile);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QByteArray engineErr = log.readAll();
+    QVERIFY2(engineErr.contains("stdout was closed"), engineErr.constData());  // the pipe did break mid-run
     const QJsonObject run = storedRun(db);
     QCOMPARE(run["status"].toString(), QString("finished"));
-    QCOMPARE(run["metrics"].toArray().last().toObject()["step"].toInt(), 30);
+    QCOMPARE(run["metrics"].toArray().last().toObject()["step"].toInt(), 200);
   }
 
   void resumingALiveRunIsRefused() {

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 
@@ -12,10 +13,16 @@ namespace {
 using json = nlohmann::json;
 
 void emit(const json& j) {
+  // The reader of stdout went away (`| head`, a crashed studio): SIGPIPE is ignored (signals.h), so the write
+  // fails with EPIPE; say so once and go on training without printing.
+  static bool closed = false;
+  if (closed) return;
   // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::fprintf(stdout, "%s\n", line.c_str());
-  std::fflush(stdout);
+  if ((std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) && errno == EPIPE) {
+    closed = true;
+    std::fprintf(stderr, "tokamak: stdout was closed; JSON events are no longer written, the run goes on and is recorded\n");
+  }
 }
 
 std::string human_count(double v) {
