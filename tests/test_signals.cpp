@@ -145,6 +145,8 @@ class TestSignals : public QObject {
     QVERIFY(first.waitForStarted());
     const QList<QJsonObject> events = readUntil(first, "checkpoint");
     QVERIFY(!events.isEmpty() && events.last()["event"] == "checkpoint");
+    // The store commits about once a second: wait until the first run's row is there.
+    QTRY_COMPARE_WITH_TIMEOUT(storedRun(db)["status"].toString(), QString("running"), 30000);
     QProcess second;
     start(second, bin(), tinyRun(db, 100000) << "--set" << "train.resume=" + events.last()["path"].toString(), dir_.path());
     QVERIFY(second.waitForFinished(120000));
