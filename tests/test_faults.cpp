@@ -4,9 +4,12 @@
 // LibTorch before Qt: Qt's `slots` macro breaks LibTorch headers that use the word.
 #include <ATen/ATen.h>
 
+#include "engine/config/config.h"
+#include "engine/config/ladder.h"
 #include "engine/data/dataset.h"
 #include "engine/data/shard.h"
 #include "engine/train/torch_error.h"
+#include "engine/util/error.h"
 #include "engine/util/error_text.h"
 #include "engine/util/files.h"
 #include "tests/support/test_support.h"
@@ -156,6 +159,25 @@ class TestFaults : public QObject {
     const std::filesystem::path joined = (base / (safe + "-1234")).lexically_normal();
     QCOMPARE(QString::fromStdString(joined.parent_path().string()), QString("/data/checkpoints"));
     QVERIFY(safe.find('/') == std::string::npos && safe[0] != '.');
+  }
+
+  // Found by fuzz_config: a JSON number out of double's range made nlohmann throw out_of_range, which escaped
+  // as "[json.exception.out_of_range.406] ..." without a hint. Now a tokamak::Error, in configs and ladders.
+  void outOfRangeJsonNumberIsAConfigError() {
+    bool config_error = false, ladder_error = false;
+    try {
+      config_from_json(R"({"train": {"steps": 1e999}})");
+    } catch (const Error& e) {
+      config_error = QString(e.what()).contains("config is not valid JSON") && QString(e.what()).contains("hint:");
+    }
+    QVERIFY(config_error);
+    writeBytes(dir_.filePath("huge.ladder.json"), R"({"rungs": [{"name": "x", "set": {"train.lr": -1e999}}]})");
+    try {
+      load_ladder(path("huge.ladder.json"));
+    } catch (const Error& e) {
+      ladder_error = QString(e.what()).contains("is not valid JSON");
+    }
+    QVERIFY(ladder_error);
   }
 
   // c10::Error's what() carries a C++ backtrace; the user sees one line of its message.

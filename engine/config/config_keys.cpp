@@ -213,7 +213,7 @@ Config config_from_json(const std::string& text, const Config& base) {
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
     throw Error(std::string("config is not valid JSON: ") + e.what(), "check the file with a JSON linter");
   }
   if (!root.is_object()) throw Error("config JSON must be an object", "see `tokamak config --defaults`");
