@@ -1,7 +1,5 @@
 // The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events, and a
 // run store that can only be read.
-#include "engine/store/run_store.h"
-
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -116,15 +114,14 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     const QString folder = dir.path() + "/ro", db = folder + "/runs.db";
     QVERIFY(QDir().mkpath(folder));
-    {
-      tokamak::RunStore store(db.toStdString());
-      store.transaction([&] {
-        tokamak::RunStart start;
-        start.name = "kept-on-a-read-only-disk";
-        const int64_t id = store.begin_run(start, tokamak::now_seconds(), 0);
-        store.end_run(id, "finished", "", tokamak::now_seconds());
-      });
-    }
+    // The store is made the way a user would get one: by importing a run exported elsewhere.
+    QFile exported(dir.path() + "/run.json");
+    QVERIFY(exported.open(QIODevice::WriteOnly));
+    exported.write(R"({"tokamak_export":1,"runs":[{"uid":"0123456789abcdef","name":"kept-on-a-read-only-disk",
+      "status":"finished","created":1700000000,"metrics":[{"step":1,"tokens":64,"train_loss":10.5}]}]})");
+    exported.close();
+    Result imported = tokamak({"runs", "import", exported.fileName(), "--db", db});
+    QVERIFY2(imported.code == 0, imported.err.constData());
     // chmod a-w on the file and its folder; the folders above stay readable for the unprivileged user below.
     QVERIFY(QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
     const auto rx = QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther;
