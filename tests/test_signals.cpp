@@ -143,6 +143,7 @@ class TestSignals : public QObject {
     QProcess first;
     start(first, bin(), tinyRun(db, 100000) << "--set" << "train.checkpoint_every=2", dir_.path());
     QVERIFY(first.waitForStarted());
+    const qint64 pid = first.processId();  // 0 once it has ended
     const QList<QJsonObject> events = readUntil(first, "checkpoint");
     QVERIFY(!events.isEmpty() && events.last()["event"] == "checkpoint");
     // The store commits about once a second: wait until the first run's row is there.
@@ -151,10 +152,10 @@ class TestSignals : public QObject {
     start(second, bin(), tinyRun(db, 100000) << "--set" << "train.resume=" + events.last()["path"].toString(), dir_.path());
     QVERIFY(second.waitForFinished(120000));
     const QString err = QString::fromUtf8(second.readAllStandardError()).trimmed().split('\n').last();
-    ::kill(static_cast<pid_t>(first.processId()), SIGTERM);
+    ::kill(static_cast<pid_t>(pid), SIGTERM);
     QVERIFY(first.waitForFinished(120000));
     QCOMPARE(second.exitCode(), 1);
-    QVERIFY2(err.contains("is still being trained by process " + QString::number(first.processId())), qPrintable(err));
+    QVERIFY2(err.contains("is still being trained by process " + QString::number(pid)), qPrintable(err));
     QVERIFY2(err.contains("hint:"), qPrintable(err));
     QCOMPARE(storedRun(db)["status"].toString(), QString("stopped"));  // the first run was left alone
   }

@@ -314,8 +314,7 @@ void swap_in(const std::string& build_dir, const std::string& dir) {
     if (!ec) fs::rename(build_dir, dir, ec);
     if (ec) throw Error("cannot replace '" + dir + "': " + ec.message(), "check the folder's permissions");
   }
-  std::error_code ec;
-  fs::remove_all(old_dir, ec);  // a leftover hidden folder is harmless; the new shards are in place
+  remove_tree(old_dir);  // a leftover hidden folder is harmless; the new shards are in place
 }
 
 }  // namespace
@@ -373,7 +372,7 @@ PreparedDataset prepare_dataset_into(const std::string& source, const std::strin
   const std::string final_dir = fs::path(out_dir).lexically_normal().string();
   check_only_shards(final_dir);
   const std::string build_dir = sibling_name(final_dir, "new");
-  fs::remove_all(build_dir);
+  remove_tree(build_dir);
   make_dirs(build_dir);
   PreparedDataset out;
   out.source = in.source;
@@ -395,8 +394,7 @@ PreparedDataset prepare_dataset_into(const std::string& source, const std::strin
     out.val_tokens = val.tokens();
     swap_in(build_dir, final_dir);
   } catch (...) {
-    std::error_code ec;
-    fs::remove_all(build_dir, ec);
+    remove_tree(build_dir);
     throw;
   }
   for (size_t k = 0; k < n_train_shards; ++k) out.train_shards.push_back(out_dir + "/" + shard_name("train", k));
