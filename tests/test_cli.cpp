@@ -1,9 +1,12 @@
-// The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events.
+// The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events, and a
+// run store that can only be read.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <unistd.h>
 
 namespace {
 
@@ -104,6 +107,44 @@ class TestCli : public QObject {
     Result list = tokamak({"runs", "list", "--db", dir.path() + "/runs.db"});
     QCOMPARE(list.code, 0);
     QVERIFY2(list.out.contains("finished"), list.out.constData());
+  }
+
+  // A copy of a store on read-only media, or another user's: `runs list` reads it, a write says why it fails.
+  void readOnlyStoreCanBeListed() {
+    QTemporaryDir dir;
+    const QString folder = dir.path() + "/ro", db = folder + "/runs.db";
+    QVERIFY(QDir().mkpath(folder));
+    // The store is made the way a user would get one: by importing a run exported elsewhere.
+    QFile exported(dir.path() + "/run.json");
+    QVERIFY(exported.open(QIODevice::WriteOnly));
+    exported.write(R"({"tokamak_export":1,"runs":[{"uid":"0123456789abcdef","name":"kept-on-a-read-only-disk",
+      "status":"finished","created":1700000000,"metrics":[{"step":1,"tokens":64,"train_loss":10.5}]}]})");
+    exported.close();
+    Result imported = tokamak({"runs", "import", exported.fileName(), "--db", db});
+    QVERIFY2(imported.code == 0, imported.err.constData());
+    // chmod a-w on the file and its folder; the folders above stay readable for the unprivileged user below.
+    QVERIFY(QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
+    const auto rx = QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther;
+    QVERIFY(QFile::setPermissions(folder, rx) && QFile::setPermissions(dir.path(), rx | QFile::WriteOwner));
+    // root writes whatever the mode bits say: run as nobody then, or the test would prove nothing.
+    const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+    const bool root = ::geteuid() == 0;
+    auto runAs = [&](const QStringList& args) {
+      QProcess p;
+      if (root) p.start("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin} + args);
+      else p.start(bin, args);
+      p.waitForFinished(60000);
+      return Result{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                    p.readAllStandardError()};
+    };
+    Result list = runAs({"runs", "list", "--db", db});
+    QVERIFY2(list.code == 0, list.err.constData());
+    QVERIFY2(list.out.contains("kept-on-a-read-only-disk"), list.out.constData());
+    Result del = runAs({"runs", "delete", "1", "--db", db});
+    QCOMPARE(del.code, 1);
+    QVERIFY2(del.err.contains("cannot be written") && del.err.contains("hint:"), del.err.constData());
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList{"runs.db"});  // no -wal or -shm left behind
+    QFile::setPermissions(folder, rx | QFile::WriteOwner);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
+#include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 
@@ -80,7 +81,7 @@ void run_bench(const BenchArgs& a) {
       reset_peak_memory(parse_device(c.device));
       train(c, sinks);
     } catch (const std::exception& e) {
-      rec.status = "failed", rec.error = e.what();
+      rec.status = "failed", rec.error = torch_error_text(e);
     }
     const double tok_s = rec.timed_seconds > 0 ? rec.timed_tokens / rec.timed_seconds : NAN;
     if (i == 0) baseline = tok_s;

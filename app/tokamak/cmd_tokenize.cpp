@@ -12,6 +12,7 @@
 
 #include "app/tokamak/commands.h"
 #include "engine/data/dataset.h"
+#include "engine/data/token_ids.h"
 #include "engine/data/tokenizer.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -59,29 +60,6 @@ std::string read_input(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
 }
 
-std::vector<int32_t> parse_ids(const std::string& text) {
-  std::vector<int32_t> ids;
-  const char* p = text.data();
-  const char* end = p + text.size();
-  while (p < end) {
-    if (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r') {
-      ++p;
-      continue;
-    }
-    int32_t id = 0;
-    const auto [next, ec] = std::from_chars(p, end, id);
-    if (ec != std::errc() || (next < end && std::string(" ,\t\r\n").find(*next) == std::string::npos)) {
-      const char* word_end = p;
-      while (word_end < end && std::string(" ,\t\r\n").find(*word_end) == std::string::npos) ++word_end;
-      throw Error("--decode expects token ids separated by spaces; '" + std::string(p, word_end) + "' is not one",
-                  "for example: tokamak tokenize --decode \"31373 995\"");
-    }
-    ids.push_back(id);
-    p = next;
-  }
-  return ids;
-}
-
 // A percentage bar on stderr, redrawn in place only when the percentage changes.
 class ProgressBar {
  public:
@@ -117,6 +95,7 @@ void prepare(const TokenizeArgs& a) {
     throw;
   }
   bar->finish();
+  for (const auto& w : result.warnings) std::fprintf(stderr, "tokamak: warning: %s\n", w.c_str());
   write_stdout(result.description + "\n");
 }
 
@@ -128,7 +107,7 @@ void run_tokenize(const TokenizeArgs& a) {
                 "for example: tokamak tokenize --encode \"hello world\"");
   if (a.encode_opt->count()) return encode(a.text);
   if (a.file_opt->count()) return encode(read_input(a.file));
-  if (a.decode_opt->count()) return write_stdout(Tokenizer::gpt2().decode(parse_ids(a.ids)));
+  if (a.decode_opt->count()) return write_stdout(Tokenizer::gpt2().decode(parse_token_ids(a.ids)));
   prepare(a);
 }
 

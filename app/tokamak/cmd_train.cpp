@@ -1,18 +1,19 @@
-// `tokamak train`: one training run from the command line. Ctrl-C stops cleanly (with a checkpoint);
-// a second Ctrl-C ends the process at once. Data parallel: with --gpus N (dist.gpus) and no launcher around,
-// this process becomes the launcher of N workers (this same command line with RANK etc. set); under a
-// launcher (ours, torchrun, srun) it is one worker, and only rank 0 prints and records the run.
+// `tokamak train`: one training run from the command line. Ctrl-C, SIGTERM and SIGHUP stop cleanly (with a
+// checkpoint); a second one ends the process at once; a closed stdout does not end the run (signals.h).
+// Data parallel: with --gpus N (dist.gpus) and no launcher around, this process becomes the launcher of N
+// workers (this same command line with RANK etc. set); under a launcher (ours, torchrun, srun) it is one
+// worker, and only rank 0 prints and records the run.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <thread>
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/printer.h"
+#include "app/tokamak/signals.h"
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/launch.h"
@@ -25,16 +26,8 @@
 namespace tokamak::cli {
 namespace {
 
-TrainControl* g_control = nullptr;
+// The launcher counts stop signals and lets launch_workers forward them (first: stop, second: kill).
 std::atomic<int> g_launcher_interrupts{0};
-
-void on_interrupt(int) {
-  if (g_control) g_control->stop.store(true);
-  std::signal(SIGINT, SIG_DFL);
-}
-
-// The launcher counts interrupts and lets launch_workers forward them (first: stop, second: kill).
-void on_launcher_interrupt(int) { g_launcher_interrupts.fetch_add(1); }
 
 struct TrainArgs {
   ConfigArgs config;
@@ -59,11 +52,11 @@ int launch(const Config& c) {
   lo.grace = std::chrono::seconds(c.dist.timeout_s + 10);
   lo.interrupts = &g_launcher_interrupts;
   lo.note = [](const std::string& s) { std::fprintf(stderr, "tokamak launcher: %s\n", s.c_str()); };
-  std::signal(SIGINT, on_launcher_interrupt);
-  std::signal(SIGTERM, on_launcher_interrupt);
-  LaunchResult r = launch_workers(lo);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  LaunchResult r;
+  {
+    CountSignals count(&g_launcher_interrupts);
+    r = launch_workers(lo);
+  }
   if (r.failed_rank >= 0)
     throw Error("data-parallel training failed: " + r.reason,
                 "each rank's own error is above; the run is marked failed and rank 0 kept its last checkpoint");
@@ -101,14 +94,17 @@ int run_train(const TrainArgs& args) {
   // Opened before training so that a database that cannot be written fails before step 1.
   std::unique_ptr<StoreSink> store;
   if (!args.no_store && main_rank) {
+    // Two processes must never train one run: refuse to resume a run whose process is still alive.
+    if (!c.train.resume.empty()) RunStore(args.db).refuse_live_run(read_checkpoint_info(c.train.resume).run_uid);
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
   TrainControl control;
-  g_control = &control;
-  std::signal(SIGINT, on_interrupt);
-  EndEvent end = train(c, sinks, &control, dist);
-  g_control = nullptr;
+  EndEvent end;
+  {
+    StopOnSignals signals(&control.stop);
+    end = train(c, sinks, &control, dist);
+  }
   if (store) {
     store->flush();
     if (auto error = store->error()) std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());

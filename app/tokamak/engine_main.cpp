@@ -3,16 +3,18 @@
 // of it. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
 
-
 #include "app/tokamak/commands.h"
 #include "app/tokamak/run_app.h"
+#include "app/tokamak/signals.h"
+#include "engine/train/torch_error.h"
 
 int main(int argc, char** argv) {
+  tokamak::cli::ignore_broken_pipes();  // a closed stdout must not end a run (signals.h)
   CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)", "tokamak"};
   app.require_subcommand(1);
   app.set_version_flag("--version", TOKAMAK_VERSION);
   tokamak::cli::add_train_command(app);
   tokamak::cli::add_generate_command(app);
   tokamak::cli::add_bench_command(app);
-  return tokamak::cli::run_app(app, argc, argv);
+  return tokamak::cli::run_app(app, argc, argv, &tokamak::torch_error_text);
 }

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 
@@ -12,10 +13,16 @@ namespace {
 using json = nlohmann::json;
 
 void emit(const json& j) {
+  // The reader of stdout went away (`| head`, a crashed studio): SIGPIPE is ignored (signals.h), so the write
+  // fails with EPIPE; say so once and go on training without printing.
+  static bool closed = false;
+  if (closed) return;
   // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  std::fprintf(stdout, "%s\n", line.c_str());
-  std::fflush(stdout);
+  if ((std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) && errno == EPIPE) {
+    closed = true;
+    std::fprintf(stderr, "tokamak: stdout was closed; JSON events are no longer written, the run goes on and is recorded\n");
+  }
 }
 
 std::string human_count(double v) {
@@ -75,6 +82,11 @@ void PrinterSink::on_end(const EndEvent& e) {
   if (json_)
     emit({{"event", "end"}, {"status", e.status}, {"step", e.step}, {"tokens", e.tokens}, {"wall_s", e.wall_s},
           {"error", e.error}});
+}
+
+void PrinterSink::on_warning(const WarningEvent& e) {
+  std::fprintf(stderr, "warning: %s\n", e.message.c_str());
+  if (json_) emit({{"event", "warning"}, {"message", e.message}});
 }
 
 void PrinterSink::on_progress(const ProgressEvent& e) {

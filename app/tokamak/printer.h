@@ -14,6 +14,7 @@ class PrinterSink : public EventSink {
   void on_checkpoint(const CheckpointEvent& e) override;
   void on_end(const EndEvent& e) override;
   void on_progress(const ProgressEvent& e) override;
+  void on_warning(const WarningEvent& e) override;
 
  private:
   bool json_;

@@ -26,7 +26,7 @@ Ladder load_ladder(const std::string& path, const std::vector<std::string>& over
   json root;
   try {
     root = json::parse(read_file(path));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
     throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see experiments/ladders/ for examples");
   }
   if (!root.is_object() || !root.contains("rungs") || !root["rungs"].is_array() || root["rungs"].empty())

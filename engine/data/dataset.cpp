@@ -82,8 +82,10 @@ int cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // Tokenizes the documents in order into writer, 50256 between documents. Runs of small documents are
 // encoded in parallel (one document per task); large documents are split by the tokenizer itself.
+// invalid[i] becomes the number of invalid UTF-8 sequences of files[i] (each encoded as U+FFFD).
 void tokenize_documents(const std::vector<std::string>& files, uint64_t total_bytes, ShardWriter& writer,
-                        const Progress& progress) {
+                        const Progress& progress, std::vector<size_t>& invalid) {
+  invalid.assign(files.size(), 0);
   const Tokenizer& tok = Tokenizer::gpt2();
   uint64_t done = 0;
   auto report = [&](uint64_t d) {
@@ -103,7 +105,9 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
       uint64_t base = done;
       std::function<bool(size_t, size_t)> inner;
       if (progress) inner = [&](size_t d, size_t) { return progress(base + d, total_bytes); };
-      emit(tok.encode_parallel(doc->text(), cores(), inner));
+      EncodeStats stats;
+      emit(tok.encode_parallel(doc->text(), cores(), inner, &stats));
+      invalid[i] = stats.invalid_utf8;
       done += doc->text().size();
       report(done);
       ++i;
@@ -111,6 +115,7 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
     }
     // A batch of consecutive small documents, up to 8 MB, encoded by all cores at once.
     std::vector<std::unique_ptr<TextFile>> batch;
+    const size_t first_index = i;
     size_t batch_bytes = 0;
     while (i < files.size() && batch_bytes < (8u << 20)) {
       if (!doc) doc = std::make_unique<TextFile>(files[i]);
@@ -120,11 +125,12 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
       ++i;
     }
     std::vector<std::vector<int32_t>> ids(batch.size());
+    std::vector<EncodeStats> stats(batch.size());
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> failed(batch.size());
     auto work = [&] {
       for (size_t k; (k = next.fetch_add(1)) < batch.size();) try {
-          ids[k] = tok.encode(batch[k]->text());
+          ids[k] = tok.encode(batch[k]->text(), &stats[k]);
         } catch (...) {
           failed[k] = std::current_exception();
         }
@@ -136,6 +142,7 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
     for (const auto& e : failed)
       if (e) std::rethrow_exception(e);
     for (const auto& v : ids) emit(v);
+    for (size_t k = 0; k < batch.size(); ++k) invalid[first_index + k] = stats[k].invalid_utf8;
     done += batch_bytes;
     report(done);
   }
@@ -183,6 +190,7 @@ bool load_cached(const std::string& dir, PreparedDataset& out) {
     out.train_shards = std::move(shards);
     out.train_tokens = tokens;
     out.description = m.value("description", "") + " (cached)";
+    if (m.contains("warnings")) out.warnings = m.at("warnings").get<std::vector<std::string>>();
     return true;
   } catch (const std::exception&) {
     return false;  // a shard is gone or damaged: prepare again, overwriting it
@@ -205,11 +213,20 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
   PreparedDataset out;
   out.source = source.empty() ? "default" : source;
   std::string dir = cache_dir() + "/datasets/" + src.stem + "-" + hex64(key);
-  if (load_cached(dir, out)) return out;
+  if (load_cached(dir, out)) {
+    out.warnings.insert(out.warnings.begin(), src.warnings.begin(), src.warnings.end());
+    return out;
+  }
 
   make_dirs(dir);
   ShardWriter writer(dir, "train");
-  tokenize_documents(src.files, total_bytes, writer, progress);
+  std::vector<size_t> invalid;
+  tokenize_documents(src.files, total_bytes, writer, progress, invalid);
+  std::vector<std::string> utf8_warnings;  // cached with the shards: a cache hit reports them again
+  for (size_t i = 0; i < src.files.size(); ++i)
+    if (invalid[i] > 0)
+      utf8_warnings.push_back("'" + src.files[i] + "': " + with_commas(invalid[i]) +
+                              " invalid UTF-8 sequences, each tokenized as U+FFFD (is it in another encoding?)");
   out.train_shards = writer.finish();
   out.train_tokens = writer.tokens();
   std::string files = src.files.size() > 1 ? with_commas(src.files.size()) + " files, " : "";
@@ -222,15 +239,19 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
                              {"bytes", total_bytes},
                              {"tokens", out.train_tokens},
                              {"tokenizer", hex64(fingerprint)},
+                             {"warnings", utf8_warnings},
                              {"shards", nlohmann::json::array()}};
   for (const auto& p : out.train_shards) manifest["shards"].push_back(fs::path(p).filename().string());
-  write_file_atomically(dir + "/manifest.json", manifest.dump(2) + "\n");
+  write_file_atomically(dir + "/manifest.json", manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  out.warnings = src.warnings;
+  out.warnings.insert(out.warnings.end(), utf8_warnings.begin(), utf8_warnings.end());
   return out;
 }
 
 PreparedDataset prepare_shards(const ResolvedSource& src, const std::string& source) {
   PreparedDataset out;
   out.source = source;
+  out.warnings = src.warnings;
   bool single = src.files.size() == 1;  // one named file is trained on, whatever its name says
   for (const auto& f : src.files) {
     uint64_t n = shard_token_count(f);  // validates magic, version and length, naming the file
@@ -251,7 +272,76 @@ PreparedDataset prepare_shards(const ResolvedSource& src, const std::string& sou
   return out;
 }
 
+// A hidden sibling of dir for building or retiring it: "data/.shards.new-1234" beside "data/shards".
+std::string sibling_name(const std::string& dir, const char* what) {
+  fs::path p(dir);
+  if (!p.has_filename()) p = p.parent_path();
+  return (p.parent_path() / ("." + p.filename().string() + "." + what + "-" + std::to_string(::getpid()))).string();
+}
+
+// The swap would take every file of out_dir with it: only a folder of shards (or none) may be replaced.
+void check_only_shards(const std::string& dir) {
+  if (!path_exists(dir)) return;
+  if (!is_directory(dir))
+    throw Error("--out '" + dir + "' is a file", "give a folder for the shards (it is created when missing)");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool shard = entry.path().extension() == ".bin" && (name.rfind("train_", 0) == 0 || name.rfind("val_", 0) == 0);
+    if (!shard)
+      throw Error("--out '" + dir + "' holds '" + name + "', which is not a shard; it is replaced as a whole",
+                  "give a new or empty folder, or one that holds only train_*.bin and val_*.bin shards");
+  }
+  if (ec) throw Error("cannot read folder '" + dir + "': " + ec.message(), "check its permissions");
+}
+
+// Puts the finished build_dir in place of dir in one step: renameat2(RENAME_EXCHANGE) swaps the two names
+// atomically; where the file system cannot, the old folder is moved aside first (a moment with no folder,
+// never a mixed one). The old shards are then deleted.
+void swap_in(const std::string& build_dir, const std::string& dir) {
+  if (!path_exists(dir)) {
+    make_dirs(fs::path(dir).parent_path().string().empty() ? "." : fs::path(dir).parent_path().string());
+    std::error_code ec;
+    fs::rename(build_dir, dir, ec);
+    if (ec) throw Error("cannot move the new shards to '" + dir + "': " + ec.message(), "check the folder's permissions");
+    return;
+  }
+  std::string old_dir = build_dir;  // after an exchange the old folder has the build folder's name
+  if (::renameat2(AT_FDCWD, build_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+    old_dir = sibling_name(dir, "old");
+    std::error_code ec;
+    fs::rename(dir, old_dir, ec);
+    if (!ec) fs::rename(build_dir, dir, ec);
+    if (ec) throw Error("cannot replace '" + dir + "': " + ec.message(), "check the folder's permissions");
+  }
+  remove_tree(old_dir);  // a leftover hidden folder is harmless; the new shards are in place
+}
+
 }  // namespace
+
+void check_token_ids(const PreparedDataset& data, int64_t vocab_size) {
+  if (vocab_size > 65535) return;  // every uint16 id fits
+  const auto limit = static_cast<uint16_t>(vocab_size);
+  for (const auto* list : {&data.train_shards, &data.val_shards})
+    for (const auto& path : *list) {
+      MappedShard shard(path);
+      const uint16_t* t = shard.tokens();
+      // Blocks of 64K: the max of a block vectorises; only a block with a bad id is searched for the position.
+      constexpr uint64_t kBlock = 1 << 16;
+      for (uint64_t at = 0; at < shard.size(); at += kBlock) {
+        const uint64_t n = std::min(kBlock, shard.size() - at);
+        uint16_t top = 0;
+        for (uint64_t k = 0; k < n; ++k) top = std::max(top, t[at + k]);
+        if (top < limit) continue;
+        const uint64_t pos = static_cast<uint64_t>(std::find_if(t + at, t + at + n, [&](uint16_t v) { return v >= limit; }) - t);
+        throw Error("shard '" + path + "' holds token id " + std::to_string(t[pos]) + " (token " + with_commas(pos) +
+                        ") but the model's vocabulary has " + std::to_string(vocab_size) + " ids (0.." +
+                        std::to_string(vocab_size - 1) + ")",
+                    "shards must come from the model's tokenizer (GPT-2: tokamak tokenize --prepare), or raise "
+                    "model.vocab_size above the largest id");
+      }
+    }
+}
 
 PreparedDataset prepare_dataset(const std::string& source, const Progress& progress) {
   ResolvedSource src = resolve_source(source);
@@ -260,7 +350,7 @@ PreparedDataset prepare_dataset(const std::string& source, const Progress& progr
 }
 
 PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,
-                                     const Progress& progress) {
+                                     const Progress& progress, uint64_t max_shard_tokens) {
   if (!(val_fraction >= 0.0 && val_fraction < 1.0))
     throw Error("validation fraction " + std::to_string(val_fraction) + " is outside [0, 1)",
                 "use a value such as 0.05, or 0 for no validation shard");
@@ -278,25 +368,37 @@ PreparedDataset prepare_dataset_into(const std::string& source, const std::strin
   if (n_val >= total)
     throw Error("dataset '" + source + "' is too small to split", "use a longer text or a smaller validation fraction");
 
-  make_dirs(out_dir);
-  ShardWriter train(out_dir, "train"), val(out_dir, "val");
-  uint64_t pos = 0, n_train = total - n_val;
-  for (const auto& m : maps) {
-    uint64_t to_train = pos < n_train ? std::min<uint64_t>(m.size(), n_train - pos) : 0;
-    train.add(m.tokens(), to_train);
-    val.add(m.tokens() + to_train, m.size() - to_train);
-    pos += m.size();
-  }
+  // Built beside out_dir, then swapped in: out_dir never holds a mix of old and new shards.
+  const std::string final_dir = fs::path(out_dir).lexically_normal().string();
+  check_only_shards(final_dir);
+  const std::string build_dir = sibling_name(final_dir, "new");
+  remove_tree(build_dir);
+  make_dirs(build_dir);
   PreparedDataset out;
   out.source = in.source;
-  out.train_shards = train.finish();
-  out.val_shards = val.finish();
-  out.train_tokens = train.tokens();
-  out.val_tokens = val.tokens();
-  // Shards left by an earlier, larger prepare into the same folder would silently join the dataset.
-  for (auto [prefix, written] : {std::pair{"train", out.train_shards.size()}, std::pair{"val", out.val_shards.size()}})
-    for (size_t k = written; path_exists(out_dir + "/" + shard_name(prefix, k)); ++k)
-      fs::remove(out_dir + "/" + shard_name(prefix, k));
+  out.warnings = in.warnings;
+  size_t n_train_shards = 0, n_val_shards = 0;
+  try {
+    ShardWriter train(build_dir, "train", max_shard_tokens), val(build_dir, "val", max_shard_tokens);
+    uint64_t pos = 0, n_train = total - n_val;
+    for (const auto& m : maps) {
+      uint64_t to_train = pos < n_train ? std::min<uint64_t>(m.size(), n_train - pos) : 0;
+      train.add(m.tokens(), to_train);
+      val.add(m.tokens() + to_train, m.size() - to_train);
+      pos += m.size();
+      if (progress && !progress(pos, total))
+        throw Error("writing shards was cancelled", "'" + out_dir + "' was left as it was; start again");
+    }
+    n_train_shards = train.finish().size(), n_val_shards = val.finish().size();
+    out.train_tokens = train.tokens();
+    out.val_tokens = val.tokens();
+    swap_in(build_dir, final_dir);
+  } catch (...) {
+    remove_tree(build_dir);
+    throw;
+  }
+  for (size_t k = 0; k < n_train_shards; ++k) out.train_shards.push_back(out_dir + "/" + shard_name("train", k));
+  for (size_t k = 0; k < n_val_shards; ++k) out.val_shards.push_back(out_dir + "/" + shard_name("val", k));
   out.description = in.description + " → " + out_dir + ": " + with_commas(out.train_tokens) + " train, " +
                     with_commas(out.val_tokens) + " val tokens";
   return out;

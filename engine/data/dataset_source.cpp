@@ -44,6 +44,21 @@ std::string sanitize(const std::string& s) {
   return out.empty() ? "dataset" : out;
 }
 
+// What a path is when it is neither a regular file nor a folder (it exists); nullptr for a regular file.
+const char* special_file_kind(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec) return "unreadable";
+  switch (st.type()) {
+    case fs::file_type::regular: return nullptr;
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
 std::string folder_name(const std::string& dir) {
   fs::path p = fs::absolute(dir).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();
@@ -70,6 +85,7 @@ ResolvedSource from_glob(const std::string& pattern) {
 
 ResolvedSource from_folder(const std::string& dir) {
   std::vector<fs::path> files;
+  std::vector<std::string> skipped;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
   if (ec) throw Error("cannot read folder '" + dir + "': " + ec.message(), "check its permissions");
@@ -79,11 +95,15 @@ ResolvedSource from_folder(const std::string& dir) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file()) files.push_back(it->path());
+    std::error_code type_ec;
+    const bool regular = it->is_regular_file(type_ec);  // follows symlinks: a loop or a dangling link fails
+    if (type_ec) skipped.push_back("skipped '" + it->path().string() + "' in dataset folder: " + type_ec.message());
+    else if (regular) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
 
   ResolvedSource r;
+  r.warnings = std::move(skipped);
   r.label = folder_name(dir) + "/";
   r.stem = sanitize(folder_name(dir));
   bool any_bin = std::any_of(files.begin(), files.end(), has_bin_extension);
@@ -122,6 +142,8 @@ ResolvedSource resolve_source(const std::string& source) {
     throw Error("dataset path '" + source + "' does not exist", kSourceHint);
   }
   if (is_directory(source)) return from_folder(source);
+  if (const char* kind = special_file_kind(source))
+    throw Error("dataset path '" + source + "' is " + kind + ", not a file", kSourceHint);
 
   ResolvedSource r;
   r.label = fs::path(source).filename().string();

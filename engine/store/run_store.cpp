@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "engine/store/sqlite_db.h"
 #include "engine/util/error.h"
@@ -50,14 +51,19 @@ static std::string metric_columns() {
 
 RunStore::RunStore(const std::string& path, Mode mode, StoreOptions options)
     : path_(path.empty() ? default_db_path() : path), options_(options) {
-  db_ = std::make_unique<Db>(path_, mode == Mode::existing ? Db::Mode::existing : Db::Mode::create);
+  const auto writable = [](const std::string& p) { return ::access(p.c_str(), W_OK) == 0; };
+  const std::string folder = std::filesystem::absolute(path_).parent_path().string();
+  const bool read_only = mode == Mode::existing && path_exists(path_) && !(writable(path_) && writable(folder));
+  db_ = std::make_unique<Db>(path_, read_only                ? Db::Mode::read_only
+                                    : mode == Mode::existing ? Db::Mode::existing
+                                                             : Db::Mode::create);
   // A writer holds the lock for milliseconds; 5 s rides out any commit instead of "database is locked".
   db_->exec("PRAGMA busy_timeout = 5000");
   prepare_schema(*db_);
   // In WAL mode NORMAL syncs at checkpoints, not commits: a killed process loses nothing committed, only a
   // power cut can lose the last commits, and the file stays consistent either way.
   db_->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
-  mark_crashed();
+  if (!read_only) mark_crashed();
 }
 
 RunStore::~RunStore() = default;
@@ -91,6 +97,19 @@ int RunStore::mark_crashed() {
     }
   });
   return n;
+}
+
+void RunStore::refuse_live_run(const std::string& uid) {
+  Stmt s(*db_, "SELECT id, name, host, pid FROM runs WHERE uid = ? AND status = 'running'");
+  s.bind(1, uid);
+  if (!s.step()) return;
+  const std::string host = s.text(2);
+  const int64_t pid = s.int64(3);
+  if (host == this_host() && pid == ::getpid()) return;  // this process's own run
+  throw Error("run " + std::to_string(s.int64(0)) + " (" + s.text(1) + ") is still being trained by process " +
+                  std::to_string(pid) + " on " + host,
+              "stop that run first (Ctrl-C or kill -TERM " + std::to_string(pid) +
+                  "), then resume; or wait until it ends");
 }
 
 static std::string make_uid() {

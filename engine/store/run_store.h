@@ -96,7 +96,9 @@ std::string default_db_path();
 
 class RunStore {
  public:
-  enum class Mode { create, existing };  // existing: a missing file is an error instead of a new database
+  // existing: a missing file is an error instead of a new database; when the file or its folder is not
+  // writable it is opened read-only (listing, showing and exporting work; writes fail with a clear error).
+  enum class Mode { create, existing };
   explicit RunStore(const std::string& path = {}, Mode mode = Mode::create, StoreOptions options = {});
   ~RunStore();
   RunStore(const RunStore&) = delete;
@@ -138,6 +140,10 @@ class RunStore {
 
   // Marks running runs whose process is gone as crashed; returns how many. Called by the constructor.
   int mark_crashed();
+  // Resuming a run that another live process is still training would have two writers on one run row (and
+  // one checkpoint folder): throws an Error naming the run, its pid and host when the run with this uid is
+  // `running` (after mark_crashed, that means its process is alive or its heartbeat is fresh).
+  void refuse_live_run(const std::string& uid);
 
  private:
   std::string path_;

@@ -3,6 +3,7 @@
 #include "engine/store/sqlite_db.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -21,15 +22,25 @@ Db::Db(const std::string& path, Mode mode) : path_(path) {
   namespace fs = std::filesystem;
   if (is_directory(path))
     throw Error("run database '" + path + "' is a folder", "give the path of a file, e.g. " + path + "/runs.db");
-  if (mode == Mode::existing && !path_exists(path))
+  if (mode != Mode::create && !path_exists(path))
     throw Error("no run database at '" + path + "'",
                 "check the path; `tokamak train --db " + path + "` creates one");
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty() && !is_directory(parent.string()))
     throw Error("cannot create run database '" + path + "': folder '" + parent.string() + "' does not exist",
                 "create the folder first, or pick another --db");
-  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
-  int rc = sqlite3_open_v2(path.c_str(), &h_, flags, nullptr);
+  read_only_ = mode == Mode::read_only;
+  int flags = read_only_ ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                         : SQLITE_OPEN_READWRITE | (mode == Mode::create ? SQLITE_OPEN_CREATE : 0);
+  std::string name = path;
+  if (read_only_) {
+    // As a URI, '?' and '#' in the path must be escaped; '%' first.
+    std::string escaped;
+    for (char c : fs::absolute(path).string()) escaped += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
+    const bool folder_writable = ::access(fs::absolute(path).parent_path().c_str(), W_OK) == 0;
+    name = "file:" + escaped + (folder_writable ? "?mode=ro" : "?mode=ro&immutable=1");
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &h_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = h_ ? sqlite3_errmsg(h_) : "out of memory";
     sqlite3_close(h_);

@@ -44,7 +44,10 @@ class Stmt {
 
 class Db {
  public:
-  enum class Mode { create, existing };
+  // read_only: for a database whose file or folder this process cannot write (a read-only copy, another
+  // user's store). With the folder read-only SQLite cannot make its -shm file, so the file is opened as
+  // immutable: nobody can be writing it.
+  enum class Mode { create, existing, read_only };
   Db(const std::string& path, Mode mode = Mode::create);
   ~Db();
   Db(const Db&) = delete;
@@ -59,6 +62,7 @@ class Db {
   void transaction(const std::function<void()>& fn);
 
   const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
   sqlite3* handle() { return h_; }
   // Throws the Error for result code rc (with the connection's message), naming what was being done.
   [[noreturn]] void fail(int rc, const std::string& doing) const;
@@ -66,6 +70,7 @@ class Db {
  private:
   sqlite3* h_ = nullptr;
   std::string path_;
+  bool read_only_ = false;
 };
 
 }  // namespace tokamak

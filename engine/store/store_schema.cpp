@@ -113,6 +113,12 @@ void prepare_schema(Db& db) {
     throw Error("'" + db.path() + "' was written by a newer Tokamak (schema " + std::to_string(version) +
                     ", this one knows " + std::to_string(kSchemaVersion) + ")",
                 "update Tokamak, or pass another --db");
+  if (db.read_only()) {
+    if (version == kSchemaVersion) return;
+    throw Error("run database '" + db.path() + "' needs an upgrade (schema " + std::to_string(version) + " → " +
+                    std::to_string(kSchemaVersion) + ") but cannot be written",
+                "open it once with write access, or copy it somewhere writable");
+  }
   db.exec("PRAGMA journal_mode = WAL");
   if (version == kSchemaVersion) return;
   db.transaction([&] {

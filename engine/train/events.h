@@ -65,6 +65,11 @@ struct ProgressEvent {
   uint64_t total = 0;
 };
 
+// Something the user should know that does not stop the run (a skipped file, replaced invalid UTF-8).
+struct WarningEvent {
+  std::string message;        // one line
+};
+
 struct EndEvent {
   std::string status;         // finished | stopped | failed
   std::string error;          // the one-line reason when failed
@@ -83,6 +88,7 @@ class EventSink {
   virtual void on_checkpoint(const CheckpointEvent&) {}
   virtual void on_end(const EndEvent&) {}
   virtual void on_progress(const ProgressEvent&) {}
+  virtual void on_warning(const WarningEvent&) {}
 };
 
 }  // namespace tokamak

@@ -25,6 +25,7 @@
 #include "engine/train/device.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
+#include "engine/train/torch_error.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 
@@ -37,8 +38,6 @@ std::string new_run_uid() {
   std::random_device rd;
   return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());
 }
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // Data parallel on CUDA: rank r of a machine takes GPU local_rank, modulo the GPUs it sees (srun
 // --gpus-per-task=1 shows each rank only its own GPU, as cuda:0).
@@ -115,6 +114,8 @@ void Run::set_up() {
     sink_.on_progress(progress);
     return !(control_ && control_->stop.load());
   });
+  check_token_ids(data, c_.model.vocab_size);  // before any id can reach the embedding
+  for (const auto& w : data.warnings) sink_.on_warning({w});
   LoaderOptions lo;
   lo.batch_size = c_.train.batch_size;
   lo.context = train_context(c_);
@@ -156,8 +157,10 @@ void Run::set_up() {
     if (dist_.rank > 0) at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
   }
   if (c_.name.empty()) c_.name = default_run_name(c_);
-  checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir
-                                                      : data_dir() + "/checkpoints/" + c_.name + "-" + uid_.substr(0, 8);
+  // The run name is the user's; as a folder name it must not climb out of data_dir() ("../x", "a/b").
+  checkpoint_dir_ = !c_.train.checkpoint_dir.empty()
+                        ? c_.train.checkpoint_dir
+                        : data_dir() + "/checkpoints/" + safe_file_name(c_.name) + "-" + uid_.substr(0, 8);
 
   RunStart start;
   start.run_uid = uid_;
@@ -297,7 +300,7 @@ EndEvent Run::execute() {
     if (step > start_step_ || end.status == "finished") checkpoint(step);
   } catch (const std::exception& e) {
     end.status = "failed";
-    end.error = first_line(e.what());
+    end.error = torch_error_text(e);  // one line, never LibTorch's backtrace
     // The weights are those of the last good step (a non-finite loss never reaches the optimizer): keep them.
     try {
       if (step > start_step_) checkpoint(step);

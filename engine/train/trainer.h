@@ -40,6 +40,7 @@ class FanOutSink : public EventSink {
   void on_checkpoint(const CheckpointEvent& e) override { for (auto* s : sinks_) s->on_checkpoint(e); }
   void on_end(const EndEvent& e) override { for (auto* s : sinks_) s->on_end(e); }
   void on_progress(const ProgressEvent& e) override { for (auto* s : sinks_) s->on_progress(e); }
+  void on_warning(const WarningEvent& e) override { for (auto* s : sinks_) s->on_warning(e); }
 
  private:
   std::vector<EventSink*> sinks_;

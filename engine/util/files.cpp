@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <ftw.h>
 #include <unistd.h>
 
 #include "engine/util/error.h"
@@ -82,6 +83,21 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     out.flush();
     if (!out) throw Error("cannot write '" + path + "': disk full?", "free some space and try again");
   });
+}
+
+std::string safe_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 100)) out += (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20) ? '_' : c;
+  if (out.empty() || out[0] == '.') out.insert(0, "_");
+  return out;
+}
+
+void remove_tree(const std::string& path) {
+  if (path.empty()) return;
+  // Depth first (children before their folder), without following links, staying on one file system.
+  ::nftw(path.c_str(), [](const char* p, const struct stat*, int type, struct FTW*) {
+        return (type == FTW_DP ? ::rmdir(p) : ::unlink(p)), 0;  // go on past a failure: best effort
+      }, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 bool path_exists(const std::string& path) {

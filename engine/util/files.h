@@ -19,6 +19,15 @@ std::string read_file(const std::string& path);
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// NAME made safe as one component of a path (run names become checkpoint folders): '/', '\\' and control
+// characters become '_', a leading '.' gets a '_' before it (no "..", no hidden folder), at most 100 bytes.
+std::string safe_file_name(const std::string& name);
+
+// Deletes a folder and everything in it (links are removed, never followed); a missing path is fine.
+// Best effort, never throws. Not std::filesystem::remove_all: in a process that links LibTorch, libtorch.so's
+// own exported copy of it is the one called, and its error_code overload jumps to address 0.
+void remove_tree(const std::string& path);
+
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 void make_dirs(const std::string& path);

@@ -8,6 +8,7 @@
 #include "engine/model/gpt.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
+#include "engine/train/torch_error.h"
 
 #include "ui/samples/sample_job.h"
 
@@ -52,7 +53,7 @@ bool SampleJob::start(const SampleRequest& request) {
     try {
       text = generateFromCheckpoint(request, &step);
     } catch (const std::exception& e) {
-      error = QString::fromUtf8(e.what());
+      error = QString::fromStdString(tokamak::torch_error_text(e));  // one line, no LibTorch backtrace
     }
     QMetaObject::invokeMethod(self, [self, step, text, error] {
       if (!self) return;
