@@ -110,6 +110,7 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(t.weight_decay >= 0, "train.weight_decay must not be negative");
   need(t.beta1 >= 0 && t.beta1 < 1 && t.beta2 >= 0 && t.beta2 < 1, "train.beta1 and train.beta2 must be in [0, 1)");
   need(t.grad_clip >= 0, "train.grad_clip must be 0 (off) or positive");
+  need(t.max_skipped_steps >= 0, "train.max_skipped_steps must not be negative");
   need(t.log_every >= 1, "train.log_every must be at least 1");
   need(t.eval_every >= 0 && t.eval_batches >= 1, "train.eval_every must be >= 0 and train.eval_batches >= 1");
   need(t.sample_every >= -1, "train.sample_every must be -1 (never), 0 (at the end) or positive");

@@ -52,6 +52,7 @@ const std::vector<Key>& registry() {
       TK_KEY("train.beta2", train.beta2, "AdamW beta2"),
       TK_KEY("train.eps", train.eps, "AdamW epsilon"),
       TK_KEY("train.grad_clip", train.grad_clip, "global grad-norm clip; 0 = off"),
+      TK_KEY("train.max_skipped_steps", train.max_skipped_steps, "non-finite steps in a row skipped before the run fails; 0 = fail at the first"),
       TK_KEY("train.seed", train.seed, "seed for weights, data order and sampling"),
       TK_KEY("train.log_every", train.log_every, "steps between metric reports (host syncs)"),
       TK_KEY("train.eval_every", train.eval_every, "steps between validation losses; 0 = at the end"),

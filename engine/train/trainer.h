@@ -26,9 +26,6 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nu
 // not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist);
 
-// FLOPs per token of one training step (forward + backward): 6·N + 12·L·C·T, N without position embeddings.
-double flops_per_token(int64_t n_flop_params, int64_t n_layer, int64_t n_embd, int64_t context);
-
 // Sends every event to several sinks, in order.
 class FanOutSink : public EventSink {
  public:
@@ -36,6 +33,7 @@ class FanOutSink : public EventSink {
   void on_start(const RunStart& e) override { for (auto* s : sinks_) s->on_start(e); }
   void on_step(const StepEvent& e) override { for (auto* s : sinks_) s->on_step(e); }
   void on_eval(const EvalEvent& e) override { for (auto* s : sinks_) s->on_eval(e); }
+  void on_skip(const SkipEvent& e) override { for (auto* s : sinks_) s->on_skip(e); }
   void on_sample(const SampleEvent& e) override { for (auto* s : sinks_) s->on_sample(e); }
   void on_checkpoint(const CheckpointEvent& e) override { for (auto* s : sinks_) s->on_checkpoint(e); }
   void on_end(const EndEvent& e) override { for (auto* s : sinks_) s->on_end(e); }
