@@ -41,6 +41,8 @@ std::string new_run_uid() {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+std::string non_finite_name(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
+
 // Data parallel on CUDA: rank r of a machine takes GPU local_rank, modulo the GPUs it sees (srun
 // --gpus-per-task=1 shows each rank only its own GPU, as cuda:0).
 c10::Device run_device(const Config& c, const DistEnv& dist) {
@@ -263,6 +265,7 @@ EndEvent Run::execute() {
         group_->all_reduce_sum(out.loss).wait();
         out.loss.div_(static_cast<double>(dist_.world_size));
       }
+      if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
       at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
       // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
       at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
@@ -273,8 +276,8 @@ EndEvent Run::execute() {
           skipped_in_a_row_ = 0;
           optimizer_->step(lr);
         } else {
-          skip_reason = std::isfinite(loss) ? "gradients are " + std::to_string(norm.item<double>())
-                                            : "loss is " + std::to_string(loss);
+          skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
+                                            : "loss is " + non_finite_name(loss);
         }
       } else {
         optimizer_->step(lr, bad);
@@ -302,8 +305,8 @@ EndEvent Run::execute() {
         e.metrics.add("loss", out.loss.item<double>());  // left out when this step was skipped (not finite)
         e.metrics.add("lr", lr);
         e.metrics.add("grad_norm", norm.item<double>());
-        e.metrics.add("tok_s", tok_s);
         e.metrics.add("step_ms", 1000.0 * window.seconds / static_cast<double>(window.steps));
+        e.metrics.add("tok_s", tok_s);
         const double mfu = peak > 0 ? tok_s * fpt / peak : -1;
         if (mfu >= 0) e.metrics.add("mfu", mfu);
         const MemoryUse mem = memory_use(device_);

@@ -2,6 +2,8 @@
 // EventSink. Runs on any thread; stop and pause are flags it polls every step.
 #pragma once
 #include <atomic>
+#include <functional>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/train/events.h"
@@ -10,9 +12,18 @@ namespace tokamak {
 
 struct DistEnv;
 
+}  // namespace tokamak
+namespace at {
+class Tensor;
+}
+namespace tokamak {
+
 struct TrainControl {
   std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
   std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
+  // For tests and tools: called after each step's backward, before the skip decision, with the step number
+  // (1-based) and the model's parameters (gradients in .grad()). Tests poison a gradient here.
+  std::function<void(int64_t step, const std::vector<at::Tensor>& params)> gradient_hook;
 };
 
 // Config problems throw tokamak::Error before any work. Once the run has started, every failure is
