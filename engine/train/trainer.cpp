@@ -271,11 +271,11 @@ EndEvent Run::execute() {
       at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
       std::string skip_reason;
       if (check_every_step) {
-        const double loss = out.loss.item<double>();
         if (bad.item<float>() == 0) {
           skipped_in_a_row_ = 0;
           optimizer_->step(lr);
         } else {
+          const double loss = out.loss.item<double>();
           skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
                                             : "loss is " + non_finite_name(loss);
         }
