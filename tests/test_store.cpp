@@ -99,7 +99,7 @@ void TestStore::exportsSurviveMigrationToV3() {
                             "step_ms", "mem_allocated", "mem_reserved", "mem_peak"})
       count += std::string(" + (SELECT count(") + col + ") FROM metrics)";
     values = db.query_int(count);
-    QVERIFY(values > 1000);
+    QVERIFY(values > 500);  // 612: every metric of version 2, some sparse
   }
   RunStore store(path);
   QCOMPARE(store.db().query_int("PRAGMA user_version"), int64_t{kSchemaVersion});

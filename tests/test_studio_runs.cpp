@@ -345,7 +345,7 @@ void TestStudioRuns::exportsRuns() {
     int values = 0;  // one CSV row per recorded value
     for (int64_t id : {base_, fast_})
       for (const MetricRow& r : store.metrics(id))
-        for (double v : r.v) values += std::isnan(v) ? 0 : 1;
+        for (const MetricValue& v : r.values) values += std::isnan(v.value) ? 0 : 1;
     QCOMPARE(lines.size() - 1, values);
     QVERIFY(lines.value(1).startsWith("uid-base,1,"));
   } else if (format == QLatin1String("json")) {

@@ -114,9 +114,14 @@ void LivePlots::append(const std::string& key, double step, double tokens, doubl
       return std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
     };
     h = history_.insert(history_.end(), History{key, {}, {}, {}, {}});
-    picker_->addItem(QString::fromStdString(key));  // the first key seen is picked (and shown) at once
-    // By default the picked plot shows the first metric that has no plot of its own.
-    if (routed(pickedKey_) && !routed(key)) picker_->setCurrentIndex(picker_->count() - 1);
+    {
+      const QSignalBlocker quiet(picker_);
+      picker_->addItem(QString::fromStdString(key));
+      if (pickedKey_.empty()) picker_->setCurrentIndex(-1);
+    }
+    // By default the last plot shows the first metric that has no plot of its own (none: it stays empty
+    // rather than draw a default plot's curve twice).
+    if (!routed(key) && (pickedKey_.empty() || routed(pickedKey_))) picker_->setCurrentIndex(picker_->count() - 1);
   }
   h->step.push_back(step), h->tokens.push_back(tokens), h->wall.push_back(wall), h->value.push_back(value);
   if (key == pickedKey_) picked_->append(pickedS_, step, tokens, wall, value);
@@ -126,7 +131,7 @@ void LivePlots::append(const std::string& key, double step, double tokens, doubl
 void LivePlots::showPicked() {
   picked_->clear();
   pickedKey_ = picker_->currentText().toStdString();
-  picked_->setTitle(picker_->currentText());
+  picked_->setTitle(pickedKey_.empty() ? tr("Metric") : picker_->currentText());
   picked_->renameSeries(pickedS_, picker_->currentText());
   for (const History& h : history_)
     if (h.key == pickedKey_)
@@ -153,6 +158,8 @@ void LivePlots::flush() {
 void LivePlots::clear() {
   for (MetricPlot* p : plots_) p->clear();
   history_.clear();
+  pickedKey_.clear();
+  picked_->setTitle(tr("Metric"));
   const QSignalBlocker quiet(picker_);
   picker_->clear();
 }
