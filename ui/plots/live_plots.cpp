@@ -106,14 +106,16 @@ MetricPlot* LivePlots::add(const QString& title, const QString& unit) {
 }
 
 void LivePlots::append(const std::string& key, double step, double tokens, double wall, double value) {
-  for (const Route& r : routes_)
-    if (r.key == key && (!r.positiveOnly || value > 0)) r.plot->append(r.series, step, tokens, wall, value * r.scale);
+  // Keys are few (a dozen) and fixed for a run: a short scan finds the key's history and, through it, the
+  // default plots it feeds, so a step costs one lookup per metric.
   auto h = std::find_if(history_.begin(), history_.end(), [&](const History& x) { return x.key == key; });
   if (h == history_.end()) {
     const auto routed = [&](const std::string& k) {
       return std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
     };
-    h = history_.insert(history_.end(), History{key, {}, {}, {}, {}});
+    h = history_.insert(history_.end(), History{key, {}, {}, {}, {}, {}});
+    for (size_t r = 0; r < routes_.size(); ++r)
+      if (routes_[r].key == key) h->routes.push_back(r);
     {
       const QSignalBlocker quiet(picker_);
       picker_->addItem(QString::fromStdString(key));
@@ -123,8 +125,12 @@ void LivePlots::append(const std::string& key, double step, double tokens, doubl
     // rather than draw a default plot's curve twice).
     if (!routed(key) && (pickedKey_.empty() || routed(pickedKey_))) picker_->setCurrentIndex(picker_->count() - 1);
   }
+  for (size_t i : h->routes) {
+    const Route& r = routes_[i];
+    if (!r.positiveOnly || value > 0) r.plot->append(r.series, step, tokens, wall, value * r.scale);
+  }
   h->step.push_back(step), h->tokens.push_back(tokens), h->wall.push_back(wall), h->value.push_back(value);
-  if (key == pickedKey_) picked_->append(pickedS_, step, tokens, wall, value);
+  if (h->picked) picked_->append(pickedS_, step, tokens, wall, value);
 }
 
 // The picked metric's whole history, redrawn: a choice made late still shows the run from its start.
@@ -133,9 +139,11 @@ void LivePlots::showPicked() {
   pickedKey_ = picker_->currentText().toStdString();
   picked_->setTitle(pickedKey_.empty() ? tr("Metric") : picker_->currentText());
   picked_->renameSeries(pickedS_, picker_->currentText());
-  for (const History& h : history_)
-    if (h.key == pickedKey_)
+  for (History& h : history_) {
+    h.picked = h.key == pickedKey_;
+    if (h.picked)
       for (int i = 0; i < h.value.size(); ++i) picked_->append(pickedS_, h.step[i], h.tokens[i], h.wall[i], h.value[i]);
+  }
   picked_->flush();
 }
 

@@ -48,6 +48,8 @@ class LivePlots : public QWidget {
   struct History {
     std::string key;
     QVector<double> step, tokens, wall, value;
+    std::vector<size_t> routes;  // indices into routes_
+    bool picked = false;         // drawn in the picked plot
   };
   MetricPlot* add(const QString& title, const QString& unit);
   void append(const std::string& key, double step, double tokens, double wall, double value);
