@@ -1,4 +1,4 @@
-// The run store itself: migration from schema 1, summaries kept without reading metrics, crash detection,
+// The run store itself: migration from schemas 1 and 2 (exports byte-identical across it), summaries kept without reading metrics, crash detection,
 // resume continuing a run, and the bad inputs (not a database, newer schema, unknown id, unwritable path).
 #include <QTemporaryDir>
 #include <QtTest>
@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <sstream>
 
+#include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
 #include "engine/store/store_sink.h"
@@ -20,6 +22,8 @@ class TestStore : public QObject {
   Q_OBJECT
  private slots:
   void migrationFromVersion1();
+  void exportsSurviveMigrationToV3_data();
+  void exportsSurviveMigrationToV3();
   void summaryListsWithoutMetrics();
   void badInputs_data();
   void badInputs();
@@ -51,8 +55,8 @@ void TestStore::migrationFromVersion1() {
   QCOMPARE(r.tags_json, std::string("[]"));  // version 2 column, with its default
   auto rows = store.metrics(1);
   QCOMPARE(rows.size(), size_t{3});
-  QCOMPARE(rows[1][Metric::val_loss], 4.5);
-  QVERIFY(std::isnan(rows[0][Metric::step_ms]));  // version 2 column exists, empty
+  QCOMPARE(rows[1]["val_loss"], 4.5);
+  QVERIFY(std::isnan(rows[0]["step_ms"]));  // never recorded in version 1
   QCOMPARE(store.samples(1).at(0).text, std::string("hello"));
   // The summary was back-filled from version 1's metrics.
   auto listing = store.list_runs();
@@ -63,9 +67,48 @@ void TestStore::migrationFromVersion1() {
   // And the migrated database takes new writes.
   MetricRow m;
   m.step = 4;
-  m[Metric::step_ms] = 12.5;
+  m.set("step_ms", 12.5);
   store.transaction([&] { store.add_metrics(1, {m}); });
-  QCOMPARE(store.metrics(1).back()[Metric::step_ms], 12.5);
+  QCOMPARE(store.metrics(1).back()["step_ms"], 12.5);
+}
+
+// tests/data/store_v2 holds a database written by the schema-2 store (as SQL) and what that store exported
+// from it (tests/data/store_v2/generate.sh made both from commit 54cc30e). Migrated to version 3, the
+// database keeps every value and exports the same bytes in every format.
+void TestStore::exportsSurviveMigrationToV3_data() {
+  QTest::addColumn<int>("format");
+  QTest::addColumn<QString>("file");
+  QTest::newRow("csv") << int(ExportFormat::csv) << "export.csv";
+  QTest::newRow("json") << int(ExportFormat::json) << "export.json";
+  QTest::newRow("md") << int(ExportFormat::md) << "export.md";
+}
+
+void TestStore::exportsSurviveMigrationToV3() {
+  QFETCH(int, format);
+  QFETCH(QString, file);
+  const std::string data = std::string(TOKAMAK_SOURCE_DIR) + "/tests/data/store_v2/";
+  QTemporaryDir dir;
+  std::string path = db_in(dir);
+  int64_t values = 0;
+  {
+    Db db(path);
+    db.exec(read_file(data + "store_v2.sql"));
+    QCOMPARE(db.query_int("PRAGMA user_version"), int64_t{2});
+    std::string count = "SELECT 0";
+    for (const char* col : {"tokens", "wall_s", "train_loss", "val_loss", "lr", "grad_norm", "tok_s", "mfu",
+                            "step_ms", "mem_allocated", "mem_reserved", "mem_peak"})
+      count += std::string(" + (SELECT count(") + col + ") FROM metrics)";
+    values = db.query_int(count);
+    QVERIFY(values > 500);  // 612: every metric of version 2, some sparse
+  }
+  RunStore store(path);
+  QCOMPARE(store.db().query_int("PRAGMA user_version"), int64_t{kSchemaVersion});
+  QCOMPARE(store.db().query_int("SELECT count(*) FROM metric_values"), values);
+  std::ostringstream out;
+  export_runs(store, {}, static_cast<ExportFormat>(format), out);
+  const std::string expected = read_file(data + file.toStdString());
+  QVERIFY(!expected.empty());
+  QCOMPARE(out.str(), expected);
 }
 
 void TestStore::summaryListsWithoutMetrics() {
@@ -78,9 +121,9 @@ void TestStore::summaryListsWithoutMetrics() {
     for (int i = 1; i <= 5; ++i) {
       MetricRow r;
       r.step = batch * 5 + i;
-      r[Metric::train_loss] = 10.0 - r.step;
-      r[Metric::tok_s] = 1000.0 * r.step;
-      if (i == 5) r[Metric::val_loss] = batch == 0 ? 3.0 : 3.5;
+      r.set("train_loss", 10.0 - r.step);
+      r.set("tok_s", 1000.0 * r.step);
+      if (i == 5) r.set("val_loss", batch == 0 ? 3.0 : 3.5);
       rows.push_back(r);
     }
     store.transaction([&] { store.add_metrics(id, rows); });
@@ -92,7 +135,7 @@ void TestStore::summaryListsWithoutMetrics() {
   QCOMPARE(sum[0].min, 0.0);
   QCOMPARE(sum[0].max, 9.0);
   // Drop the metrics table: a listing that still answers never read it.
-  store.db().exec("DROP TABLE metrics");
+  store.db().exec("DROP TABLE metric_values");
   auto l = store.list_runs();
   QCOMPARE(l.at(0).last_step, int64_t{10});
   QCOMPARE(l[0].train_loss, 0.0);
@@ -106,7 +149,7 @@ void TestStore::badInputs_data() {
   QTest::addColumn<QString>("message");
   QTest::newRow("text file") << "text" << "is not a Tokamak run database (not an SQLite file)";
   QTest::newRow("another app's SQLite") << "foreign" << "is an SQLite database but not a Tokamak run database";
-  QTest::newRow("newer schema") << "newer" << "was written by a newer Tokamak (schema 99, this one knows 2)";
+  QTest::newRow("newer schema") << "newer" << QString("was written by a newer Tokamak (schema 99, this one knows %1)").arg(kSchemaVersion);
   QTest::newRow("folder missing") << "nofolder" << "does not exist";
   QTest::newRow("parent is a file") << "parentfile" << "does not exist";
   QTest::newRow("path is a folder") << "folder" << "is a folder";
@@ -228,8 +271,8 @@ void TestStore::resumeContinuesRun() {
   for (size_t i = 0; i < rows.size(); ++i) {
     QCOMPARE(rows[i].step, int64_t(i + 1));
     double attempt = rows[i].step > 6 ? 1 : 0;  // steps 7..10 of the lost attempt were replaced
-    QCOMPARE(rows[i][Metric::train_loss], 10.0 / double(rows[i].step + 1) + attempt);
-    if (i) QVERIFY(rows[i][Metric::wall_s] > rows[i - 1][Metric::wall_s]);  // one clock across the resume
+    QCOMPARE(rows[i]["train_loss"], 10.0 / double(rows[i].step + 1) + attempt);
+    if (i) QVERIFY(rows[i]["wall_s"] > rows[i - 1]["wall_s"]);  // one clock across the resume
   }
   QCOMPARE(store.checkpoints(1).size(), size_t{1});
   QCOMPARE(store.summary(1).at(2).metric, std::string("train_loss"));

@@ -44,16 +44,16 @@ static void fill(RunStore& store) {
     for (int i = 1; i <= 30; ++i) {
       MetricRow r;
       r.step = i;
-      r[Metric::tokens] = 123456789012.0 + i;
-      r[Metric::train_loss] = 1.0 / 3.0 + i * 0.1;
-      r[Metric::tok_s] = 10000.0 + i;
-      r[Metric::lr] = i == 1 ? 1e-300 : 6e-4;
-      if (i % 10 == 0) r[Metric::val_loss] = 2.0 + 1.0 / i;
-      if (i == 7) r[Metric::mem_peak] = 1536.0 * 1024 * 1024;
+      r.set("tokens", 123456789012.0 + i);
+      r.set("train_loss", 1.0 / 3.0 + i * 0.1);
+      r.set("tok_s", 10000.0 + i);
+      r.set("lr", i == 1 ? 1e-300 : 6e-4);
+      if (i % 10 == 0) r.set("val_loss", 2.0 + 1.0 / i);
+      if (i == 7) r.set("mem_peak", 1536.0 * 1024 * 1024);
       rows.push_back(r);
     }
     store.add_metrics(a, rows);
-    for (auto& r : rows) r[Metric::tok_s] *= 2.5;
+    for (auto& r : rows) r.set("tok_s", r["tok_s"] * 2.5);
     store.add_metrics(b, rows);
     store.add_sample(a, {10, "Hi", "Hi h\xc3\xa9llo \"you\"\n\ttab, comma", 1717000001.25});
     store.add_sample(b, {20, "", "broken \xff\xfe bytes", 1717000002.0});

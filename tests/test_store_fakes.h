@@ -32,12 +32,17 @@ inline StepEvent fake_step(int64_t i, double tok_s = 10000, int attempt = 0) {
   e.step = i;
   e.tokens = i * 1024;
   e.wall_s = 0.1 * static_cast<double>(i);
-  e.loss = 10.0 / static_cast<double>(i + 1) + attempt;
-  e.lr = 6e-4;
-  e.grad_norm = 1.0 / 3.0;
-  e.tok_s = tok_s;
-  e.mfu = -1;
-  e.step_ms = 100;
+  e.metrics.add("loss", 10.0 / static_cast<double>(i + 1) + attempt);
+  e.metrics.add("lr", 6e-4);
+  e.metrics.add("grad_norm", 1.0 / 3.0);
+  e.metrics.add("tok_s", tok_s);
+  e.metrics.add("step_ms", 100);
+  return e;
+}
+
+inline EvalEvent fake_eval(int64_t step, double val_loss) {
+  EvalEvent e{step, step * 1024, 0.1 * static_cast<double>(step), {}};
+  e.metrics.add("val_loss", val_loss);
   return e;
 }
 

@@ -8,11 +8,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <sstream>
 
+#include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
 #include "engine/store/store_sink.h"
+#include "engine/util/files.h"
 #include "tests/test_store_fakes.h"
 
 using namespace tokamak;
@@ -26,6 +30,7 @@ class TestStoreSink : public QObject {
   void endStatus_data();
   void endStatus();
   void badPathFailsBeforeTraining();
+  void newMetricFlowsThrough();
 };
 
 void TestStoreSink::rowsVisibleWhileRunning() {
@@ -36,7 +41,7 @@ void TestStoreSink::rowsVisibleWhileRunning() {
   StoreSink sink(path, opt);
   sink.on_start(fake_start("live"));
   for (int i = 1; i <= 20; ++i) sink.on_step(fake_step(i));
-  sink.on_eval({20, 20 * 1024, 2.0, 3.25});
+  sink.on_eval(fake_eval(20, 3.25));
   sink.on_sample({20, "The", "The cat"});
   // A second connection, as the studio or `tokamak runs` would open: no flush, no end — only the timer.
   RunStore reader(path);
@@ -45,7 +50,7 @@ void TestStoreSink::rowsVisibleWhileRunning() {
   QTRY_COMPARE_WITH_TIMEOUT(reader.metrics(id).size(), size_t{20}, 5000);
   QTRY_COMPARE_WITH_TIMEOUT(reader.samples(id).size(), size_t{1}, 5000);
   QCOMPARE(reader.run(id).status, std::string("running"));
-  QCOMPARE(reader.metrics(id).back()[Metric::val_loss], 3.25);  // the eval merged into step 20's row
+  QCOMPARE(reader.metrics(id).back()["val_loss"], 3.25);  // the eval merged into step 20's row
   double beat = reader.run(id).heartbeat;
   QTRY_VERIFY_WITH_TIMEOUT(reader.run(id).heartbeat > beat, 5000);  // beats with no events coming
   sink.on_end({"finished", "", 20, 20 * 1024, 2.0});
@@ -63,7 +68,7 @@ static void child_run(const std::string& path, int ready_fd) {
     if (::write(ready_fd, &one, 1) != 1) ::_exit(2);
     for (int64_t i = 1;; ++i) {
       sink.on_step(fake_step(i, 10000 + static_cast<double>(i)));
-      if (i % 10 == 0) sink.on_eval({i, i * 1024, 0.1 * i, 1.0 / static_cast<double>(i)});
+      if (i % 10 == 0) sink.on_eval(fake_eval(i, 1.0 / static_cast<double>(i)));
       if (i % 50 == 0) sink.on_checkpoint({i, "/ckpt/" + std::to_string(i)});
       ::usleep(300);
     }
@@ -100,7 +105,7 @@ void TestStoreSink::sigkillLosesNoCommittedRow() {
   {
     RunStore reader(path);
     QTRY_VERIFY_WITH_TIMEOUT(reader.metrics(1).size() >= 200, 20000);
-    for (const MetricRow& r : reader.metrics(1)) seen[r.step] = {r[Metric::train_loss], r[Metric::tok_s]};
+    for (const MetricRow& r : reader.metrics(1)) seen[r.step] = {r["train_loss"], r["tok_s"]};
     QCOMPARE(reader.run(1).status, std::string("running"));
   }
   QTest::qWait(120);  // let the child be somewhere in the middle of a commit, or between two
@@ -120,8 +125,8 @@ void TestStoreSink::sigkillLosesNoCommittedRow() {
   for (size_t i = 0; i < rows.size(); ++i) QCOMPARE(rows[i].step, int64_t(i + 1));  // contiguous from 1
   for (const auto& [step, v] : seen) {
     const MetricRow& row = rows.at(static_cast<size_t>(step - 1));
-    QCOMPARE(row[Metric::train_loss], v.first);
-    QCOMPARE(row[Metric::tok_s], v.second);
+    QCOMPARE(row["train_loss"], v.first);
+    QCOMPARE(row["tok_s"], v.second);
   }
   // The summary was committed with the rows, in the same transactions.
   auto listing = store.list_runs();
@@ -157,6 +162,54 @@ void TestStoreSink::badPathFailsBeforeTraining() {
   QTemporaryDir dir;
   std::string err = error_of([&] { StoreSink sink(db_in(dir, "missing/runs.db")); }).toStdString();
   QVERIFY2(err.find("cannot create run database") != std::string::npos, err.c_str());
+}
+
+// A metric the store has never seen, reported by a step: it is stored, summarised, exported in CSV and
+// JSON (a count as an integer), survives export -> import -> export byte for byte, and `runs compare` and
+// `runs show` list it — with no edit anywhere but where it was measured.
+void TestStoreSink::newMetricFlowsThrough() {
+  QTemporaryDir dir;
+  std::string path = db_in(dir);
+  {
+    StoreSink sink(path);
+    sink.on_start(fake_start("new-metric"));
+    for (int i = 1; i <= 3; ++i) {
+      StepEvent e = fake_step(i);
+      e.metrics.add("brand_new_ratio", 0.25 * i);
+      e.metrics.add_count("brand_new_count", 7 * i);
+      sink.on_step(e);
+    }
+    sink.on_end({"finished", "", 3, 3 * 1024, 0.3});
+  }
+  RunStore store(path);
+  auto keys = store.metric_keys();
+  QVERIFY(std::find(keys.begin(), keys.end(), "brand_new_ratio") != keys.end());
+  QCOMPARE(store.metrics(1).at(1)["brand_new_ratio"], 0.5);
+  QCOMPARE(store.metrics(1).at(2)["train_loss"], 10.0 / 4);  // the step's "loss" keeps its stored name
+  bool summarised = false;
+  for (const MetricSummary& m : store.summary(1))
+    if (m.metric == "brand_new_count") summarised = m.n == 3 && m.max == 21 && m.last_step == 3;
+  QVERIFY(summarised);
+  std::ostringstream csv, json;
+  export_runs(store, {}, ExportFormat::csv, csv);
+  export_runs(store, {}, ExportFormat::json, json);
+  QVERIFY2(csv.str().find("\nnew-metric,2,brand_new_ratio,0.5\n") != std::string::npos, csv.str().c_str());
+  QVERIFY2(csv.str().find("\nnew-metric,3,brand_new_count,21\n") != std::string::npos, csv.str().c_str());
+  QVERIFY2(json.str().find("\"brand_new_count\":14") != std::string::npos, json.str().c_str());
+  write_file_atomically(db_in(dir, "e.json"), json.str());
+  RunStore other(db_in(dir, "other.db"));
+  import_runs(other, db_in(dir, "e.json"));
+  std::ostringstream again;
+  export_runs(other, {}, ExportFormat::json, again);
+  QCOMPARE(again.str(), json.str());
+
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  if (!bin || !path_exists(bin)) return;  // the CLI half needs the tokamak binary
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --db " + path, &out), 0);
+  QVERIFY2(out.find("brand_new_count") != std::string::npos && out.find("21") != std::string::npos, out.c_str());
+  QCOMPARE(run(std::string(bin) + " runs show 1 --db " + path, &out), 0);
+  QVERIFY2(out.find("brand_new_ratio") != std::string::npos, out.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestStoreSink)

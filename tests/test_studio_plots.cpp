@@ -25,9 +25,17 @@ namespace {
 StepEvent fakeStep(int64_t i) {
   StepEvent e;
   e.step = i, e.tokens = i * 64, e.wall_s = i * 0.01;
-  e.loss = 4.0 + std::sin(i * 0.01) + 0.3 * ((i * 7919) % 13) / 13.0;
-  e.lr = 1e-3, e.grad_norm = 1.0, e.tok_s = 5000 + (i % 100), e.mfu = 0.4;
-  e.mem_allocated = 100000000, e.mem_reserved = 120000000, e.mem_peak = 110000000;
+  e.metrics.add("loss", 4.0 + std::sin(i * 0.01) + 0.3 * ((i * 7919) % 13) / 13.0);
+  e.metrics.add("lr", 1e-3), e.metrics.add("grad_norm", 1.0), e.metrics.add("tok_s", 5000 + (i % 100));
+  e.metrics.add("mfu", 0.4);
+  e.metrics.add_count("mem_allocated", 100000000), e.metrics.add_count("mem_reserved", 120000000);
+  e.metrics.add_count("mem_peak", 110000000);
+  return e;
+}
+
+EvalEvent fakeEval(int64_t step, double wall, double valLoss) {
+  EvalEvent e{step, step * 64, wall, {}};
+  e.metrics.add("val_loss", valLoss);
   return e;
 }
 
@@ -59,6 +67,7 @@ class TestStudioPlots : public QObject {
   void initTestCase();
   void staysResponsiveWith100kPoints();
   void controlsRebuildTheCurves();
+  void pickerOffersEveryMetric();
 };
 
 void TestStudioPlots::initTestCase() {
@@ -100,7 +109,7 @@ void TestStudioPlots::controlsRebuildTheCurves() {
   std::vector<StepEvent> steps;
   for (int64_t i = 1; i <= 200; ++i) steps.push_back(fakeStep(i));
   plots.appendSteps(steps);
-  plots.appendEvals({{100, 6400, 1.0, 4.5}, {200, 12800, 2.0, 4.2}});
+  plots.appendEvals({fakeEval(100, 1.0, 4.5), fakeEval(200, 2.0, 4.2)});
   plots.flush();
   MetricPlot* loss = plots.lossPlot();
   QCOMPARE(plots.trainPoints(), 200);
@@ -130,6 +139,37 @@ void TestStudioPlots::controlsRebuildTheCurves() {
   plots.clear();
   QCOMPARE(plots.trainPoints(), 0);
   QCOMPARE(loss->graph(0)->dataCount(), 0);
+}
+
+// A metric no plot was written for shows up in the picker as soon as a step reports it, is what the last
+// plot shows by default, and a metric picked later is drawn from the run's first step.
+void TestStudioPlots::pickerOffersEveryMetric() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 50; ++i) {
+    steps.push_back(fakeStep(i));
+    if (i > 10) steps.back().metrics.add("brand_new", 0.5 * i);  // appears from step 11 on
+  }
+  plots.appendSteps(steps);
+  plots.appendEvals({fakeEval(50, 0.5, 4.0)});
+  plots.flush();
+  QComboBox* picker = plots.metricPicker();
+  QStringList keys;
+  for (int i = 0; i < picker->count(); ++i) keys << picker->itemText(i);
+  for (const char* key : {"loss", "lr", "grad_norm", "tok_s", "mfu", "mem_peak", "brand_new", "val_loss"})
+    QVERIFY2(keys.contains(key), qPrintable(keys.join(", ")));
+  MetricPlot* picked = plots.pickedPlot();
+  QCOMPARE(picker->currentText(), QString("brand_new"));  // the only key without a plot of its own
+  QCOMPARE(picked->title(), QString("brand_new"));
+  QCOMPARE(picked->pointCount(0), 40);
+  QCOMPARE(picked->graph(0)->data()->at(39)->value, 25.0);
+  picker->setCurrentText("lr");  // a default metric may be picked too: its whole history is drawn
+  QCOMPARE(picked->pointCount(0), 50);
+  QCOMPARE(picked->graph(0)->dataCount(), 50);
+  QCOMPARE(picked->title(), QString("lr"));
+  plots.clear();
+  QCOMPARE(picker->count(), 0);
+  QCOMPARE(picked->pointCount(0), 0);
 }
 
 QTEST_MAIN(TestStudioPlots)

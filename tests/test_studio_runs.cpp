@@ -2,6 +2,7 @@
 // and live refresh; compare (curve point counts, speedup, config diff); export in every format (the same
 // bytes as `tokamak runs export`), plot export, import, re-run/resume signals, delete, and the errors shown
 // for bad inputs. With TOKAMAK_SCREENSHOT_DB set it also grabs the compare view for the docs.
+#include <QComboBox>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -27,6 +28,7 @@
 
 using namespace tokamak;
 using namespace tokamak::test;
+using namespace tokamak::ui;
 
 namespace {
 
@@ -45,12 +47,12 @@ int64_t addRun(RunStore& store, const std::string& uid, const std::string& name,
     for (int i = 1; i <= kSteps; ++i) {
       MetricRow r;
       r.step = i;
-      r[Metric::tokens] = 1024.0 * i;
-      r[Metric::wall_s] = 0.1 * i;
-      r[Metric::train_loss] = 10.0 / (i + 1);
-      r[Metric::tok_s] = tokS;
-      r[Metric::mem_peak] = 64.0 * 1024 * 1024 * (tokS / 10000);
-      if (i % 5 == 0) r[Metric::val_loss] = 11.0 / (i + 1);
+      r.set("tokens", 1024.0 * i);
+      r.set("wall_s", 0.1 * i);
+      r.set("train_loss", 10.0 / (i + 1));
+      r.set("tok_s", tokS);
+      r.set("mem_peak", 64.0 * 1024 * 1024 * (tokS / 10000));
+      if (i % 5 == 0) r.set("val_loss", 11.0 / (i + 1));
       rows.push_back(r);
     }
     store.add_metrics(id, rows);
@@ -87,6 +89,7 @@ class TestStudioRuns : public QObject {
   void showsRunAddedWhileOpen();
   void comparePlotsCurves_data();
   void comparePlotsCurves();
+  void comparePicksAnyMetric();
   void compareScoreboardAndDiff();
   void exportsRuns_data();
   void exportsRuns();
@@ -264,6 +267,38 @@ void TestStudioRuns::comparePlotsCurves() {
   QVERIFY(plot->graph(0)->pen().color() != plot->graph(1)->pen().color());  // one colour per run
 }
 
+// A metric only one run recorded, under a name no studio code knows: the compare picker offers it after the
+// five usual plots, and picking it draws that run's curve (the other run has no points).
+void TestStudioRuns::comparePicksAnyMetric() {
+  {
+    RunStore store(db_.toStdString());
+    store.transaction([&] {
+      std::vector<MetricRow> rows;
+      for (int i = 1; i <= kSteps; ++i) {
+        MetricRow r;
+        r.step = i;
+        r.set("skipped_steps", i / 4, true);
+        rows.push_back(r);
+      }
+      store.add_metrics(fast_, rows);
+    });
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  CompareView* view = panel.compareView();
+  const QStringList keys = view->metricKeys();
+  QCOMPARE(keys.mid(0, 5), (QStringList{"train_loss", "val_loss", "tok_s", "mfu", "mem_peak"}));
+  QVERIFY2(keys.contains("skipped_steps") && !keys.contains("tokens"), qPrintable(keys.join(", ")));
+  QVERIFY(view->setMetricKey("skipped_steps"));
+  QCOMPARE(view->findChild<QComboBox*>("compareMetric")->currentText(), QStringLiteral("skipped_steps"));
+  QCOMPARE(view->plot()->graph(0)->dataCount(), 0);
+  QCOMPARE(view->plot()->graph(1)->dataCount(), kSteps);
+  QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->value, double(kSteps / 4));
+  QVERIFY(!view->setMetricKey("no_such_metric"));
+  QCOMPARE(view->metricKey(), QStringLiteral("skipped_steps"));
+}
+
 void TestStudioRuns::compareScoreboardAndDiff() {
   RunsPanel panel;
   panel.setDatabase(db_);
@@ -310,7 +345,7 @@ void TestStudioRuns::exportsRuns() {
     int values = 0;  // one CSV row per recorded value
     for (int64_t id : {base_, fast_})
       for (const MetricRow& r : store.metrics(id))
-        for (double v : r.v) values += std::isnan(v) ? 0 : 1;
+        for (const MetricValue& v : r.values) values += std::isnan(v.value) ? 0 : 1;
     QCOMPARE(lines.size() - 1, values);
     QVERIFY(lines.value(1).startsWith("uid-base,1,"));
   } else if (format == QLatin1String("json")) {

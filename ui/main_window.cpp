@@ -192,7 +192,8 @@ void MainWindow::onRunEnded(const EndEvent& end) {
   const QString status = QString::fromStdString(end.status);
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
-  if (last.mem_peak > 0) setup_->showMeasuredPeak(last.mem_peak, QString::fromStdString(controller_->runStart().device));
+  const double peak = last.metric("mem_peak");
+  if (peak > 0) setup_->showMeasuredPeak(static_cast<int64_t>(peak), QString::fromStdString(controller_->runStart().device));
   if (end.status == "failed") showFailure(QString::fromStdString(end.error));
   else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
   runs_->refresh();

@@ -12,9 +12,10 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QTabWidget;
-class RunsPanel;
 
 namespace tokamak::ui {
+
+class RunsPanel;
 
 class LivePlots;
 class RunController;

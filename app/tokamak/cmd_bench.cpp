@@ -33,14 +33,15 @@ struct RungRecorder : EventSink {
   int64_t timed_steps = 0;
   std::string status, error;
   void on_step(const StepEvent& e) override {
+    const double step_ms = e.metric("step_ms");
     if (e.step > warmup) {
-      timed_tokens += e.tok_s * e.step_ms / 1000.0;  // log_every = 1: one step per report
-      timed_seconds += e.step_ms / 1000.0;
-      if (e.mfu >= 0) mfu_sum += e.mfu;
+      timed_tokens += e.metric("tok_s") * step_ms / 1000.0;  // log_every = 1: one step per report
+      timed_seconds += step_ms / 1000.0;
+      if (e.metrics.has("mfu")) mfu_sum += e.metric("mfu");
       ++timed_steps;
     }
-    peak = std::max(peak, static_cast<double>(e.mem_peak));
-    loss = e.loss;
+    if (e.metrics.has("mem_peak")) peak = std::max(peak, e.metric("mem_peak"));
+    if (e.metrics.has("loss")) loss = e.metric("loss");
   }
   void on_end(const EndEvent& e) override { status = e.status, error = e.error; }
 };

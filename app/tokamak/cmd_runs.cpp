@@ -119,6 +119,25 @@ void compare(const RunsArgs& a) {
   std::vector<ScoreInput> inputs;
   for (int64_t id : ids) inputs.push_back(score_input(*store, id));
   std::cout << format_scoreboard_text(build_scoreboard(inputs, baseline));
+  // Then every metric any of the runs recorded, by name (the last value of each): a metric added to the
+  // trainer shows up here without an edit.
+  std::vector<std::vector<MetricSummary>> sums;
+  std::vector<std::string> keys, head = {"metric (last)"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    head.push_back(inputs[i].label);
+    sums.push_back(store->summary(ids[i]));
+    for (const MetricSummary& s : sums.back())
+      if (std::find(keys.begin(), keys.end(), s.metric) == keys.end()) keys.push_back(s.metric);
+  }
+  std::vector<std::vector<std::string>> t = {head};
+  for (const std::string& key : keys) {
+    t.push_back({key});
+    for (const auto& run : sums) {
+      auto it = std::find_if(run.begin(), run.end(), [&](const MetricSummary& s) { return s.metric == key; });
+      t.back().push_back(it == run.end() ? "-" : num("%.6g", it->last));
+    }
+  }
+  std::cout << "\n" << format_text_table(t);
 }
 
 void do_export(const RunsArgs& a) {

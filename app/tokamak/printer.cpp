@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace tokamak::cli {
 namespace {
@@ -49,21 +50,58 @@ void PrinterSink::on_start(const RunStart& e) {
           {"config", json::parse(e.config_json)}});
 }
 
+// The JSON step and eval events are flat: the axes (step, tokens, wall_s), then every metric under its
+// own key, so a metric added in the trainer reaches --json readers (the studio's child process) unedited.
+static json flat_event(const char* event, int64_t step, int64_t tokens, double wall_s, const Metrics& metrics) {
+  json j = {{"event", event}, {"step", step}, {"tokens", tokens}, {"wall_s", wall_s}};
+  for (const MetricValue& v : metrics) {
+    if (v.integer) j[v.key] = static_cast<int64_t>(std::llround(v.value));
+    else j[v.key] = v.value;
+  }
+  return j;
+}
+
+// "name value" for the metrics a person reads at a glance, in this order; any others follow as key=value.
+static std::string human_metrics(const Metrics& m) {
+  std::string line;
+  char buf[64];
+  auto put = [&](const char* label, const char* fmt, double v) {
+    std::snprintf(buf, sizeof buf, fmt, v);
+    line += std::string(" | ") + label + buf;
+  };
+  for (const MetricValue& v : m) {
+    const std::string& k = v.key;
+    if (k == "loss") put("loss ", "%.4f", v.value);
+    else if (k == "val_loss") put("val loss ", "%.4f", v.value);
+    else if (k == "lr") put("lr ", "%.2e", v.value);
+    else if (k == "grad_norm") put("norm ", "%.3f", v.value);
+    else if (k == "step_ms") put("", "%.1f ms", v.value);
+    else if (k == "tok_s") line += " | " + human_count(v.value) + " tok/s";
+    else if (k == "mfu") put("mfu ", "%.1f%%", 100 * v.value);
+    else if (k == "mem_peak") put("mem ", "%.0f MB", v.value / 1e6);
+    else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0)) continue;
+    else put((k + " ").c_str(), "%g", v.value);
+  }
+  return line;
+}
+
 void PrinterSink::on_step(const StepEvent& e) {
-  char mfu[32] = "--";
-  if (e.mfu >= 0) std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * e.mfu);
-  std::fprintf(stderr, "step %5lld/%lld | loss %.4f | lr %.2e | norm %.3f | %.1f ms | %s tok/s | mfu %s | mem %.0f MB\n",
-               static_cast<long long>(e.step), static_cast<long long>(total_steps_), e.loss, e.lr, e.grad_norm,
-               e.step_ms, human_count(e.tok_s).c_str(), mfu, static_cast<double>(e.mem_peak) / 1e6);
-  if (json_)
-    emit({{"event", "step"}, {"step", e.step}, {"tokens", e.tokens}, {"loss", e.loss}, {"lr", e.lr},
-          {"grad_norm", e.grad_norm}, {"tok_s", e.tok_s}, {"mfu", e.mfu >= 0 ? json(e.mfu) : json(nullptr)},
-          {"step_ms", e.step_ms}, {"mem_bytes", e.mem_peak}, {"wall_s", e.wall_s}});
+  std::fprintf(stderr, "step %5lld/%lld%s\n", static_cast<long long>(e.step), static_cast<long long>(total_steps_),
+               human_metrics(e.metrics).c_str());
+  if (json_) emit(flat_event("step", e.step, e.tokens, e.wall_s, e.metrics));
 }
 
 void PrinterSink::on_eval(const EvalEvent& e) {
-  std::fprintf(stderr, "step %5lld | val loss %.4f\n", static_cast<long long>(e.step), e.val_loss);
-  if (json_) emit({{"event", "eval"}, {"step", e.step}, {"tokens", e.tokens}, {"val_loss", e.val_loss}, {"wall_s", e.wall_s}});
+  std::fprintf(stderr, "step %5lld%s\n", static_cast<long long>(e.step), human_metrics(e.metrics).c_str());
+  if (json_) emit(flat_event("eval", e.step, e.tokens, e.wall_s, e.metrics));
+}
+
+void PrinterSink::on_skip(const SkipEvent& e) {
+  std::fprintf(stderr, "step %5lld skipped: %s (%lld in a row, %lld in all); the weights were not updated\n",
+               static_cast<long long>(e.step), e.reason.c_str(), static_cast<long long>(e.in_a_row),
+               static_cast<long long>(e.total));
+  if (json_)
+    emit({{"event", "skip"}, {"step", e.step}, {"reason", e.reason}, {"in_a_row", e.in_a_row}, {"total", e.total}});
 }
 
 void PrinterSink::on_sample(const SampleEvent& e) {

@@ -41,6 +41,7 @@ struct TrainConfig {
   double beta2 = 0.95;
   double eps = 1e-8;
   double grad_clip = 1.0;        // clip the global grad norm to this; 0 = off
+  int64_t max_skipped_steps = 5; // steps in a row with a non-finite loss or gradients skipped before the run fails
   int64_t seed = 1337;           // weights, data order and sampling: CPU runs repeat exactly
   int64_t log_every = 10;        // steps between metric reports (the only host syncs in the loop)
   int64_t eval_every = 100;      // steps between validation losses; 0 = only at the end

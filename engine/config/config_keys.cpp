@@ -70,6 +70,8 @@ const std::vector<Key>& registry() {
       TK_NUM_BELOW("train.beta2", train.beta2, 0, 1, "AdamW beta2"),
       TK_NUM_OPEN("train.eps", train.eps, 0, 1, "AdamW epsilon"),
       TK_NUM("train.grad_clip", train.grad_clip, 0, 1e6, "global grad-norm clip; 0 = off"),
+      TK_NUM("train.max_skipped_steps", train.max_skipped_steps, 0, kSteps,
+             "non-finite steps in a row skipped before the run fails; 0 = fail at the first"),
       TK_NUM("train.seed", train.seed, -9e18, 9e18, "seed for weights, data order and sampling"),
       TK_NUM("train.log_every", train.log_every, 1, kSteps, "steps between metric reports (host syncs)"),
       TK_NUM("train.eval_every", train.eval_every, 0, kSteps, "steps between validation losses; 0 = at the end"),

@@ -22,9 +22,9 @@ ExportFormat parse_export_format(const std::string& name) {
   throw Error("unknown export format '" + name + "'", "use --format csv, json or md");
 }
 
-static ojson metric_value(int i, double v) {
-  if (metric_infos()[i].integer) return static_cast<int64_t>(std::llround(v));
-  return v;
+static ojson metric_value(const MetricValue& v) {
+  if (v.integer) return static_cast<int64_t>(std::llround(v.value));
+  return v.value;
 }
 
 static std::string csv_field(const std::string& s) {
@@ -39,10 +39,8 @@ static void export_csv(RunStore& store, const std::vector<int64_t>& ids, std::os
   for (int64_t id : ids) {
     std::string run = csv_field(store.run(id).uid);
     for (const MetricRow& r : store.metrics(id))
-      for (int i = 0; i < kNumMetrics; ++i)
-        if (!std::isnan(r.v[i]))
-          out << run << ',' << r.step << ',' << metric_infos()[i].name << ',' << dump(metric_value(i, r.v[i]))
-              << '\n';
+      for (const MetricValue& v : r.values)
+        out << run << ',' << r.step << ',' << v.key << ',' << dump(metric_value(v)) << '\n';
   }
 }
 
@@ -90,8 +88,7 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
     for (const MetricRow& r : store.metrics(ids[n])) {
       ojson row;
       row["step"] = r.step;
-      for (int i = 0; i < kNumMetrics; ++i)
-        if (!std::isnan(r.v[i])) row[metric_infos()[i].name] = metric_value(i, r.v[i]);
+      for (const MetricValue& v : r.values) row[v.key] = metric_value(v);
       out << (first ? "\n" : ",\n") << dump(row);
       first = false;
     }
@@ -154,10 +151,10 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
   for (const ojson& m : j.value("metrics", ojson::array())) {
     MetricRow r;
     r.step = m.at("step").get<int64_t>();
-    for (auto it = m.begin(); it != m.end(); ++it) {
-      int i = metric_index(it.key());
-      if (i >= 0 && !it.value().is_null()) r.v[i] = it.value().get<double>();
-    }
+    // Every numeric field but the step is a metric: metrics added after this export format still import.
+    for (auto it = m.begin(); it != m.end(); ++it)
+      if (it.key() != "step" && it.value().is_number())
+        r.set(it.key(), it.value().get<double>(), it.value().is_number_integer());
     rows.push_back(r);
   }
   store.add_metrics(id, rows);

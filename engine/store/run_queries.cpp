@@ -120,29 +120,42 @@ std::vector<int64_t> RunStore::run_ids() {
 }
 
 std::vector<MetricRow> RunStore::metrics(int64_t run_id) {
-  std::string cols;
-  for (const auto& m : metric_infos()) cols += std::string(", ") + m.name;
-  Stmt s(*db_, ("SELECT step" + cols + " FROM metrics WHERE run_id = ? ORDER BY step").c_str());
+  // The keys once (a dozen rows), then one range read in primary-key order: step, then key id.
+  std::vector<MetricValue> keys;  // indexed by key id
+  {
+    Stmt k(*db_, "SELECT id, name, integer FROM metric_keys");
+    while (k.step()) {
+      const auto id = static_cast<size_t>(k.int64(0));
+      if (keys.size() <= id) keys.resize(id + 1);
+      keys[id] = {k.text(1), 0, k.int64(2) != 0};
+    }
+  }
+  Stmt s(*db_, "SELECT step, key_id, value FROM metric_values WHERE run_id = ? ORDER BY step, key_id");
   s.bind(1, run_id);
   std::vector<MetricRow> rows;
   while (s.step()) {
-    MetricRow r;
-    r.step = s.int64(0);
-    for (int i = 0; i < kNumMetrics; ++i)
-      r.v[i] = metric_infos()[i].integer && !s.is_null(1 + i) ? static_cast<double>(s.int64(1 + i)) : s.real(1 + i);
-    rows.push_back(r);
+    const int64_t step = s.int64(0);
+    if (rows.empty() || rows.back().step != step) rows.emplace_back().step = step;
+    MetricValue v = keys.at(static_cast<size_t>(s.int64(1)));
+    v.value = s.real(2);
+    rows.back().values.push_back(std::move(v));
   }
   return rows;
 }
 
 std::vector<MetricSummary> RunStore::summary(int64_t run_id) {
-  Stmt s(*db_, "SELECT metric, n, last_step, last, min, max FROM run_summary WHERE run_id = ?");
+  Stmt s(*db_, "SELECT metric, n, last_step, last, min, max FROM run_summary "
+               "LEFT JOIN metric_keys ON metric_keys.name = run_summary.metric WHERE run_id = ? ORDER BY metric_keys.id");
   s.bind(1, run_id);
   std::vector<MetricSummary> out;
   while (s.step()) out.push_back({s.text(0), s.int64(1), s.int64(2), s.real(3), s.real(4), s.real(5)});
-  std::sort(out.begin(), out.end(), [](const MetricSummary& a, const MetricSummary& b) {
-    return metric_index(a.metric) < metric_index(b.metric);
-  });
+  return out;
+}
+
+std::vector<std::string> RunStore::metric_keys() {
+  Stmt s(*db_, "SELECT name FROM metric_keys ORDER BY id");
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -14,21 +15,6 @@
 #include "engine/util/files.h"
 
 namespace tokamak {
-
-const std::array<MetricInfo, kNumMetrics>& metric_infos() {
-  static const std::array<MetricInfo, kNumMetrics> infos = {{
-      {"tokens", true}, {"wall_s", false}, {"train_loss", false}, {"val_loss", false},
-      {"lr", false}, {"grad_norm", false}, {"tok_s", false}, {"mfu", false}, {"step_ms", false},
-      {"mem_allocated", true}, {"mem_reserved", true}, {"mem_peak", true},
-  }};
-  return infos;
-}
-
-int metric_index(const std::string& name) {
-  for (int i = 0; i < kNumMetrics; ++i)
-    if (name == metric_infos()[i].name) return i;
-  return -1;
-}
 
 double now_seconds() {
   using namespace std::chrono;
@@ -42,12 +28,6 @@ std::string this_host() {
 }
 
 std::string default_db_path() { return data_dir() + "/runs.db"; }
-
-static std::string metric_columns() {
-  std::string cols;
-  for (const auto& m : metric_infos()) cols += std::string(", ") + m.name;
-  return cols;
-}
 
 RunStore::RunStore(const std::string& path, Mode mode, StoreOptions options)
     : path_(path.empty() ? default_db_path() : path), options_(options) {
@@ -143,7 +123,7 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   if (id == 0) return db_->last_insert_id();
   // A resume restarts from its checkpoint's step: rows logged after it belong to the lost attempt and the
   // resumed run writes them again, so the history stays one line without duplicates.
-  for (const char* table : {"metrics", "samples"}) {
+  for (const char* table : {"metric_values", "samples"}) {
     Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?").c_str());
     d.bind(1, id).bind(2, st.start_step).run();
   }
@@ -152,7 +132,8 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
 }
 
 double RunStore::wall_offset(int64_t run_id) {
-  Stmt s(*db_, "SELECT max(wall_s) FROM metrics WHERE run_id = ?");
+  Stmt s(*db_, "SELECT max(value) FROM metric_values WHERE run_id = ? "
+               "AND key_id = (SELECT id FROM metric_keys WHERE name = 'wall_s')");
   s.bind(1, run_id);
   return s.step() && !s.is_null(0) ? s.real(0) : 0.0;
 }
@@ -160,12 +141,14 @@ double RunStore::wall_offset(int64_t run_id) {
 // Folds a batch of rows into run_summary: one upsert per metric per batch, not one per value.
 static void fold_summary(Db& db, int64_t run_id, const std::vector<MetricRow>& rows) {
   struct Fold { int64_t n = 0, last_step = 0; double last = 0, min = 0, max = 0; };
-  std::array<Fold, kNumMetrics> fold;
+  std::vector<std::pair<std::string, Fold>> fold;  // a dozen keys: a linear search beats a map
   for (const MetricRow& r : rows) {
-    for (int i = 0; i < kNumMetrics; ++i) {
-      double v = r.v[i];
+    for (const MetricValue& mv : r.values) {
+      const double v = mv.value;
       if (std::isnan(v)) continue;
-      Fold& f = fold[i];
+      auto it = std::find_if(fold.begin(), fold.end(), [&](const auto& f) { return f.first == mv.key; });
+      if (it == fold.end()) it = fold.insert(fold.end(), {mv.key, Fold{}});
+      Fold& f = it->second;
       if (f.n == 0 || r.step >= f.last_step) f.last_step = r.step, f.last = v;
       f.min = f.n == 0 ? v : std::min(f.min, v);
       f.max = f.n == 0 ? v : std::max(f.max, v);
@@ -177,34 +160,35 @@ static void fold_summary(Db& db, int64_t run_id, const std::vector<MetricRow>& r
                "last = CASE WHEN excluded.last_step >= last_step THEN excluded.last ELSE last END, "
                "last_step = max(last_step, excluded.last_step), "
                "min = min(min, excluded.min), max = max(max, excluded.max)");
-  for (int i = 0; i < kNumMetrics; ++i) {
-    const Fold& f = fold[i];
-    if (f.n == 0) continue;
-    sum.bind(1, run_id).bind(2, std::string(metric_infos()[i].name)).bind(3, f.n).bind(4, f.last_step);
+  for (const auto& [key, f] : fold) {
+    sum.bind(1, run_id).bind(2, key).bind(3, f.n).bind(4, f.last_step);
     sum.bind(5, f.last).bind(6, f.min).bind(7, f.max).run();
   }
 }
 
+// The id of a metric key, added on first use. Not cached across calls: a rolled-back transaction would
+// leave a cached id pointing nowhere.
+static int64_t key_id(Db& db, const MetricValue& v) {
+  Stmt find(db, "SELECT id FROM metric_keys WHERE name = ?");
+  find.bind(1, v.key);
+  if (find.step()) return find.int64(0);
+  Stmt add(db, "INSERT INTO metric_keys (name, integer) VALUES (?, ?)");
+  add.bind(1, v.key).bind(2, int64_t{v.integer}).run();
+  return db.last_insert_id();
+}
+
 void RunStore::add_metrics(int64_t run_id, const std::vector<MetricRow>& rows) {
   if (rows.empty()) return;
-  std::string sql = "INSERT INTO metrics (run_id, step" + metric_columns() + ") VALUES (?, ?";
-  std::string update;
-  for (const auto& m : metric_infos()) {
-    sql += ", ?";
-    update += std::string(update.empty() ? "" : ", ") + m.name + " = coalesce(excluded." + m.name + ", " + m.name + ")";
-  }
-  sql += ") ON CONFLICT (run_id, step) DO UPDATE SET " + update;
-  Stmt ins(*db_, sql.c_str());
+  std::vector<std::pair<std::string, int64_t>> ids;
+  Stmt ins(*db_, "INSERT INTO metric_values (run_id, step, key_id, value) VALUES (?, ?, ?, ?) "
+                 "ON CONFLICT (run_id, step, key_id) DO UPDATE SET value = excluded.value");
   for (const MetricRow& r : rows) {
-    ins.bind(1, run_id).bind(2, r.step);
-    for (int i = 0; i < kNumMetrics; ++i) {
-      double v = r.v[i];
-      if (metric_infos()[i].integer && !std::isnan(v))
-        ins.bind(3 + i, static_cast<int64_t>(std::llround(v)));
-      else
-        ins.bind(3 + i, v);
+    for (const MetricValue& v : r.values) {
+      if (std::isnan(v.value)) continue;
+      auto it = std::find_if(ids.begin(), ids.end(), [&](const auto& k) { return k.first == v.key; });
+      if (it == ids.end()) it = ids.insert(ids.end(), {v.key, key_id(*db_, v)});
+      ins.bind(1, run_id).bind(2, r.step).bind(3, it->second).bind(4, v.value).run();
     }
-    ins.run();
   }
   fold_summary(*db_, run_id, rows);
 }
@@ -245,7 +229,7 @@ void RunStore::set_tags(int64_t run_id, const std::string& tags_json, const std:
 }
 
 void RunStore::delete_run(int64_t run_id) {
-  for (const char* table : {"metrics", "run_summary", "samples", "checkpoints"}) {
+  for (const char* table : {"metric_values", "run_summary", "samples", "checkpoints"}) {
     Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ?").c_str());
     d.bind(1, run_id).run();
   }

@@ -2,13 +2,12 @@
 // checkpoints) so runs can be listed, compared and exported while other runs are still writing. Opening it
 // applies pending migrations and marks runs whose process died as `crashed`.
 //
-// Metrics are wide rows, one per logged step (see metric_infos()): every step reports the same dozen
-// numbers, so one row keyed by (run_id, step) is a twelfth of the rows a long (run, step, metric, value)
-// table needs, a run's history is one clustered range read, and an eval result merges into its step's row.
-// NaN (NULL in SQL) means "not reported at this step". Per-metric last/min/max live in run_summary and are
-// updated with every write, so listing runs never reads the metrics table.
+// Metrics are named values (engine/metrics/metrics.h), stored long: one row per (run, step, key) in
+// metric_values, the key's name and kind in metric_keys (schema version 3; versions 1 and 2 had one column
+// per metric, which made every new metric a migration). A run's history is still one clustered range read
+// (the primary key starts with run_id, step). Per-metric last/min/max live in run_summary and are updated with
+// every write, so listing runs never reads the metrics table.
 #pragma once
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -22,23 +21,26 @@ namespace tokamak {
 
 class Db;
 
-enum class Metric {
-  tokens, wall_s, train_loss, val_loss, lr, grad_norm, tok_s, mfu, step_ms, mem_allocated, mem_reserved, mem_peak
-};
-constexpr int kNumMetrics = 12;
-struct MetricInfo {
-  const char* name;  // the column name, also the metric name in exports
-  bool integer;      // stored and exported as an integer
-};
-const std::array<MetricInfo, kNumMetrics>& metric_infos();
-int metric_index(const std::string& name);  // -1 when unknown
-
+// One step of a run as the store holds it: every value recorded at that step, in key order (the order
+// the keys were first recorded; the metrics of version 2 come first, in their old column order).
 struct MetricRow {
   int64_t step = 0;
-  std::array<double, kNumMetrics> v;
-  MetricRow() { v.fill(std::numeric_limits<double>::quiet_NaN()); }
-  double& operator[](Metric m) { return v[static_cast<int>(m)]; }
-  double operator[](Metric m) const { return v[static_cast<int>(m)]; }
+  std::vector<MetricValue> values;
+  // NaN when the key was not recorded at this step.
+  double operator[](const std::string& key) const {
+    for (const MetricValue& v : values)
+      if (v.key == key) return v.value;
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  // Sets (or adds) a value; NaN means "not recorded" and is skipped when written.
+  void set(const std::string& key, double value, bool integer = false) {
+    for (MetricValue& v : values)
+      if (v.key == key) {
+        v.value = value, v.integer = v.integer || integer;
+        return;
+      }
+    values.push_back({key, value, integer});
+  }
 };
 
 struct MetricSummary {
@@ -116,6 +118,7 @@ class RunStore {
   // Wall seconds already on the clock of a resumed run, to add to the trainer's per-resume wall_s.
   double wall_offset(int64_t run_id);
   // Upserts the rows (reported values overwrite, NaN leaves a value alone) and folds them into run_summary.
+  // A key seen for the first time is added to metric_keys (integer from its first value).
   void add_metrics(int64_t run_id, const std::vector<MetricRow>& rows);
   void add_sample(int64_t run_id, const SampleRow& s);
   void add_checkpoint(int64_t run_id, const CheckpointRow& c);
@@ -134,7 +137,9 @@ class RunStore {
   int64_t resolve(const std::string& id_or_uid);
   std::vector<int64_t> run_ids();
   std::vector<MetricRow> metrics(int64_t run_id);
-  std::vector<MetricSummary> summary(int64_t run_id);
+  std::vector<MetricSummary> summary(int64_t run_id);  // in key order
+  // Every metric key any run recorded, in key order.
+  std::vector<std::string> metric_keys();
   std::vector<SampleRow> samples(int64_t run_id);
   std::vector<CheckpointRow> checkpoints(int64_t run_id);
 
@@ -152,7 +157,7 @@ class RunStore {
 };
 
 // --- store_schema.cpp ---
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
 // The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
 const char* schema_v1_sql();

@@ -84,8 +84,8 @@ ScoreInput score_input(RunStore& store, int64_t run_id) {
   in.setup = run.model + " " + run.device + (run.world_size > 1 ? " ×" + std::to_string(run.world_size) : "");
   in.config_json = run.config_json;
   for (const MetricRow& r : store.metrics(run_id)) {
-    if (!std::isnan(r[Metric::tok_s])) in.tok_s.push_back(r[Metric::tok_s]);
-    if (!std::isnan(r[Metric::mfu])) in.mfu.push_back(r[Metric::mfu]);
+    if (!std::isnan(r["tok_s"])) in.tok_s.push_back(r["tok_s"]);
+    if (!std::isnan(r["mfu"])) in.mfu.push_back(r["mfu"]);
   }
   for (const MetricSummary& s : store.summary(run_id)) {
     if (s.metric == "mem_peak") in.peak_mem = s.max;

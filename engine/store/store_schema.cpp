@@ -80,6 +80,36 @@ CREATE TABLE run_summary (
 ) WITHOUT ROWID;
 )SQL";
 
+// The metric columns of versions 1 and 2, in column order. Version 3 gives them key ids 1..12 in this
+// order, so a step's values come out of the long table in the order the wide row had them and exports of
+// these metrics stay byte-identical.
+struct LegacyMetric {
+  const char* name;
+  bool integer;
+};
+static const LegacyMetric kLegacyMetrics[] = {
+    {"tokens", true}, {"wall_s", false}, {"train_loss", false}, {"val_loss", false},
+    {"lr", false}, {"grad_norm", false}, {"tok_s", false}, {"mfu", false}, {"step_ms", false},
+    {"mem_allocated", true}, {"mem_reserved", true}, {"mem_peak", true},
+};
+
+// Version 3: metrics as named values, one row per (run, step, key). Values are REAL (an integer metric's
+// values are whole numbers below 2^53, exact in a double; metric_keys.integer says how to print them).
+static const char* kSchemaV3 = R"SQL(
+CREATE TABLE metric_keys (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  integer INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE metric_values (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  key_id INTEGER NOT NULL REFERENCES metric_keys(id),
+  value REAL NOT NULL,
+  PRIMARY KEY (run_id, step, key_id)
+) WITHOUT ROWID;
+)SQL";
+
 const char* schema_v1_sql() { return kSchemaV1; }
 
 static void migrate_to_2(Db& db) {
@@ -89,7 +119,7 @@ static void migrate_to_2(Db& db) {
   Stmt s(db, "SELECT id FROM runs");
   while (s.step()) ids.push_back(s.int64(0));
   for (int64_t id : ids) {
-    for (const auto& m : metric_infos()) {
+    for (const auto& m : kLegacyMetrics) {
       std::string col = m.name;
       db.exec("INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) "
               "SELECT " + std::to_string(id) + ", '" + col + "', count(" + col + "), max(step), "
@@ -99,6 +129,21 @@ static void migrate_to_2(Db& db) {
               "GROUP BY run_id");
     }
   }
+}
+
+// Every non-NULL value of the wide table becomes a row; the table is then dropped. run_summary is keyed by
+// metric name already and stays as it is.
+static void migrate_to_3(Db& db) {
+  db.exec(kSchemaV3);
+  int64_t id = 0;
+  for (const auto& m : kLegacyMetrics) {
+    ++id;
+    Stmt k(db, "INSERT INTO metric_keys (id, name, integer) VALUES (?, ?, ?)");
+    k.bind(1, id).bind(2, std::string(m.name)).bind(3, int64_t{m.integer}).run();
+    db.exec(std::string("INSERT INTO metric_values (run_id, step, key_id, value) SELECT run_id, step, ") +
+            std::to_string(id) + ", " + m.name + " FROM metrics WHERE " + m.name + " IS NOT NULL");
+  }
+  db.exec("DROP TABLE metrics");
 }
 
 void prepare_schema(Db& db) {
@@ -126,6 +171,7 @@ void prepare_schema(Db& db) {
     int64_t v = db.query_int("PRAGMA user_version");
     if (v < 1) db.exec(kSchemaV1);
     if (v < 2) migrate_to_2(db);
+    if (v < 3) migrate_to_3(db);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

@@ -116,6 +116,15 @@ void StoreSink::writer_loop() {
   }
 }
 
+// A step's axes and every metric it carries, whatever their names. The one rename: the step's loss is
+// "loss" on the wire (--json) and was the column train_loss before metrics had names; the store keeps
+// that name so old and new runs, and their exports, agree.
+static void add_values(MetricRow& r, int64_t tokens, double wall_s, const Metrics& metrics) {
+  r.set("tokens", static_cast<double>(tokens), true);
+  r.set("wall_s", wall_s);
+  for (const MetricValue& v : metrics) r.set(v.key == "loss" ? "train_loss" : v.key, v.value, v.integer);
+}
+
 void StoreSink::commit(const std::vector<Item>& batch, bool closing) {
   if (batch.empty() && !state_.running) return;
   const double now = now_seconds();
@@ -144,23 +153,9 @@ void StoreSink::commit(const std::vector<Item>& batch, bool closing) {
       } else if (state_.id == 0) {
         continue;  // events before any start have no run to go to
       } else if (auto* s = std::get_if<StepEvent>(&item)) {
-        MetricRow& r = row(s->step);
-        r[Metric::tokens] = static_cast<double>(s->tokens);
-        r[Metric::wall_s] = s->wall_s + state_.wall_offset;
-        r[Metric::train_loss] = s->loss;
-        r[Metric::lr] = s->lr;
-        r[Metric::grad_norm] = s->grad_norm;
-        r[Metric::tok_s] = s->tok_s;
-        if (s->mfu >= 0) r[Metric::mfu] = s->mfu;
-        r[Metric::step_ms] = s->step_ms;
-        r[Metric::mem_allocated] = static_cast<double>(s->mem_allocated);
-        r[Metric::mem_reserved] = static_cast<double>(s->mem_reserved);
-        r[Metric::mem_peak] = static_cast<double>(s->mem_peak);
+        add_values(row(s->step), s->tokens, s->wall_s + state_.wall_offset, s->metrics);
       } else if (auto* e = std::get_if<EvalEvent>(&item)) {
-        MetricRow& r = row(e->step);
-        r[Metric::tokens] = static_cast<double>(e->tokens);
-        r[Metric::wall_s] = e->wall_s + state_.wall_offset;
-        r[Metric::val_loss] = e->val_loss;
+        add_values(row(e->step), e->tokens, e->wall_s + state_.wall_offset, e->metrics);
       } else if (auto* sm = std::get_if<SampleEvent>(&item)) {
         store_.add_sample(state_.id, {sm->step, sm->prompt, sm->text, now});
       } else if (auto* c = std::get_if<CheckpointEvent>(&item)) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/metrics/metrics.h"
+
 namespace tokamak {
 
 struct RunStart {
@@ -25,26 +27,33 @@ struct RunStart {
   int64_t tokens_per_step = 0;
 };
 
+// One report step. step, tokens and wall_s are the axes every metric is plotted against; everything measured
+// is a named value in `metrics` (engine/metrics/metrics.h): "loss", "lr", "grad_norm", "tok_s", "step_ms",
+// "mfu" (only where the device's peak is known), "mem_allocated", "mem_reserved", "mem_peak", "skipped_steps"…
 struct StepEvent {
-  int64_t step = 0;           // 1-based: the number of optimizer steps done
+  int64_t step = 0;           // 1-based: the number of optimizer steps done (skipped ones included)
   int64_t tokens = 0;         // tokens trained on so far (all ranks)
   double wall_s = 0;          // seconds since the run (or resume) started
-  double loss = 0;            // mean train loss of this step
-  double lr = 0;
-  double grad_norm = 0;       // before clipping
-  double tok_s = 0;           // over the steps since the last report
-  double mfu = -1;            // fraction of the device's peak; -1 when the peak is unknown (CPU)
-  double step_ms = 0;         // mean step time since the last report
-  int64_t mem_allocated = 0;  // bytes; CUDA only, 0 on CPU
-  int64_t mem_reserved = 0;
-  int64_t mem_peak = 0;
+  Metrics metrics;
+  double metric(const std::string& key) const { return metrics.get(key); }  // NaN when not reported
 };
 
+// An evaluation: "val_loss" in metrics.
 struct EvalEvent {
   int64_t step = 0;
   int64_t tokens = 0;
   double wall_s = 0;
-  double val_loss = 0;
+  Metrics metrics;
+  double metric(const std::string& key) const { return metrics.get(key); }
+};
+
+// A step whose loss or gradients were not finite: the weights were left as they were. The run fails after
+// train.max_skipped_steps of them in a row.
+struct SkipEvent {
+  int64_t step = 0;           // the step that was skipped (1-based)
+  std::string reason;         // "loss is nan", "gradients are inf", ...
+  int64_t in_a_row = 0;       // consecutive skipped steps, this one included
+  int64_t total = 0;          // skipped steps in this run (or resume) so far
 };
 
 struct SampleEvent {
@@ -84,6 +93,7 @@ class EventSink {
   virtual void on_start(const RunStart&) {}
   virtual void on_step(const StepEvent&) {}
   virtual void on_eval(const EvalEvent&) {}
+  virtual void on_skip(const SkipEvent&) {}
   virtual void on_sample(const SampleEvent&) {}
   virtual void on_checkpoint(const CheckpointEvent&) {}
   virtual void on_end(const EndEvent&) {}

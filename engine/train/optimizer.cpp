@@ -73,6 +73,8 @@ void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
   at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps, lr, options_.beta1,
                     options_.beta2, g.weight_decay, options_.eps, /*amsgrad=*/false, /*maximize=*/false,
                     /*grad_scale=*/std::nullopt, inf);
+  // A skipped update must not advance the bias correction either (as PyTorch's _fused_adamw does).
+  if (inf) at::_foreach_sub_(g.steps, std::vector<at::Tensor>(g.steps.size(), *inf));
 }
 
 void AdamW::save(torch::serialize::OutputArchive& archive) const {

@@ -21,6 +21,8 @@
 #include "engine/generate/sampler.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/metrics/flops.h"
+#include "engine/metrics/step_meter.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
 #include "engine/train/optimizer.h"
@@ -38,6 +40,8 @@ std::string new_run_uid() {
   std::random_device rd;
   return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());
 }
+
+std::string non_finite_name(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
 
 // Data parallel on CUDA: rank r of a machine takes GPU local_rank, modulo the GPUs it sees (srun
 // --gpus-per-task=1 shows each rank only its own GPU, as cuda:0).
@@ -74,6 +78,7 @@ class Run {
   void sample(int64_t step);
   bool wait_while_paused();
   bool stop_agreed();
+  void count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason);
 
   Config c_;
   DistEnv dist_;
@@ -91,6 +96,7 @@ class Run {
   std::unique_ptr<AdamW> optimizer_;
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
+  int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   Clock::time_point started_;
 };
 
@@ -220,6 +226,16 @@ bool Run::stop_agreed() {
   return group_ ? group_->any(mine) : mine;
 }
 
+// A step with a non-finite loss or gradients left the weights alone; too many in a row end the run.
+void Run::count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason) {
+  if (total > skipped_) sink_.on_skip({step, reason, in_a_row, total});
+  skipped_ = total, skipped_in_a_row_ = in_a_row;
+  if (in_a_row > c_.train.max_skipped_steps)
+    throw Error(std::to_string(in_a_row) + " steps in a row up to step " + std::to_string(step) + " were skipped (" +
+                    reason + "); the weights are those of step " + std::to_string(step - in_a_row),
+                "lower train.lr, use opt.precision=fp32, or raise train.max_skipped_steps");
+}
+
 EndEvent Run::execute() {
   EndEvent end;
   started_ = Clock::now();
@@ -229,9 +245,11 @@ EndEvent Run::execute() {
   const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
-  auto window_start = Clock::now();
-  int64_t window_steps = 0, step = start_step_;
-  double window_excluded = 0;  // seconds of evaluation, sampling and checkpointing, kept out of tok/s
+  StepMeter meter;
+  // Without a host sync per step, skipped steps are counted on the device and read at report steps.
+  const auto counter = at::TensorOptions().device(device_).dtype(at::kFloat);
+  at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
+  int64_t step = start_step_;
   end.status = "finished";
 
   try {
@@ -251,35 +269,56 @@ EndEvent Run::execute() {
         group_->all_reduce_sum(out.loss).wait();
         out.loss.div_(static_cast<double>(dist_.world_size));
       }
+      if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
       at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
-      at::Tensor found_inf = (~at::isfinite(out.loss)).to(at::kFloat);
-      if (check_every_step && !std::isfinite(out.loss.item<double>()))
-        throw Error("loss became " + std::to_string(out.loss.item<double>()) + " at step " + std::to_string(step + 1) +
-                        "; the weights were not updated",
-                    "lower train.lr or use opt.precision=fp32");
-      optimizer_->step(lr, check_every_step ? at::Tensor() : found_inf);
-      ++step, ++window_steps;
+      // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
+      at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
+      std::string skip_reason;
+      if (check_every_step) {
+        if (bad.item<float>() == 0) {
+          skipped_in_a_row_ = 0;
+          optimizer_->step(lr);
+        } else {
+          const double loss = out.loss.item<double>();
+          skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
+                                            : "loss is " + non_finite_name(loss);
+        }
+      } else {
+        optimizer_->step(lr, bad);
+        skipped_dev.add_(bad);
+        in_a_row_dev.add_(bad).mul_(bad);
+      }
+      ++step;
+      meter.step();
       tokens_ += tokens_per;
+      if (!skip_reason.empty()) count_skipped(step, skipped_in_a_row_ + 1, skipped_ + 1, skip_reason);
 
       const bool last = step == steps;
       const bool report = step % c_.train.log_every == 0 || last || step == start_step_ + 1;
       if (report) {
-        StepEvent e;
-        e.loss = out.loss.item<double>();  // the host sync of this report
-        if (!std::isfinite(e.loss))
-          throw Error("loss became non-finite by step " + std::to_string(step) + "; those updates were skipped",
-                      "lower train.lr or use opt.precision=fp32");
+        if (!check_every_step)  // the host sync of this report
+          count_skipped(step, static_cast<int64_t>(in_a_row_dev.item<float>()),
+                        static_cast<int64_t>(skipped_dev.item<float>()), "non-finite loss or gradients");
         synchronize(device_);
-        const double seconds = std::chrono::duration<double>(Clock::now() - window_start).count() - window_excluded;
-        e.step = step, e.tokens = tokens_, e.lr = lr, e.grad_norm = norm.item<double>();
+        const StepMeter::Window window = meter.close();
+        // Every metric of a step is named here, once; sinks pass them on without knowing them.
+        StepEvent e;
+        e.step = step, e.tokens = tokens_;
         e.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
-        e.tok_s = static_cast<double>(window_steps * tokens_per) / seconds;
-        e.step_ms = 1000.0 * seconds / static_cast<double>(window_steps);
-        e.mfu = peak > 0 ? e.tok_s * fpt / (peak * c_.dist.gpus) : -1;  // tok_s is every rank's: per GPU
-        MemoryUse mem = memory_use(device_);
-        e.mem_allocated = mem.allocated, e.mem_reserved = mem.reserved, e.mem_peak = mem.peak;
+        const double tok_s = static_cast<double>(window.steps * tokens_per) / window.seconds;
+        e.metrics.add("loss", out.loss.item<double>());  // left out when this step was skipped (not finite)
+        e.metrics.add("lr", lr);
+        e.metrics.add("grad_norm", norm.item<double>());
+        e.metrics.add("step_ms", 1000.0 * window.seconds / static_cast<double>(window.steps));
+        e.metrics.add("tok_s", tok_s);
+        const double mfu = peak > 0 ? tok_s * fpt / (peak * c_.dist.gpus) : -1;  // tok_s is every rank's: per GPU
+        if (mfu >= 0) e.metrics.add("mfu", mfu);
+        const MemoryUse mem = memory_use(device_);
+        e.metrics.add_count("mem_allocated", mem.allocated);
+        e.metrics.add_count("mem_reserved", mem.reserved);
+        e.metrics.add_count("mem_peak", mem.peak);
+        e.metrics.add_count("skipped_steps", skipped_);
         sink_.on_step(e);
-        window_start = Clock::now(), window_steps = 0, window_excluded = 0;
       }
       const auto io_start = Clock::now();
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
@@ -287,11 +326,13 @@ EndEvent Run::execute() {
         double val = evaluate(*model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches,
                               precision_, device_);
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
-        sink_.on_eval({step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), val});
+        EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
+        e.metrics.add("val_loss", val);
+        sink_.on_eval(e);
       }
       if (main_ && c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
       if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && !last) checkpoint(step);
-      window_excluded += std::chrono::duration<double>(Clock::now() - io_start).count();
+      meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;
@@ -301,9 +342,14 @@ EndEvent Run::execute() {
   } catch (const std::exception& e) {
     end.status = "failed";
     end.error = torch_error_text(e);  // one line, never LibTorch's backtrace
-    // The weights are those of the last good step (a non-finite loss never reaches the optimizer): keep them.
+    // Skipped steps never reached the weights: the last good step is the one before them, and its
+    // checkpoint carries that step and its token count.
     try {
-      if (step > start_step_) checkpoint(step);
+      if (!check_every_step) skipped_in_a_row_ = static_cast<int64_t>(in_a_row_dev.item<float>());
+      const int64_t good = step - skipped_in_a_row_, tokens_then = tokens_;
+      tokens_ -= skipped_in_a_row_ * tokens_per;
+      if (good > start_step_) checkpoint(good);
+      tokens_ = tokens_then;
     } catch (const std::exception&) {
     }
   }
@@ -316,10 +362,6 @@ EndEvent Run::execute() {
 }
 
 }  // namespace
-
-double flops_per_token(int64_t n, int64_t n_layer, int64_t n_embd, int64_t context) {
-  return 6.0 * static_cast<double>(n) + 12.0 * n_layer * n_embd * static_cast<double>(context);
-}
 
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
   if (config.dist.gpus > 1)

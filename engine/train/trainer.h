@@ -2,6 +2,8 @@
 // EventSink. Runs on any thread; stop and pause are flags it polls every step.
 #pragma once
 #include <atomic>
+#include <functional>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/train/events.h"
@@ -10,9 +12,18 @@ namespace tokamak {
 
 struct DistEnv;
 
+}  // namespace tokamak
+namespace at {
+class Tensor;
+}
+namespace tokamak {
+
 struct TrainControl {
   std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
   std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
+  // For tests and tools: called after each step's backward, before the skip decision, with the step number
+  // (1-based) and the model's parameters (gradients in .grad()). Tests poison a gradient here.
+  std::function<void(int64_t step, const std::vector<at::Tensor>& params)> gradient_hook;
 };
 
 // Config problems throw tokamak::Error before any work. Once the run has started, every failure is
@@ -26,9 +37,6 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nu
 // not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist);
 
-// FLOPs per token of one training step (forward + backward): 6·N + 12·L·C·T, N without position embeddings.
-double flops_per_token(int64_t n_flop_params, int64_t n_layer, int64_t n_embd, int64_t context);
-
 // Sends every event to several sinks, in order.
 class FanOutSink : public EventSink {
  public:
@@ -36,6 +44,7 @@ class FanOutSink : public EventSink {
   void on_start(const RunStart& e) override { for (auto* s : sinks_) s->on_start(e); }
   void on_step(const StepEvent& e) override { for (auto* s : sinks_) s->on_step(e); }
   void on_eval(const EvalEvent& e) override { for (auto* s : sinks_) s->on_eval(e); }
+  void on_skip(const SkipEvent& e) override { for (auto* s : sinks_) s->on_skip(e); }
   void on_sample(const SampleEvent& e) override { for (auto* s : sinks_) s->on_sample(e); }
   void on_checkpoint(const CheckpointEvent& e) override { for (auto* s : sinks_) s->on_checkpoint(e); }
   void on_end(const EndEvent& e) override { for (auto* s : sinks_) s->on_end(e); }

@@ -1,12 +1,12 @@
 // Run store benchmark: fills a database with RUNS runs of ROWS metric rows each (every metric reported,
-// an eval every 10th row), then times `runs list` (RunStore::list_runs, what the CLI and the studio call)
-// and the StoreSink's cost per event on the trainer's thread and on its writer thread.
+// an eval every 10th row), then times `runs list` (RunStore::list_runs, what the CLI and the studio call),
+// reading one run's curves (RunStore::metrics, what `runs show`, compare and export read), and the
+// StoreSink's cost per event on the trainer's thread and on its writer thread.
 // Usage: store_bench DB [RUNS=1000] [ROWS=1000]   (built and run by store_bench.sh)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -35,11 +35,14 @@ static void fill(RunStore& store, int runs, int rows_per_run) {
       st.total_steps = rows_per_run;
       int64_t id = store.begin_run(st, now_seconds(), 1);
       std::vector<MetricRow> rows(static_cast<size_t>(rows_per_run));
+      // The twelve metrics a training step records today (tokens and wall_s are stored as metrics too).
+      static const char* keys[] = {"tokens", "wall_s", "train_loss", "val_loss", "lr", "grad_norm",
+                                   "tok_s", "mfu", "step_ms", "mem_allocated", "mem_reserved", "mem_peak"};
       for (int i = 0; i < rows_per_run; ++i) {
         MetricRow& m = rows[static_cast<size_t>(i)];
         m.step = i + 1;
-        for (int k = 0; k < kNumMetrics; ++k) m.v[k] = 1000.0 * k + i + r * 1e-3;
-        if (i % 10 != 9) m[Metric::val_loss] = std::numeric_limits<double>::quiet_NaN();
+        for (int k = 0; k < 12; ++k)
+          if (k != 3 || i % 10 == 9) m.set(keys[k], 1000.0 * k + i + r * 1e-3);
       }
       store.add_metrics(id, rows);
       store.end_run(id, "finished", "", now_seconds());
@@ -64,8 +67,8 @@ int main(int argc, char** argv) {
         std::printf("fill: %d runs x %d rows = %lld metric rows in %.1f s\n", runs, rows,
                     static_cast<long long>(runs) * rows, since(t));
       }
-      std::printf("metric rows in the database: %lld\n",
-                  static_cast<long long>(store.db().query_int("SELECT count(*) FROM metrics")));
+      std::printf("metric values in the database: %lld\n",
+                  static_cast<long long>(store.db().query_int("SELECT count(*) FROM metric_values")));
     }
     // Cold: a fresh connection's first listing (schema read, page cache empty in this process).
     auto t = clk::now();
@@ -82,6 +85,19 @@ int main(int argc, char** argv) {
     std::printf("list_runs (%zu runs): open + first list %.1f ms, then median %.1f ms (min %.1f, max %.1f)\n", n,
                 cold * 1e3, warm[warm.size() / 2] * 1e3, warm.front() * 1e3, warm.back() * 1e3);
 
+    // One run's curves: every value of a run from the middle of the file.
+    const int64_t middle = store.list_runs()[n / 2].run.id;
+    std::vector<double> curves;
+    size_t steps = 0;
+    for (int i = 0; i < 20; ++i) {
+      t = clk::now();
+      steps = store.metrics(middle).size();
+      curves.push_back(since(t));
+    }
+    std::sort(curves.begin(), curves.end());
+    std::printf("metrics(one run) (%zu steps): median %.2f ms (min %.2f, max %.2f)\n", steps,
+                curves[curves.size() / 2] * 1e3, curves.front() * 1e3, curves.back() * 1e3);
+
     // The sink: what the trainer's thread pays per event, and what the writer thread then spends.
     std::string sink_path = path + ".sink.db";
     std::remove(sink_path.c_str());
@@ -91,7 +107,7 @@ int main(int argc, char** argv) {
     st.run_uid = "sink-bench";
     sink.on_start(st);
     StepEvent e;
-    e.loss = 3.0, e.tok_s = 1e5, e.lr = 6e-4, e.mfu = 0.4;
+    e.metrics.add("loss", 3.0), e.metrics.add("tok_s", 1e5), e.metrics.add("lr", 6e-4), e.metrics.add("mfu", 0.4);
     t = clk::now();
     for (int i = 1; i <= events; ++i) {
       e.step = i;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run store benchmark: 1,000 runs x 1,000 metric rows (1,000,000 rows), `runs list` latency, and the
-# recording cost per event. Usage: experiments/bench/store_bench.sh [DB] [RUNS] [ROWS] [TOKAMAK_BIN]
+# Run store benchmark: 1,000 runs x 1,000 logged steps (1,000,000 steps of twelve metrics: 11.1M stored
+# values in schema 3), `runs list` latency, reading one run's curves, and the recording cost per event.
+# Usage: experiments/bench/store_bench.sh [DB] [RUNS] [ROWS] [TOKAMAK_BIN]
 # The program is compiled here from the store's sources alone (SQLite, no LibTorch). The database is kept
 # (filled once), so a second call times listing only; when the tokamak CLI is given (or found in build/),
 # `tokamak runs list` is timed as a whole process too (which includes loading LibTorch's libraries).

@@ -8,7 +8,9 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSlider>
+#include <QSignalBlocker>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/plots/metric_plot.h"
 
@@ -32,6 +34,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   smoothing_->setValue(60);
   smoothing_->setMaximumWidth(160);
   smoothing_->setToolTip(tr("Exponential moving average drawn over the raw curve (0 = off); the raw curve stays, lighter"));
+  picker_ = new QComboBox;
+  picker_->setObjectName("metricPicker");
+  picker_->setToolTip(tr("Any metric the run reports, drawn in the last plot"));
+  picker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   auto* follow = new QPushButton(tr("Follow data"));
   follow->setToolTip(tr("Wheel zooms, drag pans; this (or a double click on a plot) returns to the full range"));
 
@@ -42,6 +48,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   controls->addWidget(new QLabel(tr("Smoothing")));
   controls->addWidget(smoothing_);
   controls->addWidget(follow);
+  controls->addWidget(new QLabel(tr("Plot")));
+  controls->addWidget(picker_);
   controls->addStretch(1);
 
   auto* grid = new QGridLayout;
@@ -52,16 +60,22 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   memory_ = add(tr("Memory"), tr("MB"));
   lr_ = add(tr("Learning rate"), QString());
   gradNorm_ = add(tr("Grad norm"), tr("before clipping"));
+  picked_ = add(tr("Metric"), QString());
   for (int i = 0; i < plots_.size(); ++i) grid->addWidget(plots_[i], i / 3, i % 3);
   train_ = loss_->addSeries(tr("train"), kBlue);
   val_ = loss_->addSeries(tr("val"), kOrange);
-  tokS_ = speed_->addSeries(tr("tok/s"), kGreen);
-  mfuS_ = mfu_->addSeries(tr("MFU"), kPurple);
-  alloc_ = memory_->addSeries(tr("allocated"), kBlue);
-  reserved_ = memory_->addSeries(tr("reserved"), kGreen);
-  peak_ = memory_->addSeries(tr("peak"), kRed);
-  lrS_ = lr_->addSeries(tr("lr"), kBlue);
-  normS_ = gradNorm_->addSeries(tr("grad norm"), kRed);
+  pickedS_ = picked_->addSeries(QString(), kBlue);
+  routes_ = {
+      {"loss", loss_, train_, 1, false},
+      {"val_loss", loss_, val_, 1, false},
+      {"tok_s", speed_, speed_->addSeries(tr("tok/s"), kGreen), 1, false},
+      {"mfu", mfu_, mfu_->addSeries(tr("MFU"), kPurple), 100, false},  // no peak FLOP/s known (CPU): none sent
+      {"mem_allocated", memory_, memory_->addSeries(tr("allocated"), kBlue), 1e-6, true},
+      {"mem_reserved", memory_, memory_->addSeries(tr("reserved"), kGreen), 1e-6, true},
+      {"mem_peak", memory_, memory_->addSeries(tr("peak"), kRed), 1e-6, true},
+      {"lr", lr_, lr_->addSeries(tr("lr"), kBlue), 1, false},
+      {"grad_norm", gradNorm_, gradNorm_->addSeries(tr("grad norm"), kRed), 1, false},
+  };
   lr_->setSmoothing(0);  // the schedule is exact: nothing to smooth
 
   auto* layout = new QVBoxLayout(this);
@@ -79,6 +93,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     for (MetricPlot* p : plots_)
       if (p != lr_) p->setSmoothing(v / 100.0);
   });
+  connect(picker_, &QComboBox::currentIndexChanged, this, [this] { showPicked(); });
   connect(follow, &QPushButton::clicked, this, [this] {
     for (MetricPlot* p : plots_) p->followData();
   });
@@ -90,23 +105,58 @@ MetricPlot* LivePlots::add(const QString& title, const QString& unit) {
   return p;
 }
 
-void LivePlots::appendSteps(const std::vector<StepEvent>& steps) {
-  for (const StepEvent& e : steps) {
-    const double s = static_cast<double>(e.step), t = static_cast<double>(e.tokens), w = e.wall_s;
-    loss_->append(train_, s, t, w, e.loss);
-    speed_->append(tokS_, s, t, w, e.tok_s);
-    if (e.mfu >= 0) mfu_->append(mfuS_, s, t, w, 100.0 * e.mfu);  // no peak FLOP/s known (CPU): no MFU
-    if (e.mem_allocated > 0) memory_->append(alloc_, s, t, w, e.mem_allocated / 1e6);
-    if (e.mem_reserved > 0) memory_->append(reserved_, s, t, w, e.mem_reserved / 1e6);
-    if (e.mem_peak > 0) memory_->append(peak_, s, t, w, e.mem_peak / 1e6);
-    lr_->append(lrS_, s, t, w, e.lr);
-    gradNorm_->append(normS_, s, t, w, e.grad_norm);
+void LivePlots::append(const std::string& key, double step, double tokens, double wall, double value) {
+  // Keys are few (a dozen) and fixed for a run: a short scan finds the key's history and, through it, the
+  // default plots it feeds, so a step costs one lookup per metric.
+  auto h = std::find_if(history_.begin(), history_.end(), [&](const History& x) { return x.key == key; });
+  if (h == history_.end()) {
+    const auto routed = [&](const std::string& k) {
+      return std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
+    };
+    h = history_.insert(history_.end(), History{key, {}, {}, {}, {}, {}});
+    for (size_t r = 0; r < routes_.size(); ++r)
+      if (routes_[r].key == key) h->routes.push_back(r);
+    {
+      const QSignalBlocker quiet(picker_);
+      picker_->addItem(QString::fromStdString(key));
+      if (pickedKey_.empty()) picker_->setCurrentIndex(-1);
+    }
+    // By default the last plot shows the first metric that has no plot of its own (none: it stays empty
+    // rather than draw a default plot's curve twice).
+    if (!routed(key) && (pickedKey_.empty() || routed(pickedKey_))) picker_->setCurrentIndex(picker_->count() - 1);
   }
+  for (size_t i : h->routes) {
+    const Route& r = routes_[i];
+    if (!r.positiveOnly || value > 0) r.plot->append(r.series, step, tokens, wall, value * r.scale);
+  }
+  h->step.push_back(step), h->tokens.push_back(tokens), h->wall.push_back(wall), h->value.push_back(value);
+  if (h->picked) picked_->append(pickedS_, step, tokens, wall, value);
+}
+
+// The picked metric's whole history, redrawn: a choice made late still shows the run from its start.
+void LivePlots::showPicked() {
+  picked_->clear();
+  pickedKey_ = picker_->currentText().toStdString();
+  picked_->setTitle(pickedKey_.empty() ? tr("Metric") : picker_->currentText());
+  picked_->renameSeries(pickedS_, picker_->currentText());
+  for (History& h : history_) {
+    h.picked = h.key == pickedKey_;
+    if (h.picked)
+      for (int i = 0; i < h.value.size(); ++i) picked_->append(pickedS_, h.step[i], h.tokens[i], h.wall[i], h.value[i]);
+  }
+  picked_->flush();
+}
+
+void LivePlots::appendSteps(const std::vector<StepEvent>& steps) {
+  for (const StepEvent& e : steps)
+    for (const MetricValue& v : e.metrics)
+      append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
 }
 
 void LivePlots::appendEvals(const std::vector<EvalEvent>& evals) {
   for (const EvalEvent& e : evals)
-    loss_->append(val_, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, e.val_loss);
+    for (const MetricValue& v : e.metrics)
+      append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
 }
 
 void LivePlots::flush() {
@@ -115,6 +165,11 @@ void LivePlots::flush() {
 
 void LivePlots::clear() {
   for (MetricPlot* p : plots_) p->clear();
+  history_.clear();
+  pickedKey_.clear();
+  picked_->setTitle(tr("Metric"));
+  const QSignalBlocker quiet(picker_);
+  picker_->clear();
 }
 
 int LivePlots::trainPoints() const { return loss_->pointCount(train_); }

@@ -1,8 +1,12 @@
 // LivePlots: the live-run page's grid of plots — train and validation loss, tok/s, MFU, memory (allocated,
-// reserved, peak), learning rate, grad norm — with the controls that apply to all of them: X axis (step,
-// tokens, wall time), log Y, smoothing, and "follow" after a zoom. Fed in batches by the run controller.
+// reserved, peak), learning rate, grad norm — plus one plot of any metric the run reports, chosen in a
+// picker that lists every metric key seen so far (a metric added to the trainer appears there unedited),
+// with the controls that apply to all of them: X axis (step, tokens, wall time), log Y, smoothing, and
+// "follow" after a zoom. Fed in batches by the run controller.
 #pragma once
+#include <QVector>
 #include <QWidget>
+#include <string>
 #include <vector>
 
 #include "engine/train/events.h"
@@ -29,16 +33,39 @@ class LivePlots : public QWidget {
   MetricPlot* lossPlot() const { return loss_; }
   int trainPoints() const;  // points of the train-loss series
   int valPoints() const;
+  MetricPlot* pickedPlot() const { return picked_; }
+  QComboBox* metricPicker() const { return picker_; }
 
  private:
+  // Where a metric key goes among the default plots: which series, times what (MFU in %, bytes in MB).
+  struct Route {
+    std::string key;
+    MetricPlot* plot;
+    int series;
+    double scale;
+    bool positiveOnly;  // memory: 0 means "not measured here" (reserved on a CPU)
+  };
+  struct History {
+    std::string key;
+    QVector<double> step, tokens, wall, value;
+    std::vector<size_t> routes;  // indices into routes_
+    bool picked = false;         // drawn in the picked plot
+  };
   MetricPlot* add(const QString& title, const QString& unit);
+  void append(const std::string& key, double step, double tokens, double wall, double value);
+  void showPicked();
 
   QComboBox* xAxis_;
+  QComboBox* picker_;
+  std::vector<Route> routes_;
+  std::vector<History> history_;  // every key seen, in first-seen order: what the picker can replay
+  std::string pickedKey_;
+
   QCheckBox* logY_;
   QSlider* smoothing_;
   QList<MetricPlot*> plots_;
-  MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_;
-  int train_ = 0, val_ = 0, tokS_ = 0, mfuS_ = 0, alloc_ = 0, reserved_ = 0, peak_ = 0, lrS_ = 0, normS_ = 0;
+  MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_, *picked_;
+  int train_ = 0, val_ = 0, pickedS_ = 0;
 };
 
 }  // namespace tokamak::ui

@@ -15,7 +15,8 @@ MetricPlot::MetricPlot(const QString& title, const QString& unit, QWidget* paren
   // Thousands of points per pixel column: draw their envelope, not each one (keeps 100k points cheap).
   setNotAntialiasedElements(QCP::aeAll);
   plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold)));
+  titleElement_ = new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
+  plotLayout()->addElement(0, 0, titleElement_);
   yAxis->setLabel(unit);
   legend->setVisible(false);
   tracer_ = new QCPItemTracer(this);
@@ -41,6 +42,19 @@ int MetricPlot::addSeries(const QString& name, const QColor& color) {
   legend->setVisible(series_.size() > 1);
   for (auto& other : series_) other.smooth->removeFromLegend();
   return static_cast<int>(series_.size()) - 1;
+}
+
+void MetricPlot::renameSeries(int series, const QString& name) {
+  Series& s = series_[series];
+  s.name = name;
+  s.raw->setName(name);
+  s.smooth->setName(name + tr(" (smoothed)"));
+}
+
+void MetricPlot::setTitle(const QString& title) {
+  title_ = title;
+  titleElement_->setText(title);
+  replot(rpQueuedReplot);
 }
 
 void MetricPlot::styleSeries(Series& s) {

@@ -19,6 +19,8 @@ class MetricPlot : public QCustomPlot {
   MetricPlot(const QString& title, const QString& unit, QWidget* parent = nullptr);
 
   int addSeries(const QString& name, const QColor& color);
+  void renameSeries(int series, const QString& name);
+  void setTitle(const QString& title);
   void append(int series, double step, double tokens, double wallSeconds, double value);
   // Pushes what was appended since the last flush to the graphs and queues one replot.
   void flush();
@@ -62,6 +64,7 @@ class MetricPlot : public QCustomPlot {
   bool follow_ = true;
   bool logY_ = false;
   QCPItemTracer* tracer_ = nullptr;
+  QCPTextElement* titleElement_ = nullptr;
 };
 
 }  // namespace tokamak::ui

@@ -8,8 +8,11 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include "ui/plots/qcp.h"
+
+namespace tokamak::ui {
 
 namespace {
 
@@ -42,12 +45,18 @@ QTableWidgetItem* cell(const QString& text, bool number = false) {
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel(tr("Select two or more runs and press Compare."), this);
   metricBox_ = new QComboBox(this);
-  metricBox_->addItems({tr("Train loss"), tr("Val loss"), tr("tok/s"), tr("MFU"), tr("Peak memory")});
+  metricBox_->setObjectName(QStringLiteral("compareMetric"));
+  rebuildMetricChoices();
   xBox_ = new QComboBox(this);
   xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
   baselineBox_ = new QComboBox(this);
   baselineBox_->setMinimumContentsLength(16);
-  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setMetric(PlotMetric(i)); });
+  connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i >= 0 && i != metric_) {
+      metric_ = i;
+      rebuildPlot();
+    }
+  });
   connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
   connect(baselineBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i >= 0) setBaseline(i);
@@ -113,6 +122,7 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
     baselineBox_->setCurrentIndex(0);
   }
   title_->setText(tr("Comparing %n run(s)", nullptr, int(ids_.size())));
+  rebuildMetricChoices();
   rebuildPlot();
   rebuildScoreboard();
   rebuildDiff();
@@ -130,6 +140,7 @@ void CompareView::clear() {
   QSignalBlocker block(baselineBox_);
   baselineBox_->clear();
   title_->setText(tr("Select two or more runs and press Compare."));
+  rebuildMetricChoices();
   rebuildPlot();
   scoreTable_->clear();
   scoreTable_->setRowCount(0);
@@ -138,9 +149,52 @@ void CompareView::clear() {
 }
 
 void CompareView::setMetric(PlotMetric metric) {
-  metric_ = metric;
-  if (metricBox_->currentIndex() != int(metric)) metricBox_->setCurrentIndex(int(metric));
+  metric_ = int(metric);
+  if (metricBox_->currentIndex() != metric_) metricBox_->setCurrentIndex(metric_);
   rebuildPlot();
+}
+
+bool CompareView::setMetricKey(const QString& key) {
+  for (size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].key == key.toStdString()) {
+      metric_ = int(i);
+      if (metricBox_->currentIndex() != metric_) metricBox_->setCurrentIndex(metric_);
+      rebuildPlot();
+      return true;
+    }
+  return false;
+}
+
+QString CompareView::metricKey() const { return qs(axes_.at(size_t(metric_)).key); }
+
+QStringList CompareView::metricKeys() const {
+  QStringList keys;
+  for (const YAxis& y : axes_) keys << qs(y.key);
+  return keys;
+}
+
+// The five usual metrics first, then every other key the compared runs recorded (tokens and wall time are
+// X axes, not curves). The current choice is kept when it is still offered.
+void CompareView::rebuildMetricChoices() {
+  const std::string current = axes_.empty() ? std::string() : axes_[size_t(metric_)].key;
+  axes_ = {{"train_loss", 1, tr("train loss")}, {"val_loss", 1, tr("val loss")}, {"tok_s", 1, tr("tokens / s")},
+           {"mfu", 100, tr("MFU (%)")}, {"mem_peak", 1.0 / (1024 * 1024), tr("peak memory (MiB)")}};
+  QStringList names = {tr("Train loss"), tr("Val loss"), tr("tok/s"), tr("MFU"), tr("Peak memory")};
+  for (const auto& run : metrics_)
+    for (const tokamak::MetricRow& row : run)
+      for (const tokamak::MetricValue& v : row.values) {
+        if (v.key == "tokens" || v.key == "wall_s") continue;
+        if (std::any_of(axes_.begin(), axes_.end(), [&](const YAxis& y) { return y.key == v.key; })) continue;
+        axes_.push_back({v.key, 1, qs(v.key)});
+        names << qs(v.key);
+      }
+  metric_ = 0;
+  for (size_t i = 0; i < axes_.size(); ++i)
+    if (axes_[i].key == current) metric_ = int(i);
+  QSignalBlocker block(metricBox_);
+  metricBox_->clear();
+  metricBox_->addItems(names);
+  metricBox_->setCurrentIndex(metric_);
 }
 
 void CompareView::setXAxis(XAxis axis) {
@@ -157,19 +211,14 @@ void CompareView::setBaseline(int runIndex) {
 }
 
 void CompareView::rebuildPlot() {
-  using tokamak::Metric;
   plot_->clearGraphs();
-  struct Axis { Metric metric; double scale; QString label; };
-  static const Axis ys[] = {{Metric::train_loss, 1, tr("train loss")}, {Metric::val_loss, 1, tr("val loss")},
-                            {Metric::tok_s, 1, tr("tokens / s")}, {Metric::mfu, 100, tr("MFU (%)")},
-                            {Metric::mem_peak, 1.0 / (1024 * 1024), tr("peak memory (MiB)")}};
-  const Axis& y = ys[int(metric_)];
+  const YAxis& y = axes_.at(size_t(metric_));
   const QString xLabel[] = {tr("step"), tr("tokens"), tr("wall time (s)")};
   for (size_t r = 0; r < metrics_.size(); ++r) {
     QVector<double> xs, vs;
     for (const tokamak::MetricRow& row : metrics_[r]) {
-      double x = xAxis_ == XAxis::Step ? double(row.step) : row[xAxis_ == XAxis::Tokens ? Metric::tokens : Metric::wall_s];
-      double v = row[y.metric];
+      double x = xAxis_ == XAxis::Step ? double(row.step) : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
+      double v = row[y.key];
       if (std::isnan(x) || std::isnan(v)) continue;  // not reported at this step (val loss: only at evals)
       xs << x;
       vs << v * y.scale;
@@ -227,3 +276,5 @@ void CompareView::rebuildDiff() {
   if (board_.diff_keys.empty() && !inputs_.empty())
     diffTable_->setToolTip(tr("The runs' configs are identical."));
 }
+
+}  // namespace tokamak::ui

@@ -1,12 +1,15 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
-// axis chosen by the user), the scoreboard with speedup over a chosen baseline run, and the config keys in
+// axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
+// runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup over a chosen baseline run, and the config keys in
 // which the runs differ. The arithmetic is the engine's (scoreboard.h), so the numbers match
 // `tokamak runs compare`.
 #pragma once
 
 #include <QList>
 #include <QVector>
+#include <QStringList>
 #include <QWidget>
+#include <string>
 #include <vector>
 
 #include "engine/store/run_store.h"
@@ -16,6 +19,8 @@ class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QTableWidget;
+
+namespace tokamak::ui {
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -33,6 +38,10 @@ class CompareView : public QWidget {
   QList<qint64> runIds() const { return ids_; }
 
   void setMetric(PlotMetric metric);
+  // Any recorded metric by its stored name ("step_ms", "skipped_steps", ...); false when no run has it.
+  bool setMetricKey(const QString& key);
+  QString metricKey() const;
+  QStringList metricKeys() const;  // what the picker offers, in its order
   void setXAxis(XAxis axis);
   void setBaseline(int runIndex);  // index into runIds()
 
@@ -43,6 +52,12 @@ class CompareView : public QWidget {
   QColor colorOf(int runIndex) const;
 
  private:
+  struct YAxis {
+    std::string key;  // the stored name
+    double scale;
+    QString label;
+  };
+  void rebuildMetricChoices();
   void rebuildPlot();
   void rebuildScoreboard();
   void rebuildDiff();
@@ -51,7 +66,8 @@ class CompareView : public QWidget {
   std::vector<std::vector<tokamak::MetricRow>> metrics_;  // [run][row]
   std::vector<tokamak::ScoreInput> inputs_;
   tokamak::Scoreboard board_;
-  PlotMetric metric_ = PlotMetric::TrainLoss;
+  std::vector<YAxis> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
+  int metric_ = 0;           // index into axes_
   XAxis xAxis_ = XAxis::Step;
   int baseline_ = 0;
 
@@ -63,3 +79,5 @@ class CompareView : public QWidget {
   QTableWidget* scoreTable_ = nullptr;
   QTableWidget* diffTable_ = nullptr;
 };
+
+}  // namespace tokamak::ui

@@ -7,6 +7,8 @@
 #include <QSvgGenerator>
 #include "ui/plots/qcp.h"
 
+namespace tokamak::ui {
+
 namespace {
 
 bool saveSvg(QCustomPlot* plot, const QString& path, int w, int h) {
@@ -47,3 +49,5 @@ QString savePlot(QCustomPlot* plot, const QString& path) {
     return QObject::tr("Could not write '%1': check that its folder exists and is writable.").arg(path);
   return {};
 }
+
+}  // namespace tokamak::ui

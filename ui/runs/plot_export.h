@@ -6,5 +6,9 @@
 
 class QCustomPlot;
 
+namespace tokamak::ui {
+
 // The format is taken from the suffix (.png, .pdf, .svg). Returns "" on success, else the reason.
 QString savePlot(QCustomPlot* plot, const QString& path);
+
+}  // namespace tokamak::ui

@@ -9,6 +9,8 @@
 #include "engine/config/config.h"
 #include "engine/store/scoreboard.h"
 
+namespace tokamak::ui {
+
 namespace {
 
 const std::map<std::string, std::string>& defaultOptions() {
@@ -41,3 +43,5 @@ QString switchesSummary(const QString& configJson) {
   }
   return parts.isEmpty() ? QStringLiteral("defaults") : parts.join(QStringLiteral(", "));
 }
+
+}  // namespace tokamak::ui

@@ -5,4 +5,8 @@
 
 #include <QString>
 
+namespace tokamak::ui {
+
 QString switchesSummary(const QString& configJson);
+
+}  // namespace tokamak::ui

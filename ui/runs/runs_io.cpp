@@ -10,6 +10,8 @@
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 
+namespace tokamak::ui {
+
 QString describeError(const std::exception& e) { return QString::fromUtf8(e.what()); }
 
 QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format, const QString& path) {
@@ -43,3 +45,5 @@ ImportOutcome importRunsFromFile(tokamak::RunStore& store, const QString& path) 
   }
   return o;
 }
+
+}  // namespace tokamak::ui

@@ -10,6 +10,8 @@ namespace tokamak {
 class RunStore;
 }
 
+namespace tokamak::ui {
+
 // format: "csv" | "json" | "md". Returns "" on success, else the reason (with the engine's hint).
 QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format, const QString& path);
 
@@ -22,3 +24,5 @@ ImportOutcome importRunsFromFile(tokamak::RunStore& store, const QString& path);
 
 // "message (hint: ...)" from a tokamak::Error or any std::exception.
 QString describeError(const std::exception& e);
+
+}  // namespace tokamak::ui

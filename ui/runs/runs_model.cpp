@@ -13,6 +13,8 @@
 #include "engine/store/sqlite_db.h"
 #include "ui/runs/run_switches.h"
 
+namespace tokamak::ui {
+
 namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -200,3 +202,5 @@ bool RunsTableModel::setData(const QModelIndex& index, const QVariant& value, in
   Q_EMIT dataChanged(index, index);
   return true;
 }
+
+}  // namespace tokamak::ui

@@ -13,6 +13,8 @@ namespace tokamak {
 class RunStore;
 }
 
+namespace tokamak::ui {
+
 struct RunRow {
   qint64 id = 0;
   QString name, status, model, dataset, switches, device, tags, notes, error;
@@ -65,3 +67,5 @@ class RunsTableModel : public QAbstractTableModel {
 // "a, b" <-> ["a","b"]
 QString tagsToJson(const QString& commaSeparated);
 QString tagsFromJson(const QString& json);
+
+}  // namespace tokamak::ui

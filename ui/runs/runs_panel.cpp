@@ -24,6 +24,8 @@
 #include "ui/runs/runs_io.h"
 #include "ui/runs/runs_model.h"
 
+namespace tokamak::ui {
+
 RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   model_ = new RunsTableModel(this);
   proxy_ = new QSortFilterProxyModel(this);
@@ -274,3 +276,5 @@ void RunsPanel::hideEvent(QHideEvent* event) {
   QWidget::hideEvent(event);
   poll_->stop();  // a hidden panel costs nothing; showing it again refreshes at once
 }
+
+}  // namespace tokamak::ui

@@ -13,7 +13,6 @@
 namespace tokamak {
 class RunStore;
 }
-class CompareView;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -21,6 +20,10 @@ class QSortFilterProxyModel;
 class QTableView;
 class QTimer;
 class QToolButton;
+
+namespace tokamak::ui {
+
+class CompareView;
 class RunsTableModel;
 
 class RunsPanel : public QWidget {
@@ -95,3 +98,5 @@ class RunsPanel : public QWidget {
   QPushButton* resumeButton_ = nullptr;
   QPushButton* deleteButton_ = nullptr;
 };
+
+}  // namespace tokamak::ui

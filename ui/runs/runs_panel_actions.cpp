@@ -12,6 +12,8 @@
 #include "ui/runs/runs_model.h"
 #include "ui/runs/runs_panel.h"
 
+namespace tokamak::ui {
+
 bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path) {
   if (!ensureStore()) return false;
   QString error = exportRunsToFile(*store_, ids, format, path);
@@ -124,3 +126,5 @@ void RunsPanel::importWithDialog() {
   QString path = QFileDialog::getOpenFileName(this, tr("Import runs"), QString(), tr("Tokamak export (*.json)"));
   if (!path.isEmpty()) importRuns(path);
 }
+
+}  // namespace tokamak::ui

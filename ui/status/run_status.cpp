@@ -33,11 +33,11 @@ void RunStatus::runStarted(const RunStart& s, const QString& deviceName) {
 
 void RunStatus::stepped(const StepEvent& e) {
   step_->setText(tr("step %1 / %2").arg(e.step).arg(total_));
-  speed_->setText(tr("%1 tok/s").arg(formatCount(e.tok_s)));
+  speed_->setText(tr("%1 tok/s").arg(formatCount(e.metric("tok_s"))));
   // The average since the first report includes evals and samples, which the per-report tok/s leaves out.
   if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
   const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
-  const double perStep = rate > 0 ? 1.0 / rate : e.step_ms / 1000.0;
+  const double perStep = rate > 0 ? 1.0 / rate : e.metric("step_ms") / 1000.0;
   eta_->setText(total_ > e.step && perStep > 0 ? tr("ETA %1").arg(formatDuration((total_ - e.step) * perStep)) : QString());
 }
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates this folder: a run database written by schema 2 (as SQL, store_v2.sql) and what the schema-2
+# store exported from it (export.csv, .json, .md). TestStore::exportsSurviveMigrationToV3 loads the SQL,
+# lets today's store migrate it, exports again and compares bytes. Needs git, g++ and sqlite3.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+git -C "$root" archive 54cc30e engine/store engine/util engine/train/events.h | tar -x -C "$tmp"
+g++ -O1 -std=c++17 -I"$tmp" "$here/make_v2.cpp" "$tmp"/engine/store/*.cpp "$tmp/engine/util/files.cpp" \
+    -lsqlite3 -pthread -o "$tmp/make_v2"
+"$tmp/make_v2" "$tmp/v2.db" "$here"
+{
+  sqlite3 "$tmp/v2.db" .dump
+  echo "PRAGMA user_version = $(sqlite3 "$tmp/v2.db" 'PRAGMA user_version');"
+  echo "PRAGMA application_id = $(sqlite3 "$tmp/v2.db" 'PRAGMA application_id');"
+} > "$here/store_v2.sql"
