@@ -12,6 +12,7 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
+#include "app/tokamak/control_channel.h"
 #include "app/tokamak/printer.h"
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
@@ -42,11 +43,14 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
+  bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
   int64_t gpus = 0;  // --gpus: dist.gpus
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
-int launch(const Config& c) {
+void note_control(const std::string& s) { std::fprintf(stderr, "tokamak: %s\n", s.c_str()); }
+
+int launch(const Config& c, bool control) {
   const bool cuda = parse_device(c.device).is_cuda();
   if (cuda && c.dist.gpus > cuda_device_count())
     throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " + std::to_string(cuda_device_count()) +
@@ -61,7 +65,14 @@ int launch(const Config& c) {
   lo.note = [](const std::string& s) { std::fprintf(stderr, "tokamak launcher: %s\n", s.c_str()); };
   std::signal(SIGINT, on_launcher_interrupt);
   std::signal(SIGTERM, on_launcher_interrupt);
+  // The ranks agree on stop at report steps; pause is not offered to several ranks.
+  std::unique_ptr<ControlChannel> channel;
+  if (control) channel = std::make_unique<ControlChannel>(ControlHandlers{{}, {}, [] {
+      int none = 0;  // the first interrupt asks the ranks to stop; a second would kill them
+      g_launcher_interrupts.compare_exchange_strong(none, 1);
+    }}, note_control);
   LaunchResult r = launch_workers(lo);
+  channel.reset();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (r.failed_rank >= 0)
@@ -77,7 +88,7 @@ int run_train(const TrainArgs& args) {
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());
-    return launch(c);
+    return launch(c, args.control);
   }
   c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
   validate_config(c, cuda_device_count());
@@ -107,7 +118,14 @@ int run_train(const TrainArgs& args) {
   TrainControl control;
   g_control = &control;
   std::signal(SIGINT, on_interrupt);
+  // Under our launcher the launcher reads the control lines (the ranks share its stdin).
+  std::unique_ptr<ControlChannel> channel;
+  if (args.control && !dist.distributed())
+    channel = std::make_unique<ControlChannel>(
+        ControlHandlers{[&] { control.pause = true; }, [&] { control.pause = false; }, [&] { control.stop = true; }},
+        note_control);
   EndEvent end = train(c, sinks, &control, dist);
+  channel.reset();
   g_control = nullptr;
   if (store) {
     store->flush();
@@ -128,6 +146,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "run name (default: derived from the model and switches)");
   cmd->add_flag("--json", args->json, "one JSON object per event on stdout; human output on stderr");
   cmd->add_flag("--no-store", args->no_store, "do not record the run in the run store");
+  cmd->add_flag("--control", args->control,
+                "read control lines on stdin: pause, resume, stop (end of input stops the run); how the studio drives it");
   cmd->add_option("--gpus", args->gpus,
                   "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
                   "their WORLD_SIZE is used");
