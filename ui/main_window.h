@@ -1,7 +1,7 @@
 // MainWindow: the studio's frame and nothing more. The setup dock, the live plots, the samples dock and the
-// runs page do the work; the run controller owns the training thread. The window wires their signals,
-// keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup (QSettings),
-// and asks before closing over a running run.
+// runs page do the work; the run controller owns the training run's child process. The window wires their
+// signals, keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup
+// (QSettings), and asks before closing over a running run or a "sample now", then closes once they ended.
 #pragma once
 #include <QMainWindow>
 #include <functional>
@@ -31,7 +31,8 @@ class MainWindow : public QMainWindow {
 
   // The run store both the runs page and new runs use; "" = the default database.
   void setDatabase(const QString& path);
-  // Asked when the window is closed during a run; true = stop the run and close. Tests answer it themselves.
+  // Asked when the window is closed during a run or a "sample now"; true = stop it and close once it ended
+  // (within kCloseGraceMs: then the child is killed). Tests answer it themselves.
   void setCloseQuestion(std::function<bool()> ask) { closeQuestion_ = std::move(ask); }
 
   SetupPanel* setupPanel() const { return setup_; }
@@ -57,6 +58,9 @@ class MainWindow : public QMainWindow {
  protected:
   void closeEvent(QCloseEvent* event) override;
 
+ public:
+  static constexpr int kCloseGraceMs = 30000;
+
  private:
   void buildActions();
   void buildDocks();
@@ -64,6 +68,7 @@ class MainWindow : public QMainWindow {
   void onRunStarted(const RunStart& start);
   void onRunEnded(const EndEvent& end);
   void updateActions();
+  void finishClosing();
   void showFailure(const QString& why);
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
   void saveSettings() const;
@@ -82,6 +87,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* samplesDock_;
   QAction *start_, *pause_, *resume_, *stop_;
   std::function<bool()> closeQuestion_;
+  bool closing_ = false;  // the user asked to close; the window closes when the run has ended
 };
 
 }  // namespace tokamak::ui
