@@ -23,10 +23,12 @@
 
 #include "engine/config/config.h"
 #include "engine/store/run_store.h"
+#include "engine/store/sqlite_db.h"
 #include "tests/support/scratch_env.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
+#include "ui/run/engine_process.h"
 #include "ui/run/run_controller.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/samples/samples_panel.h"
@@ -84,13 +86,21 @@ QList<qint64> childrenOf(qint64 pid) {
   return out;
 }
 
-// The status of the newest run called name in the default store, as a fresh connection reads it.
-QString storedStatus(const std::string& name) {
-  RunStore store;
-  for (const RunListing& r : store.list_runs())
-    if (r.run.name == name) return QString::fromStdString(r.run.status);
-  return {};
+// The id and status of the newest run called name in the default store, read with a plain connection: a
+// RunStore would mark dead runs crashed itself on open, and the tests must see who else did.
+std::pair<int64_t, QString> storedRun(const std::string& name) {
+  try {
+    Db db(default_db_path(), Db::Mode::existing);
+    Stmt s(db, "SELECT id, status FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1");
+    s.bind(1, name);
+    if (s.step()) return {s.int64(0), QString::fromStdString(s.text(1))};
+  } catch (const std::exception&) {
+    // not written yet
+  }
+  return {0, {}};
 }
+
+QString storedStatus(const std::string& name) { return storedRun(name).second; }
 
 bool tableHas(RunsPanel* panel, const QString& text) {
   auto* table = panel->findChild<QTableView*>();
@@ -117,6 +127,7 @@ class TestStudio : public QObject {
   void failedRunShowsWhy();
   void killedChildLeavesStudioUp();
   void twoRankRunFromGpusBox();
+  void runsPageNoticesDeadRunAndRefusesLiveOnes();
   void closingDuringRunAsksThenStops();
   void setupFilesAndLadders();
   void settingsAreRemembered();
@@ -360,6 +371,34 @@ void TestStudio::twoRankRunFromGpusBox() {
   QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("stopped"));
   for (qint64 rank : ranks) QVERIFY2(commandLineOf(rank).isEmpty(), "a rank outlived Stop");
   QVERIFY(w.failureText().isEmpty());
+}
+
+void TestStudio::runsPageNoticesDeadRunAndRefusesLiveOnes() {
+  MainWindow w;
+  w.show();
+  w.showRunsPage();
+  // A run started outside the studio (a terminal's `tokamak train`), recorded in the same store.
+  const QString config = QString::fromStdString(env_->path("outside.json"));
+  QFile f(config);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray::fromStdString(config_to_json(tinyRun(data_, 100000, "studio-outside"))));
+  f.close();
+  QProcess outside;
+  outside.start(enginePath(), {"train", "--config", config});
+  QVERIFY2(outside.waitForStarted(), qPrintable(enginePath()));
+  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-outside"), QString("running"), 90000);
+  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-outside"));
+  const int64_t id = storedRun("studio-outside").first;
+  QVERIFY(id > 0);
+  // Delete and Resume refuse a live run (as `tokamak runs delete` does), without asking anything.
+  QVERIFY(!w.runsPanel()->deleteRuns({id}));
+  QVERIFY(!w.runsPanel()->resumeRun(id));
+  QCOMPARE(storedStatus("studio-outside"), QString("running"));
+  // Killed: the open runs page notices by itself, with no reopening of the store.
+  outside.kill();
+  QVERIFY(outside.waitForFinished(5000));
+  QTRY_VERIFY_WITH_TIMEOUT(tableHas(w.runsPanel(), "crashed"), 5000);
+  QCOMPARE(storedStatus("studio-outside"), QString("crashed"));
 }
 
 void TestStudio::closingDuringRunAsksThenStops() {
