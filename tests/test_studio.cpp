@@ -112,6 +112,19 @@ bool tableHas(RunsPanel* panel, const QString& text) {
   return false;
 }
 
+// Whether the runs table has a row showing both texts (a run's name and, say, its status).
+bool rowHas(RunsPanel* panel, const QString& first, const QString& second) {
+  auto* table = panel->findChild<QTableView*>();
+  if (!table || !table->model()) return false;
+  QAbstractItemModel* m = table->model();
+  for (int r = 0; r < m->rowCount(); ++r) {
+    QString row;
+    for (int c = 0; c < m->columnCount(); ++c) row += m->index(r, c).data().toString() + '\t';
+    if (row.contains(first) && row.contains(second)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 class TestStudio : public QObject {
@@ -397,7 +410,7 @@ void TestStudio::runsPageNoticesDeadRunAndRefusesLiveOnes() {
   // Killed: the open runs page notices by itself, with no reopening of the store.
   outside.kill();
   QVERIFY(outside.waitForFinished(5000));
-  QTRY_VERIFY_WITH_TIMEOUT(tableHas(w.runsPanel(), "crashed"), 5000);
+  QTRY_VERIFY_WITH_TIMEOUT(rowHas(w.runsPanel(), "studio-outside", "crashed"), 5000);
   QCOMPARE(storedStatus("studio-outside"), QString("crashed"));
 }
 
