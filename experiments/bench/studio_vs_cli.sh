@@ -22,7 +22,7 @@ mean_tok_s() {  # the newest run's mean tok/s after its first report
   "$build/app/tokamak" runs export --db "$db" --format csv "$1" |
     awk -F, '$3 == "tok_s" { if (n++ > 0) { s += $4; k++ } } END { printf "%.0f", s / k }'
 }
-newest() { "$build/app/tokamak" runs list --db "$db" --limit 1 | awk 'NR == 2 { print $1 }'; }
+newest() { "$build/app/tokamak" runs list --db "$db" --limit 1 | awk '$1 ~ /^[0-9]+$/ { print $1; exit }'; }
 studio_sum=0 cli_sum=0
 for r in $(seq "$rounds"); do
   xvfb-run -a -s "-screen 0 1600x1000x24" "$build/app/studio/tokamak-studio" --db "$db" --config "$work/studio.json" \

@@ -6,19 +6,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
-cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
-torch=$("$cache/venv/bin/python" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)
 rounds=${1:-3}
 shift || true
 [ $# -gt 0 ] || set -- model.preset=nano train.steps=30 train.log_every=5 train.eval_every=0 train.sample_every=-1 \
                       train.checkpoint_every=0
 bin=$(mktemp -d)/thread_bench
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-malloc=(-Wl,--no-as-needed -ljemalloc -Wl,--as-needed)
+# Linked exactly as tokamak-engine is (its link line from the build), the allocator aside.
+libs=$(sed -n '/^build app\/tokamak-engine:/,/^$/p' "$build/build.ninja" | sed -n 's/^  LINK_LIBRARIES = //p' |
+       sed 's/-Wl,--push-state,--no-as-needed [^ ]*jemalloc[^ ]* -Wl,--pop-state//')
+malloc=(-Wl,--push-state,--no-as-needed -ljemalloc -Wl,--pop-state)
 [ "${THREAD_BENCH_MALLOC:-jemalloc}" = glibc ] && malloc=()
-g++ -O2 -std=c++17 -I"$root" "$root/experiments/bench/thread_bench.cpp" -o "$bin" \
-    "${malloc[@]}" "$build/engine/libtokamak_engine.a" "$build/engine/libtokamak_core.a" \
-    -L"$torch/lib" -Wl,-rpath,"$torch/lib" -Wl,--no-as-needed -ltorch -ltorch_cpu -lc10 -Wl,--as-needed \
-    -lsqlite3 -lpcre2-8 -pthread
+g++ -O2 -std=c++17 -I"$root" -c "$root/experiments/bench/thread_bench.cpp" -o "$bin.o"
+(cd "$build" && eval g++ "$bin.o" -o "$bin" "${malloc[*]}" "$libs" -pthread)
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), malloc: ${THREAD_BENCH_MALLOC:-jemalloc}"
 "$bin" "$rounds" "$@"
