@@ -212,15 +212,15 @@ void MainWindow::onRunEnded(const EndEvent& end) {
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
   if (last.mem_peak > 0) setup_->showMeasuredPeak(last.mem_peak, QString::fromStdString(controller_->runStart().device));
-  if (end.status == "failed") showFailure(QString::fromStdString(end.error));
+  if (end.status == "failed" || end.status == "crashed") showFailure(status, QString::fromStdString(end.error));
   else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
   runs_->refresh();
 }
 
-void MainWindow::showFailure(const QString& why) {
-  failureText_->setText(tr("The run failed: %1").arg(why));
+void MainWindow::showFailure(const QString& status, const QString& why) {
+  failureText_->setText(tr("The run %1: %2").arg(status, why));
   failure_->show();
-  statusBar()->showMessage(tr("Run failed: %1").arg(why));
+  statusBar()->showMessage(tr("Run %1: %2").arg(status, why));
   showLivePage();
 }
 
@@ -242,7 +242,7 @@ void MainWindow::updateActions() {
                          ? tr("Data-parallel runs cannot pause (their ranks agree only on stop)")
                          : tr("Hold the run between steps"));
   resume_->setEnabled(s == State::Paused ||
-                      (idle && (ended == "stopped" || ended == "failed") && !controller_->lastCheckpoint().isEmpty()));
+                      (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") && !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);
   setup_->setEditable(idle);
   if (s == State::Paused) status_->setState(tr("paused"));

@@ -45,7 +45,7 @@ class MainWindow : public QMainWindow {
   QAction* pauseAction() const { return pause_; }
   QAction* resumeAction() const { return resume_; }
   QAction* stopAction() const { return stop_; }
-  QString failureText() const;  // the banner shown after a failed run ("" when none)
+  QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
   void showLivePage();
   void showRunsPage();
 
@@ -69,7 +69,7 @@ class MainWindow : public QMainWindow {
   void onRunEnded(const EndEvent& end);
   void updateActions();
   void finishClosing();
-  void showFailure(const QString& why);
+  void showFailure(const QString& status, const QString& why);  // status: failed | crashed
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
   void saveSettings() const;
   void restoreSettings();
