@@ -1,7 +1,9 @@
-// The studio end to end: the real MainWindow (offscreen) configures a tiny nano run, starts it, watches the
-// plots and samples fill, pauses and resumes, stops (checkpoint written), finds the run in the runs page,
-// samples from the checkpoint, resumes the stopped run; bad setups list their problems and keep Start off;
-// a failed run says why; closing during a run asks and stops cleanly; setups, ladders and settings persist.
+// The studio end to end: the real MainWindow (offscreen) configures a tiny nano run, starts it in a child
+// tokamak-engine process, watches the plots and samples fill, pauses and resumes, stops (checkpoint written),
+// finds the run in the runs page, samples from the checkpoint (another child), resumes the stopped run; a
+// SIGKILLed child leaves the window up and the run crashed; a 2-rank Gloo run starts from the GPUs box; bad
+// setups list their problems and keep Start off; a failed run says why; closing during a run asks and stops
+// cleanly without blocking; setups, ladders and settings persist.
 #include <QtTest>
 
 #include <QAction>
@@ -15,12 +17,18 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QDir>
+#include <QElapsedTimer>
+#include <csignal>
 
 #include "engine/config/config.h"
+#include "engine/store/run_store.h"
+#include "engine/store/sqlite_db.h"
 #include "tests/support/scratch_env.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
+#include "ui/run/engine_process.h"
 #include "ui/run/run_controller.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/samples/samples_panel.h"
@@ -54,6 +62,46 @@ QStringList problemLines(MainWindow& w) {
   return lines;
 }
 
+// The command line of a live process, arguments joined by spaces ("" when it is gone).
+QString commandLineOf(qint64 pid) {
+  QFile f(QString("/proc/%1/cmdline").arg(pid));
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(f.readAll().replace('\0', ' ')).trimmed();
+}
+
+// The live processes whose parent is pid.
+QList<qint64> childrenOf(qint64 pid) {
+  QList<qint64> out;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    bool number = false;
+    const qint64 child = entry.toLongLong(&number);
+    if (!number) continue;
+    QFile f("/proc/" + entry + "/stat");
+    if (!f.open(QIODevice::ReadOnly)) continue;
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after its closing parenthesis.
+    const QByteArray stat = f.readAll();
+    const QList<QByteArray> rest = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+    if (rest.size() > 1 && rest[1].toLongLong() == pid) out << child;
+  }
+  return out;
+}
+
+// The id and status of the newest run called name in the default store, read with a plain connection: a
+// RunStore would mark dead runs crashed itself on open, and the tests must see who else did.
+std::pair<int64_t, QString> storedRun(const std::string& name) {
+  try {
+    Db db(default_db_path(), Db::Mode::existing);
+    Stmt s(db, "SELECT id, status FROM runs WHERE name = ? ORDER BY id DESC LIMIT 1");
+    s.bind(1, name);
+    if (s.step()) return {s.int64(0), QString::fromStdString(s.text(1))};
+  } catch (const std::exception&) {
+    // not written yet
+  }
+  return {0, {}};
+}
+
+QString storedStatus(const std::string& name) { return storedRun(name).second; }
+
 bool tableHas(RunsPanel* panel, const QString& text) {
   auto* table = panel->findChild<QTableView*>();
   if (!table || !table->model()) return false;
@@ -61,6 +109,19 @@ bool tableHas(RunsPanel* panel, const QString& text) {
   for (int r = 0; r < m->rowCount(); ++r)
     for (int c = 0; c < m->columnCount(); ++c)
       if (m->index(r, c).data().toString().contains(text)) return true;
+  return false;
+}
+
+// Whether the runs table has a row showing both texts (a run's name and, say, its status).
+bool rowHas(RunsPanel* panel, const QString& first, const QString& second) {
+  auto* table = panel->findChild<QTableView*>();
+  if (!table || !table->model()) return false;
+  QAbstractItemModel* m = table->model();
+  for (int r = 0; r < m->rowCount(); ++r) {
+    QString row;
+    for (int c = 0; c < m->columnCount(); ++c) row += m->index(r, c).data().toString() + '\t';
+    if (row.contains(first) && row.contains(second)) return true;
+  }
   return false;
 }
 
@@ -77,6 +138,9 @@ class TestStudio : public QObject {
   void countsTokensOffTheGuiThread();
   void runLifecycle();
   void failedRunShowsWhy();
+  void killedChildLeavesStudioUp();
+  void twoRankRunFromGpusBox();
+  void runsPageNoticesDeadRunAndRefusesLiveOnes();
   void closingDuringRunAsksThenStops();
   void setupFilesAndLadders();
   void settingsAreRemembered();
@@ -182,6 +246,11 @@ void TestStudio::runLifecycle() {
   RunController* run = w.runController();
   QVERIFY(run->isActive());
   QVERIFY(!w.startAction()->isEnabled());
+  // The run trains in a child engine process, driven over its stdin.
+  QTRY_VERIFY(run->processId() > 0);
+  const QString child = commandLineOf(run->processId());
+  QVERIFY2(child.contains("tokamak-engine train --json --control"), qPrintable(child));
+  QVERIFY(run->processId() != QCoreApplication::applicationPid());
 
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too.
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
@@ -259,6 +328,92 @@ void TestStudio::failedRunShowsWhy() {
   QVERIFY(w.startAction()->isEnabled());  // the setup can be fixed and started again
 }
 
+void TestStudio::killedChildLeavesStudioUp() {
+  MainWindow w;
+  w.setCloseQuestion([] { return true; });
+  w.show();
+  w.setupPanel()->setConfig(tinyRun(data_, 100000, "studio-killed"));
+  w.startRun();
+  RunController* run = w.runController();
+  QTRY_VERIFY_WITH_TIMEOUT(run->lastStep().step >= 3, 90000);
+  QTRY_COMPARE(storedStatus("studio-killed"), QString("running"));
+  const qint64 pid = run->processId();
+  QVERIFY(pid > 0);
+  QElapsedTimer clock;
+  clock.start();
+  QCOMPARE(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+  // The window stays up and says at once what happened; the store marks the run crashed within seconds.
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 3000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("crashed"));
+  QVERIFY2(w.failureText().contains("killed by signal 9"), qPrintable(w.failureText()));
+  QCOMPARE(w.runStatus()->stateText(), QString("crashed"));
+  QVERIFY(w.isVisible());
+  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-killed"), QString("crashed"), 5000);
+  qInfo("crash noticed and stored in %lld ms", clock.elapsed());
+  QVERIFY(w.startAction()->isEnabled());
+  // The studio trains again after the crash.
+  w.setupPanel()->setConfig(tinyRun(data_, 3, "studio-after-crash"));
+  w.startRun();
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 90000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("finished"));
+}
+
+void TestStudio::twoRankRunFromGpusBox() {
+  MainWindow w;
+  w.setCloseQuestion([] { return true; });
+  w.show();
+  w.setupPanel()->setConfig(tinyRun(data_, 100000, "studio-ranks"));
+  // The GPUs box, as a user sets it; on this CPU-only machine the ranks are Gloo CPU processes.
+  auto* gpus = w.setupPanel()->findChild<QSpinBox*>("dist.gpus");
+  QVERIFY(gpus);
+  gpus->setValue(2);
+  QTRY_COMPARE(w.setupPanel()->config().dist.gpus, int64_t(2));
+  QVERIFY2(w.setupPanel()->canStart(), qPrintable(problemLines(w).join('\n')));
+  w.startAction()->trigger();
+  RunController* run = w.runController();
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 3, 120000);
+  QCOMPARE(run->runStart().world_size, 2);
+  // The child is the launcher; the two ranks are its own children.
+  QTRY_COMPARE(childrenOf(run->processId()).size(), 2);
+  const QList<qint64> ranks = childrenOf(run->processId());
+  QVERIFY2(w.runStatus()->text().contains("2 ranks"), qPrintable(w.runStatus()->text()));
+  QVERIFY(!w.pauseAction()->isEnabled());  // data-parallel runs cannot pause
+  QVERIFY(w.stopAction()->isEnabled());
+  w.stopAction()->trigger();
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 90000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("stopped"));
+  for (qint64 rank : ranks) QVERIFY2(commandLineOf(rank).isEmpty(), "a rank outlived Stop");
+  QVERIFY(w.failureText().isEmpty());
+}
+
+void TestStudio::runsPageNoticesDeadRunAndRefusesLiveOnes() {
+  MainWindow w;
+  w.show();
+  w.showRunsPage();
+  // A run started outside the studio (a terminal's `tokamak train`), recorded in the same store.
+  const QString config = QString::fromStdString(env_->path("outside.json"));
+  QFile f(config);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray::fromStdString(config_to_json(tinyRun(data_, 100000, "studio-outside"))));
+  f.close();
+  QProcess outside;
+  outside.start(enginePath(), {"train", "--config", config});
+  QVERIFY2(outside.waitForStarted(), qPrintable(enginePath()));
+  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-outside"), QString("running"), 90000);
+  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-outside"));
+  const int64_t id = storedRun("studio-outside").first;
+  QVERIFY(id > 0);
+  // Delete and Resume refuse a live run (as `tokamak runs delete` does), without asking anything.
+  QVERIFY(!w.runsPanel()->deleteRuns({id}));
+  QVERIFY(!w.runsPanel()->resumeRun(id));
+  QCOMPARE(storedStatus("studio-outside"), QString("running"));
+  // Killed: the open runs page notices by itself, with no reopening of the store.
+  outside.kill();
+  QVERIFY(outside.waitForFinished(5000));
+  QTRY_VERIFY_WITH_TIMEOUT(rowHas(w.runsPanel(), "studio-outside", "crashed"), 5000);
+  QCOMPARE(storedStatus("studio-outside"), QString("crashed"));
+}
+
 void TestStudio::closingDuringRunAsksThenStops() {
   MainWindow w;
   w.show();
@@ -272,8 +427,14 @@ void TestStudio::closingDuringRunAsksThenStops() {
   QCOMPARE(asked, 1);
   QVERIFY(w.runController()->isActive());
   answer = true;
-  QVERIFY(w.close());   // "yes": stop, wait for the worker, close
+  // "yes": the window asks the child to stop and closes once it has ended, without blocking in between.
+  QElapsedTimer clock;
+  clock.start();
+  w.close();
+  QVERIFY2(clock.elapsed() < 200, qPrintable(QString("close() blocked for %1 ms").arg(clock.elapsed())));
   QCOMPARE(asked, 2);
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), MainWindow::kCloseGraceMs);
+  QCOMPARE(asked, 2);  // asked once per close, not again when it closes itself
   QVERIFY(!w.runController()->isActive());
   QCOMPARE(QString::fromStdString(w.runController()->lastEnd().status), QString("stopped"));
   QVERIFY(QFile::exists(w.runController()->lastCheckpoint()));

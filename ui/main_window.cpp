@@ -12,15 +12,18 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/plots/live_plots.h"
-#include "ui/run/device_info.h"
+#include "ui/device/device_info.h"
 #include "ui/run/run_controller.h"
+#include "ui/run/sample_process.h"
 #include "ui/runs/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/setup_panel.h"
@@ -77,6 +80,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::runStarted, this, &MainWindow::onRunStarted);
   connect(controller_, &RunController::runEnded, this, &MainWindow::onRunEnded);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::updateActions);
+  connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
+  connect(controller_, &RunController::storeChanged, runs_, &RunsPanel::refresh);
+  connect(samples_->job(), &SampleProcess::finished, this, &MainWindow::finishClosing, Qt::QueuedConnection);
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
   connect(runs_, &RunsPanel::resumeRequested, this,
@@ -90,7 +96,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   updateActions();
 }
 
-MainWindow::~MainWindow() { controller_->stopAndWait(); }
+MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
 
 void MainWindow::buildActions() {
   QToolBar* bar = addToolBar(tr("Run"));
@@ -166,22 +172,35 @@ void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendEvals(batch.evals);
   plots_->flush();
   samples_->appendSamples(batch.samples);
-  if (!batch.checkpoints.empty()) samples_->setCheckpoint(controller_->lastCheckpoint());
+  if (!batch.checkpoints.empty()) samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);
   if (!batch.steps.empty()) status_->stepped(batch.steps.back());
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
 }
 
-void MainWindow::onRunStarted(const RunStart& start) {
+// Each rank's device with its name: rank r of a data-parallel run trains on cuda:r (the launcher's
+// LOCAL_RANK) or, on a CPU, on the CPU like rank 0.
+static QStringList rankDevices(const RunStart& start) {
   const DeviceInfo& info = deviceInfo();
   const QString device = QString::fromStdString(start.device);
-  QString name = info.cpuName;
-  if (device.startsWith("cuda")) {
-    const int index = device.section(':', 1).toInt();
-    name = index < info.gpuCount() ? info.gpuNames[index] : QString::fromStdString(start.gpu_name);
+  const bool cuda = device.startsWith("cuda");
+  const int first = cuda ? device.section(':', 1).toInt() : 0;
+  QStringList out;
+  for (int r = 0; r < std::max(1, start.world_size); ++r) {
+    if (!cuda) {
+      out << QString("cpu (%1)").arg(info.cpuName);
+      continue;
+    }
+    const int index = first + r;
+    const QString name = index < info.gpuCount() ? info.gpuNames[index] : QString::fromStdString(start.gpu_name);
+    out << QString("cuda:%1 (%2)").arg(index).arg(name);
   }
-  status_->runStarted(start, name);
+  return out;
+}
+
+void MainWindow::onRunStarted(const RunStart& start) {
+  status_->runStarted(start, rankDevices(start));
   status_->setState(tr("running"));
   statusBar()->showMessage(tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)),
                            8000);
@@ -194,15 +213,15 @@ void MainWindow::onRunEnded(const EndEvent& end) {
   const StepEvent& last = controller_->lastStep();
   const double peak = last.metric("mem_peak");
   if (peak > 0) setup_->showMeasuredPeak(static_cast<int64_t>(peak), QString::fromStdString(controller_->runStart().device));
-  if (end.status == "failed") showFailure(QString::fromStdString(end.error));
+  if (end.status == "failed" || end.status == "crashed") showFailure(status, QString::fromStdString(end.error));
   else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
   runs_->refresh();
 }
 
-void MainWindow::showFailure(const QString& why) {
-  failureText_->setText(tr("The run failed: %1").arg(why));
+void MainWindow::showFailure(const QString& status, const QString& why) {
+  failureText_->setText(tr("The run %1: %2").arg(status, why));
   failure_->show();
-  statusBar()->showMessage(tr("Run failed: %1").arg(why));
+  statusBar()->showMessage(tr("Run %1: %2").arg(status, why));
   showLivePage();
 }
 
@@ -219,9 +238,12 @@ void MainWindow::updateActions() {
   start_->setEnabled(idle && setup_->canStart());
   start_->setToolTip(setup_->canStart() ? tr("Start a run with this setup")
                                         : tr("Fix the problems listed under the setup first"));
-  pause_->setEnabled(s == State::Running);
+  pause_->setEnabled(controller_->canPause());
+  pause_->setToolTip(s == State::Running && !controller_->canPause()
+                         ? tr("Data-parallel runs cannot pause (their ranks agree only on stop)")
+                         : tr("Hold the run between steps"));
   resume_->setEnabled(s == State::Paused ||
-                      (idle && (ended == "stopped" || ended == "failed") && !controller_->lastCheckpoint().isEmpty()));
+                      (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") && !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);
   setup_->setEditable(idle);
   if (s == State::Paused) status_->setState(tr("paused"));
@@ -243,12 +265,24 @@ void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (controller_->isActive()) {
+  const bool busy = controller_->isActive() || samples_->isSampling();
+  if (busy && !closing_) {
     if (!closeQuestion_()) return event->ignore();
-    controller_->stopAndWait();  // the trainer writes its checkpoint and ends as "stopped"
+    // Never wait here: the child writes its checkpoint and ends as "stopped", and finishClosing() closes the
+    // window then. A child that has not ended after kCloseGraceMs is killed (its last checkpoint stays).
+    closing_ = true;
+    samples_->job()->cancel();
+    controller_->stop();
+    QTimer::singleShot(kCloseGraceMs, controller_, &RunController::kill);
+    statusBar()->showMessage(tr("Stopping the run before closing…"));
   }
+  if (controller_->isActive() || samples_->isSampling()) return event->ignore();
   saveSettings();
   event->accept();
+}
+
+void MainWindow::finishClosing() {
+  if (closing_ && !controller_->isActive() && !samples_->isSampling()) QTimer::singleShot(0, this, &QWidget::close);
 }
 
 void MainWindow::saveSettings() const {

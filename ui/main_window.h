@@ -1,7 +1,7 @@
 // MainWindow: the studio's frame and nothing more. The setup dock, the live plots, the samples dock and the
-// runs page do the work; the run controller owns the training thread. The window wires their signals,
-// keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup (QSettings),
-// and asks before closing over a running run.
+// runs page do the work; the run controller owns the training run's child process. The window wires their
+// signals, keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup
+// (QSettings), and asks before closing over a running run or a "sample now", then closes once they ended.
 #pragma once
 #include <QMainWindow>
 #include <functional>
@@ -32,7 +32,8 @@ class MainWindow : public QMainWindow {
 
   // The run store both the runs page and new runs use; "" = the default database.
   void setDatabase(const QString& path);
-  // Asked when the window is closed during a run; true = stop the run and close. Tests answer it themselves.
+  // Asked when the window is closed during a run or a "sample now"; true = stop it and close once it ended
+  // (within kCloseGraceMs: then the child is killed). Tests answer it themselves.
   void setCloseQuestion(std::function<bool()> ask) { closeQuestion_ = std::move(ask); }
 
   SetupPanel* setupPanel() const { return setup_; }
@@ -45,7 +46,7 @@ class MainWindow : public QMainWindow {
   QAction* pauseAction() const { return pause_; }
   QAction* resumeAction() const { return resume_; }
   QAction* stopAction() const { return stop_; }
-  QString failureText() const;  // the banner shown after a failed run ("" when none)
+  QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
   void showLivePage();
   void showRunsPage();
 
@@ -58,6 +59,9 @@ class MainWindow : public QMainWindow {
  protected:
   void closeEvent(QCloseEvent* event) override;
 
+ public:
+  static constexpr int kCloseGraceMs = 30000;
+
  private:
   void buildActions();
   void buildDocks();
@@ -65,7 +69,8 @@ class MainWindow : public QMainWindow {
   void onRunStarted(const RunStart& start);
   void onRunEnded(const EndEvent& end);
   void updateActions();
-  void showFailure(const QString& why);
+  void finishClosing();
+  void showFailure(const QString& status, const QString& why);  // status: failed | crashed
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
   void saveSettings() const;
   void restoreSettings();
@@ -83,6 +88,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* samplesDock_;
   QAction *start_, *pause_, *resume_, *stop_;
   std::function<bool()> closeQuestion_;
+  bool closing_ = false;  // the user asked to close; the window closes when the run has ended
 };
 
 }  // namespace tokamak::ui

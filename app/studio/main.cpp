@@ -6,7 +6,7 @@
 
 #include "engine/config/config.h"
 #include "ui/main_window.h"
-#include "ui/run/screenshot_driver.h"
+#include "ui/screenshots/screenshot_driver.h"
 #include "ui/setup/setup_files.h"
 #include "ui/setup/setup_panel.h"
 
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   QCommandLineOption config("config", "Open this setup (JSON, as saved by the studio or `tokamak config`).", "FILE");
   QCommandLineOption db("db", "Run store to use (default: ~/.local/share/tokamak/runs.db).", "FILE");
-  // Hidden: how docs/screenshots are made under Xvfb (see ui/run/screenshot_driver.h).
+  // Hidden: how docs/screenshots are made under Xvfb (see ui/screenshots/screenshot_driver.h).
   QCommandLineOption setupShot("setup-screenshot", "", "PATH");
   QCommandLineOption liveShot("screenshot", "", "PATH");
   QCommandLineOption afterSteps("after-steps", "", "N", "50");

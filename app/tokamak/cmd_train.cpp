@@ -12,6 +12,7 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
+#include "app/tokamak/control_channel.h"
 #include "app/tokamak/printer.h"
 #include "app/tokamak/signals.h"
 #include "engine/config/config_table.h"
@@ -35,11 +36,14 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
+  bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
   int64_t gpus = 0;  // --gpus: dist.gpus
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
-int launch(const Config& c) {
+void note_control(const std::string& s) { std::fprintf(stderr, "tokamak: %s\n", s.c_str()); }
+
+int launch(const Config& c, bool control) {
   const bool cuda = parse_device(c.device).is_cuda();
   if (cuda && c.dist.gpus > cuda_device_count())
     throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " + std::to_string(cuda_device_count()) +
@@ -55,6 +59,12 @@ int launch(const Config& c) {
   LaunchResult r;
   {
     CountSignals count(&g_launcher_interrupts);
+    // The ranks agree on stop at report steps; pause is not offered to several ranks.
+    std::unique_ptr<ControlChannel> channel;
+    if (control) channel = std::make_unique<ControlChannel>(ControlHandlers{{}, {}, [] {
+        int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
+        g_launcher_interrupts.compare_exchange_strong(none, 1);
+      }}, note_control);
     r = launch_workers(lo);
   }
   if (r.failed_rank >= 0)
@@ -70,7 +80,7 @@ int run_train(const TrainArgs& args) {
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());
-    return launch(c);
+    return launch(c, args.control);
   }
   c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
   validate_config(c, cuda_device_count());
@@ -103,6 +113,12 @@ int run_train(const TrainArgs& args) {
   EndEvent end;
   {
     StopOnSignals signals(&control.stop);
+    // Under our launcher the launcher reads the control lines (the ranks share its stdin).
+    std::unique_ptr<ControlChannel> channel;
+    if (args.control && !dist.distributed())
+      channel = std::make_unique<ControlChannel>(
+          ControlHandlers{[&] { control.pause = true; }, [&] { control.pause = false; }, [&] { control.stop = true; }},
+          note_control);
     end = train(c, sinks, &control, dist);
   }
   if (store) {
@@ -124,6 +140,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "run name (default: derived from the model and switches)");
   cmd->add_flag("--json", args->json, "one JSON object per event on stdout; human output on stderr");
   cmd->add_flag("--no-store", args->no_store, "do not record the run in the run store");
+  cmd->add_flag("--control", args->control,
+                "read control lines on stdin: pause, resume, stop (end of input stops the run); how the studio drives it");
   cmd->add_option("--gpus", args->gpus,
                   "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
                   "their WORLD_SIZE is used");

@@ -132,6 +132,7 @@ void PrinterSink::on_progress(const ProgressEvent& e) {
   int percent = static_cast<int>(100 * e.done / e.total);
   if (percent == last_percent_) return;
   last_percent_ = percent;
+  if (json_) emit({{"event", "progress"}, {"what", e.what}, {"done", e.done}, {"total", e.total}});
   int filled = percent / 4;
   std::fprintf(stderr, "\r%s [%s%s] %3d%%%s", e.what.c_str(), std::string(filled, '#').c_str(),
                std::string(25 - filled, ' ').c_str(), percent, percent == 100 ? "\n" : "");

@@ -1,6 +1,7 @@
-// EventBridge: the studio's EventSink. The trainer calls it on the worker thread; it only appends the event
-// to a batch under a mutex and, when the batch was empty, emits one (queued) pending() signal. The GUI takes
-// the whole batch from a short single-shot timer, so a fast run costs one redraw per ~30 ms, never one per step.
+// EventBridge: the studio's EventSink. The run controller feeds it the events read from the child engine's
+// stream (tests feed it from any thread); it only appends the event to a batch under a mutex and, when the
+// batch was empty, emits one pending() signal. The GUI takes the whole batch from a short single-shot timer,
+// so a fast run costs one redraw per ~30 ms, never one per step.
 #pragma once
 #include <QObject>
 #include <mutex>

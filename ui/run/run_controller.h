@@ -1,22 +1,22 @@
-// RunController: owns the training thread of the studio. Start/pause/resume/stop map onto TrainControl's
-// flags; events come from the EventBridge and are handed on in batches from a ~30 ms single-shot timer, so
-// plots and panels redraw at most ~30 times a second whatever the step rate. The thread is shut down the
-// Qt way: stop flag, requestInterruption → quit → wait.
+// RunController: owns the studio's training run, which is a child `tokamak-engine train --json --control`
+// process (QProcess). Its stdout is the JSON event stream (ui/run/json_events.h), fed into the EventBridge and
+// handed on in batches from a ~30 ms single-shot timer, so plots redraw at most ~30 times a second whatever
+// the step rate. Pause/Resume/Stop are lines on its stdin (app/tokamak/control_channel.h). The child records
+// the run in the store itself; a child that dies without an end event ends the run here as "crashed" (killed
+// by a signal) or "failed" (an error exit) with its last error line, and the store's row is marked crashed.
+// A crash of LibTorch, CUDA or the OOM killer therefore never takes the window with it.
 #pragma once
 #include <QObject>
+#include <QProcess>
 #include <QString>
+#include <QStringList>
 #include <QTimer>
-#include <memory>
 
 #include "engine/config/config.h"
 #include "engine/train/events.h"
 #include "ui/run/event_bridge.h"
 
-class QThread;
-
-namespace tokamak {
-struct TrainControl;
-}
+class QTemporaryFile;
 
 namespace tokamak::ui {
 
@@ -30,23 +30,29 @@ class RunController : public QObject {
   ~RunController() override;
 
   void setDatabase(const QString& path) { dbPath_ = path; }  // "" = the default run store
-  // Starts a run on a new thread; false when one is still running.
+  // Starts the child; false when a run is still active. A child that cannot start ends at once as failed.
   bool start(const Config& config);
   void pause();
   void resume();
   void stop();
-  // Stops the run and blocks until its thread has ended (closing the window).
-  void stopAndWait();
+  // Ends the child now (SIGKILL, and its ranks with it): the escalation when a stop takes too long.
+  void kill();
+  // Stop, then wait up to graceMs for the child's clean end, then kill it. Blocks: for the destructor only.
+  void stopAndWait(int graceMs = 30000);
 
   State state() const { return state_; }
   bool isActive() const { return state_ != State::Idle; }
+  // Pause is not offered to data-parallel runs (the ranks agree only on stop).
+  bool canPause() const { return state_ == State::Running && config_.dist.gpus <= 1; }
   const Config& config() const { return config_; }
+  qint64 processId() const;  // the child's pid, 0 when none
   // What the last (or current) run reported.
   const RunStart& runStart() const { return start_; }
   const StepEvent& lastStep() const { return lastStep_; }
   const EndEvent& lastEnd() const { return end_; }
   bool hasEnded() const { return ended_; }
   QString lastCheckpoint() const { return lastCheckpoint_; }
+  qint64 lastCheckpointStep() const { return lastCheckpointStep_; }
   EventBridge* bridge() { return &bridge_; }  // tests feed synthetic events through it
 
  Q_SIGNALS:
@@ -54,23 +60,32 @@ class RunController : public QObject {
   void batchArrived(const tokamak::ui::RunBatch& batch);
   void runStarted(const tokamak::RunStart& start);
   void runEnded(const tokamak::EndEvent& end);
+  // The store was told about a crashed run (after runEnded); the runs page may refresh.
+  void storeChanged();
 
  private:
+  void send(const char* line);
+  void readEvents();
+  void readErrors();
+  void processEnded(int exitCode, QProcess::ExitStatus status);
+  void markCrashedInStore();
   void drain();
   void setState(State state);
-  void threadFinished();
 
   EventBridge bridge_;
   QTimer redraw_;
-  QThread* thread_ = nullptr;
-  std::unique_ptr<TrainControl> control_;
+  QProcess* process_ = nullptr;
+  QTemporaryFile* configFile_ = nullptr;
+  QStringList stderrTail_;  // the child's last stderr lines, for the reason of a failure
   QString dbPath_;
   Config config_;
   RunStart start_;
   StepEvent lastStep_;
   EndEvent end_;
   bool ended_ = false;
+  bool sawEnd_ = false;  // the child's own end event arrived
   QString lastCheckpoint_;
+  qint64 lastCheckpointStep_ = 0;
   State state_ = State::Idle;
 };
 

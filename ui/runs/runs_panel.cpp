@@ -155,14 +155,17 @@ void RunsPanel::refresh() {
 void RunsPanel::poll() {
   if (!store_) return;
   // data_version changes only when another connection commits: an idle store costs one pragma per tick.
+  // A run whose process died without ending it (killed, crashed) is marked crashed here, not only on open.
   qint64 version = 0;
+  int crashed = 0;
   try {
     version = store_->db().query_int("PRAGMA data_version");
+    crashed = store_->mark_crashed();
   } catch (const std::exception& e) {
     showError(describeError(e));
     return;
   }
-  if (version != dataVersion_) reloadAll();
+  if (crashed > 0 || version != dataVersion_) reloadAll();
 }
 
 void RunsPanel::reloadAll() {

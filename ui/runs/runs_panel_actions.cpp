@@ -57,6 +57,11 @@ bool RunsPanel::deleteRuns(const QList<qint64>& ids) {
   QStringList names;
   for (qint64 id : ids)
     if (const RunRow* r = model_->runById(id)) names << QStringLiteral("#%1 %2").arg(id).arg(r->name);
+  for (qint64 id : ids)  // as `tokamak runs delete` does: a live run keeps its history
+    if (const RunRow* r = model_->runById(id); r && r->status == QLatin1String("running")) {
+      showError(tr("Run #%1 is still running: stop it first (or wait until it ends).").arg(id));
+      return false;
+    }
   if (!confirm_(tr("Delete %n run(s) and their history? This cannot be undone.\n\n", nullptr, int(ids.size())) +
                 names.join(QLatin1Char('\n'))))
     return false;
@@ -90,6 +95,10 @@ bool RunsPanel::resumeRun(qint64 id) {
   try {
     const auto checkpoints = store_->checkpoints(id);
     const tokamak::RunInfo run = store_->run(id);
+    if (run.status == "running") {
+      showError(tr("Run #%1 is still running: stop it first, then resume it.").arg(id));
+      return false;
+    }
     if (checkpoints.empty()) {
       showError(tr("Run #%1 has no checkpoint to resume from.").arg(id));
       return false;

@@ -11,7 +11,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "ui/samples/sample_job.h"
+#include "ui/run/sample_process.h"
 
 namespace tokamak::ui {
 
@@ -30,7 +30,7 @@ SamplesPanel::SamplesPanel(QWidget* parent) : QWidget(parent) {
   tokens_->setSuffix(tr(" tokens"));
   sampleNow_ = new QPushButton(tr("Sample now"));
   sampleNow_->setObjectName("sampleNow");
-  job_ = new SampleJob(this);
+  job_ = new SampleProcess(this);
 
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Prompt")));
@@ -44,7 +44,7 @@ SamplesPanel::SamplesPanel(QWidget* parent) : QWidget(parent) {
 
   connect(sampleNow_, &QPushButton::clicked, this, &SamplesPanel::sampleNow);
   connect(prompt_, &QLineEdit::returnPressed, this, &SamplesPanel::sampleNow);
-  connect(job_, &SampleJob::finished, this, [this](qint64 step, const QString& text, const QString& error) {
+  connect(job_, &SampleProcess::finished, this, [this](qint64 step, const QString& text, const QString& error) {
     sampleNow_->setEnabled(!checkpoint_.isEmpty());
     sampleNow_->setText(tr("Sample now"));
     if (!error.isEmpty()) append(step, error, tr("sample now failed"));
@@ -66,12 +66,13 @@ void SamplesPanel::append(qint64 step, const QString& text, const QString& origi
   if (atEnd) bar->setValue(bar->maximum());  // follow new samples unless the user scrolled up to read
 }
 
-void SamplesPanel::setCheckpoint(const QString& path) {
+void SamplesPanel::setCheckpoint(const QString& path, qint64 step) {
   checkpoint_ = path;
+  checkpointStep_ = step;
   sampleNow_->setEnabled(!path.isEmpty() && !job_->isRunning());
   sampleNow_->setToolTip(path.isEmpty() ? tr("Available once the run has written a checkpoint "
                                              "(set “Checkpoint every”, or stop the run)")
-                                        : tr("Generates from %1 on a background thread").arg(path));
+                                        : tr("Generates from %1 in a process of its own").arg(path));
 }
 
 void SamplesPanel::clear() {
@@ -80,15 +81,18 @@ void SamplesPanel::clear() {
   setCheckpoint({});
 }
 
+bool SamplesPanel::isSampling() const { return job_->isRunning(); }
+
 QString SamplesPanel::text() const { return view_->toPlainText(); }
 
 void SamplesPanel::sampleNow() {
   if (checkpoint_.isEmpty() || job_->isRunning()) return;
-  SampleRequest r;
+  SampleNowRequest r;
   r.checkpoint = checkpoint_;
+  r.step = checkpointStep_;
   r.prompt = prompt_->text();
   r.tokens = tokens_->value();
-  if (job_->start(r)) {
+  if (job_->start(r) && job_->isRunning()) {
     sampleNow_->setEnabled(false);
     sampleNow_->setText(tr("Sampling…"));
   }

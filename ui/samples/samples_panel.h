@@ -1,5 +1,6 @@
 // SamplesPanel: the text the model writes while it learns, newest last, each with its step; and a prompt box
-// with "sample now", which generates from the run's latest checkpoint (enabled once one exists).
+// with "sample now", which generates from the run's latest checkpoint in a child engine process (enabled once
+// a checkpoint exists; ui/run/sample_process.h).
 #pragma once
 #include <QWidget>
 #include <vector>
@@ -13,7 +14,7 @@ class QSpinBox;
 
 namespace tokamak::ui {
 
-class SampleJob;
+class SampleProcess;
 
 class SamplesPanel : public QWidget {
   Q_OBJECT
@@ -21,11 +22,12 @@ class SamplesPanel : public QWidget {
   explicit SamplesPanel(QWidget* parent = nullptr);
 
   void appendSamples(const std::vector<SampleEvent>& samples);
-  void setCheckpoint(const QString& path);  // "" = none yet: "sample now" disabled
+  void setCheckpoint(const QString& path, qint64 step = 0);  // "" = none yet: "sample now" disabled
   void clear();
   int sampleCount() const { return count_; }
   QString text() const;
-  SampleJob* job() const { return job_; }
+  SampleProcess* job() const { return job_; }
+  bool isSampling() const;
 
  public Q_SLOTS:
   void sampleNow();
@@ -37,8 +39,9 @@ class SamplesPanel : public QWidget {
   QLineEdit* prompt_;
   QSpinBox* tokens_;
   QPushButton* sampleNow_;
-  SampleJob* job_;
+  SampleProcess* job_;
   QString checkpoint_;
+  qint64 checkpointStep_ = 0;
   int count_ = 0;
 };
 

@@ -18,8 +18,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "ui/run/batch_finder.h"
-#include "ui/run/device_info.h"
+#include "ui/device/batch_finder.h"
+#include "ui/device/device_info.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"

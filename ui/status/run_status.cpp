@@ -21,14 +21,21 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   setState(tr("idle"));
 }
 
-void RunStatus::runStarted(const RunStart& s, const QString& deviceName) {
+void RunStatus::runStarted(const RunStart& s, const QStringList& rankDevices) {
   total_ = s.total_steps;
   firstStep_ = -1;
   step_->setText(tr("step %1 / %2").arg(s.start_step).arg(total_));
   speed_->clear();
   eta_->clear();
-  device_->setText(deviceName.isEmpty() ? QString::fromStdString(s.device)
-                                        : QString("%1 (%2)").arg(QString::fromStdString(s.device), deviceName));
+  const QStringList devices = rankDevices.isEmpty() ? QStringList{QString::fromStdString(s.device)} : rankDevices;
+  // Ranks on the same device kind (CPU ranks) read as one entry; distinct GPUs are listed.
+  QStringList distinct = devices;
+  distinct.removeDuplicates();
+  device_->setText(devices.size() == 1 ? devices.first()
+                                       : tr("%1 ranks: %2").arg(devices.size()).arg(distinct.join(", ")));
+  QStringList lines;
+  for (int r = 0; r < devices.size(); ++r) lines << tr("rank %1: %2").arg(r).arg(devices[r]);
+  device_->setToolTip(lines.join('\n'));
 }
 
 void RunStatus::stepped(const StepEvent& e) {

@@ -1,5 +1,7 @@
-// RunStatus: the status bar's permanent read-out of the run — state, step of total, tok/s, ETA, device.
+// RunStatus: the status bar's permanent read-out of the run — state, step of total, tok/s, ETA, and the device
+// of each rank (one line per rank in its tooltip).
 #pragma once
+#include <QStringList>
 #include <QWidget>
 
 #include "engine/train/events.h"
@@ -13,7 +15,8 @@ class RunStatus : public QWidget {
  public:
   explicit RunStatus(QWidget* parent = nullptr);
 
-  void runStarted(const RunStart& start, const QString& deviceName);
+  // rankDevices: each rank's device and its name ("cuda:1 (NVIDIA H100)"), rank 0 first.
+  void runStarted(const RunStart& start, const QStringList& rankDevices);
   void stepped(const StepEvent& step);
   void setState(const QString& state);  // "preparing", "running", "paused", "stopping", or an end status
   void setProgress(const ProgressEvent& progress);

@@ -1,5 +1,5 @@
 // ScreenshotDriver: setup picture → run → live picture → stop → quit (see screenshot_driver.h).
-#include "ui/run/screenshot_driver.h"
+#include "ui/screenshots/screenshot_driver.h"
 
 #include <QApplication>
 #include <QDir>

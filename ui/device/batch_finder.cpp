@@ -1,5 +1,5 @@
 // BatchFinder: doubling search for the largest batch that trains (see batch_finder.h).
-#include "ui/run/batch_finder.h"
+#include "ui/device/batch_finder.h"
 
 #include <QPointer>
 #include <QTemporaryDir>

@@ -2,7 +2,7 @@
 // LibTorch headers must not see Qt's macros).
 #include "engine/train/device.h"
 
-#include "ui/run/device_info.h"
+#include "ui/device/device_info.h"
 
 namespace tokamak::ui {
 
