@@ -12,29 +12,18 @@ namespace {
 std::string str(const QJsonObject& o, const char* key) { return o.value(key).toString().toStdString(); }
 int64_t int64(const QJsonObject& o, const char* key) { return o.value(key).toInteger(); }
 
-// The step event's named metrics onto today's StepEvent fields; a key StepEvent has no field for is dropped
-// until StepEvent carries named metrics. mem_bytes is the peak (PrinterSink's name for it).
-void setMetric(StepEvent& e, const QString& key, double v) {
-  if (key == "loss") e.loss = v;
-  else if (key == "lr") e.lr = v;
-  else if (key == "grad_norm") e.grad_norm = v;
-  else if (key == "tok_s") e.tok_s = v;
-  else if (key == "mfu") e.mfu = v;
-  else if (key == "step_ms") e.step_ms = v;
-  else if (key == "mem_bytes" || key == "mem_peak") e.mem_peak = static_cast<int64_t>(v);
-  else if (key == "mem_allocated") e.mem_allocated = static_cast<int64_t>(v);
-  else if (key == "mem_reserved") e.mem_reserved = static_cast<int64_t>(v);
-}
-
-StepEvent stepOf(const QJsonObject& o) {
-  StepEvent e;
+// Every numeric key of a step or eval line other than its axes is a metric: a new metric in the engine reaches
+// the plots without a change here. null (e.g. mfu without a known peak) is "not measured" and left out.
+template <class Event>
+Event withMetrics(const QJsonObject& o) {
+  Event e;
   e.step = int64(o, "step");
   e.tokens = int64(o, "tokens");
   e.wall_s = o.value("wall_s").toDouble();
   for (auto it = o.begin(); it != o.end(); ++it) {
     const QString key = it.key();
     if (key == "event" || key == "step" || key == "tokens" || key == "wall_s" || !it.value().isDouble()) continue;
-    setMetric(e, key, it.value().toDouble());  // null (e.g. mfu without a known peak) is "not measured"
+    e.metrics.add(key.toStdString(), it.value().toDouble());
   }
   return e;
 }
@@ -65,9 +54,9 @@ bool dispatchJsonEvent(const QByteArray& line, EventSink& sink, QString* error) 
   }
   const QJsonObject o = doc.object();
   const QString kind = o.value("event").toString();
-  if (kind == "step") sink.on_step(stepOf(o));
+  if (kind == "step") sink.on_step(withMetrics<StepEvent>(o));
   else if (kind == "start") sink.on_start(startOf(o));
-  else if (kind == "eval") sink.on_eval({int64(o, "step"), int64(o, "tokens"), o.value("wall_s").toDouble(), o.value("val_loss").toDouble()});
+  else if (kind == "eval") sink.on_eval(withMetrics<EvalEvent>(o));
   else if (kind == "sample") sink.on_sample({int64(o, "step"), str(o, "prompt"), str(o, "text")});
   else if (kind == "checkpoint") sink.on_checkpoint({int64(o, "step"), str(o, "path")});
   else if (kind == "progress")
