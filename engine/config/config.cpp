@@ -117,6 +117,8 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(t.sample_temperature > 0, "train.sample_temperature must be positive");
   need(t.sample_top_k >= 0, "train.sample_top_k must be 0 (off) or positive");
   need(t.checkpoint_every >= 0, "train.checkpoint_every must be 0 (at the end) or positive");
+  need(t.checkpoint_minutes >= 0, "train.checkpoint_minutes must be 0 (off) or positive");
+  need(t.checkpoint_keep >= 0, "train.checkpoint_keep must be 0 (keep all) or positive");
   need(c.data.val_fraction >= 0 && c.data.val_fraction < 1, "data.val_fraction must be in [0, 1)");
   need(c.threads >= 0, "threads must be 0 (all cores) or positive");
   need(c.dist.gpus >= 1, "dist.gpus must be at least 1");
