@@ -342,7 +342,7 @@ class TestDist : public QObject {
     QCOMPARE(QString::fromStdString(train(c, none).status), QString("finished"));
     std::string where;
     double diff =
-        max_difference(one_big_batch(c, 1).weights, checkpoint_weights(c, env_->path("ckpt-ref/step_4.pt")), &where);
+        max_difference(one_big_batch(c, 1).weights, checkpoint_weights(c, checkpoint_path(env_->path("ckpt-ref"), 4)), &where);
     QVERIFY2(diff == 0, qPrintable(QString("%1 at %2").arg(diff).arg(QString::fromStdString(where))));
   }
 
@@ -383,7 +383,7 @@ class TestDist : public QObject {
                qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
     }
     std::string where;
-    double diff = max_difference(ref.weights, checkpoint_weights(c, dir + "/step_5.pt"), &where);
+    double diff = max_difference(ref.weights, checkpoint_weights(c, checkpoint_path(dir, 5)), &where);
     // Stated tolerance for the weights: 1e-4, about 1% of how far 5 steps move a weight (lr ≤ 2e-3 per step).
     // AdamW divides each gradient by its own running size, so where a gradient is near zero (rows of the
     // tied embedding for tokens that never occur) float rounding of the gradient moves the update by a
@@ -421,7 +421,7 @@ class TestDist : public QObject {
     RunInfo run = store.run(runs.front().run.id);
     QCOMPARE(QString::fromStdString(run.status), QString("failed"));
     QCOMPARE(run.world_size, 3);
-    QVERIFY2(!QDir(QString::fromStdString(dir)).entryList({"step_*.pt"}).isEmpty(), qPrintable(err));
+    QVERIFY2(!QDir(QString::fromStdString(dir)).entryList({"step_*"}).isEmpty(), qPrintable(err));
     qInfo("killed rank 2: the launcher returned after %.1f s", seconds);
   }
 
@@ -460,7 +460,7 @@ class TestDist : public QObject {
     out += QString::fromUtf8(p->readAllStandardOutput());
     QVERIFY2(p->exitCode() == 0, qPrintable(err));
     QVERIFY2(out.contains("\"status\":\"stopped\""), qPrintable(out));
-    QVERIFY(!QDir(QString::fromStdString(dir)).entryList({"step_*.pt"}).isEmpty());
+    QVERIFY(!QDir(QString::fromStdString(dir)).entryList({"step_*"}).isEmpty());
   }
 };
 

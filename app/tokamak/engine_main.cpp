@@ -1,4 +1,4 @@
-// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench). Started by
+// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench, export). Started by
 // `tokamak` with its command line unchanged; also runs on its own, and its data-parallel workers are copies
 // of it. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
@@ -16,5 +16,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_train_command(app);
   tokamak::cli::add_generate_command(app);
   tokamak::cli::add_bench_command(app);
+  tokamak::cli::add_export_command(app);
   return tokamak::cli::run_app(app, argc, argv, &tokamak::torch_error_text);
 }

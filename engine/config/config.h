@@ -25,6 +25,7 @@ struct ModelConfig {
   bool tie_weights = true;       // lm_head shares the token embedding (-38M parameters at 124M)
   double dropout = 0.0;          // on attention weights, residual branches and embeddings
   bool qkv_bias = true;          // GPT-2 has biases on every linear layer
+  std::string init_from;         // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
 };
 
 struct TrainConfig {
@@ -52,6 +53,8 @@ struct TrainConfig {
   double sample_temperature = 0.8;
   int64_t sample_top_k = 40;     // 0 = no top-k
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only at the end (and on stop)
+  double checkpoint_minutes = 30;  // wall-clock minutes between checkpoints (docs/ARCHITECTURE.md: why); 0 = off
+  int64_t checkpoint_keep = 3;   // newest checkpoints of a run kept on disk; 0 = all
   std::string checkpoint_dir;    // "" = <data dir>/checkpoints/<run name>
   std::string resume;            // a checkpoint to continue from (weights, optimizer, data position, RNG)
 };

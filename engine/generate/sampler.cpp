@@ -1,5 +1,6 @@
-// Sampling (see sampler.h). Each new token runs the model over the last `context` tokens; for the small
-// models and short samples of a training run that costs less than keeping a KV cache in step.
+// Sampling (see sampler.h). With the KV cache the prompt runs once and each new token is one forward of that
+// token alone; once the text outgrows model.context the window slides, and since positions are absolute the
+// cache is rebuilt over the last `context` tokens for every further token (as without the cache).
 #include "engine/generate/sampler.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -21,10 +22,22 @@ std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt
   if (ids.empty()) ids.push_back(50256);  // an empty prompt starts a new document
   std::vector<int32_t> out;
   const int64_t context = model.options().context;
+  std::vector<KVCache> cache;
+  int64_t cached = 0;  // tokens of `ids` the cache holds
   for (int64_t i = 0; i < o.max_new_tokens; ++i) {
-    const int64_t start = std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - context);
-    auto idx = at::tensor(std::vector<int64_t>(ids.begin() + start, ids.end()), at::kLong).view({1, -1}).to(device);
-    auto logits = model.forward(idx).logits.select(1, -1).squeeze(0).to(at::kCPU, at::kFloat) / o.temperature;
+    const auto n = static_cast<int64_t>(ids.size());
+    const int64_t start = std::max<int64_t>(0, n - context);
+    at::Tensor last;
+    if (o.kv_cache) {
+      if (start > 0 || cached == 0) cache.clear(), cached = start;  // (re)fill from the window's start
+      auto idx = at::tensor(std::vector<int64_t>(ids.begin() + cached, ids.end()), at::kLong).view({1, -1}).to(device);
+      last = model.forward_cached(idx, cache).select(1, -1);
+      cached = n;
+    } else {
+      auto idx = at::tensor(std::vector<int64_t>(ids.begin() + start, ids.end()), at::kLong).view({1, -1}).to(device);
+      last = model.forward(idx).logits.select(1, -1);
+    }
+    auto logits = last.squeeze(0).to(at::kCPU, at::kFloat) / o.temperature;
     if (o.top_k > 0 && o.top_k < logits.size(0)) {
       auto kth = std::get<0>(logits.topk(o.top_k)).select(0, -1);
       logits = logits.masked_fill(logits < kth, -std::numeric_limits<float>::infinity());

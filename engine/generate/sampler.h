@@ -16,6 +16,7 @@ struct SampleOptions {
   int64_t top_k = 40;        // 0 = all tokens
   uint64_t seed = 1337;
   bool stop_at_end_of_text = true;  // stop when the model writes <|endoftext|>
+  bool kv_cache = true;             // one forward per new token (false: the whole window each time)
 };
 
 // Returns only the new tokens. The model is put in eval mode for the call and restored afterwards.

@@ -70,6 +70,28 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   return y;
 }
 
+torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cache) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
+  auto qkv = c_attn(x).split(C, /*dim=*/2);
+  auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
+  auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
+  auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
+  const int64_t past = cache.length();
+  cache.k = past ? torch::cat({cache.k, k}, 2) : k;
+  cache.v = past ? torch::cat({cache.v, v}, 2) : v;
+  torch::Tensor y;
+  if (past == 0) {
+    y = at::scaled_dot_product_attention(q, cache.k, cache.v, {}, 0.0, /*is_causal=*/true);
+  } else if (T == 1) {
+    y = at::scaled_dot_product_attention(q, cache.k, cache.v);  // one new token sees everything before it
+  } else {
+    // New token i (at position past + i) sees keys 0 .. past + i.
+    auto allowed = torch::ones({T, past + T}, x.options().dtype(torch::kBool)).tril(past);
+    y = at::scaled_dot_product_attention(q, cache.k, cache.v, allowed);
+  }
+  return c_proj(y.transpose(1, 2).contiguous().view({B, T, C}));
+}
+
 BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
   ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(o.n_embd, o.layers));
   attn = register_module("attn", std::make_shared<AttentionImpl>(o));
@@ -84,6 +106,11 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
   return h + m;
+}
+
+torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache) {
+  auto h = x + attn->forward_cached(ln_1->forward(x), cache);
+  return h + c_proj(gelu(c_fc(ln_2->forward(h)), o_.layers));
 }
 
 }  // namespace tokamak

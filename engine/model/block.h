@@ -33,10 +33,20 @@ class LayerNormImpl : public torch::nn::Module {
 
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind);  // GPT-2's tanh approximation
 
+// Keys and values of the tokens seen so far, (B, H, T_past, D) each; undefined before the first call. Sampling
+// keeps one per block, so each new token costs one forward of that token alone.
+struct KVCache {
+  torch::Tensor k, v;
+  int64_t length() const { return k.defined() ? k.size(2) : 0; }
+};
+
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const BlockOptions& o);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // Inference only (no dropout): x holds the T new tokens, which attend to the cache and to each other
+  // causally; their keys and values are appended to the cache. Fused attention whatever the variant.
+  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache);
   torch::nn::Linear c_attn{nullptr};  // (3C, C)
   torch::nn::Linear c_proj{nullptr};  // (C, C)
  private:
@@ -48,6 +58,7 @@ class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const BlockOptions& o);
   torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache);  // inference: see AttentionImpl
   std::shared_ptr<LayerNormImpl> ln_1, ln_2;
   std::shared_ptr<AttentionImpl> attn;
   torch::nn::Linear c_fc{nullptr};    // (4C, C)

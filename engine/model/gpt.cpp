@@ -103,6 +103,18 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   return out;
 }
 
+torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCache>& cache) {
+  cache.resize(blocks->size());
+  const int64_t past = cache.front().length(), T = idx.size(1);
+  if (past + T > options_.context)
+    throw Error("KV cache of " + std::to_string(past + T) + " tokens exceeds model.context (" +
+                std::to_string(options_.context) + ")", "start a new cache over the last model.context tokens");
+  auto x = wte(idx) + wpe(torch::arange(past, past + T, idx.options()));
+  for (size_t i = 0; i < blocks->size(); ++i) x = blocks->at<BlockImpl>(i).forward_cached(x, cache[i]);
+  auto logits = torch::linear(ln_f->forward(x), lm_head);
+  return options_.padded_vocab > options_.vocab_size ? logits.narrow(-1, 0, options_.vocab_size) : logits;
+}
+
 int64_t GPTImpl::num_parameters() const {
   int64_t n = 0;
   for (const auto& p : parameters()) n += p.numel();  // a tied lm_head is the same tensor: listed once

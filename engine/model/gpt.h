@@ -7,6 +7,7 @@
 #include <torch/nn/pimpl.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/model/block.h"
 
@@ -40,6 +41,10 @@ class GPTImpl : public torch::nn::Module {
   explicit GPTImpl(const GPTOptions& options);
   // idx: (B, T) int64 with T <= context; targets: (B, T) int64 or undefined.
   GPTOutput forward(const torch::Tensor& idx, const torch::Tensor& targets = {});
+  // Inference with a KV cache (one per block; empty to start): idx holds only the new tokens, which come
+  // after cache[0].length() earlier ones; returns their logits (B, T, vocab_size). The caller keeps the total
+  // within model.context.
+  torch::Tensor forward_cached(const torch::Tensor& idx, std::vector<KVCache>& cache);
   // Parameters, tied ones counted once (what GPT-2's papers count).
   int64_t num_parameters() const;
   // Parameters without position embeddings (the N of MFU's 6N FLOPs per token).

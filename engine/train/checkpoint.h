@@ -1,11 +1,15 @@
-// Checkpoints: one file holding the named parts of a run — model, optimizer, step (the data position, since
-// batches depend only on the step), random-number state, the run's uid and its full config as JSON.
-// Written to a temporary name and renamed, so a crash mid-save never leaves a torn checkpoint.
+// Checkpoints: one safetensors file per checkpoint (data only: nothing in it is ever executed) holding the
+// model weights under Tokamak's parameter names ("model.blocks.0.attn.c_attn.weight"), the AdamW state
+// ("optimizer.exp_avg.NAME", ...), the RNG state ("rng.cpu", "rng.cuda"), and in its metadata the step, the
+// token count (the data position, since batches depend only on the step), the run uid, the full config as
+// JSON, and a CRC-32 of every tensor and of the metadata. The format is described in docs/ARCHITECTURE.md.
+// Code outside this file names checkpoints through checkpoint_path() and never assumes the extension.
 #pragma once
 #include <c10/core/Device.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tokamak {
 
@@ -17,13 +21,32 @@ struct CheckpointInfo {
   std::string config_json;
   int64_t step = 0;    // optimizer steps done
   int64_t tokens = 0;  // tokens trained on
+  std::string device;  // where the run trained (informative: tensors are stored device-free)
 };
 
-void save_checkpoint(const std::string& path, const GPTImpl& model, const AdamW& optimizer,
-                     const CheckpointInfo& info, const c10::Device& device);
-// The config and position of a checkpoint, without building a model (e.g. to resume with its config).
+// DIR/step_N.safetensors.
+std::string checkpoint_path(const std::string& dir, int64_t step);
+// A run's checkpoints in `dir`, oldest step first (files named by checkpoint_path()).
+std::vector<std::string> list_checkpoints(const std::string& dir);
+// Before step 1: creates `dir`, removes temporaries left by dead processes, and throws an Error when the
+// folder is not writable or has less than `bytes_needed` free (twice a checkpoint: old and new coexist).
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed);
+// Bytes a checkpoint of this model (and optimizer, when given) takes on disk, near enough.
+uint64_t checkpoint_bytes(const GPTImpl& model, bool with_optimizer);
+// Keeps the newest `keep` checkpoints of run `run_uid` in `dir` (keep <= 0: all) and deletes its older ones;
+// other runs' checkpoints in a shared folder are never touched.
+void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& run_uid);
+
+// Writes durably (unique temporary, fsync, rename, fsync of the folder). optimizer may be null (weights only).
+void save_checkpoint(const std::string& path, const GPTImpl& model, AdamW* optimizer, const CheckpointInfo& info,
+                     const c10::Device& device);
+// The config and position of a checkpoint, from its header alone (no tensor is read).
 CheckpointInfo read_checkpoint_info(const std::string& path);
-// Loads weights (and, when given, the optimizer state and the RNG state) into a model built from the same config.
+// Loads into a model built from the checkpoint's config: every name, dtype, shape and checksum is checked
+// first against what the model has, and the first problem is a one-line Error naming the tensor. Tensors are
+// read into CPU memory and copied into the model's (and optimizer's) own tensors, on whatever device they are.
+// With an optimizer (resuming) dtypes must match exactly; without one (sampling, export) float weights are
+// converted to the model's float dtype. restore_rng also restores the CPU (and `device`'s CUDA) generator.
 CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, AdamW* optimizer, bool restore_rng,
                                const c10::Device& device);
 

@@ -2,7 +2,7 @@
 #include "engine/train/optimizer.h"
 
 #include <ATen/ATen.h>
-#include <torch/serialize/archive.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cmath>
 
@@ -77,33 +77,9 @@ void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
   if (inf) at::_foreach_sub_(g.steps, std::vector<at::Tensor>(g.steps.size(), *inf));
 }
 
-void AdamW::save(torch::serialize::OutputArchive& archive) const {
-  archive.write("step", at::tensor(step_));
-  for (const Group& g : groups_) {
-    for (size_t i = 0; i < g.params.size(); ++i) {
-      archive.write("exp_avg." + g.names[i], g.exp_avg[i]);
-      archive.write("exp_avg_sq." + g.names[i], g.exp_avg_sq[i]);
-      archive.write("steps." + g.names[i], g.steps[i]);
-    }
-  }
-}
-
-void AdamW::load(torch::serialize::InputArchive& archive) {
-  at::Tensor step;
-  archive.read("step", step);
-  step_ = step.item<int64_t>();
-  at::NoGradGuard no_grad;
-  for (Group& g : groups_) {
-    for (size_t i = 0; i < g.params.size(); ++i) {
-      at::Tensor t;
-      archive.read("exp_avg." + g.names[i], t);
-      g.exp_avg[i].copy_(t);
-      archive.read("exp_avg_sq." + g.names[i], t);
-      g.exp_avg_sq[i].copy_(t);
-      archive.read("steps." + g.names[i], t);
-      g.steps[i].copy_(t);
-    }
-  }
+void AdamW::for_each_state(const StateVisitor& visit) {
+  for (Group& g : groups_)
+    for (size_t i = 0; i < g.params.size(); ++i) visit(g.names[i], g.exp_avg[i], g.exp_avg_sq[i], g.steps[i]);
 }
 
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {

@@ -5,12 +5,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
-
-namespace torch::serialize {
-class InputArchive;
-class OutputArchive;
-}  // namespace torch::serialize
 
 namespace tokamak {
 
@@ -30,8 +27,11 @@ class AdamW {
   void step(double lr, const at::Tensor& found_inf = {});
   void zero_grad();  // set_to_none: the next backward writes fresh gradients instead of adding
   int64_t steps_taken() const { return step_; }
-  void save(torch::serialize::OutputArchive& archive) const;
-  void load(torch::serialize::InputArchive& archive);
+  void set_steps_taken(int64_t steps) { step_ = steps; }
+  // Every parameter's state, by the parameter's name (checkpoints save and restore it in place).
+  using StateVisitor = std::function<void(const std::string& name, at::Tensor& exp_avg, at::Tensor& exp_avg_sq,
+                                          at::Tensor& steps)>;
+  void for_each_state(const StateVisitor& visit);
 
  private:
   struct Group {

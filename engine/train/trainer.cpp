@@ -13,16 +13,16 @@
 #include <random>
 #include <thread>
 
-#include "engine/data/bpe_utf8.h"
 #include "engine/train/loader.h"
 #include "engine/data/tokenizer.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/reducer.h"
-#include "engine/generate/sampler.h"
+#include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
+#include "engine/model/hf.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
 #include "engine/train/optimizer.h"
@@ -97,7 +97,7 @@ class Run {
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
-  Clock::time_point started_;
+  Clock::time_point started_, last_checkpoint_;
 };
 
 void Run::set_up() {
@@ -144,6 +144,7 @@ void Run::set_up() {
   optimizer_ = std::make_unique<AdamW>(params, ao);
 
   uid_ = new_run_uid();
+  if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
   if (!c_.train.resume.empty()) {
     CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
@@ -167,6 +168,8 @@ void Run::set_up() {
   checkpoint_dir_ = !c_.train.checkpoint_dir.empty()
                         ? c_.train.checkpoint_dir
                         : data_dir() + "/checkpoints/" + safe_file_name(c_.name) + "-" + uid_.substr(0, 8);
+  // A full disk or a read-only folder is found now, not after hours of training.
+  if (main_) prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true));
 
   RunStart start;
   start.run_uid = uid_;
@@ -193,24 +196,21 @@ void Run::set_up() {
 
 void Run::checkpoint(int64_t step) {
   if (!main_) return;  // ranks hold the same weights: one writer
-  std::string path = checkpoint_dir_ + "/step_" + std::to_string(step) + ".pt";
-  save_checkpoint(path, *model_, *optimizer_, {uid_, config_to_json(c_, -1), step, tokens_}, device_);
+  std::string path = checkpoint_path(checkpoint_dir_, step);
+  save_checkpoint(path, *model_, optimizer_.get(), {uid_, config_to_json(c_, -1), step, tokens_, ""}, device_);
+  last_checkpoint_ = Clock::now();
+  prune_checkpoints(checkpoint_dir_, c_.train.checkpoint_keep, uid_);
   sink_.on_checkpoint({step, path});
 }
 
 void Run::sample(int64_t step) {
-  const Tokenizer& tok = Tokenizer::gpt2();
   SampleOptions so;
   so.max_new_tokens = c_.train.sample_tokens;
   so.temperature = c_.train.sample_temperature;
   so.top_k = c_.train.sample_top_k;
   so.seed = static_cast<uint64_t>(c_.train.seed + step);
   so.stop_at_end_of_text = false;  // a sample shows what the model writes, document breaks included
-  auto prompt = tok.encode(c_.train.sample_prompt);
-  auto ids = generate(*model_, prompt, so, device_);
-  // The last token may end inside a UTF-8 character: sinks get valid text.
-  std::string raw = c_.train.sample_prompt + tok.decode(ids), fixed;
-  sink_.on_sample({step, c_.train.sample_prompt, std::string(bpe::sanitize_utf8(raw, fixed, nullptr))});
+  sink_.on_sample({step, c_.train.sample_prompt, sample_text(*model_, c_.train.sample_prompt, so, device_)});
 }
 
 bool Run::wait_while_paused() {
@@ -238,7 +238,7 @@ void Run::count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std
 
 EndEvent Run::execute() {
   EndEvent end;
-  started_ = Clock::now();
+  started_ = last_checkpoint_ = Clock::now();
   set_up();
   const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
   const double fpt = flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
@@ -331,7 +331,12 @@ EndEvent Run::execute() {
         sink_.on_eval(e);
       }
       if (main_ && c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
-      if (c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0 && !last) checkpoint(step);
+      // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
+      // (on by default), which bounds it whatever a step costs on this model and device.
+      const bool by_steps = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;
+      const bool by_time = c_.train.checkpoint_minutes > 0 &&
+                           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.train.checkpoint_minutes);
+      if ((by_steps || by_time) && !last) checkpoint(step);
       meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";

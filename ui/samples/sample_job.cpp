@@ -1,13 +1,6 @@
-// SampleJob: generate() from a checkpoint on a background thread (see sample_job.h). The one ui/ file that
-// needs LibTorch's model headers; they come before any Qt header.
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
-#include "engine/data/bpe_utf8.h"
-#include "engine/data/tokenizer.h"
-#include "engine/generate/sampler.h"
-#include "engine/model/gpt.h"
-#include "engine/train/checkpoint.h"
-#include "engine/train/device.h"
+// SampleJob: engine/generate's generate_from_checkpoint() on a background thread (see sample_job.h). Its
+// LibTorch headers come before any Qt header.
+#include "engine/generate/generate.h"
 #include "engine/train/torch_error.h"
 
 #include "ui/samples/sample_job.h"
@@ -18,26 +11,13 @@
 namespace tokamak::ui {
 
 QString generateFromCheckpoint(const SampleRequest& r, qint64* step) {
-  const std::string path = r.checkpoint.toStdString();
-  CheckpointInfo info = read_checkpoint_info(path);
-  Config c = config_from_json(info.config_json);
-  // Sampling needs none of the training switches; fp32 on the CPU works wherever the checkpoint came from.
-  c.device = "cpu";
-  c.opt.precision = "fp32";
-  c.opt.layers = portable_layers(c.opt.layers);
-  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.dist.gpus = 1;
-  c10::Device device = parse_device(c.device);
-  GPT model(GPTOptions::from_config(c.model, c.opt));
-  load_checkpoint(path, *model, nullptr, /*restore_rng=*/false, device);
-  const Tokenizer& tok = Tokenizer::gpt2();
   SampleOptions so;
   so.max_new_tokens = r.tokens, so.temperature = r.temperature, so.top_k = r.topK, so.seed = r.seed;
   so.stop_at_end_of_text = false;
-  const std::string prompt = r.prompt.toStdString();
-  std::string raw = prompt + tok.decode(generate(*model, tok.encode(prompt), so, device)), fixed;
-  if (step) *step = info.step;
-  // The last token may end inside a UTF-8 character.
-  return QString::fromStdString(std::string(bpe::sanitize_utf8(raw, fixed, nullptr)));
+  // On the CPU: it works wherever the checkpoint came from, and leaves a training GPU alone.
+  Generation g = generate_from_checkpoint(r.checkpoint.toStdString(), r.prompt.toStdString(), so, "cpu");
+  if (step) *step = g.step;
+  return QString::fromStdString(g.text);
 }
 
 SampleJob::~SampleJob() {

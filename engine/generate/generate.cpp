@@ -1,0 +1,57 @@
+// Loading a checkpoint for sampling, and sampling text (see generate.h).
+#include "engine/generate/generate.h"
+
+#include "engine/config/choices.h"
+#include "engine/config/config.h"
+#include "engine/data/bpe_utf8.h"
+#include "engine/data/tokenizer.h"
+#include "engine/model/gpt.h"
+#include "engine/model/hf.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/device.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace tokamak {
+
+std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const std::string& device_name,
+                                           CheckpointInfo* info) {
+  // A Hugging Face GPT-2 folder samples as well as a checkpoint (its config.json gives the sizes).
+  const bool hf = is_hf_weights(checkpoint);
+  if (hf && !is_directory(checkpoint))
+    throw Error("'" + checkpoint + "' is a safetensors file without a config", "pass the folder that holds it and config.json");
+  CheckpointInfo read;
+  Config c;
+  if (hf) c.model = hf_model_config(checkpoint, c.model);
+  else read = read_checkpoint_info(checkpoint), c = config_from_json(read.config_json);
+  // Sampling needs none of the training switches; these work on every device.
+  c.opt.precision = "fp32";
+  c.opt.layers = portable_layers(c.opt.layers);
+  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.opt.activation_checkpointing = false;
+  c.device = device_name, c.dist.gpus = 1;
+  validate_config(c, cuda_device_count());
+  const c10::Device device = parse_device(c.device);
+  auto model = std::make_shared<GPTImpl>(GPTOptions::from_config(c.model, c.opt));
+  model->to(device);
+  if (hf) load_hf_weights(*model, checkpoint);
+  else load_checkpoint(checkpoint, *model, nullptr, /*restore_rng=*/false, device);
+  model->eval();
+  if (info) *info = read;
+  return model;
+}
+
+std::string sample_text(GPTImpl& model, const std::string& prompt, const SampleOptions& options,
+                        const c10::Device& device) {
+  const Tokenizer& tok = Tokenizer::gpt2();
+  std::string raw = prompt + tok.decode(generate(model, tok.encode(prompt), options, device)), fixed;
+  return std::string(bpe::sanitize_utf8(raw, fixed, nullptr));
+}
+
+Generation generate_from_checkpoint(const std::string& checkpoint, const std::string& prompt,
+                                    const SampleOptions& options, const std::string& device) {
+  CheckpointInfo info;
+  auto model = load_for_sampling(checkpoint, device, &info);
+  return {sample_text(*model, prompt, options, parse_device(device)), info.step};
+}
+
+}  // namespace tokamak

@@ -1,0 +1,179 @@
+// Hugging Face GPT-2 export and import (see hf.h).
+#include "engine/model/hf.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "engine/config/config.h"
+#include "engine/model/gpt.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+#include "engine/util/safetensors.h"
+
+namespace tokamak {
+namespace {
+
+struct HfName {
+  std::string name;        // without the "transformer." prefix that GPT2LMHeadModel adds
+  bool transposed = false; // GPT-2's Conv1D keeps (in, out)
+};
+
+// Tokamak's parameter name → GPT-2's.
+HfName hf_name(const std::string& ours) {
+  if (ours == "lm_head") return {"lm_head.weight"};
+  if (ours.rfind("blocks.", 0) != 0) return {ours};  // wte.*, wpe.*, ln_f.*
+  const size_t dot = ours.find('.', 7);
+  const std::string layer = ours.substr(7, dot - 7), rest = ours.substr(dot + 1);
+  std::string hf = rest;
+  if (rest.rfind("c_fc.", 0) == 0 || rest.rfind("c_proj.", 0) == 0) hf = "mlp." + rest;
+  const bool linear = hf.find("c_") != std::string::npos;
+  const bool weight = hf.size() > 7 && hf.compare(hf.size() - 7, 7, ".weight") == 0;
+  return {"h." + layer + "." + hf, linear && weight};
+}
+
+std::string full_name(const std::string& hf) { return hf == "lm_head.weight" ? hf : "transformer." + hf; }
+
+std::string shape_text(c10::IntArrayRef s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string weights_file(const std::string& path) {
+  if (!is_directory(path)) return path;
+  const std::string file = path + "/model.safetensors";
+  if (!path_exists(file))
+    throw Error("'" + path + "' has no model.safetensors",
+                "pass a Hugging Face GPT-2 folder (config.json + model.safetensors) or the file itself");
+  return file;
+}
+
+at::ScalarType float_type(const std::string& dtype, const std::string& name, const std::string& path) {
+  if (dtype == "F32") return at::kFloat;
+  if (dtype == "F16") return at::kHalf;
+  if (dtype == "BF16") return at::kBFloat16;
+  throw Error(name + " in '" + path + "' is " + dtype + ", not a float type", "the file does not hold GPT-2 weights");
+}
+
+}  // namespace
+
+void export_hf(const GPTImpl& model, const std::string& dir) {
+  const GPTOptions& o = model.options();
+  std::vector<std::pair<std::string, at::Tensor>> parts;
+  for (const auto& p : model.named_parameters()) {
+    at::Tensor t = p.value().detach().to(at::kCPU, at::kFloat);
+    if (p.key() == "wte.weight" || p.key() == "lm_head") t = t.narrow(0, 0, o.vocab_size);  // padding cut
+    const HfName hf = hf_name(p.key());
+    parts.emplace_back(full_name(hf.name), (hf.transposed ? t.t() : t).contiguous());
+  }
+  if (!o.block.bias) {  // GPT-2's Conv1D layers always have a bias
+    const int64_t C = o.block.n_embd;
+    for (int64_t i = 0; i < o.n_layer; ++i) {
+      const std::string h = "transformer.h." + std::to_string(i) + ".";
+      parts.emplace_back(h + "attn.c_attn.bias", at::zeros({3 * C}));
+      parts.emplace_back(h + "attn.c_proj.bias", at::zeros({C}));
+      parts.emplace_back(h + "mlp.c_fc.bias", at::zeros({4 * C}));
+      parts.emplace_back(h + "mlp.c_proj.bias", at::zeros({C}));
+    }
+  }
+  std::vector<SafetensorsBlob> blobs;
+  for (const auto& [name, t] : parts) blobs.push_back({name, "F32", t.sizes().vec(), t.data_ptr(), t.nbytes()});
+  make_dirs(dir);
+  write_safetensors(dir + "/model.safetensors", blobs, {{"format", "pt"}});
+  nlohmann::json config = {
+      {"architectures", nlohmann::json::array({"GPT2LMHeadModel"})}, {"model_type", "gpt2"}, {"vocab_size", o.vocab_size},
+      {"n_positions", o.context}, {"n_ctx", o.context}, {"n_embd", o.block.n_embd}, {"n_layer", o.n_layer},
+      {"n_head", o.block.n_head}, {"n_inner", nullptr}, {"activation_function", "gelu_new"},
+      {"layer_norm_epsilon", 1e-5}, {"tie_word_embeddings", o.tie_weights}, {"bos_token_id", 50256},
+      {"eos_token_id", 50256}, {"resid_pdrop", o.block.dropout}, {"embd_pdrop", o.block.dropout},
+      {"attn_pdrop", o.block.dropout}, {"initializer_range", 0.02}, {"scale_attn_weights", true},
+      {"torch_dtype", "float32"}};
+  write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
+}
+
+bool is_hf_weights(const std::string& path) {
+  if (is_directory(path)) return path_exists(path + "/config.json") && path_exists(path + "/model.safetensors");
+  try {
+    return read_safetensors_header(path).metadata.count("format_version") == 0;  // Tokamak's checkpoints have it
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+ModelConfig hf_model_config(const std::string& folder, const ModelConfig& base) {
+  const std::string file = folder + "/config.json";
+  nlohmann::json j = nlohmann::json::parse(read_file(file), nullptr, false);
+  if (!j.is_object()) throw Error("'" + file + "' is not JSON", "pass a Hugging Face GPT-2 folder");
+  if (j.value("model_type", "") != "gpt2")
+    throw Error("'" + file + "' describes a " + j.value("model_type", std::string("model of no type")) + ", not GPT-2",
+                "Tokamak reads GPT-2 weights only");
+  ModelConfig m = base;
+  auto need = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+      throw Error("'" + file + "' has no " + key, "the folder's config.json is incomplete");
+    return j[key].get<int64_t>();
+  };
+  m.preset = "custom", m.n_layer = need("n_layer"), m.n_head = need("n_head"), m.n_embd = need("n_embd");
+  m.context = need("n_positions"), m.vocab_size = need("vocab_size");
+  m.tie_weights = j.value("tie_word_embeddings", true);
+  m.qkv_bias = true;
+  if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"] != 4 * m.n_embd)
+    throw Error("'" + file + "' has n_inner " + j["n_inner"].dump() + "; Tokamak's MLP is 4 × n_embd", "");
+  return m;
+}
+
+void load_hf_weights(GPTImpl& model, const std::string& path) {
+  const std::string file = weights_file(path);
+  const SafetensorsHeader h = read_safetensors_header(file);
+  std::map<std::string, const SafetensorsTensor*> by_name;
+  for (const auto& t : h.tensors) {
+    std::string n = t.name.rfind("transformer.", 0) == 0 ? t.name.substr(12) : t.name;
+    by_name[n] = &t;
+  }
+  const GPTOptions& o = model.options();
+  std::set<std::string> used;
+  at::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    const HfName hf = hf_name(p.key());
+    auto it = by_name.find(hf.name);
+    if (it == by_name.end())
+      throw Error("'" + file + "' has no " + full_name(hf.name) + " (Tokamak's " + p.key() + ")",
+                  "the weights are of another GPT-2 shape; set model sizes to match its config.json");
+    const SafetensorsTensor& t = *it->second;
+    used.insert(hf.name);
+    at::Tensor cpu = at::empty(t.shape, at::TensorOptions().dtype(float_type(t.dtype, t.name, file)));
+    read_safetensors_bytes(file, h, t, cpu.data_ptr());
+    if (hf.transposed && cpu.dim() == 2) cpu = cpu.t();
+    at::Tensor target = p.value();
+    const bool vocab_rows = p.key() == "wte.weight" || p.key() == "lm_head";
+    if (vocab_rows && cpu.dim() == 2 && cpu.size(0) <= target.size(0) && cpu.size(0) == o.vocab_size) {
+      target.narrow(0, cpu.size(0), target.size(0) - cpu.size(0)).zero_();  // padded rows stay inert
+      target = target.narrow(0, 0, cpu.size(0));
+    }
+    if (cpu.sizes() != target.sizes())
+      throw Error(full_name(hf.name) + " in '" + file + "' has shape " + shape_text(hf.transposed ? cpu.t().sizes() : cpu.sizes()) +
+                      " but the model needs " + shape_text(hf.transposed ? target.t().sizes() : target.sizes()),
+                  "set the model sizes to match the weights' config.json");
+    target.copy_(cpu);
+  }
+  for (const auto& [name, t] : by_name) {
+    if (used.count(name)) continue;
+    // Attention-mask buffers that some GPT-2 files carry; a bias of an unbiased model must be zero.
+    if (name.size() > 10 && (name.compare(name.size() - 10, 10, ".attn.bias") == 0 || name.find("masked_bias") != std::string::npos))
+      continue;
+    if (name == "lm_head.weight" && o.tie_weights) continue;  // some files store the tied copy too
+    const bool bias = !o.block.bias && name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+    if (bias) {
+      at::Tensor b = at::empty(t->shape, at::TensorOptions().dtype(float_type(t->dtype, t->name, file)));
+      read_safetensors_bytes(file, h, *t, b.data_ptr());
+      if (b.abs().max().item<double>() == 0) continue;
+    }
+    throw Error("'" + file + "' holds " + t->name + ", which the model does not have",
+                bias ? "set model.qkv_bias=true" : "the weights are of another model shape");
+  }
+}
+
+}  // namespace tokamak

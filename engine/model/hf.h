@@ -1,0 +1,29 @@
+// GPT-2 weights in Hugging Face's layout, out and in. Checkpoints keep Tokamak's own parameter names (they
+// name the modules and the optimizer state one to one); this file is the one place that knows GPT-2's names:
+// "transformer.h.3.mlp.c_fc.weight" for "blocks.3.c_fc.weight", with the weights of GPT-2's Conv1D layers
+// (c_attn, c_proj, c_fc) stored transposed, the vocabulary cut back from padded_vocab to vocab_size, and
+// GPT-2's always-present biases written as zeros for a model without biases.
+#pragma once
+#include <string>
+
+namespace tokamak {
+
+class GPTImpl;
+struct ModelConfig;
+
+// Writes DIR/config.json (GPT2LMHeadModel) and DIR/model.safetensors (fp32), durably.
+void export_hf(const GPTImpl& model, const std::string& dir);
+
+// True when `path` is a Hugging Face folder (config.json beside model.safetensors) or a safetensors file that
+// is not a Tokamak checkpoint.
+bool is_hf_weights(const std::string& path);
+
+// A folder's config.json as Tokamak's model section (n_layer, n_head, n_embd, context, vocab_size, ties).
+// `base` supplies what config.json does not say.
+ModelConfig hf_model_config(const std::string& folder, const ModelConfig& base);
+
+// Copies GPT-2 weights (a folder or a model.safetensors file; names with or without "transformer.") into a
+// model whose sizes match. Missing, extra or mis-shaped tensors are named in a one-line Error.
+void load_hf_weights(GPTImpl& model, const std::string& path);
+
+}  // namespace tokamak
