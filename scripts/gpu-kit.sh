@@ -24,7 +24,7 @@ done
 # Shared libraries: everything ldd resolves except LibTorch (the GPU machine's torch provides it), CUDA's
 # (its driver and toolkit) and the C library itself (it must be the machine's own).
 skip='/torch/lib/|/nvidia/|libcuda\.|libcudart|libnv|libcublas|libcudnn|libnccl|libcusparse|libcufft|libcurand|libcusolver|libcupti'
-skip+='|/libc\.so|/libm\.so|/libdl\.so|/libpthread\.so|/librt\.so|/ld-linux|linux-vdso'
+skip+='|/libc\.so|/libm\.so|/libdl\.so|/libpthread\.so|/librt\.so|/libutil\.so|/ld-linux|linux-vdso'
 for b in "$kit"/bin/*; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u | grep -Ev "$skip" |
   while read -r lib; do cp -L "$lib" "$kit/lib/"; done
 cp "$root"/experiments/ladders/*.json "$kit/ladders/"

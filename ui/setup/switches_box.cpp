@@ -165,7 +165,8 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
                           "opt.activation_checkpointing", "model.tie_weights", "model.vocab_pad_multiple"}) {
     auto* box = qobject_cast<QCheckBox*>(keys_->widget(key));
     const QString on = box->property("onValue").isValid() ? box->property("onValue").toString() : "true";
-    const QString why = box->isChecked() ? QString() : reasonAgainst(config, key, on, cudaDevices);
+    // A partly checked box (opt.pin_memory=auto) is not "on": turning it fully on may still be refused.
+    const QString why = box->checkState() == Qt::Checked ? QString() : reasonAgainst(config, key, on, cudaDevices);
     box->setEnabled(why.isEmpty());
     box->setToolTip(box->property("tip").toString() + (why.isEmpty() ? QString() : tr("\n\nUnavailable: ") + why));
     if (!why.isEmpty()) reasons << why;
