@@ -51,7 +51,8 @@ void PrinterSink::on_step(const StepEvent& e) {
   if (json_)
     emit({{"event", "step"}, {"step", e.step}, {"tokens", e.tokens}, {"loss", e.loss}, {"lr", e.lr},
           {"grad_norm", e.grad_norm}, {"tok_s", e.tok_s}, {"mfu", e.mfu >= 0 ? json(e.mfu) : json(nullptr)},
-          {"step_ms", e.step_ms}, {"mem_bytes", e.mem_peak}, {"wall_s", e.wall_s}});
+          {"step_ms", e.step_ms}, {"mem_bytes", e.mem_peak}, {"mem_allocated", e.mem_allocated},
+          {"mem_reserved", e.mem_reserved}, {"wall_s", e.wall_s}});
 }
 
 void PrinterSink::on_eval(const EvalEvent& e) {
