@@ -248,8 +248,9 @@ void TestStudio::runLifecycle() {
   QVERIFY(!w.startAction()->isEnabled());
   // The run trains in a child engine process, driven over its stdin.
   QTRY_VERIFY(run->processId() > 0);
-  const QString child = commandLineOf(run->processId());
-  QVERIFY2(child.contains("tokamak-engine train --json --control"), qPrintable(child));
+  // (until the forked child has exec'd, its command line is still this test's)
+  QTRY_VERIFY2(commandLineOf(run->processId()).contains("tokamak-engine train --json --control"),
+               qPrintable(commandLineOf(run->processId())));
   QVERIFY(run->processId() != QCoreApplication::applicationPid());
 
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too.
