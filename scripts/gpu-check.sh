@@ -23,7 +23,7 @@ else
   BUILD_DIR=$root/build-gpu TOKAMAK_GUI=OFF TOKAMAK_TORCH_PYTHON=$py TOKAMAK_TARGETS="tokamak tokamak-engine test_gpu" \
     "$root/scripts/build.sh"
   bin=$root/build-gpu ladders=$root/experiments/ladders
-  [ -d "$bin/app" ] && { cp "$bin"/app/tokamak/tokamak "$bin"/app/tokamak/tokamak-engine "$bin"/tests/test_gpu "$out/"; bin=$out; }
+  [ -d "$bin/app" ] && { cp "$bin"/app/tokamak "$bin"/app/tokamak-engine "$bin"/tests/test_gpu "$out/"; bin=$out; }
   export LD_LIBRARY_PATH=$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export XDG_DATA_HOME=$out/data  # a run store of this sitting only

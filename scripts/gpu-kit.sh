@@ -17,7 +17,7 @@ BUILD_DIR=$build TOKAMAK_GUI=OFF TOKAMAK_TARGETS= "$root/scripts/build.sh"
 
 rm -rf "$kit"
 mkdir -p "$kit/bin" "$kit/lib" "$kit/ladders" "$kit/cache/assets"
-cp "$build/app/tokamak/tokamak" "$build/app/tokamak/tokamak-engine" "$kit/bin/"
+cp "$build/app/tokamak" "$build/app/tokamak-engine" "$kit/bin/"
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$kit/bin/"
 done
