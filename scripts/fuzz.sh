@@ -48,6 +48,8 @@ for t in "${targets[@]}"; do
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (inputs in $build/crashes/; see docs/RELIABILITY.md for how to replay)" >&2
+  echo "fuzz: $(( ${#targets[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
   exit 1
 fi
 echo "fuzz: all ${#targets[@]} targets ran ${seconds} s without a finding" >&2
+echo "fuzz: ${#targets[@]} passed, 0 failed"  # the closing line CI reads
