@@ -199,7 +199,8 @@ void TestTokenizer::initTestCase() {
   const std::string corpus_path = need_asset("jargon.txt");
   if (corpus_path.empty()) return;
   corpus_ = tokamak::read_file(corpus_path);
-  script_ = QFileInfo(QStringLiteral(__FILE__)).absolutePath().toStdString() + "/reference/tiktoken_ids.py";
+  // TOKAMAK_SOURCE_DIR, not __FILE__: ccache builds with relative paths, so __FILE__ may not lead anywhere.
+  script_ = std::string(TOKAMAK_SOURCE_DIR) + "/tests/reference/tiktoken_ids.py";
   QVERIFY2(QFileInfo::exists(QString::fromStdString(script_)), script_.c_str());
   QVERIFY2(QFileInfo::exists(QString::fromStdString(tokamak::test::python())),
            "the venv python is missing: run scripts/setup.sh first");

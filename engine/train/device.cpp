@@ -13,7 +13,7 @@ namespace tokamak {
 int configure_cpu(int64_t threads) {
   // LibTorch's CPU allocator has no cache: every step frees and re-allocates the same large tensors (the
   // logits alone are B·T·V floats), and glibc serves each with a fresh mmap that the kernel must zero page by
-  // page (a nano step 2.7× slower; docs/PERFORMANCE.md). The engine links jemalloc, which keeps freed memory
+  // page (a nano step 2.7× slower; docs/PERFORMANCE.md). tokamak-engine links jemalloc, which keeps freed memory
   // for reuse in every thread alike. glibc's mallopt() cannot do that: its settings hold only in the main
   // arena, and a thread with an arena of its own (an embedder's, a test's) still gets a fresh mmap for every
   // block over 64 MB — a third of the speed (issue 17). So the settings below are only the fallback for a
