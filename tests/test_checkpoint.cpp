@@ -49,7 +49,8 @@ double step(GPTImpl& m, AdamW& opt, int i) {
   auto tokens = at::randint(64, {4, 17}, gen, at::kLong);
   Batch b{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
   opt.zero_grad();
-  auto out = forward_backward(m, [&](int64_t) { return b; }, 1, Precision::kFp32, c10::kCPU);
+  auto out = forward_backward(
+      m, [&](int64_t) { return b; }, 1, Precision::kFp32, c10::kCPU);
   opt.step(1e-3);
   return out.loss.item<double>();
 }
@@ -149,9 +150,10 @@ class TestCheckpoint : public QObject {
     if (!QFile::exists(QString::fromStdString(test::python()))) QSKIP("the set-up's venv is missing");
     const std::string archive = path("evil.pt"), marker = path("side-effect");
     std::string out;
-    const int code = test::run(test::python() + " " + TOKAMAK_SOURCE_DIR "/tests/reference/torchscript_side_effect.py " +
-                                   archive + " " + marker + " 2>/dev/null",
-                               &out);
+    const int code =
+        test::run(test::python() + " " + TOKAMAK_SOURCE_DIR "/tests/reference/torchscript_side_effect.py " + archive +
+                      " " + marker + " 2>/dev/null",
+                  &out);
     // The script proves the archive writes the marker when LibTorch loads it, then removes the marker.
     QVERIFY2(code == 0 && out.find("armed") != std::string::npos, out.c_str());
     QVERIFY(!path_exists(marker));
@@ -167,19 +169,30 @@ class TestCheckpoint : public QObject {
   void eachDamageHasItsOwnError_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("truncated") << "truncated" << "truncated";
-    QTest::newRow("cut in the length") << "tiny" << "fewer than the 8";
-    QTest::newRow("bit flipped") << "flipped" << "model.wte.weight in '%1' fails its checksum";
-    QTest::newRow("metadata edited") << "metadata" << "fails the checksum of its metadata";
-    QTest::newRow("wrong dtype") << "dtype" << "model.wpe.weight in '%1' is F16 but the model needs F32";
-    QTest::newRow("wrong shape") << "shape"
-                                 << "model.blocks.0.attn.c_attn.weight in '%1' has shape [32, 96] but the model needs [96, 32]";
+    QTest::newRow("truncated") << "truncated"
+                               << "truncated";
+    QTest::newRow("cut in the length") << "tiny"
+                                       << "fewer than the 8";
+    QTest::newRow("bit flipped") << "flipped"
+                                 << "model.wte.weight in '%1' fails its checksum";
+    QTest::newRow("metadata edited") << "metadata"
+                                     << "fails the checksum of its metadata";
+    QTest::newRow("wrong dtype") << "dtype"
+                                 << "model.wpe.weight in '%1' is F16 but the model needs F32";
+    QTest::newRow("wrong shape")
+        << "shape"
+        << "model.blocks.0.attn.c_attn.weight in '%1' has shape [32, 96] but the model needs [96, 32]";
     QTest::newRow("wrong optimizer shape")
-        << "optimizer" << "optimizer.exp_avg.blocks.1.c_fc.weight in '%1' has shape [4096] but the model needs [128, 32]";
-    QTest::newRow("missing tensor") << "missing" << "has no model.ln_f.bias";
-    QTest::newRow("extra tensor") << "extra" << "holds model.blocks.2.ln_1.weight, which the model does not have";
-    QTest::newRow("newer format") << "newer" << "written by a newer Tokamak (format 3";
-    QTest::newRow("not Tokamak's") << "foreign" << "not a Tokamak checkpoint";
+        << "optimizer"
+        << "optimizer.exp_avg.blocks.1.c_fc.weight in '%1' has shape [4096] but the model needs [128, 32]";
+    QTest::newRow("missing tensor") << "missing"
+                                    << "has no model.ln_f.bias";
+    QTest::newRow("extra tensor") << "extra"
+                                  << "holds model.blocks.2.ln_1.weight, which the model does not have";
+    QTest::newRow("newer format") << "newer"
+                                  << "written by a newer Tokamak (format 3";
+    QTest::newRow("not Tokamak's") << "foreign"
+                                   << "not a Tokamak checkpoint";
   }
   void eachDamageHasItsOwnError() {
     QFETCH(QString, kind);
@@ -294,17 +307,19 @@ class TestCheckpoint : public QObject {
     prepare_checkpoint_dir(dir, 1024);
     QVERIFY(!path_exists(dead));
     QVERIFY(path_exists(live));
-    QVERIFY(error_of([&] { prepare_checkpoint_dir(dir, ~uint64_t{0} >> 2); }).contains("MiB free but a checkpoint needs"));
+    QVERIFY(
+        error_of([&] { prepare_checkpoint_dir(dir, ~uint64_t{0} >> 2); }).contains("MiB free but a checkpoint needs"));
     GPT m(tiny());
-    for (int64_t s : {9, 10, 1, 11}) save_checkpoint(checkpoint_path(dir, s), *m, nullptr, {"u", "{}", s, 0, ""}, c10::kCPU);
+    for (int64_t s : {9, 10, 1, 11})
+      save_checkpoint(checkpoint_path(dir, s), *m, nullptr, {"u", "{}", s, 0, ""}, c10::kCPU);
     std::vector<std::string> names;
     for (const auto& f : list_checkpoints(dir)) names.push_back(std::filesystem::path(f).filename().string());
     QCOMPARE(names, (std::vector<std::string>{"step_1.safetensors", "step_9.safetensors", "step_10.safetensors",
                                               "step_11.safetensors"}));
     save_checkpoint(checkpoint_path(dir, 5), *m, nullptr, {"another run", "{}", 5, 0, ""}, c10::kCPU);
     prune_checkpoints(dir, 2, "u");
-    QCOMPARE(list_checkpoints(dir), (std::vector<std::string>{checkpoint_path(dir, 5), checkpoint_path(dir, 10),
-                                                              checkpoint_path(dir, 11)}));
+    QCOMPARE(list_checkpoints(dir),
+             (std::vector<std::string>{checkpoint_path(dir, 5), checkpoint_path(dir, 10), checkpoint_path(dir, 11)}));
     int temporaries = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir))
       temporaries += e.path().filename().string().find(".tmp-") != std::string::npos;
@@ -349,14 +364,16 @@ class TestCheckpoint : public QObject {
     QTest::newRow("overflowing shape")
         << with_header(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4)
         << "too large";
-    QTest::newRow("bytes do not fit shape") << with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 8)
-                                            << "has 4 bytes but its shape needs 8";
+    QTest::newRow("bytes do not fit shape")
+        << with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 8)
+        << "has 4 bytes but its shape needs 8";
     QTest::newRow("past the data") << with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4)
                                    << "outside the file";
-    QTest::newRow("overlap") << with_header(
-                                    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                                    8)
-                             << "overlap";
+    QTest::newRow("overlap")
+        << with_header(
+               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+               8)
+        << "overlap";
     QTest::newRow("metadata not strings") << with_header(R"({"__metadata__":{"k":1}})", 0) << "not a string";
   }
   void headerParserChecksBoundsFirst() {
@@ -378,7 +395,8 @@ class TestCheckpoint : public QObject {
       at = t.end;
     }
     QCOMPARE(h.data_start + at, uint64_t(raw.size()));
-    QVERIFY(h.find("model.blocks.1.attn.c_attn.weight") && h.find("optimizer.exp_avg_sq.wte.weight") && h.find("rng.cpu"));
+    QVERIFY(h.find("model.blocks.1.attn.c_attn.weight") && h.find("optimizer.exp_avg_sq.wte.weight") &&
+            h.find("rng.cpu"));
   }
 };
 

@@ -20,7 +20,8 @@ Result tokamak(const QStringList& args, const QProcessEnvironment& env = QProces
   p.setProcessEnvironment(env);
   p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
   p.waitForFinished(300000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+          p.readAllStandardError()};
 }
 
 }  // namespace
@@ -36,14 +37,21 @@ class TestCli : public QObject {
   void badInputsGiveOneLineErrors_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("unknown key") << QStringList{"train", "--no-store", "--set", "train.stepz=3"} << "did you mean 'train.steps'";
+    QTest::newRow("unknown key") << QStringList{"train", "--no-store", "--set", "train.stepz=3"}
+                                 << "did you mean 'train.steps'";
     QTest::newRow("wrong type") << QStringList{"train", "--no-store", "--set", "train.lr=fast"} << "expects a number";
-    QTest::newRow("heads") << QStringList{"train", "--no-store", "--set", "model.n_head=3"} << "must divide model.n_embd";
-    QTest::newRow("cuda switch on cpu") << QStringList{"train", "--no-store", "--set", "opt.precision=fp16"} << "needs a CUDA device";
-    QTest::newRow("missing dataset") << QStringList{"train", "--no-store", "--set", "data.path=/no/such/corpus.txt"} << "/no/such/corpus.txt";
-    QTest::newRow("missing config file") << QStringList{"train", "--no-store", "--config", "/no/such.json"} << "cannot read '/no/such.json'";
-    QTest::newRow("missing checkpoint") << QStringList{"generate", "--checkpoint", "/no/such.pt", "--prompt", "x"} << "does not exist";
-    QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "train.resume=/no/such.pt"} << "does not exist";
+    QTest::newRow("heads") << QStringList{"train", "--no-store", "--set", "model.n_head=3"}
+                           << "must divide model.n_embd";
+    QTest::newRow("cuda switch on cpu") << QStringList{"train", "--no-store", "--set", "opt.precision=fp16"}
+                                        << "needs a CUDA device";
+    QTest::newRow("missing dataset") << QStringList{"train", "--no-store", "--set", "data.path=/no/such/corpus.txt"}
+                                     << "/no/such/corpus.txt";
+    QTest::newRow("missing config file") << QStringList{"train", "--no-store", "--config", "/no/such.json"}
+                                         << "cannot read '/no/such.json'";
+    QTest::newRow("missing checkpoint") << QStringList{"generate", "--checkpoint", "/no/such.pt", "--prompt", "x"}
+                                        << "does not exist";
+    QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "train.resume=/no/such.pt"}
+                                         << "does not exist";
   }
   void badInputsGiveOneLineErrors() {
     QFETCH(QStringList, args);
@@ -79,10 +87,18 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert("XDG_DATA_HOME", dir.path());
-    Result r = tokamak({"train", "--json", "--db", dir.path() + "/runs.db", "--set", "model.n_layer=1", "--set", "model.n_embd=32",
-                        "--set", "model.n_head=2", "--set", "model.context=32", "--set", "train.batch_size=2", "--set",
-                        "train.steps=4", "--set", "train.log_every=2", "--set", "train.sample_tokens=4", "--set",
-                        "train.eval_batches=1", "--set", "threads=1"},
+    Result r = tokamak({"train", "--json",
+                        "--db",  dir.path() + "/runs.db",
+                        "--set", "model.n_layer=1",
+                        "--set", "model.n_embd=32",
+                        "--set", "model.n_head=2",
+                        "--set", "model.context=32",
+                        "--set", "train.batch_size=2",
+                        "--set", "train.steps=4",
+                        "--set", "train.log_every=2",
+                        "--set", "train.sample_tokens=4",
+                        "--set", "train.eval_batches=1",
+                        "--set", "threads=1"},
                        env);
     QVERIFY2(r.code == 0, r.err.constData());
     QStringList kinds;
@@ -124,7 +140,8 @@ class TestCli : public QObject {
     QVERIFY2(imported.code == 0, imported.err.constData());
     // chmod a-w on the file and its folder; the folders above stay readable for the unprivileged user below.
     QVERIFY(QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
-    const auto rx = QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther;
+    const auto rx =
+        QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther;
     QVERIFY(QFile::setPermissions(folder, rx) && QFile::setPermissions(dir.path(), rx | QFile::WriteOwner));
     // root writes whatever the mode bits say: run as nobody then, or the test would prove nothing.
     const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");

@@ -26,13 +26,20 @@ class TestConfig : public QObject {
   void badSetsNameTheKey_data() {
     QTest::addColumn<QString>("assignment");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("unknown key suggests the nearest") << "train.step=5" << "did you mean 'train.steps'";
-    QTest::newRow("leaf name suggests the full key") << "lr=0.1" << "did you mean 'train.lr'";
-    QTest::newRow("int expected") << "train.steps=many" << "expects an integer";
-    QTest::newRow("float expected") << "train.lr=fast" << "expects a number";
-    QTest::newRow("bool expected") << "model.tie_weights=maybe" << "expects true or false";
-    QTest::newRow("not key=value") << "train.steps" << "is not key=value";
-    QTest::newRow("unknown preset") << "model.preset=gpt5" << "unknown model.preset 'gpt5'";
+    QTest::newRow("unknown key suggests the nearest") << "train.step=5"
+                                                      << "did you mean 'train.steps'";
+    QTest::newRow("leaf name suggests the full key") << "lr=0.1"
+                                                     << "did you mean 'train.lr'";
+    QTest::newRow("int expected") << "train.steps=many"
+                                  << "expects an integer";
+    QTest::newRow("float expected") << "train.lr=fast"
+                                    << "expects a number";
+    QTest::newRow("bool expected") << "model.tie_weights=maybe"
+                                   << "expects true or false";
+    QTest::newRow("not key=value") << "train.steps"
+                                   << "is not key=value";
+    QTest::newRow("unknown preset") << "model.preset=gpt5"
+                                    << "unknown model.preset 'gpt5'";
   }
   void badSetsNameTheKey() {
     QFETCH(QString, assignment);
@@ -52,7 +59,8 @@ class TestConfig : public QObject {
 
   void jsonRoundTrip() {
     Config c;
-    apply_overrides(c, {"model.preset=mini", "model.n_layer=5", "train.sample_prompt=Hello \"world\"", "opt.fused_adamw=true"});
+    apply_overrides(
+        c, {"model.preset=mini", "model.n_layer=5", "train.sample_prompt=Hello \"world\"", "opt.fused_adamw=true"});
     Config back = config_from_json(config_to_json(c));
     QCOMPARE(QString::fromStdString(config_to_json(back)), QString::fromStdString(config_to_json(c)));
     QCOMPARE(back.model.n_layer, 5);
@@ -62,10 +70,14 @@ class TestConfig : public QObject {
   void badJsonIsAnError_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("not json") << "{train:" << "not valid JSON";
-    QTest::newRow("unknown key") << R"({"train": {"stepz": 3}})" << "did you mean 'train.steps'";
-    QTest::newRow("wrong type") << R"({"train": {"steps": "3"}})" << "expects int";
-    QTest::newRow("not an object") << "[1]" << "must be an object";
+    QTest::newRow("not json") << "{train:"
+                              << "not valid JSON";
+    QTest::newRow("unknown key") << R"({"train": {"stepz": 3}})"
+                                 << "did you mean 'train.steps'";
+    QTest::newRow("wrong type") << R"({"train": {"steps": "3"}})"
+                                << "expects int";
+    QTest::newRow("not an object") << "[1]"
+                                   << "must be an object";
   }
   void badJsonIsAnError() {
     QFETCH(QString, json);
@@ -77,18 +89,26 @@ class TestConfig : public QObject {
   void problemsAreFoundBeforeWork_data() {
     QTest::addColumn<QStringList>("sets");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("heads must divide width") << QStringList{"model.n_head=5"} << "model.n_head (5) must divide model.n_embd (128)";
-    QTest::newRow("context longer than the model") << QStringList{"train.context=256"} << "train.context (256) is longer than model.context (128)";
+    QTest::newRow("heads must divide width")
+        << QStringList{"model.n_head=5"} << "model.n_head (5) must divide model.n_embd (128)";
+    QTest::newRow("context longer than the model")
+        << QStringList{"train.context=256"} << "train.context (256) is longer than model.context (128)";
     QTest::newRow("tf32 on cpu") << QStringList{"opt.precision=tf32"} << "opt.precision=tf32 needs a CUDA device";
     QTest::newRow("fp16 on cpu") << QStringList{"opt.precision=fp16"} << "opt.precision=fp16 is not implemented yet";
-    QTest::newRow("fused layers on cpu") << QStringList{"opt.layers=fused"} << "opt.layers=fused is not implemented yet";
-    QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"} << "opt.cuda_graphs=true is not implemented yet";
-    QTest::newRow("pinned memory on cpu") << QStringList{"opt.pin_memory=true"} << "opt.pin_memory=true needs a CUDA device";
-    QTest::newRow("flash backend on cpu") << QStringList{"opt.sdpa_backend=flash"} << "opt.sdpa_backend=flash needs a CUDA device";
+    QTest::newRow("fused layers on cpu") << QStringList{"opt.layers=fused"}
+                                         << "opt.layers=fused is not implemented yet";
+    QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"}
+                                        << "opt.cuda_graphs=true is not implemented yet";
+    QTest::newRow("pinned memory on cpu")
+        << QStringList{"opt.pin_memory=true"} << "opt.pin_memory=true needs a CUDA device";
+    QTest::newRow("flash backend on cpu")
+        << QStringList{"opt.sdpa_backend=flash"} << "opt.sdpa_backend=flash needs a CUDA device";
     QTest::newRow("cuda without a gpu") << QStringList{"device=cuda"} << "no CUDA GPU is visible";
     QTest::newRow("unknown attention") << QStringList{"opt.attention=flash"} << "opt.attention 'flash' is not one of";
-    QTest::newRow("unknown sdpa backend") << QStringList{"opt.sdpa_backend=fast"} << "opt.sdpa_backend 'fast' is not one of";
-    QTest::newRow("batch tokens not a multiple") << QStringList{"train.batch_tokens=1000"} << "train.batch_tokens (1000) must be a multiple";
+    QTest::newRow("unknown sdpa backend")
+        << QStringList{"opt.sdpa_backend=fast"} << "opt.sdpa_backend 'fast' is not one of";
+    QTest::newRow("batch tokens not a multiple")
+        << QStringList{"train.batch_tokens=1000"} << "train.batch_tokens (1000) must be a multiple";
     QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be in [1, 1000000000000], got 0";
     QTest::newRow("eps zero") << QStringList{"train.eps=0"} << "train.eps must be in (0, 1], got 0";
     QTest::newRow("eps negative") << QStringList{"train.eps=-1e-8"} << "train.eps must be in (0, 1]";
@@ -97,9 +117,11 @@ class TestConfig : public QObject {
     QTest::newRow("dropout of one") << QStringList{"model.dropout=1"} << "model.dropout must be in [0, 1), got 1";
     QTest::newRow("huge learning rate") << QStringList{"train.lr=1e300"} << "train.lr must be in (0, 10], got 1e+300";
     QTest::newRow("negative bucket") << QStringList{"dist.bucket_mb=-1"} << "dist.bucket_mb must be in (0, 65536]";
-    QTest::newRow("device index not a number") << QStringList{"device=cuda:abc"} << "device 'cuda:abc' is not cpu, cuda or cuda:N";
+    QTest::newRow("device index not a number")
+        << QStringList{"device=cuda:abc"} << "device 'cuda:abc' is not cpu, cuda or cuda:N";
     QTest::newRow("device with no index") << QStringList{"device=cuda:"} << "device 'cuda:' is not cpu, cuda or cuda:N";
-    QTest::newRow("device negative index") << QStringList{"device=cuda:-1"} << "device 'cuda:-1' is not cpu, cuda or cuda:N";
+    QTest::newRow("device negative index")
+        << QStringList{"device=cuda:-1"} << "device 'cuda:-1' is not cpu, cuda or cuda:N";
     QTest::newRow("device misnamed") << QStringList{"device=gpu"} << "device 'gpu' is not cpu, cuda or cuda:N";
   }
   void problemsAreFoundBeforeWork() {
@@ -113,9 +135,7 @@ class TestConfig : public QObject {
     QVERIFY2(message.contains(expected), qPrintable(message));
   }
 
-  void defaultsAreValid() {
-    QVERIFY(config_problems(Config{}, 0).empty());
-  }
+  void defaultsAreValid() { QVERIFY(config_problems(Config{}, 0).empty()); }
 
   // Issue 11: a switch that does nothing yet is refused even where its device exists, naming the issue.
   void refusedSwitches_data() {
@@ -146,8 +166,9 @@ class TestConfig : public QObject {
     QTest::addColumn<bool>("implemented");
     for (const std::string& key : choice_keys())
       for (const ChoiceInfo& row : choices_of(key))
-        QTest::newRow((key + "=" + row.value).c_str()) << QString::fromStdString(key) << QString::fromStdString(row.value)
-                                                       << row.needs_cuda << row.missing.empty();
+        QTest::newRow((key + "=" + row.value).c_str())
+            << QString::fromStdString(key) << QString::fromStdString(row.value) << row.needs_cuda
+            << row.missing.empty();
     QVERIFY(choices_of("opt.precision").size() == 5 && choices_of("opt.layers").size() == 3);
   }
   void everyChoiceRowIsValidatedAsItsTableSays() {
@@ -173,10 +194,14 @@ class TestConfig : public QObject {
   void unknownValuesNeverFallThrough_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("value");
-    QTest::newRow("precision") << "opt.precision" << "fp8";
-    QTest::newRow("attention") << "opt.attention" << "flash";
-    QTest::newRow("layers") << "opt.layers" << "triton";
-    QTest::newRow("sdpa backend") << "opt.sdpa_backend" << "fa3";
+    QTest::newRow("precision") << "opt.precision"
+                               << "fp8";
+    QTest::newRow("attention") << "opt.attention"
+                               << "flash";
+    QTest::newRow("layers") << "opt.layers"
+                            << "triton";
+    QTest::newRow("sdpa backend") << "opt.sdpa_backend"
+                                  << "fa3";
   }
   void unknownValuesNeverFallThrough() {
     QFETCH(QString, key);
@@ -185,7 +210,8 @@ class TestConfig : public QObject {
     set_key(c, key.toStdString(), value.toStdString());
     const auto problems = config_problems(c, 0);
     QVERIFY(!problems.empty());
-    QVERIFY2(QString::fromStdString(problems.front()).startsWith(key + " '" + value + "' is not one of"), problems.front().c_str());
+    QVERIFY2(QString::fromStdString(problems.front()).startsWith(key + " '" + value + "' is not one of"),
+             problems.front().c_str());
     QString named = error_of([&] { default_run_name(c); });  // the name is not made from an unknown value either
     QVERIFY2(named.contains("is not one of"), qPrintable(named));
     QString parsed = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp8"); });
@@ -238,8 +264,10 @@ class TestConfig : public QObject {
   void jsonNumberOutOfRangeIsOneLine_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("1e999") << R"({"train": {"lr": 1e999}})" << "config is not valid JSON";
-    QTest::newRow("-1e999") << R"({"train": {"eps": -1e999}})" << "config is not valid JSON";
+    QTest::newRow("1e999") << R"({"train": {"lr": 1e999}})"
+                           << "config is not valid JSON";
+    QTest::newRow("-1e999") << R"({"train": {"eps": -1e999}})"
+                            << "config is not valid JSON";
   }
   void jsonNumberOutOfRangeIsOneLine() {
     QFETCH(QString, json);

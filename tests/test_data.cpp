@@ -27,7 +27,6 @@ using tokamak::test::error_of;
 
 namespace {
 
-
 void write_text(const QString& path, const QByteArray& bytes) {
   QDir().mkpath(QFileInfo(path).absolutePath());
   QFile f(path);
@@ -271,11 +270,16 @@ class TestData : public QObject {
   void errors_data() {
     QTest::addColumn<QString>("source");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("missing path") << "no/such/file.txt" << "does not exist";
-    QTest::newRow("empty file") << "empty.txt" << "is empty";
-    QTest::newRow("empty folder") << "nothing" << "has no text files or .bin shards";
-    QTest::newRow("folder of hidden and binary files") << "unusable" << "has no text files or .bin shards";
-    QTest::newRow("glob without matches") << "nothing/*.bin" << "matches no files";
+    QTest::newRow("missing path") << "no/such/file.txt"
+                                  << "does not exist";
+    QTest::newRow("empty file") << "empty.txt"
+                                << "is empty";
+    QTest::newRow("empty folder") << "nothing"
+                                  << "has no text files or .bin shards";
+    QTest::newRow("folder of hidden and binary files") << "unusable"
+                                                       << "has no text files or .bin shards";
+    QTest::newRow("glob without matches") << "nothing/*.bin"
+                                          << "matches no files";
   }
   void errors() {
     QFETCH(QString, source);
@@ -298,7 +302,8 @@ class TestData : public QObject {
     LoaderOptions o;
     o.context = 64;
     QString msg = error_of([&] { Loader loader(d, o); });
-    QString want = QString("dataset %1 has %2 tokens, fewer than one window of 65").arg(dir_.filePath("short.txt"))
+    QString want = QString("dataset %1 has %2 tokens, fewer than one window of 65")
+                       .arg(dir_.filePath("short.txt"))
                        .arg(encode("Hello, world.").size());
     QVERIFY2(msg.contains(want), qPrintable(msg));
     QVERIFY2(msg.contains("model.context"), qPrintable(msg));

@@ -40,9 +40,11 @@ namespace {
 
 // Tiny and fp32 on one thread per rank, so a run takes seconds and float rounding is the only difference.
 std::vector<std::string> tiny_sets(const std::string& data) {
-  return {"data.path=" + data, "model.n_layer=1", "model.n_head=2", "model.n_embd=32", "model.context=16",
-          "model.vocab_pad_multiple=1", "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1",
-          "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1"};
+  return {"data.path=" + data,  "model.n_layer=1",       "model.n_head=2",
+          "model.n_embd=32",    "model.context=16",      "model.vocab_pad_multiple=1",
+          "train.batch_size=4", "train.warmup_steps=2",  "train.log_every=1",
+          "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32",
+          "threads=1"};
 }
 
 QStringList set_args(const std::vector<std::string>& sets) {
@@ -148,8 +150,10 @@ QString read_until(QProcess& p, QProcess::ProcessChannel channel, const QString&
   t.start();
   while (!out.contains(pattern) && t.elapsed() < ms && p.state() != QProcess::NotRunning) {
     p.waitForReadyRead(100);
-    out += QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardOutput() : p.readAllStandardError());
-    *other += QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardError() : p.readAllStandardOutput());
+    out +=
+        QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardOutput() : p.readAllStandardError());
+    *other +=
+        QString::fromUtf8(channel == QProcess::StandardOutput ? p.readAllStandardError() : p.readAllStandardOutput());
   }
   return out;
 }
@@ -202,8 +206,13 @@ class TestDist : public QObject {
     QCOMPARE(from({}).world_size, 1);
     // A batch script sees SLURM_PROCID/SLURM_NTASKS outside srun: still one process.
     QCOMPARE(from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}).world_size, 1);
-    DistEnv t = from({{"RANK", "9"}, {"WORLD_SIZE", "16"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "8"},
-                      {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+    DistEnv t = from({{"RANK", "9"},
+                      {"WORLD_SIZE", "16"},
+                      {"LOCAL_RANK", "1"},
+                      {"LOCAL_WORLD_SIZE", "8"},
+                      {"MASTER_ADDR", "node1"},
+                      {"MASTER_PORT", "29400"},
+                      {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
     QCOMPARE(t.rank, 9);
     QCOMPARE(t.world_size, 16);
     QCOMPARE(t.local_rank, 1);
@@ -212,8 +221,12 @@ class TestDist : public QObject {
     QCOMPARE(t.master_port, 29400);
     QVERIFY(t.store_hosted);
     QCOMPARE(QString::fromStdString(t.source), QString("torchrun"));
-    DistEnv s = from({{"SLURM_PROCID", "5"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_LOCALID", "1"},
-                      {"SLURM_STEP_NUM_NODES", "2"}, {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"}, {"MASTER_ADDR", "n1"}});
+    DistEnv s = from({{"SLURM_PROCID", "5"},
+                      {"SLURM_STEP_NUM_TASKS", "8"},
+                      {"SLURM_LOCALID", "1"},
+                      {"SLURM_STEP_NUM_NODES", "2"},
+                      {"SLURM_STEP_TASKS_PER_NODE", "4(x2)"},
+                      {"MASTER_ADDR", "n1"}});
     QCOMPARE(s.rank, 5);
     QCOMPARE(s.world_size, 8);
     QCOMPARE(s.local_rank, 1);
@@ -221,7 +234,8 @@ class TestDist : public QObject {
     QVERIFY(!s.store_hosted);
     QCOMPARE(QString::fromStdString(s.source), QString("slurm"));
     // Several nodes need a master address; ranks outside the world are refused.
-    QVERIFY_THROWS_EXCEPTION(Error, from({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_STEP_NUM_NODES", "2"}}));
+    QVERIFY_THROWS_EXCEPTION(
+        Error, from({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_STEP_NUM_NODES", "2"}}));
     QVERIFY_THROWS_EXCEPTION(Error, from({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
   }
 
@@ -252,7 +266,8 @@ class TestDist : public QObject {
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
     auto plain = [&] {
       for (auto& p : params) p.mutable_grad() = at::Tensor();
-      forward_backward(*model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU);
+      forward_backward(
+          *model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU);
       std::vector<at::Tensor> g;
       for (auto& p : params) g.push_back(p.grad().clone());
       return g;
@@ -269,7 +284,8 @@ class TestDist : public QObject {
         previous = i;
       }  // reverse parameter order throughout
     reducer.zero_grad();
-    forward_backward(*model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU, {}, &reducer);
+    forward_backward(
+        *model, [&](int64_t) { return batch; }, 2, Precision::kFp32, c10::kCPU, {}, &reducer);
     QCOMPARE(reducer.started_in_backward(), reducer.bucket_count());  // none waited for the end of backward
     for (size_t i = 0; i < params.size(); ++i)
       QVERIFY2(at::allclose(params[i].grad(), expected[i], 1e-5, 1e-7), qPrintable(QString::number(i)));
@@ -288,7 +304,8 @@ class TestDist : public QObject {
       batches.push_back({tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()});
     }
     auto gradients_of = [&](GPTImpl& model, const Batch& b, GradReducer* reducer) {
-      forward_backward(model, [&](int64_t) { return b; }, 1, Precision::kFp32, c10::kCPU, {}, reducer);
+      forward_backward(
+          model, [&](int64_t) { return b; }, 1, Precision::kFp32, c10::kCPU, {}, reducer);
       std::vector<at::Tensor> g;
       for (auto& p : model.parameters()) g.push_back(p.grad().clone());
       return g;
@@ -299,7 +316,8 @@ class TestDist : public QObject {
     std::vector<at::Tensor> expected = gradients_of(*reference, batches[0], nullptr);
     clear(*reference);
     std::vector<at::Tensor> second = gradients_of(*reference, batches[1], nullptr);
-    QVERIFY2(!at::allclose(expected[0], second[0]), "the two batches give the same gradient: the test would prove nothing");
+    QVERIFY2(!at::allclose(expected[0], second[0]),
+             "the two batches give the same gradient: the test would prove nothing");
     for (size_t i = 0; i < expected.size(); ++i) expected[i] = (expected[i] + second[i]) / 2;
 
     const int port = free_port();
@@ -341,8 +359,8 @@ class TestDist : public QObject {
     EventSink none;
     QCOMPARE(QString::fromStdString(train(c, none).status), QString("finished"));
     std::string where;
-    double diff =
-        max_difference(one_big_batch(c, 1).weights, checkpoint_weights(c, checkpoint_path(env_->path("ckpt-ref"), 4)), &where);
+    double diff = max_difference(one_big_batch(c, 1).weights,
+                                 checkpoint_weights(c, checkpoint_path(env_->path("ckpt-ref"), 4)), &where);
     QVERIFY2(diff == 0, qPrintable(QString("%1 at %2").arg(diff).arg(QString::fromStdString(where))));
   }
 
@@ -358,8 +376,9 @@ class TestDist : public QObject {
     QFETCH(int, accum);
     const std::string dir = env_->path("ckpt-" + std::to_string(world) + "x" + std::to_string(accum));
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum), "train.checkpoint_dir=" + dir,
-                             "dist.bucket_mb=0.02"});  // several buckets even for this tiny model
+    sets.insert(sets.end(),
+                {"train.steps=5", "train.grad_accum=" + std::to_string(accum), "train.checkpoint_dir=" + dir,
+                 "dist.bucket_mb=0.02"});  // several buckets even for this tiny model
     auto p = start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + set_args(sets));
     QVERIFY(p->waitForFinished(120000));
     const QString err = QString::fromUtf8(p->readAllStandardError());
@@ -379,8 +398,9 @@ class TestDist : public QObject {
     for (size_t i = 0; i < ref.loss.size(); ++i) {
       QVERIFY2(std::abs(reported["loss"][i] - ref.loss[i]) < 1e-5 * ref.loss[i],
                qPrintable(QString("step %1 loss %2 vs %3").arg(i + 1).arg(reported["loss"][i]).arg(ref.loss[i])));
-      QVERIFY2(std::abs(reported["grad_norm"][i] - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
-               qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
+      QVERIFY2(
+          std::abs(reported["grad_norm"][i] - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
+          qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
     }
     std::string where;
     double diff = max_difference(ref.weights, checkpoint_weights(c, checkpoint_path(dir, 5)), &where);
@@ -427,7 +447,8 @@ class TestDist : public QObject {
 
   void hungRankTimesOut() {
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
+    sets.insert(sets.end(),
+                {"train.steps=100000", "train.checkpoint_dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
     auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
@@ -441,7 +462,8 @@ class TestDist : public QObject {
     const double seconds = t.elapsed() / 1000.0;
     err += QString::fromUtf8(p->readAllStandardError());
     QVERIFY(p->exitCode() != 0);
-    QVERIFY2(err.contains("timed out", Qt::CaseInsensitive) || err.contains("timeout", Qt::CaseInsensitive), qPrintable(err));
+    QVERIFY2(err.contains("timed out", Qt::CaseInsensitive) || err.contains("timeout", Qt::CaseInsensitive),
+             qPrintable(err));
     QVERIFY2(seconds >= 2.5 && seconds < 3 + 7, qPrintable(QString::number(seconds)));
     qInfo("hung rank 1: the launcher returned after %.1f s", seconds);
   }

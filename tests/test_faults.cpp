@@ -123,10 +123,12 @@ class TestFaults : public QObject {
     const QByteArray first = readBytes(out + "/train_000000.bin");
     // Cancelled half-way through writing a new set (from shards: no tokenizing, only writing): the old set
     // stays, byte for byte, and nothing is left beside it.
-    for (int k = 0; k < 3; ++k) write_shard(path(QString("other/train_%1.bin").arg(k)), std::vector<uint16_t>(1500, static_cast<uint16_t>(7 + k)));
+    for (int k = 0; k < 3; ++k)
+      write_shard(path(QString("other/train_%1.bin").arg(k)),
+                  std::vector<uint16_t>(1500, static_cast<uint16_t>(7 + k)));
     QString cancelled = error_of([&] {
-      prepare_dataset_into(path("other"), out.toStdString(), 0.1, [n = 0](uint64_t, uint64_t) mutable { return ++n < 2; },
-                           1000);
+      prepare_dataset_into(
+          path("other"), out.toStdString(), 0.1, [n = 0](uint64_t, uint64_t) mutable { return ++n < 2; }, 1000);
     });
     QVERIFY2(cancelled.contains("cancelled"), qPrintable(cancelled));
     QCOMPARE(entries(out), before);

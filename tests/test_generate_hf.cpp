@@ -36,7 +36,8 @@ void randomize(GPTImpl& m) {
   for (auto& p : m.parameters()) p.normal_(0, 0.2);
   const auto& o = m.options();
   for (auto& p : m.named_parameters())
-    if (p.key() == "wte.weight" || p.key() == "lm_head") p.value().narrow(0, o.vocab_size, o.padded_vocab - o.vocab_size).zero_();
+    if (p.key() == "wte.weight" || p.key() == "lm_head")
+      p.value().narrow(0, o.vocab_size, o.padded_vocab - o.vocab_size).zero_();
 }
 
 // Runs the transformers reference (see tests/reference/hf_gpt2_reference.py); empty when it is not installed.
@@ -104,7 +105,8 @@ class TestGenerateHf : public QObject {
     torch::manual_seed(2);
     GPT b(tiny(tie, bias));
     load_hf_weights(*b, out);
-    for (const auto& p : a->named_parameters()) QVERIFY2(at::equal(p.value(), b->named_parameters()[p.key()]), p.key().c_str());
+    for (const auto& p : a->named_parameters())
+      QVERIFY2(at::equal(p.value(), b->named_parameters()[p.key()]), p.key().c_str());
   }
 
   void mismatchesAreNamed() {
@@ -115,7 +117,8 @@ class TestGenerateHf : public QObject {
     export_hf(*a, out);
     GPT wider(tiny(true, true, 64));
     QString e = error_of([&] { load_hf_weights(*wider, out); });
-    QVERIFY2(e.contains("transformer.wte.weight in '") && e.contains("has shape [60, 32] but the model needs [60, 64]"), qPrintable(e));
+    QVERIFY2(e.contains("transformer.wte.weight in '") && e.contains("has shape [60, 32] but the model needs [60, 64]"),
+             qPrintable(e));
     GPT untied(tiny(false, true));
     e = error_of([&] { load_hf_weights(*untied, out); });
     QVERIFY2(e.contains("has no lm_head.weight (Tokamak's lm_head)"), qPrintable(e));
@@ -153,12 +156,14 @@ class TestGenerateHf : public QObject {
   }
 
   void tokenizerFilesLoadBackAsTheSameTokenizer() {
-    if (test::asset("gpt2.tiktoken").empty() || test::asset("jargon.txt").empty()) QSKIP("assets missing: run scripts/setup.sh");
+    if (test::asset("gpt2.tiktoken").empty() || test::asset("jargon.txt").empty())
+      QSKIP("assets missing: run scripts/setup.sh");
     const std::string out = path("tokenizer");
     export_hf_tokenizer(Tokenizer::gpt2(), out, 1024);
     // Tokamak's own reader of GPT-2's encoder.json + vocab.bpe checks that merge i makes token 256 + i.
     Tokenizer back = Tokenizer::from_encoder_json(out + "/vocab.json", out + "/merges.txt");
-    const std::string text = read_file(test::asset("jargon.txt")).substr(0, 200000) + " <|endoftext|> héllo 東京 🙂";
+    const std::string text =
+        read_file(test::asset("jargon.txt")).substr(0, 200000) + " <|endoftext|> héllo 東京 🙂";
     const auto ids = Tokenizer::gpt2().encode(text);
     QVERIFY(ids.size() > 10000);
     QVERIFY(back.encode(text) == ids);

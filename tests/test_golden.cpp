@@ -59,7 +59,8 @@ class TestGolden : public QObject {
     const std::string out = dir_.path().toStdString();
     const int rc = test::run(test::python() + " " + script + " " + out + " 2>/dev/null");
     QVERIFY2(rc == 0, qPrintable(QString("gpt_golden.py failed (exit %1); is the set-up's venv at %2?")
-                                     .arg(rc).arg(QString::fromStdString(test::python()))));
+                                     .arg(rc)
+                                     .arg(QString::fromStdString(test::python()))));
     std::ifstream meta(out + "/golden.json");
     golden_.meta = json::parse(meta);
     std::ifstream bin(out + "/golden.bin", std::ios::binary | std::ios::ate);
@@ -75,10 +76,14 @@ class TestGolden : public QObject {
     QTest::addColumn<QString>("attention");
     QTest::addColumn<QString>("layers");
     QTest::addColumn<bool>("fused_adamw");
-    QTest::newRow("buffered-mask, scratch, loop AdamW") << "buffered-mask" << "scratch" << false;
-    QTest::newRow("naive, native, loop AdamW") << "naive" << "native" << false;
-    QTest::newRow("sdpa, native, fused AdamW") << "sdpa" << "native" << true;
-    QTest::newRow("sdpa, scratch, fused AdamW") << "sdpa" << "scratch" << true;
+    QTest::newRow("buffered-mask, scratch, loop AdamW") << "buffered-mask"
+                                                        << "scratch" << false;
+    QTest::newRow("naive, native, loop AdamW") << "naive"
+                                               << "native" << false;
+    QTest::newRow("sdpa, native, fused AdamW") << "sdpa"
+                                               << "native" << true;
+    QTest::newRow("sdpa, scratch, fused AdamW") << "sdpa"
+                                                << "scratch" << true;
   }
   void matchesPyTorch() {
     QFETCH(QString, attention);
@@ -126,13 +131,17 @@ class TestGolden : public QObject {
         QVERIFY2(over <= 0, qPrintable(QString("logits miss the tolerance by %1").arg(over)));
         for (const auto& p : params) {
           const double g = excess(p.value().grad(), golden_.tensor("grad." + p.key()), 1e-6, 1e-3);
-          QVERIFY2(g <= 0, qPrintable(QString("gradient of %1 misses the tolerance by %2")
-                                          .arg(QString::fromStdString(p.key())).arg(g)));
+          QVERIFY2(
+              g <= 0,
+              qPrintable(
+                  QString("gradient of %1 misses the tolerance by %2").arg(QString::fromStdString(p.key())).arg(g)));
         }
       }
       const double loss = out.loss.item<double>();
-      QVERIFY2(std::abs(loss - losses[step]) <= 1e-4,
-               qPrintable(QString("loss at step %1: %2, PyTorch %3").arg(step).arg(loss, 0, 'g', 10).arg(losses[step], 0, 'g', 10)));
+      QVERIFY2(std::abs(loss - losses[step]) <= 1e-4, qPrintable(QString("loss at step %1: %2, PyTorch %3")
+                                                                     .arg(step)
+                                                                     .arg(loss, 0, 'g', 10)
+                                                                     .arg(losses[step], 0, 'g', 10)));
       clip_grad_norm(model->parameters(), clip);
       opt.step(lr);
     }

@@ -43,8 +43,10 @@ class TestLadder : public QObject {
   void badLaddersSayWhy_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("not json") << "{" << "is not valid JSON";
-    QTest::newRow("no rungs") << R"({"name": "x"})" << "has no \"rungs\" list";
+    QTest::newRow("not json") << "{"
+                              << "is not valid JSON";
+    QTest::newRow("no rungs") << R"({"name": "x"})"
+                              << "has no \"rungs\" list";
     QTest::newRow("unknown key") << R"({"rungs": [{"name": "a", "set": {"opt.presicion": "fp32"}}]})"
                                  << "rung 'a': unknown config key 'opt.presicion'";
   }

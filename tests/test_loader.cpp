@@ -17,7 +17,6 @@ using tokamak::test::error_of;
 
 namespace {
 
-
 std::string make_shard(const QTemporaryDir& dir, const QString& name, int first, int count) {
   std::vector<uint16_t> tokens(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) tokens[static_cast<size_t>(i)] = static_cast<uint16_t>(first + i);
@@ -147,8 +146,8 @@ class TestLoader : public QObject {
       for (int q = r + 1; q < world; ++q) {
         QVERIFY(!torch::equal(step0[static_cast<size_t>(r)], step0[static_cast<size_t>(q)]));
         for (int64_t v : seen[static_cast<size_t>(r)])
-          QVERIFY2(!seen[static_cast<size_t>(q)].count(v), qPrintable(QString("token %1 read by ranks %2 and %3")
-                                                                           .arg(v).arg(r).arg(q)));
+          QVERIFY2(!seen[static_cast<size_t>(q)].count(v),
+                   qPrintable(QString("token %1 read by ranks %2 and %3").arg(v).arg(r).arg(q)));
       }
   }
 
@@ -177,7 +176,8 @@ class TestLoader : public QObject {
     Loader loader(d, options(4, 16, 0.1, true));
     QCOMPARE(loader.train_tokens(), uint64_t(18000));
     QCOMPARE(loader.val_tokens(), uint64_t(3000));
-    for (int64_t step = 0; step < 100; ++step) QVERIFY(loader.train_batch(step, 0, 1).targets.max().item<int64_t>() < 40000);
+    for (int64_t step = 0; step < 100; ++step)
+      QVERIFY(loader.train_batch(step, 0, 1).targets.max().item<int64_t>() < 40000);
     QVERIFY(loader.val_batch(0).inputs.min().item<int64_t>() >= 40000);
   }
 

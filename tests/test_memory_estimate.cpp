@@ -45,16 +45,21 @@ void TestMemoryEstimate::gpt2_data() {
   QTest::addColumn<qint64>("paramBytes");   // bytes per weight (grads and both AdamW states the same)
   QTest::addColumn<qint64>("activations");  // hand-computed, all 12 layers
   // s·b·h·34 = 1024·16·768·34 = 427,819,008 per layer, × 12.
-  QTest::newRow("bf16 sdpa b16") << "bf16" << "sdpa" << false << qint64(16) << qint64(4) << qint64(5133828096);
+  QTest::newRow("bf16 sdpa b16") << "bf16"
+                                 << "sdpa" << false << qint64(16) << qint64(4) << qint64(5133828096);
   // s·b·h·(34 + 5·a·s/h) = 786,432 · (34 + 80) = 89,653,248 per layer, × 12.
-  QTest::newRow("bf16 naive b1") << "bf16" << "naive" << false << qint64(1) << qint64(4) << qint64(1075838976);
-  QTest::newRow("fp32 naive b1 doubles") << "fp32" << "naive" << false << qint64(1) << qint64(4) << qint64(2151677952);
-  QTest::newRow("buffered-mask keeps scores") << "bf16" << "buffered-mask" << false << qint64(1) << qint64(4)
-                                              << qint64(1075838976);
+  QTest::newRow("bf16 naive b1") << "bf16"
+                                 << "naive" << false << qint64(1) << qint64(4) << qint64(1075838976);
+  QTest::newRow("fp32 naive b1 doubles") << "fp32"
+                                         << "naive" << false << qint64(1) << qint64(4) << qint64(2151677952);
+  QTest::newRow("buffered-mask keeps scores")
+      << "bf16"
+      << "buffered-mask" << false << qint64(1) << qint64(4) << qint64(1075838976);
   // 12 block inputs of 2·s·b·h = 25,165,824 each, plus one block's 427,819,008.
-  QTest::newRow("checkpointing b16") << "bf16" << "sdpa" << true << qint64(16) << qint64(4) << qint64(729808896);
-  QTest::newRow("bf16-pure halves state") << "bf16-pure" << "sdpa" << false << qint64(16) << qint64(2)
-                                          << qint64(5133828096);
+  QTest::newRow("checkpointing b16") << "bf16"
+                                     << "sdpa" << true << qint64(16) << qint64(4) << qint64(729808896);
+  QTest::newRow("bf16-pure halves state") << "bf16-pure"
+                                          << "sdpa" << false << qint64(16) << qint64(2) << qint64(5133828096);
 }
 
 void TestMemoryEstimate::gpt2() {
@@ -109,7 +114,8 @@ void TestMemoryEstimate::terabyteConfigsFailBeforeAllocating() {
   const long before = peakRssKb();
   EventSink sink;
   const QString error = tokamak::test::error_of([&] { train(c, sink); });
-  QVERIFY2(error.contains("the memory estimate for this run") && error.contains("memory_check=false"), qPrintable(error));
+  QVERIFY2(error.contains("the memory estimate for this run") && error.contains("memory_check=false"),
+           qPrintable(error));
   QVERIFY2(!error.contains('\n'), qPrintable(error));
   QVERIFY(peakRssKb() - before < 256 * 1024);
 }
@@ -138,9 +144,9 @@ void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
   const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
   QVERIFY2(!bin.isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
   const std::string data = env.corpus_excerpt(300000);
-  const std::vector<std::string> common = {"data.path=" + data, "train.steps=1", "train.batch_size=8",
+  const std::vector<std::string> common = {"data.path=" + data,  "train.steps=1",        "train.batch_size=8",
                                            "train.eval_every=0", "train.eval_batches=1", "train.sample_every=-1",
-                                           "opt.precision=fp32", "model.context=256", "threads=2"};
+                                           "opt.precision=fp32", "model.context=256",    "threads=2"};
   const std::vector<std::string> tiny = {"model.n_layer=1", "model.n_head=2", "model.n_embd=32"};
   const std::vector<std::string> big = {"model.n_layer=4", "model.n_head=8", "model.n_embd=512"};
   auto peak_kb_of = [&](const std::vector<std::string>& sizes, const std::string& dir) -> long {
@@ -168,7 +174,8 @@ void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
   };
   const double measured = 1024.0 * static_cast<double>(big_kb - tiny_kb), estimated = estimate(big) - estimate(tiny);
   const QString report = QString("the 38M-parameter run grew the peak RSS by %1 MB; the estimate says %2 MB")
-                             .arg(measured / 1e6, 0, 'f', 0).arg(estimated / 1e6, 0, 'f', 0);
+                             .arg(measured / 1e6, 0, 'f', 0)
+                             .arg(estimated / 1e6, 0, 'f', 0);
   qInfo("%s", qPrintable(report));
   QVERIFY2(std::abs(estimated - measured) <= 0.35 * measured, qPrintable(report));
 }

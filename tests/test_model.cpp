@@ -87,13 +87,20 @@ class TestModel : public QObject {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("value");
     QTest::addColumn<double>("tolerance");  // absolute, on a loss of about ln(100) = 4.6
-    QTest::newRow("attention=naive") << "opt.attention" << "naive" << 1e-5;
-    QTest::newRow("attention=sdpa") << "opt.attention" << "sdpa" << 1e-5;
-    QTest::newRow("layers=native") << "opt.layers" << "native" << 1e-5;
-    QTest::newRow("vocab padding 64") << "model.vocab_pad_multiple" << "64" << 1e-6;
-    QTest::newRow("untied head") << "model.tie_weights" << "false" << 1e-6;
-    QTest::newRow("activation checkpointing") << "opt.activation_checkpointing" << "true" << 1e-6;
-    QTest::newRow("dropout (eval mode)") << "model.dropout" << "0.1" << 1e-6;
+    QTest::newRow("attention=naive") << "opt.attention"
+                                     << "naive" << 1e-5;
+    QTest::newRow("attention=sdpa") << "opt.attention"
+                                    << "sdpa" << 1e-5;
+    QTest::newRow("layers=native") << "opt.layers"
+                                   << "native" << 1e-5;
+    QTest::newRow("vocab padding 64") << "model.vocab_pad_multiple"
+                                      << "64" << 1e-6;
+    QTest::newRow("untied head") << "model.tie_weights"
+                                 << "false" << 1e-6;
+    QTest::newRow("activation checkpointing") << "opt.activation_checkpointing"
+                                              << "true" << 1e-6;
+    QTest::newRow("dropout (eval mode)") << "model.dropout"
+                                         << "0.1" << 1e-6;
   }
   void switchesKeepTheLoss() {
     QFETCH(QString, key);
@@ -114,8 +121,10 @@ class TestModel : public QObject {
     if (c.model.dropout > 0) plain->eval(), variant->eval();
     auto b = batch(4, 16, 100, 7);
     auto p = plain->forward(b.x, b.y), v = variant->forward(b.x, b.y);
-    QVERIFY2(std::abs(p.loss.item<double>() - v.loss.item<double>()) <= tolerance,
-             qPrintable(QString("loss %1 vs %2").arg(p.loss.item<double>(), 0, 'g', 10).arg(v.loss.item<double>(), 0, 'g', 10)));
+    QVERIFY2(
+        std::abs(p.loss.item<double>() - v.loss.item<double>()) <= tolerance,
+        qPrintable(
+            QString("loss %1 vs %2").arg(p.loss.item<double>(), 0, 'g', 10).arg(v.loss.item<double>(), 0, 'g', 10)));
     QCOMPARE(v.logits.size(-1), 100);  // padded columns never reach the loss or a sample
     // Gradients too, for the switches that only change how the same function is computed.
     if (c.model.dropout == 0 && c.model.tie_weights) {

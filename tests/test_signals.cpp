@@ -16,9 +16,9 @@ namespace {
 // A model small enough that a step takes milliseconds, and enough steps that only a signal ends the run.
 QStringList tinyRun(const QString& db, int steps) {
   QStringList args = {"train", "--json", "--db", db};
-  for (const char* kv : {"model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32",
-                         "train.batch_size=2", "train.log_every=1", "train.sample_every=-1", "train.eval_every=0",
-                         "threads=1"})
+  for (const char* kv :
+       {"model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32", "train.batch_size=2",
+        "train.log_every=1", "train.sample_every=-1", "train.eval_every=0", "threads=1"})
     args << "--set" << kv;
   return args << "--set" << QString("train.steps=%1").arg(steps);
 }
@@ -126,7 +126,8 @@ class TestSignals : public QObject {
     QProcess sh;
     start(sh, "bash", {"-c", pipeline}, dir_.path());
     QVERIFY(sh.waitForFinished(300000));
-    const QString out = QString::fromUtf8(sh.readAllStandardOutput()), err = QString::fromUtf8(sh.readAllStandardError());
+    const QString out = QString::fromUtf8(sh.readAllStandardOutput()),
+                  err = QString::fromUtf8(sh.readAllStandardError());
     QCOMPARE(out.count('\n'), 1);
     QVERIFY2(err.contains("exit=0"), qPrintable(err));
     QFile log(errFile);
@@ -141,7 +142,10 @@ class TestSignals : public QObject {
   void resumingALiveRunIsRefused() {
     const QString db = dir_.filePath("live.db");
     QProcess first;
-    start(first, bin(), tinyRun(db, 100000) << "--set" << "train.checkpoint_every=2", dir_.path());
+    start(first, bin(),
+          tinyRun(db, 100000) << "--set"
+                              << "train.checkpoint_every=2",
+          dir_.path());
     QVERIFY(first.waitForStarted());
     const qint64 pid = first.processId();  // 0 once it has ended
     const QList<QJsonObject> events = readUntil(first, "checkpoint");
@@ -149,7 +153,10 @@ class TestSignals : public QObject {
     // The store commits about once a second: wait until the first run's row is there.
     QTRY_COMPARE_WITH_TIMEOUT(storedRun(db)["status"].toString(), QString("running"), 30000);
     QProcess second;
-    start(second, bin(), tinyRun(db, 100000) << "--set" << "train.resume=" + events.last()["path"].toString(), dir_.path());
+    start(second, bin(),
+          tinyRun(db, 100000) << "--set"
+                              << "train.resume=" + events.last()["path"].toString(),
+          dir_.path());
     QVERIFY(second.waitForFinished(120000));
     const QString err = QString::fromUtf8(second.readAllStandardError()).trimmed().split('\n').last();
     ::kill(static_cast<pid_t>(pid), SIGTERM);

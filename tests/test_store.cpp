@@ -1,5 +1,6 @@
-// The run store itself: migration from schemas 1 and 2 (exports byte-identical across it), summaries kept without reading metrics, crash detection,
-// resume continuing a run, and the bad inputs (not a database, newer schema, unknown id, unwritable path).
+// The run store itself: migration from schemas 1 and 2 (exports byte-identical across it), summaries kept without
+// reading metrics, crash detection, resume continuing a run, and the bad inputs (not a database, newer schema, unknown
+// id, unwritable path).
 #include <QTemporaryDir>
 #include <QtTest>
 #include <sys/wait.h>
@@ -40,10 +41,12 @@ void TestStore::migrationFromVersion1() {
     Db db(path);
     db.exec(schema_v1_sql());
     db.exec("PRAGMA user_version = 1");
-    db.exec("INSERT INTO runs (uid, name, status, created, updated, config_json) "
-            "VALUES ('old', 'from v1', 'finished', 1.5, 2.5, '{\"a\":1}')");
-    db.exec("INSERT INTO metrics (run_id, step, tokens, train_loss, val_loss) VALUES "
-            "(1, 1, 1024, 5.0, NULL), (1, 2, 2048, 4.0, 4.5), (1, 3, 3072, 4.25, 4.1)");
+    db.exec(
+        "INSERT INTO runs (uid, name, status, created, updated, config_json) "
+        "VALUES ('old', 'from v1', 'finished', 1.5, 2.5, '{\"a\":1}')");
+    db.exec(
+        "INSERT INTO metrics (run_id, step, tokens, train_loss, val_loss) VALUES "
+        "(1, 1, 1024, 5.0, NULL), (1, 2, 2048, 4.0, 4.5), (1, 3, 3072, 4.25, 4.1)");
     db.exec("INSERT INTO samples (run_id, step, text, created) VALUES (1, 2, 'hello', 2.0)");
   }
   RunStore store(path);
@@ -95,8 +98,8 @@ void TestStore::exportsSurviveMigrationToV3() {
     db.exec(read_file(data + "store_v2.sql"));
     QCOMPARE(db.query_int("PRAGMA user_version"), int64_t{2});
     std::string count = "SELECT 0";
-    for (const char* col : {"tokens", "wall_s", "train_loss", "val_loss", "lr", "grad_norm", "tok_s", "mfu",
-                            "step_ms", "mem_allocated", "mem_reserved", "mem_peak"})
+    for (const char* col : {"tokens", "wall_s", "train_loss", "val_loss", "lr", "grad_norm", "tok_s", "mfu", "step_ms",
+                            "mem_allocated", "mem_reserved", "mem_peak"})
       count += std::string(" + (SELECT count(") + col + ") FROM metrics)";
     values = db.query_int(count);
     QVERIFY(values > 500);  // 612: every metric of version 2, some sparse
@@ -147,13 +150,20 @@ void TestStore::summaryListsWithoutMetrics() {
 void TestStore::badInputs_data() {
   QTest::addColumn<QString>("kind");
   QTest::addColumn<QString>("message");
-  QTest::newRow("text file") << "text" << "is not a Tokamak run database (not an SQLite file)";
-  QTest::newRow("another app's SQLite") << "foreign" << "is an SQLite database but not a Tokamak run database";
-  QTest::newRow("newer schema") << "newer" << QString("was written by a newer Tokamak (schema 99, this one knows %1)").arg(kSchemaVersion);
-  QTest::newRow("folder missing") << "nofolder" << "does not exist";
-  QTest::newRow("parent is a file") << "parentfile" << "does not exist";
-  QTest::newRow("path is a folder") << "folder" << "is a folder";
-  QTest::newRow("--db that does not exist") << "missing" << "no run database at";
+  QTest::newRow("text file") << "text"
+                             << "is not a Tokamak run database (not an SQLite file)";
+  QTest::newRow("another app's SQLite") << "foreign"
+                                        << "is an SQLite database but not a Tokamak run database";
+  QTest::newRow("newer schema")
+      << "newer" << QString("was written by a newer Tokamak (schema 99, this one knows %1)").arg(kSchemaVersion);
+  QTest::newRow("folder missing") << "nofolder"
+                                  << "does not exist";
+  QTest::newRow("parent is a file") << "parentfile"
+                                    << "does not exist";
+  QTest::newRow("path is a folder") << "folder"
+                                    << "is a folder";
+  QTest::newRow("--db that does not exist") << "missing"
+                                            << "no run database at";
 }
 
 void TestStore::badInputs() {
@@ -192,9 +202,8 @@ void TestStore::unknownRunId() {
   QCOMPARE(store.resolve("u"), int64_t{1});
   for (const char* key : {"42", "nope"}) {
     std::string err = error_of([&] { store.resolve(key); }).toStdString();
-    QCOMPARE(QString::fromStdString(err),
-             QString("no run %1 in %2 (hint: `tokamak runs list --db %2` shows the ids)")
-                 .arg(key, QString::fromStdString(path)));
+    QCOMPARE(QString::fromStdString(err), QString("no run %1 in %2 (hint: `tokamak runs list --db %2` shows the ids)")
+                                              .arg(key, QString::fromStdString(path)));
   }
   QVERIFY(!error_of([&] { store.run(42); }).isEmpty());
 }

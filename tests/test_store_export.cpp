@@ -38,8 +38,8 @@ static void fill(RunStore& store) {
   store.transaction([&] {
     int64_t a = store.begin_run(fake_start("uid-a", "baseline, \"quoted\""), 1717000000.125, 11);
     int64_t b = store.begin_run(
-        fake_start("uid-b", "tf32", R"({"train":{"steps":100},"opt":{"precision":"tf32","list":[1,2]}})"),
-        1717000100.5, 12);
+        fake_start("uid-b", "tf32", R"({"train":{"steps":100},"opt":{"precision":"tf32","list":[1,2]}})"), 1717000100.5,
+        12);
     std::vector<MetricRow> rows;
     for (int i = 1; i <= 30; ++i) {
       MetricRow r;
@@ -107,12 +107,17 @@ void TestStoreExport::roundTrip() {
 void TestStoreExport::importIsAllOrNothing_data() {
   QTest::addColumn<QString>("content");
   QTest::addColumn<QString>("message");
-  QTest::newRow("not JSON") << "hello" << "is not JSON";
-  QTest::newRow("other JSON") << R"({"runs":[]})" << "is not a Tokamak export";
-  QTest::newRow("newer format") << R"({"tokamak_export":2,"runs":[]})" << "newer Tokamak (export format 2";
+  QTest::newRow("not JSON") << "hello"
+                            << "is not JSON";
+  QTest::newRow("other JSON") << R"({"runs":[]})"
+                              << "is not a Tokamak export";
+  QTest::newRow("newer format") << R"({"tokamak_export":2,"runs":[]})"
+                                << "newer Tokamak (export format 2";
   QTest::newRow("bad row") << R"({"tokamak_export":1,"runs":[{"uid":"x","metrics":[]},
-      {"uid":"y","metrics":[{"step":"one"}]}]})" << "is not a valid Tokamak export";
-  QTest::newRow("uid already there") << "" << "is already in";
+      {"uid":"y","metrics":[{"step":"one"}]}]})"
+                           << "is not a valid Tokamak export";
+  QTest::newRow("uid already there") << ""
+                                     << "is already in";
 }
 
 void TestStoreExport::importIsAllOrNothing() {
@@ -158,10 +163,8 @@ void TestStoreExport::steadyValue() {
   QFETCH(std::vector<double>, values);
   QFETCH(double, expected);
   double got = steady_value(values);
-  if (std::isnan(expected))
-    QVERIFY(std::isnan(got));
-  else
-    QCOMPARE(got, expected);
+  if (std::isnan(expected)) QVERIFY(std::isnan(got));
+  else QCOMPARE(got, expected);
 }
 
 void TestStoreExport::speedup_data() {

@@ -136,9 +136,12 @@ void TestStoreSink::sigkillLosesNoCommittedRow() {
 void TestStoreSink::endStatus_data() {
   QTest::addColumn<QString>("status");
   QTest::addColumn<QString>("error");
-  QTest::newRow("finished") << "finished" << "";
-  QTest::newRow("stopped") << "stopped" << "";
-  QTest::newRow("failed") << "failed" << "loss is NaN at step 3";
+  QTest::newRow("finished") << "finished"
+                            << "";
+  QTest::newRow("stopped") << "stopped"
+                           << "";
+  QTest::newRow("failed") << "failed"
+                          << "loss is NaN at step 3";
 }
 
 void TestStoreSink::endStatus() {

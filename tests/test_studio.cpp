@@ -48,10 +48,9 @@ namespace {
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
   Config c;
   apply_overrides(c, {"model.preset=nano", "model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32",
-                      "train.batch_size=2", "train.steps=" + std::to_string(steps), "threads=1",
-                      "train.log_every=1", "train.eval_every=10", "train.eval_batches=2", "train.sample_every=10",
-                      "train.sample_tokens=8", "train.warmup_steps=2", "opt.precision=fp32", "data.path=" + data,
-                      "name=" + name});
+                      "train.batch_size=2", "train.steps=" + std::to_string(steps), "threads=1", "train.log_every=1",
+                      "train.eval_every=10", "train.eval_batches=2", "train.sample_every=10", "train.sample_tokens=8",
+                      "train.warmup_steps=2", "opt.precision=fp32", "data.path=" + data, "name=" + name});
   return c;
 }
 
@@ -188,10 +187,18 @@ void TestStudio::badInputs_data() {
   QTest::addColumn<QString>("key");
   QTest::addColumn<QString>("value");
   QTest::addColumn<QString>("problem");  // a piece of the line the window must list
-  QTest::newRow("missing dataset") << "data.path" << "/no/such/corpus.txt" << "does not exist";
-  QTest::newRow("heads do not divide width") << "model.n_head" << "3" << "model.n_head (3) must divide";
-  QTest::newRow("learning rate not a number") << "train.lr" << "fast" << "train.lr";
-  QTest::newRow("CUDA-only precision on CPU") << "opt.precision" << "fp16" << "needs a CUDA device";
+  QTest::newRow("missing dataset") << "data.path"
+                                   << "/no/such/corpus.txt"
+                                   << "does not exist";
+  QTest::newRow("heads do not divide width") << "model.n_head"
+                                             << "3"
+                                             << "model.n_head (3) must divide";
+  QTest::newRow("learning rate not a number") << "train.lr"
+                                              << "fast"
+                                              << "train.lr";
+  QTest::newRow("CUDA-only precision on CPU") << "opt.precision"
+                                              << "fp16"
+                                              << "needs a CUDA device";
 }
 
 void TestStudio::badInputs() {
@@ -256,7 +263,7 @@ void TestStudio::runLifecycle() {
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too.
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
   for (MetricPlot* p : w.livePlots()->plots()) {
-    if (p->title() == "MFU") QCOMPARE(p->pointCount(0), 0);  // no known peak FLOP/s on a CPU
+    if (p->title() == "MFU") QCOMPARE(p->pointCount(0), 0);       // no known peak FLOP/s on a CPU
     else QVERIFY2(p->pointCount(0) > 0, qPrintable(p->title()));  // memory: resident set on a CPU
   }
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);

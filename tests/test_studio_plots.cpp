@@ -44,9 +44,7 @@ class LatencyProbe : public QObject {
  public:
   LatencyProbe() {
     timer_.setInterval(5);
-    connect(&timer_, &QTimer::timeout, this, [this] {
-      worst_ = std::max(worst_, clock_.restart() - 5);
-    });
+    connect(&timer_, &QTimer::timeout, this, [this] { worst_ = std::max(worst_, clock_.restart() - 5); });
     clock_.start();
     timer_.start();
   }

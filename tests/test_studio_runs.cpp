@@ -34,7 +34,8 @@ namespace {
 
 constexpr int kSteps = 20;  // logged steps per fake run; val loss every 5th
 const char* kBaseConfig = R"({"opt":{"precision":"fp32","attention":"buffered-mask"},"train":{"steps":20,"lr":0.002}})";
-const char* kFastConfig = R"({"opt":{"precision":"bf16","attention":"sdpa","activation_checkpointing":true},"train":{"steps":20,"lr":0.002}})";
+const char* kFastConfig =
+    R"({"opt":{"precision":"bf16","attention":"sdpa","activation_checkpointing":true},"train":{"steps":20,"lr":0.002}})";
 
 // A finished run with constant tok/s (so its steady tok/s is exact) and a checkpoint when given.
 int64_t addRun(RunStore& store, const std::string& uid, const std::string& name, const char* config, double tokS,
@@ -239,10 +240,14 @@ void TestStudioRuns::comparePlotsCurves_data() {
   QTest::addColumn<int>("axis");
   QTest::addColumn<int>("points");
   QTest::addColumn<double>("lastX");
-  QTest::newRow("train loss by step") << int(CompareView::PlotMetric::TrainLoss) << int(CompareView::XAxis::Step) << kSteps << 20.0;
-  QTest::newRow("val loss by tokens") << int(CompareView::PlotMetric::ValLoss) << int(CompareView::XAxis::Tokens) << kSteps / 5 << 20480.0;
-  QTest::newRow("tok/s by wall time") << int(CompareView::PlotMetric::TokS) << int(CompareView::XAxis::WallTime) << kSteps << 2.0;
-  QTest::newRow("memory by step") << int(CompareView::PlotMetric::Memory) << int(CompareView::XAxis::Step) << kSteps << 20.0;
+  QTest::newRow("train loss by step") << int(CompareView::PlotMetric::TrainLoss) << int(CompareView::XAxis::Step)
+                                      << kSteps << 20.0;
+  QTest::newRow("val loss by tokens") << int(CompareView::PlotMetric::ValLoss) << int(CompareView::XAxis::Tokens)
+                                      << kSteps / 5 << 20480.0;
+  QTest::newRow("tok/s by wall time") << int(CompareView::PlotMetric::TokS) << int(CompareView::XAxis::WallTime)
+                                      << kSteps << 2.0;
+  QTest::newRow("memory by step") << int(CompareView::PlotMetric::Memory) << int(CompareView::XAxis::Step) << kSteps
+                                  << 20.0;
   QTest::newRow("MFU (none on CPU)") << int(CompareView::PlotMetric::Mfu) << int(CompareView::XAxis::Step) << 0 << 0.0;
 }
 
@@ -364,8 +369,8 @@ void TestStudioRuns::exportsRuns() {
   if (!cli.isEmpty() && QFileInfo::exists(cli)) {
     const QString cliPath = dir_->filePath(QStringLiteral("cli.") + format);
     QProcess p;
-    p.start(cli, {"runs", "export", QString::number(base_), QString::number(fast_), "--format", format,
-                  "--out", cliPath, "--db", db_});
+    p.start(cli, {"runs", "export", QString::number(base_), QString::number(fast_), "--format", format, "--out",
+                  cliPath, "--db", db_});
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     QFile c(cliPath);
@@ -458,7 +463,10 @@ void TestStudioRuns::deleteAsksFirst() {
   panel.setDatabase(db_);
   QString asked;
   bool answer = false;
-  panel.setConfirmation([&](const QString& q) { asked = q; return answer; });
+  panel.setConfirmation([&](const QString& q) {
+    asked = q;
+    return answer;
+  });
   QVERIFY(!panel.deleteRuns({base_}));
   QVERIFY(asked.contains(QStringLiteral("baseline")));
   QCOMPARE(panel.proxyModel()->rowCount(), 2);
@@ -474,14 +482,22 @@ void TestStudioRuns::deleteAsksFirst() {
 void TestStudioRuns::showsErrors_data() {
   QTest::addColumn<QString>("what");
   QTest::addColumn<QString>("expected");
-  QTest::newRow("db in a missing folder") << "db-missing-folder" << "does not exist";
-  QTest::newRow("db is not Tokamak's") << "db-text-file" << "Cannot open the run database";
-  QTest::newRow("db is a folder") << "db-folder" << "is a folder";
-  QTest::newRow("import: not JSON") << "import-garbage" << "Import failed";
-  QTest::newRow("import: missing file") << "import-missing" << "Import failed";
-  QTest::newRow("export: unwritable path") << "export-unwritable" << "Export failed";
-  QTest::newRow("plot: unwritable path") << "plot-unwritable" << "Plot export failed";
-  QTest::newRow("plot: unknown format") << "plot-format" << "Unknown plot format";
+  QTest::newRow("db in a missing folder") << "db-missing-folder"
+                                          << "does not exist";
+  QTest::newRow("db is not Tokamak's") << "db-text-file"
+                                       << "Cannot open the run database";
+  QTest::newRow("db is a folder") << "db-folder"
+                                  << "is a folder";
+  QTest::newRow("import: not JSON") << "import-garbage"
+                                    << "Import failed";
+  QTest::newRow("import: missing file") << "import-missing"
+                                        << "Import failed";
+  QTest::newRow("export: unwritable path") << "export-unwritable"
+                                           << "Export failed";
+  QTest::newRow("plot: unwritable path") << "plot-unwritable"
+                                         << "Plot export failed";
+  QTest::newRow("plot: unknown format") << "plot-format"
+                                        << "Unknown plot format";
 }
 
 void TestStudioRuns::showsErrors() {
@@ -507,10 +523,12 @@ void TestStudioRuns::showsErrors() {
     const QString unwritable = bad + QStringLiteral("/out.");  // below a file: no folder can be made there
     if (what == QLatin1String("import-garbage")) ok = panel.importRuns(bad);
     if (what == QLatin1String("import-missing")) ok = panel.importRuns(dir_->filePath(QStringLiteral("missing.json")));
-    if (what == QLatin1String("export-unwritable")) ok = panel.exportRuns({base_}, QStringLiteral("csv"), unwritable + "csv");
+    if (what == QLatin1String("export-unwritable"))
+      ok = panel.exportRuns({base_}, QStringLiteral("csv"), unwritable + "csv");
     if (what.startsWith(QLatin1String("plot-"))) {
       QVERIFY(panel.compareRuns({base_, fast_}));
-      ok = panel.exportPlot(what == QLatin1String("plot-format") ? dir_->filePath(QStringLiteral("plot.gif")) : unwritable + "png");
+      ok = panel.exportPlot(what == QLatin1String("plot-format") ? dir_->filePath(QStringLiteral("plot.gif"))
+                                                                 : unwritable + "png");
     }
     QCOMPARE(panel.proxyModel()->rowCount(), 2);  // nothing imported, nothing lost
   }
@@ -523,7 +541,8 @@ void TestStudioRuns::showsErrors() {
 void TestStudioRuns::screenshot() {
   const QString db = qEnvironmentVariable("TOKAMAK_SCREENSHOT_DB");
   const QString out = qEnvironmentVariable("TOKAMAK_SCREENSHOT_OUT");
-  if (db.isEmpty() || out.isEmpty()) QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the compare view");
+  if (db.isEmpty() || out.isEmpty())
+    QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the compare view");
   RunsPanel panel;
   panel.setDatabase(db);
   QVERIFY2(!panel.hasError(), qPrintable(panel.message()));

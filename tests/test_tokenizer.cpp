@@ -61,14 +61,19 @@ std::vector<Vector> tokenizer_vectors() {
       {"curly apostrophe", utf8(U"don\u2019t it\u2019s")},
       {"endoftext as text", "a<|endoftext|>b <|endoftext|> <|endoftext|><|endoftext|>"},
       {"accents", utf8(U"na\u00EFve caf\u00E9 r\u00E9sum\u00E9 \u00C5ngstr\u00F6m stra\u00DFe")},
-      {"greek cyrillic hebrew", utf8(U"\u0395\u03BB\u03BB\u03B7\u03BD\u03B9\u03BA\u03AC \u0440\u0443\u0441\u0441\u043A\u0438\u0439 \u05E2\u05D1\u05E8\u05D9\u05EA")},
-      {"arabic-indic digits", utf8(U"\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669 and \u06F1\u06F2\u06F3 \u0627\u0644\u0639\u0631\u0628\u064A\u0629")},
-      {"devanagari", utf8(U"\u0966\u0967\u0968\u0969 \u0926\u0947\u0935\u0928\u093E\u0917\u0930\u0940 \u0939\u093F\u0928\u094D\u0926\u0940")},
+      {"greek cyrillic hebrew", utf8(U"\u0395\u03BB\u03BB\u03B7\u03BD\u03B9\u03BA\u03AC "
+                                     U"\u0440\u0443\u0441\u0441\u043A\u0438\u0439 \u05E2\u05D1\u05E8\u05D9\u05EA")},
+      {"arabic-indic digits", utf8(U"\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669 and "
+                                   U"\u06F1\u06F2\u06F3 \u0627\u0644\u0639\u0631\u0628\u064A\u0629")},
+      {"devanagari", utf8(U"\u0966\u0967\u0968\u0969 \u0926\u0947\u0935\u0928\u093E\u0917\u0930\u0940 "
+                          U"\u0939\u093F\u0928\u094D\u0926\u0940")},
       {"other numbers", utf8(U"\u00B2\u00B3 \u00BD\u00BE \u2160\u2161\u216B \uFF11\uFF12 \u2460\u2461")},
       {"combining marks", utf8(U"e\u0301 n\u0303o a\u0308\u0304 \u0301start")},
       {"emoji", utf8(U"\U0001F44D \U0001F389\U0001F389 \U0001F600\U0001F603 \u2764\uFE0F \U0001F44B\U0001F3FD")},
-      {"emoji zwj", utf8(U"\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466 family \U0001F3F3\uFE0F\u200D\U0001F308 flag \U0001F1E9\U0001F1EA")},
-      {"cjk", utf8(U"\u65E5\u672C\u8A9E\u306E\u30C6\u30AD\u30B9\u30C8 \u4E2D\u6587\u5B57\u7B26 \uD55C\uAD6D\uC5B4 \u3002\uFF0C")},
+      {"emoji zwj", utf8(U"\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466 family "
+                         U"\U0001F3F3\uFE0F\u200D\U0001F308 flag \U0001F1E9\U0001F1EA")},
+      {"cjk", utf8(U"\u65E5\u672C\u8A9E\u306E\u30C6\u30AD\u30B9\u30C8 \u4E2D\u6587\u5B57\u7B26 \uD55C\uAD6D\uC5B4 "
+                   U"\u3002\uFF0C")},
       {"runs of spaces", "a  b   c    d     e      f"},
       {"leading spaces", "     leading"},
       {"trailing spaces", "trailing    "},
@@ -76,7 +81,11 @@ std::vector<Vector> tokenizer_vectors() {
       {"space before newline", "a \nb  \n  c \n\n d"},
       {"tabs", "\tindented\t\tx\t \t y\t"},
       {"crlf", "line1\r\nline2\r\n\r\nline3\r\n"},
-      {"vertical whitespace", "a\x0B" "b\x0C" "c\x1C" "d \x0B e"},
+      {"vertical whitespace",
+       "a\x0B"
+       "b\x0C"
+       "c\x1C"
+       "d \x0B e"},
       {"nbsp", utf8(U"a\u00A0b \u00A0 c\u00A0\u00A0 \u00A0d")},
       {"thin space", utf8(U"10\u2009000 a \u2009 b\u2009\u2009c")},
       {"other spaces", utf8(U"a\u3000b\u2028c\u2029d\u0085e\u1680f\u202Fg\u205Fh \u3000 i")},
@@ -86,7 +95,11 @@ std::vector<Vector> tokenizer_vectors() {
       {"long numbers", "12345678901234567890 3.14159265358979323846 1,000,000 0x7fffffff 2024-05-20"},
       {"punctuation", "!!!??? ... --- === *** ~~~ @#$%^&*() [[]] {{}}"},
       {"code", "int main() {\n\treturn 0; // done\n}\nif (x != y && z >= 0) { a->b = c::d; }\n"},
-      {"controls", [] { static const char c[] = "nul\0byte \x01\x02\x1b[31mred\x1b[0m\x7f"; return std::string(c, sizeof c - 1); }()},
+      {"controls",
+       [] {
+         static const char c[] = "nul\0byte \x01\x02\x1b[31mred\x1b[0m\x7f";
+         return std::string(c, sizeof c - 1);
+       }()},
       {"long space run", std::string(300, ' ') + "x" + std::string(257, ' ')},
       {"long equals rule", std::string(500, '=')},
       {"long mixed rule", repeat("-=+", 300)},
@@ -108,8 +121,9 @@ std::vector<Vector> tokenizer_vectors() {
 
 // ~1.5 MB of the vectors glued by newlines in every context the safe-split rule looks at.
 std::string newline_torture(const std::vector<Vector>& vectors) {
-  static const char* glue[] = {"\n", "x\ny", ".\n.", " \nx", "x\n ", "\n\n", "\r\n", "a\n'", "'\ns", "9\n9",
-                               "\n\t", "x\n   y", "x \r\n y", "\xc3\xa9\nx", "x\n\xc3\xa9", "x\n\xcc\x81", "\xff\n\xff", ")\n("};
+  static const char* glue[] = {"\n",       "x\ny",        ".\n.",        " \nx",        "x\n ",       "\n\n",
+                               "\r\n",     "a\n'",        "'\ns",        "9\n9",        "\n\t",       "x\n   y",
+                               "x \r\n y", "\xc3\xa9\nx", "x\n\xc3\xa9", "x\n\xcc\x81", "\xff\n\xff", ")\n("};
   std::mt19937 rng(7);
   std::string s;
   while (s.size() < 1500000) {
@@ -134,7 +148,8 @@ QByteArray difference(const Ids& got, const Ids& want, const Tokenizer& tok) {
   auto around = [&](const Ids& ids) {
     QByteArray s;
     for (size_t k = i < 3 ? 0 : i - 3; k < std::min(ids.size(), i + 4); ++k)
-      s += QByteArray::number(ids[k]) + "=" + QByteArray::fromStdString(tok.token_bytes(ids[k])).toPercentEncoding(" ") + " ";
+      s += QByteArray::number(ids[k]) + "=" +
+           QByteArray::fromStdString(tok.token_bytes(ids[k])).toPercentEncoding(" ") + " ";
     return s;
   };
   return "sizes " + QByteArray::number(qulonglong(got.size())) + " vs " + QByteArray::number(qulonglong(want.size())) +
@@ -178,8 +193,8 @@ class TestTokenizer : public QObject {
 
  private:
   std::string reference_command(const std::string& mode, const std::string& arg) const {
-    return shell_quoted(tokamak::test::python()) + " " + shell_quoted(script_) + " " + shell_quoted(ranks_) + " " + mode +
-           " " + shell_quoted(arg);
+    return shell_quoted(tokamak::test::python()) + " " + shell_quoted(script_) + " " + shell_quoted(ranks_) + " " +
+           mode + " " + shell_quoted(arg);
   }
 
   std::string script_;  // tests/reference/tiktoken_ids.py
@@ -188,7 +203,7 @@ class TestTokenizer : public QObject {
   std::unique_ptr<Tokenizer> tok_;
   std::vector<Vector> vectors_ = tokenizer_vectors();
   std::map<std::string, Reference> refs_;  // vector name -> tiktoken's answer
-  Ids corpus_ids_;                        // tiktoken's ids of the corpus
+  Ids corpus_ids_;                         // tiktoken's ids of the corpus
   QTemporaryDir tmp_;
 };
 
@@ -329,14 +344,17 @@ void TestTokenizer::decode_round_trips() {
   }
   QVERIFY(tok_->decode(corpus_ids_) == corpus_);
   // Invalid input decodes to what Python's replacement made of it.
-  QCOMPARE(QByteArray::fromStdString(tok_->decode(tok_->encode("a\xff" "b"))), QByteArray("a\xef\xbf\xbd" "b"));
+  QCOMPARE(QByteArray::fromStdString(tok_->decode(tok_->encode("a\xff"
+                                                               "b"))),
+           QByteArray("a\xef\xbf\xbd"
+                      "b"));
 }
 
 void TestTokenizer::encoder_json_gives_same_vocabulary() {
   QTemporaryDir dir;
   QCOMPARE(tokamak::test::run(reference_command("gpt2-files", dir.path().toStdString())), 0);
-  const Tokenizer other = Tokenizer::from_encoder_json(dir.filePath("encoder.json").toStdString(),
-                                                       dir.filePath("vocab.bpe").toStdString());
+  const Tokenizer other =
+      Tokenizer::from_encoder_json(dir.filePath("encoder.json").toStdString(), dir.filePath("vocab.bpe").toStdString());
   QCOMPARE(other.vocab_size(), tok_->vocab_size());
   for (int32_t id = 0; id < tok_->vocab_size(); ++id)
     if (other.token_bytes(id) != tok_->token_bytes(id)) QFAIL(qPrintable(QString("token %1 differs").arg(id)));

@@ -48,9 +48,9 @@ GPTOptions small_model() {
 
 Config tiny_run(const std::string& data) {
   Config c;
-  apply_overrides(c, {"data.path=" + data, "model.n_layer=2", "model.n_head=2", "model.n_embd=32",
-                      "model.context=32", "train.batch_size=4", "train.log_every=1", "train.eval_every=0",
-                      "train.sample_every=-1", "train.warmup_steps=2", "threads=1"});
+  apply_overrides(c, {"data.path=" + data, "model.n_layer=2", "model.n_head=2", "model.n_embd=32", "model.context=32",
+                      "train.batch_size=4", "train.log_every=1", "train.eval_every=0", "train.sample_every=-1",
+                      "train.warmup_steps=2", "threads=1"});
   return c;
 }
 
@@ -96,13 +96,17 @@ class TestTrain : public QObject {
     GPT model(small_model());
     auto tokens = at::randint(64, {8, 17}, at::kLong);
     Batch full{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
-    auto one = forward_backward(*model, [&](int64_t) { return full; }, 1, Precision::kFp32, c10::kCPU);
+    auto one = forward_backward(
+        *model, [&](int64_t) { return full; }, 1, Precision::kFp32, c10::kCPU);
     std::map<std::string, at::Tensor> reference;
     for (const auto& p : model->named_parameters()) reference[p.key()] = p.value().grad().clone();
     for (auto& p : model->parameters()) p.mutable_grad() = at::Tensor();
     const int64_t b = 8 / k;
     auto acc = forward_backward(
-        *model, [&](int64_t micro) { return Batch{full.inputs.narrow(0, micro * b, b), full.targets.narrow(0, micro * b, b)}; },
+        *model,
+        [&](int64_t micro) {
+          return Batch{full.inputs.narrow(0, micro * b, b), full.targets.narrow(0, micro * b, b)};
+        },
         k, Precision::kFp32, c10::kCPU);
     QVERIFY(std::abs(one.loss.item<double>() - acc.loss.item<double>()) < 1e-6);
     for (const auto& p : model->named_parameters()) {
@@ -126,8 +130,10 @@ class TestTrain : public QObject {
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
     for (int step = 0; step < 5; ++step) {
       loop.zero_grad(), fused.zero_grad();
-      forward_backward(*a, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
-      forward_backward(*b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+      forward_backward(
+          *a, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+      forward_backward(
+          *b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
       loop.step(1e-3), fused.step(1e-3);
     }
     auto bp = b->named_parameters();
@@ -154,12 +160,15 @@ class TestTrain : public QObject {
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
     const auto weights = snapshot(b->parameters());
     fused.zero_grad();
-    forward_backward(*b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+    forward_backward(
+        *b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
     fused.step(1e-3, at::ones({}, at::kFloat));
     QVERIFY(same_weights(weights, snapshot(b->parameters())));
     loop.zero_grad(), fused.zero_grad();
-    forward_backward(*a, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
-    forward_backward(*b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+    forward_backward(
+        *a, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
+    forward_backward(
+        *b, [&](int64_t) { return batch; }, 1, Precision::kFp32, c10::kCPU);
     loop.step(1e-3), fused.step(1e-3, at::zeros({}, at::kFloat));
     auto bp = b->named_parameters();
     for (const auto& p : a->named_parameters()) {
@@ -174,8 +183,12 @@ class TestTrain : public QObject {
     torch::manual_seed(13);
     GPT model(small_model());
     auto tokens = at::randint(64, {4, 17}, at::kLong);
-    forward_backward(*model, [&](int64_t) { return Batch{tokens.narrow(1, 0, 16), tokens.narrow(1, 1, 16)}; }, 1,
-                     Precision::kFp32, c10::kCPU);
+    forward_backward(
+        *model,
+        [&](int64_t) {
+          return Batch{tokens.narrow(1, 0, 16), tokens.narrow(1, 1, 16)};
+        },
+        1, Precision::kFp32, c10::kCPU);
     double before = clip_grad_norm(model->parameters(), 0.01).item<double>();
     QVERIFY(before > 0.01);
     double after = clip_grad_norm(model->parameters(), 0).item<double>();
@@ -202,8 +215,8 @@ class TestTrain : public QObject {
     f.write(text.c_str());
     f.close();
     Config c = tiny_run(file);
-    apply_overrides(c, {"train.steps=150", "train.lr=1e-2", "train.min_lr_ratio=1", "train.log_every=10",
-                        "data.val_fraction=0"});
+    apply_overrides(
+        c, {"train.steps=150", "train.lr=1e-2", "train.min_lr_ratio=1", "train.log_every=10", "data.val_fraction=0"});
     Recorder r;
     EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
@@ -260,8 +273,8 @@ class TestTrain : public QObject {
     QCOMPARE(r.skips[1].total, 2);
     QVERIFY2(r.skips[0].reason.find("gradients are nan") != std::string::npos, r.skips[0].reason.c_str());
     QCOMPARE(static_cast<int>(r.steps.size()), 8);
-    QVERIFY(std::isfinite(r.steps[2].metric("loss")));    // the loss of a skipped step was finite
-    QVERIFY(!r.steps[2].metrics.has("grad_norm"));         // its norm was not: left out, not NaN
+    QVERIFY(std::isfinite(r.steps[2].metric("loss")));  // the loss of a skipped step was finite
+    QVERIFY(!r.steps[2].metrics.has("grad_norm"));      // its norm was not: left out, not NaN
     QCOMPARE(r.steps[1].metric("skipped_steps"), 0.0);
     QCOMPARE(r.steps[7].metric("skipped_steps"), 2.0);
   }

@@ -172,7 +172,8 @@ void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendEvals(batch.evals);
   plots_->flush();
   samples_->appendSamples(batch.samples);
-  if (!batch.checkpoints.empty()) samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
+  if (!batch.checkpoints.empty())
+    samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);
   if (!batch.steps.empty()) status_->stepped(batch.steps.back());
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
@@ -202,8 +203,8 @@ static QStringList rankDevices(const RunStart& start) {
 void MainWindow::onRunStarted(const RunStart& start) {
   status_->runStarted(start, rankDevices(start));
   status_->setState(tr("running"));
-  statusBar()->showMessage(tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)),
-                           8000);
+  statusBar()->showMessage(
+      tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)), 8000);
   runs_->refresh();
 }
 
@@ -212,7 +213,8 @@ void MainWindow::onRunEnded(const EndEvent& end) {
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
   const double peak = last.metric("mem_peak");
-  if (peak > 0) setup_->showMeasuredPeak(static_cast<int64_t>(peak), QString::fromStdString(controller_->runStart().device));
+  if (peak > 0)
+    setup_->showMeasuredPeak(static_cast<int64_t>(peak), QString::fromStdString(controller_->runStart().device));
   if (end.status == "failed" || end.status == "crashed") showFailure(status, QString::fromStdString(end.error));
   else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
   runs_->refresh();
@@ -225,7 +227,9 @@ void MainWindow::showFailure(const QString& status, const QString& why) {
   showLivePage();
 }
 
-QString MainWindow::failureText() const { return failure_->isVisible() || !failure_->isHidden() ? failureText_->text() : QString(); }
+QString MainWindow::failureText() const {
+  return failure_->isVisible() || !failure_->isHidden() ? failureText_->text() : QString();
+}
 
 void MainWindow::showLivePage() { pages_->setCurrentIndex(0); }
 void MainWindow::showRunsPage() { pages_->setCurrentIndex(1); }
@@ -242,8 +246,8 @@ void MainWindow::updateActions() {
   pause_->setToolTip(s == State::Running && !controller_->canPause()
                          ? tr("Data-parallel runs cannot pause (their ranks agree only on stop)")
                          : tr("Hold the run between steps"));
-  resume_->setEnabled(s == State::Paused ||
-                      (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") && !controller_->lastCheckpoint().isEmpty()));
+  resume_->setEnabled(s == State::Paused || (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") &&
+                                             !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);
   setup_->setEditable(idle);
   if (s == State::Paused) status_->setState(tr("paused"));
@@ -258,7 +262,8 @@ void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
     setup_->setConfig(c);
     setupDock_->show();
     statusBar()->showMessage(resumeFrom.isEmpty() ? tr("Loaded the run's setup: change what you like, then Start")
-                                                  : tr("Start resumes from %1").arg(resumeFrom), 10000);
+                                                  : tr("Start resumes from %1").arg(resumeFrom),
+                             10000);
   } catch (const Error& e) {
     QMessageBox::warning(this, tr("Load run"), QString::fromStdString(e.what()));
   }

@@ -21,8 +21,9 @@ bool hasDisplay() {
 
 int main(int argc, char** argv) {
   if (!hasDisplay()) {
-    std::fprintf(stderr, "tokamak-studio: no display; run `tokamak train` for the headless trainer "
-                         "(scripts/start.sh does this for you)\n");
+    std::fprintf(stderr,
+                 "tokamak-studio: no display; run `tokamak train` for the headless trainer "
+                 "(scripts/start.sh does this for you)\n");
     return 2;
   }
   QApplication app(argc, argv);

@@ -87,10 +87,11 @@ void run_bench(const BenchArgs& a) {
     const double tok_s = rec.timed_seconds > 0 ? rec.timed_tokens / rec.timed_seconds : NAN;
     if (i == 0) baseline = tok_s;
     if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
-    table.push_back({std::to_string(i + 1), rung.name, rec.status == "finished" ? format_rate(tok_s) : rec.status,
-                     format_fixed(tok_s / baseline, "%.2fx"),
-                     rec.timed_steps && rec.mfu_sum > 0 ? format_fixed(100 * rec.mfu_sum / rec.timed_steps, "%.1f%%") : "-",
-                     rec.peak > 0 ? format_bytes(rec.peak) : "-", format_fixed(rec.loss, "%.4f")});
+    table.push_back(
+        {std::to_string(i + 1), rung.name, rec.status == "finished" ? format_rate(tok_s) : rec.status,
+         format_fixed(tok_s / baseline, "%.2fx"),
+         rec.timed_steps && rec.mfu_sum > 0 ? format_fixed(100 * rec.mfu_sum / rec.timed_steps, "%.1f%%") : "-",
+         rec.peak > 0 ? format_bytes(rec.peak) : "-", format_fixed(rec.loss, "%.4f")});
   }
   std::fputs(format_text_table(table).c_str(), stdout);
 }

@@ -26,8 +26,9 @@ void run_export(const ExportArgs& a) {
   export_hf(*model, a.out);
   const bool gpt2_vocab = model->options().vocab_size == Tokenizer::kEndOfText + 1;
   if (gpt2_vocab) export_hf_tokenizer(Tokenizer::gpt2(), a.out, model->options().context);
-  std::fprintf(stderr, "exported %s to %s (config.json, model.safetensors%s)\n", a.checkpoint.c_str(), a.out.c_str(),
-               gpt2_vocab ? ", vocab.json, merges.txt, tokenizer_config.json" : "; no tokenizer: not GPT-2's vocabulary");
+  std::fprintf(
+      stderr, "exported %s to %s (config.json, model.safetensors%s)\n", a.checkpoint.c_str(), a.out.c_str(),
+      gpt2_vocab ? ", vocab.json, merges.txt, tokenizer_config.json" : "; no tokenizer: not GPT-2's vocabulary");
 }
 
 }  // namespace

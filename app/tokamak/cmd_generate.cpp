@@ -20,7 +20,8 @@ struct GenerateArgs {
 void run_generate(const GenerateArgs& a) {
   configure_cpu(0);
   SampleOptions so;
-  so.max_new_tokens = a.tokens, so.temperature = a.temperature, so.top_k = a.top_k, so.seed = static_cast<uint64_t>(a.seed);
+  so.max_new_tokens = a.tokens, so.temperature = a.temperature, so.top_k = a.top_k,
+  so.seed = static_cast<uint64_t>(a.seed);
   so.kv_cache = !a.no_kv_cache;
   std::string text = generate_from_checkpoint(a.checkpoint, a.prompt, so, a.device).text;
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -32,7 +33,9 @@ void run_generate(const GenerateArgs& a) {
 void add_generate_command(CLI::App& app) {
   auto a = std::make_shared<GenerateArgs>();
   CLI::App* cmd = app.add_subcommand("generate", "generate text from a checkpoint");
-  cmd->add_option("--checkpoint", a->checkpoint, "checkpoint written by `tokamak train`, or a Hugging Face GPT-2 folder")->required();
+  cmd->add_option("--checkpoint", a->checkpoint,
+                  "checkpoint written by `tokamak train`, or a Hugging Face GPT-2 folder")
+      ->required();
   cmd->add_option("--prompt", a->prompt, "text to continue")->required();
   cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(CLI::PositiveNumber);
   cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(CLI::PositiveNumber);

@@ -90,8 +90,8 @@ void show(const RunsArgs& a) {
   std::cout << format_text_table(f) << "\n";
   std::vector<std::vector<std::string>> m = {{"metric", "values", "last step", "last", "min", "max"}};
   for (const MetricSummary& s : store->summary(id))
-    m.push_back({s.metric, std::to_string(s.n), std::to_string(s.last_step), num("%.6g", s.last),
-                 num("%.6g", s.min), num("%.6g", s.max)});
+    m.push_back({s.metric, std::to_string(s.n), std::to_string(s.last_step), num("%.6g", s.last), num("%.6g", s.min),
+                 num("%.6g", s.max)});
   std::cout << format_text_table(m);
   auto ckpts = store->checkpoints(id);
   std::cout << "\ncheckpoints: " << ckpts.size() << "\n";
@@ -111,10 +111,8 @@ void compare(const RunsArgs& a) {
   if (!a.baseline.empty()) {
     int64_t b = store->resolve(a.baseline);
     auto it = std::find(ids.begin(), ids.end(), b);
-    if (it == ids.end())
-      ids.insert(ids.begin(), b);  // a baseline outside the list leads the table
-    else
-      baseline = static_cast<size_t>(it - ids.begin());
+    if (it == ids.end()) ids.insert(ids.begin(), b);  // a baseline outside the list leads the table
+    else baseline = static_cast<size_t>(it - ids.begin());
   }
   std::vector<ScoreInput> inputs;
   for (int64_t id : ids) inputs.push_back(score_input(*store, id));
@@ -174,8 +172,7 @@ void do_delete(const RunsArgs& a) {
   int64_t id = store->resolve(a.ids.at(0));
   RunInfo r = store->run(id);
   if (r.status == "running" && !a.force)
-    throw Error("run " + std::to_string(id) + " is still running (pid " + std::to_string(r.pid) + " on " + r.host +
-                    ")",
+    throw Error("run " + std::to_string(id) + " is still running (pid " + std::to_string(r.pid) + " on " + r.host + ")",
                 "stop it first, or pass --force to delete it anyway");
   store->transaction([&] { store->delete_run(id); });
   std::cerr << "deleted run " << id << " (" << r.name << ")\n";

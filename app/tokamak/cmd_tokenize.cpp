@@ -116,12 +116,12 @@ void run_tokenize(const TokenizeArgs& a) {
 void add_tokenize_command(CLI::App& app) {
   auto a = std::make_shared<TokenizeArgs>();
   CLI::App* cmd = app.add_subcommand("tokenize", "GPT-2 token ids of text, text of ids, or a dataset as token shards");
-  a->encode_opt = cmd->add_option("--encode", a->text, "print the token ids of TEXT (no <|endoftext|> added)")
-                      ->type_name("TEXT");
-  a->file_opt = cmd->add_option("--encode-file", a->file, "print the token ids of a file's text ('-': stdin)")
-                    ->type_name("PATH");
-  a->decode_opt = cmd->add_option("--decode", a->ids, "write the bytes of the ids to stdout")
-                      ->type_name("\"ID ID ...\"");
+  a->encode_opt =
+      cmd->add_option("--encode", a->text, "print the token ids of TEXT (no <|endoftext|> added)")->type_name("TEXT");
+  a->file_opt =
+      cmd->add_option("--encode-file", a->file, "print the token ids of a file's text ('-': stdin)")->type_name("PATH");
+  a->decode_opt =
+      cmd->add_option("--decode", a->ids, "write the bytes of the ids to stdout")->type_name("\"ID ID ...\"");
   a->prepare_opt = cmd->add_option("--prepare", a->dataset,
                                    "write DATASET ('default', a text file or folder, or .bin shards) as shards")
                        ->type_name("DATASET");

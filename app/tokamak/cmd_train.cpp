@@ -37,7 +37,7 @@ struct TrainArgs {
   bool json = false;
   bool no_store = false;
   bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
-  int64_t gpus = 0;  // --gpus: dist.gpus
+  int64_t gpus = 0;      // --gpus: dist.gpus
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
@@ -46,11 +46,11 @@ void note_control(const std::string& s) { std::fprintf(stderr, "tokamak: %s\n", 
 int launch(const Config& c, bool control) {
   const bool cuda = parse_device(c.device).is_cuda();
   if (cuda && c.dist.gpus > cuda_device_count())
-    throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " + std::to_string(cuda_device_count()) +
-                    " GPU(s)",
+    throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " +
+                    std::to_string(cuda_device_count()) + " GPU(s)",
                 "lower --gpus, or use torchrun / srun to run across machines (docs/multi-gpu.md)");
-  std::fprintf(stderr, "launching %lld %s (%s)\n", static_cast<long long>(c.dist.gpus), cuda ? "GPU processes" : "CPU processes",
-               cuda ? "NCCL" : "Gloo");
+  std::fprintf(stderr, "launching %lld %s (%s)\n", static_cast<long long>(c.dist.gpus),
+               cuda ? "GPU processes" : "CPU processes", cuda ? "NCCL" : "Gloo");
   LaunchOptions lo;
   lo.world_size = static_cast<int>(c.dist.gpus);
   lo.grace = std::chrono::seconds(c.dist.timeout_s + 10);
@@ -61,10 +61,15 @@ int launch(const Config& c, bool control) {
     CountSignals count(&g_launcher_interrupts);
     // The ranks agree on stop at report steps; pause is not offered to several ranks.
     std::unique_ptr<ControlChannel> channel;
-    if (control) channel = std::make_unique<ControlChannel>(ControlHandlers{{}, {}, [] {
-        int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
-        g_launcher_interrupts.compare_exchange_strong(none, 1);
-      }}, note_control);
+    if (control)
+      channel = std::make_unique<ControlChannel>(
+          ControlHandlers{{},
+                          {},
+                          [] {
+                            int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
+                            g_launcher_interrupts.compare_exchange_strong(none, 1);
+                          }},
+          note_control);
     r = launch_workers(lo);
   }
   if (r.failed_rank >= 0)
@@ -123,8 +128,11 @@ int run_train(const TrainArgs& args) {
   }
   if (store) {
     store->flush();
-    if (auto error = store->error()) std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
-    else std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()), store->path().c_str());
+    if (auto error = store->error())
+      std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
+    else
+      std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
+                   store->path().c_str());
   }
   if (end.status == "failed") throw Error("training failed: " + end.error);
   return 0;
@@ -140,8 +148,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "run name (default: derived from the model and switches)");
   cmd->add_flag("--json", args->json, "one JSON object per event on stdout; human output on stderr");
   cmd->add_flag("--no-store", args->no_store, "do not record the run in the run store");
-  cmd->add_flag("--control", args->control,
-                "read control lines on stdin: pause, resume, stop (end of input stops the run); how the studio drives it");
+  cmd->add_flag(
+      "--control", args->control,
+      "read control lines on stdin: pause, resume, stop (end of input stops the run); how the studio drives it");
   cmd->add_option("--gpus", args->gpus,
                   "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
                   "their WORLD_SIZE is used");

@@ -1,6 +1,8 @@
 // The `tokamak` subcommands. Each cmd_*.cpp adds one subcommand to the CLI11 app; main.cpp only wires them.
 #pragma once
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace tokamak::cli {
 void add_train_command(CLI::App& app);

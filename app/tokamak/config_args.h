@@ -6,7 +6,9 @@
 
 #include "engine/config/config.h"
 
-namespace CLI { class App; }
+namespace CLI {
+class App;
+}
 
 namespace tokamak::cli {
 

@@ -22,9 +22,10 @@ void ControlChannel::handle(const std::string& raw) {
   std::string line = raw;
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.empty()) return;
-  const std::function<void()>* h = line == "pause" ? &handlers_.pause
+  const std::function<void()>* h = line == "pause"    ? &handlers_.pause
                                    : line == "resume" ? &handlers_.resume
-                                   : line == "stop" ? &handlers_.stop : nullptr;
+                                   : line == "stop"   ? &handlers_.stop
+                                                      : nullptr;
   if (!h) return note_("control: unknown command \"" + line + "\" (known: pause, resume, stop)");
   if (!*h) return note_("control: " + line + " is not offered for this run");
   (*h)();

@@ -22,7 +22,8 @@ void emit(const json& j) {
   std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if ((std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) && errno == EPIPE) {
     closed = true;
-    std::fprintf(stderr, "tokamak: stdout was closed; JSON events are no longer written, the run goes on and is recorded\n");
+    std::fprintf(stderr,
+                 "tokamak: stdout was closed; JSON events are no longer written, the run goes on and is recorded\n");
   }
 }
 
@@ -39,14 +40,20 @@ std::string human_count(double v) {
 void PrinterSink::on_start(const RunStart& e) {
   total_steps_ = e.total_steps;
   std::string ranks = e.world_size > 1 ? " ×" + std::to_string(e.world_size) + " ranks" : "";
-  std::fprintf(stderr, "run %s (%s): %s, %s parameters, on %s%s%s\n", e.name.c_str(), e.run_uid.c_str(), e.model.c_str(),
-               human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
+  std::fprintf(stderr, "run %s (%s): %s, %s parameters, on %s%s%s\n", e.name.c_str(), e.run_uid.c_str(),
+               e.model.c_str(), human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (json_)
-    emit({{"event", "start"}, {"run_uid", e.run_uid}, {"name", e.name}, {"n_params", e.n_params},
-          {"device", e.device}, {"world_size", e.world_size}, {"start_step", e.start_step}, {"steps", e.total_steps},
+    emit({{"event", "start"},
+          {"run_uid", e.run_uid},
+          {"name", e.name},
+          {"n_params", e.n_params},
+          {"device", e.device},
+          {"world_size", e.world_size},
+          {"start_step", e.start_step},
+          {"steps", e.total_steps},
           {"config", json::parse(e.config_json)}});
 }
 
@@ -118,7 +125,11 @@ void PrinterSink::on_end(const EndEvent& e) {
   std::fprintf(stderr, "run %s at step %lld after %.1f s%s%s\n", e.status.c_str(), static_cast<long long>(e.step),
                e.wall_s, e.error.empty() ? "" : ": ", e.error.c_str());
   if (json_)
-    emit({{"event", "end"}, {"status", e.status}, {"step", e.step}, {"tokens", e.tokens}, {"wall_s", e.wall_s},
+    emit({{"event", "end"},
+          {"status", e.status},
+          {"step", e.step},
+          {"tokens", e.tokens},
+          {"wall_s", e.wall_s},
           {"error", e.error}});
 }
 

@@ -22,8 +22,8 @@ const std::vector<Choice<Precision>>& precision_choices() {
   static const std::vector<Choice<Precision>> t = {
       {"fp32", Precision::kFp32, "Plain fp32 everywhere: the write-ups' baseline (A100: 12.5K tok/s).", kAny, ""},
       {"tf32", Precision::kTf32, "TF32 tensor cores for fp32 matmuls. A100: 12.5K → 27.6K tok/s.", kCuda, ""},
-      {"bf16", Precision::kBf16, "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory.",
-       kAny, ""},
+      {"bf16", Precision::kBf16,
+       "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory.", kAny, ""},
       {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
        kAny, ""},
       {"fp16", Precision::kFp16, "fp16 autocast, for GPUs without bf16.", kCuda,
@@ -34,10 +34,10 @@ const std::vector<Choice<Precision>>& precision_choices() {
 
 const std::vector<Choice<AttentionKind>>& attention_choices() {
   static const std::vector<Choice<AttentionKind>> t = {
-      {"buffered-mask", AttentionKind::kBufferedMask, "GPT-2's original attention with a stored T×T causal-mask buffer.",
-       kAny, ""},
-      {"naive", AttentionKind::kNaive, "Causal mask made on the fly: no stored T×T buffer (saves memory at long context).",
-       kAny, ""},
+      {"buffered-mask", AttentionKind::kBufferedMask,
+       "GPT-2's original attention with a stored T×T causal-mask buffer.", kAny, ""},
+      {"naive", AttentionKind::kNaive,
+       "Causal mask made on the fly: no stored T×T buffer (saves memory at long context).", kAny, ""},
       {"sdpa", AttentionKind::kSdpa,
        "Fused attention (scaled_dot_product_attention; flash attention on GPUs): O(T) memory. A100: 55K → 92K tok/s, "
        "memory halved.",
@@ -87,8 +87,10 @@ const std::vector<Choice<Switch>>& cuda_graphs_choices() {
 const std::vector<Choice<PinMemory>>& pin_memory_choices() {
   static const std::vector<Choice<PinMemory>> t = {
       {"auto", PinMemory::kAuto, "Pinned batches and non-blocking copies on CUDA; nothing to pin on a CPU.", kAny, ""},
-      {"true", PinMemory::kOn, "Page-locked batches copied to the GPU while it computes. Reported: execution time down "
-                               "more than 25%.", kCuda, ""},
+      {"true", PinMemory::kOn,
+       "Page-locked batches copied to the GPU while it computes. Reported: execution time down "
+       "more than 25%.",
+       kCuda, ""},
       {"false", PinMemory::kOff, "Pageable batches: each copy to the GPU waits for the host.", kAny, ""},
   };
   return t;
@@ -100,7 +102,7 @@ bool pin_memory_on(const std::string& pin_memory, bool cuda) {
 }
 
 const std::vector<std::string>& choice_keys() {
-  static const std::vector<std::string> keys = {"opt.precision", "opt.attention", "opt.layers", "opt.sdpa_backend",
+  static const std::vector<std::string> keys = {"opt.precision",  "opt.attention",   "opt.layers", "opt.sdpa_backend",
                                                 "opt.pin_memory", "opt.cuda_graphs", "device"};
   return keys;
 }
@@ -138,7 +140,8 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
     if (!c.missing.empty())
       return key + "=" + value + " is not implemented yet (" + c.missing + ")" +
              (wrong_device ? " and needs a CUDA device" : "");
-    if (wrong_device && key != "device") return key + "=" + value + " needs a CUDA device: set device=cuda or choose another";
+    if (wrong_device && key != "device")
+      return key + "=" + value + " needs a CUDA device: set device=cuda or choose another";
     return "";
   }
   std::string list;

@@ -29,14 +29,14 @@ struct Choice {
   const char* missing;  // "" when implemented; otherwise why not yet and which issue brings it
 };
 
-const std::vector<Choice<Precision>>& precision_choices();     // opt.precision
-const std::vector<Choice<AttentionKind>>& attention_choices();  // opt.attention
-const std::vector<Choice<LayersKind>>& layers_choices();        // opt.layers
-const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices(); // opt.sdpa_backend
-const std::vector<Choice<DeviceKind>>& device_choices();        // device (cuda also as cuda:N)
-const std::vector<Choice<Switch>>& cuda_graphs_choices();       // opt.cuda_graphs
+const std::vector<Choice<Precision>>& precision_choices();       // opt.precision
+const std::vector<Choice<AttentionKind>>& attention_choices();   // opt.attention
+const std::vector<Choice<LayersKind>>& layers_choices();         // opt.layers
+const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // opt.sdpa_backend
+const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
+const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_graphs
 enum class PinMemory { kAuto, kOn, kOff };
-const std::vector<Choice<PinMemory>>& pin_memory_choices();     // opt.pin_memory
+const std::vector<Choice<PinMemory>>& pin_memory_choices();  // opt.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.
 bool pin_memory_on(const std::string& pin_memory, bool cuda);
 
@@ -67,7 +67,8 @@ const Choice<E>& find_choice(const std::vector<Choice<E>>& table, const std::str
 template <class E>
 E parse_choice(const std::vector<Choice<E>>& table, const std::string& key, const std::string& value) {
   const Choice<E>& c = find_choice(table, key, value);
-  if (*c.missing) throw Error(key + "=" + value + " is not implemented yet (" + c.missing + ")", "choose another value");
+  if (*c.missing)
+    throw Error(key + "=" + value + " is not implemented yet (" + c.missing + ")", "choose another value");
   return c.kind;
 }
 

@@ -17,8 +17,8 @@ struct Preset {
 
 // nano and mini are sized for a CPU; the rest are GPT-2's published sizes.
 constexpr Preset kPresets[] = {
-    {"nano", 4, 4, 128, 128},          {"mini", 6, 6, 384, 256},
-    {"gpt2", 12, 12, 768, 1024},       {"gpt2-medium", 24, 16, 1024, 1024},
+    {"nano", 4, 4, 128, 128},           {"mini", 6, 6, 384, 256},
+    {"gpt2", 12, 12, 768, 1024},        {"gpt2-medium", 24, 16, 1024, 1024},
     {"gpt2-large", 36, 20, 1280, 1024}, {"gpt2-xl", 48, 25, 1600, 1024},
 };
 
@@ -77,7 +77,8 @@ std::string default_run_name(const Config& c) {
   // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
   std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +
                      "-" + find_choice(attention_choices(), "opt.attention", c.opt.attention).value;
-  if (c.opt.sdpa_backend != "auto") name += "-" + std::string(find_choice(sdpa_backend_choices(), "opt.sdpa_backend", c.opt.sdpa_backend).value);
+  if (c.opt.sdpa_backend != "auto")
+    name += "-" + std::string(find_choice(sdpa_backend_choices(), "opt.sdpa_backend", c.opt.sdpa_backend).value);
   if (find_choice(layers_choices(), "opt.layers", c.opt.layers).kind != LayersKind::kNative) name += "-" + c.opt.layers;
   if (c.opt.fused_adamw) name += "-fusedadam";
   if (c.opt.activation_checkpointing) name += "-ckpt";
@@ -113,8 +114,8 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   if (t.batch_tokens > 0) {
     int64_t per_micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
     need(per_micro > 0 && t.batch_tokens % per_micro == 0 && t.batch_tokens >= per_micro,
-         "train.batch_tokens (" + std::to_string(t.batch_tokens) + ") must be a multiple of batch_size × context × gpus (" +
-             std::to_string(per_micro) + ")");
+         "train.batch_tokens (" + std::to_string(t.batch_tokens) +
+             ") must be a multiple of batch_size × context × gpus (" + std::to_string(per_micro) + ")");
   }
 
   int index = -1;
@@ -127,8 +128,8 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   if (device_ok && cuda && cuda_devices == 0)
     p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
   if (device_ok && index >= 0 && cuda_devices > 0)
-    need(index < cuda_devices, "device " + c.device + " does not exist: this machine has " +
-                                   std::to_string(cuda_devices) + " GPU(s)");
+    need(index < cuda_devices,
+         "device " + c.device + " does not exist: this machine has " + std::to_string(cuda_devices) + " GPU(s)");
   return p;
 }
 
@@ -136,7 +137,8 @@ void validate_config(const Config& c, int cuda_devices) {
   auto problems = config_problems(c, cuda_devices);
   if (!problems.empty()) {
     std::string more = problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more problem(s))" : "";
-    throw Error("config: " + problems.front() + more, "fix it with --set KEY=VALUE; `tokamak config --defaults` lists the keys");
+    throw Error("config: " + problems.front() + more,
+                "fix it with --set KEY=VALUE; `tokamak config --defaults` lists the keys");
   }
 }
 

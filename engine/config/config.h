@@ -14,68 +14,68 @@ struct DataConfig {
 };
 
 struct ModelConfig {
-  std::string preset = "nano";   // nano | mini | gpt2 | gpt2-medium | gpt2-large | gpt2-xl; sizes below override it
-  int64_t n_layer = 4;           // transformer blocks
-  int64_t n_head = 4;            // attention heads; must divide n_embd
-  int64_t n_embd = 128;          // width
-  int64_t context = 128;         // longest sequence the model can see (position embeddings)
-  int64_t vocab_size = 50257;    // GPT-2's tokenizer
+  std::string preset = "nano";      // nano | mini | gpt2 | gpt2-medium | gpt2-large | gpt2-xl; sizes below override it
+  int64_t n_layer = 4;              // transformer blocks
+  int64_t n_head = 4;               // attention heads; must divide n_embd
+  int64_t n_embd = 128;             // width
+  int64_t context = 128;            // longest sequence the model can see (position embeddings)
+  int64_t vocab_size = 50257;       // GPT-2's tokenizer
   int64_t vocab_pad_multiple = 64;  // pad the embedding rows to a multiple of this (1 = no padding); padded
                                     // logits are masked, so they never win a sample or change the loss
-  bool tie_weights = true;       // lm_head shares the token embedding (-38M parameters at 124M)
-  double dropout = 0.0;          // on attention weights, residual branches and embeddings
-  bool qkv_bias = true;          // GPT-2 has biases on every linear layer
-  std::string init_from;         // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
+  bool tie_weights = true;          // lm_head shares the token embedding (-38M parameters at 124M)
+  double dropout = 0.0;             // on attention weights, residual branches and embeddings
+  bool qkv_bias = true;             // GPT-2 has biases on every linear layer
+  std::string init_from;  // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
 };
 
 struct TrainConfig {
-  int64_t batch_size = 16;       // sequences per micro-batch (B)
-  int64_t context = 0;           // sequence length trained on (T); 0 = model.context
-  int64_t grad_accum = 1;        // micro-batches per optimizer step
-  int64_t batch_tokens = 0;      // if > 0: tokens per optimizer step; grad_accum is derived from it
-  int64_t steps = 300;           // optimizer steps
-  double lr = 2e-3;              // peak learning rate
-  double min_lr_ratio = 0.1;     // the cosine decays to lr * min_lr_ratio
-  int64_t warmup_steps = 30;     // linear warm-up
-  double weight_decay = 0.1;     // AdamW, on 2-D weights only
+  int64_t batch_size = 16;    // sequences per micro-batch (B)
+  int64_t context = 0;        // sequence length trained on (T); 0 = model.context
+  int64_t grad_accum = 1;     // micro-batches per optimizer step
+  int64_t batch_tokens = 0;   // if > 0: tokens per optimizer step; grad_accum is derived from it
+  int64_t steps = 300;        // optimizer steps
+  double lr = 2e-3;           // peak learning rate
+  double min_lr_ratio = 0.1;  // the cosine decays to lr * min_lr_ratio
+  int64_t warmup_steps = 30;  // linear warm-up
+  double weight_decay = 0.1;  // AdamW, on 2-D weights only
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
-  double grad_clip = 1.0;        // clip the global grad norm to this; 0 = off
-  int64_t max_skipped_steps = 5; // steps in a row with a non-finite loss or gradients skipped before the run fails
-  int64_t seed = 1337;           // weights, data order and sampling: CPU runs repeat exactly
-  int64_t log_every = 10;        // steps between metric reports (the only host syncs in the loop)
-  int64_t eval_every = 100;      // steps between validation losses; 0 = only at the end
-  int64_t eval_batches = 8;      // validation batches per evaluation
-  int64_t sample_every = 100;    // steps between generated samples; 0 = only at the end, -1 = never
-  int64_t sample_tokens = 48;    // tokens generated per sample
+  double grad_clip = 1.0;             // clip the global grad norm to this; 0 = off
+  int64_t max_skipped_steps = 5;      // steps in a row with a non-finite loss or gradients skipped before the run fails
+  int64_t seed = 1337;                // weights, data order and sampling: CPU runs repeat exactly
+  int64_t log_every = 10;             // steps between metric reports (the only host syncs in the loop)
+  int64_t eval_every = 100;           // steps between validation losses; 0 = only at the end
+  int64_t eval_batches = 8;           // validation batches per evaluation
+  int64_t sample_every = 100;         // steps between generated samples; 0 = only at the end, -1 = never
+  int64_t sample_tokens = 48;         // tokens generated per sample
   std::string sample_prompt = "The";  // text the samples start from
   double sample_temperature = 0.8;
-  int64_t sample_top_k = 40;     // 0 = no top-k
-  int64_t checkpoint_every = 0;  // steps between checkpoints; 0 = only at the end (and on stop)
+  int64_t sample_top_k = 40;       // 0 = no top-k
+  int64_t checkpoint_every = 0;    // steps between checkpoints; 0 = only at the end (and on stop)
   double checkpoint_minutes = 30;  // wall-clock minutes between checkpoints (docs/ARCHITECTURE.md: why); 0 = off
-  int64_t checkpoint_keep = 3;   // newest checkpoints of a run kept on disk; 0 = all
-  std::string checkpoint_dir;    // "" = <data dir>/checkpoints/<run name>
-  std::string resume;            // a checkpoint to continue from (weights, optimizer, data position, RNG)
+  int64_t checkpoint_keep = 3;     // newest checkpoints of a run kept on disk; 0 = all
+  std::string checkpoint_dir;      // "" = <data dir>/checkpoints/<run name>
+  std::string resume;              // a checkpoint to continue from (weights, optimizer, data position, RNG)
 };
 
 struct OptConfig {
   // The string choices' values, what they do and where they run are in engine/config/choices.cpp.
-  std::string precision = "bf16";   // number format of matmuls, activations and weights
-  std::string attention = "sdpa";   // how attention is computed
-  std::string sdpa_backend = "auto";  // which fused kernel computes opt.attention=sdpa
-  std::string layers = "native";    // which kernels compute LayerNorm and GELU
-  bool fused_adamw = true;          // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
-  std::string pin_memory = "auto";  // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
-  bool prefetch = true;             // prepare the next batch on a background thread
-  bool cuda_graphs = false;         // CUDA: replay the whole step from a captured graph
+  std::string precision = "bf16";         // number format of matmuls, activations and weights
+  std::string attention = "sdpa";         // how attention is computed
+  std::string sdpa_backend = "auto";      // which fused kernel computes opt.attention=sdpa
+  std::string layers = "native";          // which kernels compute LayerNorm and GELU
+  bool fused_adamw = true;                // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
+  std::string pin_memory = "auto";        // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
+  bool prefetch = true;                   // prepare the next batch on a background thread
+  bool cuda_graphs = false;               // CUDA: replay the whole step from a captured graph
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
 };
 
 struct DistConfig {
-  int64_t gpus = 1;                 // data-parallel processes: one per GPU on CUDA, Gloo processes on CPU
-  int64_t timeout_s = 60;           // a rank that dies or hangs stops the others with an error after this
-  double bucket_mb = 25;            // gradients are all-reduced in buckets of about this size
+  int64_t gpus = 1;        // data-parallel processes: one per GPU on CUDA, Gloo processes on CPU
+  int64_t timeout_s = 60;  // a rank that dies or hangs stops the others with an error after this
+  double bucket_mb = 25;   // gradients are all-reduced in buckets of about this size
 };
 
 struct Config {
@@ -84,16 +84,16 @@ struct Config {
   TrainConfig train;
   OptConfig opt;
   DistConfig dist;
-  std::string device = "cpu";      // cpu | cuda | cuda:N
-  int64_t threads = 0;             // CPU threads for LibTorch; 0 = all cores
-  bool memory_check = true;        // refuse, before allocating, a run whose memory estimate exceeds the device's
-  std::string name;                // run name; "" = derived from model and switches
+  std::string device = "cpu";  // cpu | cuda | cuda:N
+  int64_t threads = 0;         // CPU threads for LibTorch; 0 = all cores
+  bool memory_check = true;    // refuse, before allocating, a run whose memory estimate exceeds the device's
+  std::string name;            // run name; "" = derived from model and switches
 };
 
 struct KeyDoc {
-  std::string key;      // "train.steps"
-  std::string type;     // bool | int | float | string
-  std::string value;    // the value in the config it was read from, as --set takes it
+  std::string key;    // "train.steps"
+  std::string type;   // bool | int | float | string
+  std::string value;  // the value in the config it was read from, as --set takes it
   std::string help;
   // Numeric keys: the valid range, stated in the registry and enforced by config_problems(); an open bound
   // excludes itself ("(0, 1]" has min_open).
@@ -124,10 +124,10 @@ std::vector<std::string> config_problems(const Config& config, int cuda_devices)
 void validate_config(const Config& config, int cuda_devices);
 
 // Derived values.
-int64_t train_context(const Config& config);      // T
+int64_t train_context(const Config& config);  // T
 int64_t padded_vocab(const ModelConfig& model);
-int64_t grad_accum_steps(const Config& config);   // from batch_tokens when set
-int64_t tokens_per_step(const Config& config);    // B * T * grad_accum * gpus
+int64_t grad_accum_steps(const Config& config);  // from batch_tokens when set
+int64_t tokens_per_step(const Config& config);   // B * T * grad_accum * gpus
 std::string default_run_name(const Config& config);
 
 }  // namespace tokamak

@@ -30,6 +30,8 @@ struct Key {
   bool ranged = false;
 };
 
+// One line per key, long or not: the registry reads as a table.
+// clang-format off
 // TK_KEY for strings and bools; TK_NUM for numbers, with the valid range [lo, hi] (TK_NUM_OPEN: lo excluded,
 // TK_NUM_BELOW: hi excluded). Upper bounds are far beyond any real run: they keep the arithmetic that sizes
 // a run in range, and a typo from reaching the allocator.
@@ -104,6 +106,7 @@ const std::vector<Key>& registry() {
       TK_KEY("memory_check", memory_check, "refuse a run whose memory estimate exceeds the device's memory"),
       TK_KEY("name", name, "run name; \"\" = derived"),
   };
+  // clang-format on
   return keys;
 }
 #undef TK_KEY
@@ -181,14 +184,22 @@ json parse_value(const std::string& key, const json& current, const std::string&
   if (current.is_number_integer()) {
     size_t used = 0;
     long long v = 0;
-    try { v = std::stoll(text, &used); } catch (...) { throw bad("an integer"); }
+    try {
+      v = std::stoll(text, &used);
+    } catch (...) {
+      throw bad("an integer");
+    }
     if (used != text.size()) throw bad("an integer");
     return v;
   }
   if (current.is_number()) {
     size_t used = 0;
     double v = 0;
-    try { v = std::stod(text, &used); } catch (...) { throw bad("a number"); }
+    try {
+      v = std::stod(text, &used);
+    } catch (...) {
+      throw bad("a number");
+    }
     if (used != text.size() || !std::isfinite(v)) throw bad("a finite number");
     return v;
   }
@@ -202,8 +213,7 @@ void set_json(Config& c, const Key& k, const json& given) {
   for (const ChoiceInfo& row : choices_of(k.key)) was_switch = was_switch || row.value == "true";
   const json v = given.is_boolean() && current.is_string() && was_switch ? json(given ? "true" : "false") : given;
   bool ok = (current.is_boolean() && v.is_boolean()) || (current.is_string() && v.is_string()) ||
-            (current.is_number_integer() && v.is_number_integer()) ||
-            (current.is_number_float() && v.is_number());
+            (current.is_number_integer() && v.is_number_integer()) || (current.is_number_float() && v.is_number());
   if (!ok)
     throw Error("config key '" + std::string(k.key) + "' expects " + type_name(current) + ", got " + v.dump(),
                 "write e.g. \"" + std::string(k.key) + "\": " + current.dump());

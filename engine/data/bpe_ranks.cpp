@@ -48,10 +48,8 @@ void RankTable::merge(const uint8_t* p, size_t n, std::vector<int32_t>& out) con
     out.push_back(find(p, 1));
     return;
   }
-  if (n <= kShortPiece)
-    merge_short(p, n, out);
-  else
-    merge_long(p, n, out);
+  if (n <= kShortPiece) merge_short(p, n, out);
+  else merge_long(p, n, out);
 }
 
 // tiktoken's _byte_pair_merge, on stack arrays: part i starts at start[i]; rank[i] is the rank of part i

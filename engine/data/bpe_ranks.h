@@ -20,14 +20,29 @@ inline uint64_t head_word(const uint8_t* p, size_t n) {
   }
   // A switch on the length keeps this free of a variable-length memcpy call.
   switch (n) {
-    case 7: v |= uint64_t(p[6]) << 48; [[fallthrough]];
-    case 6: v |= uint64_t(p[5]) << 40; [[fallthrough]];
-    case 5: v |= uint64_t(p[4]) << 32; [[fallthrough]];
-    case 4: v |= uint64_t(p[3]) << 24; [[fallthrough]];
-    case 3: v |= uint64_t(p[2]) << 16; [[fallthrough]];
-    case 2: v |= uint64_t(p[1]) << 8; [[fallthrough]];
-    case 1: v |= uint64_t(p[0]); break;
-    default: break;
+    case 7:
+      v |= uint64_t(p[6]) << 48;
+      [[fallthrough]];
+    case 6:
+      v |= uint64_t(p[5]) << 40;
+      [[fallthrough]];
+    case 5:
+      v |= uint64_t(p[4]) << 32;
+      [[fallthrough]];
+    case 4:
+      v |= uint64_t(p[3]) << 24;
+      [[fallthrough]];
+    case 3:
+      v |= uint64_t(p[2]) << 16;
+      [[fallthrough]];
+    case 2:
+      v |= uint64_t(p[1]) << 8;
+      [[fallthrough]];
+    case 1:
+      v |= uint64_t(p[0]);
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -95,8 +110,8 @@ class RankTable {
       const Slot& s = slots_[i];
       if (s.rank < 0) return -1;
       if (s.head == k.head && s.len == k.n && s.tag == tag &&
-          (k.n <= 8 || equal_bytes(reinterpret_cast<const uint8_t*>(arena_.data()) + offsets_[s.rank] + 8, k.p + 8,
-                                   k.n - 8)))
+          (k.n <= 8 ||
+           equal_bytes(reinterpret_cast<const uint8_t*>(arena_.data()) + offsets_[s.rank] + 8, k.p + 8, k.n - 8)))
         return s.rank;
     }
   }
@@ -118,9 +133,9 @@ class RankTable {
   void merge_short(const uint8_t* p, size_t n, std::vector<int32_t>& out) const;
   void merge_long(const uint8_t* p, size_t n, std::vector<int32_t>& out) const;
 
-  std::string arena_;               // all token bytes, in rank order
-  std::vector<uint32_t> offsets_;   // (size + 1): token r is arena_[offsets_[r], offsets_[r + 1])
-  std::vector<Slot> slots_;         // power-of-two open-addressing table, load <= 0.4 (16 B a slot)
+  std::string arena_;              // all token bytes, in rank order
+  std::vector<uint32_t> offsets_;  // (size + 1): token r is arena_[offsets_[r], offsets_[r + 1])
+  std::vector<Slot> slots_;        // power-of-two open-addressing table, load <= 0.4 (16 B a slot)
   uint64_t mask_ = 0;
   int32_t first_duplicate_ = -1;
 };

@@ -16,11 +16,12 @@ namespace tokamak::bpe {
 
 namespace {
 
-#define TOKAMAK_WS "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+#define TOKAMAK_WS \
+  "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
 // '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-const char kPattern[] =
-    "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^" TOKAMAK_WS "\\p{L}\\p{N}]+"
-    "|[" TOKAMAK_WS "]+(?![^" TOKAMAK_WS "])|[" TOKAMAK_WS "]+";
+const char kPattern[] = "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^" TOKAMAK_WS
+                        "\\p{L}\\p{N}]+"
+                        "|[" TOKAMAK_WS "]+(?![^" TOKAMAK_WS "])|[" TOKAMAK_WS "]+";
 #undef TOKAMAK_WS
 
 std::string pcre2_message(int code) {
@@ -37,8 +38,8 @@ inline bool solid_ascii(unsigned char c) { return c > 0x20 && c < 0x7F; }
 Pretokenizer::Pretokenizer() {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP,
-                        &error, &offset, nullptr);
+  code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &error,
+                        &offset, nullptr);
   if (!code_)
     throw Error("tokenizer: PCRE2 cannot compile the GPT-2 pattern at offset " + std::to_string(offset) + ": " +
                     pcre2_message(error),

@@ -41,7 +41,8 @@ class TextFile {
  public:
   explicit TextFile(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno), "check the path and its permissions");
+    if (fd < 0)
+      throw Error("cannot open '" + path + "': " + std::strerror(errno), "check the path and its permissions");
     struct stat st {};
     ::fstat(fd, &st);
     size_ = static_cast<size_t>(st.st_size);
@@ -230,19 +231,15 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
   out.train_shards = writer.finish();
   out.train_tokens = writer.tokens();
   std::string files = src.files.size() > 1 ? with_commas(src.files.size()) + " files, " : "";
-  out.description = src.label + ": " + files + megabytes(total_bytes) + " text → " + with_commas(out.train_tokens) +
-                    " tokens";
-  nlohmann::json manifest = {{"format", kCacheFormat},
-                             {"source", out.source},
-                             {"description", out.description},
-                             {"documents", src.files.size()},
-                             {"bytes", total_bytes},
-                             {"tokens", out.train_tokens},
-                             {"tokenizer", hex64(fingerprint)},
-                             {"warnings", utf8_warnings},
-                             {"shards", nlohmann::json::array()}};
+  out.description =
+      src.label + ": " + files + megabytes(total_bytes) + " text → " + with_commas(out.train_tokens) + " tokens";
+  nlohmann::json manifest = {
+      {"format", kCacheFormat},          {"source", out.source},      {"description", out.description},
+      {"documents", src.files.size()},   {"bytes", total_bytes},      {"tokens", out.train_tokens},
+      {"tokenizer", hex64(fingerprint)}, {"warnings", utf8_warnings}, {"shards", nlohmann::json::array()}};
   for (const auto& p : out.train_shards) manifest["shards"].push_back(fs::path(p).filename().string());
-  write_file_atomically(dir + "/manifest.json", manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomically(dir + "/manifest.json",
+                        manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   out.warnings = src.warnings;
   out.warnings.insert(out.warnings.end(), utf8_warnings.begin(), utf8_warnings.end());
   return out;
@@ -287,7 +284,8 @@ void check_only_shards(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const bool shard = entry.path().extension() == ".bin" && (name.rfind("train_", 0) == 0 || name.rfind("val_", 0) == 0);
+    const bool shard =
+        entry.path().extension() == ".bin" && (name.rfind("train_", 0) == 0 || name.rfind("val_", 0) == 0);
     if (!shard)
       throw Error("--out '" + dir + "' holds '" + name + "', which is not a shard; it is replaced as a whole",
                   "give a new or empty folder, or one that holds only train_*.bin and val_*.bin shards");
@@ -303,7 +301,8 @@ void swap_in(const std::string& build_dir, const std::string& dir) {
     make_dirs(fs::path(dir).parent_path().string().empty() ? "." : fs::path(dir).parent_path().string());
     std::error_code ec;
     fs::rename(build_dir, dir, ec);
-    if (ec) throw Error("cannot move the new shards to '" + dir + "': " + ec.message(), "check the folder's permissions");
+    if (ec)
+      throw Error("cannot move the new shards to '" + dir + "': " + ec.message(), "check the folder's permissions");
     return;
   }
   std::string old_dir = build_dir;  // after an exchange the old folder has the build folder's name
@@ -333,7 +332,8 @@ void check_token_ids(const PreparedDataset& data, int64_t vocab_size) {
         uint16_t top = 0;
         for (uint64_t k = 0; k < n; ++k) top = std::max(top, t[at + k]);
         if (top < limit) continue;
-        const uint64_t pos = static_cast<uint64_t>(std::find_if(t + at, t + at + n, [&](uint16_t v) { return v >= limit; }) - t);
+        const uint64_t pos =
+            static_cast<uint64_t>(std::find_if(t + at, t + at + n, [&](uint16_t v) { return v >= limit; }) - t);
         throw Error("shard '" + path + "' holds token id " + std::to_string(t[pos]) + " (token " + with_commas(pos) +
                         ") but the model's vocabulary has " + std::to_string(vocab_size) + " ids (0.." +
                         std::to_string(vocab_size - 1) + ")",

@@ -10,8 +10,8 @@
 namespace tokamak {
 
 struct PreparedDataset {
-  std::string source;                    // what the user named ("default" for the built-in corpus)
-  std::string description;               // one line: "jargon.txt: 1.7 MB text → 410,123 tokens (cached)"
+  std::string source;                     // what the user named ("default" for the built-in corpus)
+  std::string description;                // one line: "jargon.txt: 1.7 MB text → 410,123 tokens (cached)"
   std::vector<std::string> train_shards;  // paths of llm.c-format .bin shards
   std::vector<std::string> val_shards;    // the *_val_* shards when the source had them, else empty
   uint64_t train_tokens = 0;

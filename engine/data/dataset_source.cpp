@@ -50,12 +50,18 @@ const char* special_file_kind(const std::string& path) {
   const fs::file_status st = fs::status(path, ec);
   if (ec) return "unreadable";
   switch (st.type()) {
-    case fs::file_type::regular: return nullptr;
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::socket: return "a socket";
-    default: return "not a regular file";
+    case fs::file_type::regular:
+      return nullptr;
+    case fs::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
   }
 }
 
@@ -77,8 +83,7 @@ ResolvedSource from_glob(const std::string& pattern) {
       if (fs::is_regular_file(g.gl_pathv[i])) r.files.push_back(g.gl_pathv[i]);
   }
   ::globfree(&g);
-  if (r.files.empty())
-    throw Error("dataset pattern '" + pattern + "' matches no files", kSourceHint);
+  if (r.files.empty()) throw Error("dataset pattern '" + pattern + "' matches no files", kSourceHint);
   std::sort(r.files.begin(), r.files.end());  // glob sorts already; stated so the order is a contract
   return r;
 }

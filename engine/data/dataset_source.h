@@ -8,9 +8,9 @@ namespace tokamak {
 
 struct ResolvedSource {
   enum class Kind { kText, kShards } kind = Kind::kText;
-  std::string label;                // short name for descriptions: "jargon.txt", "docs/", "data/*.bin"
-  std::string stem;                 // file-name-safe name for the cache folder: "jargon", "docs"
-  std::vector<std::string> files;   // text documents in join order, or every shard (train and val)
+  std::string label;                  // short name for descriptions: "jargon.txt", "docs/", "data/*.bin"
+  std::string stem;                   // file-name-safe name for the cache folder: "jargon", "docs"
+  std::vector<std::string> files;     // text documents in join order, or every shard (train and val)
   std::vector<std::string> warnings;  // one line each: entries of a folder that were skipped (symlink loops)
 };
 

@@ -113,8 +113,9 @@ WindowSampler::WindowSampler(const std::string& name, std::vector<Segment> train
 
 const uint16_t* WindowSampler::train_start(uint64_t index) const {
   // The segment whose starts contain index; segments too short for a window own no starts and are skipped.
-  size_t s = static_cast<size_t>(std::upper_bound(train_prefix_.begin(), train_prefix_.end(), index) -
-                                 train_prefix_.begin()) - 1;
+  size_t s =
+      static_cast<size_t>(std::upper_bound(train_prefix_.begin(), train_prefix_.end(), index) - train_prefix_.begin()) -
+      1;
   return train_[s].data + (index - train_prefix_[s]);
 }
 
@@ -133,10 +134,12 @@ std::vector<const uint16_t*> WindowSampler::val(int64_t i) const {
   if (!val_windows_) return {};
   const uint64_t T = static_cast<uint64_t>(opt_.context), B = static_cast<uint64_t>(opt_.batch_size);
   std::vector<const uint16_t*> out(B);
-  uint64_t first = (static_cast<uint64_t>(i) * static_cast<uint64_t>(opt_.world_size) + static_cast<uint64_t>(opt_.rank)) * B;
+  uint64_t first =
+      (static_cast<uint64_t>(i) * static_cast<uint64_t>(opt_.world_size) + static_cast<uint64_t>(opt_.rank)) * B;
   for (uint64_t b = 0; b < B; ++b) {
     uint64_t k = (first + b) % val_windows_;
-    size_t s = static_cast<size_t>(std::upper_bound(val_prefix_.begin(), val_prefix_.end(), k) - val_prefix_.begin()) - 1;
+    size_t s =
+        static_cast<size_t>(std::upper_bound(val_prefix_.begin(), val_prefix_.end(), k) - val_prefix_.begin()) - 1;
     out[b] = val_[s].data + (k - val_prefix_[s]) * T;
   }
   return out;

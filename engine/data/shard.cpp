@@ -74,8 +74,9 @@ void write_fully(std::FILE* out, const void* data, size_t bytes, const std::stri
 
 void write_shard(const std::string& path, const uint16_t* tokens, size_t count) {
   if (count > static_cast<size_t>(INT32_MAX))
-    throw Error("shard '" + path + "' would hold " + std::to_string(count) + " tokens, more than its int32 count allows",
-                "split the tokens into shards of at most 100M tokens");
+    throw Error(
+        "shard '" + path + "' would hold " + std::to_string(count) + " tokens, more than its int32 count allows",
+        "split the tokens into shards of at most 100M tokens");
   write_atomically(path, [&](const std::string& tmp) {
     std::FILE* out = std::fopen(tmp.c_str(), "wb");
     if (!out)

@@ -46,8 +46,12 @@ class PieceCache {
     if ((used_ + 1) * 2 > table_.size()) grow();
     size_t i = k.hash & (table_.size() - 1);
     while (table_[i].key) i = (i + 1) & (table_.size() - 1);
-    table_[i] = Entry{k.p, static_cast<uint32_t>(k.n), static_cast<uint32_t>(k.hash >> 32),
-                      static_cast<uint32_t>(pool_.size()), static_cast<uint32_t>(count), k.hash};
+    table_[i] = Entry{k.p,
+                      static_cast<uint32_t>(k.n),
+                      static_cast<uint32_t>(k.hash >> 32),
+                      static_cast<uint32_t>(pool_.size()),
+                      static_cast<uint32_t>(count),
+                      k.hash};
     pool_.insert(pool_.end(), ids, ids + count);
     ++used_;
   }
@@ -130,7 +134,6 @@ std::vector<Chunk> plan_chunks(std::string_view text, int threads) {
   return chunks;
 }
 
-
 using ProgressFn = std::function<bool(size_t, size_t)>;
 
 // On the calling thread, one chunk at a time, so progress and cancelling still work; straight into one
@@ -195,7 +198,7 @@ std::vector<int32_t> encode_threaded(const bpe::RankTable& ranks, const bpe::Pre
   while (finished < workers) {
     wake.wait_for(lock, std::chrono::milliseconds(50));
     if (cancel || !progress) continue;  // nothing to report: wait for the workers
-    lock.unlock();  // the caller's callback runs without our lock held, and may throw
+    lock.unlock();                      // the caller's callback runs without our lock held, and may throw
     try {
       if (!progress(done.load(), text.size())) fail(std::make_exception_ptr(Error("tokenizing cancelled")));
     } catch (...) {
@@ -221,8 +224,7 @@ std::vector<int32_t> encode_threaded(const bpe::RankTable& ranks, const bpe::Pre
 
 }  // namespace
 
-Tokenizer::Impl::Impl(const std::vector<std::string>& tokens, int32_t eot_id)
-    : ranks(tokens), eot(eot_id) {
+Tokenizer::Impl::Impl(const std::vector<std::string>& tokens, int32_t eot_id) : ranks(tokens), eot(eot_id) {
   vocab_size = std::max<int32_t>(ranks.size(), eot + 1);
   uint64_t h = fnv1a64(&eot, sizeof eot);
   for (const auto& t : tokens) {
@@ -263,10 +265,9 @@ std::vector<int32_t> Tokenizer::encode_parallel(std::string_view text, int threa
   std::vector<Chunk> chunks = plan_chunks(text, threads);
   const int workers = std::min<int>(threads, static_cast<int>(chunks.size()));
   size_t invalid = 0;
-  std::vector<int32_t> ids = workers <= 1
-                                 ? encode_here(impl_->ranks, impl_->pretokenizer, text, chunks, progress, &invalid)
-                                 : encode_threaded(impl_->ranks, impl_->pretokenizer, text, chunks, workers, progress,
-                                                   &invalid);
+  std::vector<int32_t> ids =
+      workers <= 1 ? encode_here(impl_->ranks, impl_->pretokenizer, text, chunks, progress, &invalid)
+                   : encode_threaded(impl_->ranks, impl_->pretokenizer, text, chunks, workers, progress, &invalid);
   if (stats) stats->invalid_utf8 += invalid;
   return ids;
 }

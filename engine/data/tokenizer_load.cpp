@@ -113,7 +113,8 @@ void check_vocabulary(const std::vector<std::string>& tokens, const std::vector<
 
 void place(std::vector<std::string>& tokens, std::vector<bool>& seen, long long rank, std::string bytes,
            const std::string& where) {
-  if (rank < 0 || rank > 2'000'000) throw Error(where + ": rank " + std::to_string(rank) + " is out of range", kRefetchHint);
+  if (rank < 0 || rank > 2'000'000)
+    throw Error(where + ": rank " + std::to_string(rank) + " is out of range", kRefetchHint);
   if (static_cast<size_t>(rank) >= tokens.size()) tokens.resize(rank + 1), seen.resize(rank + 1, false);
   if (seen[rank]) throw Error(where + ": rank " + std::to_string(rank) + " appears twice", kRefetchHint);
   tokens[rank] = std::move(bytes);

@@ -71,7 +71,8 @@ DistEnv dist_env_from_environment(const Getenv& given) {
                     " (from " + d.source + "'s environment)",
                 "check RANK/WORLD_SIZE (or SLURM_PROCID/SLURM_STEP_NUM_TASKS)");
   if (d.master_port < 1 || d.master_port > 65535)
-    throw Error("MASTER_PORT=" + std::to_string(d.master_port) + " is not a TCP port", "use a free port in 1024..65535");
+    throw Error("MASTER_PORT=" + std::to_string(d.master_port) + " is not a TCP port",
+                "use a free port in 1024..65535");
   if (d.local_world_size < 1 || d.local_rank >= std::max(d.local_world_size, 1)) d.local_world_size = d.local_rank + 1;
   return d;
 }

@@ -11,10 +11,10 @@
 namespace tokamak {
 
 struct DistEnv {
-  int rank = 0;               // global rank, 0 .. world_size-1; rank 0 prints, records and checkpoints
-  int world_size = 1;         // processes in the group; 1 = no data parallelism
-  int local_rank = 0;         // rank on this machine: picks cuda:<local_rank>
-  int local_world_size = 1;   // processes on this machine: divides the CPU cores among them
+  int rank = 0;                           // global rank, 0 .. world_size-1; rank 0 prints, records and checkpoints
+  int world_size = 1;                     // processes in the group; 1 = no data parallelism
+  int local_rank = 0;                     // rank on this machine: picks cuda:<local_rank>
+  int local_world_size = 1;               // processes on this machine: divides the CPU cores among them
   std::string master_addr = "127.0.0.1";  // host of the TCPStore rendezvous
   int master_port = 29500;
   bool store_hosted = false;  // a launcher (ours or torchrun's agent) already serves the store: rank 0 is a client

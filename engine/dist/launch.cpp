@@ -84,7 +84,8 @@ LaunchResult launch_workers(const LaunchOptions& o) {
   try {
     store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
   } catch (const std::exception& e) {
-    throw Error(std::string("cannot serve the rendezvous store on 127.0.0.1: ") + e.what(), "check that loopback works");
+    throw Error(std::string("cannot serve the rendezvous store on 127.0.0.1: ") + e.what(),
+                "check that loopback works");
   }
   const int port = store->getPort();
   std::vector<std::string> argv = o.argv.empty() ? own_command_line() : o.argv;
@@ -114,8 +115,8 @@ LaunchResult launch_workers(const LaunchOptions& o) {
   }
   std::string list;
   for (pid_t p : pids) list += (list.empty() ? "" : " ") + std::to_string(p);
-  note("started " + std::to_string(o.world_size) + " ranks, pids " + list + " (rendezvous on 127.0.0.1:" +
-       std::to_string(port) + ")");
+  note("started " + std::to_string(o.world_size) + " ranks, pids " + list +
+       " (rendezvous on 127.0.0.1:" + std::to_string(port) + ")");
 
   LaunchResult result;
   int running = o.world_size, interrupts_seen = 0;
@@ -130,8 +131,9 @@ LaunchResult launch_workers(const LaunchOptions& o) {
       result.failed_rank = static_cast<int>(r);
       result.exit_code = exit_code_of(status);
       result.reason = describe_exit(static_cast<int>(r), pids[r], status);
-      if (running > 0) note(result.reason + "; waiting up to " + std::to_string(o.grace.count() / 1000) +
-                            " s for the other ranks to stop");
+      if (running > 0)
+        note(result.reason + "; waiting up to " + std::to_string(o.grace.count() / 1000) +
+             " s for the other ranks to stop");
       deadline = Clock::now() + o.grace;
     }
     // Once rank 0 (the one that records the run) has ended after a failure, the others have nothing left to do.

@@ -34,9 +34,7 @@ Error collective_error(const std::exception& e, const std::string& backend) {
                "another rank probably died or hung; see its error above, or raise dist.timeout_s");
 }
 
-bool loopback(const std::string& addr) {
-  return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
-}
+bool loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1"; }
 
 }  // namespace
 
@@ -92,8 +90,9 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::c
     // and a restarted attempt must not read the keys (Gloo's addresses) of the one before.
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("tokamak/attempt_" + std::to_string(env.attempt), tcp);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + " could not join the rendezvous at " + where + ": " + first_line(e),
-                "check MASTER_ADDR/MASTER_PORT and that every rank starts within dist.timeout_s");
+    throw Error(
+        "rank " + std::to_string(env.rank) + " could not join the rendezvous at " + where + ": " + first_line(e),
+        "check MASTER_ADDR/MASTER_PORT and that every rank starts within dist.timeout_s");
   }
   try {
     if (device.is_cuda()) {
@@ -112,7 +111,8 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::c
       auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
       const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
       if (ifname && *ifname) opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-      else if (loopback(env.master_addr)) opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      else if (loopback(env.master_addr))
+        opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       else opts->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
       impl_->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, opts);
     }
@@ -121,7 +121,8 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::c
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(env.rank) + " could not connect its " + backend_name_ + " group (" + where +
                     "): " + first_line(e),
-                "every rank must start within dist.timeout_s; on several machines set GLOO_SOCKET_IFNAME or NCCL_SOCKET_IFNAME");
+                "every rank must start within dist.timeout_s; on several machines set GLOO_SOCKET_IFNAME or "
+                "NCCL_SOCKET_IFNAME");
   }
 }
 
@@ -163,7 +164,8 @@ void ProcessGroup::broadcast(std::vector<at::Tensor>& tensors, int root) {
 
 PendingWork ProcessGroup::reduce_scatter_sum(at::Tensor& output, at::Tensor& input) {
   try {
-    return impl_->wrap(impl_->backend->_reduce_scatter_base(output, input, c10d::ReduceScatterOptions{}), backend_name_);
+    return impl_->wrap(impl_->backend->_reduce_scatter_base(output, input, c10d::ReduceScatterOptions{}),
+                       backend_name_);
   } catch (const std::exception& e) {
     throw collective_error(e, backend_name_);
   }

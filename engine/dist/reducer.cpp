@@ -29,8 +29,7 @@ struct ReadyHook : torch::autograd::PostAccumulateGradHook {
 
 }  // namespace
 
-GradReducer::GradReducer(std::vector<at::Tensor> params, ProcessGroup& group, int64_t bucket_bytes)
-    : group_(group) {
+GradReducer::GradReducer(std::vector<at::Tensor> params, ProcessGroup& group, int64_t bucket_bytes) : group_(group) {
   // A tensor listed twice (tied weights in a model that lists both) would get two views: keep the first.
   std::unordered_set<const void*> seen;
   for (auto& p : params)

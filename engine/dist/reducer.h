@@ -46,19 +46,19 @@ class GradReducer {
 
  private:
   struct Bucket {
-    at::Tensor flat;              // (sum of numel) one dtype, one device
-    std::vector<size_t> params;   // indices into params_
-    size_t pending = 0;           // parameters whose gradient is not complete yet in this backward
+    at::Tensor flat;             // (sum of numel) one dtype, one device
+    std::vector<size_t> params;  // indices into params_
+    size_t pending = 0;          // parameters whose gradient is not complete yet in this backward
     PendingWork work;
   };
-  void launch_ready();            // starts buckets in order while the next one is complete
+  void launch_ready();  // starts buckets in order while the next one is complete
 
   std::vector<at::Tensor> params_;
-  std::vector<at::Tensor> views_;       // params_[i]'s gradient: a view of its bucket
-  std::vector<size_t> bucket_of_;       // params_[i] -> bucket index
+  std::vector<at::Tensor> views_;  // params_[i]'s gradient: a view of its bucket
+  std::vector<size_t> bucket_of_;  // params_[i] -> bucket index
   std::vector<Bucket> buckets_;
   ProcessGroup& group_;
-  std::mutex mutex_;                    // hooks may run on autograd's device threads
+  std::mutex mutex_;  // hooks may run on autograd's device threads
   size_t next_launch_ = 0;
   size_t started_in_backward_ = 0;
   bool sync_ = false;

@@ -19,7 +19,8 @@ std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const 
   // A Hugging Face GPT-2 folder samples as well as a checkpoint (its config.json gives the sizes).
   const bool hf = is_hf_weights(checkpoint);
   if (hf && !is_directory(checkpoint))
-    throw Error("'" + checkpoint + "' is a safetensors file without a config", "pass the folder that holds it and config.json");
+    throw Error("'" + checkpoint + "' is a safetensors file without a config",
+                "pass the folder that holds it and config.json");
   CheckpointInfo read;
   Config c;
   if (hf) c.model = hf_model_config(checkpoint, c.model);

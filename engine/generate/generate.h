@@ -26,8 +26,8 @@ std::string sample_text(GPTImpl& model, const std::string& prompt, const SampleO
                         const c10::Device& device);
 
 struct Generation {
-  std::string text;   // prompt + continuation
-  int64_t step = 0;   // the checkpoint's step
+  std::string text;  // prompt + continuation
+  int64_t step = 0;  // the checkpoint's step
 };
 
 // load_for_sampling + sample_text.

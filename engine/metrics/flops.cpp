@@ -13,9 +13,8 @@ double peak_flops(const std::string& name, const std::string& precision) {
     double fp32, tf32, half;  // dense TFLOP/s from the datasheets
   };
   static const Peak table[] = {
-      {"H200", 67, 494.5, 989}, {"H100", 67, 494.5, 989}, {"A100", 19.5, 156, 312},
-      {"L40S", 91.6, 183, 362}, {"A10", 31.2, 62.5, 125}, {"4090", 82.6, 82.6, 165},
-      {"V100", 15.7, 15.7, 125},
+      {"H200", 67, 494.5, 989}, {"H100", 67, 494.5, 989},  {"A100", 19.5, 156, 312},  {"L40S", 91.6, 183, 362},
+      {"A10", 31.2, 62.5, 125}, {"4090", 82.6, 82.6, 165}, {"V100", 15.7, 15.7, 125},
   };
   for (const Peak& p : table) {
     if (name.find(p.match) == std::string::npos) continue;

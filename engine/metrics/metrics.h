@@ -13,7 +13,7 @@
 namespace tokamak {
 
 struct MetricValue {
-  std::string key;       // snake_case, stable: it is the name in the store, the exports and --json
+  std::string key;  // snake_case, stable: it is the name in the store, the exports and --json
   double value = 0;
   bool integer = false;  // a count or bytes: stored and exported as an integer
 };

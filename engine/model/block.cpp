@@ -61,7 +61,8 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
       att = att.masked_fill(future, -std::numeric_limits<float>::infinity());
     }
     att = torch::softmax(att, -1);
-    if (p > 0) att = torch::nn::functional::dropout(att, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
+    if (p > 0)
+      att = torch::nn::functional::dropout(att, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
     y = torch::matmul(att, v);
   }
   y = y.transpose(1, 2).contiguous().view({B, T, C});

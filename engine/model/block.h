@@ -10,7 +10,6 @@
 
 namespace tokamak {
 
-
 struct BlockOptions {
   int64_t n_embd = 128;
   int64_t n_head = 4;

@@ -37,7 +37,7 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
 int64_t count_parameters(const GPTOptions& o) {
   const int64_t C = o.block.n_embd;
   const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);  // c_attn, attn c_proj, c_fc, mlp c_proj
-  const int64_t block = linear + 4 * C;                               // + two LayerNorms
+  const int64_t block = linear + 4 * C;                            // + two LayerNorms
   const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;
   return o.padded_vocab * C + o.context * C + o.n_layer * block + 2 * C + head;
 }
@@ -96,8 +96,7 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   GPTOutput out;
   if (targets.defined()) {
     // The loss is computed in fp32 even under autocast (autocast's policy for cross_entropy).
-    out.loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat),
-                                      targets.reshape({-1}));
+    out.loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets.reshape({-1}));
   }
   out.logits = logits;
   return out;
@@ -108,7 +107,8 @@ torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCa
   const int64_t past = cache.front().length(), T = idx.size(1);
   if (past + T > options_.context)
     throw Error("KV cache of " + std::to_string(past + T) + " tokens exceeds model.context (" +
-                std::to_string(options_.context) + ")", "start a new cache over the last model.context tokens");
+                    std::to_string(options_.context) + ")",
+                "start a new cache over the last model.context tokens");
   auto x = wte(idx) + wpe(torch::arange(past, past + T, idx.options()));
   for (size_t i = 0; i < blocks->size(); ++i) x = blocks->at<BlockImpl>(i).forward_cached(x, cache[i]);
   auto logits = torch::linear(ln_f->forward(x), lm_head);

@@ -20,10 +20,10 @@ struct GPTOptions {
   BlockOptions block;
   int64_t n_layer = 4;
   int64_t context = 128;
-  int64_t vocab_size = 50257;     // real tokens
-  int64_t padded_vocab = 50304;   // embedding rows (>= vocab_size)
+  int64_t vocab_size = 50257;    // real tokens
+  int64_t padded_vocab = 50304;  // embedding rows (>= vocab_size)
   bool tie_weights = true;
-  bool checkpoint_blocks = false; // activation checkpointing, per block
+  bool checkpoint_blocks = false;  // activation checkpointing, per block
 
   static GPTOptions from_config(const ModelConfig& model, const OptConfig& opt);
 };
@@ -58,7 +58,7 @@ class GPTImpl : public torch::nn::Module {
   torch::nn::Embedding wpe{nullptr};  // (context, C)
   torch::nn::ModuleList blocks{nullptr};
   std::shared_ptr<LayerNormImpl> ln_f;
-  torch::Tensor lm_head;              // (padded_vocab, C); the same tensor as wte->weight when tied
+  torch::Tensor lm_head;  // (padded_vocab, C); the same tensor as wte->weight when tied
   double dropout_ = 0.0;
 };
 TORCH_MODULE(GPT);

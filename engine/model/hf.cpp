@@ -17,8 +17,8 @@ namespace tokamak {
 namespace {
 
 struct HfName {
-  std::string name;        // without the "transformer." prefix that GPT2LMHeadModel adds
-  bool transposed = false; // GPT-2's Conv1D keeps (in, out)
+  std::string name;         // without the "transformer." prefix that GPT2LMHeadModel adds
+  bool transposed = false;  // GPT-2's Conv1D keeps (in, out)
 };
 
 // Tokamak's parameter name → GPT-2's.
@@ -83,14 +83,26 @@ void export_hf(const GPTImpl& model, const std::string& dir) {
   for (const auto& [name, t] : parts) blobs.push_back({name, "F32", t.sizes().vec(), t.data_ptr(), t.nbytes()});
   make_dirs(dir);
   write_safetensors(dir + "/model.safetensors", blobs, {{"format", "pt"}});
-  nlohmann::json config = {
-      {"architectures", nlohmann::json::array({"GPT2LMHeadModel"})}, {"model_type", "gpt2"}, {"vocab_size", o.vocab_size},
-      {"n_positions", o.context}, {"n_ctx", o.context}, {"n_embd", o.block.n_embd}, {"n_layer", o.n_layer},
-      {"n_head", o.block.n_head}, {"n_inner", nullptr}, {"activation_function", "gelu_new"},
-      {"layer_norm_epsilon", 1e-5}, {"tie_word_embeddings", o.tie_weights}, {"bos_token_id", 50256},
-      {"eos_token_id", 50256}, {"resid_pdrop", o.block.dropout}, {"embd_pdrop", o.block.dropout},
-      {"attn_pdrop", o.block.dropout}, {"initializer_range", 0.02}, {"scale_attn_weights", true},
-      {"torch_dtype", "float32"}};
+  nlohmann::json config = {{"architectures", nlohmann::json::array({"GPT2LMHeadModel"})},
+                           {"model_type", "gpt2"},
+                           {"vocab_size", o.vocab_size},
+                           {"n_positions", o.context},
+                           {"n_ctx", o.context},
+                           {"n_embd", o.block.n_embd},
+                           {"n_layer", o.n_layer},
+                           {"n_head", o.block.n_head},
+                           {"n_inner", nullptr},
+                           {"activation_function", "gelu_new"},
+                           {"layer_norm_epsilon", 1e-5},
+                           {"tie_word_embeddings", o.tie_weights},
+                           {"bos_token_id", 50256},
+                           {"eos_token_id", 50256},
+                           {"resid_pdrop", o.block.dropout},
+                           {"embd_pdrop", o.block.dropout},
+                           {"attn_pdrop", o.block.dropout},
+                           {"initializer_range", 0.02},
+                           {"scale_attn_weights", true},
+                           {"torch_dtype", "float32"}};
   write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
 }
 
@@ -154,15 +166,17 @@ void load_hf_weights(GPTImpl& model, const std::string& path) {
       target = target.narrow(0, 0, cpu.size(0));
     }
     if (cpu.sizes() != target.sizes())
-      throw Error(full_name(hf.name) + " in '" + file + "' has shape " + shape_text(hf.transposed ? cpu.t().sizes() : cpu.sizes()) +
-                      " but the model needs " + shape_text(hf.transposed ? target.t().sizes() : target.sizes()),
+      throw Error(full_name(hf.name) + " in '" + file + "' has shape " +
+                      shape_text(hf.transposed ? cpu.t().sizes() : cpu.sizes()) + " but the model needs " +
+                      shape_text(hf.transposed ? target.t().sizes() : target.sizes()),
                   "set the model sizes to match the weights' config.json");
     target.copy_(cpu);
   }
   for (const auto& [name, t] : by_name) {
     if (used.count(name)) continue;
     // Attention-mask buffers that some GPT-2 files carry; a bias of an unbiased model must be zero.
-    if (name.size() > 10 && (name.compare(name.size() - 10, 10, ".attn.bias") == 0 || name.find("masked_bias") != std::string::npos))
+    if (name.size() > 10 &&
+        (name.compare(name.size() - 10, 10, ".attn.bias") == 0 || name.find("masked_bias") != std::string::npos))
       continue;
     if (name == "lm_head.weight" && o.tie_weights) continue;  // some files store the tied copy too
     const bool bias = !o.block.bias && name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0;

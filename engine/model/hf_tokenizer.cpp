@@ -76,8 +76,8 @@ void export_hf_tokenizer(const Tokenizer& tok, const std::string& dir, int64_t c
   write_file_atomically(dir + "/vocab.json", vocab.dump());
   write_file_atomically(dir + "/merges.txt", merges);
   const nlohmann::json config = {{"tokenizer_class", "GPT2Tokenizer"}, {"model_max_length", context},
-                                 {"bos_token", "<|endoftext|>"},      {"eos_token", "<|endoftext|>"},
-                                 {"unk_token", "<|endoftext|>"},      {"add_prefix_space", false}};
+                                 {"bos_token", "<|endoftext|>"},       {"eos_token", "<|endoftext|>"},
+                                 {"unk_token", "<|endoftext|>"},       {"add_prefix_space", false}};
   write_file_atomically(dir + "/tokenizer_config.json", config.dump(2) + "\n");
 }
 

@@ -22,9 +22,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   MemoryEstimate m;
   // In double, saturated to int64: the estimate must stay meaningful for the absurd configs it is there to
   // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
-  auto bytes = [](double v) {
-    return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v);
-  };
+  auto bytes = [](double v) { return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v); };
   m.parameters = count_parameters(GPTOptions::from_config(c.model, c.opt));
   // Autocast keeps fp32 master weights; only bf16-pure holds the weights (and so grads and AdamW state) in bf16.
   const double param_bytes = (c.opt.precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
@@ -75,8 +73,9 @@ void check_memory(const Config& c) {
   if (!c.memory_check) return;
   const std::string problem = memory_problem(c, device_memory_bytes(c.device));
   if (!problem.empty())
-    throw Error(problem, "shrink the model or train.batch_size, turn on opt.activation_checkpointing, or set "
-                         "memory_check=false if you know better");
+    throw Error(problem,
+                "shrink the model or train.batch_size, turn on opt.activation_checkpointing, or set "
+                "memory_check=false if you know better");
 }
 
 const char* format_bytes(int64_t bytes, char* buffer, int size) {

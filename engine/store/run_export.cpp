@@ -105,8 +105,12 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
 void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportFormat format, std::ostream& out) {
   std::vector<int64_t> ids = ids_in.empty() ? store.run_ids() : ids_in;
   switch (format) {
-    case ExportFormat::csv: export_csv(store, ids, out); break;
-    case ExportFormat::json: export_json(store, ids, out); break;
+    case ExportFormat::csv:
+      export_csv(store, ids, out);
+      break;
+    case ExportFormat::json:
+      export_json(store, ids, out);
+      break;
     case ExportFormat::md: {
       std::vector<ScoreInput> inputs;
       for (int64_t id : ids) inputs.push_back(score_input(store, id));
@@ -159,8 +163,8 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
   }
   store.add_metrics(id, rows);
   for (const ojson& s : j.value("samples", ojson::array()))
-    store.add_sample(id, {s.at("step").get<int64_t>(), s.value("prompt", ""), s.value("text", ""),
-                          s.value("created", 0.0)});
+    store.add_sample(
+        id, {s.at("step").get<int64_t>(), s.value("prompt", ""), s.value("text", ""), s.value("created", 0.0)});
   for (const ojson& c : j.value("checkpoints", ojson::array()))
     store.add_checkpoint(id, {c.at("step").get<int64_t>(), c.value("path", ""), c.value("created", 0.0)});
 }
@@ -188,8 +192,8 @@ ImportResult import_runs(RunStore& store, const std::string& path, bool skip_exi
           }
           throw Error("run " + run.uid + " (\"" + run.name + "\") is already in " + store.path() + " as run " +
                           std::to_string(existing) + "; nothing was imported",
-                      "delete it first (`tokamak runs delete " + std::to_string(existing) + " --db " +
-                          store.path() + "`) or pass --skip-existing");
+                      "delete it first (`tokamak runs delete " + std::to_string(existing) + " --db " + store.path() +
+                          "`) or pass --skip-existing");
         }
         int64_t id = store.insert_run(run);
         import_run(store, id, j);

@@ -26,7 +26,7 @@ ExportFormat parse_export_format(const std::string& name);
 void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out);
 
 struct ImportResult {
-  std::vector<int64_t> imported;  // new local ids
+  std::vector<int64_t> imported;     // new local ids
   std::vector<std::string> skipped;  // uids already in the store (only with skip_existing)
 };
 // Reads a JSON export into the store in one transaction: on any error nothing is imported. A uid already in

@@ -43,10 +43,11 @@ static RunInfo read_run(const Stmt& s) {
 }
 
 int64_t RunStore::insert_run(const RunInfo& r) {
-  Stmt s(*db_, "INSERT INTO runs (uid, name, status, created, updated, heartbeat, ended, dataset, model, "
-               "n_params, device, gpu_name, world_size, torch_version, cuda_version, host, pid, total_steps, "
-               "tokens_per_step, error, tags, notes, config_json) "
-               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt s(*db_,
+         "INSERT INTO runs (uid, name, status, created, updated, heartbeat, ended, dataset, model, "
+         "n_params, device, gpu_name, world_size, torch_version, cuda_version, host, pid, total_steps, "
+         "tokens_per_step, error, tags, notes, config_json) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, r.uid).bind(2, r.name).bind(3, r.status).bind(4, r.created).bind(5, r.updated);
   if (r.heartbeat != 0) s.bind(6, r.heartbeat);
   if (r.ended != 0) s.bind(7, r.ended);
@@ -144,8 +145,9 @@ std::vector<MetricRow> RunStore::metrics(int64_t run_id) {
 }
 
 std::vector<MetricSummary> RunStore::summary(int64_t run_id) {
-  Stmt s(*db_, "SELECT metric, n, last_step, last, min, max FROM run_summary "
-               "LEFT JOIN metric_keys ON metric_keys.name = run_summary.metric WHERE run_id = ? ORDER BY metric_keys.id");
+  Stmt s(*db_,
+         "SELECT metric, n, last_step, last, min, max FROM run_summary "
+         "LEFT JOIN metric_keys ON metric_keys.name = run_summary.metric WHERE run_id = ? ORDER BY metric_keys.id");
   s.bind(1, run_id);
   std::vector<MetricSummary> out;
   while (s.step()) out.push_back({s.text(0), s.int64(1), s.int64(2), s.real(3), s.real(4), s.real(5)});

@@ -68,9 +68,10 @@ int RunStore::mark_crashed() {
   if (gone.empty()) return 0;
   int n = 0;
   transaction([&] {
-    Stmt u(*db_, "UPDATE runs SET status = 'crashed', ended = coalesce(heartbeat, updated), updated = ?, "
-                 "error = 'the process stopped without ending the run (killed, crashed or lost power)' "
-                 "WHERE id = ? AND status = 'running'");
+    Stmt u(*db_,
+           "UPDATE runs SET status = 'crashed', ended = coalesce(heartbeat, updated), updated = ?, "
+           "error = 'the process stopped without ending the run (killed, crashed or lost power)' "
+           "WHERE id = ? AND status = 'running'");
     for (int64_t id : gone) {
       u.bind(1, now).bind(2, id).run();
       n += db_->changes();
@@ -86,16 +87,16 @@ void RunStore::refuse_live_run(const std::string& uid) {
   const std::string host = s.text(2);
   const int64_t pid = s.int64(3);
   if (host == this_host() && pid == ::getpid()) return;  // this process's own run
-  throw Error("run " + std::to_string(s.int64(0)) + " (" + s.text(1) + ") is still being trained by process " +
-                  std::to_string(pid) + " on " + host,
-              "stop that run first (Ctrl-C or kill -TERM " + std::to_string(pid) +
-                  "), then resume; or wait until it ends");
+  throw Error(
+      "run " + std::to_string(s.int64(0)) + " (" + s.text(1) + ") is still being trained by process " +
+          std::to_string(pid) + " on " + host,
+      "stop that run first (Ctrl-C or kill -TERM " + std::to_string(pid) + "), then resume; or wait until it ends");
 }
 
 static std::string make_uid() {
   static int counter = 0;
-  std::string seed = std::to_string(now_seconds()) + this_host() + std::to_string(::getpid()) +
-                     std::to_string(++counter);
+  std::string seed =
+      std::to_string(now_seconds()) + this_host() + std::to_string(::getpid()) + std::to_string(++counter);
   return hex64(fnv1a64(seed.data(), seed.size()));
 }
 
@@ -103,14 +104,16 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   const std::string uid = st.run_uid.empty() ? make_uid() : st.run_uid;
   const std::string host = st.host.empty() ? this_host() : st.host;
   int64_t id = find_uid(uid);
-  const char* fields = "config_json = ?1, dataset = ?2, model = ?3, n_params = ?4, device = ?5, gpu_name = ?6, "
-                       "world_size = ?7, torch_version = ?8, cuda_version = ?9, host = ?10, pid = ?11, "
-                       "total_steps = ?12, tokens_per_step = ?13, updated = ?14, heartbeat = ?14";
-  std::string sql = id == 0 ? std::string("INSERT INTO runs (uid, name, status, created, config_json, dataset, "
-                                          "model, n_params, device, gpu_name, world_size, torch_version, "
-                                          "cuda_version, host, pid, total_steps, tokens_per_step, updated, "
-                                          "heartbeat) VALUES (?15, ?16, 'running', ?14, ?1, ?2, ?3, ?4, ?5, ?6, "
-                                          "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)")
+  const char* fields =
+      "config_json = ?1, dataset = ?2, model = ?3, n_params = ?4, device = ?5, gpu_name = ?6, "
+      "world_size = ?7, torch_version = ?8, cuda_version = ?9, host = ?10, pid = ?11, "
+      "total_steps = ?12, tokens_per_step = ?13, updated = ?14, heartbeat = ?14";
+  std::string sql = id == 0 ? std::string(
+                                  "INSERT INTO runs (uid, name, status, created, config_json, dataset, "
+                                  "model, n_params, device, gpu_name, world_size, torch_version, "
+                                  "cuda_version, host, pid, total_steps, tokens_per_step, updated, "
+                                  "heartbeat) VALUES (?15, ?16, 'running', ?14, ?1, ?2, ?3, ?4, ?5, ?6, "
+                                  "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)")
                             : std::string("UPDATE runs SET ") + fields +
                                   ", status = 'running', ended = NULL, error = '', "
                                   "name = CASE WHEN ?16 = '' THEN name ELSE ?16 END WHERE uid = ?15";
@@ -132,15 +135,19 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
 }
 
 double RunStore::wall_offset(int64_t run_id) {
-  Stmt s(*db_, "SELECT max(value) FROM metric_values WHERE run_id = ? "
-               "AND key_id = (SELECT id FROM metric_keys WHERE name = 'wall_s')");
+  Stmt s(*db_,
+         "SELECT max(value) FROM metric_values WHERE run_id = ? "
+         "AND key_id = (SELECT id FROM metric_keys WHERE name = 'wall_s')");
   s.bind(1, run_id);
   return s.step() && !s.is_null(0) ? s.real(0) : 0.0;
 }
 
 // Folds a batch of rows into run_summary: one upsert per metric per batch, not one per value.
 static void fold_summary(Db& db, int64_t run_id, const std::vector<MetricRow>& rows) {
-  struct Fold { int64_t n = 0, last_step = 0; double last = 0, min = 0, max = 0; };
+  struct Fold {
+    int64_t n = 0, last_step = 0;
+    double last = 0, min = 0, max = 0;
+  };
   std::vector<std::pair<std::string, Fold>> fold;  // a dozen keys: a linear search beats a map
   for (const MetricRow& r : rows) {
     for (const MetricValue& mv : r.values) {
@@ -155,11 +162,12 @@ static void fold_summary(Db& db, int64_t run_id, const std::vector<MetricRow>& r
       ++f.n;
     }
   }
-  Stmt sum(db, "INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) VALUES (?,?,?,?,?,?,?) "
-               "ON CONFLICT (run_id, metric) DO UPDATE SET n = n + excluded.n, "
-               "last = CASE WHEN excluded.last_step >= last_step THEN excluded.last ELSE last END, "
-               "last_step = max(last_step, excluded.last_step), "
-               "min = min(min, excluded.min), max = max(max, excluded.max)");
+  Stmt sum(db,
+           "INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) VALUES (?,?,?,?,?,?,?) "
+           "ON CONFLICT (run_id, metric) DO UPDATE SET n = n + excluded.n, "
+           "last = CASE WHEN excluded.last_step >= last_step THEN excluded.last ELSE last END, "
+           "last_step = max(last_step, excluded.last_step), "
+           "min = min(min, excluded.min), max = max(max, excluded.max)");
   for (const auto& [key, f] : fold) {
     sum.bind(1, run_id).bind(2, key).bind(3, f.n).bind(4, f.last_step);
     sum.bind(5, f.last).bind(6, f.min).bind(7, f.max).run();
@@ -180,8 +188,9 @@ static int64_t key_id(Db& db, const MetricValue& v) {
 void RunStore::add_metrics(int64_t run_id, const std::vector<MetricRow>& rows) {
   if (rows.empty()) return;
   std::vector<std::pair<std::string, int64_t>> ids;
-  Stmt ins(*db_, "INSERT INTO metric_values (run_id, step, key_id, value) VALUES (?, ?, ?, ?) "
-                 "ON CONFLICT (run_id, step, key_id) DO UPDATE SET value = excluded.value");
+  Stmt ins(*db_,
+           "INSERT INTO metric_values (run_id, step, key_id, value) VALUES (?, ?, ?, ?) "
+           "ON CONFLICT (run_id, step, key_id) DO UPDATE SET value = excluded.value");
   for (const MetricRow& r : rows) {
     for (const MetricValue& v : r.values) {
       if (std::isnan(v.value)) continue;
@@ -212,9 +221,10 @@ void RunStore::add_checkpoint(int64_t run_id, const CheckpointRow& r) {
 void RunStore::heartbeat(int64_t run_id, double now) {
   // A beat from a live writer also takes back a `crashed` that a reader stamped while this process was
   // frozen (suspended laptop, SIGSTOP): the run is evidently alive.
-  Stmt s(*db_, "UPDATE runs SET heartbeat = ?1, updated = ?1, status = 'running', ended = NULL, "
-               "error = CASE WHEN status = 'crashed' THEN '' ELSE error END "
-               "WHERE id = ?2 AND status IN ('running', 'crashed')");
+  Stmt s(*db_,
+         "UPDATE runs SET heartbeat = ?1, updated = ?1, status = 'running', ended = NULL, "
+         "error = CASE WHEN status = 'crashed' THEN '' ELSE error END "
+         "WHERE id = ?2 AND status IN ('running', 'crashed')");
   s.bind(1, now).bind(2, run_id).run();
 }
 

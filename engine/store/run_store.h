@@ -51,8 +51,8 @@ struct MetricSummary {
 };
 
 struct RunInfo {
-  int64_t id = 0;  // local to this database; uid is what travels with exports
-  std::string uid, name, status;  // status: running | finished | stopped | failed | crashed
+  int64_t id = 0;                                  // local to this database; uid is what travels with exports
+  std::string uid, name, status;                   // status: running | finished | stopped | failed | crashed
   double created = 0, updated = 0, heartbeat = 0;  // unix seconds
   double ended = 0;                                // 0 while not ended
   std::string config_json, dataset, model;
@@ -131,7 +131,7 @@ class RunStore {
 
   // --- reading ---
   std::vector<RunListing> list_runs(int64_t limit = 0);
-  RunInfo run(int64_t run_id);  // throws "no run N in FILE" with a hint
+  RunInfo run(int64_t run_id);               // throws "no run N in FILE" with a hint
   int64_t find_uid(const std::string& uid);  // 0 when absent
   // A run id ("42") or a uid; throws the unknown-run error otherwise.
   int64_t resolve(const std::string& id_or_uid);

@@ -182,7 +182,8 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
   if (b.rows.size() > 1)
-    out += b.diff_keys.empty() ? "\nno config differences\n" : "\nconfig differences:\n" + format_text_table(diff_cells(b));
+    out += b.diff_keys.empty() ? "\nno config differences\n"
+                               : "\nconfig differences:\n" + format_text_table(diff_cells(b));
   return out;
 }
 

@@ -20,11 +20,11 @@ class RunStore;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ScoreInput {
-  std::string label;           // "#3 baseline"
-  std::string setup;           // "gpt2 cuda:0 ×8"
-  std::vector<double> tok_s;   // logged values in step order
-  std::vector<double> mfu;     // logged values in step order, fractions of peak
-  double peak_mem = kNaN;      // bytes
+  std::string label;          // "#3 baseline"
+  std::string setup;          // "gpt2 cuda:0 ×8"
+  std::vector<double> tok_s;  // logged values in step order
+  std::vector<double> mfu;    // logged values in step order, fractions of peak
+  double peak_mem = kNaN;     // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
   std::string config_json;
 };
@@ -37,8 +37,8 @@ struct ScoreRow {
 struct Scoreboard {
   std::vector<ScoreRow> rows;
   size_t baseline = 0;
-  std::vector<std::string> diff_keys;                // dotted config keys whose values differ
-  std::vector<std::vector<std::string>> diff_values; // [key][run], "-" where a run lacks the key
+  std::vector<std::string> diff_keys;                 // dotted config keys whose values differ
+  std::vector<std::vector<std::string>> diff_values;  // [key][run], "-" where a run lacks the key
 };
 
 // Median of values after the warm-up share described above; NaN when there is none.

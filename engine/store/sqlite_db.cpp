@@ -23,8 +23,7 @@ Db::Db(const std::string& path, Mode mode) : path_(path) {
   if (is_directory(path))
     throw Error("run database '" + path + "' is a folder", "give the path of a file, e.g. " + path + "/runs.db");
   if (mode != Mode::create && !path_exists(path))
-    throw Error("no run database at '" + path + "'",
-                "check the path; `tokamak train --db " + path + "` creates one");
+    throw Error("no run database at '" + path + "'", "check the path; `tokamak train --db " + path + "` creates one");
   fs::path parent = fs::path(path).parent_path();
   if (!parent.empty() && !is_directory(parent.string()))
     throw Error("cannot create run database '" + path + "': folder '" + parent.string() + "' does not exist",
@@ -36,7 +35,8 @@ Db::Db(const std::string& path, Mode mode) : path_(path) {
   if (read_only_) {
     // As a URI, '?' and '#' in the path must be escaped; '%' first.
     std::string escaped;
-    for (char c : fs::absolute(path).string()) escaped += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
+    for (char c : fs::absolute(path).string())
+      escaped += c == '%' ? "%25" : c == '?' ? "%3f" : c == '#' ? "%23" : std::string(1, c);
     const bool folder_writable = ::access(fs::absolute(path).parent_path().c_str(), W_OK) == 0;
     name = "file:" + escaped + (folder_writable ? "?mode=ro" : "?mode=ro&immutable=1");
   }
@@ -129,10 +129,8 @@ Stmt& Stmt::bind(int i, int64_t v) {
 }
 
 Stmt& Stmt::bind(int i, double v) {
-  if (std::isnan(v))
-    sqlite3_bind_null(s_, i);
-  else
-    sqlite3_bind_double(s_, i, v);
+  if (std::isnan(v)) sqlite3_bind_null(s_, i);
+  else sqlite3_bind_double(s_, i, v);
   return *this;
 }
 

@@ -29,7 +29,10 @@ class Stmt {
   Stmt& bind_null(int i);
   // True while there is a row to read; false when done. Throws on error.
   bool step();
-  void run() { step(); reset(); }
+  void run() {
+    step();
+    reset();
+  }
   void reset();
 
   bool is_null(int col) const;

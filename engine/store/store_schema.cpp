@@ -88,9 +88,9 @@ struct LegacyMetric {
   bool integer;
 };
 static const LegacyMetric kLegacyMetrics[] = {
-    {"tokens", true}, {"wall_s", false}, {"train_loss", false}, {"val_loss", false},
-    {"lr", false}, {"grad_norm", false}, {"tok_s", false}, {"mfu", false}, {"step_ms", false},
-    {"mem_allocated", true}, {"mem_reserved", true}, {"mem_peak", true},
+    {"tokens", true},   {"wall_s", false},       {"train_loss", false},  {"val_loss", false},
+    {"lr", false},      {"grad_norm", false},    {"tok_s", false},       {"mfu", false},
+    {"step_ms", false}, {"mem_allocated", true}, {"mem_reserved", true}, {"mem_peak", true},
 };
 
 // Version 3: metrics as named values, one row per (run, step, key). Values are REAL (an integer metric's
@@ -121,12 +121,19 @@ static void migrate_to_2(Db& db) {
   for (int64_t id : ids) {
     for (const auto& m : kLegacyMetrics) {
       std::string col = m.name;
-      db.exec("INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) "
-              "SELECT " + std::to_string(id) + ", '" + col + "', count(" + col + "), max(step), "
-              "(SELECT " + col + " FROM metrics WHERE run_id = " + std::to_string(id) + " AND " + col +
-              " IS NOT NULL ORDER BY step DESC LIMIT 1), min(" + col + "), max(" + col + ") "
-              "FROM metrics WHERE run_id = " + std::to_string(id) + " AND " + col + " IS NOT NULL "
-              "GROUP BY run_id");
+      db.exec(
+          "INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) "
+          "SELECT " +
+          std::to_string(id) + ", '" + col + "', count(" + col +
+          "), max(step), "
+          "(SELECT " +
+          col + " FROM metrics WHERE run_id = " + std::to_string(id) + " AND " + col +
+          " IS NOT NULL ORDER BY step DESC LIMIT 1), min(" + col + "), max(" + col +
+          ") "
+          "FROM metrics WHERE run_id = " +
+          std::to_string(id) + " AND " + col +
+          " IS NOT NULL "
+          "GROUP BY run_id");
     }
   }
 }

@@ -9,8 +9,7 @@
 namespace tokamak {
 
 StoreSink::StoreSink(const std::string& db_path, StoreSinkOptions options)
-    : path_(db_path.empty() ? default_db_path() : db_path),
-      options_(options),
+    : path_(db_path.empty() ? default_db_path() : db_path), options_(options),
       store_(path_, RunStore::Mode::create, options.store) {
   writer_ = std::thread([this] { writer_loop(); });
 }
@@ -72,8 +71,8 @@ std::optional<Error> StoreSink::error() const {
 
 void StoreSink::writer_loop() {
   using clock = std::chrono::steady_clock;
-  const auto interval = std::chrono::duration_cast<clock::duration>(
-      std::chrono::duration<double>(options_.commit_interval_s));
+  const auto interval =
+      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.commit_interval_s));
   std::vector<Item> pending;  // a failed batch stays here and goes out with the next one
   auto deadline = clock::now() + interval;
   for (;;) {
@@ -83,8 +82,7 @@ void StoreSink::writer_loop() {
       std::unique_lock<std::mutex> lk(mu_);
       wake_.wait_until(lk, deadline, [&] { return urgent_ || stopping_; });
       // A swap keeps the trainer's enqueue from waiting on a copy; both buffers keep their capacity.
-      if (pending.empty())
-        pending.swap(queue_);
+      if (pending.empty()) pending.swap(queue_);
       else
         for (auto& item : queue_) pending.push_back(std::move(item));
       queue_.clear();

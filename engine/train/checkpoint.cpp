@@ -32,24 +32,35 @@ const char* const kRetrain =
 
 std::string dtype_name(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return "F32";
-    case at::kHalf: return "F16";
-    case at::kBFloat16: return "BF16";
-    case at::kDouble: return "F64";
-    case at::kLong: return "I64";
-    case at::kInt: return "I32";
-    case at::kShort: return "I16";
-    case at::kChar: return "I8";
-    case at::kByte: return "U8";
-    case at::kBool: return "BOOL";
-    default: throw Error(std::string("checkpoints cannot hold tensors of type ") + c10::toString(t));
+    case at::kFloat:
+      return "F32";
+    case at::kHalf:
+      return "F16";
+    case at::kBFloat16:
+      return "BF16";
+    case at::kDouble:
+      return "F64";
+    case at::kLong:
+      return "I64";
+    case at::kInt:
+      return "I32";
+    case at::kShort:
+      return "I16";
+    case at::kChar:
+      return "I8";
+    case at::kByte:
+      return "U8";
+    case at::kBool:
+      return "BOOL";
+    default:
+      throw Error(std::string("checkpoints cannot hold tensors of type ") + c10::toString(t));
   }
 }
 
 at::ScalarType scalar_type(const std::string& d) {
   static const std::map<std::string, at::ScalarType> types = {
-      {"F32", at::kFloat}, {"F16", at::kHalf}, {"BF16", at::kBFloat16}, {"F64", at::kDouble}, {"I64", at::kLong},
-      {"I32", at::kInt},   {"I16", at::kShort}, {"I8", at::kChar},      {"U8", at::kByte},     {"BOOL", at::kBool}};
+      {"F32", at::kFloat}, {"F16", at::kHalf},  {"BF16", at::kBFloat16}, {"F64", at::kDouble}, {"I64", at::kLong},
+      {"I32", at::kInt},   {"I16", at::kShort}, {"I8", at::kChar},       {"U8", at::kByte},    {"BOOL", at::kBool}};
   auto it = types.find(d);
   return it == types.end() ? at::ScalarType::Undefined : it->second;
 }
@@ -75,7 +86,8 @@ struct Opened {
 
 Opened open_checkpoint(const std::string& path) {
   if (!path_exists(path))
-    throw Error("checkpoint '" + path + "' does not exist", "check the path; checkpoints are listed by `tokamak runs show ID`");
+    throw Error("checkpoint '" + path + "' does not exist",
+                "check the path; checkpoints are listed by `tokamak runs show ID`");
   char magic[4] = {};
   std::ifstream(path, std::ios::binary).read(magic, 4);
   if (magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4)
@@ -90,7 +102,8 @@ Opened open_checkpoint(const std::string& path) {
   const auto& m = o.header.metadata;
   auto get = [&](const std::string& key) -> const std::string& {
     auto it = m.find(key);
-    if (it == m.end()) throw Error("checkpoint '" + path + "' has no " + key + " in its metadata", "the file is damaged");
+    if (it == m.end())
+      throw Error("checkpoint '" + path + "' has no " + key + " in its metadata", "the file is damaged");
     return it->second;
   };
   auto kind = m.find("format");
@@ -103,7 +116,8 @@ Opened open_checkpoint(const std::string& path) {
                     "; this one reads format " + std::to_string(kFormat) + ")",
                 "update Tokamak to load it");
   if (version != kFormat)
-    throw Error("checkpoint '" + path + "' has unknown format version '" + get("format_version") + "'", "the file is damaged");
+    throw Error("checkpoint '" + path + "' has unknown format version '" + get("format_version") + "'",
+                "the file is damaged");
   o.crcs = nlohmann::json::parse(get("crc32"), nullptr, false);
   if (!o.crcs.is_object() || !o.crcs.contains("__metadata__") || o.crcs["__metadata__"] != metadata_crc(m))
     throw Error("checkpoint '" + path + "' fails the checksum of its metadata (config, step, run uid)",
@@ -134,7 +148,8 @@ at::Tensor read_tensor(const std::string& path, const Opened& o, const std::stri
   read_safetensors_bytes(path, o.header, *t, cpu.data_ptr());
   const auto crc = o.crcs.find(name);
   if (crc == o.crcs.end() || *crc != crc32_hex(cpu.data_ptr(), cpu.nbytes()))
-    throw Error(name + " in '" + path + "' fails its checksum", "the file is damaged; use an earlier checkpoint of the run");
+    throw Error(name + " in '" + path + "' fails its checksum",
+                "the file is damaged; use an earlier checkpoint of the run");
   return cpu;
 }
 
@@ -178,8 +193,8 @@ void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed) {
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
     if (free_bytes < bytes_needed)
-      throw Error("checkpoint folder '" + dir + "' has " + std::to_string(free_bytes >> 20) + " MiB free but a checkpoint needs " +
-                      std::to_string(bytes_needed >> 20) + " MiB",
+      throw Error("checkpoint folder '" + dir + "' has " + std::to_string(free_bytes >> 20) +
+                      " MiB free but a checkpoint needs " + std::to_string(bytes_needed >> 20) + " MiB",
                   "free some space or set train.checkpoint_dir to another disk");
   }
 }
@@ -224,9 +239,14 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, AdamW* optim
     parts.emplace_back("rng.cuda", gen.get_state());
   }
   std::map<std::string, std::string> meta = {
-      {"format", kKind}, {"format_version", std::to_string(kFormat)}, {"run_uid", info.run_uid},
-      {"config", info.config_json}, {"step", std::to_string(info.step)}, {"tokens", std::to_string(info.tokens)},
-      {"device", device.str()}, {"optimizer_steps", std::to_string(optimizer ? optimizer->steps_taken() : 0)}};
+      {"format", kKind},
+      {"format_version", std::to_string(kFormat)},
+      {"run_uid", info.run_uid},
+      {"config", info.config_json},
+      {"step", std::to_string(info.step)},
+      {"tokens", std::to_string(info.tokens)},
+      {"device", device.str()},
+      {"optimizer_steps", std::to_string(optimizer ? optimizer->steps_taken() : 0)}};
   nlohmann::json crcs = nlohmann::json::object();
   std::vector<SafetensorsBlob> blobs;
   for (auto& [name, t] : parts) {

@@ -10,19 +10,19 @@
 namespace tokamak {
 
 struct RunStart {
-  std::string run_uid;        // stable across resumes: a resumed run continues the same history
+  std::string run_uid;  // stable across resumes: a resumed run continues the same history
   std::string name;
-  std::string config_json;    // the full effective config (engine/config), as JSON
-  std::string dataset;        // what the data source resolved to
-  std::string model;          // preset name or "custom"
+  std::string config_json;  // the full effective config (engine/config), as JSON
+  std::string dataset;      // what the data source resolved to
+  std::string model;        // preset name or "custom"
   int64_t n_params = 0;
-  std::string device;         // "cpu", "cuda:0", ...
-  std::string gpu_name;       // empty on CPU
+  std::string device;    // "cpu", "cuda:0", ...
+  std::string gpu_name;  // empty on CPU
   int world_size = 1;
   std::string torch_version;
-  std::string cuda_version;   // empty when LibTorch has no CUDA
+  std::string cuda_version;  // empty when LibTorch has no CUDA
   std::string host;
-  int64_t start_step = 0;     // > 0 when resumed from a checkpoint
+  int64_t start_step = 0;  // > 0 when resumed from a checkpoint
   int64_t total_steps = 0;
   int64_t tokens_per_step = 0;
 };
@@ -31,9 +31,9 @@ struct RunStart {
 // is a named value in `metrics` (engine/metrics/metrics.h): "loss", "lr", "grad_norm", "tok_s", "step_ms",
 // "mfu" (only where the device's peak is known), "mem_allocated", "mem_reserved", "mem_peak", "skipped_steps"…
 struct StepEvent {
-  int64_t step = 0;           // 1-based: the number of optimizer steps done (skipped ones included)
-  int64_t tokens = 0;         // tokens trained on so far (all ranks)
-  double wall_s = 0;          // seconds since the run (or resume) started
+  int64_t step = 0;    // 1-based: the number of optimizer steps done (skipped ones included)
+  int64_t tokens = 0;  // tokens trained on so far (all ranks)
+  double wall_s = 0;   // seconds since the run (or resume) started
   Metrics metrics;
   double metric(const std::string& key) const { return metrics.get(key); }  // NaN when not reported
 };
@@ -50,16 +50,16 @@ struct EvalEvent {
 // A step whose loss or gradients were not finite: the weights were left as they were. The run fails after
 // train.max_skipped_steps of them in a row.
 struct SkipEvent {
-  int64_t step = 0;           // the step that was skipped (1-based)
-  std::string reason;         // "loss is nan", "gradients are inf", ...
-  int64_t in_a_row = 0;       // consecutive skipped steps, this one included
-  int64_t total = 0;          // skipped steps in this run (or resume) so far
+  int64_t step = 0;      // the step that was skipped (1-based)
+  std::string reason;    // "loss is nan", "gradients are inf", ...
+  int64_t in_a_row = 0;  // consecutive skipped steps, this one included
+  int64_t total = 0;     // skipped steps in this run (or resume) so far
 };
 
 struct SampleEvent {
   int64_t step = 0;
   std::string prompt;
-  std::string text;           // the prompt followed by what the model wrote
+  std::string text;  // the prompt followed by what the model wrote
 };
 
 struct CheckpointEvent {
@@ -69,19 +69,19 @@ struct CheckpointEvent {
 
 // Long preparation before the first step (tokenizing a dataset the first time).
 struct ProgressEvent {
-  std::string what;           // "tokenizing jargon.txt"
+  std::string what;  // "tokenizing jargon.txt"
   uint64_t done = 0;
   uint64_t total = 0;
 };
 
 // Something the user should know that does not stop the run (a skipped file, replaced invalid UTF-8).
 struct WarningEvent {
-  std::string message;        // one line
+  std::string message;  // one line
 };
 
 struct EndEvent {
-  std::string status;         // finished | stopped | failed
-  std::string error;          // the one-line reason when failed
+  std::string status;  // finished | stopped | failed
+  std::string error;   // the one-line reason when failed
   int64_t step = 0;
   int64_t tokens = 0;
   double wall_s = 0;

@@ -107,13 +107,13 @@ Loader::Loader(const PreparedDataset& data, const LoaderOptions& options) : impl
   Impl& m = *impl_;
   m.opt = options;
   if (options.batch_size < 1 || options.context < 1)
-    throw Error("batch size " + std::to_string(options.batch_size) + " and context " +
-                    std::to_string(options.context) + " must both be at least 1",
+    throw Error("batch size " + std::to_string(options.batch_size) + " and context " + std::to_string(options.context) +
+                    " must both be at least 1",
                 "set train.batch_size and model.context to positive values");
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size)
-    throw Error("data rank " + std::to_string(options.rank) + " is outside world size " +
-                    std::to_string(options.world_size),
-                "ranks run from 0 to dist.gpus - 1");
+    throw Error(
+        "data rank " + std::to_string(options.rank) + " is outside world size " + std::to_string(options.world_size),
+        "ranks run from 0 to dist.gpus - 1");
   if (!(options.val_fraction >= 0.0 && options.val_fraction < 1.0))
     throw Error("data.val_fraction " + std::to_string(options.val_fraction) + " is outside [0, 1)",
                 "use a value such as 0.05, or 0 for no validation");

@@ -13,14 +13,14 @@
 namespace tokamak {
 
 struct LoaderOptions {
-  int64_t batch_size = 8;          // B: sequences per micro-batch
-  int64_t context = 128;           // T
-  double val_fraction = 0.05;      // tail of the tokens kept for validation when there are no val shards
+  int64_t batch_size = 8;      // B: sequences per micro-batch
+  int64_t context = 128;       // T
+  double val_fraction = 0.05;  // tail of the tokens kept for validation when there are no val shards
   uint64_t seed = 1337;
   torch::Device device = torch::kCPU;
-  bool pin_memory = false;         // CUDA only: page-locked host buffers and non-blocking copies
-  bool prefetch = true;            // prepare the next batch on a background thread
-  int rank = 0;                    // data parallel: this rank draws only its own share of windows
+  bool pin_memory = false;  // CUDA only: page-locked host buffers and non-blocking copies
+  bool prefetch = true;     // prepare the next batch on a background thread
+  int rank = 0;             // data parallel: this rank draws only its own share of windows
   int world_size = 1;
 };
 

@@ -29,8 +29,8 @@ class AdamW {
   int64_t steps_taken() const { return step_; }
   void set_steps_taken(int64_t steps) { step_ = steps; }
   // Every parameter's state, by the parameter's name (checkpoints save and restore it in place).
-  using StateVisitor = std::function<void(const std::string& name, at::Tensor& exp_avg, at::Tensor& exp_avg_sq,
-                                          at::Tensor& steps)>;
+  using StateVisitor =
+      std::function<void(const std::string& name, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, at::Tensor& steps)>;
   void for_each_state(const StateVisitor& visit);
 
  private:

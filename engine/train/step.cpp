@@ -20,9 +20,11 @@ void apply_math_mode(Precision precision, const std::string& sdpa_backend) {
   ctx.setAllowTF32CuDNN(tf32);
   // The flags are process-wide and a bench runs many configs in one process: "auto" restores LibTorch's own
   // defaults (read once, before anything changed them); a named backend is the only one left enabled.
-  struct Defaults { bool flash, efficient, cudnn, math; };
-  static const Defaults defaults{ctx.userEnabledFlashSDP(), ctx.userEnabledMemEfficientSDP(),
-                                 ctx.userEnabledCuDNNSDP(), ctx.userEnabledMathSDP()};
+  struct Defaults {
+    bool flash, efficient, cudnn, math;
+  };
+  static const Defaults defaults{ctx.userEnabledFlashSDP(), ctx.userEnabledMemEfficientSDP(), ctx.userEnabledCuDNNSDP(),
+                                 ctx.userEnabledMathSDP()};
   const SdpaBackend b = parse_choice(sdpa_backend_choices(), "opt.sdpa_backend", sdpa_backend);
   const bool all = b == SdpaBackend::kAuto;
   ctx.setSDPUseFlash(all ? defaults.flash : b == SdpaBackend::kFlash);

@@ -29,12 +29,12 @@ struct StepOutput {
 // the parameters' .grad; the caller zeroes them before and steps the optimizer after.
 // Data parallel: with a reducer, the last micro-step's backward all-reduces the gradients as they become
 // ready, and they are the mean over ranks when this returns (the loss stays this rank's own).
-StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t micro)>& next_batch,
-                            int64_t micro_steps, Precision precision, const c10::Device& device,
-                            const at::Tensor& loss_scale = {}, GradReducer* reducer = nullptr);
+StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t micro)>& next_batch, int64_t micro_steps,
+                            Precision precision, const c10::Device& device, const at::Tensor& loss_scale = {},
+                            GradReducer* reducer = nullptr);
 
 // Mean loss over batches from next_batch(i), i < count, in eval mode without gradients.
-double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count,
-                Precision precision, const c10::Device& device);
+double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count, Precision precision,
+                const c10::Device& device);
 
 }  // namespace tokamak

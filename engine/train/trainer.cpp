@@ -88,8 +88,8 @@ class Run {
   TrainControl* control_;
   c10::Device device_;
   Precision precision_;
-  bool main_;                              // rank 0 (or not data parallel): reports, samples, checkpoints
-  std::unique_ptr<ProcessGroup> group_;    // data parallel only; declared before the reducer that uses it
+  bool main_;                            // rank 0 (or not data parallel): reports, samples, checkpoints
+  std::unique_ptr<ProcessGroup> group_;  // data parallel only; declared before the reducer that uses it
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
@@ -161,7 +161,8 @@ void Run::set_up() {
     reducer_ = std::make_unique<GradReducer>(model_->parameters(), *group_,
                                              static_cast<int64_t>(c_.dist.bucket_mb * 1024 * 1024));
     // Dropout masks must differ between ranks; rank 0 keeps the stream a single process would have.
-    if (dist_.rank > 0) at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
+    if (dist_.rank > 0)
+      at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
   }
   if (c_.name.empty()) c_.name = default_run_name(c_);
   // The run name is the user's; as a folder name it must not climb out of data_dir() ("../x", "a/b").
@@ -241,7 +242,8 @@ EndEvent Run::execute() {
   started_ = last_checkpoint_ = Clock::now();
   set_up();
   const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
-  const double fpt = flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
+  const double fpt =
+      flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
   const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
@@ -262,8 +264,8 @@ EndEvent Run::execute() {
       if (reducer_) reducer_->zero_grad();
       else optimizer_->zero_grad();
       StepOutput out = forward_backward(
-          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_, device_,
-          {}, reducer_.get());
+          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_,
+          device_, {}, reducer_.get());
       if (group_) {
         // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
         group_->all_reduce_sum(out.loss).wait();
@@ -323,8 +325,8 @@ EndEvent Run::execute() {
       const auto io_start = Clock::now();
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
-        double val = evaluate(*model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches,
-                              precision_, device_);
+        double val = evaluate(
+            *model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches, precision_, device_);
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);
@@ -334,8 +336,9 @@ EndEvent Run::execute() {
       // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
       // (on by default), which bounds it whatever a step costs on this model and device.
       const bool by_steps = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;
-      const bool by_time = c_.train.checkpoint_minutes > 0 &&
-                           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.train.checkpoint_minutes);
+      const bool by_time =
+          c_.train.checkpoint_minutes > 0 &&
+          Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.train.checkpoint_minutes);
       if ((by_steps || by_time) && !last) checkpoint(step);
       meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
@@ -355,8 +358,7 @@ EndEvent Run::execute() {
       tokens_ -= skipped_in_a_row_ * tokens_per;
       if (good > start_step_) checkpoint(good);
       tokens_ = tokens_then;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   end.step = step;
   end.tokens = tokens_;

@@ -41,15 +41,33 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
 class FanOutSink : public EventSink {
  public:
   void add(EventSink* sink) { sinks_.push_back(sink); }
-  void on_start(const RunStart& e) override { for (auto* s : sinks_) s->on_start(e); }
-  void on_step(const StepEvent& e) override { for (auto* s : sinks_) s->on_step(e); }
-  void on_eval(const EvalEvent& e) override { for (auto* s : sinks_) s->on_eval(e); }
-  void on_skip(const SkipEvent& e) override { for (auto* s : sinks_) s->on_skip(e); }
-  void on_sample(const SampleEvent& e) override { for (auto* s : sinks_) s->on_sample(e); }
-  void on_checkpoint(const CheckpointEvent& e) override { for (auto* s : sinks_) s->on_checkpoint(e); }
-  void on_end(const EndEvent& e) override { for (auto* s : sinks_) s->on_end(e); }
-  void on_progress(const ProgressEvent& e) override { for (auto* s : sinks_) s->on_progress(e); }
-  void on_warning(const WarningEvent& e) override { for (auto* s : sinks_) s->on_warning(e); }
+  void on_start(const RunStart& e) override {
+    for (auto* s : sinks_) s->on_start(e);
+  }
+  void on_step(const StepEvent& e) override {
+    for (auto* s : sinks_) s->on_step(e);
+  }
+  void on_eval(const EvalEvent& e) override {
+    for (auto* s : sinks_) s->on_eval(e);
+  }
+  void on_skip(const SkipEvent& e) override {
+    for (auto* s : sinks_) s->on_skip(e);
+  }
+  void on_sample(const SampleEvent& e) override {
+    for (auto* s : sinks_) s->on_sample(e);
+  }
+  void on_checkpoint(const CheckpointEvent& e) override {
+    for (auto* s : sinks_) s->on_checkpoint(e);
+  }
+  void on_end(const EndEvent& e) override {
+    for (auto* s : sinks_) s->on_end(e);
+  }
+  void on_progress(const ProgressEvent& e) override {
+    for (auto* s : sinks_) s->on_progress(e);
+  }
+  void on_warning(const WarningEvent& e) override {
+    for (auto* s : sinks_) s->on_warning(e);
+  }
 
  private:
   std::vector<EventSink*> sinks_;

@@ -9,8 +9,8 @@ namespace tokamak {
 class Error : public std::runtime_error {
  public:
   Error(const std::string& message, const std::string& hint = {})
-      : std::runtime_error(hint.empty() ? message : message + " (hint: " + hint + ")"),
-        message_(message), hint_(hint) {}
+      : std::runtime_error(hint.empty() ? message : message + " (hint: " + hint + ")"), message_(message), hint_(hint) {
+  }
   const std::string& message() const { return message_; }
   const std::string& hint() const { return hint_; }
 

@@ -44,8 +44,7 @@ std::string data_dir() {
 std::string asset_path(const std::string& name) {
   std::string p = cache_dir() + "/assets/" + name;
   if (!path_exists(p))
-    throw Error("asset '" + name + "' is missing from " + cache_dir() + "/assets",
-                "run scripts/setup.sh to fetch it");
+    throw Error("asset '" + name + "' is missing from " + cache_dir() + "/assets", "run scripts/setup.sh to fetch it");
   return p;
 }
 
@@ -95,9 +94,12 @@ std::string safe_file_name(const std::string& name) {
 void remove_tree(const std::string& path) {
   if (path.empty()) return;
   // Depth first (children before their folder), without following links, staying on one file system.
-  ::nftw(path.c_str(), [](const char* p, const struct stat*, int type, struct FTW*) {
+  ::nftw(
+      path.c_str(),
+      [](const char* p, const struct stat*, int type, struct FTW*) {
         return (type == FTW_DP ? ::rmdir(p) : ::unlink(p)), 0;  // go on past a failure: best effort
-      }, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+      },
+      16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 bool path_exists(const std::string& path) {

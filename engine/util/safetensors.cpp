@@ -103,7 +103,8 @@ SafetensorsHeader parse_safetensors_header(const char* data, size_t size) {
 }
 
 SafetensorsHeader parse_safetensors_header(const char* data, size_t size, uint64_t file_size) {
-  if (size < 8 || file_size < 8) bad("the file has " + std::to_string(file_size) + " bytes, fewer than the 8 of its length");
+  if (size < 8 || file_size < 8)
+    bad("the file has " + std::to_string(file_size) + " bytes, fewer than the 8 of its length");
   const uint64_t n = read_le64(data);
   if (n > kMaxHeader) bad("header length " + std::to_string(n) + " is implausible");
   if (8 + n > file_size) bad("header length " + std::to_string(n) + " runs past the end of the file (truncated?)");
@@ -157,7 +158,8 @@ SafetensorsHeader read_safetensors_header(const std::string& path) {
   return parse_safetensors_header(buf.data(), buf.size(), file_size);
 }
 
-void read_safetensors_bytes(const std::string& path, const SafetensorsHeader& h, const SafetensorsTensor& t, void* out) {
+void read_safetensors_bytes(const std::string& path, const SafetensorsHeader& h, const SafetensorsTensor& t,
+                            void* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot read '" + path + "': " + errno_text(), "check the path and its permissions");
   char* p = static_cast<char*>(out);

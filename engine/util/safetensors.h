@@ -14,15 +14,15 @@ namespace tokamak {
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;           // "F32", "BF16", "I64", "U8", ... (dtype_bytes() knows them)
+  std::string dtype;  // "F32", "BF16", "I64", "U8", ... (dtype_bytes() knows them)
   std::vector<int64_t> shape;
-  uint64_t begin = 0, end = 0; // byte range relative to the start of the data section
+  uint64_t begin = 0, end = 0;  // byte range relative to the start of the data section
 };
 
 struct SafetensorsHeader {
-  std::vector<SafetensorsTensor> tensors;        // in file order
-  std::map<std::string, std::string> metadata;   // "__metadata__"
-  uint64_t data_start = 0;                       // 8 + header length: where the data section begins
+  std::vector<SafetensorsTensor> tensors;       // in file order
+  std::map<std::string, std::string> metadata;  // "__metadata__"
+  uint64_t data_start = 0;                      // 8 + header length: where the data section begins
   const SafetensorsTensor* find(const std::string& name) const;
 };
 

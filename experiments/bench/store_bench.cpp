@@ -36,8 +36,8 @@ static void fill(RunStore& store, int runs, int rows_per_run) {
       int64_t id = store.begin_run(st, now_seconds(), 1);
       std::vector<MetricRow> rows(static_cast<size_t>(rows_per_run));
       // The twelve metrics a training step records today (tokens and wall_s are stored as metrics too).
-      static const char* keys[] = {"tokens", "wall_s", "train_loss", "val_loss", "lr", "grad_norm",
-                                   "tok_s", "mfu", "step_ms", "mem_allocated", "mem_reserved", "mem_peak"};
+      static const char* keys[] = {"tokens", "wall_s", "train_loss", "val_loss",      "lr",           "grad_norm",
+                                   "tok_s",  "mfu",    "step_ms",    "mem_allocated", "mem_reserved", "mem_peak"};
       for (int i = 0; i < rows_per_run; ++i) {
         MetricRow& m = rows[static_cast<size_t>(i)];
         m.step = i + 1;
@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     auto t2 = clk::now();
     sink.flush();
     double drain = since(t2);
-    std::printf("StoreSink::on_step: %.3f us per event on the trainer's thread (%d events)\n",
-                enqueue / events * 1e6, events);
+    std::printf("StoreSink::on_step: %.3f us per event on the trainer's thread (%d events)\n", enqueue / events * 1e6,
+                events);
     std::printf("writer thread: %.2f us per event to commit (flush of the remaining queue: %.0f ms)\n",
                 (enqueue + drain) / events * 1e6, drain * 1e3);
     sink.on_end({"finished", "", events, 0, 0});

@@ -27,7 +27,8 @@ struct Speed : tokamak::EventSink {
 double run_once(const tokamak::Config& c) {
   Speed s;
   tokamak::EndEvent end = tokamak::train(c, s);
-  if (end.status != "finished") std::fprintf(stderr, "run %s: %s\n", end.status.c_str(), end.error.c_str()), std::exit(1);
+  if (end.status != "finished")
+    std::fprintf(stderr, "run %s: %s\n", end.status.c_str(), end.error.c_str()), std::exit(1);
   return s.mean();
 }
 

@@ -24,7 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::require(parse_token_ids(printed) == ids, "ids printed and parsed again differ");
   try {
     (void)tok.decode(ids);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     Ladder ladder = load_ladder(path);
     for (const auto& rung : ladder.rungs) (void)config_problems(rung.config, 0);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

@@ -9,7 +9,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     (void)tokamak::parse_safetensors_header(reinterpret_cast<const char*>(data), size);
-  } catch (const tokamak::Error&) {
-  }
+  } catch (const tokamak::Error&) {}
   return 0;
 }

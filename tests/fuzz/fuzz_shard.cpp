@@ -45,7 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           for (int64_t k = 0; k <= o.context; ++k) sum += w[k];
         }
     (void)sum;
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

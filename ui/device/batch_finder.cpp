@@ -41,7 +41,12 @@ void BatchFinder::start(const Config& base) {
         end.status = "failed", end.error = e.what();
       }
       const bool fits = end.status == "finished";
-      QMetaObject::invokeMethod(self, [self, b, fits] { if (self) Q_EMIT self->tried(b, fits); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          self,
+          [self, b, fits] {
+            if (self) Q_EMIT self->tried(b, fits);
+          },
+          Qt::QueuedConnection);
       if (!fits) {
         if (QString::fromStdString(end.error).contains("out of memory", Qt::CaseInsensitive)) break;
         error = QString::fromStdString(end.error);
@@ -49,11 +54,14 @@ void BatchFinder::start(const Config& base) {
       }
       largest = b;
     }
-    QMetaObject::invokeMethod(self, [self, largest, error] {
-      if (!self) return;
-      self->thread_ = nullptr;
-      Q_EMIT self->finished(largest, error);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        self,
+        [self, largest, error] {
+          if (!self) return;
+          self->thread_ = nullptr;
+          Q_EMIT self->finished(largest, error);
+        },
+        Qt::QueuedConnection);
   });
   connect(thread_, &QThread::finished, thread_, &QObject::deleteLater);
   thread_->start();

@@ -18,7 +18,7 @@ namespace tokamak::ui {
 namespace {
 // Series colours are the one thing not taken from the palette: they must tell curves apart on light and dark.
 const QColor kBlue(31, 119, 180), kOrange(255, 127, 14), kGreen(44, 160, 44), kRed(214, 39, 40), kPurple(148, 103, 189);
-}
+}  // namespace
 
 LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   xAxis_ = new QComboBox;
@@ -33,7 +33,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   smoothing_->setRange(0, 99);
   smoothing_->setValue(60);
   smoothing_->setMaximumWidth(160);
-  smoothing_->setToolTip(tr("Exponential moving average drawn over the raw curve (0 = off); the raw curve stays, lighter"));
+  smoothing_->setToolTip(
+      tr("Exponential moving average drawn over the raw curve (0 = off); the raw curve stays, lighter"));
   picker_ = new QComboBox;
   picker_->setObjectName("metricPicker");
   picker_->setToolTip(tr("Any metric the run reports, drawn in the last plot"));

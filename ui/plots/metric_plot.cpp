@@ -206,7 +206,8 @@ void MetricPlot::applyPalette() {
     axis->setLabelColor(p.color(QPalette::Text));
     axis->grid()->setPen(QPen(p.color(QPalette::Mid), 0, Qt::DotLine));
   }
-  if (auto* title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0))) title->setTextColor(p.color(QPalette::Text));
+  if (auto* title = qobject_cast<QCPTextElement*>(plotLayout()->element(0, 0)))
+    title->setTextColor(p.color(QPalette::Text));
   tracer_->setPen(QPen(p.color(QPalette::Text)));
   replot(rpQueuedReplot);
 }

@@ -47,7 +47,7 @@ class MetricPlot : public QCustomPlot {
     QString name;
     QColor color;
     QVector<double> step, tokens, wall, value;
-    int flushed = 0;      // points already in the graphs
+    int flushed = 0;  // points already in the graphs
     double ema = 0;
     QCPGraph* raw = nullptr;
     QCPGraph* smooth = nullptr;

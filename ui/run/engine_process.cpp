@@ -25,8 +25,9 @@ QString enginePath() {
 }
 
 QString engineMissingText() {
-  return QCoreApplication::translate("tokamak", "tokamak-engine was not found beside the studio or on PATH "
-                                                "(hint: build it with scripts/build.sh, or set TOKAMAK_ENGINE_BIN)");
+  return QCoreApplication::translate("tokamak",
+                                     "tokamak-engine was not found beside the studio or on PATH "
+                                     "(hint: build it with scripts/build.sh, or set TOKAMAK_ENGINE_BIN)");
 }
 
 QString errorLineOf(const QStringList& lines, bool orLastLine) {

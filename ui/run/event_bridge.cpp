@@ -16,13 +16,27 @@ void EventBridge::append(Fn&& fn) {
   if (notify) Q_EMIT pending();
 }
 
-void EventBridge::on_start(const RunStart& e) { append([&](RunBatch& b) { b.start = e; }); }
-void EventBridge::on_step(const StepEvent& e) { append([&](RunBatch& b) { b.steps.push_back(e); }); }
-void EventBridge::on_eval(const EvalEvent& e) { append([&](RunBatch& b) { b.evals.push_back(e); }); }
-void EventBridge::on_sample(const SampleEvent& e) { append([&](RunBatch& b) { b.samples.push_back(e); }); }
-void EventBridge::on_checkpoint(const CheckpointEvent& e) { append([&](RunBatch& b) { b.checkpoints.push_back(e); }); }
-void EventBridge::on_end(const EndEvent& e) { append([&](RunBatch& b) { b.end = e; }); }
-void EventBridge::on_progress(const ProgressEvent& e) { append([&](RunBatch& b) { b.progress = e; }); }
+void EventBridge::on_start(const RunStart& e) {
+  append([&](RunBatch& b) { b.start = e; });
+}
+void EventBridge::on_step(const StepEvent& e) {
+  append([&](RunBatch& b) { b.steps.push_back(e); });
+}
+void EventBridge::on_eval(const EvalEvent& e) {
+  append([&](RunBatch& b) { b.evals.push_back(e); });
+}
+void EventBridge::on_sample(const SampleEvent& e) {
+  append([&](RunBatch& b) { b.samples.push_back(e); });
+}
+void EventBridge::on_checkpoint(const CheckpointEvent& e) {
+  append([&](RunBatch& b) { b.checkpoints.push_back(e); });
+}
+void EventBridge::on_end(const EndEvent& e) {
+  append([&](RunBatch& b) { b.end = e; });
+}
+void EventBridge::on_progress(const ProgressEvent& e) {
+  append([&](RunBatch& b) { b.progress = e; });
+}
 
 RunBatch EventBridge::take() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -60,9 +60,11 @@ bool dispatchJsonEvent(const QByteArray& line, EventSink& sink, QString* error) 
   else if (kind == "sample") sink.on_sample({int64(o, "step"), str(o, "prompt"), str(o, "text")});
   else if (kind == "checkpoint") sink.on_checkpoint({int64(o, "step"), str(o, "path")});
   else if (kind == "progress")
-    sink.on_progress({str(o, "what"), static_cast<uint64_t>(int64(o, "done")), static_cast<uint64_t>(int64(o, "total"))});
+    sink.on_progress(
+        {str(o, "what"), static_cast<uint64_t>(int64(o, "done")), static_cast<uint64_t>(int64(o, "total"))});
   else if (kind == "end")
-    sink.on_end({str(o, "status"), str(o, "error"), int64(o, "step"), int64(o, "tokens"), o.value("wall_s").toDouble()});
+    sink.on_end(
+        {str(o, "status"), str(o, "error"), int64(o, "step"), int64(o, "tokens"), o.value("wall_s").toDouble()});
   else if (kind.isEmpty()) {
     if (error) *error = QStringLiteral("no \"event\" key");
     return false;

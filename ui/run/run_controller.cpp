@@ -156,7 +156,8 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
     QString why = errorLineOf(stderrTail_, /*orLastLine=*/status != QProcess::CrashExit);
     if (status == QProcess::CrashExit) {
       e.status = "crashed";
-      const QString signal = exitCode > 0 ? QString(" by signal %1 (%2)").arg(exitCode).arg(strsignal(exitCode)) : QString();
+      const QString signal =
+          exitCode > 0 ? QString(" by signal %1 (%2)").arg(exitCode).arg(strsignal(exitCode)) : QString();
       why = tr("the engine process was killed%1").arg(signal) + (why.isEmpty() ? QString() : ": " + why);
     } else {
       e.status = "failed";

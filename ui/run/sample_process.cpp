@@ -52,7 +52,8 @@ void SampleProcess::ended(int exitCode, QProcess::ExitStatus status) {
     if (text.endsWith('\n')) text.chop(1);
     return Q_EMIT finished(step_, text, {});
   }
-  const QStringList lines = QString::fromUtf8(p->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
+  const QStringList lines =
+      QString::fromUtf8(p->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
   QString why = cancelled_ ? tr("cancelled") : errorLineOf(lines);
   if (why.isEmpty()) why = status == QProcess::CrashExit ? tr("the sampling process crashed") : p->errorString();
   Q_EMIT finished(step_, {}, why);

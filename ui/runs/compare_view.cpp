@@ -21,9 +21,8 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString fmt(const char* f, double v) { return std::isnan(v) ? QStringLiteral("-") : QString::asprintf(f, v); }
 
 // Tableau's ten colours: distinct on light and dark backgrounds and for most colour-blind readers.
-const QColor kPalette[] = {QColor(0x1f77b4), QColor(0xff7f0e), QColor(0x2ca02c), QColor(0xd62728),
-                           QColor(0x9467bd), QColor(0x8c564b), QColor(0xe377c2), QColor(0x7f7f7f),
-                           QColor(0xbcbd22), QColor(0x17becf)};
+const QColor kPalette[] = {QColor(0x1f77b4), QColor(0xff7f0e), QColor(0x2ca02c), QColor(0xd62728), QColor(0x9467bd),
+                           QColor(0x8c564b), QColor(0xe377c2), QColor(0x7f7f7f), QColor(0xbcbd22), QColor(0x17becf)};
 
 QTableWidget* makeTable(QWidget* parent) {
   auto* t = new QTableWidget(parent);
@@ -177,8 +176,11 @@ QStringList CompareView::metricKeys() const {
 // X axes, not curves). The current choice is kept when it is still offered.
 void CompareView::rebuildMetricChoices() {
   const std::string current = axes_.empty() ? std::string() : axes_[size_t(metric_)].key;
-  axes_ = {{"train_loss", 1, tr("train loss")}, {"val_loss", 1, tr("val loss")}, {"tok_s", 1, tr("tokens / s")},
-           {"mfu", 100, tr("MFU (%)")}, {"mem_peak", 1.0 / (1024 * 1024), tr("peak memory (MiB)")}};
+  axes_ = {{"train_loss", 1, tr("train loss")},
+           {"val_loss", 1, tr("val loss")},
+           {"tok_s", 1, tr("tokens / s")},
+           {"mfu", 100, tr("MFU (%)")},
+           {"mem_peak", 1.0 / (1024 * 1024), tr("peak memory (MiB)")}};
   QStringList names = {tr("Train loss"), tr("Val loss"), tr("tok/s"), tr("MFU"), tr("Peak memory")};
   for (const auto& run : metrics_)
     for (const tokamak::MetricRow& row : run)
@@ -238,8 +240,8 @@ void CompareView::rebuildPlot() {
 
 void CompareView::rebuildScoreboard() {
   board_ = tokamak::build_scoreboard(inputs_, size_t(baseline_));
-  const QStringList headers = {tr("Run"), tr("Setup"), tr("tok/s"), tr("Speedup"), tr("MFU"),
-                               tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
+  const QStringList headers = {tr("Run"), tr("Setup"),       tr("tok/s"),          tr("Speedup"),
+                               tr("MFU"), tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
   scoreTable_->clear();
   scoreTable_->setColumnCount(headers.size());
   scoreTable_->setHorizontalHeaderLabels(headers);
@@ -273,8 +275,7 @@ void CompareView::rebuildDiff() {
       diffTable_->setItem(k, r + 1, cell(qs(board_.diff_values[size_t(k)][size_t(r)])));
   }
   diffTable_->resizeColumnsToContents();
-  if (board_.diff_keys.empty() && !inputs_.empty())
-    diffTable_->setToolTip(tr("The runs' configs are identical."));
+  if (board_.diff_keys.empty() && !inputs_.empty()) diffTable_->setToolTip(tr("The runs' configs are identical."));
 }
 
 }  // namespace tokamak::ui

@@ -1,8 +1,8 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
 // axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
-// runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup over a chosen baseline run, and the config keys in
-// which the runs differ. The arithmetic is the engine's (scoreboard.h), so the numbers match
-// `tokamak runs compare`.
+// runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup
+// over a chosen baseline run, and the config keys in which the runs differ. The arithmetic is the engine's
+// (scoreboard.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
 #include <QList>

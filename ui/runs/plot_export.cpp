@@ -37,14 +37,10 @@ QString savePlot(QCustomPlot* plot, const QString& path) {
   const int w = plot->width() > 50 ? plot->width() : 900;
   const int h = plot->height() > 50 ? plot->height() : 500;
   bool ok = false;
-  if (suffix == QLatin1String("png"))
-    ok = plot->savePng(path, w, h);
-  else if (suffix == QLatin1String("pdf"))
-    ok = plot->savePdf(path, w, h);
-  else if (suffix == QLatin1String("svg"))
-    ok = saveSvg(plot, path, w, h);
-  else
-    return QObject::tr("Unknown plot format '%1': use .png, .pdf or .svg.").arg(suffix);
+  if (suffix == QLatin1String("png")) ok = plot->savePng(path, w, h);
+  else if (suffix == QLatin1String("pdf")) ok = plot->savePdf(path, w, h);
+  else if (suffix == QLatin1String("svg")) ok = saveSvg(plot, path, w, h);
+  else return QObject::tr("Unknown plot format '%1': use .png, .pdf or .svg.").arg(suffix);
   if (!ok || QFileInfo(path).size() == 0)
     return QObject::tr("Could not write '%1': check that its folder exists and is writable.").arg(path);
   return {};

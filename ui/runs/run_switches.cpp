@@ -14,7 +14,8 @@ namespace tokamak::ui {
 namespace {
 
 const std::map<std::string, std::string>& defaultOptions() {
-  static const std::map<std::string, std::string> defaults = tokamak::flatten_config(tokamak::config_to_json(tokamak::Config{}));
+  static const std::map<std::string, std::string> defaults =
+      tokamak::flatten_config(tokamak::config_to_json(tokamak::Config{}));
   return defaults;
 }
 
@@ -34,12 +35,9 @@ QString switchesSummary(const QString& configJson) {
     auto def = defaultOptions().find(key);
     if (def != defaultOptions().end() && def->second == value) continue;
     // Booleans read as the switch's name (on) or "no-name" (off); modes read as their value.
-    if (value == "true")
-      parts << switchWord(key);
-    else if (value == "false")
-      parts << QStringLiteral("no-") + switchWord(key);
-    else
-      parts << QString::fromStdString(value);
+    if (value == "true") parts << switchWord(key);
+    else if (value == "false") parts << QStringLiteral("no-") + switchWord(key);
+    else parts << QString::fromStdString(value);
   }
   return parts.isEmpty() ? QStringLiteral("defaults") : parts.join(QStringLiteral(", "));
 }

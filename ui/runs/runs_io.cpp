@@ -14,7 +14,8 @@ namespace tokamak::ui {
 
 QString describeError(const std::exception& e) { return QString::fromUtf8(e.what()); }
 
-QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format, const QString& path) {
+QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
+                         const QString& path) {
   try {
     const tokamak::ExportFormat f = tokamak::parse_export_format(format.toStdString());
     // An empty id list means "every run" to the engine; from the studio it means nothing was selected.

@@ -13,7 +13,8 @@ class RunStore;
 namespace tokamak::ui {
 
 // format: "csv" | "json" | "md". Returns "" on success, else the reason (with the engine's hint).
-QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format, const QString& path);
+QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
+                         const QString& path);
 
 struct ImportOutcome {
   QString error;  // "" on success

@@ -24,7 +24,9 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 // NaN sorts below every number, so unreported values gather at one end instead of scattering.
 QVariant sortable(double v) { return std::isnan(v) ? QVariant(-std::numeric_limits<double>::max()) : QVariant(v); }
 
-QString number(double v, int precision) { return std::isnan(v) ? QStringLiteral("-") : QString::number(v, 'f', precision); }
+QString number(double v, int precision) {
+  return std::isnan(v) ? QStringLiteral("-") : QString::number(v, 'f', precision);
+}
 
 }  // namespace
 
@@ -48,14 +50,13 @@ void RunsTableModel::reload(tokamak::RunStore& store) {
   // summary() call per run keeps a refresh of 1,000 runs in milliseconds.
   QHash<qint64, QPair<double, double>> extra;  // id -> (last mfu, max peak memory)
   {
-    tokamak::Stmt s(store.db(), "SELECT run_id, metric, last, max FROM run_summary WHERE metric IN ('mfu', 'mem_peak')");
+    tokamak::Stmt s(store.db(),
+                    "SELECT run_id, metric, last, max FROM run_summary WHERE metric IN ('mfu', 'mem_peak')");
     while (s.step()) {
       auto it = extra.find(s.int64(0));
       if (it == extra.end()) it = extra.insert(s.int64(0), {kNan, kNan});
-      if (s.text(1) == "mfu")
-        it->first = s.real(2);
-      else
-        it->second = s.real(3);
+      if (s.text(1) == "mfu") it->first = s.real(2);
+      else it->second = s.real(3);
     }
   }
   QVector<RunRow> rows;
@@ -139,30 +140,48 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
   if (role == IdRole) return r.id;
   if (role == Qt::DisplayRole || role == Qt::EditRole) {
     switch (index.column()) {
-      case Name: return r.name.isEmpty() ? QStringLiteral("#%1").arg(r.id) : r.name;
-      case Date: return QDateTime::fromSecsSinceEpoch(qint64(r.created)).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
-      case Model: return r.model;
-      case Dataset: return r.dataset;
-      case Switches: return r.switches;
-      case TokS: return QString::fromStdString(tokamak::format_rate(r.tokS));
-      case Mfu: return std::isnan(r.mfu) || r.mfu < 0 ? QStringLiteral("-") : number(100 * r.mfu, 1) + QLatin1Char('%');
-      case BestVal: return number(r.bestValLoss, 4);
-      case PeakMem: return QString::fromStdString(tokamak::format_bytes(r.peakMem));
+      case Name:
+        return r.name.isEmpty() ? QStringLiteral("#%1").arg(r.id) : r.name;
+      case Date:
+        return QDateTime::fromSecsSinceEpoch(qint64(r.created)).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+      case Model:
+        return r.model;
+      case Dataset:
+        return r.dataset;
+      case Switches:
+        return r.switches;
+      case TokS:
+        return QString::fromStdString(tokamak::format_rate(r.tokS));
+      case Mfu:
+        return std::isnan(r.mfu) || r.mfu < 0 ? QStringLiteral("-") : number(100 * r.mfu, 1) + QLatin1Char('%');
+      case BestVal:
+        return number(r.bestValLoss, 4);
+      case PeakMem:
+        return QString::fromStdString(tokamak::format_bytes(r.peakMem));
       case Status:
         return r.status == QLatin1String("running") && r.totalSteps > 0
-                   ? QStringLiteral("running %1/%2").arg(r.lastStep).arg(r.totalSteps) : r.status;
-      case Tags: return r.tags;
-      case Notes: return r.notes;
+                   ? QStringLiteral("running %1/%2").arg(r.lastStep).arg(r.totalSteps)
+                   : r.status;
+      case Tags:
+        return r.tags;
+      case Notes:
+        return r.notes;
     }
   }
   if (role == SortRole) {
     switch (index.column()) {
-      case Date: return r.created;
-      case TokS: return sortable(r.tokS);
-      case Mfu: return sortable(r.mfu);
-      case BestVal: return sortable(r.bestValLoss);
-      case PeakMem: return sortable(r.peakMem);
-      default: return data(index, Qt::DisplayRole);
+      case Date:
+        return r.created;
+      case TokS:
+        return sortable(r.tokS);
+      case Mfu:
+        return sortable(r.mfu);
+      case BestVal:
+        return sortable(r.bestValLoss);
+      case PeakMem:
+        return sortable(r.peakMem);
+      default:
+        return data(index, Qt::DisplayRole);
     }
   }
   if (role == Qt::ToolTipRole && index.column() == Switches) return r.switches;
@@ -173,9 +192,10 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Name", "Date", "Model", "Dataset", "Switches", "tok/s",
-                                           "MFU", "Best val loss", "Peak memory", "Status", "Tags", "Notes"};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* names[ColumnCount] = {"Name", "Date",          "Model",       "Dataset", "Switches", "tok/s",
+                                           "MFU",  "Best val loss", "Peak memory", "Status",  "Tags",     "Notes"};
   return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -27,8 +27,8 @@ class RunsTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { Name, Date, Model, Dataset, Switches, TokS, Mfu, BestVal, PeakMem, Status, Tags, Notes, ColumnCount };
-  static constexpr int SortRole = Qt::UserRole;      // raw values, so numbers sort as numbers
-  static constexpr int IdRole = Qt::UserRole + 1;    // the run's id in the store
+  static constexpr int SortRole = Qt::UserRole;    // raw values, so numbers sort as numbers
+  static constexpr int IdRole = Qt::UserRole + 1;  // the run's id in the store
 
   explicit RunsTableModel(QObject* parent = nullptr);
 

@@ -262,7 +262,8 @@ void RunsPanel::showContextMenu(const QPoint& pos) {
   menu.addMenu(exportButton_->menu())->setText(tr("Export"));
   menu.addAction(tr("Import..."), this, &RunsPanel::importWithDialog);
   menu.addSeparator();
-  menu.addAction(tr("Re-run with changes"), this, [this, ids] { rerunWithChanges(ids.value(0)); })->setEnabled(ids.size() == 1);
+  menu.addAction(tr("Re-run with changes"), this, [this, ids] { rerunWithChanges(ids.value(0)); })
+      ->setEnabled(ids.size() == 1);
   menu.addAction(tr("Resume"), this, [this, ids] { resumeRun(ids.value(0)); })->setEnabled(ids.size() == 1);
   menu.addSeparator();
   menu.addAction(tr("Delete..."), this, [this, ids] { deleteRuns(ids); })->setEnabled(!ids.isEmpty());

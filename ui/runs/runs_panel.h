@@ -39,11 +39,11 @@ class RunsPanel : public QWidget {
   void selectRuns(const QList<qint64>& ids);
   bool compareRuns(const QList<qint64>& ids);
   bool exportRuns(const QList<qint64>& ids, const QString& format, const QString& path);  // csv | json | md
-  bool exportPlot(const QString& path);  // the compare plot; format from the suffix: .png | .pdf | .svg
-  bool importRuns(const QString& path);  // a JSON export; runs already here are skipped
+  bool exportPlot(const QString& path);       // the compare plot; format from the suffix: .png | .pdf | .svg
+  bool importRuns(const QString& path);       // a JSON export; runs already here are skipped
   bool deleteRuns(const QList<qint64>& ids);  // asks first
-  bool rerunWithChanges(qint64 id);  // emits rerunRequested
-  bool resumeRun(qint64 id);         // emits resumeRequested with the run's last checkpoint
+  bool rerunWithChanges(qint64 id);           // emits rerunRequested
+  bool resumeRun(qint64 id);                  // emits resumeRequested with the run's last checkpoint
   // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
   void setConfirmation(std::function<bool(const QString& question)> confirm);
   void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)
@@ -78,8 +78,8 @@ class RunsPanel : public QWidget {
   void importWithDialog();
 
   std::unique_ptr<tokamak::RunStore> store_;
-  QString path_;           // as given to setDatabase ("" = default)
-  bool opened_ = false;    // setDatabase or the default was tried
+  QString path_;         // as given to setDatabase ("" = default)
+  bool opened_ = false;  // setDatabase or the default was tried
   qint64 dataVersion_ = -1;
   bool hasError_ = false;
   std::function<bool(const QString&)> confirm_;

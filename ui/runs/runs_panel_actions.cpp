@@ -73,7 +73,8 @@ bool RunsPanel::deleteRuns(const QList<qint64>& ids) {
     showError(tr("Delete failed: %1").arg(describeError(e)));
     return false;
   }
-  if (std::any_of(ids.begin(), ids.end(), [&](qint64 id) { return compare_->runIds().contains(id); })) compare_->clear();
+  if (std::any_of(ids.begin(), ids.end(), [&](qint64 id) { return compare_->runIds().contains(id); }))
+    compare_->clear();
   reloadAll();
   showNotice(tr("Deleted %n run(s)", nullptr, int(ids.size())));
   return true;
@@ -118,17 +119,16 @@ bool RunsPanel::resumeRun(qint64 id) {
 
 void RunsPanel::exportWithDialog(const QString& format) {
   static const QHash<QString, QString> filters = {
-      {QStringLiteral("csv"), tr("CSV (*.csv)")}, {QStringLiteral("json"), tr("JSON (*.json)")},
+      {QStringLiteral("csv"), tr("CSV (*.csv)")},    {QStringLiteral("json"), tr("JSON (*.json)")},
       {QStringLiteral("md"), tr("Markdown (*.md)")}, {QStringLiteral("png"), tr("PNG image (*.png)")},
-      {QStringLiteral("pdf"), tr("PDF (*.pdf)")}, {QStringLiteral("svg"), tr("SVG image (*.svg)")}};
-  QString path = QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("runs.") + format, filters.value(format));
+      {QStringLiteral("pdf"), tr("PDF (*.pdf)")},    {QStringLiteral("svg"), tr("SVG image (*.svg)")}};
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("runs.") + format, filters.value(format));
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + format;
   const bool plot = format == QLatin1String("png") || format == QLatin1String("pdf") || format == QLatin1String("svg");
-  if (plot)
-    exportPlot(path);
-  else
-    exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
+  if (plot) exportPlot(path);
+  else exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
 }
 
 void RunsPanel::importWithDialog() {

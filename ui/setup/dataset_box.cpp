@@ -87,7 +87,9 @@ DatasetBox::~DatasetBox() {
   }
 }
 
-QString DatasetBox::path() const { return kind_->currentIndex() == kDefault ? QString("default") : path_->text().trimmed(); }
+QString DatasetBox::path() const {
+  return kind_->currentIndex() == kDefault ? QString("default") : path_->text().trimmed();
+}
 
 void DatasetBox::setPath(const QString& p) {
   loading_ = true;
@@ -95,8 +97,8 @@ void DatasetBox::setPath(const QString& p) {
     kind_->setCurrentIndex(kDefault);
   } else {
     QFileInfo fi(p);
-    const bool shards = p.endsWith(".bin") || p.contains('*') ||
-                        (fi.isDir() && !QDir(p).entryList({"*.bin"}, QDir::Files).isEmpty());
+    const bool shards =
+        p.endsWith(".bin") || p.contains('*') || (fi.isDir() && !QDir(p).entryList({"*.bin"}, QDir::Files).isEmpty());
     kind_->setCurrentIndex(shards ? kShards : fi.isDir() ? kFolder : kTextFile);
     path_->setText(p);
   }
@@ -130,12 +132,17 @@ void DatasetBox::kindChanged() {
 void DatasetBox::browse() {
   QString chosen;
   switch (kind_->currentIndex()) {
-    case kTextFile: chosen = QFileDialog::getOpenFileName(this, tr("Text file"), path_->text()); break;
-    case kFolder: chosen = QFileDialog::getExistingDirectory(this, tr("Folder of text files"), path_->text()); break;
+    case kTextFile:
+      chosen = QFileDialog::getOpenFileName(this, tr("Text file"), path_->text());
+      break;
+    case kFolder:
+      chosen = QFileDialog::getExistingDirectory(this, tr("Folder of text files"), path_->text());
+      break;
     case kShards:
       chosen = QFileDialog::getOpenFileName(this, tr("Token shard"), path_->text(), tr("llm.c shards (*.bin)"));
       break;
-    default: return;
+    default:
+      return;
   }
   if (!chosen.isEmpty()) path_->setText(chosen);
 }
@@ -150,9 +157,13 @@ void DatasetBox::countTokens() {
     QString summary, error;
     try {
       PreparedDataset d = prepare_dataset(source, [&](uint64_t done, uint64_t total) {
-        if (self) QMetaObject::invokeMethod(self, [self, done, total] {
-          if (self) self->progressed(done, total);
-        }, Qt::QueuedConnection);
+        if (self)
+          QMetaObject::invokeMethod(
+              self,
+              [self, done, total] {
+                if (self) self->progressed(done, total);
+              },
+              Qt::QueuedConnection);
         return !cancel->load();
       });
       summary = QString::fromStdString(d.description);
@@ -160,9 +171,13 @@ void DatasetBox::countTokens() {
     } catch (const std::exception& e) {
       error = cancel->load() ? tr("counting cancelled") : QString::fromUtf8(e.what());
     }
-    if (self) QMetaObject::invokeMethod(self, [self, summary, error] {
-      if (self) self->counted(summary, error);
-    }, Qt::QueuedConnection);
+    if (self)
+      QMetaObject::invokeMethod(
+          self,
+          [self, summary, error] {
+            if (self) self->counted(summary, error);
+          },
+          Qt::QueuedConnection);
   });
   connect(counter_, &QThread::finished, counter_, &QObject::deleteLater);
   count_->setEnabled(false);

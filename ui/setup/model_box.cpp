@@ -34,8 +34,9 @@ static QSpinBox* spin(int lo, int hi, const QString& tip) {
 ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), parent), keys_(keys) {
   preset_ = new QComboBox;
   for (const std::string& p : model_presets()) preset_->addItem(QString::fromStdString(p), QString::fromStdString(p));
-  preset_->setToolTip(tr("nano and mini fit a CPU; gpt2 … gpt2-xl are GPT-2's published sizes. Editing a size "
-                         "below overrides the preset."));
+  preset_->setToolTip(
+      tr("nano and mini fit a CPU; gpt2 … gpt2-xl are GPT-2's published sizes. Editing a size "
+         "below overrides the preset."));
   layers_ = spin(1, 256, tr("Transformer blocks (model.n_layer)"));
   heads_ = spin(1, 256, tr("Attention heads (model.n_head); must divide the width"));
   width_ = spin(1, 16384, tr("Embedding width (model.n_embd)"));

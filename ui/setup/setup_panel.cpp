@@ -115,7 +115,8 @@ QWidget* SetupPanel::trainingBox() {
   device->setToolTip(tr("Where the run trains"));
   const DeviceInfo& info = deviceInfo();
   device->addItem(tr("CPU — %1").arg(info.cpuName), "cpu");
-  for (int i = 0; i < info.gpuCount(); ++i) device->addItem(tr("GPU %1 — %2").arg(i).arg(info.gpuNames[i]), QString("cuda:%1").arg(i));
+  for (int i = 0; i < info.gpuCount(); ++i)
+    device->addItem(tr("GPU %1 — %2").arg(i).arg(info.gpuNames[i]), QString("cuda:%1").arg(i));
   if (info.gpuCount() > 1) device->addItem(tr("All %1 GPUs (set Multi-GPU below)").arg(info.gpuCount()), "cuda");
   keys_->bind("device", device);
   form->addRow(tr("Device"), device);

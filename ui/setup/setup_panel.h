@@ -25,7 +25,7 @@ class SetupPanel : public QWidget {
  public:
   explicit SetupPanel(QWidget* parent = nullptr);
 
-  Config config() const;            // what Start would run now
+  Config config() const;  // what Start would run now
   void setConfig(const Config& config);
   QStringList problems() const { return problems_; }
   bool canStart() const { return problems_.isEmpty(); }

@@ -90,8 +90,9 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   auto* graphs = check(tr("CUDA graphs"), QString::fromStdString(cuda_graphs_choices().back().help));
   keys->bind("opt.cuda_graphs", graphs);
   kernels->addRow(graphs);
-  auto* pad = check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
-                                                   "fast tile sizes; padded logits are masked. A100: 112K → 127K tok/s."));
+  auto* pad =
+      check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
+                                           "fast tile sizes; padded logits are masked. A100: 112K → 127K tok/s."));
   pad->setProperty("onValue", "64");
   pad->setProperty("offValue", "1");
   keys->bind("model.vocab_pad_multiple", pad);
@@ -126,16 +127,18 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   memory->addRow(tie);
   auto* accum = new QSpinBox;
   accum->setRange(1, 4096);
-  accum->setToolTip(tr("Micro-batches per optimizer step: a large effective batch in small memory "
-                       "(activation memory ÷ accumulation steps)."));
+  accum->setToolTip(
+      tr("Micro-batches per optimizer step: a large effective batch in small memory "
+         "(activation memory ÷ accumulation steps)."));
   keys->bind("train.grad_accum", accum);
   memory->addRow(tr("Gradient accumulation"), accum);
 
   QFormLayout* multi = group(tr("Multi-GPU"));
   auto* gpus = new QSpinBox;
   gpus->setRange(1, 64);
-  gpus->setToolTip(tr("Data parallel: one process per GPU, gradients all-reduced over NCCL (DDP). "
-                      "Reported: 8×H100 at 3.05M tok/s."));
+  gpus->setToolTip(
+      tr("Data parallel: one process per GPU, gradients all-reduced over NCCL (DDP). "
+         "Reported: 8×H100 at 3.05M tok/s."));
   gpus->setProperty("tip", gpus->toolTip());
   keys->bind("dist.gpus", gpus);
   multi->addRow(tr("GPUs"), gpus);
@@ -173,16 +176,18 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
   }
   auto* gpus = qobject_cast<QSpinBox*>(keys_->widget("dist.gpus"));
   const QString why = gpus->value() > 1 ? QString() : reasonAgainst(config, "dist.gpus", "2", cudaDevices);
-  const QString fewGpus = cudaDevices < 2 ? tr("DDP needs two or more GPUs; this machine has %1").arg(cudaDevices)
-                                          : QString();
+  const QString fewGpus =
+      cudaDevices < 2 ? tr("DDP needs two or more GPUs; this machine has %1").arg(cudaDevices) : QString();
   const QString gpuReason = !why.isEmpty() ? why : fewGpus;
   gpus->setEnabled(gpuReason.isEmpty() || gpus->value() > 1);
-  gpus->setToolTip(gpus->property("tip").toString() + (gpuReason.isEmpty() ? QString() : tr("\n\nUnavailable: ") + gpuReason));
+  gpus->setToolTip(gpus->property("tip").toString() +
+                   (gpuReason.isEmpty() ? QString() : tr("\n\nUnavailable: ") + gpuReason));
   if (!gpuReason.isEmpty() && gpus->value() == 1) reasons << gpuReason;
   reasons.removeDuplicates();
-  unavailable_->setText(reasons.isEmpty() ? QString()
-                                          : tr("Unavailable on %1:\n• %2").arg(QString::fromStdString(config.device),
-                                                                               reasons.join("\n• ")));
+  unavailable_->setText(
+      reasons.isEmpty()
+          ? QString()
+          : tr("Unavailable on %1:\n• %2").arg(QString::fromStdString(config.device), reasons.join("\n• ")));
 }
 
 QString SwitchesBox::unavailableText() const { return unavailable_->text(); }

@@ -45,7 +45,8 @@ void RunStatus::stepped(const StepEvent& e) {
   if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
   const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
   const double perStep = rate > 0 ? 1.0 / rate : e.metric("step_ms") / 1000.0;
-  eta_->setText(total_ > e.step && perStep > 0 ? tr("ETA %1").arg(formatDuration((total_ - e.step) * perStep)) : QString());
+  eta_->setText(total_ > e.step && perStep > 0 ? tr("ETA %1").arg(formatDuration((total_ - e.step) * perStep))
+                                               : QString());
 }
 
 void RunStatus::setState(const QString& state) { state_->setText(state); }

@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
       };
       int64_t a = start("uid-a", "baseline, \"quoted\"", R"({"opt":{"precision":"fp32"},"train":{"steps":40}})",
                         1717000000.125, 11);
-      int64_t b = start("uid-b", "tf32", R"({"opt":{"precision":"tf32","list":[1,2]},"train":{"steps":40}})",
-                        1717000100.5, 12);
+      int64_t b =
+          start("uid-b", "tf32", R"({"opt":{"precision":"tf32","list":[1,2]},"train":{"steps":40}})", 1717000100.5, 12);
       int64_t c = start("uid-c", "empty", "", 1717000200.25, 13);
       std::vector<MetricRow> rows;
       for (int i = 1; i <= 40; ++i) {
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
       store.end_run(c, "stopped", "", 1717000012.0);
       store.set_tags(a, R"(["ladder","a100"])", "first try");
     });
-    for (auto [name, format] : {std::pair{"csv", ExportFormat::csv}, {"json", ExportFormat::json},
-                                {"md", ExportFormat::md}}) {
+    for (auto [name, format] :
+         {std::pair{"csv", ExportFormat::csv}, {"json", ExportFormat::json}, {"md", ExportFormat::md}}) {
       std::ofstream f(out + "/export." + name, std::ios::binary);
       export_runs(store, {}, format, f);
     }
