@@ -24,6 +24,7 @@
 #include "engine/util/safetensors.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 using test::error_of;
@@ -31,8 +32,7 @@ using test::error_of;
 namespace {
 
 GPTOptions tiny() {
-  ModelConfig m;
-  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = 64, m.vocab_pad_multiple = 1;
+  ModelConfig m = test::tiny_model();
   m.dropout = 0.1;  // the RNG state must come back too for the next losses to match
   return GPTOptions::from_config(m, OptConfig{});
 }
@@ -147,7 +147,7 @@ class TestCheckpoint : public QObject {
   }
 
   void torchScriptArchiveIsRefusedAndNothingRuns() {
-    if (!QFile::exists(QString::fromStdString(test::python()))) QSKIP("the set-up's venv is missing");
+    QVERIFY2(QFile::exists(QString::fromStdString(test::python())), "the set-up's venv is missing: run scripts/setup.sh");
     const std::string archive = path("evil.pt"), marker = path("side-effect");
     std::string out;
     const int code =
@@ -332,10 +332,11 @@ class TestCheckpoint : public QObject {
     QVERIFY(Config{}.train.checkpoint_minutes > 0 && Config{}.train.checkpoint_keep > 0);  // on by default
     Config c;
     const std::string dir = env.path("periodic");
-    apply_overrides(c, {"data.path=" + env.corpus_excerpt(60000), "model.n_layer=1", "model.n_head=2",
-                        "model.n_embd=32", "model.context=32", "train.batch_size=2", "train.eval_every=0",
-                        "train.sample_every=-1", "threads=1", "train.steps=6", "train.checkpoint_every=0",
-                        "train.checkpoint_minutes=0.000001", "train.checkpoint_keep=2", "train.checkpoint_dir=" + dir});
+    apply_overrides(
+        c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2",
+                                     "train.eval_every=0", "train.sample_every=-1", "threads=1", "train.steps=6",
+                                     "train.checkpoint_every=0", "train.checkpoint_minutes=0.000001",
+                                     "train.checkpoint_keep=2", "train.checkpoint_dir=" + dir}));
     struct Count : EventSink {
       std::vector<int64_t> steps;
       void on_checkpoint(const CheckpointEvent& e) override { steps.push_back(e.step); }

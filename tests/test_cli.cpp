@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "tests/support/tiny.h"
+
 namespace {
 
 struct Result {
@@ -87,18 +89,9 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert("XDG_DATA_HOME", dir.path());
-    Result r = tokamak({"train", "--json",
-                        "--db",  dir.path() + "/runs.db",
-                        "--set", "model.n_layer=1",
-                        "--set", "model.n_embd=32",
-                        "--set", "model.n_head=2",
-                        "--set", "model.context=32",
-                        "--set", "train.batch_size=2",
-                        "--set", "train.steps=4",
-                        "--set", "train.log_every=2",
-                        "--set", "train.sample_tokens=4",
-                        "--set", "train.eval_batches=1",
-                        "--set", "threads=1"},
+    Result r = tokamak(QStringList{"train", "--json", "--db", dir.path() + "/runs.db"} +
+                           test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
+                                                "train.sample_tokens=4", "train.eval_batches=1", "threads=1"}),
                        env);
     QVERIFY2(r.code == 0, r.err.constData());
     QStringList kinds;

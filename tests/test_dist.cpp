@@ -33,6 +33,7 @@
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
@@ -40,11 +41,10 @@ namespace {
 
 // Tiny and fp32 on one thread per rank, so a run takes seconds and float rounding is the only difference.
 std::vector<std::string> tiny_sets(const std::string& data) {
-  return {"data.path=" + data,  "model.n_layer=1",       "model.n_head=2",
-          "model.n_embd=32",    "model.context=16",      "model.vocab_pad_multiple=1",
-          "train.batch_size=4", "train.warmup_steps=2",  "train.log_every=1",
-          "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32",
-          "threads=1"};
+  // Context 16: the reducer tests below draw rows of 17 tokens.
+  return test::tiny_run_overrides({"data.path=" + data, "model.context=16", "model.vocab_pad_multiple=1",
+                                   "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1",
+                                   "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1"});
 }
 
 QStringList set_args(const std::vector<std::string>& sets) {

@@ -14,14 +14,14 @@
 #include "engine/train/checkpoint.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
 namespace {
 
 GPTOptions tiny(const std::string& attention, int64_t vocab = 64) {
-  ModelConfig m;
-  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = vocab, m.vocab_pad_multiple = 1;
+  ModelConfig m = test::tiny_model(vocab);
   OptConfig o;
   o.attention = attention;
   return GPTOptions::from_config(m, o);
@@ -84,7 +84,7 @@ class TestGenerate : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c;
-    apply_overrides(c, {"model.n_layer=1", "model.n_head=2", "model.n_embd=32", "model.context=32"});
+    apply_overrides(c, test::tiny_run_overrides());
     torch::manual_seed(9);
     GPT m(GPTOptions::from_config(c.model, c.opt));
     const std::string file = checkpoint_path(env.path("gen"), 1);

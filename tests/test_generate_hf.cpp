@@ -17,6 +17,7 @@
 #include "engine/util/files.h"
 #include "engine/util/safetensors.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 using test::error_of;
@@ -24,8 +25,8 @@ using test::error_of;
 namespace {
 
 GPTOptions tiny(bool tie = true, bool bias = true, int64_t n_embd = 32) {
-  ModelConfig m;
-  m.n_layer = 2, m.n_head = 2, m.n_embd = n_embd, m.context = 16, m.vocab_size = 60, m.vocab_pad_multiple = 64;
+  ModelConfig m = test::tiny_model(60);
+  m.n_embd = n_embd, m.vocab_pad_multiple = 64;  // padded here: the export must cut the padding off
   m.tie_weights = tie, m.qkv_bias = bias;
   return GPTOptions::from_config(m, OptConfig{});
 }
@@ -135,7 +136,7 @@ class TestGenerateHf : public QObject {
     const std::string out = path("for-transformers");
     export_hf(*m, out);
     const nlohmann::json ref = transformers_reference(out);
-    if (ref.is_null()) QSKIP("transformers is not installed in the set-up's venv (scripts/setup.sh installs it)");
+    QVERIFY2(!ref.is_null(), "transformers is not installed in the set-up's venv (scripts/setup.sh installs it)");
     const double diff = logit_difference(*m, ref);
     QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
     QCOMPARE(greedy(*m), ref["greedy"].get<std::vector<int32_t>>());
@@ -144,7 +145,7 @@ class TestGenerateHf : public QObject {
   void weightsTransformersWroteLoadAndAgree() {
     const std::string dir = path("from-transformers");
     const nlohmann::json ref = transformers_reference(dir, "--make");
-    if (ref.is_null()) QSKIP("transformers is not installed in the set-up's venv (scripts/setup.sh installs it)");
+    QVERIFY2(!ref.is_null(), "transformers is not installed in the set-up's venv (scripts/setup.sh installs it)");
     ModelConfig mc = hf_model_config(dir, ModelConfig{});
     QCOMPARE(mc.n_layer, int64_t{2});
     QCOMPARE(mc.vocab_size, int64_t{60});
@@ -156,8 +157,8 @@ class TestGenerateHf : public QObject {
   }
 
   void tokenizerFilesLoadBackAsTheSameTokenizer() {
-    if (test::asset("gpt2.tiktoken").empty() || test::asset("jargon.txt").empty())
-      QSKIP("assets missing: run scripts/setup.sh");
+    QVERIFY2(!test::asset("gpt2.tiktoken").empty() && !test::asset("jargon.txt").empty(),
+             "assets missing: run scripts/setup.sh");
     const std::string out = path("tokenizer");
     export_hf_tokenizer(Tokenizer::gpt2(), out, 1024);
     // Tokamak's own reader of GPT-2's encoder.json + vocab.bpe checks that merge i makes token 256 + i.
@@ -172,12 +173,12 @@ class TestGenerateHf : public QObject {
 
   void generateReadsAHuggingFaceFolder() {
     torch::manual_seed(5);
-    ModelConfig mc;  // the real vocabulary, so the tokenizer's ids fit
-    mc.n_layer = 1, mc.n_head = 2, mc.n_embd = 32, mc.context = 32;
-    GPT m(GPTOptions::from_config(mc, OptConfig{}));
+    Config c;  // the real vocabulary, so the tokenizer's ids fit
+    apply_overrides(c, test::tiny_run_overrides());
+    GPT m(GPTOptions::from_config(c.model, OptConfig{}));
     const std::string out = path("hf-generate");
     export_hf(*m, out);
-    if (test::asset("gpt2.tiktoken").empty()) QSKIP("assets missing: run scripts/setup.sh");
+    QVERIFY2(!test::asset("gpt2.tiktoken").empty(), "assets missing: run scripts/setup.sh");
     SampleOptions o;
     o.max_new_tokens = 6, o.seed = 3;
     Generation g = generate_from_checkpoint(out, "Hello", o, "cpu");

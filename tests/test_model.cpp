@@ -10,14 +10,14 @@
 #include "engine/generate/sampler.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
 namespace {
 
 GPTOptions tiny_options() {
-  ModelConfig m;
-  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = 100, m.vocab_pad_multiple = 1;
+  ModelConfig m = test::tiny_model(100);
   OptConfig o;
   o.attention = "buffered-mask", o.layers = "scratch";  // the write-ups' starting point
   return GPTOptions::from_config(m, o);
@@ -109,8 +109,8 @@ class TestModel : public QObject {
     torch::manual_seed(1);
     GPT plain(tiny_options());
     Config c;
-    c.model.n_layer = 2, c.model.n_head = 2, c.model.n_embd = 32, c.model.context = 16, c.model.vocab_size = 100;
-    c.model.vocab_pad_multiple = 1, c.opt.attention = "buffered-mask", c.opt.layers = "scratch";
+    c.model = test::tiny_model(100);
+    c.opt.attention = "buffered-mask", c.opt.layers = "scratch";
     set_key(c, key.toStdString(), value.toStdString());
     GPT variant(GPTOptions::from_config(c.model, c.opt));
     copy_parameters(*plain, *variant);

@@ -11,16 +11,15 @@
 
 #include <signal.h>
 
+#include "tests/support/tiny.h"
+
 namespace {
 
 // A model small enough that a step takes milliseconds, and enough steps that only a signal ends the run.
 QStringList tinyRun(const QString& db, int steps) {
-  QStringList args = {"train", "--json", "--db", db};
-  for (const char* kv :
-       {"model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32", "train.batch_size=2",
-        "train.log_every=1", "train.sample_every=-1", "train.eval_every=0", "threads=1"})
-    args << "--set" << kv;
-  return args << "--set" << QString("train.steps=%1").arg(steps);
+  return QStringList{"train", "--json", "--db", db} +
+         test::tiny_run_args({"train.batch_size=2", "train.log_every=1", "train.sample_every=-1", "train.eval_every=0",
+                              "threads=1", "train.steps=" + std::to_string(steps)});
 }
 
 QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }

@@ -25,6 +25,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
@@ -47,10 +48,11 @@ namespace {
 
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
   Config c;
-  apply_overrides(c, {"model.preset=nano", "model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.context=32",
-                      "train.batch_size=2", "train.steps=" + std::to_string(steps), "threads=1", "train.log_every=1",
-                      "train.eval_every=10", "train.eval_batches=2", "train.sample_every=10", "train.sample_tokens=8",
-                      "train.warmup_steps=2", "opt.precision=fp32", "data.path=" + data, "name=" + name});
+  apply_overrides(
+      c, test::tiny_run_overrides({"model.preset=nano", "train.batch_size=2", "train.steps=" + std::to_string(steps),
+                                   "threads=1", "train.log_every=1", "train.eval_every=10", "train.eval_batches=2",
+                                   "train.sample_every=10", "train.sample_tokens=8", "train.warmup_steps=2",
+                                   "opt.precision=fp32", "data.path=" + data, "name=" + name}));
   return c;
 }
 

@@ -16,6 +16,7 @@
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
@@ -40,17 +41,14 @@ struct Recorder : EventSink {
   void on_end(const EndEvent& e) override { end = e; }
 };
 
-GPTOptions small_model() {
-  ModelConfig m;
-  m.n_layer = 2, m.n_head = 2, m.n_embd = 32, m.context = 16, m.vocab_size = 64, m.vocab_pad_multiple = 1;
-  return GPTOptions::from_config(m, OptConfig{});
-}
+GPTOptions small_model() { return GPTOptions::from_config(test::tiny_model(), OptConfig{}); }
 
 Config tiny_run(const std::string& data) {
   Config c;
-  apply_overrides(c, {"data.path=" + data, "model.n_layer=2", "model.n_head=2", "model.n_embd=32", "model.context=32",
-                      "train.batch_size=4", "train.log_every=1", "train.eval_every=0", "train.sample_every=-1",
-                      "train.warmup_steps=2", "threads=1"});
+  // Two blocks: per-block switches (activation checkpointing) need a block boundary to act on.
+  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4",
+                                               "train.log_every=1", "train.eval_every=0", "train.sample_every=-1",
+                                               "train.warmup_steps=2", "threads=1"}));
   return c;
 }
 
