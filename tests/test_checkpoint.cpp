@@ -147,7 +147,8 @@ class TestCheckpoint : public QObject {
   }
 
   void torchScriptArchiveIsRefusedAndNothingRuns() {
-    QVERIFY2(QFile::exists(QString::fromStdString(test::python())), "the set-up's venv is missing: run scripts/setup.sh");
+    QVERIFY2(QFile::exists(QString::fromStdString(test::python())),
+             "the set-up's venv is missing: run scripts/setup.sh");
     const std::string archive = path("evil.pt"), marker = path("side-effect");
     std::string out;
     const int code =

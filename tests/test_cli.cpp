@@ -17,7 +17,7 @@ struct Result {
   QByteArray out, err;
 };
 
-Result tokamak(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+Result runTokamak(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
   p.setProcessEnvironment(env);
   p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
@@ -58,7 +58,7 @@ class TestCli : public QObject {
   void badInputsGiveOneLineErrors() {
     QFETCH(QStringList, args);
     QFETCH(QString, expected);
-    Result r = tokamak(args);
+    Result r = runTokamak(args);
     QCOMPARE(r.code, 1);
     // The reason is the last line (a run that got as far as its config table printed that first).
     QString err = QString::fromUtf8(r.err).trimmed().split('\n').last();
@@ -68,16 +68,16 @@ class TestCli : public QObject {
   }
 
   void tokenizeRoundTrips() {
-    Result enc = tokamak({"tokenize", "--encode", "Hello world"});
+    Result enc = runTokamak({"tokenize", "--encode", "Hello world"});
     QCOMPARE(enc.code, 0);
     QCOMPARE(QString::fromUtf8(enc.out).trimmed(), QString("15496 995"));
-    Result dec = tokamak({"tokenize", "--decode", "15496 995"});
+    Result dec = runTokamak({"tokenize", "--decode", "15496 995"});
     QCOMPARE(dec.code, 0);
     QCOMPARE(QString::fromUtf8(dec.out).trimmed(), QString("Hello world"));
   }
 
   void defaultsAreAConfigFile() {
-    Result r = tokamak({"config", "--defaults"});
+    Result r = runTokamak({"config", "--defaults"});
     QCOMPARE(r.code, 0);
     QJsonParseError error{};
     auto doc = QJsonDocument::fromJson(r.out, &error);
@@ -89,10 +89,11 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert("XDG_DATA_HOME", dir.path());
-    Result r = tokamak(QStringList{"train", "--json", "--db", dir.path() + "/runs.db"} +
-                           test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
-                                                "train.sample_tokens=4", "train.eval_batches=1", "threads=1"}),
-                       env);
+    Result r =
+        runTokamak(QStringList{"train", "--json", "--db", dir.path() + "/runs.db"} +
+                       tokamak::test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
+                                                     "train.sample_tokens=4", "train.eval_batches=1", "threads=1"}),
+                   env);
     QVERIFY2(r.code == 0, r.err.constData());
     QStringList kinds;
     QString checkpoint;
@@ -110,10 +111,10 @@ class TestCli : public QObject {
     QCOMPARE(kinds.count("step"), 3);  // step 1 is always reported, then every log_every (2 and 4)
     QVERIFY(kinds.contains("eval") && kinds.contains("sample"));
     QCOMPARE(kinds.last(), QString("end"));
-    Result g = tokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
+    Result g = runTokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
     QVERIFY2(g.code == 0, g.err.constData());
     QVERIFY(g.out.startsWith("Hacker"));
-    Result list = tokamak({"runs", "list", "--db", dir.path() + "/runs.db"});
+    Result list = runTokamak({"runs", "list", "--db", dir.path() + "/runs.db"});
     QCOMPARE(list.code, 0);
     QVERIFY2(list.out.contains("finished"), list.out.constData());
   }
@@ -129,7 +130,7 @@ class TestCli : public QObject {
     exported.write(R"({"tokamak_export":1,"runs":[{"uid":"0123456789abcdef","name":"kept-on-a-read-only-disk",
       "status":"finished","created":1700000000,"metrics":[{"step":1,"tokens":64,"train_loss":10.5}]}]})");
     exported.close();
-    Result imported = tokamak({"runs", "import", exported.fileName(), "--db", db});
+    Result imported = runTokamak({"runs", "import", exported.fileName(), "--db", db});
     QVERIFY2(imported.code == 0, imported.err.constData());
     // chmod a-w on the file and its folder; the folders above stay readable for the unprivileged user below.
     QVERIFY(QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));

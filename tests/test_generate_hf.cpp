@@ -15,7 +15,10 @@
 #include "engine/model/hf.h"
 #include "engine/model/hf_tokenizer.h"
 #include "engine/util/files.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/trainer.h"
 #include "engine/util/safetensors.h"
+#include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
 
@@ -169,6 +172,41 @@ class TestGenerateHf : public QObject {
     QVERIFY(ids.size() > 10000);
     QVERIFY(back.encode(text) == ids);
     QCOMPARE(back.vocab_size(), Tokenizer::gpt2().vocab_size());
+  }
+
+  // model.init_from: a run starts from the weights. After one AdamW step every weight is within the step's
+  // bound (Adam moves each by at most lr, plus a decay of lr·wd·|w|) of the file's, while a random start is
+  // far from them everywhere.
+  void trainingStartsFromTheWeights() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const std::string hf = path("init-from"), ckpts = path("init-from-ckpts");
+    test::export_tiny_hf(hf, 50257, 21);
+    Config c;
+    apply_overrides(
+        c, {"data.path=" + env.corpus_excerpt(40000), "train.steps=1", "train.batch_size=2", "train.eval_every=0",
+            "train.sample_every=-1", "threads=1", "opt.precision=fp32", "train.checkpoint_dir=" + ckpts});
+    c.model = hf_weights_config(hf, c.model);  // what the studio's "Start from weights…" does
+    c.model.init_from = hf;
+    const std::vector<std::string> problems = config_problems(c, 0);
+    QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
+    EventSink quiet;
+    QCOMPARE(QString::fromStdString(train(c, quiet).status), QString("finished"));
+
+    GPT file(GPTOptions::from_config(c.model, c.opt)), trained(GPTOptions::from_config(c.model, c.opt));
+    load_hf_weights(*file, hf);
+    load_checkpoint(list_checkpoints(ckpts).back(), *trained, nullptr, false, c10::kCPU);
+    torch::manual_seed(99);
+    GPT fresh(GPTOptions::from_config(c.model, c.opt));
+    const double bound = c.train.lr * 1.05;
+    auto params = trained->named_parameters(), start = fresh->named_parameters();
+    for (const auto& p : file->named_parameters()) {
+      const double moved = (params[p.key()] - p.value()).abs().max().item<double>();
+      QVERIFY2(moved <= bound, qPrintable(QString("%1 moved %2 > %3").arg(p.key().c_str()).arg(moved).arg(bound)));
+      const bool random_init = p.key().find("ln") == std::string::npos && p.key().find("bias") == std::string::npos;
+      if (random_init)  // LayerNorms start at 1 and 0, biases at 0, from any seed
+        QVERIFY2((start[p.key()] - p.value()).abs().max().item<double>() > 10 * bound, p.key().c_str());
+    }
   }
 
   void generateReadsAHuggingFaceFolder() {

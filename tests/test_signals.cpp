@@ -18,8 +18,8 @@ namespace {
 // A model small enough that a step takes milliseconds, and enough steps that only a signal ends the run.
 QStringList tinyRun(const QString& db, int steps) {
   return QStringList{"train", "--json", "--db", db} +
-         test::tiny_run_args({"train.batch_size=2", "train.log_every=1", "train.sample_every=-1", "train.eval_every=0",
-                              "threads=1", "train.steps=" + std::to_string(steps)});
+         tokamak::test::tiny_run_args({"train.batch_size=2", "train.log_every=1", "train.sample_every=-1",
+                                       "train.eval_every=0", "threads=1", "train.steps=" + std::to_string(steps)});
 }
 
 QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }

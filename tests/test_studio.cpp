@@ -4,6 +4,7 @@
 // SIGKILLed child leaves the window up and the run crashed; a 2-rank Gloo run starts from the GPUs box; bad
 // setups list their problems and keep Start off; a failed run says why; closing during a run asks and stops
 // cleanly without blocking; setups, ladders and settings persist.
+#include <QScopeGuard>
 #include <QtTest>
 
 #include <QAction>
@@ -19,11 +20,13 @@
 #include <QTemporaryDir>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <csignal>
 
 #include "engine/config/config.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
+#include "engine/config/hf_config.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 #include "ui/main_window.h"
@@ -35,6 +38,7 @@
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/key_bindings.h"
+#include "ui/setup/model_box.h"
 #include "ui/setup/setup_files.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/setup/switches_box.h"
@@ -143,9 +147,11 @@ class TestStudio : public QObject {
   void twoRankRunFromGpusBox();
   void runsPageNoticesDeadRunAndRefusesLiveOnes();
   void closingDuringRunAsksThenStops();
+  void closingDuringLongSampleAsksThenEndsIt();
   void setupFilesAndLadders();
   void settingsAreRemembered();
   void runsPageLoadsRerunAndResume();
+  void startsFromHuggingFaceWeights();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -450,6 +456,53 @@ void TestStudio::closingDuringRunAsksThenStops() {
   QVERIFY(QFile::exists(w.runController()->lastCheckpoint()));
 }
 
+// A "Sample now" that takes long (a big model on a CPU; here an engine stand-in that only sleeps): closing asks,
+// then ends the sampling child at once (there is nothing of it to save) and closes without blocking.
+void TestStudio::closingDuringLongSampleAsksThenEndsIt() {
+  QTemporaryDir dir;
+  const QString pidFile = dir.filePath("sampler.pid");
+  const QString engine = dir.filePath("slow-engine");
+  QFile script(engine);
+  QVERIFY(script.open(QIODevice::WriteOnly));
+  script.write(QString("#!/bin/sh\necho $$ > '%1'\nexec sleep 600\n").arg(pidFile).toUtf8());
+  script.close();
+  QVERIFY(script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+  const QByteArray before = qgetenv("TOKAMAK_ENGINE_BIN");
+  qputenv("TOKAMAK_ENGINE_BIN", engine.toUtf8());
+  auto restore = qScopeGuard([&] {
+    if (before.isEmpty()) qunsetenv("TOKAMAK_ENGINE_BIN");
+    else qputenv("TOKAMAK_ENGINE_BIN", before);
+  });
+
+  MainWindow w;
+  w.show();
+  int asked = 0;
+  bool answer = false;
+  w.setCloseQuestion([&] { return ++asked, answer; });
+  w.samplesPanel()->setCheckpoint(engine, 7);  // any existing file: the stand-in does not read it
+  w.samplesPanel()->sampleNow();
+  QVERIFY(w.samplesPanel()->isSampling());
+  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(pidFile) && QFileInfo(pidFile).size() > 0, 10000);
+  QFile f(pidFile);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const qint64 pid = f.readAll().trimmed().toLongLong();
+  QVERIFY(pid > 0 && commandLineOf(pid).contains("sleep"));
+
+  QVERIFY(!w.close());  // "no": sampling goes on
+  QCOMPARE(asked, 1);
+  QVERIFY(w.samplesPanel()->isSampling());
+  answer = true;
+  QElapsedTimer clock;
+  clock.start();
+  w.close();
+  QVERIFY2(clock.elapsed() < 200, qPrintable(QString("close() blocked for %1 ms").arg(clock.elapsed())));
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), 5000);
+  qInfo("closed %lld ms after the answer", clock.elapsed());
+  QCOMPARE(asked, 2);
+  QVERIFY(!w.samplesPanel()->isSampling());
+  QTRY_VERIFY_WITH_TIMEOUT(commandLineOf(pid).isEmpty(), 5000);  // the child is gone, not left behind
+}
+
 void TestStudio::setupFilesAndLadders() {
   QTemporaryDir dir;
   Config c = tinyRun(data_, 77, "saved");
@@ -523,4 +576,50 @@ void TestStudio::runsPageLoadsRerunAndResume() {
 }
 
 QTEST_MAIN(TestStudio)
+// "Start from weights…": the model takes the sizes of a Hugging Face GPT-2 folder and model.init_from names
+// it; sizes changed afterwards are a problem that names the fix, and a run from the weights trains.
+void TestStudio::startsFromHuggingFaceWeights() {
+  const std::string hf = env_->path("hf-start");
+  test::export_tiny_hf(hf, 50257);  // GPT-2's vocabulary, so the corpus' token ids fit
+  MainWindow w;
+  w.setCloseQuestion([] { return true; });
+  SetupPanel& setup = *w.setupPanel();
+  setup.setConfig(tinyRun(data_, 3, "from-weights"));
+  const QString missing = setup.startFromWeights(QString::fromStdString(env_->path("no-such-folder")));
+  QVERIFY2(missing.contains("does not exist"), qPrintable(missing));
+  QVERIFY(setup.config().model.init_from.empty());  // nothing changed by a failed choice
+
+  QCOMPARE(setup.startFromWeights(QString::fromStdString(hf)), QString());
+  const Config c = setup.config();
+  QCOMPARE(c.model.init_from, hf);
+  QCOMPARE(c.model.n_layer, int64_t{2});
+  QCOMPARE(c.model.n_embd, int64_t{32});
+  QCOMPARE(c.model.context, int64_t{16});
+  QCOMPARE(c.model.vocab_size, int64_t{50257});
+  QVERIFY2(setup.canStart(), qPrintable(setup.problems().join('\n')));
+  QCOMPARE(setup.modelBox()->weightsText(), QString("hf-start"));
+
+  setup.keys()->setValue("model.n_layer", "3");
+  setup.refreshNow();
+  QVERIFY(!setup.canStart());
+  const QString problem = setup.problems().join('\n');
+  QVERIFY2(problem.contains("model.init_from") && problem.contains("model.n_layer=2"), qPrintable(problem));
+  setup.keys()->setValue("model.n_layer", "2");
+  setup.refreshNow();
+  QVERIFY2(setup.canStart(), qPrintable(setup.problems().join('\n')));
+
+  RunController* run = w.runController();
+  w.startRun();
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 90000);
+  QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("finished"));
+  // What the child reported it trained: the config it started with names the weights.
+  QCOMPARE(QString::fromStdString(config_from_json(run->runStart().config_json).model.init_from),
+           QString::fromStdString(hf));
+
+  setup.useRandomInit();
+  setup.refreshNow();
+  QVERIFY(setup.config().model.init_from.empty());
+  QCOMPARE(setup.modelBox()->weightsText(), QString("random"));
+}
+
 #include "test_studio.moc"

@@ -19,7 +19,9 @@
 
 #include <cmath>
 
+#include "engine/config/hf_config.h"
 #include "engine/store/run_store.h"
+#include "tests/support/tiny.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
 #include "ui/plots/qcp.h"
@@ -98,6 +100,7 @@ class TestStudioRuns : public QObject {
   void exportsPlot();
   void importAddsRuns();
   void rerunAndResumeEmitConfig();
+  void exportsAModelForHuggingFace();
   void deleteAsksFirst();
   void showsErrors_data();
   void showsErrors();
@@ -455,6 +458,43 @@ void TestStudioRuns::rerunAndResumeEmitConfig() {
   QVERIFY(!panel.resumeRun(base_));  // no checkpoint: an error in the panel, no signal
   QCOMPARE(resume.count(), 1);
   QVERIFY(panel.hasError());
+  QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
+}
+
+// "Export → Model for Hugging Face…": the run's last checkpoint becomes a GPT-2 folder, written by a child
+// tokamak-engine while the panel stays usable; its failures arrive as one line.
+void TestStudioRuns::exportsAModelForHuggingFace() {
+  const std::string ckpt = save_tiny_checkpoint(dir_->filePath(QStringLiteral("ckpts")).toStdString(), 20, "uid-hf");
+  int64_t tiny = 0;
+  {
+    RunStore store(db_.toStdString());
+    tiny = addRun(store, "uid-hf", "tiny", "{}", 1000, 1717001200, ckpt);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  const QString out = dir_->filePath(QStringLiteral("hf"));
+  QVERIFY2(panel.exportForHuggingFace(tiny, out), qPrintable(panel.message()));
+  QVERIFY(panel.isExporting());
+  QVERIFY(!panel.exportForHuggingFace(tiny, out));  // one export at a time
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isExporting(), 120000);
+  QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+  QVERIFY2(panel.message().contains(QStringLiteral("Exported run #%1").arg(tiny)), qPrintable(panel.message()));
+  const ModelConfig m = hf_weights_config(out.toStdString(), ModelConfig{});  // config.json, as transformers reads it
+  QCOMPARE(m.n_layer, int64_t{1});
+  QCOMPARE(m.n_embd, int64_t{32});
+  QCOMPARE(m.context, int64_t{32});
+  QCOMPARE(m.vocab_size, int64_t{50257});
+  QVERIFY(QFile::exists(out + QStringLiteral("/model.safetensors")));
+
+  // A file that is not a checkpoint: the engine refuses it and its reason reaches the panel.
+  QVERIFY(panel.exportForHuggingFace(fast_, dir_->filePath(QStringLiteral("hf-bad"))));
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isExporting(), 120000);
+  QVERIFY(panel.hasError());
+  QVERIFY2(panel.message().contains(QStringLiteral("failed")) && panel.message().contains(QStringLiteral("fast.pt")),
+           qPrintable(panel.message()));
+  // No checkpoint at all: refused before any process starts.
+  QVERIFY(!panel.exportForHuggingFace(base_, out));
+  QVERIFY(!panel.isExporting());
   QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
 }
 

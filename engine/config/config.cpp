@@ -5,6 +5,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
+#include "engine/config/hf_config.h"
 #include "engine/util/error.h"
 
 namespace tokamak {
@@ -127,6 +128,8 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   }
   if (device_ok && cuda && cuda_devices == 0)
     p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
+  const std::string weights = init_from_problem(m);
+  need(weights.empty(), weights);
   if (device_ok && index >= 0 && cuda_devices > 0)
     need(index < cuda_devices,
          "device " + c.device + " does not exist: this machine has " + std::to_string(cuda_devices) + " GPU(s)");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/config/config.h"
+#include "engine/config/hf_config.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -40,15 +41,6 @@ std::string shape_text(c10::IntArrayRef s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
-}
-
-std::string weights_file(const std::string& path) {
-  if (!is_directory(path)) return path;
-  const std::string file = path + "/model.safetensors";
-  if (!path_exists(file))
-    throw Error("'" + path + "' has no model.safetensors",
-                "pass a Hugging Face GPT-2 folder (config.json + model.safetensors) or the file itself");
-  return file;
 }
 
 at::ScalarType float_type(const std::string& dtype, const std::string& name, const std::string& path) {
@@ -106,39 +98,8 @@ void export_hf(const GPTImpl& model, const std::string& dir) {
   write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
 }
 
-bool is_hf_weights(const std::string& path) {
-  if (is_directory(path)) return path_exists(path + "/config.json") && path_exists(path + "/model.safetensors");
-  try {
-    return read_safetensors_header(path).metadata.count("format_version") == 0;  // Tokamak's checkpoints have it
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-ModelConfig hf_model_config(const std::string& folder, const ModelConfig& base) {
-  const std::string file = folder + "/config.json";
-  nlohmann::json j = nlohmann::json::parse(read_file(file), nullptr, false);
-  if (!j.is_object()) throw Error("'" + file + "' is not JSON", "pass a Hugging Face GPT-2 folder");
-  if (j.value("model_type", "") != "gpt2")
-    throw Error("'" + file + "' describes a " + j.value("model_type", std::string("model of no type")) + ", not GPT-2",
-                "Tokamak reads GPT-2 weights only");
-  ModelConfig m = base;
-  auto need = [&](const char* key) {
-    if (!j.contains(key) || !j[key].is_number_integer())
-      throw Error("'" + file + "' has no " + key, "the folder's config.json is incomplete");
-    return j[key].get<int64_t>();
-  };
-  m.preset = "custom", m.n_layer = need("n_layer"), m.n_head = need("n_head"), m.n_embd = need("n_embd");
-  m.context = need("n_positions"), m.vocab_size = need("vocab_size");
-  m.tie_weights = j.value("tie_word_embeddings", true);
-  m.qkv_bias = true;
-  if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"] != 4 * m.n_embd)
-    throw Error("'" + file + "' has n_inner " + j["n_inner"].dump() + "; Tokamak's MLP is 4 × n_embd", "");
-  return m;
-}
-
 void load_hf_weights(GPTImpl& model, const std::string& path) {
-  const std::string file = weights_file(path);
+  const std::string file = hf_weights_file(path);
   const SafetensorsHeader h = read_safetensors_header(file);
   std::map<std::string, const SafetensorsTensor*> by_name;
   for (const auto& t : h.tensors) {

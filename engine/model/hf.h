@@ -6,21 +6,14 @@
 #pragma once
 #include <string>
 
+#include "engine/config/hf_config.h"  // is_hf_weights, hf_model_config
+
 namespace tokamak {
 
 class GPTImpl;
-struct ModelConfig;
 
 // Writes DIR/config.json (GPT2LMHeadModel) and DIR/model.safetensors (fp32), durably.
 void export_hf(const GPTImpl& model, const std::string& dir);
-
-// True when `path` is a Hugging Face folder (config.json beside model.safetensors) or a safetensors file that
-// is not a Tokamak checkpoint.
-bool is_hf_weights(const std::string& path);
-
-// A folder's config.json as Tokamak's model section (n_layer, n_head, n_embd, context, vocab_size, ties).
-// `base` supplies what config.json does not say.
-ModelConfig hf_model_config(const std::string& folder, const ModelConfig& base);
 
 // Copies GPT-2 weights (a folder or a model.safetensors file; names with or without "transformer.") into a
 // model whose sizes match. Missing, extra or mis-shaped tensors are named in a one-line Error.

@@ -18,4 +18,10 @@ ModelConfig tiny_model(int64_t vocab_size = 64);
 // after the shape, so a suite can change one dimension (a later assignment of a key wins).
 std::vector<std::string> tiny_run_overrides(const std::vector<std::string>& more = {});
 QStringList tiny_run_args(const std::vector<std::string>& more = {});
+
+// A checkpoint of a freshly initialised (seeded) tiny-run model at DIR/step_N (no optimizer state): for
+// suites that need a real file to sample from, export or list. Returns its path.
+std::string save_tiny_checkpoint(const std::string& dir, int64_t step, const std::string& run_uid, uint64_t seed = 1);
+// The tiny_model(vocab_size) (seeded) written as a Hugging Face GPT-2 folder at DIR.
+void export_tiny_hf(const std::string& dir, int64_t vocab_size = 64, uint64_t seed = 1);
 }  // namespace tokamak::test

@@ -3,7 +3,6 @@
 // run is not disturbed (it only shares the CPU or GPU), and a crash while sampling cannot take the window.
 #pragma once
 #include <QObject>
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 
@@ -19,14 +18,15 @@ struct SampleNowRequest {
   quint64 seed = 1337;
 };
 
+class EngineJob;
+
 class SampleProcess : public QObject {
   Q_OBJECT
  public:
-  explicit SampleProcess(QObject* parent = nullptr) : QObject(parent) {}
-  ~SampleProcess() override;
+  explicit SampleProcess(QObject* parent = nullptr);
 
   bool start(const SampleNowRequest& request);  // false while one is running
-  bool isRunning() const { return process_ != nullptr; }
+  bool isRunning() const;
   void cancel();  // ends the child at once (there is nothing to save); finished() reports "cancelled"
 
  Q_SIGNALS:
@@ -34,11 +34,8 @@ class SampleProcess : public QObject {
   void finished(qint64 step, const QString& text, const QString& error);
 
  private:
-  void ended(int exitCode, QProcess::ExitStatus status);
-
-  QProcess* process_ = nullptr;
+  EngineJob* job_;
   qint64 step_ = 0;
-  bool cancelled_ = false;
 };
 
 }  // namespace tokamak::ui

@@ -20,6 +20,7 @@
 
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
+#include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/runs_io.h"
 #include "ui/runs/runs_model.h"
@@ -42,6 +43,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
 
   compareButton_ = new QPushButton(tr("Compare"), this);
+  exportJob_ = new EngineJob(this);
   exportButton_ = new QToolButton(this);
   exportButton_->setText(tr("Export"));
   exportButton_->setPopupMode(QToolButton::InstantPopup);
@@ -53,6 +55,9 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   exportMenu->addAction(tr("Plot as PNG..."), this, [this] { exportWithDialog(QStringLiteral("png")); });
   exportMenu->addAction(tr("Plot as PDF..."), this, [this] { exportWithDialog(QStringLiteral("pdf")); });
   exportMenu->addAction(tr("Plot as SVG..."), this, [this] { exportWithDialog(QStringLiteral("svg")); });
+  exportMenu->addSeparator();
+  exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
+  exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
   exportButton_->setMenu(exportMenu);
   importButton_ = new QPushButton(tr("Import..."), this);
   rerunButton_ = new QPushButton(tr("Re-run with changes"), this);
@@ -252,6 +257,7 @@ void RunsPanel::updateActions() {
   importButton_->setEnabled(ok);
   rerunButton_->setEnabled(ok && n == 1);
   resumeButton_->setEnabled(ok && n == 1);
+  exportHf_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }
 

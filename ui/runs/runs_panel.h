@@ -13,6 +13,7 @@
 namespace tokamak {
 class RunStore;
 }
+class QAction;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -24,6 +25,7 @@ class QToolButton;
 namespace tokamak::ui {
 
 class CompareView;
+class EngineJob;
 class RunsTableModel;
 
 class RunsPanel : public QWidget {
@@ -44,6 +46,10 @@ class RunsPanel : public QWidget {
   bool deleteRuns(const QList<qint64>& ids);  // asks first
   bool rerunWithChanges(qint64 id);           // emits rerunRequested
   bool resumeRun(qint64 id);                  // emits resumeRequested with the run's last checkpoint
+  // Writes the run's last checkpoint as a Hugging Face GPT-2 folder (`tokamak export --format hf`) in a child
+  // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
+  bool exportForHuggingFace(qint64 id, const QString& folder);
+  bool isExporting() const;
   // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
   void setConfirmation(std::function<bool(const QString& question)> confirm);
   void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)
@@ -76,6 +82,8 @@ class RunsPanel : public QWidget {
   void showContextMenu(const QPoint& pos);
   void exportWithDialog(const QString& format);
   void importWithDialog();
+  void exportHfWithDialog();
+  QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable
 
   std::unique_ptr<tokamak::RunStore> store_;
   QString path_;         // as given to setDatabase ("" = default)
@@ -93,10 +101,12 @@ class RunsPanel : public QWidget {
   QTimer* poll_ = nullptr;
   QPushButton* compareButton_ = nullptr;
   QToolButton* exportButton_ = nullptr;
+  QAction* exportHf_ = nullptr;
   QPushButton* importButton_ = nullptr;
   QPushButton* rerunButton_ = nullptr;
   QPushButton* resumeButton_ = nullptr;
   QPushButton* deleteButton_ = nullptr;
+  EngineJob* exportJob_ = nullptr;
 };
 
 }  // namespace tokamak::ui

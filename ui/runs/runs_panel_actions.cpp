@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine/store/run_store.h"
+#include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/plot_export.h"
 #include "ui/runs/runs_io.h"
@@ -91,30 +92,62 @@ bool RunsPanel::rerunWithChanges(qint64 id) {
   return true;
 }
 
+QString RunsPanel::lastCheckpoint(qint64 id) {
+  if (!ensureStore()) return {};
+  try {
+    const auto checkpoints = store_->checkpoints(id);
+    if (checkpoints.empty()) {
+      showError(tr("Run #%1 has no checkpoint.").arg(id));
+      return {};
+    }
+    const QString path = QString::fromStdString(checkpoints.back().path);
+    if (!QFileInfo::exists(path)) {
+      showError(tr("The last checkpoint of run #%1 is gone: %2").arg(id).arg(path));
+      return {};
+    }
+    return path;
+  } catch (const std::exception& e) {
+    showError(describeError(e));
+    return {};
+  }
+}
+
 bool RunsPanel::resumeRun(qint64 id) {
   if (!ensureStore()) return false;
   try {
-    const auto checkpoints = store_->checkpoints(id);
     const tokamak::RunInfo run = store_->run(id);
     if (run.status == "running") {
       showError(tr("Run #%1 is still running: stop it first, then resume it.").arg(id));
       return false;
     }
-    if (checkpoints.empty()) {
-      showError(tr("Run #%1 has no checkpoint to resume from.").arg(id));
-      return false;
-    }
-    const QString path = QString::fromStdString(checkpoints.back().path);
-    if (!QFileInfo::exists(path)) {
-      showError(tr("The last checkpoint of run #%1 is gone: %2").arg(id).arg(path));
-      return false;
-    }
+    const QString path = lastCheckpoint(id);
+    if (path.isEmpty()) return false;
     Q_EMIT resumeRequested(path, QString::fromStdString(run.config_json));
   } catch (const std::exception& e) {
     showError(describeError(e));
     return false;
   }
   return true;
+}
+
+bool RunsPanel::isExporting() const { return exportJob_->isRunning(); }
+
+bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder) {
+  if (exportJob_->isRunning()) {
+    showError(tr("An export is still being written: wait for it to finish."));
+    return false;
+  }
+  if (folder.isEmpty()) return false;
+  const QString checkpoint = lastCheckpoint(id);  // a live run's newest checkpoint is complete: files appear whole
+  if (checkpoint.isEmpty()) return false;
+  disconnect(exportJob_, nullptr, this, nullptr);
+  connect(exportJob_, &EngineJob::finished, this, [this, id, folder](const QString&, const QString& error) {
+    if (!error.isEmpty()) return showError(tr("Export of run #%1 failed: %2").arg(id).arg(error));
+    showNotice(
+        tr("Exported run #%1 for Hugging Face to %2 (GPT2LMHeadModel.from_pretrained loads it)").arg(id).arg(folder));
+  });
+  showNotice(tr("Exporting run #%1 to %2…").arg(id).arg(folder));
+  return exportJob_->start({"export", "--format", "hf", "--checkpoint", checkpoint, "--out", folder});
 }
 
 void RunsPanel::exportWithDialog(const QString& format) {
@@ -129,6 +162,13 @@ void RunsPanel::exportWithDialog(const QString& format) {
   const bool plot = format == QLatin1String("png") || format == QLatin1String("pdf") || format == QLatin1String("svg");
   if (plot) exportPlot(path);
   else exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
+}
+
+void RunsPanel::exportHfWithDialog() {
+  const qint64 id = selectedRunIds().value(0);
+  if (id <= 0) return showError(tr("Select the run to export first."));
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Export for Hugging Face: choose a folder"));
+  if (!folder.isEmpty()) exportForHuggingFace(id, folder);
 }
 
 void RunsPanel::importWithDialog() {

@@ -2,8 +2,11 @@
 #include "ui/setup/model_box.h"
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 
 #include "engine/config/config.h"
@@ -49,6 +52,25 @@ ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), 
   measured_ = new QLabel;
   measured_->setObjectName("measuredPeak");
   measured_->hide();
+  weights_ = new QLabel;
+  weights_->setObjectName("weightsFrom");
+  weights_->setWordWrap(true);
+  fromWeights_ = new QPushButton(tr("Start from weights…"));
+  fromWeights_->setObjectName("startFromWeights");
+  fromWeights_->setToolTip(
+      tr("Fine-tune: start from GPT-2 weights in Hugging Face's format (a folder with config.json and "
+         "model.safetensors, e.g. one exported by Tokamak or downloaded from the hub). The sizes above are set "
+         "to the weights' own (model.init_from)."));
+  randomInit_ = new QPushButton(tr("Random init"));
+  randomInit_->setObjectName("randomInit");
+  randomInit_->setToolTip(tr("Forget the weights: start from GPT-2's random initialisation"));
+  connect(fromWeights_, &QPushButton::clicked, this, &ModelBox::startFromWeightsClicked);
+  connect(randomInit_, &QPushButton::clicked, this, &ModelBox::randomInitClicked);
+  auto* weightsRow = new QHBoxLayout;
+  weightsRow->addWidget(weights_, 1);
+  weightsRow->addWidget(fromWeights_);
+  weightsRow->addWidget(randomInit_);
+  showWeights({});
   keys->bind("model.preset", preset_);
   keys->bind("model.n_layer", layers_);
   keys->bind("model.n_head", heads_);
@@ -61,6 +83,7 @@ ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), 
   form->addRow(tr("Heads"), heads_);
   form->addRow(tr("Width"), width_);
   form->addRow(tr("Context"), context_);
+  form->addRow(tr("Weights"), weightsRow);
   form->addRow(tr("Parameters"), params_);
   form->addRow(tr("Memory"), estimate_);
   form->addRow(QString(), measured_);
@@ -107,5 +130,13 @@ void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {
 }
 
 QString ModelBox::estimateText() const { return estimate_->text(); }
+
+void ModelBox::showWeights(const QString& initFrom) {
+  weights_->setText(initFrom.isEmpty() ? tr("random") : QFileInfo(initFrom).fileName());
+  weights_->setToolTip(initFrom);
+  randomInit_->setVisible(!initFrom.isEmpty());
+}
+
+QString ModelBox::weightsText() const { return weights_->text(); }
 
 }  // namespace tokamak::ui

@@ -1,11 +1,13 @@
-// ModelBox: the model's size (a preset, or layers/heads/width/context by hand), its parameter count and the
-// memory estimate for the chosen batch and switches (engine/model/memory_estimate.h). After a run it shows
+// ModelBox: the model's size (a preset, or layers/heads/width/context by hand), where its weights start
+// (random, or GPT-2 weights in Hugging Face's format: model.init_from), its parameter count and the memory
+// estimate for the chosen batch and switches (engine/model/memory_estimate.h). After a run it shows
 // the measured peak next to the estimate, so the estimate can be judged.
 #pragma once
 #include <QGroupBox>
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 
 namespace tokamak {
@@ -26,6 +28,13 @@ class ModelBox : public QGroupBox {
   // Bytes measured by the last run (peak RSS on a CPU, peak allocated on a GPU); 0 hides it.
   void showMeasuredPeak(qint64 bytes, const QString& device);
   QString estimateText() const;
+  // Where the weights come from: "" = random initialisation, else the Hugging Face weights model.init_from names.
+  void showWeights(const QString& initFrom);
+  QString weightsText() const;
+
+ Q_SIGNALS:
+  void startFromWeightsClicked();
+  void randomInitClicked();
 
  private:
   void presetChanged();
@@ -36,6 +45,9 @@ class ModelBox : public QGroupBox {
   QLabel* params_;
   QLabel* estimate_;
   QLabel* measured_;
+  QLabel* weights_;
+  QPushButton* fromWeights_;
+  QPushButton* randomInit_;
   bool filling_ = false;
 };
 

@@ -18,6 +18,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "engine/config/hf_config.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
 #include "ui/setup/dataset_box.h"
@@ -100,6 +101,8 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   connect(refresh_, &QTimer::timeout, this, &SetupPanel::refreshNow);
   connect(keys_, &KeyBindings::changed, this, &SetupPanel::scheduleRefresh);
   connect(dataset_, &DatasetBox::pathChanged, this, &SetupPanel::scheduleRefresh);
+  connect(model_, &ModelBox::startFromWeightsClicked, this, &SetupPanel::chooseWeights);
+  connect(model_, &ModelBox::randomInitClicked, this, &SetupPanel::useRandomInit);
   connect(finder_, &BatchFinder::finished, this, [this](qint64 largest, const QString& error) {
     findBatch_->setText(tr("Find largest batch"));
     if (largest > 0) keys_->setValue("train.batch_size", QString::number(largest)), scheduleRefresh();
@@ -189,6 +192,31 @@ void SetupPanel::clearResume() {
   scheduleRefresh();
 }
 
+QString SetupPanel::startFromWeights(const QString& path) {
+  Config c = config();
+  try {
+    c.model = hf_weights_config(path.toStdString(), c.model);
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  c.model.init_from = path.toStdString();
+  c.train.resume.clear();  // a resumed run takes its weights from the checkpoint, which would win
+  setConfig(c);
+  return {};
+}
+
+void SetupPanel::useRandomInit() {
+  base_.model.init_from.clear();
+  scheduleRefresh();
+}
+
+void SetupPanel::chooseWeights() {
+  const QString path = QFileDialog::getExistingDirectory(this, tr("Start from weights: a Hugging Face GPT-2 folder"));
+  if (path.isEmpty()) return;
+  const QString error = startFromWeights(path);
+  if (!error.isEmpty()) QMessageBox::warning(this, tr("Start from weights"), error);
+}
+
 void SetupPanel::setEditable(bool editable) {
   // Disabling the parent keeps each switch's own availability: re-enabling restores exactly that.
   form_->setEnabled(editable);
@@ -220,6 +248,7 @@ void SetupPanel::refreshNow() {
   resume_->setVisible(!c.train.resume.empty());
   clearResume_->setVisible(!c.train.resume.empty());
   resume_->setText(tr("Resumes from %1").arg(QString::fromStdString(c.train.resume)));
+  model_->showWeights(QString::fromStdString(c.model.init_from));
 
   problemList_->clear();
   if (problems.isEmpty()) problemList_->addItem(tr("None: ready to start"));

@@ -32,6 +32,10 @@ class SetupPanel : public QWidget {
   void setEditable(bool editable);  // read-only while a run uses the setup
   void showMeasuredPeak(qint64 bytes, const QString& device);
   void clearResume();
+  // Starts the model from the Hugging Face GPT-2 weights at `path` (folder or model.safetensors): sets
+  // model.init_from and the model's sizes to the weights'. Returns "" or why it cannot.
+  QString startFromWeights(const QString& path);
+  void useRandomInit();
 
   DatasetBox* datasetBox() const { return dataset_; }
   ModelBox* modelBox() const { return model_; }
@@ -43,6 +47,7 @@ class SetupPanel : public QWidget {
   void loadSetupFrom();
   void openLadder(const QString& path = {});
   void findLargestBatch();
+  void chooseWeights();
   // Recomputes problems, estimate and switch availability now (otherwise coalesced on a 0 ms timer).
   void refreshNow();
 
