@@ -597,11 +597,16 @@ void TestStudio::startsFromHuggingFaceWeights() {
   QCOMPARE(c.model.context, int64_t{16});
   QCOMPARE(c.model.vocab_size, int64_t{50257});
   QVERIFY2(setup.canStart(), qPrintable(setup.problems().join('\n')));
-  QCOMPARE(setup.modelBox()->weightsText(), QString("hf-start"));
+  // The parameters in the file against the model's: 2 layers of width 32 and GPT-2's vocabulary.
+  const qint64 expected = 50257 * 32 + 16 * 32 + 2 * (12 * 32 * 32 + 13 * 32) + 2 * 32;
+  QCOMPARE(hf_weights_parameters(hf), int64_t{expected});
+  QVERIFY2(setup.modelBox()->weightsText().startsWith("hf-start: 1.6M parameters, as the model"),
+           qPrintable(setup.modelBox()->weightsText()));
 
   setup.keys()->setValue("model.n_layer", "3");
   setup.refreshNow();
   QVERIFY(!setup.canStart());
+  QVERIFY2(setup.modelBox()->weightsText().contains("but the model has"), qPrintable(setup.modelBox()->weightsText()));
   const QString problem = setup.problems().join('\n');
   QVERIFY2(problem.contains("model.init_from") && problem.contains("model.n_layer=2"), qPrintable(problem));
   setup.keys()->setValue("model.n_layer", "2");

@@ -26,7 +26,8 @@ ModelConfig shapes_config(const std::string& file, const ModelConfig& base) {
   const SafetensorsTensor* wte = tensor("wte.weight");
   const SafetensorsTensor* wpe = tensor("wpe.weight");
   if (!wte || !wpe || wte->shape.size() != 2 || wpe->shape.size() != 2)
-    throw Error("'" + file + "' has no GPT-2 embeddings (wte.weight, wpe.weight)", "the file does not hold GPT-2 weights");
+    throw Error("'" + file + "' has no GPT-2 embeddings (wte.weight, wpe.weight)",
+                "the file does not hold GPT-2 weights");
   ModelConfig m = base;
   m.preset = "custom", m.vocab_size = wte->shape[0], m.n_embd = wte->shape[1], m.context = wpe->shape[0];
   m.n_layer = 0;
@@ -86,6 +87,21 @@ ModelConfig hf_weights_config(const std::string& path, const ModelConfig& base) 
   return shapes_config(hf_weights_file(path), base);
 }
 
+int64_t hf_weights_parameters(const std::string& path) {
+  const SafetensorsHeader h = read_safetensors_header(hf_weights_file(path));
+  auto ends_with = [](const std::string& s, const std::string& end) {
+    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+  };
+  int64_t n = 0;
+  for (const SafetensorsTensor& t : h.tensors) {
+    if (ends_with(t.name, ".attn.bias") || ends_with(t.name, ".attn.masked_bias")) continue;
+    int64_t numel = 1;
+    for (int64_t d : t.shape) numel *= d;
+    n += numel;
+  }
+  return n;
+}
+
 std::string init_from_problem(const ModelConfig& m) {
   if (m.init_from.empty()) return "";
   ModelConfig w;
@@ -102,8 +118,8 @@ std::string init_from_problem(const ModelConfig& m) {
   std::string wrong, fix;
   auto check = [&](const char* key, int64_t ours, int64_t theirs) {
     if (ours == theirs) return;
-    wrong += std::string(wrong.empty() ? "" : ", ") + key + " " + std::to_string(ours) + " (weights: " +
-             std::to_string(theirs) + ")";
+    wrong += std::string(wrong.empty() ? "" : ", ") + key + " " + std::to_string(ours) +
+             " (weights: " + std::to_string(theirs) + ")";
     fix += std::string(fix.empty() ? "" : " ") + "model." + key + "=" + std::to_string(theirs);
   };
   check("n_layer", m.n_layer, w.n_layer);

@@ -23,6 +23,9 @@ ModelConfig hf_model_config(const std::string& folder, const ModelConfig& base);
 // config.json when there is one, else from the tensor shapes (n_head, which shapes do not show, from `base`).
 ModelConfig hf_weights_config(const std::string& path, const ModelConfig& base);
 
+// The parameters the weights at `path` hold (GPT-2's attention-mask buffers, which some files carry, left out).
+int64_t hf_weights_parameters(const std::string& path);
+
 // "" when `m` (the model a config builds) has the sizes of the weights at m.init_from, else the problem and
 // the assignments that fix it. Empty init_from: "".
 std::string init_from_problem(const ModelConfig& m);

@@ -131,8 +131,16 @@ void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {
 
 QString ModelBox::estimateText() const { return estimate_->text(); }
 
-void ModelBox::showWeights(const QString& initFrom) {
-  weights_->setText(initFrom.isEmpty() ? tr("random") : QFileInfo(initFrom).fileName());
+void ModelBox::showWeights(const QString& initFrom, qint64 fileParameters, qint64 modelParameters) {
+  QString text = initFrom.isEmpty() ? tr("random") : QFileInfo(initFrom).fileName();
+  if (!initFrom.isEmpty() && fileParameters >= 0) {
+    text += fileParameters == modelParameters
+                ? tr(": %1 parameters, as the model").arg(formatCount(static_cast<double>(fileParameters)))
+                : tr(": %1 parameters, but the model has %2")
+                      .arg(formatCount(static_cast<double>(fileParameters)),
+                           formatCount(static_cast<double>(modelParameters)));
+  }
+  weights_->setText(text);
   weights_->setToolTip(initFrom);
   randomInit_->setVisible(!initFrom.isEmpty());
 }

@@ -28,8 +28,10 @@ class ModelBox : public QGroupBox {
   // Bytes measured by the last run (peak RSS on a CPU, peak allocated on a GPU); 0 hides it.
   void showMeasuredPeak(qint64 bytes, const QString& device);
   QString estimateText() const;
-  // Where the weights come from: "" = random initialisation, else the Hugging Face weights model.init_from names.
-  void showWeights(const QString& initFrom);
+  // Where the weights come from: "" = random initialisation, else the Hugging Face weights model.init_from names,
+  // with the parameters the file holds against those of the model the sizes build (vocabulary unpadded); a
+  // count of -1 is unknown (the file cannot be read: the problem list says why).
+  void showWeights(const QString& initFrom, qint64 fileParameters = -1, qint64 modelParameters = -1);
   QString weightsText() const;
 
  Q_SIGNALS:

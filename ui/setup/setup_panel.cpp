@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "engine/config/hf_config.h"
+#include "engine/model/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
 #include "ui/setup/dataset_box.h"
@@ -205,6 +206,25 @@ QString SetupPanel::startFromWeights(const QString& path) {
   return {};
 }
 
+void SetupPanel::showWeights(const Config& c) {
+  const QString path = QString::fromStdString(c.model.init_from);
+  if (path != weightsPath_) {  // the file's count is read once per choice, not on every keystroke
+    weightsPath_ = path;
+    weightsParameters_ = -1;
+    try {
+      if (!path.isEmpty()) weightsParameters_ = hf_weights_parameters(c.model.init_from);
+    } catch (const std::exception&) {  // config_problems() names what is wrong with the file
+    }
+  }
+  qint64 model = -1;
+  if (weightsParameters_ >= 0 && c.model.n_head > 0 && c.model.n_embd % c.model.n_head == 0) {
+    Config unpadded = c;  // the file holds vocab_size rows; the model pads them
+    unpadded.model.vocab_pad_multiple = 1;
+    model = estimate_memory(unpadded).parameters;
+  }
+  model_->showWeights(path, weightsParameters_, model);
+}
+
 void SetupPanel::useRandomInit() {
   base_.model.init_from.clear();
   scheduleRefresh();
@@ -248,7 +268,7 @@ void SetupPanel::refreshNow() {
   resume_->setVisible(!c.train.resume.empty());
   clearResume_->setVisible(!c.train.resume.empty());
   resume_->setText(tr("Resumes from %1").arg(QString::fromStdString(c.train.resume)));
-  model_->showWeights(QString::fromStdString(c.model.init_from));
+  showWeights(c);
 
   problemList_->clear();
   if (problems.isEmpty()) problemList_->addItem(tr("None: ready to start"));

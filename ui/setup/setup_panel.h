@@ -58,6 +58,7 @@ class SetupPanel : public QWidget {
  private:
   QWidget* trainingBox();
   void scheduleRefresh();
+  void showWeights(const Config& c);
 
   KeyBindings* keys_;
   QWidget* form_;
@@ -72,6 +73,8 @@ class SetupPanel : public QWidget {
   QTimer* refresh_;
   Config base_;  // keys without a widget (train.resume, sampling settings, …) keep the loaded values
   QStringList problems_;
+  QString weightsPath_;            // model.init_from whose parameters were counted
+  qint64 weightsParameters_ = -1;  // the count, -1 when unknown
 };
 
 }  // namespace tokamak::ui
