@@ -354,6 +354,89 @@ class TestEval : public QObject {
     QVERIFY(e.results.get("acc_low") > 0.5 && e.results.get("acc_high") == 1.0);  // Wilson for 6/6: [0.61, 1]
   }
 
+  void cliRefusesBadTasksAndMissingFiles_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString items = QString::fromStdString(kTinyItems);
+    QTest::newRow("unknown kind") << QStringList{"--checkpoint", "/no/such.safetensors", "--task", "bleu:x"}
+                                  << "unknown kind 'bleu'";
+    QTest::newRow("no kind") << QStringList{"--checkpoint", "/no/such.safetensors", "--task", "x.jsonl"}
+                             << "has no kind";
+    QTest::newRow("missing items") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
+                                                  "hellaswag:/no/such.jsonl"}
+                                   << "cannot open '/no/such.jsonl'";
+    QTest::newRow("missing checkpoint") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
+                                                       "hellaswag:" + items}
+                                        << "/no/such.safetensors";
+    QTest::newRow("missing ppl data") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
+                                                     "ppl:/no/such/corpus.txt"}
+                                      << "'/no/such/corpus.txt' does not exist";
+  }
+  void cliRefusesBadTasksAndMissingFiles() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    Result r = run_cli(QStringList{"eval", "--no-store"} + args);
+    QCOMPARE(r.code, 1);
+    const QString err = QString::fromUtf8(r.err).trimmed();
+    QVERIFY2(!err.contains('\n') && err.startsWith("tokamak: "), qPrintable(err));
+    QVERIFY2(err.contains(expected) && err.contains("hint:"), qPrintable(err));
+  }
+
+  // `tokamak eval` on a run's checkpoint: --json prints the results, and they become metrics of that run
+  // at the checkpoint's step (runs compare and exports show them). The same weights as a Hugging Face folder
+  // give the same accuracy, but belong to no run: printed only.
+  void cliEvalRecordsAsMetricsOfTheRun() {
+    QVERIFY2(QFile::exists(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    const QString db = QString::fromStdString(env.path("runs.db")), items = QString::fromStdString(kTinyItems);
+    const QString corpus = QString::fromStdString(env.corpus_excerpt(5000));
+    Result t = run_cli(QStringList{"train", "--json", "--db", db} +
+                       test::tiny_run_args({"train.batch_size=2", "train.steps=3", "train.sample_every=-1",
+                                            "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+    QVERIFY2(t.code == 0, t.err.constData());
+    QString checkpoint;
+    for (const QByteArray& line : t.out.split('\n'))
+      if (json_of(line)["event"] == "checkpoint") checkpoint = json_of(line)["path"].toString();
+    QVERIFY(!checkpoint.isEmpty());
+
+    Result h = run_cli({"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "hellaswag:" + items});
+    QVERIFY2(h.code == 0, h.err.constData());
+    QJsonObject hj = json_of(h.out);
+    QCOMPARE(hj["n"].toInt(), 6);
+    QCOMPARE(hj["step"].toInt(), 3);
+    QVERIFY(hj["acc"].isDouble() && hj["acc_norm"].isDouble() && hj["recorded"].toBool());
+    QVERIFY2(h.err.contains("recorded as eval/hellaswag/*"), h.err.constData());
+
+    Result p =
+        run_cli({"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "ppl:" + corpus, "--limit", "3"});
+    QVERIFY2(p.code == 0, p.err.constData());
+    QJsonObject pj = json_of(p.out);
+    QCOMPARE(pj["tokens"].toInt(), 3 * 32);  // three windows of the tiny run's context
+    QVERIFY(std::abs(pj["ppl"].toDouble() - std::exp(pj["loss"].toDouble())) < 1e-9 * pj["ppl"].toDouble());
+
+    {
+      RunStore store(db.toStdString(), RunStore::Mode::existing);
+      const std::vector<MetricRow> rows = store.metrics(store.run_ids().front());
+      QCOMPARE(rows.back().step, int64_t{3});
+      QCOMPARE(rows.back()["eval/hellaswag/acc"], hj["acc"].toDouble());
+      QCOMPARE(rows.back()["eval/ppl/" + std::filesystem::path(corpus.toStdString()).stem().string() + "/ppl"],
+               pj["ppl"].toDouble());
+    }
+    Result compare = run_cli({"runs", "compare", "1", "--db", db});
+    QVERIFY2(compare.code == 0 && compare.out.contains("eval/hellaswag/acc_norm"), compare.out.constData());
+
+    const QString hf = QString::fromStdString(env.path("hf"));
+    Result x = run_cli({"export", "--checkpoint", checkpoint, "--format", "hf", "--out", hf});
+    QVERIFY2(x.code == 0, x.err.constData());
+    Result f = run_cli({"eval", "--json", "--db", db, "--checkpoint", hf, "--task", "hellaswag:" + items});
+    QVERIFY2(f.code == 0, f.err.constData());
+    QVERIFY2(f.err.contains("belongs to no run"), f.err.constData());
+    QJsonObject fj = json_of(f.out);
+    QVERIFY(!fj["recorded"].toBool());
+    QCOMPARE(fj["acc"].toDouble(), hj["acc"].toDouble());
+    QCOMPARE(fj["acc_norm"].toDouble(), hj["acc_norm"].toDouble());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestEval)
