@@ -354,6 +354,49 @@ class TestEval : public QObject {
     QVERIFY(e.results.get("acc_low") > 0.5 && e.results.get("acc_high") == 1.0);  // Wilson for 6/6: [0.61, 1]
   }
 
+  // train.eval_tasks: evaluated every eval_every steps as metrics of the run, which reach the store (its
+  // metric keys, summary and exports) with no other edit.
+  void trainingEvaluatesTasksAsRunMetrics() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    const std::string corpus = env.corpus_excerpt(20000), db = env.path("runs.db");
+    Config c;
+    apply_overrides(c, test::tiny_run_overrides({"data.path=" + corpus, "train.steps=6", "train.eval_every=3",
+                                                 "train.batch_size=2", "train.sample_every=-1", "threads=1",
+                                                 "train.eval_tasks=hellaswag:" + kTinyItems + ",ppl:" + corpus,
+                                                 "train.checkpoint_dir=" + env.path("ckpt")}));
+    Recorder r;
+    int64_t run_id = 0;
+    {
+      StoreSink store(db);
+      FanOutSink sinks;
+      sinks.add(&r), sinks.add(&store);
+      QCOMPARE(QString::fromStdString(train(c, sinks).status), QString("finished"));
+      store.flush();
+      run_id = store.run_id();
+    }
+    const std::string stem = std::filesystem::path(corpus).stem().string();
+    std::vector<int64_t> steps;
+    for (const EvalEvent& e : r.evals)
+      if (e.metrics.has("eval/hellaswag/acc")) {
+        steps.push_back(e.step);
+        QCOMPARE(e.metric("eval/hellaswag/n"), 6.0);
+        QVERIFY(e.metric("eval/hellaswag/acc_norm") >= 0 && e.metric("eval/hellaswag/acc_norm") <= 1);
+        const double ppl = e.metric("eval/ppl/" + stem + "/ppl");
+        QVERIFY2(std::abs(ppl - std::exp(e.metric("eval/ppl/" + stem + "/loss"))) < 1e-6 * ppl,
+                 qPrintable(QString::number(ppl)));
+      }
+    QVERIFY(steps == (std::vector<int64_t>{3, 6}));
+    RunStore store(db, RunStore::Mode::existing);
+    int found = 0;
+    for (const MetricRow& row : store.metrics(run_id))
+      if (!std::isnan(row["eval/hellaswag/acc"]) && !std::isnan(row["eval/ppl/" + stem + "/ppl"])) ++found;
+    QCOMPARE(found, 2);
+    std::ostringstream csv;
+    export_runs(store, {run_id}, ExportFormat::csv, csv);
+    QVERIFY(csv.str().find(",eval/hellaswag/acc_norm,") != std::string::npos);
+  }
+
   void cliRefusesBadTasksAndMissingFiles_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
