@@ -74,7 +74,8 @@ void run_eval(const EvalArgs& a) {
     std::printf("%s\n", human(e).c_str());
     return;
   }
-  nlohmann::json out = {{"task", e.spec.text}, {"checkpoint", a.checkpoint}, {"step", e.step}};
+  nlohmann::ordered_json out = {
+      {"task", e.spec.text}, {"checkpoint", a.checkpoint}, {"step", e.step}};  // in this order
   if (!e.run_uid.empty()) out["run_uid"] = e.run_uid;
   for (const MetricValue& v : e.results) {
     if (v.integer) out[v.key] = static_cast<int64_t>(v.value);
