@@ -397,6 +397,37 @@ class TestEval : public QObject {
     QVERIFY(csv.str().find(",eval/hellaswag/acc_norm,") != std::string::npos);
   }
 
+  // A task that cannot run on this run's model is refused before step 1, not at the first evaluation.
+  void trainingRefusesBadTasksBeforeStepOne_data() {
+    QTest::addColumn<QString>("tasks");
+    QTest::addColumn<QString>("context");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("missing file") << "hellaswag:/no/such.jsonl"
+                                  << "32"
+                                  << "HellaSwag file '/no/such.jsonl' does not exist";
+    QTest::newRow("ending longer than the context") << QString::fromStdString("hellaswag:" + kTinyItems) << "8"
+                                                    << "more than the model's context of 8";
+    QTest::newRow("bad spec") << "hellaswag"
+                              << "32"
+                              << "has no kind";
+  }
+  void trainingRefusesBadTasksBeforeStepOne() {
+    QFETCH(QString, tasks);
+    QFETCH(QString, context);
+    QFETCH(QString, expected);
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    Config c;
+    apply_overrides(
+        c, test::tiny_run_overrides(
+               {"data.path=" + env.corpus_excerpt(5000), "train.steps=2", "model.context=" + context.toStdString(),
+                "train.eval_tasks=" + tasks.toStdString(), "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+    Recorder r;
+    const QString err = test::error_of([&] { train(c, r); });
+    QVERIFY2(err.contains(expected) && !err.contains('\n'), qPrintable(err));
+    QVERIFY(r.checkpoints.empty() && r.end.status.empty());  // nothing ran
+  }
+
   void cliRefusesBadTasksAndMissingFiles_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expected");
@@ -405,14 +436,13 @@ class TestEval : public QObject {
                                   << "unknown kind 'bleu'";
     QTest::newRow("no kind") << QStringList{"--checkpoint", "/no/such.safetensors", "--task", "x.jsonl"}
                              << "has no kind";
-    QTest::newRow("missing items") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
-                                                  "hellaswag:/no/such.jsonl"}
+    // A file that exists stands for the checkpoint where the task must fail first (it is never loaded).
+    QTest::newRow("missing items") << QStringList{"--checkpoint", items, "--task", "hellaswag:/no/such.jsonl"}
                                    << "cannot open '/no/such.jsonl'";
     QTest::newRow("missing checkpoint") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
                                                        "hellaswag:" + items}
-                                        << "/no/such.safetensors";
-    QTest::newRow("missing ppl data") << QStringList{"--checkpoint", "/no/such.safetensors", "--task",
-                                                     "ppl:/no/such/corpus.txt"}
+                                        << "checkpoint '/no/such.safetensors' does not exist";
+    QTest::newRow("missing ppl data") << QStringList{"--checkpoint", items, "--task", "ppl:/no/such/corpus.txt"}
                                       << "'/no/such/corpus.txt' does not exist";
   }
   void cliRefusesBadTasksAndMissingFiles() {

@@ -91,7 +91,10 @@ Metrics as_run_metrics(const EvalTaskSpec& spec, const Metrics& results) {
 CheckpointEvaluation evaluate_checkpoint(const std::string& checkpoint, const std::string& task,
                                          const std::string& device, EvalOptions options) {
   CheckpointEvaluation e;
-  e.spec = parse_eval_task(task);  // a bad spec fails before the model is loaded
+  e.spec = parse_eval_task(task);  // a bad spec or a missing checkpoint fails before any work
+  if (!std::filesystem::exists(checkpoint))
+    throw Error("checkpoint '" + checkpoint + "' does not exist",
+                "give a checkpoint written by `tokamak train` (step_N.safetensors) or a Hugging Face GPT-2 folder");
   options.device = parse_device(device);
   PreparedEvalTask prepared = prepare_eval_task(e.spec, options);
   CheckpointInfo info;

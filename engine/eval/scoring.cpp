@@ -19,13 +19,18 @@ struct Row {
   int64_t first_scored = 0;     // index into targets of the ending's first scored token
 };
 
-Row make_row(const ChoiceItem& item, size_t i, size_t k, int64_t context) {
+void check_fits(const ChoiceItem& item, size_t k, int64_t context) {
   const std::vector<int32_t>& ending = item.endings[k];
   if (static_cast<int64_t>(ending.size()) > context)
     throw Error("item on line " + std::to_string(item.line) + ": ending " + std::to_string(k) + " has " +
                     std::to_string(ending.size()) + " tokens, more than the model's context of " +
                     std::to_string(context),
                 "evaluate a model with a longer context, or leave that item out");
+}
+
+Row make_row(const ChoiceItem& item, size_t i, size_t k, int64_t context) {
+  check_fits(item, k, context);
+  const std::vector<int32_t>& ending = item.endings[k];
   Row r;
   r.item = i, r.ending = k;
   r.tokens.assign(item.context.begin(), item.context.end());
@@ -40,6 +45,11 @@ Row make_row(const ChoiceItem& item, size_t i, size_t k, int64_t context) {
 }
 
 }  // namespace
+
+void check_choices_fit(const std::vector<ChoiceItem>& items, int64_t context) {
+  for (const ChoiceItem& item : items)
+    for (size_t k = 0; k < item.endings.size(); ++k) check_fits(item, k, context);
+}
 
 std::vector<std::vector<EndingScore>> score_choices(GPTImpl& model, const std::vector<ChoiceItem>& items,
                                                     const ScoreOptions& options) {

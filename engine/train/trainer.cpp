@@ -18,6 +18,7 @@
 #include "engine/dist/dist_env.h"
 #include "engine/dist/reducer.h"
 #include "engine/eval/eval_task.h"
+#include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
@@ -133,6 +134,7 @@ void Run::set_up() {
       return !(control_ && control_->stop.load());
     };
     eval_tasks_.push_back(prepare_eval_task(spec, eo));
+    check_choices_fit(eval_tasks_.back().items, c_.model.context);  // not at the first evaluation
   }
   LoaderOptions lo;
   lo.batch_size = c_.train.batch_size;
