@@ -216,6 +216,51 @@ class TestData : public QObject {
     QVERIFY2(QString::fromStdString(d.description).startsWith("docs/: 3 files"), d.description.c_str());
   }
 
+  // FILE.jsonl: one document per line, from the "text" field or the one named (data.jsonl_field); blank lines
+  // are skipped; the field is part of the cache key.
+  void jsonlLinesAreDocuments() {
+    const QString file = dir_.filePath("corpus.jsonl");
+    write_text(file,
+               "{\"text\": \"First line.\", \"body\": \"B1\"}\n\n"
+               "{\"id\": 7, \"text\": \"Second \\u00e9 line.\", \"body\": \"B2\"}\n"
+               "{\"text\": \"Third.\", \"body\": \"B3\"}\n");
+    PreparedDataset d = prepare_dataset(file.toStdString());
+    std::vector<int32_t> expected = encode("First line.");
+    for (const char* doc : {"Second \xc3\xa9 line.", "Third."}) {
+      expected.push_back(Tokenizer::kEndOfText);
+      for (int32_t t : encode(doc)) expected.push_back(t);
+    }
+    QVERIFY(tokens_of(d.train_shards) == expected);
+    QVERIFY2(QString::fromStdString(d.description).startsWith("corpus.jsonl: 3 documents"), d.description.c_str());
+    PreparedDataset b = prepare_dataset(file.toStdString(), {}, "body");
+    expected = encode("B1");
+    for (const char* doc : {"B2", "B3"}) {
+      expected.push_back(Tokenizer::kEndOfText);
+      for (int32_t t : encode(doc)) expected.push_back(t);
+    }
+    QVERIFY(tokens_of(b.train_shards) == expected);
+    QVERIFY(b.train_shards.front() != d.train_shards.front());  // another cache entry
+  }
+
+  void jsonlMalformedLineNamesIt_data() {
+    QTest::addColumn<QByteArray>("line");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not JSON") << QByteArray("{\"text\": \"x\"") << "not valid JSON";
+    QTest::newRow("not an object") << QByteArray("\"just a string\"") << "is not a JSON object";
+    QTest::newRow("no field") << QByteArray("{\"content\": \"x\"}") << "has no field \"text\"";
+    QTest::newRow("field a number") << QByteArray("{\"text\": 3}") << "field \"text\" is not a string";
+    QTest::newRow("invalid UTF-8") << QByteArray("{\"text\": \"caf\xe9\"}") << "not valid JSON";
+  }
+  void jsonlMalformedLineNamesIt() {
+    QFETCH(QByteArray, line);
+    QFETCH(QString, expected);
+    const QString file = dir_.filePath("bad.jsonl");
+    write_text(file, "{\"text\": \"fine\"}\n\n" + line + "\n{\"text\": \"fine\"}\n");
+    const QString err = error_of([&] { prepare_dataset(file.toStdString()); });
+    QVERIFY2(err.contains("bad.jsonl' line 3: ") && err.contains(expected), qPrintable(err));
+    QVERIFY2(err.contains("hint:") && !err.contains('\n'), qPrintable(err));
+  }
+
   // .bin shards: a folder, a glob or one file; *_val_* shards are validation; other files are ignored.
   void shardSources() {
     QString dir = dir_.filePath("shards");

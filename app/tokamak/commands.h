@@ -12,4 +12,5 @@ void add_config_command(CLI::App& app);
 void add_runs_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 }  // namespace tokamak::cli

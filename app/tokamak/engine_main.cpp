@@ -1,4 +1,4 @@
-// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench, export). Started by
+// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench, export, eval). Started by
 // `tokamak` with its command line unchanged; also runs on its own, and its data-parallel workers are copies
 // of it. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
@@ -17,5 +17,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_generate_command(app);
   tokamak::cli::add_bench_command(app);
   tokamak::cli::add_export_command(app);
+  tokamak::cli::add_eval_command(app);
   return tokamak::cli::run_app(app, argc, argv, &tokamak::torch_error_text);
 }

@@ -9,8 +9,9 @@
 namespace tokamak {
 
 struct DataConfig {
-  std::string path = "default";  // "default" (The Jargon File), a text file, a folder of text files, or .bin shards
-  double val_fraction = 0.05;    // tail of the tokens held out for validation when there are no *_val_* shards
+  std::string path = "default";      // "default" (The Jargon File), a text file, a folder of text files, or .bin shards
+  double val_fraction = 0.05;        // tail of the tokens held out for validation when there are no *_val_* shards
+  std::string jsonl_field = "text";  // FILE.jsonl: the field of each line that holds its document
 };
 
 struct ModelConfig {
@@ -47,6 +48,7 @@ struct TrainConfig {
   int64_t log_every = 10;             // steps between metric reports (the only host syncs in the loop)
   int64_t eval_every = 100;           // steps between validation losses; 0 = only at the end
   int64_t eval_batches = 8;           // validation batches per evaluation
+  std::string eval_tasks;             // "hellaswag:PATH,ppl:PATH": run every eval_every steps (engine/eval)
   int64_t sample_every = 100;         // steps between generated samples; 0 = only at the end, -1 = never
   int64_t sample_tokens = 48;         // tokens generated per sample
   std::string sample_prompt = "The";  // text the samples start from

@@ -49,6 +49,7 @@ const std::vector<Key>& registry() {
   static const std::vector<Key> keys = {
       TK_KEY("data.path", data.path, "default | text file | folder of text files | .bin shards (file, folder, glob)"),
       TK_NUM_BELOW("data.val_fraction", data.val_fraction, 0, 1, "tail of the tokens held out for validation"),
+      TK_KEY("data.jsonl_field", data.jsonl_field, "FILE.jsonl sources: the field of each line holding its document"),
       TK_CHOICE("model.preset", model.preset),
       TK_NUM("model.n_layer", model.n_layer, 1, 100000, "transformer blocks"),
       TK_NUM("model.n_head", model.n_head, 1, 65536, "attention heads (divides n_embd)"),
@@ -79,6 +80,7 @@ const std::vector<Key>& registry() {
       TK_NUM("train.log_every", train.log_every, 1, kSteps, "steps between metric reports (host syncs)"),
       TK_NUM("train.eval_every", train.eval_every, 0, kSteps, "steps between validation losses; 0 = at the end"),
       TK_NUM("train.eval_batches", train.eval_batches, 1, kSize, "validation batches per evaluation"),
+      TK_KEY("train.eval_tasks", train.eval_tasks, "hellaswag:PATH, ppl:PATH (comma-separated), every eval_every steps"),
       TK_NUM("train.sample_every", train.sample_every, -1, kSteps, "steps between samples; 0 = at the end, -1 = never"),
       TK_NUM("train.sample_tokens", train.sample_tokens, 1, kSize, "tokens per sample"),
       TK_KEY("train.sample_prompt", train.sample_prompt, "text samples start from"),

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "engine/data/dataset_source.h"
+#include "engine/data/jsonl.h"
 #include "engine/data/shard.h"
 #include "engine/data/tokenizer.h"
 #include "engine/util/error.h"
@@ -36,8 +37,15 @@ constexpr const char* kCacheFormat = "tokamak-dataset-v1";
 // Documents below this size are encoded whole on one thread each; larger ones use every core.
 constexpr size_t kSmallDocument = 1 << 20;
 
+// One document's text: a whole text file, or one line's field of a JSON-lines file.
+class Document {
+ public:
+  virtual ~Document() = default;
+  virtual std::string_view text() const = 0;
+};
+
 // A read-only view of a text file; mmap avoids a copy of corpora that are gigabytes long.
-class TextFile {
+class TextFile : public Document {
  public:
   explicit TextFile(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -55,17 +63,30 @@ class TextFile {
     }
     ::close(fd);
   }
-  ~TextFile() {
+  ~TextFile() override {
     if (map_) ::munmap(map_, size_);
   }
   TextFile(const TextFile&) = delete;
   TextFile& operator=(const TextFile&) = delete;
-  std::string_view text() const { return {static_cast<const char*>(map_), size_}; }
+  std::string_view text() const override { return {static_cast<const char*>(map_), size_}; }
 
  private:
   void* map_ = nullptr;
   size_t size_ = 0;
 };
+
+// A document held in memory elsewhere (JSON-lines documents are parsed out of their lines).
+class TextView : public Document {
+ public:
+  explicit TextView(std::string_view text) : text_(text) {}
+  std::string_view text() const override { return text_; }
+
+ private:
+  std::string_view text_;
+};
+
+// Opens document i of a dataset (0-based, in join order).
+using OpenDocument = std::function<std::unique_ptr<Document>(size_t i)>;
 
 std::string with_commas(uint64_t n) {
   std::string s = std::to_string(n);
@@ -83,10 +104,10 @@ int cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 // Tokenizes the documents in order into writer, 50256 between documents. Runs of small documents are
 // encoded in parallel (one document per task); large documents are split by the tokenizer itself.
-// invalid[i] becomes the number of invalid UTF-8 sequences of files[i] (each encoded as U+FFFD).
-void tokenize_documents(const std::vector<std::string>& files, uint64_t total_bytes, ShardWriter& writer,
+// invalid[i] becomes the number of invalid UTF-8 sequences of document i (each encoded as U+FFFD).
+void tokenize_documents(size_t count, const OpenDocument& open, uint64_t total_bytes, ShardWriter& writer,
                         const Progress& progress, std::vector<size_t>& invalid) {
-  invalid.assign(files.size(), 0);
+  invalid.assign(count, 0);
   const Tokenizer& tok = Tokenizer::gpt2();
   uint64_t done = 0;
   auto report = [&](uint64_t d) {
@@ -100,8 +121,8 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
     writer.add(ids.data(), ids.size());
   };
   size_t i = 0;
-  while (i < files.size()) {
-    auto doc = std::make_unique<TextFile>(files[i]);
+  while (i < count) {
+    std::unique_ptr<Document> doc = open(i);
     if (doc->text().size() >= kSmallDocument) {
       uint64_t base = done;
       std::function<bool(size_t, size_t)> inner;
@@ -115,11 +136,11 @@ void tokenize_documents(const std::vector<std::string>& files, uint64_t total_by
       continue;
     }
     // A batch of consecutive small documents, up to 8 MB, encoded by all cores at once.
-    std::vector<std::unique_ptr<TextFile>> batch;
+    std::vector<std::unique_ptr<Document>> batch;
     const size_t first_index = i;
     size_t batch_bytes = 0;
-    while (i < files.size() && batch_bytes < (8u << 20)) {
-      if (!doc) doc = std::make_unique<TextFile>(files[i]);
+    while (i < count && batch_bytes < (8u << 20)) {
+      if (!doc) doc = open(i);
       if (doc->text().size() >= kSmallDocument) break;
       batch_bytes += doc->text().size();
       batch.push_back(std::move(doc));
@@ -198,17 +219,40 @@ bool load_cached(const std::string& dir, PreparedDataset& out) {
   }
 }
 
-PreparedDataset prepare_text(const ResolvedSource& src, const std::string& source, const Progress& progress) {
-  // Key: every document's length and bytes, so neither an edit nor a moved boundary between files is missed.
+PreparedDataset prepare_text(const ResolvedSource& src, const std::string& source, const Progress& progress,
+                             const std::string& jsonl_field) {
+  // A JSON-lines file's documents are its lines' fields, parsed into memory once (a malformed line fails
+  // here, naming it); text documents are files, mapped when tokenized.
+  const bool jsonl = src.kind == ResolvedSource::Kind::kJsonl;
+  std::vector<std::string> texts, names;
+  if (jsonl) {
+    for (const auto& f : src.files)
+      for_each_jsonl_document(f, jsonl_field, [&](int64_t line, const std::string& text) {
+        texts.push_back(text);
+        names.push_back(f + " line " + std::to_string(line));
+      });
+    if (texts.empty())
+      throw Error("dataset file '" + src.files.front() + "' holds no JSON lines", "give one document per line");
+  } else {
+    names = src.files;
+  }
+  const size_t count = names.size();
+  const OpenDocument open = [&](size_t i) -> std::unique_ptr<Document> {
+    if (jsonl) return std::make_unique<TextView>(texts[i]);
+    return std::make_unique<TextFile>(src.files[i]);
+  };
+  // Key: every document's length and bytes, so neither an edit nor a moved boundary between files is missed
+  // (and for JSON-lines, the field read).
   uint64_t fingerprint = Tokenizer::gpt2().fingerprint();
   uint64_t key = fnv1a64(kCacheFormat, std::strlen(kCacheFormat));
   key = fnv1a64(&fingerprint, sizeof fingerprint, key);
+  if (jsonl) key = fnv1a64(jsonl_field.data(), jsonl_field.size(), fnv1a64("jsonl", 5, key));
   uint64_t total_bytes = 0;
-  for (const auto& f : src.files) {
-    TextFile doc(f);
-    uint64_t n = doc.text().size();
+  for (size_t i = 0; i < count; ++i) {
+    std::unique_ptr<Document> doc = open(i);
+    uint64_t n = doc->text().size();
     key = fnv1a64(&n, sizeof n, key);
-    key = hash_text(doc.text(), key);
+    key = hash_text(doc->text(), key);
     total_bytes += n;
   }
   PreparedDataset out;
@@ -222,21 +266,28 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
   make_dirs(dir);
   ShardWriter writer(dir, "train");
   std::vector<size_t> invalid;
-  tokenize_documents(src.files, total_bytes, writer, progress, invalid);
+  tokenize_documents(count, open, total_bytes, writer, progress, invalid);
   std::vector<std::string> utf8_warnings;  // cached with the shards: a cache hit reports them again
-  for (size_t i = 0; i < src.files.size(); ++i)
+  for (size_t i = 0; i < count; ++i)
     if (invalid[i] > 0)
-      utf8_warnings.push_back("'" + src.files[i] + "': " + with_commas(invalid[i]) +
+      utf8_warnings.push_back("'" + names[i] + "': " + with_commas(invalid[i]) +
                               " invalid UTF-8 sequences, each tokenized as U+FFFD (is it in another encoding?)");
   out.train_shards = writer.finish();
   out.train_tokens = writer.tokens();
-  std::string files = src.files.size() > 1 ? with_commas(src.files.size()) + " files, " : "";
+  std::string files = jsonl                  ? with_commas(count) + " documents, "
+                      : src.files.size() > 1 ? with_commas(src.files.size()) + " files, "
+                                             : "";
   out.description =
       src.label + ": " + files + megabytes(total_bytes) + " text → " + with_commas(out.train_tokens) + " tokens";
-  nlohmann::json manifest = {
-      {"format", kCacheFormat},          {"source", out.source},      {"description", out.description},
-      {"documents", src.files.size()},   {"bytes", total_bytes},      {"tokens", out.train_tokens},
-      {"tokenizer", hex64(fingerprint)}, {"warnings", utf8_warnings}, {"shards", nlohmann::json::array()}};
+  nlohmann::json manifest = {{"format", kCacheFormat},
+                             {"source", out.source},
+                             {"description", out.description},
+                             {"documents", count},
+                             {"bytes", total_bytes},
+                             {"tokens", out.train_tokens},
+                             {"tokenizer", hex64(fingerprint)},
+                             {"warnings", utf8_warnings},
+                             {"shards", nlohmann::json::array()}};
   for (const auto& p : out.train_shards) manifest["shards"].push_back(fs::path(p).filename().string());
   write_file_atomically(dir + "/manifest.json",
                         manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -343,10 +394,10 @@ void check_token_ids(const PreparedDataset& data, int64_t vocab_size) {
     }
 }
 
-PreparedDataset prepare_dataset(const std::string& source, const Progress& progress) {
+PreparedDataset prepare_dataset(const std::string& source, const Progress& progress, const std::string& jsonl_field) {
   ResolvedSource src = resolve_source(source);
   if (src.kind == ResolvedSource::Kind::kShards) return prepare_shards(src, source);
-  return prepare_text(src, source, progress);
+  return prepare_text(src, source, progress, jsonl_field);
 }
 
 PreparedDataset prepare_dataset_into(const std::string& source, const std::string& out_dir, double val_fraction,

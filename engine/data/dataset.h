@@ -25,8 +25,11 @@ struct PreparedDataset {
 using Progress = std::function<bool(uint64_t done, uint64_t total)>;
 
 // "" or "default" is the default corpus. Throws tokamak::Error naming the path and the problem: missing path,
-// empty file, no text or shard files in a folder, a shard with a bad magic/version or a truncated body.
-PreparedDataset prepare_dataset(const std::string& source, const Progress& progress = {});
+// empty file, no text or shard files in a folder, a shard with a bad magic/version or a truncated body, a
+// malformed line of a JSON-lines file (naming the line). jsonl_field: the field of FILE.jsonl's lines holding each
+// document (data.jsonl_field), part of the cache key; the documents are held in memory while tokenized (once).
+PreparedDataset prepare_dataset(const std::string& source, const Progress& progress = {},
+                                const std::string& jsonl_field = "text");
 
 // `tokamak tokenize --prepare SOURCE --out DIR`: writes the shards of SOURCE into DIR (train_*.bin and,
 // when val_fraction > 0, a val_*.bin made of the last fraction of the tokens). Returns what was written.

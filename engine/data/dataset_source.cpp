@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/data/jsonl.h"
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -18,7 +19,8 @@ namespace tokamak {
 namespace {
 
 const char* kSourceHint =
-    "give a UTF-8 text file, a folder of text files, llm.c .bin shards (a file, a folder or a glob such as "
+    "give a UTF-8 text file, a JSON-lines file (.jsonl), a folder of text files, llm.c .bin shards (a file, a folder "
+    "or a glob such as "
     "'data/*.bin'), or leave data.path empty for the default corpus";
 
 bool has_bin_extension(const fs::path& p) { return p.extension() == ".bin"; }
@@ -161,6 +163,7 @@ ResolvedSource resolve_source(const std::string& source) {
   }
   if (fs::file_size(source, ec) == 0)
     throw Error("dataset file '" + source + "' is empty", "give a file with some text in it");
+  if (is_jsonl_path(source)) r.kind = ResolvedSource::Kind::kJsonl;
   return r;
 }
 

@@ -7,10 +7,10 @@
 namespace tokamak {
 
 struct ResolvedSource {
-  enum class Kind { kText, kShards } kind = Kind::kText;
+  enum class Kind { kText, kShards, kJsonl } kind = Kind::kText;
   std::string label;                  // short name for descriptions: "jargon.txt", "docs/", "data/*.bin"
   std::string stem;                   // file-name-safe name for the cache folder: "jargon", "docs"
-  std::vector<std::string> files;     // text documents in join order, or every shard (train and val)
+  std::vector<std::string> files;     // text documents in join order, every shard (train and val), or the .jsonl file
   std::vector<std::string> warnings;  // one line each: entries of a folder that were skipped (symlink loops)
 };
 
@@ -19,12 +19,14 @@ struct ResolvedSource {
 //  - a path that does not exist but holds * ? or [: a glob(3) pattern; every match is a shard.
 //  - anything else that is not a regular file (a FIFO, a device, a socket) is refused: reading one would block
 //    or never end.
-//  - a file: a shard when its name ends in .bin or it starts with the shard magic, else one text document.
+//  - a file: a shard when its name ends in .bin or it starts with the shard magic; JSON-lines when its name ends
+//    in .jsonl (one document per line, in a field named by data.jsonl_field); else one text document.
 //  - a folder, walked recursively in sorted path order, skipping names that start with '.':
 //    if it holds any .bin file, those .bin files are its shards and nothing else is read;
-//    otherwise every non-empty file is a document, except files with a NUL byte in their first 8 KiB
-//    (images, archives: anything that is not text). Entries whose type cannot be read (a symlink loop, a
-//    dangling link) are skipped with a warning; FIFOs and devices inside a folder are skipped silently.
+//    otherwise every non-empty file is a document (a .jsonl file in a folder too: name the file to read its lines),
+//    except files with a NUL byte in their first 8 KiB (images, archives: anything that is not text). Entries whose
+//    type cannot be read (a symlink loop, a dangling link) are skipped with a warning; FIFOs and devices inside a
+//    folder are skipped silently.
 ResolvedSource resolve_source(const std::string& source);
 
 // llm.c's naming: "fineweb_val_000000.bin" is validation; so is our own "val_000000.bin".

@@ -17,6 +17,8 @@
 #include "engine/data/tokenizer.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/reducer.h"
+#include "engine/eval/eval_task.h"
+#include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
@@ -76,6 +78,7 @@ class Run {
   void set_up();
   void checkpoint(int64_t step);
   void sample(int64_t step);
+  void evaluate_tasks(int64_t step);
   bool wait_while_paused();
   bool stop_agreed();
   void count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason);
@@ -94,6 +97,7 @@ class Run {
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
   std::unique_ptr<AdamW> optimizer_;
+  std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
@@ -122,6 +126,16 @@ void Run::set_up() {
   });
   check_token_ids(data, c_.model.vocab_size);  // before any id can reach the embedding
   for (const auto& w : data.warnings) sink_.on_warning({w});
+  for (const EvalTaskSpec& spec : parse_eval_tasks(c_.train.eval_tasks)) {
+    EvalOptions eo;
+    eo.jsonl_field = c_.data.jsonl_field;
+    eo.progress = [&](const std::string& what, int64_t done, int64_t total) {
+      sink_.on_progress({what, static_cast<uint64_t>(done), static_cast<uint64_t>(total)});
+      return !(control_ && control_->stop.load());
+    };
+    eval_tasks_.push_back(prepare_eval_task(spec, eo));
+    check_choices_fit(eval_tasks_.back().items, c_.model.context);  // not at the first evaluation
+  }
   LoaderOptions lo;
   lo.batch_size = c_.train.batch_size;
   lo.context = train_context(c_);
@@ -212,6 +226,23 @@ void Run::sample(int64_t step) {
   so.seed = static_cast<uint64_t>(c_.train.seed + step);
   so.stop_at_end_of_text = false;  // a sample shows what the model writes, document breaks included
   sink_.on_sample({step, c_.train.sample_prompt, sample_text(*model_, c_.train.sample_prompt, so, device_)});
+}
+
+// train.eval_tasks on the model as it is, as metrics of the run ("eval/hellaswag/acc", ...). Every rank
+// evaluates (the same weights, the same numbers): a rank that waited for rank 0 at its next collective could
+// pass dist.timeout_s on a long task. Only rank 0's sink reports.
+void Run::evaluate_tasks(int64_t step) {
+  EvalOptions eo;
+  eo.device = device_, eo.precision = precision_;
+  eo.progress = [&](const std::string& what, int64_t done, int64_t total) {
+    sink_.on_progress({what, static_cast<uint64_t>(done), static_cast<uint64_t>(total)});
+    return true;  // a stop takes effect after the evaluation, at the step's end
+  };
+  EvalEvent e{step, tokens_, 0, {}};
+  for (const PreparedEvalTask& task : eval_tasks_)
+    for (const MetricValue& v : as_run_metrics(task.spec, run_eval_task(*model_, task, eo))) e.metrics.add(v);
+  e.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
+  sink_.on_eval(e);
 }
 
 bool Run::wait_while_paused() {
@@ -332,6 +363,7 @@ EndEvent Run::execute() {
         e.metrics.add("val_loss", val);
         sink_.on_eval(e);
       }
+      if (!eval_tasks_.empty() && due(c_.train.eval_every)) evaluate_tasks(step);
       if (main_ && c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
       // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
       // (on by default), which bounds it whatever a step costs on this model and device.
@@ -381,6 +413,8 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   Config c = config;
   c.dist.gpus = dist.world_size;
   validate_config(c, cuda_device_count());
+  // Until config_problems() lists them (the studio's problem list), train.eval_tasks is checked here.
+  if (const auto problems = eval_task_problems(c); !problems.empty()) throw Error(problems.front());
   check_memory(c);  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();
