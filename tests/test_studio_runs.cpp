@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <set>
 
 #include "engine/config/hf_config.h"
 #include "engine/store/run_store.h"
@@ -101,6 +102,7 @@ class TestStudioRuns : public QObject {
   void importAddsRuns();
   void rerunAndResumeEmitConfig();
   void exportsAModelForHuggingFace();
+  void evaluatesARun();
   void deleteAsksFirst();
   void showsErrors_data();
   void showsErrors();
@@ -496,6 +498,42 @@ void TestStudioRuns::exportsAModelForHuggingFace() {
   QVERIFY(!panel.exportForHuggingFace(base_, out));
   QVERIFY(!panel.isExporting());
   QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
+}
+
+// "Evaluate…": a child `tokamak eval` scores the run's last checkpoint, the results are kept as eval/... metrics
+// of the run (so the compare view can plot them), and a bad task arrives as one line.
+void TestStudioRuns::evaluatesARun() {
+  const std::string ckpt = save_tiny_checkpoint(dir_->filePath(QStringLiteral("ckpts")).toStdString(), 20, "uid-ev");
+  int64_t tiny = 0;
+  {
+    RunStore store(db_.toStdString());
+    tiny = addRun(store, "uid-ev", "tiny", "{}", 1000, 1717001200, ckpt);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  const QString items = QStringLiteral(TOKAMAK_SOURCE_DIR "/tests/data/hellaswag_tiny.jsonl");
+  QVERIFY2(panel.evaluateRun(tiny, QStringLiteral("hellaswag:") + items), qPrintable(panel.message()));
+  QVERIFY(panel.isEvaluating());
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isEvaluating(), 120000);
+  QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+  QVERIFY2(panel.message().contains(QStringLiteral("acc_norm")) && panel.message().contains(QStringLiteral("n 6")),
+           qPrintable(panel.message()));
+  std::set<std::string> keys;
+  {
+    RunStore store(db_.toStdString());
+    for (const MetricRow& row : store.metrics(tiny))
+      for (const MetricValue& v : row.values) keys.insert(v.key);
+  }
+  QVERIFY(keys.count("eval/hellaswag/acc") && keys.count("eval/hellaswag/acc_norm"));
+  QVERIFY(panel.compareRuns({tiny}));
+  QVERIFY2(panel.compareView()->setMetricKey(QStringLiteral("eval/hellaswag/acc")),
+           qPrintable(panel.compareView()->metricKeys().join(", ")));
+  QCOMPARE(panel.compareView()->plot()->graph(0)->dataCount(), 1);  // one evaluation, at the checkpoint's step
+
+  QVERIFY(panel.evaluateRun(tiny, QStringLiteral("hellaswag:") + dir_->filePath(QStringLiteral("missing.jsonl"))));
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isEvaluating(), 120000);
+  QVERIFY(panel.hasError());
+  QVERIFY2(panel.message().contains(QStringLiteral("missing.jsonl")), qPrintable(panel.message()));
 }
 
 void TestStudioRuns::deleteAsksFirst() {

@@ -15,6 +15,7 @@
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
+#include "engine/metrics/device.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -83,6 +84,29 @@ class TestTrain : public QObject {
   Q_OBJECT
 
  private slots:
+  // opt.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
+  // emulates bf16 GEMMs ~100× slower than fp32), and the run records the concrete value, so its config says
+  // what it trained with.
+  void autoPrecisionIsResolvedAndRecorded() {
+    QCOMPARE(QString::fromStdString(Config{}.opt.precision), QString("auto"));
+    QCOMPARE(QString::fromStdString(resolved_precision("fp32", "cpu")), QString("fp32"));  // explicit stays
+    QCOMPARE(QString::fromStdString(resolved_precision("bf16", "cpu")), QString("bf16"));
+    QFile cpuinfo("/proc/cpuinfo");
+    QVERIFY(cpuinfo.open(QIODevice::ReadOnly));
+    const QByteArray flags = cpuinfo.readAll();
+    const bool hardware = flags.contains(" avx512_bf16") || flags.contains(" amx_bf16");
+    const QString expected = hardware ? "bf16" : "fp32";
+    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), expected);
+
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(40000));
+    apply_overrides(c, {"train.steps=1", "opt.precision=auto"});
+    Recorder r;
+    QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
+    QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).opt.precision), expected);
+    QVERIFY2(r.start.name.find("-" + expected.toStdString()) != std::string::npos, r.start.name.c_str());
+  }
   void accumulationEqualsOneBigBatch_data() {
     QTest::addColumn<int>("k");
     QTest::newRow("2 x (B/2)") << 2;

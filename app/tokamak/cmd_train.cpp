@@ -89,6 +89,8 @@ int run_train(const TrainArgs& args) {
   }
   c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
   validate_config(c, cuda_device_count());
+  const bool auto_precision = c.opt.precision == "auto";
+  c.opt.precision = resolved_precision(c.opt.precision, c.device);
   const bool main_rank = dist.rank == 0;
   if (main_rank) {
     // The trainer divides the cores among the processes of one machine when threads is 0.
@@ -97,6 +99,10 @@ int run_train(const TrainArgs& args) {
     std::vector<std::pair<std::string, std::string>> derived = {
         {"threads", std::to_string(threads) + (dist.distributed() ? " per rank" : "")},
         {"device name", device_name(parse_device(c.device))}};
+    if (auto_precision)
+      derived.push_back(
+          {"precision", c.opt.precision +
+                            (c.opt.precision == "bf16" ? " (auto: hardware bf16)" : " (auto: no hardware bf16 here)")});
     if (dist.distributed())
       derived.push_back({"ranks", std::to_string(dist.world_size) + " (" + dist.source + ", " +
                                       (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});

@@ -20,6 +20,10 @@ std::vector<ChoiceInfo> info(const std::vector<Choice<E>>& table) {
 
 const std::vector<Choice<Precision>>& precision_choices() {
   static const std::vector<Choice<Precision>> t = {
+      {"auto", Precision::kAuto,
+       "bf16 where the device computes it fast (GPUs from the A100 on; CPUs with AVX-512 BF16 or AMX), fp32 "
+       "elsewhere: without hardware bf16 a CPU emulates it, and a step takes ~100× longer.",
+       kAny, ""},
       {"fp32", Precision::kFp32, "Plain fp32 everywhere: the write-ups' baseline (A100: 12.5K tok/s).", kAny, ""},
       {"tf32", Precision::kTf32, "TF32 tensor cores for fp32 matmuls. A100: 12.5K → 27.6K tok/s.", kCuda, ""},
       {"bf16", Precision::kBf16,

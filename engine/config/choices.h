@@ -11,7 +11,7 @@
 
 namespace tokamak {
 
-enum class Precision { kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
+enum class Precision { kAuto, kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
 enum class AttentionKind { kBufferedMask, kNaive, kSdpa };
 enum class LayersKind { kScratch, kNative, kFused };
 enum class SdpaBackend { kAuto, kFlash, kCudnn, kEfficient, kMath };

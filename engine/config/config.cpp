@@ -5,6 +5,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
+#include "engine/config/eval_tasks.h"
 #include "engine/config/hf_config.h"
 #include "engine/util/error.h"
 
@@ -128,6 +129,7 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   }
   if (device_ok && cuda && cuda_devices == 0)
     p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
+  for (const std::string& e : eval_task_problems(c)) p.push_back(e);
   const std::string weights = init_from_problem(m);
   need(weights.empty(), weights);
   if (device_ok && index >= 0 && cuda_devices > 0)

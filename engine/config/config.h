@@ -63,7 +63,7 @@ struct TrainConfig {
 
 struct OptConfig {
   // The string choices' values, what they do and where they run are in engine/config/choices.cpp.
-  std::string precision = "bf16";         // number format of matmuls, activations and weights
+  std::string precision = "auto";         // number format of matmuls, activations and weights (auto: per device)
   std::string attention = "sdpa";         // how attention is computed
   std::string sdpa_backend = "auto";      // which fused kernel computes opt.attention=sdpa
   std::string layers = "native";          // which kernels compute LayerNorm and GELU

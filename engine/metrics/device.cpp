@@ -35,6 +35,35 @@ static std::string cpu_model() {
   return "CPU";
 }
 
+static bool cpu_flag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    return (line + " ").find(" " + flag + " ") != std::string::npos;  // the first CPU's flags stand for all
+  }
+  return false;
+}
+
+bool fast_bf16(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (device.is_cuda() && cuda_device_count() > 0 && device.index() < cuda_device_count())
+    return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major >= 8;
+#endif
+  if (device.is_cuda()) return false;
+  static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
+  return cpu;
+}
+
+std::string resolved_precision(const std::string& precision, const std::string& device) {
+  if (precision != "auto") return precision;
+  try {
+    return fast_bf16(parse_device(device)) ? "bf16" : "fp32";
+  } catch (const std::exception&) {  // a device LibTorch cannot parse: config_problems() names it
+    return "fp32";
+  }
+}
+
 std::string device_name(const c10::Device& device) {
 #ifdef TOKAMAK_WITH_CUDA
   if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->name;

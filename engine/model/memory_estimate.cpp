@@ -9,6 +9,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
+#include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
 
@@ -24,8 +25,9 @@ MemoryEstimate estimate_memory(const Config& c) {
   // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
   auto bytes = [](double v) { return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v); };
   m.parameters = count_parameters(GPTOptions::from_config(c.model, c.opt));
+  const std::string precision = resolved_precision(c.opt.precision, c.device);  // auto: what this device runs
   // Autocast keeps fp32 master weights; only bf16-pure holds the weights (and so grads and AdamW state) in bf16.
-  const double param_bytes = (c.opt.precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
+  const double param_bytes = (precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
   m.weights = bytes(param_bytes);
   m.gradients = bytes(param_bytes);
   m.optimizer = bytes(2 * param_bytes);
@@ -33,7 +35,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   const double s = train_context(c), b = c.train.batch_size, h = c.model.n_embd, a = c.model.n_head;
   const double L = c.model.n_layer;
   // Korthikanti's figures are for 16-bit activations; fp32 stores every activation in twice the bytes.
-  const double width = (c.opt.precision == "fp32" || c.opt.precision == "tf32") ? 2 : 1;
+  const double width = (precision == "fp32" || precision == "tf32") ? 2 : 1;
   // 34·s·b·h: the linear layers' inputs, LayerNorm inputs, GELU input, dropout masks. 5·a·s²·b: the attention
   // scores, softmax output and its dropout mask, which fused attention recomputes instead of storing.
   double per_layer = s * b * h * 34;

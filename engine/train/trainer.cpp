@@ -413,9 +413,8 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   Config c = config;
   c.dist.gpus = dist.world_size;
   validate_config(c, cuda_device_count());
-  // Until config_problems() lists them (the studio's problem list), train.eval_tasks is checked here.
-  if (const auto problems = eval_task_problems(c); !problems.empty()) throw Error(problems.front());
-  check_memory(c);  // before the model or any batch is allocated
+  c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the run records what it trains with
+  check_memory(c);                                                  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();
 }

@@ -44,6 +44,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
   compareButton_ = new QPushButton(tr("Compare"), this);
   exportJob_ = new EngineJob(this);
+  evalJob_ = new EngineJob(this);
   exportButton_ = new QToolButton(this);
   exportButton_->setText(tr("Export"));
   exportButton_->setPopupMode(QToolButton::InstantPopup);
@@ -62,6 +63,11 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   importButton_ = new QPushButton(tr("Import..."), this);
   rerunButton_ = new QPushButton(tr("Re-run with changes"), this);
   resumeButton_ = new QPushButton(tr("Resume"), this);
+  evaluateButton_ = new QPushButton(tr("Evaluate..."), this);
+  evaluateButton_->setToolTip(
+      tr("HellaSwag accuracy or perplexity of the run's last checkpoint, kept as "
+         "eval/... metrics of the run (`tokamak eval`)"));
+  connect(evaluateButton_, &QPushButton::clicked, this, &RunsPanel::evaluateWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
   connect(compareButton_, &QPushButton::clicked, this, [this] { compareRuns(selectedRunIds()); });
   connect(importButton_, &QPushButton::clicked, this, &RunsPanel::importWithDialog);
@@ -72,7 +78,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);
   for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
-                                                    resumeButton_, deleteButton_})
+                                                    resumeButton_, evaluateButton_, deleteButton_})
     bar->addWidget(w);
 
   message_ = new QLabel(this);
@@ -258,6 +264,7 @@ void RunsPanel::updateActions() {
   rerunButton_->setEnabled(ok && n == 1);
   resumeButton_->setEnabled(ok && n == 1);
   exportHf_->setEnabled(ok && n == 1);
+  evaluateButton_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }
 
@@ -271,6 +278,7 @@ void RunsPanel::showContextMenu(const QPoint& pos) {
   menu.addAction(tr("Re-run with changes"), this, [this, ids] { rerunWithChanges(ids.value(0)); })
       ->setEnabled(ids.size() == 1);
   menu.addAction(tr("Resume"), this, [this, ids] { resumeRun(ids.value(0)); })->setEnabled(ids.size() == 1);
+  menu.addAction(tr("Evaluate..."), this, &RunsPanel::evaluateWithDialog)->setEnabled(ids.size() == 1);
   menu.addSeparator();
   menu.addAction(tr("Delete..."), this, [this, ids] { deleteRuns(ids); })->setEnabled(!ids.isEmpty());
   menu.exec(table_->viewport()->mapToGlobal(pos));

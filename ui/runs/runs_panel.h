@@ -50,6 +50,11 @@ class RunsPanel : public QWidget {
   // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
   bool exportForHuggingFace(qint64 id, const QString& folder);
   bool isExporting() const;
+  // Evaluates the run's last checkpoint on `task` ("hellaswag:FILE.jsonl" or "ppl:PATH": `tokamak eval`) in a
+  // child process that records the results as eval/... metrics of the run; false when it cannot start. The
+  // results show in the panel's message, the runs' metrics and the compare view when the child ends.
+  bool evaluateRun(qint64 id, const QString& task);
+  bool isEvaluating() const;
   // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
   void setConfirmation(std::function<bool(const QString& question)> confirm);
   void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)
@@ -83,6 +88,7 @@ class RunsPanel : public QWidget {
   void exportWithDialog(const QString& format);
   void importWithDialog();
   void exportHfWithDialog();
+  void evaluateWithDialog();
   QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable
 
   std::unique_ptr<tokamak::RunStore> store_;
@@ -107,6 +113,8 @@ class RunsPanel : public QWidget {
   QPushButton* resumeButton_ = nullptr;
   QPushButton* deleteButton_ = nullptr;
   EngineJob* exportJob_ = nullptr;
+  EngineJob* evalJob_ = nullptr;
+  QPushButton* evaluateButton_ = nullptr;
 };
 
 }  // namespace tokamak::ui

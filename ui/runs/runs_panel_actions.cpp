@@ -3,6 +3,9 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHash>
+#include <QInputDialog>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <algorithm>
 
 #include "engine/store/run_store.h"
@@ -162,6 +165,53 @@ void RunsPanel::exportWithDialog(const QString& format) {
   const bool plot = format == QLatin1String("png") || format == QLatin1String("pdf") || format == QLatin1String("svg");
   if (plot) exportPlot(path);
   else exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
+}
+
+bool RunsPanel::isEvaluating() const { return evalJob_->isRunning(); }
+
+bool RunsPanel::evaluateRun(qint64 id, const QString& task) {
+  if (evalJob_->isRunning()) {
+    showError(tr("An evaluation is still running: wait for it to finish."));
+    return false;
+  }
+  const QString checkpoint = lastCheckpoint(id);
+  if (checkpoint.isEmpty()) return false;
+  disconnect(evalJob_, nullptr, this, nullptr);
+  connect(evalJob_, &EngineJob::finished, this, [this, id, task](const QString& out, const QString& error) {
+    if (!error.isEmpty()) return showError(tr("Evaluation of run #%1 failed: %2").arg(id).arg(error));
+    const QStringList lines = out.trimmed().split(QLatin1Char('\n'));
+    const QJsonObject r = QJsonDocument::fromJson(lines.value(lines.size() - 1).toUtf8()).object();
+    QStringList results;  // every number the engine reported, in its order (acc, acc_norm, n, ... or ppl, ...)
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (it.value().isDouble() && it.key() != QLatin1String("step") && !it.key().endsWith(QLatin1String("_low")) &&
+          !it.key().endsWith(QLatin1String("_high")))
+        results << QStringLiteral("%1 %2").arg(it.key()).arg(it.value().toDouble(), 0, 'g', 4);
+    reloadAll();
+    if (compare_->runIds().contains(id)) compareRuns(compare_->runIds());  // the new eval/... keys appear
+    showNotice(tr("Run #%1, step %2, %3: %4%5")
+                   .arg(id)
+                   .arg(r.value(QStringLiteral("step")).toInteger())
+                   .arg(task.section(QLatin1Char(':'), 0, 0), results.join(QStringLiteral(", ")))
+                   .arg(r.value(QStringLiteral("recorded")).toBool() ? tr(" (kept as eval/... metrics of the run)")
+                                                                     : QString()));
+  });
+  showNotice(tr("Evaluating run #%1 on %2…").arg(id).arg(task));
+  return evalJob_->start(
+      {"eval", "--json", "--checkpoint", checkpoint, "--task", task, "--db", QString::fromStdString(store_->path())});
+}
+
+void RunsPanel::evaluateWithDialog() {
+  const qint64 id = selectedRunIds().value(0);
+  if (id <= 0) return showError(tr("Select the run to evaluate first."));
+  const QStringList kinds = {tr("HellaSwag accuracy (a JSON-lines file of items)"),
+                             tr("Perplexity (a text file, folder, .jsonl or token shards)")};
+  bool ok = false;
+  const QString kind = QInputDialog::getItem(this, tr("Evaluate run #%1").arg(id), tr("Task"), kinds, 0, false, &ok);
+  if (!ok) return;
+  const bool hellaswag = kind == kinds.front();
+  const QString path = QFileDialog::getOpenFileName(this, tr("Evaluate on"), QString(),
+                                                    hellaswag ? tr("HellaSwag (*.jsonl)") : tr("Any file (*)"));
+  if (!path.isEmpty()) evaluateRun(id, (hellaswag ? QStringLiteral("hellaswag:") : QStringLiteral("ppl:")) + path);
 }
 
 void RunsPanel::exportHfWithDialog() {

@@ -153,19 +153,22 @@ void DatasetBox::countTokens() {
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   cancelFlag_ = cancel;
   QPointer<DatasetBox> self(this);
-  counter_ = QThread::create([self, source, cancel] {
+  counter_ = QThread::create([self, source, cancel, field = jsonlField_] {
     QString summary, error;
     try {
-      PreparedDataset d = prepare_dataset(source, [&](uint64_t done, uint64_t total) {
-        if (self)
-          QMetaObject::invokeMethod(
-              self,
-              [self, done, total] {
-                if (self) self->progressed(done, total);
-              },
-              Qt::QueuedConnection);
-        return !cancel->load();
-      });
+      PreparedDataset d = prepare_dataset(
+          source,
+          [&](uint64_t done, uint64_t total) {
+            if (self)
+              QMetaObject::invokeMethod(
+                  self,
+                  [self, done, total] {
+                    if (self) self->progressed(done, total);
+                  },
+                  Qt::QueuedConnection);
+            return !cancel->load();
+          },
+          field);
       summary = QString::fromStdString(d.description);
       if (d.val_tokens > 0) summary += tr(" (+ %L1 validation tokens)").arg(d.val_tokens);
     } catch (const std::exception& e) {

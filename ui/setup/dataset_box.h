@@ -2,6 +2,7 @@
 // and its token count. Counting tokenizes the text the first time (cached after that), so it runs on a
 // background thread with a progress bar and a cancel button; the GUI never waits for it.
 #pragma once
+#include <string>
 #include <QGroupBox>
 #include <QString>
 #include <atomic>
@@ -25,6 +26,8 @@ class DatasetBox : public QGroupBox {
 
   QString path() const;  // "default" or what the user chose: the value of data.path
   void setPath(const QString& path);
+  // data.jsonl_field: which field of a JSON-lines file holds the text (the token count reads it too).
+  void setJsonlField(const std::string& field) { jsonlField_ = field; }
   // Why the path cannot be used ("" when it can): shown with the config problems, keeps Start disabled.
   QString problem() const;
   QString tokenSummary() const;  // the last count's one-line description, "" before it is known
@@ -39,6 +42,7 @@ class DatasetBox : public QGroupBox {
   void countFinished(bool ok);
 
  private:
+  std::string jsonlField_ = "text";
   void kindChanged();
   void browse();
   void progressed(qulonglong done, qulonglong total);

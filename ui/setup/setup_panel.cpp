@@ -183,6 +183,7 @@ Config SetupPanel::config() const {
 void SetupPanel::setConfig(const Config& config) {
   base_ = config;
   keys_->load(config);
+  dataset_->setJsonlField(config.data.jsonl_field);
   dataset_->setPath(QString::fromStdString(config.data.path));
   refreshNow();
   Q_EMIT configChanged();
