@@ -169,7 +169,7 @@ class TestConfig : public QObject {
         QTest::newRow((key + "=" + row.value).c_str())
             << QString::fromStdString(key) << QString::fromStdString(row.value) << row.needs_cuda
             << row.missing.empty();
-    QVERIFY(choices_of("opt.precision").size() == 5 && choices_of("opt.layers").size() == 3);
+    QVERIFY(choices_of("opt.precision").size() == 6 && choices_of("opt.layers").size() == 3);
   }
   void everyChoiceRowIsValidatedAsItsTableSays() {
     QFETCH(QString, key);
@@ -215,7 +215,7 @@ class TestConfig : public QObject {
     QString named = error_of([&] { default_run_name(c); });  // the name is not made from an unknown value either
     QVERIFY2(named.contains("is not one of"), qPrintable(named));
     QString parsed = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp8"); });
-    QVERIFY2(parsed.contains("opt.precision 'fp8' is not one of fp32 | tf32"), qPrintable(parsed));
+    QVERIFY2(parsed.contains("opt.precision 'fp8' is not one of auto | fp32 | tf32"), qPrintable(parsed));
   }
 
   // opt.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.

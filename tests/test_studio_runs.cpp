@@ -150,9 +150,10 @@ void TestStudioRuns::listsRunsWithColumns() {
   QVERIFY(base >= 0 && fast >= 0);
   QCOMPARE(displayed(panel, base, RunsTableModel::Model), QStringLiteral("mini"));
   QCOMPARE(displayed(panel, base, RunsTableModel::Dataset), QStringLiteral("jargon"));
-  // Switches name only what differs from this build's defaults (bf16, sdpa and fused AdamW are the defaults).
+  // Switches name only what differs from this build's defaults (precision auto, sdpa and fused AdamW are the
+  // defaults): a run that chose fp32 or bf16 says so.
   QCOMPARE(displayed(panel, base, RunsTableModel::Switches), QStringLiteral("buffered-mask, fp32"));
-  QCOMPARE(displayed(panel, fast, RunsTableModel::Switches), QStringLiteral("activation-checkpointing"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::Switches), QStringLiteral("activation-checkpointing, bf16"));
   QCOMPARE(displayed(panel, base, RunsTableModel::TokS), QStringLiteral("10K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::TokS), QStringLiteral("25K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::BestVal), QString::number(11.0 / 21, 'f', 4));
