@@ -22,6 +22,24 @@ double steady_value(const std::vector<double>& values) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double mean_after_first(const std::vector<double>& values) {
+  std::vector<double> v;
+  for (double x : values)
+    if (!std::isnan(x)) v.push_back(x);
+  if (v.size() >= 2) v.erase(v.begin());
+  if (v.empty()) return kNaN;
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+bool has_phases(const Scoreboard& b) {
+  for (const ScoreRow& r : b.rows)
+    for (double ms : r.phase_ms)
+      if (!std::isnan(ms)) return true;
+  return false;
+}
+
 static void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (j.is_object() && !j.empty()) {
     for (auto it = j.begin(); it != j.end(); ++it)
@@ -50,6 +68,8 @@ Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline
     r.peak_mem = in.peak_mem > 0 ? in.peak_mem : kNaN;  // 0 is what CPU runs report: unknown
     r.final_val_loss = in.final_val_loss;
     r.best_val_loss = in.best_val_loss;
+    r.step_ms = mean_after_first(in.step_ms);
+    for (int p = 0; p < kPhaseCount; ++p) r.phase_ms[p] = mean_after_first(in.phase_ms[p]);
     b.rows.push_back(r);
   }
   if (!b.rows.empty()) {
@@ -86,6 +106,11 @@ ScoreInput score_input(RunStore& store, int64_t run_id) {
   for (const MetricRow& r : store.metrics(run_id)) {
     if (!std::isnan(r["tok_s"])) in.tok_s.push_back(r["tok_s"]);
     if (!std::isnan(r["mfu"])) in.mfu.push_back(r["mfu"]);
+    if (!std::isnan(r["step_ms"])) in.step_ms.push_back(r["step_ms"]);
+    for (int p = 0; p < kPhaseCount; ++p) {
+      const double ms = r[phase_names()[p].metric];
+      if (!std::isnan(ms)) in.phase_ms[p].push_back(ms);
+    }
   }
   for (const MetricSummary& s : store.summary(run_id)) {
     if (s.metric == "mem_peak") in.peak_mem = s.max;
@@ -121,6 +146,33 @@ static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
   for (const ScoreRow& r : b.rows)
     t.push_back({r.label, r.setup, format_rate(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
                  format_bytes(r.peak_mem), fmt("%.4f", r.final_val_loss), fmt("%.4f", r.best_val_loss)});
+  return t;
+}
+
+// ms per step by phase: one column per phase some run reported, then their sum and step_ms beside it.
+static std::vector<std::vector<std::string>> phase_cells(const Scoreboard& b) {
+  std::vector<int> shown;
+  for (int p = 0; p < kPhaseCount; ++p)
+    for (const ScoreRow& r : b.rows)
+      if (!std::isnan(r.phase_ms[p])) {
+        shown.push_back(p);
+        break;
+      }
+  std::vector<std::vector<std::string>> t(1, {"run"});
+  for (int p : shown) t[0].push_back(phase_names()[p].label);
+  t[0].insert(t[0].end(), {"sum", "step"});
+  for (const ScoreRow& r : b.rows) {
+    std::vector<std::string> row = {r.label};
+    double sum = 0;
+    bool any = false;
+    for (int p : shown) {
+      row.push_back(fmt("%.2f", r.phase_ms[p]));
+      if (!std::isnan(r.phase_ms[p])) sum += r.phase_ms[p], any = true;
+    }
+    row.push_back(fmt("%.2f", any ? sum : kNaN));
+    row.push_back(fmt("%.2f", r.step_ms));
+    t.push_back(row);
+  }
   return t;
 }
 
@@ -181,6 +233,8 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
+  if (has_phases(b))
+    out += "\nms per step by phase (mean over reports after the first):\n" + format_text_table(phase_cells(b));
   if (b.rows.size() > 1)
     out += b.diff_keys.empty() ? "\nno config differences\n"
                                : "\nconfig differences:\n" + format_text_table(diff_cells(b));
@@ -189,6 +243,8 @@ std::string format_scoreboard_text(const Scoreboard& b) {
 
 std::string format_scoreboard_markdown(const Scoreboard& b) {
   std::string out = md_table(cells(b), 2);
+  if (has_phases(b))
+    out += "\nMilliseconds per step by phase (mean over reports after the first):\n\n" + md_table(phase_cells(b), 1);
   if (b.rows.size() > 1 && !b.diff_keys.empty())
     out += "\nConfig differences:\n\n" + md_table(diff_cells(b), b.rows.size() + 1);
   return out;

@@ -6,12 +6,17 @@
 // one when there are two or more): the first reports include start-up (allocator warm-up, autotuning, data
 // prefetch fill), and the median ignores the odd slow step (an eval, a checkpoint) that a mean would not.
 // MFU is taken the same way. Speedup is tok/s divided by the baseline run's tok/s.
+// The step profile (ms per step by phase, engine/metrics/phases.h) is the mean over the run's reports after
+// the first (the first step holds the warm-up), beside step_ms taken the same way: a table of its own.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "engine/metrics/phases.h"
 
 namespace tokamak {
 
@@ -20,11 +25,13 @@ class RunStore;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ScoreInput {
-  std::string label;          // "#3 baseline"
-  std::string setup;          // "gpt2 cuda:0 ×8"
-  std::vector<double> tok_s;  // logged values in step order
-  std::vector<double> mfu;    // logged values in step order, fractions of peak
-  double peak_mem = kNaN;     // bytes
+  std::string label;                                      // "#3 baseline"
+  std::string setup;                                      // "gpt2 cuda:0 ×8"
+  std::vector<double> tok_s;                              // logged values in step order
+  std::vector<double> mfu;                                // logged values in step order, fractions of peak
+  std::vector<double> step_ms;                            // logged values in step order
+  std::array<std::vector<double>, kPhaseCount> phase_ms;  // logged values in step order, by Phase
+  double peak_mem = kNaN;                                 // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
   std::string config_json;
 };
@@ -32,6 +39,9 @@ struct ScoreInput {
 struct ScoreRow {
   std::string label, setup;
   double tok_s = kNaN, speedup = kNaN, mfu = kNaN, peak_mem = kNaN, final_val_loss = kNaN, best_val_loss = kNaN;
+  double step_ms = kNaN;  // mean over the reports after the first, like the phases
+  static_assert(kPhaseCount == 6, "one kNaN per phase below");
+  std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: the run did not report it
 };
 
 struct Scoreboard {
@@ -43,6 +53,10 @@ struct Scoreboard {
 
 // Median of values after the warm-up share described above; NaN when there is none.
 double steady_value(const std::vector<double>& values);
+// Mean of the values after the first (of the only one when there is one); NaN when there is none.
+double mean_after_first(const std::vector<double>& values);
+// Whether any row has a step profile (the phase table is printed only then).
+bool has_phases(const Scoreboard& board);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
 std::map<std::string, std::string> flatten_config(const std::string& config_json);
 Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline);
