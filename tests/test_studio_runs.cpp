@@ -22,6 +22,8 @@
 #include "engine/store/run_store.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
+#include "ui/plots/phase_bars.h"
+#include "ui/plots/speedup_waterfall.h"
 #include "ui/plots/qcp.h"
 #include "ui/runs/runs_model.h"
 #include "ui/runs/runs_panel.h"
@@ -92,6 +94,8 @@ class TestStudioRuns : public QObject {
   void comparePlotsCurves();
   void comparePicksAnyMetric();
   void compareScoreboardAndDiff();
+  void compareDrawsStepProfiles();
+  void compareDrawsALadderWaterfall();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -302,6 +306,80 @@ void TestStudioRuns::comparePicksAnyMetric() {
   QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->value, double(kSteps / 4));
   QVERIFY(!view->setMetricKey("no_such_metric"));
   QCOMPARE(view->metricKey(), QStringLiteral("skipped_steps"));
+}
+
+// Two rungs with step profiles: one stacked bar each, each phase the mean of the reports after the first, the
+// same numbers as the scoreboard's (and `runs compare`'s); the faster rung's bar shows which phase shrank.
+void TestStudioRuns::compareDrawsStepProfiles() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    for (double forward : {40.0, 10.0}) {
+      store.transaction([&] {
+        const int64_t id =
+            store.begin_run(fake_start("uid-p" + std::to_string(int(forward)), "profiled"), 1717001000, 0);
+        std::vector<MetricRow> rows;
+        for (int i = 1; i <= 5; ++i) {
+          MetricRow r;
+          r.step = i;
+          r.set("phase_data_ms", 1);
+          r.set("phase_forward_ms", i == 1 ? 10 * forward : forward + i);  // mean of steps 2..5: forward + 3.5
+          r.set("phase_backward_ms", 2 * forward);
+          r.set("phase_optimizer_ms", 3);
+          r.set("phase_other_ms", 0.5);
+          rows.push_back(r);
+        }
+        store.add_metrics(id, rows);
+        store.end_run(id, "finished", "", 1717001010);
+        ids.push_back(id);
+      });
+    }
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({ids[0], ids[1], base_}));  // the third has no profile: an empty bar
+  PhaseBars* bars = panel.compareView()->phaseBars();
+  QCOMPARE(bars->runCount(), 3);
+  QCOMPARE(bars->segment(0, Phase::kForward), 43.5);
+  QCOMPARE(bars->segment(1, Phase::kForward), 13.5);
+  QCOMPARE(bars->segment(1, Phase::kBackward), 20.0);
+  QCOMPARE(bars->segmentBase(1, Phase::kOptimizer), 1 + 13.5 + 20.0);
+  QCOMPARE(bars->segment(0, Phase::kForward), panel.compareView()->scoreboard().rows[0].phase_ms[1]);
+  for (int p = 0; p < kPhaseCount; ++p) QCOMPARE(bars->segment(2, Phase(p)), 0.0);
+  QVERIFY(!bars->bars(Phase::kAllreduce)->visible());
+}
+
+// Three rungs at 10K, 25K and 20K tok/s: the waterfall's bars go 0→1, 1→2.5 (a gain of ×2.50 over the
+// previous rung) and 2.5→2 (a loss: ×0.80), each labelled with its own step, in the order compared.
+void TestStudioRuns::compareDrawsALadderWaterfall() {
+  int64_t third = 0;
+  {
+    RunStore store(db_.toStdString());
+    third = addRun(store, "uid-third", "third rung", kFastConfig, 20000, 1717000900);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_, third}));
+  SpeedupWaterfall* w = panel.compareView()->waterfall();
+  QCOMPARE(w->rungCount(), 3);
+  QCOMPARE(w->stepSpeedup(0), 1.0);
+  QCOMPARE(w->stepSpeedup(1), 2.5);
+  QCOMPARE(w->stepSpeedup(2), 0.8);
+  QCOMPARE(w->cumulative(2), 2.0);
+  QCOMPARE(w->labelOf(1), QStringLiteral("×2.50"));
+  QCOMPARE(w->labelOf(2), QStringLiteral("×0.80"));
+  // Drawn as floating bars: rung 2 spans 2.0..2.5 in the loss colour, rung 1 spans 1.0..2.5 as a gain.
+  QCPBars *base = w->baseBars(), *gain = w->gainBars(), *loss = w->lossBars();
+  QCOMPARE(gain->barBelow(), base);  // stacked: the visible bars float on the base
+  QCOMPARE(loss->barBelow(), gain);
+  QCOMPARE(base->data()->at(1)->value, 1.0);
+  QCOMPARE(gain->data()->at(1)->value, 1.5);
+  QCOMPARE(loss->data()->at(1)->value, 0.0);
+  QCOMPARE(base->data()->at(2)->value, 2.0);
+  QCOMPARE(gain->data()->at(2)->value, 0.0);
+  QCOMPARE(loss->data()->at(2)->value, 0.5);
+  panel.compareView()->setBaseline(1);  // the waterfall follows the order, not the baseline
+  QCOMPARE(w->stepSpeedup(1), 2.5);
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

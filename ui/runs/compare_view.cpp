@@ -10,7 +10,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include "ui/plots/phase_bars.h"
 #include "ui/plots/qcp.h"
+#include "ui/plots/speedup_waterfall.h"
 
 namespace tokamak::ui {
 
@@ -86,9 +88,18 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
+  phaseBars_ = new PhaseBars(this);
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(scoreTable_);
+  bottom->addWidget(phaseBars_);
+  waterfall_ = new SpeedupWaterfall(this);
+  bottom->addWidget(waterfall_);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 1);
+  bottom->setStretchFactor(2, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
-  split->addWidget(scoreTable_);
+  split->addWidget(bottom);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   split->setSizes({700, 220});
@@ -143,6 +154,8 @@ void CompareView::clear() {
   rebuildPlot();
   scoreTable_->clear();
   scoreTable_->setRowCount(0);
+  phaseBars_->setRuns({});
+  waterfall_->setRungs({});
   diffTable_->clear();
   diffTable_->setRowCount(0);
 }
@@ -260,6 +273,12 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", row.best_val_loss), true));
   }
   scoreTable_->resizeColumnsToContents();
+  std::vector<PhaseBars::Run> bars;
+  for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({qs(row.label), row.phase_ms});
+  phaseBars_->setRuns(bars);
+  std::vector<SpeedupWaterfall::Rung> rungs;
+  for (const tokamak::ScoreRow& row : board_.rows) rungs.push_back({qs(row.label), row.tok_s});
+  waterfall_->setRungs(rungs);
 }
 
 void CompareView::rebuildDiff() {

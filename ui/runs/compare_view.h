@@ -1,7 +1,9 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
 // axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
 // runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup
-// over a chosen baseline run, and the config keys in which the runs differ. The arithmetic is the engine's
+// over a chosen baseline run, the step profile as a stacked bar per run (ms per step by phase), the runs as
+// a ladder's waterfall (each run's speedup over the one before it, in the order compared), and the config
+// keys in which the runs differ. The arithmetic is the engine's
 // (scoreboard.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
@@ -21,6 +23,9 @@ class QLabel;
 class QTableWidget;
 
 namespace tokamak::ui {
+
+class PhaseBars;
+class SpeedupWaterfall;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -48,6 +53,8 @@ class CompareView : public QWidget {
   QCustomPlot* plot() const { return plot_; }
   QTableWidget* scoreTable() const { return scoreTable_; }
   QTableWidget* diffTable() const { return diffTable_; }
+  PhaseBars* phaseBars() const { return phaseBars_; }
+  SpeedupWaterfall* waterfall() const { return waterfall_; }
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -78,6 +85,8 @@ class CompareView : public QWidget {
   QCustomPlot* plot_ = nullptr;
   QTableWidget* scoreTable_ = nullptr;
   QTableWidget* diffTable_ = nullptr;
+  PhaseBars* phaseBars_ = nullptr;
+  SpeedupWaterfall* waterfall_ = nullptr;
 };
 
 }  // namespace tokamak::ui
