@@ -96,6 +96,7 @@ class TestStudioRuns : public QObject {
   void compareScoreboardAndDiff();
   void compareDrawsStepProfiles();
   void compareDrawsALadderWaterfall();
+  void compareAnyMetricAsXAxis();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -380,6 +381,29 @@ void TestStudioRuns::compareDrawsALadderWaterfall() {
   QCOMPARE(loss->data()->at(2)->value, 0.5);
   panel.compareView()->setBaseline(1);  // the waterfall follows the order, not the baseline
   QCOMPARE(w->stepSpeedup(1), 2.5);
+}
+
+// Any recorded metric as the X axis: train loss against tok/s puts each run's points at its own tok/s (a
+// Pareto view of a ladder), as points; an unknown key is refused; step returns to curves.
+void TestStudioRuns::compareAnyMetricAsXAxis() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  CompareView* view = panel.compareView();
+  QVERIFY(!view->setXAxisKey("no_such_metric"));
+  QVERIFY(view->setXAxisKey("tok_s"));
+  QCOMPARE(view->xAxisKey(), QStringLiteral("tok_s"));
+  QVERIFY(view->setMetricKey("train_loss"));
+  QCPGraph* fast = view->plot()->graph(1);
+  QCOMPARE(fast->dataCount(), kSteps);
+  for (int i = 0; i < fast->dataCount(); ++i) QCOMPARE(fast->data()->at(i)->key, 25000.0);
+  QCOMPARE(view->plot()->graph(0)->data()->at(0)->key, 10000.0);
+  QCOMPARE(fast->lineStyle(), QCPGraph::lsNone);
+  QCOMPARE(view->plot()->xAxis->label(), QStringLiteral("tok_s"));
+  view->setXAxis(CompareView::XAxis::Step);
+  QCOMPARE(view->xAxisKey(), QString());
+  QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->key, double(kSteps));
+  QCOMPARE(view->plot()->graph(1)->lineStyle(), QCPGraph::lsLine);
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

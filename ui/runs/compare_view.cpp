@@ -47,9 +47,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel(tr("Select two or more runs and press Compare."), this);
   metricBox_ = new QComboBox(this);
   metricBox_->setObjectName(QStringLiteral("compareMetric"));
-  rebuildMetricChoices();
   xBox_ = new QComboBox(this);
-  xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
+  xBox_->setObjectName(QStringLiteral("compareXAxis"));
+  rebuildMetricChoices();  // fills both boxes
   baselineBox_ = new QComboBox(this);
   baselineBox_->setMinimumContentsLength(16);
   connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -58,7 +58,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
       rebuildPlot();
     }
   });
-  connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
+  // The three axes every run has, then every metric (the Y picker's keys) as an X axis too.
+  connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i >= 0 && i < 3) setXAxis(XAxis(i));
+    else if (i >= 3) setXAxisKey(xBox_->itemText(i));
+  });
   connect(baselineBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i >= 0) setBaseline(i);
   });
@@ -210,12 +214,31 @@ void CompareView::rebuildMetricChoices() {
   metricBox_->clear();
   metricBox_->addItems(names);
   metricBox_->setCurrentIndex(metric_);
+  QSignalBlocker blockX(xBox_);
+  xBox_->clear();
+  xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
+  bool keyOffered = false;
+  for (const YAxis& y : axes_) {
+    xBox_->addItem(qs(y.key));
+    if (y.key == xKey_) keyOffered = true, xBox_->setCurrentIndex(xBox_->count() - 1);
+  }
+  if (!keyOffered) xKey_.clear(), xBox_->setCurrentIndex(int(xAxis_));
 }
 
 void CompareView::setXAxis(XAxis axis) {
   xAxis_ = axis;
+  xKey_.clear();
   if (xBox_->currentIndex() != int(axis)) xBox_->setCurrentIndex(int(axis));
   rebuildPlot();
+}
+
+bool CompareView::setXAxisKey(const QString& key) {
+  const int i = xBox_->findText(key);
+  if (i < 3) return false;  // not offered (the first three are the built-in axes' names)
+  xKey_ = key.toStdString();
+  if (xBox_->currentIndex() != i) xBox_->setCurrentIndex(i);
+  rebuildPlot();
+  return true;
 }
 
 void CompareView::setBaseline(int runIndex) {
@@ -232,7 +255,9 @@ void CompareView::rebuildPlot() {
   for (size_t r = 0; r < metrics_.size(); ++r) {
     QVector<double> xs, vs;
     for (const tokamak::MetricRow& row : metrics_[r]) {
-      double x = xAxis_ == XAxis::Step ? double(row.step) : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
+      double x = !xKey_.empty()          ? row[xKey_]
+                 : xAxis_ == XAxis::Step ? double(row.step)
+                                         : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
       double v = row[y.key];
       if (std::isnan(x) || std::isnan(v)) continue;  // not reported at this step (val loss: only at evals)
       xs << x;
@@ -243,9 +268,14 @@ void CompareView::rebuildPlot() {
     g->setPen(QPen(colorOf(int(r)), 2));
     // Sparse series (val loss) would be invisible as lines between a few points: mark every point.
     if (xs.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-    g->setData(xs, vs, true);
+    if (!xKey_.empty()) {
+      // A metric against a metric is a cloud, not a curve: points only (the graph orders them by x).
+      g->setLineStyle(QCPGraph::lsNone);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+    }
+    g->setData(xs, vs, xKey_.empty());
   }
-  plot_->xAxis->setLabel(xLabel[int(xAxis_)]);
+  plot_->xAxis->setLabel(xKey_.empty() ? xLabel[int(xAxis_)] : qs(xKey_));
   plot_->yAxis->setLabel(y.label);
   plot_->rescaleAxes();
   plot_->replot();

@@ -1,6 +1,7 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
 // axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
-// runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup
+// runs recorded, so a metric added to the trainer can be compared without an edit here; the X axis is step,
+// tokens, wall time or any of those metrics), the scoreboard with speedup
 // over a chosen baseline run, the step profile as a stacked bar per run (ms per step by phase), the runs as
 // a ladder's waterfall (each run's speedup over the one before it, in the order compared), and the config
 // keys in which the runs differ. The arithmetic is the engine's
@@ -48,7 +49,11 @@ class CompareView : public QWidget {
   QString metricKey() const;
   QStringList metricKeys() const;  // what the picker offers, in its order
   void setXAxis(XAxis axis);
-  void setBaseline(int runIndex);  // index into runIds()
+  // Any recorded metric as the X axis (e.g. loss against tok_s: a Pareto view of a ladder), drawn as points;
+  // false when no run has it. setXAxis() returns to step, tokens or wall time.
+  bool setXAxisKey(const QString& key);
+  QString xAxisKey() const { return QString::fromStdString(xKey_); }  // "" for step, tokens, wall time
+  void setBaseline(int runIndex);                                     // index into runIds()
 
   QCustomPlot* plot() const { return plot_; }
   QTableWidget* scoreTable() const { return scoreTable_; }
@@ -76,6 +81,7 @@ class CompareView : public QWidget {
   std::vector<YAxis> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
   int metric_ = 0;           // index into axes_
   XAxis xAxis_ = XAxis::Step;
+  std::string xKey_;  // a metric as the X axis; "" = xAxis_
   int baseline_ = 0;
 
   QComboBox* metricBox_ = nullptr;
