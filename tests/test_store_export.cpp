@@ -33,6 +33,9 @@ class TestStoreExport : public QObject {
   void compareFromStore();
   void phaseBreakdown();
   void phaseBreakdownInRunsCompare();
+  void metricSummaries_data();
+  void metricSummaries();
+  void runsCompareStat();
   void cliEndToEnd();
 };
 
@@ -293,6 +296,64 @@ void TestStoreExport::phaseBreakdownInRunsCompare() {
            out.c_str());
   QVERIFY2(out.find("#1 profiled  0.50  13.00    15.00     1.25       0.25   30.00  30.00") != std::string::npos,
            out.c_str());
+}
+
+void TestStoreExport::metricSummaries_data() {
+  QTest::addColumn<QString>("key");
+  QTest::addColumn<QString>("stat");
+  QTest::addColumn<double>("expected");
+  // Values in step order: 5, 3, NaN (not recorded), 4, 9, 1.
+  QTest::newRow("last") << "train_loss"
+                        << "last" << 1.0;
+  QTest::newRow("min") << "tok_s"
+                       << "min" << 1.0;
+  QTest::newRow("max") << "train_loss"
+                       << "max" << 9.0;
+  QTest::newRow("best loss is the lowest") << "val_loss"
+                                           << "best" << 1.0;
+  QTest::newRow("best tok/s is the highest") << "tok_s"
+                                             << "best" << 9.0;
+  QTest::newRow("best step time is the lowest") << "phase_forward_ms"
+                                                << "best" << 1.0;
+  QTest::newRow("mean of the last 3 recorded") << "tok_s"
+                                               << "mean:3" << (4.0 + 9 + 1) / 3;
+  QTest::newRow("mean:K longer than the run: all") << "tok_s"
+                                                   << "mean:100" << (5.0 + 3 + 4 + 9 + 1) / 5;
+}
+
+void TestStoreExport::metricSummaries() {
+  QFETCH(QString, key);
+  QFETCH(QString, stat);
+  QFETCH(double, expected);
+  const std::vector<double> values = {5, 3, kNaN, 4, 9, 1};
+  QCOMPARE(summarize_metric(key.toStdString(), values, stat.toStdString()), expected);
+}
+
+// --stat picks what the metric table shows; a stat that is none of them is refused in one line, naming it.
+void TestStoreExport::runsCompareStat() {
+  QVERIFY(std::isnan(summarize_metric("lr", {1, 2}, "best")));  // no better way for a learning rate
+  for (const char* bad : {"mean", "mean:0", "mean:x", "median", ""})
+    QVERIFY2(!error_of([&] { check_metric_stat(bad); }).isEmpty(), bad);
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QTemporaryDir dir;
+  std::string db = db_in(dir);
+  {
+    RunStore store(db);
+    fill(store);  // tok_s of run 1: 10000 + step, steps 1..30
+  }
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --stat mean:10 --db " + db, &out), 0);
+  QVERIFY2(out.find("metric (mean of last 10)") != std::string::npos, out.c_str());
+  const size_t tok = out.find("\ntok_s ", out.find("metric (mean"));
+  QVERIFY2(tok != std::string::npos, out.c_str());
+  const std::string line = out.substr(tok + 1, out.find('\n', tok + 1) - tok - 1);
+  QVERIFY2(line.find(" 10025.5 ") != std::string::npos, line.c_str());  // mean of 10021..10030
+  QVERIFY2(line.find(" 25063.8") != std::string::npos, line.c_str());   // 2.5 times that
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat best --db " + db, &out), 0);
+  QVERIFY2(out.find("metric (best)") != std::string::npos, out.c_str());
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat median --db " + db + " 2>&1", &out), 1);
+  QVERIFY2(out.find("'median' is not a metric summary") != std::string::npos, out.c_str());
 }
 
 void TestStoreExport::cliEndToEnd() {

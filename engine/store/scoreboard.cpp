@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/store/run_store.h"
+#include "engine/util/error.h"
 
 namespace tokamak {
 
@@ -31,6 +32,54 @@ double mean_after_first(const std::vector<double>& values) {
   double sum = 0;
   for (double x : v) sum += x;
   return sum / static_cast<double>(v.size());
+}
+
+int metric_better(const std::string& key) {
+  const auto ends_with = [&](const std::string& tail) {
+    return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 || key == "skipped_steps")
+    return -1;
+  if (key == "tok_s" || key == "mfu") return 1;
+  return 0;
+}
+
+// "mean:K" → K (0 when the stat is not of that form or K is not a whole number ≥ 1).
+static int64_t mean_window(const std::string& stat) {
+  if (stat.rfind("mean:", 0) != 0 || stat.size() == 5) return 0;
+  int64_t k = 0;
+  for (size_t i = 5; i < stat.size(); ++i) {
+    if (stat[i] < '0' || stat[i] > '9' || k > 1000000000) return 0;
+    k = k * 10 + (stat[i] - '0');
+  }
+  return k;
+}
+
+void check_metric_stat(const std::string& stat) {
+  if (stat == "last" || stat == "min" || stat == "max" || stat == "best" || mean_window(stat) > 0) return;
+  throw Error("'" + stat + "' is not a metric summary", "use last, min, max, best or mean:K (K ≥ 1), e.g. mean:10");
+}
+
+std::string metric_stat_label(const std::string& stat) {
+  const int64_t k = mean_window(stat);
+  return k > 0 ? "mean of last " + std::to_string(k) : stat;
+}
+
+double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat) {
+  check_metric_stat(stat);
+  std::vector<double> v;
+  for (double x : values)
+    if (!std::isnan(x)) v.push_back(x);
+  if (v.empty()) return kNaN;
+  if (stat == "last") return v.back();
+  const int better = metric_better(key);
+  if (stat == "best" && better == 0) return kNaN;
+  if (stat == "min" || (stat == "best" && better < 0)) return *std::min_element(v.begin(), v.end());
+  if (stat == "max" || stat == "best") return *std::max_element(v.begin(), v.end());
+  const size_t k = std::min(v.size(), static_cast<size_t>(mean_window(stat)));
+  double sum = 0;
+  for (size_t i = v.size() - k; i < v.size(); ++i) sum += v[i];
+  return sum / static_cast<double>(k);
 }
 
 bool has_phases(const Scoreboard& b) {

@@ -55,6 +55,15 @@ struct Scoreboard {
 double steady_value(const std::vector<double>& values);
 // Mean of the values after the first (of the only one when there is one); NaN when there is none.
 double mean_after_first(const std::vector<double>& values);
+// Which way a metric improves, from its name: -1 lower is better (…loss…, …_ms, mem_…, skipped_steps), +1
+// higher is better (tok_s, mfu), 0 neither (lr, grad_norm, a metric this list does not know).
+int metric_better(const std::string& key);
+// A summary of a metric's values (in step order) other than the last: "last", "min", "max", "best" (min or
+// max as metric_better says; NaN when neither is better) or "mean:K" (the mean of the last K values).
+// check_metric_stat throws a one-line Error naming a stat that is none of these.
+double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat);
+void check_metric_stat(const std::string& stat);
+std::string metric_stat_label(const std::string& stat);  // "last", "mean of last 10"
 // Whether any row has a step profile (the phase table is printed only then).
 bool has_phases(const Scoreboard& board);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
