@@ -36,6 +36,7 @@ class TestStoreExport : public QObject {
   void metricSummaries_data();
   void metricSummaries();
   void runsCompareStat();
+  void groupsBySeedAndBand();
   void cliEndToEnd();
 };
 
@@ -354,6 +355,20 @@ void TestStoreExport::runsCompareStat() {
   QVERIFY2(out.find("metric (best)") != std::string::npos, out.c_str());
   QCOMPARE(run(std::string(bin) + " runs compare 1 --stat median --db " + db + " 2>&1", &out), 1);
   QVERIFY2(out.find("'median' is not a metric summary") != std::string::npos, out.c_str());
+}
+
+// Configs that differ only in train.seed (or the name) are one group; any other key splits them. A band is
+// taken where every run of the group reported: mean, min and max of their values there.
+void TestStoreExport::groupsBySeedAndBand() {
+  const std::vector<int> groups = group_by_config(
+      {R"({"train":{"seed":1,"lr":0.002},"name":"a"})", R"({"train":{"seed":2,"lr":0.002},"name":"b"})",
+       R"({"train":{"seed":1,"lr":0.001},"name":"a"})", R"({"train":{"seed":3,"lr":0.002},"name":"c"})"});
+  QCOMPARE(groups, (std::vector<int>{0, 0, 1, 0}));
+  const Band b = band_over_runs({{{1, 4.0}, {2, 3.0}, {3, 2.0}}, {{1, 6.0}, {3, 1.0}}, {{1, 5.0}, {2, 9.0}, {3, 3.0}}});
+  QCOMPARE(b.x, (std::vector<double>{1, 3}));  // step 2 is missing from the second run
+  QCOMPARE(b.mean, (std::vector<double>{5.0, 2.0}));
+  QCOMPARE(b.min, (std::vector<double>{4.0, 1.0}));
+  QCOMPARE(b.max, (std::vector<double>{6.0, 3.0}));
 }
 
 void TestStoreExport::cliEndToEnd() {

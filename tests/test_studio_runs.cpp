@@ -97,6 +97,7 @@ class TestStudioRuns : public QObject {
   void compareDrawsStepProfiles();
   void compareDrawsALadderWaterfall();
   void compareAnyMetricAsXAxis();
+  void compareGroupsSeedsIntoABand();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -404,6 +405,46 @@ void TestStudioRuns::compareAnyMetricAsXAxis() {
   QCOMPARE(view->xAxisKey(), QString());
   QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->key, double(kSteps));
   QCOMPARE(view->plot()->graph(1)->lineStyle(), QCPGraph::lsLine);
+}
+
+// Three seeds of one config and one other run: "Group seeds" draws the seeds as one mean curve with a
+// min–max band (the run apart stays a curve of its own); unticked, four curves again.
+void TestStudioRuns::compareGroupsSeedsIntoABand() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    for (int seed = 1; seed <= 3; ++seed)
+      ids.push_back(addRun(store, "uid-seed" + std::to_string(seed), "seed " + std::to_string(seed),
+                           seed == 1   ? R"({"train":{"steps":20,"seed":1}})"
+                           : seed == 2 ? R"({"train":{"steps":20,"seed":2}})"
+                                       : R"({"train":{"steps":20,"seed":3}})",
+                           10000.0 * seed, 1717002000 + seed));
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({ids[0], ids[1], ids[2], base_}));
+  CompareView* view = panel.compareView();
+  QVERIFY(view->setMetricKey("tok_s"));
+  QCOMPARE(view->plot()->graphCount(), 4);
+  view->groupSeedsBox()->setChecked(true);
+  QCOMPARE(view->plot()->graphCount(), 4);  // min, max (filled to min), mean; and the other run
+  QCPGraph *mean = nullptr, *lo = nullptr, *hi = nullptr;
+  for (int i = 0; i < view->plot()->graphCount(); ++i) {
+    QCPGraph* g = view->plot()->graph(i);
+    if (g->name().endsWith("(mean)")) mean = g;
+    if (g->name().endsWith("(min)")) lo = g;
+    if (g->name().endsWith("(max)")) hi = g;
+  }
+  QVERIFY(mean && lo && hi);
+  QVERIFY2(mean->name().contains("×3 seeds"), qPrintable(mean->name()));
+  QCOMPARE(mean->dataCount(), kSteps);
+  QCOMPARE(mean->data()->at(0)->value, 20000.0);  // tok/s 10K, 20K, 30K
+  QCOMPARE(lo->data()->at(kSteps - 1)->value, 10000.0);
+  QCOMPARE(hi->data()->at(kSteps - 1)->value, 30000.0);
+  QCOMPARE(hi->channelFillGraph(), lo);
+  view->groupSeedsBox()->setChecked(false);
+  QCOMPARE(view->plot()->graphCount(), 4);
+  QVERIFY(!view->plot()->graph(0)->name().endsWith("(min)"));
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

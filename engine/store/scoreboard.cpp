@@ -82,6 +82,40 @@ double summarize_metric(const std::string& key, const std::vector<double>& value
   return sum / static_cast<double>(k);
 }
 
+std::vector<int> group_by_config(const std::vector<std::string>& config_jsons) {
+  std::vector<std::map<std::string, std::string>> seen;
+  std::vector<int> group;
+  for (const std::string& json : config_jsons) {
+    std::map<std::string, std::string> flat = flatten_config(json);
+    flat.erase("train.seed"), flat.erase("name");
+    auto it = std::find(seen.begin(), seen.end(), flat);
+    group.push_back(static_cast<int>(it - seen.begin()));
+    if (it == seen.end()) seen.push_back(std::move(flat));
+  }
+  return group;
+}
+
+Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs) {
+  Band b;
+  if (runs.empty()) return b;
+  std::vector<size_t> at(runs.size(), 0);  // each run's next point: all are in x order, one merge pass
+  for (const auto& [x, first] : runs.front()) {
+    double sum = 0, lo = first, hi = first;
+    bool everywhere = true;
+    for (size_t r = 0; r < runs.size() && everywhere; ++r) {
+      while (at[r] < runs[r].size() && runs[r][at[r]].first < x) ++at[r];
+      everywhere = at[r] < runs[r].size() && runs[r][at[r]].first == x;
+      if (!everywhere) break;
+      const double v = runs[r][at[r]].second;
+      sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    if (!everywhere) continue;
+    b.x.push_back(x), b.mean.push_back(sum / static_cast<double>(runs.size()));
+    b.min.push_back(lo), b.max.push_back(hi);
+  }
+  return b;
+}
+
 bool has_phases(const Scoreboard& b) {
   for (const ScoreRow& r : b.rows)
     for (double ms : r.phase_ms)

@@ -64,6 +64,15 @@ int metric_better(const std::string& key);
 double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat);
 void check_metric_stat(const std::string& stat);
 std::string metric_stat_label(const std::string& stat);  // "last", "mean of last 10"
+// Runs that are one experiment but for the seed: equal configs once `train.seed` and `name` are left out.
+// A group index per run, groups numbered in the order they first appear.
+std::vector<int> group_by_config(const std::vector<std::string>& config_jsons);
+// A group of runs as one curve: at each x that every run reported (steps: the same config logs the same
+// steps), the mean, min and max of their values. `runs` holds each run's (x, value) points in x order.
+struct Band {
+  std::vector<double> x, mean, min, max;
+};
+Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs);
 // Whether any row has a step profile (the phase table is printed only then).
 bool has_phases(const Scoreboard& board);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.

@@ -1,6 +1,7 @@
 // The compare view (see compare_view.h): controls, overlaid curves, scoreboard and config diff.
 #include "ui/runs/compare_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -49,6 +50,12 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   metricBox_->setObjectName(QStringLiteral("compareMetric"));
   xBox_ = new QComboBox(this);
   xBox_->setObjectName(QStringLiteral("compareXAxis"));
+  groupSeeds_ = new QCheckBox(tr("Group seeds"), this);
+  groupSeeds_->setObjectName(QStringLiteral("groupSeeds"));
+  groupSeeds_->setToolTip(
+      tr("Runs whose configs differ only in train.seed drawn as one mean curve with a "
+         "min–max band"));
+  connect(groupSeeds_, &QCheckBox::toggled, this, [this] { rebuildPlot(); });
   rebuildMetricChoices();  // fills both boxes
   baselineBox_ = new QComboBox(this);
   baselineBox_->setMinimumContentsLength(16);
@@ -75,6 +82,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(xBox_);
   controls->addWidget(new QLabel(tr("Baseline"), this));
   controls->addWidget(baselineBox_);
+  controls->addWidget(groupSeeds_);
 
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(320, 200);
@@ -252,16 +260,62 @@ void CompareView::rebuildPlot() {
   plot_->clearGraphs();
   const YAxis& y = axes_.at(size_t(metric_));
   const QString xLabel[] = {tr("step"), tr("tokens"), tr("wall time (s)")};
-  for (size_t r = 0; r < metrics_.size(); ++r) {
-    QVector<double> xs, vs;
+  std::vector<QVector<double>> xsOf(metrics_.size()), vsOf(metrics_.size());
+  for (size_t r = 0; r < metrics_.size(); ++r)
     for (const tokamak::MetricRow& row : metrics_[r]) {
       double x = !xKey_.empty()          ? row[xKey_]
                  : xAxis_ == XAxis::Step ? double(row.step)
                                          : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
       double v = row[y.key];
       if (std::isnan(x) || std::isnan(v)) continue;  // not reported at this step (val loss: only at evals)
-      xs << x;
-      vs << v * y.scale;
+      xsOf[r] << x;
+      vsOf[r] << v * y.scale;
+    }
+  // Seeds of one experiment drawn as one group: the mean, and a band from min to max, where every run of the
+  // group reported (not with a metric as X: a cloud has no "same x").
+  std::vector<int> group(metrics_.size(), -1), size;
+  if (groupSeeds_->isChecked() && xKey_.empty()) {
+    std::vector<std::string> configs;
+    for (const auto& in : inputs_) configs.push_back(in.config_json);
+    group = tokamak::group_by_config(configs);
+    for (int g : group) {
+      if (g >= int(size.size())) size.resize(size_t(g) + 1, 0);
+      ++size[size_t(g)];
+    }
+  }
+  std::vector<bool> drawn(size.size(), false);
+  for (size_t r = 0; r < metrics_.size(); ++r) {
+    const QVector<double>&xs = xsOf[r], &vs = vsOf[r];
+    if (group[r] >= 0 && size[size_t(group[r])] > 1) {
+      if (drawn[size_t(group[r])]) continue;
+      drawn[size_t(group[r])] = true;
+      std::vector<std::vector<std::pair<double, double>>> members;
+      for (size_t m = 0; m < metrics_.size(); ++m)
+        if (group[m] == group[r]) {
+          members.emplace_back();
+          for (int i = 0; i < xsOf[m].size(); ++i) members.back().emplace_back(xsOf[m][i], vsOf[m][i]);
+        }
+      const tokamak::Band band = tokamak::band_over_runs(members);
+      const QVector<double> bx(band.x.begin(), band.x.end());
+      const QColor c = colorOf(int(r));
+      const QString name = tr("%1 ×%2 seeds").arg(qs(inputs_[r].label)).arg(members.size());
+      QCPGraph* lo = plot_->addGraph();
+      lo->setName(name + tr(" (min)"));
+      lo->setPen(Qt::NoPen);
+      lo->setData(bx, QVector<double>(band.min.begin(), band.min.end()), true);
+      lo->removeFromLegend();
+      QCPGraph* hi = plot_->addGraph();
+      hi->setName(name + tr(" (max)"));
+      hi->setPen(Qt::NoPen);
+      hi->setBrush(QColor(c.red(), c.green(), c.blue(), 60));
+      hi->setChannelFillGraph(lo);  // the band: filled from max down to min
+      hi->setData(bx, QVector<double>(band.max.begin(), band.max.end()), true);
+      hi->removeFromLegend();
+      QCPGraph* mean = plot_->addGraph();
+      mean->setName(name + tr(" (mean)"));
+      mean->setPen(QPen(c, 2));
+      mean->setData(bx, QVector<double>(band.mean.begin(), band.mean.end()), true);
+      continue;
     }
     QCPGraph* g = plot_->addGraph();
     g->setName(qs(inputs_[r].label));

@@ -4,7 +4,8 @@
 // tokens, wall time or any of those metrics), the scoreboard with speedup
 // over a chosen baseline run, the step profile as a stacked bar per run (ms per step by phase), the runs as
 // a ladder's waterfall (each run's speedup over the one before it, in the order compared), and the config
-// keys in which the runs differ. The arithmetic is the engine's
+// keys in which the runs differ. "Group seeds" draws runs that differ only in train.seed as a mean with a
+// min–max band. The arithmetic is the engine's
 // (scoreboard.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/scoreboard.h"
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
@@ -60,6 +62,7 @@ class CompareView : public QWidget {
   QTableWidget* diffTable() const { return diffTable_; }
   PhaseBars* phaseBars() const { return phaseBars_; }
   SpeedupWaterfall* waterfall() const { return waterfall_; }
+  QCheckBox* groupSeedsBox() const { return groupSeeds_; }  // runs that differ only in train.seed: one band
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -87,6 +90,7 @@ class CompareView : public QWidget {
   QComboBox* metricBox_ = nullptr;
   QComboBox* xBox_ = nullptr;
   QComboBox* baselineBox_ = nullptr;
+  QCheckBox* groupSeeds_ = nullptr;
   QLabel* title_ = nullptr;
   QCustomPlot* plot_ = nullptr;
   QTableWidget* scoreTable_ = nullptr;
