@@ -22,6 +22,7 @@
 #include "engine/store/run_store.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
+#include "ui/runs/sample_compare.h"
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/speedup_waterfall.h"
 #include "ui/plots/qcp.h"
@@ -98,6 +99,7 @@ class TestStudioRuns : public QObject {
   void compareDrawsALadderWaterfall();
   void compareAnyMetricAsXAxis();
   void compareGroupsSeedsIntoABand();
+  void compareShowsSamplesSideBySide();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -445,6 +447,33 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   view->groupSeedsBox()->setChecked(false);
   QCOMPARE(view->plot()->graphCount(), 4);
   QVERIFY(!view->plot()->graph(0)->name().endsWith("(min)"));
+}
+
+// Samples across runs: each run's column holds its sample nearest the chosen step (runs sample on their own
+// schedules), with the step it was taken at and its prompt; no step chosen = each run's last sample.
+void TestStudioRuns::compareShowsSamplesSideBySide() {
+  {
+    RunStore store(db_.toStdString());
+    store.add_sample(base_, {10, "The", "The base at 10", 1717000001});
+    store.add_sample(base_, {20, "The", "The base at 20", 1717000002});
+    store.add_sample(fast_, {15, "The", "The fast at 15", 1717000003});
+    store.add_sample(fast_, {30, "The", "The fast at 30", 1717000004});
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  SampleCompare* samples = panel.compareView()->sampleCompare();
+  QTableWidget* t = samples->table();
+  QCOMPARE(t->columnCount(), 2);
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 20"));  // the last of each
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("The fast at 30"));
+  samples->setStep(18);
+  QCOMPARE(t->item(0, 0)->text(), QStringLiteral("20"));
+  QCOMPARE(t->item(0, 1)->text(), QStringLiteral("15"));
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("The fast at 15"));
+  QCOMPARE(t->item(1, 0)->text(), QStringLiteral("The"));
+  samples->setStep(12);
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 10"));
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/qcp.h"
 #include "ui/plots/speedup_waterfall.h"
+#include "ui/runs/sample_compare.h"
 
 namespace tokamak::ui {
 
@@ -96,7 +98,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(plot_);
-  top->addWidget(diffTable_);
+  samples_ = new SampleCompare(this);
+  auto* side = new QTabWidget(this);
+  side->addTab(diffTable_, tr("Config differences"));
+  side->addTab(samples_, tr("Samples"));
+  top->addWidget(side);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
@@ -128,9 +134,11 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   // Read everything first: a run deleted meanwhile throws here and leaves the view as it was.
   std::vector<std::vector<tokamak::MetricRow>> metrics;
   std::vector<tokamak::ScoreInput> inputs;
+  std::vector<std::vector<tokamak::SampleRow>> samples;
   for (qint64 id : ids) {
     inputs.push_back(tokamak::score_input(store, id));
     metrics.push_back(store.metrics(id));
+    samples.push_back(store.samples(id));
   }
   const bool sameRuns = ids == ids_;
   ids_ = ids;
@@ -148,6 +156,9 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   rebuildPlot();
   rebuildScoreboard();
   rebuildDiff();
+  QStringList labels;
+  for (const auto& in : inputs_) labels << qs(in.label);
+  samples_->setRuns(labels, samples);
 }
 
 void CompareView::reload(tokamak::RunStore& store) {
@@ -168,6 +179,7 @@ void CompareView::clear() {
   scoreTable_->setRowCount(0);
   phaseBars_->setRuns({});
   waterfall_->setRungs({});
+  samples_->setRuns({}, {});
   diffTable_->clear();
   diffTable_->setRowCount(0);
 }

@@ -1,11 +1,11 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
 // axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
 // runs recorded, so a metric added to the trainer can be compared without an edit here; the X axis is step,
-// tokens, wall time or any of those metrics), the scoreboard with speedup
-// over a chosen baseline run, the step profile as a stacked bar per run (ms per step by phase), the runs as
-// a ladder's waterfall (each run's speedup over the one before it, in the order compared), and the config
-// keys in which the runs differ. "Group seeds" draws runs that differ only in train.seed as a mean with a
-// min–max band. The arithmetic is the engine's
+// tokens, wall time or any of those metrics), the scoreboard with speedup over a chosen baseline run, the
+// step profile as a stacked bar per run (ms per step by phase), the runs as a ladder's waterfall (each run's
+// speedup over the one before it, in the order compared), and the config keys in which the runs differ.
+// "Group seeds" draws runs that differ only in train.seed as a mean with a min–max band. A tab beside the
+// config diff shows the runs' samples side by side at a chosen step. The arithmetic is the engine's
 // (scoreboard.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
@@ -28,6 +28,7 @@ class QTableWidget;
 namespace tokamak::ui {
 
 class PhaseBars;
+class SampleCompare;
 class SpeedupWaterfall;
 
 class CompareView : public QWidget {
@@ -62,7 +63,10 @@ class CompareView : public QWidget {
   QTableWidget* diffTable() const { return diffTable_; }
   PhaseBars* phaseBars() const { return phaseBars_; }
   SpeedupWaterfall* waterfall() const { return waterfall_; }
-  QCheckBox* groupSeedsBox() const { return groupSeeds_; }  // runs that differ only in train.seed: one band
+  QCheckBox* groupSeedsBox() const { return groupSeeds_; }
+  SampleCompare* sampleCompare() const {
+    return samples_;
+  }  // the runs' samples side by side at a step  // runs that differ only in train.seed: one band
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -97,6 +101,7 @@ class CompareView : public QWidget {
   QTableWidget* diffTable_ = nullptr;
   PhaseBars* phaseBars_ = nullptr;
   SpeedupWaterfall* waterfall_ = nullptr;
+  SampleCompare* samples_ = nullptr;
 };
 
 }  // namespace tokamak::ui
