@@ -122,6 +122,7 @@ std::map<QString, std::vector<double>> reported_steps(const QString& json_lines)
     if (o.value("event").toString() != "step") continue;
     out["loss"].push_back(o.value("loss").toDouble());
     out["grad_norm"].push_back(o.value("grad_norm").toDouble());
+    out["phase_allreduce_ms"].push_back(o.value("phase_allreduce_ms").toDouble(-1));  // -1: not reported
   }
   return out;
 }
@@ -402,6 +403,8 @@ class TestDist : public QObject {
           std::abs(reported["grad_norm"][i] - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
           qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
     }
+    // The step profile of a data-parallel step has an all-reduce phase: at least the loss's, never hidden.
+    for (double ms : reported["phase_allreduce_ms"]) QVERIFY2(ms > 0, qPrintable(QString("all-reduce %1 ms").arg(ms)));
     std::string where;
     double diff = max_difference(ref.weights, checkpoint_weights(c, checkpoint_path(dir, 5)), &where);
     // Stated tolerance for the weights: 1e-4, about 1% of how far 5 steps move a weight (lr ≤ 2e-3 per step).

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine/metrics/phases.h"
 #include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
 #include "engine/store/scoreboard.h"
@@ -30,6 +31,12 @@ class TestStoreExport : public QObject {
   void speedup();
   void configDifferences();
   void compareFromStore();
+  void phaseBreakdown();
+  void phaseBreakdownInRunsCompare();
+  void metricSummaries_data();
+  void metricSummaries();
+  void runsCompareStat();
+  void groupsBySeedAndBand();
   void cliEndToEnd();
 };
 
@@ -218,6 +225,150 @@ void TestStoreExport::compareFromStore() {
   QVERIFY2(text.find("2.50×") != std::string::npos, text.c_str());
   QVERIFY2(text.find("opt.precision") != std::string::npos, text.c_str());
   QVERIFY2(text.find("1.50 GiB") != std::string::npos, text.c_str());
+}
+
+static constexpr int kForward = static_cast<int>(Phase::kForward), kBackward = static_cast<int>(Phase::kBackward),
+                     kOther = static_cast<int>(Phase::kOther), kData = static_cast<int>(Phase::kData);
+
+// The step profile's table: each phase's mean over the reports after the first (the first is the warm-up), a
+// column only for the phases some run reported, their sum beside step_ms; a run without a profile has
+// dashes, and a board where no run has one prints no table.
+void TestStoreExport::phaseBreakdown() {
+  ScoreInput a, b;
+  a.label = "#1 a", b.label = "#2 old";
+  a.step_ms = {100, 10, 12};
+  a.phase_ms[kForward] = {60, 4, 6};
+  a.phase_ms[kBackward] = {30, 5, 5};
+  a.phase_ms[kOther] = {10, 1, 1};
+  b.step_ms = {50, 20, 20};
+  Scoreboard s = build_scoreboard({a, b}, 0);
+  QCOMPARE(s.rows[0].phase_ms[kForward], 5.0);
+  QCOMPARE(s.rows[0].phase_ms[kBackward], 5.0);
+  QCOMPARE(s.rows[0].step_ms, 11.0);
+  QVERIFY(std::isnan(s.rows[0].phase_ms[kData]));
+  QVERIFY(std::isnan(s.rows[1].phase_ms[kForward]));
+  QCOMPARE(s.rows[1].step_ms, 20.0);
+  const std::string text = format_scoreboard_text(s);
+  const size_t table = text.find("ms per step by phase");
+  QVERIFY2(table != std::string::npos, text.c_str());
+  const std::string phases = text.substr(table);
+  auto line_of = [&](const std::string& start) {
+    const size_t at = phases.find("\n" + start);
+    return at == std::string::npos ? std::string() : phases.substr(at + 1, phases.find('\n', at + 1) - at - 1);
+  };
+  QCOMPARE(line_of("run"), std::string("run     forward  backward  other  sum    step"));
+  QCOMPARE(line_of("#1 a"), std::string("#1 a    5.00     5.00      1.00   11.00  11.00"));
+  QCOMPARE(line_of("#2 old"), std::string("#2 old  -        -         -      -      20.00"));
+  const std::string md = format_scoreboard_markdown(s);
+  QVERIFY2(md.find("| #1 a | 5.00 | 5.00 | 1.00 | 11.00 | 11.00 |") != std::string::npos, md.c_str());
+  const std::string without = format_scoreboard_text(build_scoreboard({b}, 0));
+  QVERIFY2(without.find("by phase") == std::string::npos, without.c_str());
+}
+
+// End to end through the store and the CLI: phases recorded as a run's metrics come out of `runs compare`.
+void TestStoreExport::phaseBreakdownInRunsCompare() {
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QTemporaryDir dir;
+  std::string db = db_in(dir);
+  {
+    RunStore store(db);
+    store.transaction([&] {
+      int64_t id = store.begin_run(fake_start("uid-p", "profiled"), 1717000000.0, 11);
+      std::vector<MetricRow> rows;
+      for (int i = 1; i <= 4; ++i) {
+        MetricRow r;
+        r.step = i;
+        r.set("step_ms", i == 1 ? 900 : 30);
+        r.set("phase_data_ms", i == 1 ? 300 : 0.5);
+        r.set("phase_forward_ms", i == 1 ? 300 : 10 + i);  // 12, 13, 14: mean 13
+        r.set("phase_backward_ms", i == 1 ? 200 : 15);
+        r.set("phase_optimizer_ms", i == 1 ? 90 : 1.25);
+        r.set("phase_other_ms", i == 1 ? 10 : 0.25);
+        rows.push_back(r);
+      }
+      store.add_metrics(id, rows);
+      store.end_run(id, "finished", "", 1717000010.0);
+    });
+  }
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --db " + db, &out), 0);
+  QVERIFY2(out.find("run          data  forward  backward  optimizer  other  sum    step") != std::string::npos,
+           out.c_str());
+  QVERIFY2(out.find("#1 profiled  0.50  13.00    15.00     1.25       0.25   30.00  30.00") != std::string::npos,
+           out.c_str());
+}
+
+void TestStoreExport::metricSummaries_data() {
+  QTest::addColumn<QString>("key");
+  QTest::addColumn<QString>("stat");
+  QTest::addColumn<double>("expected");
+  // Values in step order: 5, 3, NaN (not recorded), 4, 9, 1.
+  QTest::newRow("last") << "train_loss"
+                        << "last" << 1.0;
+  QTest::newRow("min") << "tok_s"
+                       << "min" << 1.0;
+  QTest::newRow("max") << "train_loss"
+                       << "max" << 9.0;
+  QTest::newRow("best loss is the lowest") << "val_loss"
+                                           << "best" << 1.0;
+  QTest::newRow("best tok/s is the highest") << "tok_s"
+                                             << "best" << 9.0;
+  QTest::newRow("best step time is the lowest") << "phase_forward_ms"
+                                                << "best" << 1.0;
+  QTest::newRow("mean of the last 3 recorded") << "tok_s"
+                                               << "mean:3" << (4.0 + 9 + 1) / 3;
+  QTest::newRow("mean:K longer than the run: all") << "tok_s"
+                                                   << "mean:100" << (5.0 + 3 + 4 + 9 + 1) / 5;
+}
+
+void TestStoreExport::metricSummaries() {
+  QFETCH(QString, key);
+  QFETCH(QString, stat);
+  QFETCH(double, expected);
+  const std::vector<double> values = {5, 3, kNaN, 4, 9, 1};
+  QCOMPARE(summarize_metric(key.toStdString(), values, stat.toStdString()), expected);
+}
+
+// --stat picks what the metric table shows; a stat that is none of them is refused in one line, naming it.
+void TestStoreExport::runsCompareStat() {
+  QVERIFY(std::isnan(summarize_metric("lr", {1, 2}, "best")));  // no better way for a learning rate
+  for (const char* bad : {"mean", "mean:0", "mean:x", "median", ""})
+    QVERIFY2(!error_of([&] { check_metric_stat(bad); }).isEmpty(), bad);
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QTemporaryDir dir;
+  std::string db = db_in(dir);
+  {
+    RunStore store(db);
+    fill(store);  // tok_s of run 1: 10000 + step, steps 1..30
+  }
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --stat mean:10 --db " + db, &out), 0);
+  QVERIFY2(out.find("metric (mean of last 10)") != std::string::npos, out.c_str());
+  const size_t tok = out.find("\ntok_s ", out.find("metric (mean"));
+  QVERIFY2(tok != std::string::npos, out.c_str());
+  const std::string line = out.substr(tok + 1, out.find('\n', tok + 1) - tok - 1);
+  QVERIFY2(line.find(" 10025.5 ") != std::string::npos, line.c_str());  // mean of 10021..10030
+  QVERIFY2(line.find(" 25063.8") != std::string::npos, line.c_str());   // 2.5 times that
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat best --db " + db, &out), 0);
+  QVERIFY2(out.find("metric (best)") != std::string::npos, out.c_str());
+  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat median --db " + db + " 2>&1", &out), 1);
+  QVERIFY2(out.find("'median' is not a metric summary") != std::string::npos, out.c_str());
+}
+
+// Configs that differ only in train.seed (or the name) are one group; any other key splits them. A band is
+// taken where every run of the group reported: mean, min and max of their values there.
+void TestStoreExport::groupsBySeedAndBand() {
+  const std::vector<int> groups = group_by_config(
+      {R"({"train":{"seed":1,"lr":0.002},"name":"a"})", R"({"train":{"seed":2,"lr":0.002},"name":"b"})",
+       R"({"train":{"seed":1,"lr":0.001},"name":"a"})", R"({"train":{"seed":3,"lr":0.002},"name":"c"})"});
+  QCOMPARE(groups, (std::vector<int>{0, 0, 1, 0}));
+  const Band b = band_over_runs({{{1, 4.0}, {2, 3.0}, {3, 2.0}}, {{1, 6.0}, {3, 1.0}}, {{1, 5.0}, {2, 9.0}, {3, 3.0}}});
+  QCOMPARE(b.x, (std::vector<double>{1, 3}));  // step 2 is missing from the second run
+  QCOMPARE(b.mean, (std::vector<double>{5.0, 2.0}));
+  QCOMPARE(b.min, (std::vector<double>{4.0, 1.0}));
+  QCOMPARE(b.max, (std::vector<double>{6.0, 3.0}));
 }
 
 void TestStoreExport::cliEndToEnd() {

@@ -5,15 +5,21 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QSlider>
 #include <QElapsedTimer>
 #include <QSettings>
 #include <atomic>
 #include <thread>
 
+#include "engine/config/config.h"
+#include "engine/model/memory_estimate.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
+#include "ui/plots/phase_bars.h"
+#include "ui/setup/key_bindings.h"
+#include "ui/setup/model_box.h"
 #include "ui/run/event_bridge.h"
 #include "ui/run/run_controller.h"
 
@@ -66,6 +72,8 @@ class TestStudioPlots : public QObject {
   void staysResponsiveWith100kPoints();
   void controlsRebuildTheCurves();
   void pickerOffersEveryMetric();
+  void stepProfileBar();
+  void measuredMemoryBesideTheEstimate();
 };
 
 void TestStudioPlots::initTestCase() {
@@ -168,6 +176,58 @@ void TestStudioPlots::pickerOffersEveryMetric() {
   plots.clear();
   QCOMPARE(picker->count(), 0);
   QCOMPARE(picked->pointCount(0), 0);
+}
+
+// The live view's step profile: one stacked bar, each phase the mean of the reports after the first (the
+// warm-up), stacked in step order; a phase the run does not report (all-reduce of one process) is not drawn;
+// the phases are not the picked plot's default; clear() empties the bar.
+void TestStudioPlots::stepProfileBar() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 4; ++i) {
+    steps.push_back(fakeStep(i));
+    steps.back().metrics.add("phase_data_ms", 0.5);
+    steps.back().metrics.add("phase_forward_ms", i == 1 ? 500.0 : 10.0 * i);  // 20, 30, 40 after the first
+    steps.back().metrics.add("phase_backward_ms", i == 1 ? 900.0 : 60.0);
+    steps.back().metrics.add("phase_optimizer_ms", 5);
+    steps.back().metrics.add("phase_other_ms", 1);
+  }
+  plots.appendSteps(steps);
+  plots.flush();
+  PhaseBars* bars = plots.phaseBars();
+  QCOMPARE(bars->runCount(), 1);
+  QCOMPARE(bars->segment(0, Phase::kForward), 30.0);
+  QCOMPARE(bars->segment(0, Phase::kBackward), 60.0);
+  QCOMPARE(bars->segmentBase(0, Phase::kBackward), 0.5 + 30.0);  // on top of data and forward
+  QCOMPARE(bars->segmentBase(0, Phase::kOther), 0.5 + 30.0 + 60.0 + 5.0);
+  QVERIFY(!bars->bars(Phase::kAllreduce)->visible());
+  QVERIFY(bars->bars(Phase::kForward)->visible());
+  QVERIFY2(!plots.metricPicker()->currentText().startsWith("phase_"), qPrintable(plots.metricPicker()->currentText()));
+  plots.clear();
+  QCOMPARE(bars->runCount(), 0);
+}
+
+// The measured peak is shown beside the estimate with the difference named: how much over or under, in bytes
+// and per cent of the estimate, and on a CPU over the estimate, what the resident set holds besides tensors.
+void TestStudioPlots::measuredMemoryBesideTheEstimate() {
+  KeyBindings keys;
+  ModelBox box(&keys);
+  Config c;
+  box.showEstimate(c);
+  const qint64 estimate = static_cast<qint64>(estimate_memory(c).total());
+  QVERIFY(estimate > 0);
+  auto* measured = box.findChild<QLabel*>("measuredPeak");
+  QVERIFY(measured);
+  box.showMeasuredPeak(estimate * 3 / 2, "cpu");
+  QVERIFY2(measured->text().contains(formatBytes(estimate / 2) + " over the estimate (+50%)"),
+           qPrintable(measured->text()));
+  QVERIFY2(measured->text().contains("LibTorch"), qPrintable(measured->text()));
+  box.showMeasuredPeak(estimate * 3 / 4, "cuda:0");
+  QVERIFY2(measured->text().contains(formatBytes(estimate - estimate * 3 / 4) + " under the estimate (-25%)"),
+           qPrintable(measured->text()));
+  QVERIFY(!measured->isHidden());
+  box.showMeasuredPeak(0, "cpu");
+  QVERIFY(measured->isHidden());
 }
 
 QTEST_MAIN(TestStudioPlots)

@@ -25,6 +25,9 @@
 #include "tests/support/tiny.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
+#include "ui/runs/sample_compare.h"
+#include "ui/plots/phase_bars.h"
+#include "ui/plots/speedup_waterfall.h"
 #include "ui/plots/qcp.h"
 #include "ui/runs/runs_model.h"
 #include "ui/runs/runs_panel.h"
@@ -95,6 +98,11 @@ class TestStudioRuns : public QObject {
   void comparePlotsCurves();
   void comparePicksAnyMetric();
   void compareScoreboardAndDiff();
+  void compareDrawsStepProfiles();
+  void compareDrawsALadderWaterfall();
+  void compareAnyMetricAsXAxis();
+  void compareGroupsSeedsIntoABand();
+  void compareShowsSamplesSideBySide();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -308,6 +316,170 @@ void TestStudioRuns::comparePicksAnyMetric() {
   QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->value, double(kSteps / 4));
   QVERIFY(!view->setMetricKey("no_such_metric"));
   QCOMPARE(view->metricKey(), QStringLiteral("skipped_steps"));
+}
+
+// Two rungs with step profiles: one stacked bar each, each phase the mean of the reports after the first, the
+// same numbers as the scoreboard's (and `runs compare`'s); the faster rung's bar shows which phase shrank.
+void TestStudioRuns::compareDrawsStepProfiles() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    for (double forward : {40.0, 10.0}) {
+      store.transaction([&] {
+        const int64_t id =
+            store.begin_run(fake_start("uid-p" + std::to_string(int(forward)), "profiled"), 1717001000, 0);
+        std::vector<MetricRow> rows;
+        for (int i = 1; i <= 5; ++i) {
+          MetricRow r;
+          r.step = i;
+          r.set("phase_data_ms", 1);
+          r.set("phase_forward_ms", i == 1 ? 10 * forward : forward + i);  // mean of steps 2..5: forward + 3.5
+          r.set("phase_backward_ms", 2 * forward);
+          r.set("phase_optimizer_ms", 3);
+          r.set("phase_other_ms", 0.5);
+          rows.push_back(r);
+        }
+        store.add_metrics(id, rows);
+        store.end_run(id, "finished", "", 1717001010);
+        ids.push_back(id);
+      });
+    }
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({ids[0], ids[1], base_}));  // the third has no profile: an empty bar
+  PhaseBars* bars = panel.compareView()->phaseBars();
+  QCOMPARE(bars->runCount(), 3);
+  QCOMPARE(bars->segment(0, Phase::kForward), 43.5);
+  QCOMPARE(bars->segment(1, Phase::kForward), 13.5);
+  QCOMPARE(bars->segment(1, Phase::kBackward), 20.0);
+  QCOMPARE(bars->segmentBase(1, Phase::kOptimizer), 1 + 13.5 + 20.0);
+  QCOMPARE(bars->segment(0, Phase::kForward), panel.compareView()->scoreboard().rows[0].phase_ms[1]);
+  for (int p = 0; p < kPhaseCount; ++p) QCOMPARE(bars->segment(2, Phase(p)), 0.0);
+  QVERIFY(!bars->bars(Phase::kAllreduce)->visible());
+}
+
+// Three rungs at 10K, 25K and 20K tok/s: the waterfall's bars go 0→1, 1→2.5 (a gain of ×2.50 over the
+// previous rung) and 2.5→2 (a loss: ×0.80), each labelled with its own step, in the order compared.
+void TestStudioRuns::compareDrawsALadderWaterfall() {
+  int64_t third = 0;
+  {
+    RunStore store(db_.toStdString());
+    third = addRun(store, "uid-third", "third rung", kFastConfig, 20000, 1717000900);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_, third}));
+  SpeedupWaterfall* w = panel.compareView()->waterfall();
+  QCOMPARE(w->rungCount(), 3);
+  QCOMPARE(w->stepSpeedup(0), 1.0);
+  QCOMPARE(w->stepSpeedup(1), 2.5);
+  QCOMPARE(w->stepSpeedup(2), 0.8);
+  QCOMPARE(w->cumulative(2), 2.0);
+  QCOMPARE(w->labelOf(1), QStringLiteral("×2.50"));
+  QCOMPARE(w->labelOf(2), QStringLiteral("×0.80"));
+  // Drawn as floating bars: rung 2 spans 2.0..2.5 in the loss colour, rung 1 spans 1.0..2.5 as a gain.
+  QCPBars *base = w->baseBars(), *gain = w->gainBars(), *loss = w->lossBars();
+  QCOMPARE(gain->barBelow(), base);  // stacked: the visible bars float on the base
+  QCOMPARE(loss->barBelow(), gain);
+  QCOMPARE(base->data()->at(1)->value, 1.0);
+  QCOMPARE(gain->data()->at(1)->value, 1.5);
+  QCOMPARE(loss->data()->at(1)->value, 0.0);
+  QCOMPARE(base->data()->at(2)->value, 2.0);
+  QCOMPARE(gain->data()->at(2)->value, 0.0);
+  QCOMPARE(loss->data()->at(2)->value, 0.5);
+  panel.compareView()->setBaseline(1);  // the waterfall follows the order, not the baseline
+  QCOMPARE(w->stepSpeedup(1), 2.5);
+}
+
+// Any recorded metric as the X axis: train loss against tok/s puts each run's points at its own tok/s (a
+// Pareto view of a ladder), as points; an unknown key is refused; step returns to curves.
+void TestStudioRuns::compareAnyMetricAsXAxis() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  CompareView* view = panel.compareView();
+  QVERIFY(!view->setXAxisKey("no_such_metric"));
+  QVERIFY(view->setXAxisKey("tok_s"));
+  QCOMPARE(view->xAxisKey(), QStringLiteral("tok_s"));
+  QVERIFY(view->setMetricKey("train_loss"));
+  QCPGraph* fast = view->plot()->graph(1);
+  QCOMPARE(fast->dataCount(), kSteps);
+  for (int i = 0; i < fast->dataCount(); ++i) QCOMPARE(fast->data()->at(i)->key, 25000.0);
+  QCOMPARE(view->plot()->graph(0)->data()->at(0)->key, 10000.0);
+  QCOMPARE(fast->lineStyle(), QCPGraph::lsNone);
+  QCOMPARE(view->plot()->xAxis->label(), QStringLiteral("tok_s"));
+  view->setXAxis(CompareView::XAxis::Step);
+  QCOMPARE(view->xAxisKey(), QString());
+  QCOMPARE(view->plot()->graph(1)->data()->at(kSteps - 1)->key, double(kSteps));
+  QCOMPARE(view->plot()->graph(1)->lineStyle(), QCPGraph::lsLine);
+}
+
+// Three seeds of one config and one other run: "Group seeds" draws the seeds as one mean curve with a
+// min–max band (the run apart stays a curve of its own); unticked, four curves again.
+void TestStudioRuns::compareGroupsSeedsIntoABand() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    for (int seed = 1; seed <= 3; ++seed)
+      ids.push_back(addRun(store, "uid-seed" + std::to_string(seed), "seed " + std::to_string(seed),
+                           seed == 1   ? R"({"train":{"steps":20,"seed":1}})"
+                           : seed == 2 ? R"({"train":{"steps":20,"seed":2}})"
+                                       : R"({"train":{"steps":20,"seed":3}})",
+                           10000.0 * seed, 1717002000 + seed));
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({ids[0], ids[1], ids[2], base_}));
+  CompareView* view = panel.compareView();
+  QVERIFY(view->setMetricKey("tok_s"));
+  QCOMPARE(view->plot()->graphCount(), 4);
+  view->groupSeedsBox()->setChecked(true);
+  QCOMPARE(view->plot()->graphCount(), 4);  // min, max (filled to min), mean; and the other run
+  QCPGraph *mean = nullptr, *lo = nullptr, *hi = nullptr;
+  for (int i = 0; i < view->plot()->graphCount(); ++i) {
+    QCPGraph* g = view->plot()->graph(i);
+    if (g->name().endsWith("(mean)")) mean = g;
+    if (g->name().endsWith("(min)")) lo = g;
+    if (g->name().endsWith("(max)")) hi = g;
+  }
+  QVERIFY(mean && lo && hi);
+  QVERIFY2(mean->name().contains("×3 seeds"), qPrintable(mean->name()));
+  QCOMPARE(mean->dataCount(), kSteps);
+  QCOMPARE(mean->data()->at(0)->value, 20000.0);  // tok/s 10K, 20K, 30K
+  QCOMPARE(lo->data()->at(kSteps - 1)->value, 10000.0);
+  QCOMPARE(hi->data()->at(kSteps - 1)->value, 30000.0);
+  QCOMPARE(hi->channelFillGraph(), lo);
+  view->groupSeedsBox()->setChecked(false);
+  QCOMPARE(view->plot()->graphCount(), 4);
+  QVERIFY(!view->plot()->graph(0)->name().endsWith("(min)"));
+}
+
+// Samples across runs: each run's column holds its sample nearest the chosen step (runs sample on their own
+// schedules), with the step it was taken at and its prompt; no step chosen = each run's last sample.
+void TestStudioRuns::compareShowsSamplesSideBySide() {
+  {
+    RunStore store(db_.toStdString());
+    store.add_sample(base_, {10, "The", "The base at 10", 1717000001});
+    store.add_sample(base_, {20, "The", "The base at 20", 1717000002});
+    store.add_sample(fast_, {15, "The", "The fast at 15", 1717000003});
+    store.add_sample(fast_, {30, "The", "The fast at 30", 1717000004});
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  SampleCompare* samples = panel.compareView()->sampleCompare();
+  QTableWidget* t = samples->table();
+  QCOMPARE(t->columnCount(), 2);
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 20"));  // the last of each
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("The fast at 30"));
+  samples->setStep(18);
+  QCOMPARE(t->item(0, 0)->text(), QStringLiteral("20"));
+  QCOMPARE(t->item(0, 1)->text(), QStringLiteral("15"));
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("The fast at 15"));
+  QCOMPARE(t->item(1, 0)->text(), QStringLiteral("The"));
+  samples->setStep(12);
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 10"));
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

@@ -23,7 +23,7 @@ namespace {
 struct RunsArgs {
   std::string db;
   std::vector<std::string> ids;
-  std::string baseline, format = "json", out, file;
+  std::string baseline, format = "json", out, file, stat = "last";
   int64_t limit = 0;
   bool skip_existing = false, force = false;
   std::vector<std::string> add_tags, remove_tags;
@@ -104,6 +104,7 @@ void show(const RunsArgs& a) {
 }
 
 void compare(const RunsArgs& a) {
+  check_metric_stat(a.stat);  // before any output
   auto store = open_store(a);
   std::vector<int64_t> ids;
   for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
@@ -117,22 +118,33 @@ void compare(const RunsArgs& a) {
   std::vector<ScoreInput> inputs;
   for (int64_t id : ids) inputs.push_back(score_input(*store, id));
   std::cout << format_scoreboard_text(build_scoreboard(inputs, baseline));
-  // Then every metric any of the runs recorded, by name (the last value of each): a metric added to the
-  // trainer shows up here without an edit.
+  // Then every metric any of the runs recorded, by name (the last value of each, or --stat): a metric added
+  // to the trainer shows up here without an edit.
   std::vector<std::vector<MetricSummary>> sums;
-  std::vector<std::string> keys, head = {"metric (last)"};
+  std::vector<std::string> keys, head = {"metric (" + metric_stat_label(a.stat) + ")"};
   for (size_t i = 0; i < ids.size(); ++i) {
     head.push_back(inputs[i].label);
     sums.push_back(store->summary(ids[i]));
     for (const MetricSummary& s : sums.back())
       if (std::find(keys.begin(), keys.end(), s.metric) == keys.end()) keys.push_back(s.metric);
   }
+  std::vector<std::vector<MetricRow>> rows;  // every value, for the stats the summary does not keep
+  if (a.stat != "last")
+    for (int64_t id : ids) rows.push_back(store->metrics(id));
   std::vector<std::vector<std::string>> t = {head};
   for (const std::string& key : keys) {
     t.push_back({key});
-    for (const auto& run : sums) {
+    for (size_t r = 0; r < sums.size(); ++r) {
+      const auto& run = sums[r];
       auto it = std::find_if(run.begin(), run.end(), [&](const MetricSummary& s) { return s.metric == key; });
-      t.back().push_back(it == run.end() ? "-" : num("%.6g", it->last));
+      if (it == run.end() || a.stat == "last") {
+        t.back().push_back(it == run.end() ? "-" : num("%.6g", it->last));
+        continue;
+      }
+      std::vector<double> values;
+      for (const MetricRow& row : rows[r]) values.push_back(row[key]);
+      const double v = summarize_metric(key, values, a.stat);
+      t.back().push_back(std::isnan(v) ? "-" : num("%.6g", v));
     }
   }
   std::cout << "\n" << format_text_table(t);
@@ -214,6 +226,9 @@ void add_runs_command(CLI::App& app) {
   db_opt(c);
   c->add_option("ids", args->ids, "run ids or uids; the first is the baseline")->required();
   c->add_option("--baseline", args->baseline, "run to compute speedups against (default: the first)");
+  c->add_option("--stat", args->stat,
+                "what the metric table shows per run: last (default), min, max, best (min of a loss or "
+                "time, max of tok/s or MFU) or mean:K (mean of the last K values)");
   c->callback([args] { compare(*args); });
 
   c = runs->add_subcommand("export", "Export runs at full resolution (all runs when no id is given)");

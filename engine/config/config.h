@@ -46,6 +46,7 @@ struct TrainConfig {
   int64_t max_skipped_steps = 5;      // steps in a row with a non-finite loss or gradients skipped before the run fails
   int64_t seed = 1337;                // weights, data order and sampling: CPU runs repeat exactly
   int64_t log_every = 10;             // steps between metric reports (the only host syncs in the loop)
+  bool profile = true;                // time the phases of report steps (phase_*_ms metrics)
   int64_t eval_every = 100;           // steps between validation losses; 0 = only at the end
   int64_t eval_batches = 8;           // validation batches per evaluation
   std::string eval_tasks;             // "hellaswag:PATH,ppl:PATH": run every eval_every steps (engine/eval)

@@ -78,6 +78,7 @@ const std::vector<Key>& registry() {
              "non-finite steps in a row skipped before the run fails; 0 = fail at the first"),
       TK_NUM("train.seed", train.seed, -9e18, 9e18, "seed for weights, data order and sampling"),
       TK_NUM("train.log_every", train.log_every, 1, kSteps, "steps between metric reports (host syncs)"),
+      TK_KEY("train.profile", train.profile, "time the phases of report steps (data, forward, backward, ...)"),
       TK_NUM("train.eval_every", train.eval_every, 0, kSteps, "steps between validation losses; 0 = at the end"),
       TK_NUM("train.eval_batches", train.eval_batches, 1, kSize, "validation batches per evaluation"),
       TK_KEY("train.eval_tasks", train.eval_tasks, "hellaswag:PATH, ppl:PATH (comma-separated), every eval_every steps"),

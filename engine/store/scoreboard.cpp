@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/store/run_store.h"
+#include "engine/util/error.h"
 
 namespace tokamak {
 
@@ -20,6 +21,106 @@ double steady_value(const std::vector<double>& values) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double mean_after_first(const std::vector<double>& values) {
+  std::vector<double> v;
+  for (double x : values)
+    if (!std::isnan(x)) v.push_back(x);
+  if (v.size() >= 2) v.erase(v.begin());
+  if (v.empty()) return kNaN;
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+int metric_better(const std::string& key) {
+  const auto ends_with = [&](const std::string& tail) {
+    return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 || key == "skipped_steps")
+    return -1;
+  if (key == "tok_s" || key == "mfu") return 1;
+  return 0;
+}
+
+// "mean:K" → K (0 when the stat is not of that form or K is not a whole number ≥ 1).
+static int64_t mean_window(const std::string& stat) {
+  if (stat.rfind("mean:", 0) != 0 || stat.size() == 5) return 0;
+  int64_t k = 0;
+  for (size_t i = 5; i < stat.size(); ++i) {
+    if (stat[i] < '0' || stat[i] > '9' || k > 1000000000) return 0;
+    k = k * 10 + (stat[i] - '0');
+  }
+  return k;
+}
+
+void check_metric_stat(const std::string& stat) {
+  if (stat == "last" || stat == "min" || stat == "max" || stat == "best" || mean_window(stat) > 0) return;
+  throw Error("'" + stat + "' is not a metric summary", "use last, min, max, best or mean:K (K ≥ 1), e.g. mean:10");
+}
+
+std::string metric_stat_label(const std::string& stat) {
+  const int64_t k = mean_window(stat);
+  return k > 0 ? "mean of last " + std::to_string(k) : stat;
+}
+
+double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat) {
+  check_metric_stat(stat);
+  std::vector<double> v;
+  for (double x : values)
+    if (!std::isnan(x)) v.push_back(x);
+  if (v.empty()) return kNaN;
+  if (stat == "last") return v.back();
+  const int better = metric_better(key);
+  if (stat == "best" && better == 0) return kNaN;
+  if (stat == "min" || (stat == "best" && better < 0)) return *std::min_element(v.begin(), v.end());
+  if (stat == "max" || stat == "best") return *std::max_element(v.begin(), v.end());
+  const size_t k = std::min(v.size(), static_cast<size_t>(mean_window(stat)));
+  double sum = 0;
+  for (size_t i = v.size() - k; i < v.size(); ++i) sum += v[i];
+  return sum / static_cast<double>(k);
+}
+
+std::vector<int> group_by_config(const std::vector<std::string>& config_jsons) {
+  std::vector<std::map<std::string, std::string>> seen;
+  std::vector<int> group;
+  for (const std::string& json : config_jsons) {
+    std::map<std::string, std::string> flat = flatten_config(json);
+    flat.erase("train.seed"), flat.erase("name");
+    auto it = std::find(seen.begin(), seen.end(), flat);
+    group.push_back(static_cast<int>(it - seen.begin()));
+    if (it == seen.end()) seen.push_back(std::move(flat));
+  }
+  return group;
+}
+
+Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs) {
+  Band b;
+  if (runs.empty()) return b;
+  std::vector<size_t> at(runs.size(), 0);  // each run's next point: all are in x order, one merge pass
+  for (const auto& [x, first] : runs.front()) {
+    double sum = 0, lo = first, hi = first;
+    bool everywhere = true;
+    for (size_t r = 0; r < runs.size() && everywhere; ++r) {
+      while (at[r] < runs[r].size() && runs[r][at[r]].first < x) ++at[r];
+      everywhere = at[r] < runs[r].size() && runs[r][at[r]].first == x;
+      if (!everywhere) break;
+      const double v = runs[r][at[r]].second;
+      sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    if (!everywhere) continue;
+    b.x.push_back(x), b.mean.push_back(sum / static_cast<double>(runs.size()));
+    b.min.push_back(lo), b.max.push_back(hi);
+  }
+  return b;
+}
+
+bool has_phases(const Scoreboard& b) {
+  for (const ScoreRow& r : b.rows)
+    for (double ms : r.phase_ms)
+      if (!std::isnan(ms)) return true;
+  return false;
 }
 
 static void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
@@ -50,6 +151,8 @@ Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline
     r.peak_mem = in.peak_mem > 0 ? in.peak_mem : kNaN;  // 0 is what CPU runs report: unknown
     r.final_val_loss = in.final_val_loss;
     r.best_val_loss = in.best_val_loss;
+    r.step_ms = mean_after_first(in.step_ms);
+    for (int p = 0; p < kPhaseCount; ++p) r.phase_ms[p] = mean_after_first(in.phase_ms[p]);
     b.rows.push_back(r);
   }
   if (!b.rows.empty()) {
@@ -86,6 +189,11 @@ ScoreInput score_input(RunStore& store, int64_t run_id) {
   for (const MetricRow& r : store.metrics(run_id)) {
     if (!std::isnan(r["tok_s"])) in.tok_s.push_back(r["tok_s"]);
     if (!std::isnan(r["mfu"])) in.mfu.push_back(r["mfu"]);
+    if (!std::isnan(r["step_ms"])) in.step_ms.push_back(r["step_ms"]);
+    for (int p = 0; p < kPhaseCount; ++p) {
+      const double ms = r[phase_names()[p].metric];
+      if (!std::isnan(ms)) in.phase_ms[p].push_back(ms);
+    }
   }
   for (const MetricSummary& s : store.summary(run_id)) {
     if (s.metric == "mem_peak") in.peak_mem = s.max;
@@ -121,6 +229,33 @@ static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
   for (const ScoreRow& r : b.rows)
     t.push_back({r.label, r.setup, format_rate(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
                  format_bytes(r.peak_mem), fmt("%.4f", r.final_val_loss), fmt("%.4f", r.best_val_loss)});
+  return t;
+}
+
+// ms per step by phase: one column per phase some run reported, then their sum and step_ms beside it.
+static std::vector<std::vector<std::string>> phase_cells(const Scoreboard& b) {
+  std::vector<int> shown;
+  for (int p = 0; p < kPhaseCount; ++p)
+    for (const ScoreRow& r : b.rows)
+      if (!std::isnan(r.phase_ms[p])) {
+        shown.push_back(p);
+        break;
+      }
+  std::vector<std::vector<std::string>> t(1, {"run"});
+  for (int p : shown) t[0].push_back(phase_names()[p].label);
+  t[0].insert(t[0].end(), {"sum", "step"});
+  for (const ScoreRow& r : b.rows) {
+    std::vector<std::string> row = {r.label};
+    double sum = 0;
+    bool any = false;
+    for (int p : shown) {
+      row.push_back(fmt("%.2f", r.phase_ms[p]));
+      if (!std::isnan(r.phase_ms[p])) sum += r.phase_ms[p], any = true;
+    }
+    row.push_back(fmt("%.2f", any ? sum : kNaN));
+    row.push_back(fmt("%.2f", r.step_ms));
+    t.push_back(row);
+  }
   return t;
 }
 
@@ -181,6 +316,8 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
+  if (has_phases(b))
+    out += "\nms per step by phase (mean over reports after the first):\n" + format_text_table(phase_cells(b));
   if (b.rows.size() > 1)
     out += b.diff_keys.empty() ? "\nno config differences\n"
                                : "\nconfig differences:\n" + format_text_table(diff_cells(b));
@@ -189,6 +326,8 @@ std::string format_scoreboard_text(const Scoreboard& b) {
 
 std::string format_scoreboard_markdown(const Scoreboard& b) {
   std::string out = md_table(cells(b), 2);
+  if (has_phases(b))
+    out += "\nMilliseconds per step by phase (mean over reports after the first):\n\n" + md_table(phase_cells(b), 1);
   if (b.rows.size() > 1 && !b.diff_keys.empty())
     out += "\nConfig differences:\n\n" + md_table(diff_cells(b), b.rows.size() + 1);
   return out;

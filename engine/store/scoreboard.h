@@ -6,12 +6,17 @@
 // one when there are two or more): the first reports include start-up (allocator warm-up, autotuning, data
 // prefetch fill), and the median ignores the odd slow step (an eval, a checkpoint) that a mean would not.
 // MFU is taken the same way. Speedup is tok/s divided by the baseline run's tok/s.
+// The step profile (ms per step by phase, engine/metrics/phases.h) is the mean over the run's reports after
+// the first (the first step holds the warm-up), beside step_ms taken the same way: a table of its own.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "engine/metrics/phases.h"
 
 namespace tokamak {
 
@@ -20,11 +25,13 @@ class RunStore;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct ScoreInput {
-  std::string label;          // "#3 baseline"
-  std::string setup;          // "gpt2 cuda:0 ×8"
-  std::vector<double> tok_s;  // logged values in step order
-  std::vector<double> mfu;    // logged values in step order, fractions of peak
-  double peak_mem = kNaN;     // bytes
+  std::string label;                                      // "#3 baseline"
+  std::string setup;                                      // "gpt2 cuda:0 ×8"
+  std::vector<double> tok_s;                              // logged values in step order
+  std::vector<double> mfu;                                // logged values in step order, fractions of peak
+  std::vector<double> step_ms;                            // logged values in step order
+  std::array<std::vector<double>, kPhaseCount> phase_ms;  // logged values in step order, by Phase
+  double peak_mem = kNaN;                                 // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
   std::string config_json;
 };
@@ -32,6 +39,9 @@ struct ScoreInput {
 struct ScoreRow {
   std::string label, setup;
   double tok_s = kNaN, speedup = kNaN, mfu = kNaN, peak_mem = kNaN, final_val_loss = kNaN, best_val_loss = kNaN;
+  double step_ms = kNaN;  // mean over the reports after the first, like the phases
+  static_assert(kPhaseCount == 6, "one kNaN per phase below");
+  std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: the run did not report it
 };
 
 struct Scoreboard {
@@ -43,6 +53,28 @@ struct Scoreboard {
 
 // Median of values after the warm-up share described above; NaN when there is none.
 double steady_value(const std::vector<double>& values);
+// Mean of the values after the first (of the only one when there is one); NaN when there is none.
+double mean_after_first(const std::vector<double>& values);
+// Which way a metric improves, from its name: -1 lower is better (…loss…, …_ms, mem_…, skipped_steps), +1
+// higher is better (tok_s, mfu), 0 neither (lr, grad_norm, a metric this list does not know).
+int metric_better(const std::string& key);
+// A summary of a metric's values (in step order) other than the last: "last", "min", "max", "best" (min or
+// max as metric_better says; NaN when neither is better) or "mean:K" (the mean of the last K values).
+// check_metric_stat throws a one-line Error naming a stat that is none of these.
+double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat);
+void check_metric_stat(const std::string& stat);
+std::string metric_stat_label(const std::string& stat);  // "last", "mean of last 10"
+// Runs that are one experiment but for the seed: equal configs once `train.seed` and `name` are left out.
+// A group index per run, groups numbered in the order they first appear.
+std::vector<int> group_by_config(const std::vector<std::string>& config_jsons);
+// A group of runs as one curve: at each x that every run reported (steps: the same config logs the same
+// steps), the mean, min and max of their values. `runs` holds each run's (x, value) points in x order.
+struct Band {
+  std::vector<double> x, mean, min, max;
+};
+Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs);
+// Whether any row has a step profile (the phase table is printed only then).
+bool has_phases(const Scoreboard& board);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
 std::map<std::string, std::string> flatten_config(const std::string& config_json);
 Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline);

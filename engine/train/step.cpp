@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 
 #include "engine/dist/reducer.h"
+#include "engine/metrics/step_profile.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
@@ -38,21 +39,31 @@ static c10::ScalarType autocast_dtype(Precision p) { return p == Precision::kFp1
 
 StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t micro_steps,
                             Precision precision, const c10::Device& device, const at::Tensor& loss_scale,
-                            GradReducer* reducer) {
+                            GradReducer* reducer, StepProfile* profile) {
+  const auto lap = [profile](Phase p) {
+    if (profile) profile->lap(p);
+  };
   StepOutput out;
   out.loss = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
+  lap(Phase::kOther);  // what the caller did since the step began (zero_grad)
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
     Batch batch = next_batch(micro);
+    lap(Phase::kData);
     at::Tensor loss;
     {
       AutocastGuard autocast(device.type(), uses_autocast(precision), autocast_dtype(precision));
       loss = model.forward(batch.inputs, batch.targets).loss / static_cast<double>(micro_steps);
     }
     out.loss.add_(loss.detach().to(at::kFloat));
+    lap(Phase::kForward);
     if (reducer) reducer->prepare(micro + 1 == micro_steps);
     (loss_scale.defined() ? loss * loss_scale : loss).backward();
+    lap(Phase::kBackward);  // with a reducer, the all-reduce of the buckets that were ready during it included
   }
-  if (reducer) reducer->finish();
+  if (reducer) {
+    reducer->finish();
+    lap(Phase::kAllreduce);  // the all-reduce backward could not hide
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@ namespace tokamak {
 
 class GPTImpl;
 class GradReducer;
+class StepProfile;
 
 // opt.precision through its table (engine/config/choices.h): unknown and not-implemented values throw.
 Precision parse_precision(const std::string& name);
@@ -29,9 +30,11 @@ struct StepOutput {
 // the parameters' .grad; the caller zeroes them before and steps the optimizer after.
 // Data parallel: with a reducer, the last micro-step's backward all-reduces the gradients as they become
 // ready, and they are the mean over ranks when this returns (the loss stays this rank's own).
+// With a profile (report steps), each micro-step's data wait, forward and backward, and the wait for the
+// all-reduce after the last backward, are laps of it (engine/metrics/step_profile.h).
 StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t micro)>& next_batch, int64_t micro_steps,
                             Precision precision, const c10::Device& device, const at::Tensor& loss_scale = {},
-                            GradReducer* reducer = nullptr);
+                            GradReducer* reducer = nullptr, StepProfile* profile = nullptr);
 
 // Mean loss over batches from next_batch(i), i < count, in eval mode without gradients.
 double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count, Precision precision,

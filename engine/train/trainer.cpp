@@ -24,6 +24,7 @@
 #include "engine/model/memory_estimate.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
+#include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
@@ -279,6 +280,14 @@ EndEvent Run::execute() {
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
   StepMeter meter;
+  // Report steps (only they sync the host) are also the profiled ones: the phases' metrics describe a step
+  // that the step_ms beside them includes.
+  const auto reports = [&](int64_t s) { return s % c_.train.log_every == 0 || s == steps || s == start_step_ + 1; };
+  StepProfile profile(device_);
+  bool profiling = false;
+  const auto lap = [&](Phase p) {
+    if (profiling) profile.lap(p);
+  };
   // Without a host sync per step, skipped steps are counted on the device and read at report steps.
   const auto counter = at::TensorOptions().device(device_).dtype(at::kFloat);
   at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
@@ -291,18 +300,22 @@ EndEvent Run::execute() {
         end.status = "stopped";
         break;
       }
+      profiling = c_.train.profile && reports(step + 1);
+      if (profiling) profile.begin();
       const double lr = learning_rate(c_.train, step);
       if (reducer_) reducer_->zero_grad();
       else optimizer_->zero_grad();
       StepOutput out = forward_backward(
           *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_,
-          device_, {}, reducer_.get());
+          device_, {}, reducer_.get(), profiling ? &profile : nullptr);
       if (group_) {
         // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
         group_->all_reduce_sum(out.loss).wait();
         out.loss.div_(static_cast<double>(dist_.world_size));
+        lap(Phase::kAllreduce);
       }
       if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
+      lap(Phase::kOther);
       at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
       // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
       at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
@@ -321,17 +334,19 @@ EndEvent Run::execute() {
         skipped_dev.add_(bad);
         in_a_row_dev.add_(bad).mul_(bad);
       }
+      lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       ++step;
       meter.step();
       tokens_ += tokens_per;
       if (!skip_reason.empty()) count_skipped(step, skipped_in_a_row_ + 1, skipped_ + 1, skip_reason);
 
       const bool last = step == steps;
-      const bool report = step % c_.train.log_every == 0 || last || step == start_step_ + 1;
+      const bool report = reports(step);
       if (report) {
         if (!check_every_step)  // the host sync of this report
           count_skipped(step, static_cast<int64_t>(in_a_row_dev.item<float>()),
                         static_cast<int64_t>(skipped_dev.item<float>()), "non-finite loss or gradients");
+        lap(Phase::kOther);
         synchronize(device_);
         const StepMeter::Window window = meter.close();
         // Every metric of a step is named here, once; sinks pass them on without knowing them.
@@ -351,6 +366,7 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_reserved", mem.reserved);
         e.metrics.add_count("mem_peak", mem.peak);
         e.metrics.add_count("skipped_steps", skipped_);
+        if (profiling) profile.add_to(e.metrics, group_ != nullptr);  // phase_*_ms
         sink_.on_step(e);
       }
       const auto io_start = Clock::now();

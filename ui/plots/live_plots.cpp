@@ -11,8 +11,12 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
+#include "engine/metrics/phases.h"
+#include "engine/store/scoreboard.h"  // mean_after_first: the live bar is taken as `runs compare` takes it
 #include "ui/plots/metric_plot.h"
+#include "ui/plots/phase_bars.h"
 
 namespace tokamak::ui {
 namespace {
@@ -63,6 +67,8 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   gradNorm_ = add(tr("Grad norm"), tr("before clipping"));
   picked_ = add(tr("Metric"), QString());
   for (int i = 0; i < plots_.size(); ++i) grid->addWidget(plots_[i], i / 3, i % 3);
+  phases_ = new PhaseBars;
+  grid->addWidget(phases_, int(plots_.size()) / 3, int(plots_.size()) % 3);
   train_ = loss_->addSeries(tr("train"), kBlue);
   val_ = loss_->addSeries(tr("val"), kOrange);
   pickedS_ = picked_->addSeries(QString(), kBlue);
@@ -111,8 +117,10 @@ void LivePlots::append(const std::string& key, double step, double tokens, doubl
   // default plots it feeds, so a step costs one lookup per metric.
   auto h = std::find_if(history_.begin(), history_.end(), [&](const History& x) { return x.key == key; });
   if (h == history_.end()) {
+    // The phases have a picture of their own (the stacked bar): not the picked plot's default either.
     const auto routed = [&](const std::string& k) {
-      return std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
+      return k.rfind("phase_", 0) == 0 ||
+             std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
     };
     h = history_.insert(history_.end(), History{key, {}, {}, {}, {}, {}});
     for (size_t r = 0; r < routes_.size(); ++r)
@@ -149,9 +157,22 @@ void LivePlots::showPicked() {
 }
 
 void LivePlots::appendSteps(const std::vector<StepEvent>& steps) {
-  for (const StepEvent& e : steps)
+  for (const StepEvent& e : steps) {
     for (const MetricValue& v : e.metrics)
       append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
+    for (int p = 0; p < tokamak::kPhaseCount; ++p) {
+      const double ms = e.metric(tokamak::phase_names()[p].metric);
+      if (!std::isnan(ms)) phaseValues_[p].push_back(ms), phasesChanged_ = true;
+    }
+  }
+}
+
+void LivePlots::showPhases() {
+  if (!phasesChanged_) return;
+  phasesChanged_ = false;
+  PhaseBars::Run run{tr("this run"), {}};
+  for (int p = 0; p < tokamak::kPhaseCount; ++p) run.ms[p] = tokamak::mean_after_first(phaseValues_[p]);
+  phases_->setRuns({run});
 }
 
 void LivePlots::appendEvals(const std::vector<EvalEvent>& evals) {
@@ -162,10 +183,14 @@ void LivePlots::appendEvals(const std::vector<EvalEvent>& evals) {
 
 void LivePlots::flush() {
   for (MetricPlot* p : plots_) p->flush();
+  showPhases();
 }
 
 void LivePlots::clear() {
   for (MetricPlot* p : plots_) p->clear();
+  for (auto& v : phaseValues_) v.clear();
+  phasesChanged_ = false;
+  phases_->setRuns({});
   history_.clear();
   pickedKey_.clear();
   picked_->setTitle(tr("Metric"));

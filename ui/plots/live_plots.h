@@ -2,13 +2,16 @@
 // reserved, peak), learning rate, grad norm — plus one plot of any metric the run reports, chosen in a
 // picker that lists every metric key seen so far (a metric added to the trainer appears there unedited),
 // with the controls that apply to all of them: X axis (step, tokens, wall time), log Y, smoothing, and
-// "follow" after a zoom. Fed in batches by the run controller.
+// "follow" after a zoom. Beside them the step profile as a stacked bar (ms per step by phase, the mean over
+// the reports after the first, as `runs compare` takes it). Fed in batches by the run controller.
 #pragma once
 #include <QVector>
 #include <QWidget>
+#include <array>
 #include <string>
 #include <vector>
 
+#include "engine/metrics/phases.h"
 #include "engine/train/events.h"
 
 class QCheckBox;
@@ -18,6 +21,7 @@ class QSlider;
 namespace tokamak::ui {
 
 class MetricPlot;
+class PhaseBars;
 
 class LivePlots : public QWidget {
   Q_OBJECT
@@ -35,6 +39,7 @@ class LivePlots : public QWidget {
   int valPoints() const;
   MetricPlot* pickedPlot() const { return picked_; }
   QComboBox* metricPicker() const { return picker_; }
+  PhaseBars* phaseBars() const { return phases_; }
 
  private:
   // Where a metric key goes among the default plots: which series, times what (MFU in %, bytes in MB).
@@ -54,6 +59,7 @@ class LivePlots : public QWidget {
   MetricPlot* add(const QString& title, const QString& unit);
   void append(const std::string& key, double step, double tokens, double wall, double value);
   void showPicked();
+  void showPhases();
 
   QComboBox* xAxis_;
   QComboBox* picker_;
@@ -66,6 +72,9 @@ class LivePlots : public QWidget {
   QList<MetricPlot*> plots_;
   MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_, *picked_;
   int train_ = 0, val_ = 0, pickedS_ = 0;
+  PhaseBars* phases_;
+  std::array<std::vector<double>, tokamak::kPhaseCount> phaseValues_;  // each report's, in step order
+  bool phasesChanged_ = false;
 };
 
 }  // namespace tokamak::ui

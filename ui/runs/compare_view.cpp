@@ -1,16 +1,21 @@
 // The compare view (see compare_view.h): controls, overlaid curves, scoreboard and config diff.
 #include "ui/runs/compare_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include "ui/plots/phase_bars.h"
 #include "ui/plots/qcp.h"
+#include "ui/plots/speedup_waterfall.h"
+#include "ui/runs/sample_compare.h"
 
 namespace tokamak::ui {
 
@@ -45,9 +50,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   title_ = new QLabel(tr("Select two or more runs and press Compare."), this);
   metricBox_ = new QComboBox(this);
   metricBox_->setObjectName(QStringLiteral("compareMetric"));
-  rebuildMetricChoices();
   xBox_ = new QComboBox(this);
-  xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
+  xBox_->setObjectName(QStringLiteral("compareXAxis"));
+  groupSeeds_ = new QCheckBox(tr("Group seeds"), this);
+  groupSeeds_->setObjectName(QStringLiteral("groupSeeds"));
+  groupSeeds_->setToolTip(
+      tr("Runs whose configs differ only in train.seed drawn as one mean curve with a "
+         "min–max band"));
+  connect(groupSeeds_, &QCheckBox::toggled, this, [this] { rebuildPlot(); });
+  rebuildMetricChoices();  // fills both boxes
   baselineBox_ = new QComboBox(this);
   baselineBox_->setMinimumContentsLength(16);
   connect(metricBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
@@ -56,7 +67,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
       rebuildPlot();
     }
   });
-  connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
+  // The three axes every run has, then every metric (the Y picker's keys) as an X axis too.
+  connect(xBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i >= 0 && i < 3) setXAxis(XAxis(i));
+    else if (i >= 3) setXAxisKey(xBox_->itemText(i));
+  });
   connect(baselineBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i >= 0) setBaseline(i);
   });
@@ -69,6 +84,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(xBox_);
   controls->addWidget(new QLabel(tr("Baseline"), this));
   controls->addWidget(baselineBox_);
+  controls->addWidget(groupSeeds_);
 
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(320, 200);
@@ -82,13 +98,26 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(plot_);
-  top->addWidget(diffTable_);
+  samples_ = new SampleCompare(this);
+  auto* side = new QTabWidget(this);
+  side->addTab(diffTable_, tr("Config differences"));
+  side->addTab(samples_, tr("Samples"));
+  top->addWidget(side);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
+  phaseBars_ = new PhaseBars(this);
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(scoreTable_);
+  bottom->addWidget(phaseBars_);
+  waterfall_ = new SpeedupWaterfall(this);
+  bottom->addWidget(waterfall_);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 1);
+  bottom->setStretchFactor(2, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
-  split->addWidget(scoreTable_);
+  split->addWidget(bottom);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   split->setSizes({700, 220});
@@ -105,9 +134,11 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   // Read everything first: a run deleted meanwhile throws here and leaves the view as it was.
   std::vector<std::vector<tokamak::MetricRow>> metrics;
   std::vector<tokamak::ScoreInput> inputs;
+  std::vector<std::vector<tokamak::SampleRow>> samples;
   for (qint64 id : ids) {
     inputs.push_back(tokamak::score_input(store, id));
     metrics.push_back(store.metrics(id));
+    samples.push_back(store.samples(id));
   }
   const bool sameRuns = ids == ids_;
   ids_ = ids;
@@ -125,6 +156,9 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   rebuildPlot();
   rebuildScoreboard();
   rebuildDiff();
+  QStringList labels;
+  for (const auto& in : inputs_) labels << qs(in.label);
+  samples_->setRuns(labels, samples);
 }
 
 void CompareView::reload(tokamak::RunStore& store) {
@@ -143,6 +177,9 @@ void CompareView::clear() {
   rebuildPlot();
   scoreTable_->clear();
   scoreTable_->setRowCount(0);
+  phaseBars_->setRuns({});
+  waterfall_->setRungs({});
+  samples_->setRuns({}, {});
   diffTable_->clear();
   diffTable_->setRowCount(0);
 }
@@ -197,12 +234,31 @@ void CompareView::rebuildMetricChoices() {
   metricBox_->clear();
   metricBox_->addItems(names);
   metricBox_->setCurrentIndex(metric_);
+  QSignalBlocker blockX(xBox_);
+  xBox_->clear();
+  xBox_->addItems({tr("Step"), tr("Tokens"), tr("Wall time")});
+  bool keyOffered = false;
+  for (const YAxis& y : axes_) {
+    xBox_->addItem(qs(y.key));
+    if (y.key == xKey_) keyOffered = true, xBox_->setCurrentIndex(xBox_->count() - 1);
+  }
+  if (!keyOffered) xKey_.clear(), xBox_->setCurrentIndex(int(xAxis_));
 }
 
 void CompareView::setXAxis(XAxis axis) {
   xAxis_ = axis;
+  xKey_.clear();
   if (xBox_->currentIndex() != int(axis)) xBox_->setCurrentIndex(int(axis));
   rebuildPlot();
+}
+
+bool CompareView::setXAxisKey(const QString& key) {
+  const int i = xBox_->findText(key);
+  if (i < 3) return false;  // not offered (the first three are the built-in axes' names)
+  xKey_ = key.toStdString();
+  if (xBox_->currentIndex() != i) xBox_->setCurrentIndex(i);
+  rebuildPlot();
+  return true;
 }
 
 void CompareView::setBaseline(int runIndex) {
@@ -216,23 +272,76 @@ void CompareView::rebuildPlot() {
   plot_->clearGraphs();
   const YAxis& y = axes_.at(size_t(metric_));
   const QString xLabel[] = {tr("step"), tr("tokens"), tr("wall time (s)")};
-  for (size_t r = 0; r < metrics_.size(); ++r) {
-    QVector<double> xs, vs;
+  std::vector<QVector<double>> xsOf(metrics_.size()), vsOf(metrics_.size());
+  for (size_t r = 0; r < metrics_.size(); ++r)
     for (const tokamak::MetricRow& row : metrics_[r]) {
-      double x = xAxis_ == XAxis::Step ? double(row.step) : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
+      double x = !xKey_.empty()          ? row[xKey_]
+                 : xAxis_ == XAxis::Step ? double(row.step)
+                                         : row[xAxis_ == XAxis::Tokens ? "tokens" : "wall_s"];
       double v = row[y.key];
       if (std::isnan(x) || std::isnan(v)) continue;  // not reported at this step (val loss: only at evals)
-      xs << x;
-      vs << v * y.scale;
+      xsOf[r] << x;
+      vsOf[r] << v * y.scale;
+    }
+  // Seeds of one experiment drawn as one group: the mean, and a band from min to max, where every run of the
+  // group reported (not with a metric as X: a cloud has no "same x").
+  std::vector<int> group(metrics_.size(), -1), size;
+  if (groupSeeds_->isChecked() && xKey_.empty()) {
+    std::vector<std::string> configs;
+    for (const auto& in : inputs_) configs.push_back(in.config_json);
+    group = tokamak::group_by_config(configs);
+    for (int g : group) {
+      if (g >= int(size.size())) size.resize(size_t(g) + 1, 0);
+      ++size[size_t(g)];
+    }
+  }
+  std::vector<bool> drawn(size.size(), false);
+  for (size_t r = 0; r < metrics_.size(); ++r) {
+    const QVector<double>&xs = xsOf[r], &vs = vsOf[r];
+    if (group[r] >= 0 && size[size_t(group[r])] > 1) {
+      if (drawn[size_t(group[r])]) continue;
+      drawn[size_t(group[r])] = true;
+      std::vector<std::vector<std::pair<double, double>>> members;
+      for (size_t m = 0; m < metrics_.size(); ++m)
+        if (group[m] == group[r]) {
+          members.emplace_back();
+          for (int i = 0; i < xsOf[m].size(); ++i) members.back().emplace_back(xsOf[m][i], vsOf[m][i]);
+        }
+      const tokamak::Band band = tokamak::band_over_runs(members);
+      const QVector<double> bx(band.x.begin(), band.x.end());
+      const QColor c = colorOf(int(r));
+      const QString name = tr("%1 ×%2 seeds").arg(qs(inputs_[r].label)).arg(members.size());
+      QCPGraph* lo = plot_->addGraph();
+      lo->setName(name + tr(" (min)"));
+      lo->setPen(Qt::NoPen);
+      lo->setData(bx, QVector<double>(band.min.begin(), band.min.end()), true);
+      lo->removeFromLegend();
+      QCPGraph* hi = plot_->addGraph();
+      hi->setName(name + tr(" (max)"));
+      hi->setPen(Qt::NoPen);
+      hi->setBrush(QColor(c.red(), c.green(), c.blue(), 60));
+      hi->setChannelFillGraph(lo);  // the band: filled from max down to min
+      hi->setData(bx, QVector<double>(band.max.begin(), band.max.end()), true);
+      hi->removeFromLegend();
+      QCPGraph* mean = plot_->addGraph();
+      mean->setName(name + tr(" (mean)"));
+      mean->setPen(QPen(c, 2));
+      mean->setData(bx, QVector<double>(band.mean.begin(), band.mean.end()), true);
+      continue;
     }
     QCPGraph* g = plot_->addGraph();
     g->setName(qs(inputs_[r].label));
     g->setPen(QPen(colorOf(int(r)), 2));
     // Sparse series (val loss) would be invisible as lines between a few points: mark every point.
     if (xs.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-    g->setData(xs, vs, true);
+    if (!xKey_.empty()) {
+      // A metric against a metric is a cloud, not a curve: points only (the graph orders them by x).
+      g->setLineStyle(QCPGraph::lsNone);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+    }
+    g->setData(xs, vs, xKey_.empty());
   }
-  plot_->xAxis->setLabel(xLabel[int(xAxis_)]);
+  plot_->xAxis->setLabel(xKey_.empty() ? xLabel[int(xAxis_)] : qs(xKey_));
   plot_->yAxis->setLabel(y.label);
   plot_->rescaleAxes();
   plot_->replot();
@@ -260,6 +369,12 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", row.best_val_loss), true));
   }
   scoreTable_->resizeColumnsToContents();
+  std::vector<PhaseBars::Run> bars;
+  for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({qs(row.label), row.phase_ms});
+  phaseBars_->setRuns(bars);
+  std::vector<SpeedupWaterfall::Rung> rungs;
+  for (const tokamak::ScoreRow& row : board_.rows) rungs.push_back({qs(row.label), row.tok_s});
+  waterfall_->setRungs(rungs);
 }
 
 void CompareView::rebuildDiff() {

@@ -1,7 +1,11 @@
 // CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
 // axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
-// runs recorded, so a metric added to the trainer can be compared without an edit here), the scoreboard with speedup
-// over a chosen baseline run, and the config keys in which the runs differ. The arithmetic is the engine's
+// runs recorded, so a metric added to the trainer can be compared without an edit here; the X axis is step,
+// tokens, wall time or any of those metrics), the scoreboard with speedup over a chosen baseline run, the
+// step profile as a stacked bar per run (ms per step by phase), the runs as a ladder's waterfall (each run's
+// speedup over the one before it, in the order compared), and the config keys in which the runs differ.
+// "Group seeds" draws runs that differ only in train.seed as a mean with a min–max band. A tab beside the
+// config diff shows the runs' samples side by side at a chosen step. The arithmetic is the engine's
 // (scoreboard.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
@@ -15,12 +19,17 @@
 #include "engine/store/run_store.h"
 #include "engine/store/scoreboard.h"
 
+class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QTableWidget;
 
 namespace tokamak::ui {
+
+class PhaseBars;
+class SampleCompare;
+class SpeedupWaterfall;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -43,11 +52,21 @@ class CompareView : public QWidget {
   QString metricKey() const;
   QStringList metricKeys() const;  // what the picker offers, in its order
   void setXAxis(XAxis axis);
-  void setBaseline(int runIndex);  // index into runIds()
+  // Any recorded metric as the X axis (e.g. loss against tok_s: a Pareto view of a ladder), drawn as points;
+  // false when no run has it. setXAxis() returns to step, tokens or wall time.
+  bool setXAxisKey(const QString& key);
+  QString xAxisKey() const { return QString::fromStdString(xKey_); }  // "" for step, tokens, wall time
+  void setBaseline(int runIndex);                                     // index into runIds()
 
   QCustomPlot* plot() const { return plot_; }
   QTableWidget* scoreTable() const { return scoreTable_; }
   QTableWidget* diffTable() const { return diffTable_; }
+  PhaseBars* phaseBars() const { return phaseBars_; }
+  SpeedupWaterfall* waterfall() const { return waterfall_; }
+  QCheckBox* groupSeedsBox() const { return groupSeeds_; }
+  SampleCompare* sampleCompare() const {
+    return samples_;
+  }  // the runs' samples side by side at a step  // runs that differ only in train.seed: one band
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -69,15 +88,20 @@ class CompareView : public QWidget {
   std::vector<YAxis> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
   int metric_ = 0;           // index into axes_
   XAxis xAxis_ = XAxis::Step;
+  std::string xKey_;  // a metric as the X axis; "" = xAxis_
   int baseline_ = 0;
 
   QComboBox* metricBox_ = nullptr;
   QComboBox* xBox_ = nullptr;
   QComboBox* baselineBox_ = nullptr;
+  QCheckBox* groupSeeds_ = nullptr;
   QLabel* title_ = nullptr;
   QCustomPlot* plot_ = nullptr;
   QTableWidget* scoreTable_ = nullptr;
   QTableWidget* diffTable_ = nullptr;
+  PhaseBars* phaseBars_ = nullptr;
+  SpeedupWaterfall* waterfall_ = nullptr;
+  SampleCompare* samples_ = nullptr;
 };
 
 }  // namespace tokamak::ui

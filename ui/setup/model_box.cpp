@@ -8,6 +8,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
+#include <cmath>
+#include <cstdlib>
 
 #include "engine/config/config.h"
 #include "engine/model/memory_estimate.h"
@@ -113,6 +115,7 @@ void ModelBox::showEstimate(const Config& config) {
   const MemoryEstimate m = estimate_memory(config);
   params_->setText(tr("%1 (%L2)").arg(formatCount(static_cast<double>(m.parameters))).arg(m.parameters));
   estimate_->setText(tr("≈ %1 per process").arg(formatBytes(m.total())));
+  estimate_->setProperty("bytes", static_cast<qint64>(m.total()));  // showMeasuredPeak names the difference
   estimate_->setToolTip(tr("Weights %1 + gradients %2 + AdamW states %3 + activations %4 + logits %5.\n"
                            "Activations per Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer in 16-bit; "
                            "fused attention drops the 5·a·s/h term, checkpointing keeps only block inputs, "
@@ -125,8 +128,22 @@ void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {
   measured_->setVisible(bytes > 0);
   const bool cpu = device.startsWith("cpu");
   // On a CPU the peak is the process's resident set (libraries and the tokenizer included), not just tensors.
-  measured_->setText(tr("last run measured %1 (%2)")
-                         .arg(formatBytes(bytes), cpu ? tr("peak resident set of the process") : tr("peak allocated")));
+  QString text = tr("last run measured %1 (%2)")
+                     .arg(formatBytes(bytes), cpu ? tr("peak resident set of the process") : tr("peak allocated"));
+  // The difference, named: what the estimate (weights, gradients, AdamW, activations, logits) leaves out.
+  const qint64 estimate = estimate_->property("bytes").toLongLong();
+  if (estimate > 0) {
+    const qint64 diff = bytes - estimate;
+    text += tr(": %1 %2 the estimate (%3%4%)")
+                .arg(formatBytes(std::abs(diff)), diff >= 0 ? tr("over") : tr("under"), diff >= 0 ? "+" : "-")
+                .arg(std::abs(100.0 * static_cast<double>(diff) / static_cast<double>(estimate)), 0, 'f', 0);
+    if (diff > 0)
+      text += cpu ? tr(" — the process itself: LibTorch's code, the dataset, the tokenizer and freed memory the "
+                       "allocator keeps")
+                  : tr(" — temporaries the estimate does not model (attention and loss buffers, kernel workspaces)");
+  }
+  measured_->setText(text);
+  measured_->setWordWrap(true);
 }
 
 QString ModelBox::estimateText() const { return estimate_->text(); }

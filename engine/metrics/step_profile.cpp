@@ -1,0 +1,82 @@
+// The step profile's two clocks (see step_profile.h): host time on a CPU, CUDA timing events on a GPU.
+#include "engine/metrics/step_profile.h"
+
+#include <chrono>
+#include <vector>
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <c10/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace tokamak {
+
+struct StepProfile::Impl {
+  using Clock = std::chrono::steady_clock;
+  c10::Device device;
+  std::array<double, kPhaseCount> ms{};
+  Clock::time_point last;  // CPU: the previous mark
+#ifdef TOKAMAK_WITH_CUDA
+  // One event per mark, reused from one report step to the next (creating events is not free); the phase of
+  // the interval that ends at marks[i] is phase_of[i].
+  std::vector<c10::cuda::CUDAEvent> marks;
+  std::vector<Phase> phase_of;
+  size_t used = 0;
+  bool read = true;  // the events since begin() were summed into ms
+
+  void record(Phase p) {
+    if (used == marks.size()) marks.emplace_back(cudaEventDefault);  // timing enabled
+    if (phase_of.size() < used + 1) phase_of.resize(used + 1);
+    marks[used].record(c10::cuda::getCurrentCUDAStream(device.index() < 0 ? 0 : device.index()));
+    phase_of[used++] = p;
+  }
+  // After the device synchronized: every event has completed, reading them waits for nothing.
+  void sum() {
+    if (read) return;
+    ms.fill(0);
+    for (size_t i = 1; i < used; ++i) ms[static_cast<int>(phase_of[i])] += marks[i - 1].elapsed_time(marks[i]);
+    read = true;
+  }
+#endif
+  explicit Impl(const c10::Device& d) : device(d) {}
+};
+
+StepProfile::StepProfile(const c10::Device& device) : impl_(std::make_unique<Impl>(device)) {}
+StepProfile::~StepProfile() = default;
+
+void StepProfile::begin() {
+  impl_->ms.fill(0);
+#ifdef TOKAMAK_WITH_CUDA
+  if (impl_->device.is_cuda()) {
+    impl_->used = 0, impl_->read = false;
+    impl_->record(Phase::kOther);  // the start: no interval ends here
+    return;
+  }
+#endif
+  impl_->last = Impl::Clock::now();
+}
+
+void StepProfile::lap(Phase p) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (impl_->device.is_cuda()) return impl_->record(p);
+#endif
+  const auto now = Impl::Clock::now();
+  impl_->ms[static_cast<int>(p)] += std::chrono::duration<double, std::milli>(now - impl_->last).count();
+  impl_->last = now;
+}
+
+std::array<double, kPhaseCount> StepProfile::phases_ms() const {
+#ifdef TOKAMAK_WITH_CUDA
+  if (impl_->device.is_cuda()) impl_->sum();
+#endif
+  return impl_->ms;
+}
+
+void StepProfile::add_to(Metrics& out, bool data_parallel) const {
+  const auto ms = phases_ms();
+  for (int i = 0; i < kPhaseCount; ++i)
+    if (data_parallel || static_cast<Phase>(i) != Phase::kAllreduce) out.add(phase_names()[i].metric, ms[i]);
+}
+
+}  // namespace tokamak

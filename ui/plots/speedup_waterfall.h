@@ -1,0 +1,40 @@
+// SpeedupWaterfall: a ladder's scoreboard as a waterfall — the runs in the order compared (a ladder's rungs),
+// each drawn as a floating bar from the previous rung's speedup to its own (both over the first run), and
+// labelled with what that one switch bought (×tok/s over the previous rung): "what did each switch buy" as
+// one picture. Gains are green, losses red; the first run is the ×1 bar everything starts from.
+#pragma once
+#include <QString>
+#include <vector>
+
+#include "ui/plots/qcp.h"
+
+namespace tokamak::ui {
+
+class SpeedupWaterfall : public QCustomPlot {
+  Q_OBJECT
+ public:
+  struct Rung {
+    QString label;
+    double tokS;  // NaN or <= 0: not measured (the rung and the next are drawn without a step)
+  };
+  explicit SpeedupWaterfall(QWidget* parent = nullptr);
+
+  void setRungs(const std::vector<Rung>& rungs);
+  int rungCount() const { return int(step_.size()); }
+  // Rung i's tok/s over rung i-1's (rung 0: 1); NaN where either is not measured.
+  double stepSpeedup(int rung) const { return step_.at(size_t(rung)); }
+  // Rung i's tok/s over rung 0's: the top (or bottom) of its bar.
+  double cumulative(int rung) const { return cumulative_.at(size_t(rung)); }
+  QString labelOf(int rung) const;  // "×1.35" drawn above the bar
+  // The three stacked bar sets: invisible base, then gain and loss above it (one of the two is 0 per rung).
+  QCPBars* baseBars() const { return base_; }
+  QCPBars* gainBars() const { return gain_; }
+  QCPBars* lossBars() const { return loss_; }
+
+ private:
+  QCPBars *base_, *gain_, *loss_;
+  std::vector<double> step_, cumulative_;
+  std::vector<QCPItemText*> labels_;
+};
+
+}  // namespace tokamak::ui
