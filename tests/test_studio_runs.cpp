@@ -122,6 +122,13 @@ class TestStudioRuns : public QObject {
   QString db_;
   int64_t base_ = 0, fast_ = 0;
   QString checkpoint_;
+
+  // A run of the tiny model with a real checkpoint (step 20), for the actions that start tokamak-engine on it.
+  int64_t addTinyRun(const std::string& uid) {
+    const std::string ckpt = save_tiny_checkpoint(dir_->filePath(QStringLiteral("ckpts")).toStdString(), 20, uid);
+    RunStore store(db_.toStdString());
+    return addRun(store, uid, "tiny", "{}", 1000, 1717001200, ckpt);
+  }
 };
 
 void TestStudioRuns::initTestCase() {
@@ -639,12 +646,7 @@ void TestStudioRuns::rerunAndResumeEmitConfig() {
 // "Export → Model for Hugging Face…": the run's last checkpoint becomes a GPT-2 folder, written by a child
 // tokamak-engine while the panel stays usable; its failures arrive as one line.
 void TestStudioRuns::exportsAModelForHuggingFace() {
-  const std::string ckpt = save_tiny_checkpoint(dir_->filePath(QStringLiteral("ckpts")).toStdString(), 20, "uid-hf");
-  int64_t tiny = 0;
-  {
-    RunStore store(db_.toStdString());
-    tiny = addRun(store, "uid-hf", "tiny", "{}", 1000, 1717001200, ckpt);
-  }
+  const int64_t tiny = addTinyRun("uid-hf");
   RunsPanel panel;
   panel.setDatabase(db_);
   const QString out = dir_->filePath(QStringLiteral("hf"));
@@ -676,12 +678,7 @@ void TestStudioRuns::exportsAModelForHuggingFace() {
 // "Evaluate…": a child `tokamak eval` scores the run's last checkpoint, the results are kept as eval/... metrics
 // of the run (so the compare view can plot them), and a bad task arrives as one line.
 void TestStudioRuns::evaluatesARun() {
-  const std::string ckpt = save_tiny_checkpoint(dir_->filePath(QStringLiteral("ckpts")).toStdString(), 20, "uid-ev");
-  int64_t tiny = 0;
-  {
-    RunStore store(db_.toStdString());
-    tiny = addRun(store, "uid-ev", "tiny", "{}", 1000, 1717001200, ckpt);
-  }
+  const int64_t tiny = addTinyRun("uid-ev");
   RunsPanel panel;
   panel.setDatabase(db_);
   const QString items = QStringLiteral(TOKAMAK_SOURCE_DIR "/tests/data/hellaswag_tiny.jsonl");
