@@ -23,6 +23,16 @@ class TestConfig : public QObject {
     QCOMPARE(QString::fromStdString(c.opt.precision), QString("bf16"));
   }
 
+  // Found by fuzz_config: a value that is not UTF-8 made config_to_json throw nlohmann's type_error later.
+  void invalidUtf8ValueIsRefused() {
+    Config c;
+    for (const std::string& bad : {std::string("device=txt\xf6\x8b"), std::string("name=run\xff")}) {
+      const QString e = error_of([&] { apply_overrides(c, {bad}); });
+      QVERIFY2(e.contains("has a value that is not valid UTF-8"), qPrintable(e));
+    }
+    QCOMPARE(QString::fromStdString(config_to_json(c)), QString::fromStdString(config_to_json(Config{})));
+  }
+
   void badSetsNameTheKey_data() {
     QTest::addColumn<QString>("assignment");
     QTest::addColumn<QString>("expected");

@@ -215,6 +215,14 @@ void set_json(Config& c, const Key& k, const json& given) {
   bool was_switch = false;
   for (const ChoiceInfo& row : choices_of(k.key)) was_switch = was_switch || row.value == "true";
   const json v = given.is_boolean() && current.is_string() && was_switch ? json(given ? "true" : "false") : given;
+  if (v.is_string()) {  // the config is written back as JSON (runs store, checkpoints), which must be UTF-8
+    try {
+      (void)v.dump();
+    } catch (const json::type_error&) {
+      throw Error("config key '" + std::string(k.key) + "' has a value that is not valid UTF-8",
+                  "write it as UTF-8 text");
+    }
+  }
   bool ok = (current.is_boolean() && v.is_boolean()) || (current.is_string() && v.is_string()) ||
             (current.is_number_integer() && v.is_number_integer()) || (current.is_number_float() && v.is_number());
   if (!ok)
