@@ -22,15 +22,7 @@ void collect(const json& object, const std::string& prefix, std::vector<std::str
 
 }  // namespace
 
-Ladder load_ladder(const std::string& path, const std::vector<std::string>& overrides) {
-  json root;
-  try {
-    root = json::parse(read_file(path));
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
-    throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see experiments/ladders/ for examples");
-  }
-  if (!root.is_object() || !root.contains("rungs") || !root["rungs"].is_array() || root["rungs"].empty())
-    throw Error("ladder '" + path + "' has no \"rungs\" list", "see experiments/ladders/ for the format");
+static Ladder ladder_from_json(const json& root, const std::string& path, const std::vector<std::string>& overrides) {
   Ladder ladder;
   ladder.name = root.value("name", path);
   ladder.description = root.value("description", "");
@@ -55,6 +47,23 @@ Ladder load_ladder(const std::string& path, const std::vector<std::string>& over
     ladder.rungs.push_back(std::move(rung));
   }
   return ladder;
+}
+
+Ladder load_ladder(const std::string& path, const std::vector<std::string>& overrides) {
+  json root;
+  try {
+    root = json::parse(read_file(path));
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
+    throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see experiments/ladders/ for examples");
+  }
+  if (!root.is_object() || !root.contains("rungs") || !root["rungs"].is_array() || root["rungs"].empty())
+    throw Error("ladder '" + path + "' has no \"rungs\" list", "see experiments/ladders/ for the format");
+  try {
+    return ladder_from_json(root, path, overrides);
+  } catch (const json::exception& e) {  // a field of the wrong type ("name": {}, "cumulative": "yes", ...)
+    throw Error("ladder '" + path + "' has a field of the wrong type: " + e.what(),
+                "names are strings, \"cumulative\" is true or false; see experiments/ladders/");
+  }
 }
 
 }  // namespace tokamak
