@@ -270,7 +270,10 @@ void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  const bool busy = controller_->isActive() || samples_->isSampling();
+  // A run that has sent its end event is only exiting: nothing to ask, close once its process is gone.
+  const bool live = controller_->isActive() && !controller_->hasEnded();
+  if (!live && !samples_->isSampling() && controller_->isActive()) closing_ = true;
+  const bool busy = live || samples_->isSampling();
   if (busy && !closing_) {
     if (!closeQuestion_()) return event->ignore();
     // Never wait here: the child writes its checkpoint and ends as "stopped", and finishClosing() closes the

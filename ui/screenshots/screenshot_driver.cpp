@@ -20,9 +20,6 @@ ScreenshotDriver::ScreenshotDriver(MainWindow* window, ScreenshotPlan plan)
     : QObject(window), window_(window), plan_(std::move(plan)) {}
 
 void ScreenshotDriver::start() {
-  // Nobody is there to answer "Stop the run?": quitting while the child is still exiting would otherwise wait
-  // on that dialog for ever (Qt 6's quit() closes the window first).
-  window_->setCloseQuestion([] { return true; });
   window_->setupPanel()->datasetBox()->countTokens();  // the setup picture shows the token count
   // Give the dataset count and the first layout pass a moment before the setup picture.
   QTimer::singleShot(2500, this, [this] {
