@@ -37,6 +37,10 @@ class TestStoreExport : public QObject {
   void metricSummaries();
   void runsCompareStat();
   void groupsBySeedAndBand();
+  void groupsByNameAndTag();
+  void groupSpecErrors();
+  void groupRowsInTheScoreboard();
+  void runsCompareGroups();
   void cliEndToEnd();
 };
 
@@ -369,6 +373,113 @@ void TestStoreExport::groupsBySeedAndBand() {
   QCOMPARE(b.mean, (std::vector<double>{5.0, 2.0}));
   QCOMPARE(b.min, (std::vector<double>{4.0, 1.0}));
   QCOMPARE(b.max, (std::vector<double>{6.0, 3.0}));
+  QCOMPARE(b.std, (std::vector<double>{1.0, 1.0}));  // sample std of {4,6,5} and of {2,1,3}
+  const Band one = band_over_runs({{{1, 4.0}, {2, 3.0}}});
+  QCOMPARE(one.std, (std::vector<double>{0.0, 0.0}));
+  QVERIFY(std::isnan(sample_std({kNaN})));
+  QCOMPARE(sample_std({2, kNaN, 4, 4, 4, 5, 5, 7, 9}), std::sqrt(32.0 / 7));
+}
+
+// A name pattern groups by its first capture group (or the whole match); the first tag groups; a run that
+// fits no group stands alone, and groups are numbered in the order they first appear.
+void TestStoreExport::groupsByNameAndTag() {
+  const std::vector<GroupInput> runs = {{"flash-s1", {"ladder"}, "{}"},
+                                        {"base-s1", {}, "{}"},
+                                        {"flash-s2", {"ladder", "x"}, "{}"},
+                                        {"odd", {"x"}, "{}"},
+                                        {"base-s2", {"ladder"}, "{}"}};
+  Grouping g = group_runs(runs, parse_group_spec("name:(.*)-s[0-9]+"));
+  QCOMPARE(g.group, (std::vector<int>{0, 1, 0, 2, 1}));
+  QCOMPARE(g.names, (std::vector<std::string>{"flash", "base", "odd"}));
+  QCOMPARE(g.size, (std::vector<int>{2, 2, 1}));
+  g = group_runs(runs, parse_group_spec("name:s1"));  // no capture group: the match itself
+  QCOMPARE(g.group, (std::vector<int>{0, 0, 1, 2, 3}));
+  g = group_runs(runs, parse_group_spec("tag"));
+  QCOMPARE(g.group, (std::vector<int>{0, 1, 0, 2, 0}));
+  QCOMPARE(g.names, (std::vector<std::string>{"ladder", "base-s1", "x"}));
+  g = group_runs(runs, parse_group_spec("none"));
+  QCOMPARE(g.group, (std::vector<int>{0, 1, 2, 3, 4}));
+  RunInfo info;
+  info.name = "n", info.tags_json = R"(["b","a"])", info.config_json = "{}";
+  QCOMPARE(group_input(info).tags, (std::vector<std::string>{"b", "a"}));
+}
+
+void TestStoreExport::groupSpecErrors() {
+  QCOMPARE(parse_group_spec("seed").by, GroupSpec::By::kSeed);
+  QVERIFY2(error_of([] { parse_group_spec("name:(unclosed"); }).contains("group pattern '(unclosed'"),
+           qPrintable(error_of([] { parse_group_spec("name:(unclosed"); })));
+  for (const char* bad : {"seeds", "name:", "tags", "config"})
+    QVERIFY2(error_of([&] { parse_group_spec(bad); }).contains("is not a way to group runs"), bad);
+}
+
+// A group's row holds its runs' means, the largest peak memory and the spread of tok/s; a group of one is
+// no group.
+void TestStoreExport::groupRowsInTheScoreboard() {
+  std::vector<ScoreInput> in(4);
+  const double rates[] = {100, 200, 300, 1000};
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i].label = "#" + std::to_string(i + 1) + " run";
+    in[i].tok_s = {1, rates[i], rates[i]};  // steady value: the median after the first
+    in[i].peak_mem = 1000.0 * double(i + 1);
+    in[i].best_val_loss = double(i);
+  }
+  Scoreboard b = build_scoreboard(in, 0);
+  Grouping g;
+  g.group = {0, 0, 0, 1}, g.names = {"three", "one"}, g.size = {3, 1};
+  add_group_rows(b, g);
+  QCOMPARE(b.groups.size(), size_t(1));
+  const ScoreGroup& three = b.groups.front();
+  QCOMPARE(three.label, std::string("three ×3"));
+  QCOMPARE(three.members, (std::vector<size_t>{0, 1, 2}));
+  QCOMPARE(three.mean.tok_s, 200.0);
+  QCOMPARE(three.mean.speedup, 2.0);  // (1 + 2 + 3) / 3 over run 1
+  QCOMPARE(three.tok_s_std, 100.0);
+  QCOMPARE(three.tok_s_min, 100.0);
+  QCOMPARE(three.tok_s_max, 300.0);
+  QCOMPARE(three.mean.peak_mem, 3000.0);
+  QCOMPARE(three.mean.best_val_loss, 1.0);
+  const std::string text = format_scoreboard_text(b);
+  QVERIFY2(text.find("three ×3  #1 #2 #3") != std::string::npos, text.c_str());
+  QVERIFY2(format_scoreboard_markdown(b).find("| three ×3 |") != std::string::npos, text.c_str());
+}
+
+// `runs compare --group seed` adds the group row; a bad --group is refused before any output.
+void TestStoreExport::runsCompareGroups() {
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QTemporaryDir dir;
+  std::string db = db_in(dir);
+  {
+    RunStore store(db);
+    for (int seed = 1; seed <= 3; ++seed) {
+      const std::string config = R"({"train":{"seed":)" + std::to_string(seed) + R"(,"lr":0.001}})";
+      int64_t id = store.begin_run(fake_start("uid-" + std::to_string(seed), "s" + std::to_string(seed), config),
+                                   1717000000.0 + seed, 11);
+      std::vector<MetricRow> rows;
+      for (int i = 1; i <= 5; ++i) {
+        MetricRow r;
+        r.step = i;
+        r.set("tok_s", 1000.0 * seed);
+        rows.push_back(r);
+      }
+      store.add_metrics(id, rows);
+      store.end_run(id, "finished", "", 1717000010.0);
+    }
+  }
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 3 --group seed --db " + db, &out), 0);
+  QVERIFY2(out.find("groups (means of their runs)") != std::string::npos, out.c_str());
+  const size_t at = out.find("\ns1 ×3  ");
+  QVERIFY2(at != std::string::npos, out.c_str());
+  const std::string row = out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  // The group's tok/s is the mean 2K, its std 1K, its range 1K–3K; speedup the mean of 1×, 2×, 3×.
+  for (const char* cell : {"  #1 #2 #3  ", "  2K ", "  1K ", "  1K–3K ", "  2.00×"})
+    QVERIFY2(row.find(cell) != std::string::npos, (row + " lacks '" + cell + "'").c_str());
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 3 --db " + db, &out), 0);
+  QVERIFY2(out.find("groups") == std::string::npos, out.c_str());
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --group 'name:(' --db " + db + " 2>&1", &out), 1);
+  QVERIFY2(out.find("group pattern '('") != std::string::npos, out.c_str());
+  QVERIFY2(out.find("#1") == std::string::npos, out.c_str());  // refused before the scoreboard
 }
 
 void TestStoreExport::cliEndToEnd() {

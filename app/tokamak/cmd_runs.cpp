@@ -23,7 +23,7 @@ namespace {
 struct RunsArgs {
   std::string db;
   std::vector<std::string> ids;
-  std::string baseline, format = "json", out, file, stat = "last";
+  std::string baseline, format = "json", out, file, stat = "last", group;
   int64_t limit = 0;
   bool skip_existing = false, force = false;
   std::vector<std::string> add_tags, remove_tags;
@@ -105,6 +105,7 @@ void show(const RunsArgs& a) {
 
 void compare(const RunsArgs& a) {
   check_metric_stat(a.stat);  // before any output
+  const GroupSpec group = parse_group_spec(a.group);
   auto store = open_store(a);
   std::vector<int64_t> ids;
   for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
@@ -116,8 +117,11 @@ void compare(const RunsArgs& a) {
     else baseline = static_cast<size_t>(it - ids.begin());
   }
   std::vector<ScoreInput> inputs;
-  for (int64_t id : ids) inputs.push_back(score_input(*store, id));
-  std::cout << format_scoreboard_text(build_scoreboard(inputs, baseline));
+  std::vector<GroupInput> members;
+  for (int64_t id : ids) inputs.push_back(score_input(*store, id)), members.push_back(group_input(store->run(id)));
+  Scoreboard board = build_scoreboard(inputs, baseline);
+  if (group.by != GroupSpec::By::kNone) add_group_rows(board, group_runs(members, group));
+  std::cout << format_scoreboard_text(board);
   // Then every metric any of the runs recorded, by name (the last value of each, or --stat): a metric added
   // to the trainer shows up here without an edit.
   std::vector<std::vector<MetricSummary>> sums;
@@ -229,6 +233,9 @@ void add_runs_command(CLI::App& app) {
   c->add_option("--stat", args->stat,
                 "what the metric table shows per run: last (default), min, max, best (min of a loss or "
                 "time, max of tok/s or MFU) or mean:K (mean of the last K values)");
+  c->add_option("--group", args->group,
+                "add a row per group of runs: seed (same config but the seed), tag (same first tag) or "
+                "name:REGEX (the name's first capture group, e.g. 'name:(.*)-s[0-9]+')");
   c->callback([args] { compare(*args); });
 
   c = runs->add_subcommand("export", "Export runs at full resolution (all runs when no id is given)");

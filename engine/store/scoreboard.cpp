@@ -82,40 +82,6 @@ double summarize_metric(const std::string& key, const std::vector<double>& value
   return sum / static_cast<double>(k);
 }
 
-std::vector<int> group_by_config(const std::vector<std::string>& config_jsons) {
-  std::vector<std::map<std::string, std::string>> seen;
-  std::vector<int> group;
-  for (const std::string& json : config_jsons) {
-    std::map<std::string, std::string> flat = flatten_config(json);
-    flat.erase("train.seed"), flat.erase("name");
-    auto it = std::find(seen.begin(), seen.end(), flat);
-    group.push_back(static_cast<int>(it - seen.begin()));
-    if (it == seen.end()) seen.push_back(std::move(flat));
-  }
-  return group;
-}
-
-Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs) {
-  Band b;
-  if (runs.empty()) return b;
-  std::vector<size_t> at(runs.size(), 0);  // each run's next point: all are in x order, one merge pass
-  for (const auto& [x, first] : runs.front()) {
-    double sum = 0, lo = first, hi = first;
-    bool everywhere = true;
-    for (size_t r = 0; r < runs.size() && everywhere; ++r) {
-      while (at[r] < runs[r].size() && runs[r][at[r]].first < x) ++at[r];
-      everywhere = at[r] < runs[r].size() && runs[r][at[r]].first == x;
-      if (!everywhere) break;
-      const double v = runs[r][at[r]].second;
-      sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
-    }
-    if (!everywhere) continue;
-    b.x.push_back(x), b.mean.push_back(sum / static_cast<double>(runs.size()));
-    b.min.push_back(lo), b.max.push_back(hi);
-  }
-  return b;
-}
-
 bool has_phases(const Scoreboard& b) {
   for (const ScoreRow& r : b.rows)
     for (double ms : r.phase_ms)
@@ -232,6 +198,21 @@ static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
   return t;
 }
 
+// A row per group: its runs' means, tok/s with the spread between them (± sample std, min–max).
+static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
+  std::vector<std::vector<std::string>> t;
+  t.push_back({"group", "runs", "tok/s", "± std", "min–max", "speedup", "MFU", "final val loss", "best val loss"});
+  for (const ScoreGroup& g : b.groups) {
+    std::string runs;
+    for (size_t r : g.members) runs += (runs.empty() ? "" : " ") + b.rows[r].label.substr(0, b.rows[r].label.find(' '));
+    t.push_back({g.label, runs, format_rate(g.mean.tok_s), format_rate(g.tok_s_std),
+                 format_rate(g.tok_s_min) + "–" + format_rate(g.tok_s_max), fmt("%.2f×", g.mean.speedup),
+                 fmt("%.1f%%", g.mean.mfu * 100), fmt("%.4f", g.mean.final_val_loss),
+                 fmt("%.4f", g.mean.best_val_loss)});
+  }
+  return t;
+}
+
 // ms per step by phase: one column per phase some run reported, then their sum and step_ms beside it.
 static std::vector<std::vector<std::string>> phase_cells(const Scoreboard& b) {
   std::vector<int> shown;
@@ -316,6 +297,7 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
+  if (!b.groups.empty()) out += "\ngroups (means of their runs):\n" + format_text_table(group_cells(b));
   if (has_phases(b))
     out += "\nms per step by phase (mean over reports after the first):\n" + format_text_table(phase_cells(b));
   if (b.rows.size() > 1)
@@ -326,6 +308,7 @@ std::string format_scoreboard_text(const Scoreboard& b) {
 
 std::string format_scoreboard_markdown(const Scoreboard& b) {
   std::string out = md_table(cells(b), 2);
+  if (!b.groups.empty()) out += "\nGroups (means of their runs):\n\n" + md_table(group_cells(b), 2);
   if (has_phases(b))
     out += "\nMilliseconds per step by phase (mean over reports after the first):\n\n" + md_table(phase_cells(b), 1);
   if (b.rows.size() > 1 && !b.diff_keys.empty())

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/metrics/phases.h"
+#include "engine/store/run_groups.h"
 
 namespace tokamak {
 
@@ -44,8 +45,17 @@ struct ScoreRow {
   std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: the run did not report it
 };
 
+// A group of runs (run_groups.h) as one row: its runs' means, and how far their tok/s spread.
+struct ScoreGroup {
+  std::string label;            // "flash ×3"
+  std::vector<size_t> members;  // indices into Scoreboard::rows
+  ScoreRow mean;                // tok/s, speedup, MFU, val losses, step and phase ms: means; peak memory: max
+  double tok_s_std = kNaN, tok_s_min = kNaN, tok_s_max = kNaN;
+};
+
 struct Scoreboard {
   std::vector<ScoreRow> rows;
+  std::vector<ScoreGroup> groups;  // empty unless add_group_rows() was called
   size_t baseline = 0;
   std::vector<std::string> diff_keys;                 // dotted config keys whose values differ
   std::vector<std::vector<std::string>> diff_values;  // [key][run], "-" where a run lacks the key
@@ -64,15 +74,6 @@ int metric_better(const std::string& key);
 double summarize_metric(const std::string& key, const std::vector<double>& values, const std::string& stat);
 void check_metric_stat(const std::string& stat);
 std::string metric_stat_label(const std::string& stat);  // "last", "mean of last 10"
-// Runs that are one experiment but for the seed: equal configs once `train.seed` and `name` are left out.
-// A group index per run, groups numbered in the order they first appear.
-std::vector<int> group_by_config(const std::vector<std::string>& config_jsons);
-// A group of runs as one curve: at each x that every run reported (steps: the same config logs the same
-// steps), the mean, min and max of their values. `runs` holds each run's (x, value) points in x order.
-struct Band {
-  std::vector<double> x, mean, min, max;
-};
-Band band_over_runs(const std::vector<std::vector<std::pair<double, double>>>& runs);
 // Whether any row has a step profile (the phase table is printed only then).
 bool has_phases(const Scoreboard& board);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
