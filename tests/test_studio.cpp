@@ -152,6 +152,7 @@ class TestStudio : public QObject {
   void settingsAreRemembered();
   void runsPageLoadsRerunAndResume();
   void startsFromHuggingFaceWeights();
+  void repeatsWithSeedsOneAfterAnother();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -573,6 +574,48 @@ void TestStudio::runsPageLoadsRerunAndResume() {
   QVERIFY(w.setupPanel()->findChild<QLabel*>("resumeFrom")->text().contains("step_20.pt"));
   w.setupPanel()->clearResume();
   QVERIFY(w.setupPanel()->config().train.resume.empty());
+}
+
+// "Repeat with seeds" from the runs page: the copies run one after another on the live page, each with a new
+// seed, and all finish; stopping a queued run drops the rest of the queue.
+void TestStudio::repeatsWithSeedsOneAfterAnother() {
+  MainWindow w;
+  w.setCloseQuestion([] { return true; });
+  w.setupPanel()->setConfig(tinyRun(data_, 3, "studio-seeds"));
+  w.startRun();
+  QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->isActive(), 60000);
+  const auto [first, status] = storedRun("studio-seeds");
+  QCOMPARE(status, QString("finished"));
+  w.runsPanel()->refresh();
+  QVERIFY2(w.runsPanel()->repeatWithSeeds(first, 2), qPrintable(w.runsPanel()->message()));
+  QTRY_VERIFY_WITH_TIMEOUT(storedStatus("studio-seeds-s" + std::to_string(1337 + 2)) == "finished", 120000);
+  QCOMPARE(storedStatus("studio-seeds-s" + std::to_string(1337 + 1)), QString("finished"));
+  QCOMPARE(w.queuedRuns(), 0);
+  QTRY_VERIFY(!w.runController()->isActive());
+  // One after another: the second started after the first had ended.
+  Db db(default_db_path(), Db::Mode::existing);
+  Stmt times(db, "SELECT created, ended FROM runs WHERE name LIKE 'studio-seeds-s%' ORDER BY id");
+  QVERIFY(times.step());
+  const double firstEnded = times.real(1);
+  QVERIFY(times.step());
+  QVERIFY2(times.real(0) >= firstEnded, "the second seed run started before the first ended");
+  QCOMPARE(w.runController()->config().train.seed, int64_t{1337 + 2});
+
+  // Stop the first of two queued runs: the second never starts.
+  Config slow = tinyRun(data_, 100000, "studio-dropped");
+  QStringList two = {QString::fromStdString(config_to_json(slow))};
+  slow.name = "studio-never";
+  two << QString::fromStdString(config_to_json(slow));
+  w.queueRuns(two);
+  QTRY_VERIFY_WITH_TIMEOUT(w.runController()->lastStep().step >= 1, 60000);
+  QCOMPARE(w.queuedRuns(), 1);
+  w.stopRun();
+  QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->isActive(), 60000);
+  QCOMPARE(storedStatus("studio-dropped"), QString("stopped"));
+  QTest::qWait(300);  // a queued start would come from the event loop
+  QVERIFY(!w.runController()->isActive());
+  QCOMPARE(w.queuedRuns(), 0);
+  QCOMPARE(storedStatus("studio-never"), QString());
 }
 
 QTEST_MAIN(TestStudio)

@@ -9,6 +9,7 @@
 #include <QJsonObject>
 #include <QLineEdit>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -18,13 +19,16 @@
 #include <QtTest>
 
 #include <cmath>
+#include <map>
 #include <set>
 
+#include "engine/config/config.h"
 #include "engine/config/hf_config.h"
 #include "engine/store/run_store.h"
 #include "tests/support/tiny.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
+#include "ui/runs/summary_table.h"
 #include "ui/runs/sample_compare.h"
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/speedup_waterfall.h"
@@ -102,7 +106,11 @@ class TestStudioRuns : public QObject {
   void compareDrawsALadderWaterfall();
   void compareAnyMetricAsXAxis();
   void compareGroupsSeedsIntoABand();
+  void compareGroupsByNameOrTag();
+  void compareSummarisesMetrics();
+  void repeatsARunWithNewSeeds();
   void compareShowsSamplesSideBySide();
+  void compareFiltersSamplesByPrompt();
   void exportsRuns_data();
   void exportsRuns();
   void exportsPlot_data();
@@ -134,6 +142,9 @@ class TestStudioRuns : public QObject {
 void TestStudioRuns::initTestCase() {
   QVERIFY(home_.isValid());
   qputenv("XDG_DATA_HOME", home_.path().toUtf8());
+  // Remembered choices (the metric summary's stat) go to a scratch folder, never the user's settings.
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, home_.path());
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, home_.path());
 }
 
 void TestStudioRuns::init() {
@@ -422,18 +433,19 @@ void TestStudioRuns::compareAnyMetricAsXAxis() {
   QCOMPARE(view->plot()->graph(1)->lineStyle(), QCPGraph::lsLine);
 }
 
-// Three seeds of one config and one other run: "Group seeds" draws the seeds as one mean curve with a
-// min–max band (the run apart stays a curve of its own); unticked, four curves again.
+// Three seeds of one config and one other run: grouped by "same config but seed", the seeds become one mean
+// curve with a band (the run apart stays a curve of its own) and a row under the scoreboard; the band is
+// min–max or ± one sample standard deviation; no grouping, four curves again.
 void TestStudioRuns::compareGroupsSeedsIntoABand() {
   std::vector<int64_t> ids;
+  const double rates[] = {10000, 20000, 60000};  // mean 30K, std sqrt(700)K ≈ 26.5K: the band differs from min–max
   {
     RunStore store(db_.toStdString());
-    for (int seed = 1; seed <= 3; ++seed)
-      ids.push_back(addRun(store, "uid-seed" + std::to_string(seed), "seed " + std::to_string(seed),
-                           seed == 1   ? R"({"train":{"steps":20,"seed":1}})"
-                           : seed == 2 ? R"({"train":{"steps":20,"seed":2}})"
-                                       : R"({"train":{"steps":20,"seed":3}})",
-                           10000.0 * seed, 1717002000 + seed));
+    for (int seed = 1; seed <= 3; ++seed) {
+      const std::string config = R"({"train":{"steps":20,"seed":)" + std::to_string(seed) + "}}";
+      ids.push_back(addRun(store, "uid-seed" + std::to_string(seed), "seeded-s" + std::to_string(seed), config.c_str(),
+                           rates[seed - 1], 1717002000 + seed));
+    }
   }
   RunsPanel panel;
   panel.setDatabase(db_);
@@ -441,25 +453,138 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   CompareView* view = panel.compareView();
   QVERIFY(view->setMetricKey("tok_s"));
   QCOMPARE(view->plot()->graphCount(), 4);
-  view->groupSeedsBox()->setChecked(true);
+  QCOMPARE(view->scoreTable()->rowCount(), 4);
+  view->groupBox()->setCurrentIndex(view->groupBox()->findData(QStringLiteral("seed")));  // as a user picks it
+  QCOMPARE(view->grouping(), QStringLiteral("seed"));
   QCOMPARE(view->plot()->graphCount(), 4);  // min, max (filled to min), mean; and the other run
-  QCPGraph *mean = nullptr, *lo = nullptr, *hi = nullptr;
-  for (int i = 0; i < view->plot()->graphCount(); ++i) {
-    QCPGraph* g = view->plot()->graph(i);
-    if (g->name().endsWith("(mean)")) mean = g;
-    if (g->name().endsWith("(min)")) lo = g;
-    if (g->name().endsWith("(max)")) hi = g;
-  }
+  const auto graphs = [&] {
+    std::map<QString, QCPGraph*> by;
+    for (int i = 0; i < view->plot()->graphCount(); ++i) {
+      QCPGraph* g = view->plot()->graph(i);
+      by[g->name().section(QLatin1Char('('), -1)] = g;  // "mean)", "min)", "max)", "mean − std)", ...
+    }
+    return by;
+  };
+  auto g = graphs();
+  QCPGraph *mean = g["mean)"], *lo = g["min)"], *hi = g["max)"];
   QVERIFY(mean && lo && hi);
-  QVERIFY2(mean->name().contains("×3 seeds"), qPrintable(mean->name()));
+  QVERIFY2(mean->name().startsWith("seeded-s1 ×3"), qPrintable(mean->name()));
   QCOMPARE(mean->dataCount(), kSteps);
-  QCOMPARE(mean->data()->at(0)->value, 20000.0);  // tok/s 10K, 20K, 30K
+  QCOMPARE(mean->data()->at(0)->value, 30000.0);
   QCOMPARE(lo->data()->at(kSteps - 1)->value, 10000.0);
-  QCOMPARE(hi->data()->at(kSteps - 1)->value, 30000.0);
+  QCOMPARE(hi->data()->at(kSteps - 1)->value, 60000.0);
   QCOMPARE(hi->channelFillGraph(), lo);
-  view->groupSeedsBox()->setChecked(false);
+  // The group's row under the runs: mean tok/s with its spread.
+  QCOMPARE(view->scoreTable()->rowCount(), 5);
+  QVERIFY2(view->scoreTable()->item(4, 0)->text().startsWith("seeded-s1 ×3"),
+           qPrintable(view->scoreTable()->item(4, 0)->text()));
+  QCOMPARE(view->scoreTable()->item(4, 2)->text(), QStringLiteral("30K ± 26.5K"));
+  QCOMPARE(view->scoreboard().groups.front().members, (std::vector<size_t>{0, 1, 2}));
+  view->setBand(CompareView::BandKind::Std);
+  g = graphs();
+  lo = g["mean − std)"], hi = g["mean + std)"];
+  QVERIFY(lo && hi);
+  const double std = std::sqrt(700.0) * 1000;
+  QVERIFY(std::abs(lo->data()->at(0)->value - (30000 - std)) < 1e-6);
+  QVERIFY(std::abs(hi->data()->at(0)->value - (30000 + std)) < 1e-6);
+  QVERIFY(view->setGrouping(QStringLiteral("none")));
   QCOMPARE(view->plot()->graphCount(), 4);
-  QVERIFY(!view->plot()->graph(0)->name().endsWith("(min)"));
+  QVERIFY(!view->plot()->graph(0)->name().contains(QLatin1Char('(')));
+  QCOMPARE(view->scoreTable()->rowCount(), 4);
+}
+
+// Grouping by a name pattern (its first capture group) or by the first tag; a pattern that does not compile
+// is refused with the engine's one-line reason and the grouping stays as it was.
+void TestStudioRuns::compareGroupsByNameOrTag() {
+  int64_t a1, a2, b1;
+  {
+    RunStore store(db_.toStdString());
+    a1 = addRun(store, "uid-a1", "flash-s1", kFastConfig, 20000, 1717003001);
+    a2 = addRun(store, "uid-a2", "flash-s2", kBaseConfig, 30000, 1717003002);  // other config, same name stem
+    b1 = addRun(store, "uid-b1", "plain-s1", kBaseConfig, 10000, 1717003003);
+    store.set_tags(a1, R"(["ladder"])", "");
+    store.set_tags(b1, R"(["ladder","x"])", "");
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({a1, a2, b1}));
+  CompareView* view = panel.compareView();
+  QVERIFY(view->setMetricKey("tok_s"));
+  QVERIFY(view->setGrouping(QStringLiteral("name:(.*)-s[0-9]+")));
+  QCOMPARE(view->scoreboard().groups.size(), size_t(1));
+  QCOMPARE(view->scoreboard().groups.front().label, std::string("flash ×2"));
+  QCOMPARE(view->scoreboard().groups.front().mean.tok_s, 25000.0);
+  QCOMPARE(view->plot()->graphCount(), 4);  // the flash band (3 graphs) and plain-s1
+  QVERIFY(view->setGrouping(QStringLiteral("tag")));
+  QCOMPARE(view->scoreboard().groups.front().label, std::string("ladder ×2"));
+  QCOMPARE(view->scoreboard().groups.front().members, (std::vector<size_t>{0, 2}));
+  QVERIFY(!view->setGrouping(QStringLiteral("name:(unclosed")));
+  QVERIFY2(view->groupError().contains("is not a regular expression"), qPrintable(view->groupError()));
+  QCOMPARE(view->grouping(), QStringLiteral("tag"));
+  QCOMPARE(view->scoreboard().groups.front().label, std::string("ladder ×2"));
+}
+
+// Every metric summarised the chosen way (as `runs compare --stat`), and the choice outlives the view.
+void TestStudioRuns::compareSummarisesMetrics() {
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  SummaryTable* summary = panel.compareView()->summaryTable();
+  QTableWidget* t = summary->table();
+  const auto row = [&](const QString& key) {
+    for (int r = 0; r < t->rowCount(); ++r)
+      if (t->item(r, 0)->text() == key) return r;
+    return -1;
+  };
+  QVERIFY(summary->setStat(QStringLiteral("last")));
+  const int loss = row(QStringLiteral("train_loss"));
+  QVERIFY(loss >= 0);
+  QVERIFY(std::abs(t->item(loss, 1)->text().toDouble() - 10.0 / (kSteps + 1)) < 1e-5);  // shown to 6 digits
+  QVERIFY(summary->setStat(QStringLiteral("max")));
+  QCOMPARE(t->item(loss, 1)->text().toDouble(), 5.0);  // step 1: 10 / 2
+  QVERIFY(summary->setStat(QStringLiteral("mean:2")));
+  QVERIFY(std::abs(t->item(loss, 2)->text().toDouble() - (10.0 / 20 + 10.0 / 21) / 2) < 1e-5);
+  QVERIFY2(t->horizontalHeaderItem(0)->text().contains("mean of last 2"),
+           qPrintable(t->horizontalHeaderItem(0)->text()));
+  QVERIFY(!summary->setStat(QStringLiteral("median")));
+  QCOMPARE(summary->stat(), QStringLiteral("mean:2"));
+  QCOMPARE(row(QStringLiteral("tokens")), -1);  // positions, not metrics
+  SummaryTable again;                           // a new view (a new session) starts from the remembered choice
+  QCOMPARE(again.stat(), QStringLiteral("mean:2"));
+  QVERIFY(again.setStat(QStringLiteral("last")));
+}
+
+// "Repeat with seeds" asks the main window to run copies of the run's config with seeds no run of the same
+// experiment used, named NAME-sSEED; everything else in the config is the run's.
+void TestStudioRuns::repeatsARunWithNewSeeds() {
+  int64_t s1;
+  {
+    RunStore store(db_.toStdString());
+    s1 = addRun(store, "uid-r1", "exp", R"({"train":{"steps":20,"seed":5},"name":"exp"})", 1000, 1717004001);
+    addRun(store, "uid-r2", "exp-s9", R"({"train":{"steps":20,"seed":9},"name":"exp-s9"})", 1000, 1717004002);
+    addRun(store, "uid-r3", "other", R"({"train":{"steps":30,"seed":40}})", 1000, 1717004003);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QSignalSpy spy(&panel, &RunsPanel::repeatRequested);
+  QVERIFY(panel.repeatWithSeeds(s1, 2));
+  QCOMPARE(spy.count(), 1);
+  const QStringList configs = spy.at(0).at(0).toStringList();
+  QCOMPARE(configs.size(), 2);
+  std::vector<std::string> jsons = {
+      config_to_json(config_from_json(R"({"train":{"steps":20,"seed":5},"name":"exp"})"))};
+  for (int k = 0; k < 2; ++k) {
+    const QJsonObject c = QJsonDocument::fromJson(configs[k].toUtf8()).object();
+    const int seed = 10 + k;  // after 9, the largest seed of this experiment (40 is another experiment's)
+    QCOMPARE(c["train"].toObject()["seed"].toInt(), seed);
+    QCOMPARE(c["train"].toObject()["steps"].toInt(), 20);
+    QCOMPARE(c["name"].toString(), QStringLiteral("exp-s%1").arg(seed));
+    jsons.push_back(configs[k].toStdString());
+  }
+  QCOMPARE(group_by_config(jsons), (std::vector<int>{0, 0, 0}));  // one experiment but for the seed
+  QVERIFY(!panel.repeatWithSeeds(987654, 2));
+  QVERIFY(panel.hasError());
+  QCOMPARE(spy.count(), 1);
 }
 
 // Samples across runs: each run's column holds its sample nearest the chosen step (runs sample on their own
@@ -487,6 +612,34 @@ void TestStudioRuns::compareShowsSamplesSideBySide() {
   QCOMPARE(t->item(1, 0)->text(), QStringLiteral("The"));
   samples->setStep(12);
   QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 10"));
+}
+
+// Runs that sample from several prompts: the prompt picker keeps one prompt's samples, nearest the step.
+void TestStudioRuns::compareFiltersSamplesByPrompt() {
+  {
+    RunStore store(db_.toStdString());
+    store.add_sample(base_, {10, "The", "The base at 10", 1717000001});
+    store.add_sample(base_, {10, "Once", "Once base at 10", 1717000001});
+    store.add_sample(base_, {20, "The", "The base at 20", 1717000002});
+    store.add_sample(fast_, {20, "Once", "Once fast at 20", 1717000003});
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  SampleCompare* samples = panel.compareView()->sampleCompare();
+  QTableWidget* t = samples->table();
+  QCOMPARE(samples->prompts(), (QStringList{"The", "Once"}));
+  QVERIFY(samples->setPrompt(QStringLiteral("Once")));
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("Once base at 10"));  // its only "Once" sample
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("Once fast at 20"));
+  QVERIFY(samples->setPrompt(QStringLiteral("The")));
+  QCOMPARE(t->item(2, 0)->text(), QStringLiteral("The base at 20"));
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("no samples"));  // the fast run never sampled from "The"
+  QVERIFY(!samples->setPrompt(QStringLiteral("Never")));
+  QVERIFY(panel.compareRuns({base_, fast_}));  // a reload keeps the chosen prompt
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("no samples"));
+  QVERIFY(samples->setPrompt(QString()));
+  QCOMPARE(t->item(2, 1)->text(), QStringLiteral("Once fast at 20"));
 }
 
 void TestStudioRuns::compareScoreboardAndDiff() {

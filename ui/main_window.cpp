@@ -81,10 +81,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::runEnded, this, &MainWindow::onRunEnded);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::updateActions);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
+  connect(controller_, &RunController::stateChanged, this, &MainWindow::startNextQueued, Qt::QueuedConnection);
   connect(controller_, &RunController::storeChanged, runs_, &RunsPanel::refresh);
   connect(samples_->job(), &SampleProcess::finished, this, &MainWindow::finishClosing, Qt::QueuedConnection);
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
+  connect(runs_, &RunsPanel::repeatRequested, this, &MainWindow::queueRuns);
   connect(runs_, &RunsPanel::resumeRequested, this,
           [this](const QString& checkpoint, const QString& json) { loadRunConfig(json, checkpoint); });
   closeQuestion_ = [this] {
@@ -151,6 +153,44 @@ void MainWindow::startRun() {
   samples_->clear();
   failure_->hide();
   if (controller_->start(setup_->config())) status_->setState(tr("preparing"));
+}
+
+void MainWindow::queueRuns(const QStringList& configJsons) {
+  if (queue_.isEmpty()) queueDone_ = 0, queueTotal_ = 0;
+  queue_ << configJsons;
+  queueTotal_ += int(configJsons.size());
+  startNextQueued();
+}
+
+void MainWindow::startNextQueued() {
+  if (controller_->isActive() || closing_) return;
+  if (queuedActive_) {  // the queued run before has ended
+    queuedActive_ = false;
+    ++queueDone_;
+    const std::string ended = controller_->lastEnd().status;
+    if (ended != "finished" && !queue_.isEmpty()) {
+      statusBar()->showMessage(tr("Run %1: the %n queued run(s) after it were dropped", nullptr, int(queue_.size()))
+                                   .arg(QString::fromStdString(ended)));
+      queue_.clear();
+      return;
+    }
+  }
+  if (queue_.isEmpty()) return;
+  Config c;
+  try {
+    c = config_from_json(queue_.takeFirst().toStdString());
+  } catch (const Error& e) {
+    queue_.clear();
+    return showFailure(tr("was not started"), QString::fromStdString(e.what()));
+  }
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  queuedActive_ = true;
+  showLivePage();
+  if (controller_->start(c)) status_->setState(tr("preparing"));
+  statusBar()->showMessage(
+      tr("Queued run %1 of %2: %3").arg(queueDone_ + 1).arg(queueTotal_).arg(QString::fromStdString(c.name)));
 }
 
 void MainWindow::pauseRun() { controller_->pause(); }

@@ -4,6 +4,7 @@
 // (QSettings), and asks before closing over a running run or a "sample now", then closes once they ended.
 #pragma once
 #include <QMainWindow>
+#include <QStringList>
 #include <functional>
 
 #include "engine/train/events.h"
@@ -47,6 +48,10 @@ class MainWindow : public QMainWindow {
   QAction* resumeAction() const { return resume_; }
   QAction* stopAction() const { return stop_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
+  // Runs these configs (JSON) one after another, each when the run before it has finished ("Repeat with
+  // seeds"); a queued run that does not finish (stopped, failed) drops the rest, as closing the window does.
+  void queueRuns(const QStringList& configJsons);
+  int queuedRuns() const { return int(queue_.size()); }
   void showLivePage();
   void showRunsPage();
 
@@ -70,6 +75,7 @@ class MainWindow : public QMainWindow {
   void onRunEnded(const EndEvent& end);
   void updateActions();
   void finishClosing();
+  void startNextQueued();
   void showFailure(const QString& status, const QString& why);  // status: failed | crashed
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
   void saveSettings() const;
@@ -89,6 +95,9 @@ class MainWindow : public QMainWindow {
   QAction *start_, *pause_, *resume_, *stop_;
   std::function<bool()> closeQuestion_;
   bool closing_ = false;  // the user asked to close; the window closes when the run has ended
+  QStringList queue_;     // configs waiting to run (queueRuns)
+  int queueDone_ = 0, queueTotal_ = 0;
+  bool queuedActive_ = false;  // the active run came from the queue
 };
 
 }  // namespace tokamak::ui

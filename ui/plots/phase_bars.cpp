@@ -21,7 +21,11 @@ PhaseBars::PhaseBars(QWidget* parent) : QCustomPlot(parent) {
   xAxis->grid()->setVisible(false);
   legend->setVisible(true);
   legend->setFont(QFont(font().family(), 8));
-  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // The legend beside the bars, not over them: inside, it hid the top of the tallest bar in a small pane.
+  axisRect()->insetLayout()->take(legend);
+  plotLayout()->addElement(1, 1, legend);
+  plotLayout()->setColumnStretchFactor(1, 0.001);
+  legend->setMargins(QMargins(4, 2, 4, 2));
   QCPBars* below = nullptr;
   for (int p = 0; p < tokamak::kPhaseCount; ++p) {
     auto* b = new QCPBars(xAxis, yAxis);
@@ -62,7 +66,7 @@ void PhaseBars::setRuns(const std::vector<Run>& runs) {
   for (int r = 0; r < runs_; ++r)
     top = std::max(top, segmentBase(r, tokamak::Phase::kOther) + segment(r, tokamak::Phase::kOther));
   xAxis->setRange(0.4, runs_ + 0.6);
-  yAxis->setRange(0, top > 0 ? top * 1.35 : 1);  // head room for the legend
+  yAxis->setRange(0, top > 0 ? top * 1.1 : 1);
   replot(QCustomPlot::rpQueuedReplot);
 }
 

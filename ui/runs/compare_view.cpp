@@ -1,11 +1,11 @@
 // The compare view (see compare_view.h): controls, overlaid curves, scoreboard and config diff.
 #include "ui/runs/compare_view.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -15,6 +15,7 @@
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/qcp.h"
 #include "ui/plots/speedup_waterfall.h"
+#include "ui/runs/summary_table.h"
 #include "ui/runs/sample_compare.h"
 
 namespace tokamak::ui {
@@ -52,12 +53,28 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   metricBox_->setObjectName(QStringLiteral("compareMetric"));
   xBox_ = new QComboBox(this);
   xBox_->setObjectName(QStringLiteral("compareXAxis"));
-  groupSeeds_ = new QCheckBox(tr("Group seeds"), this);
-  groupSeeds_->setObjectName(QStringLiteral("groupSeeds"));
-  groupSeeds_->setToolTip(
-      tr("Runs whose configs differ only in train.seed drawn as one mean curve with a "
-         "min–max band"));
-  connect(groupSeeds_, &QCheckBox::toggled, this, [this] { rebuildPlot(); });
+  groupBox_ = new QComboBox(this);
+  groupBox_->setObjectName(QStringLiteral("compareGroup"));
+  groupBox_->addItem(tr("No groups"), QStringLiteral("none"));
+  groupBox_->addItem(tr("Same config but seed"), QStringLiteral("seed"));
+  groupBox_->addItem(tr("Name pattern"), QStringLiteral("name"));
+  groupBox_->addItem(tr("First tag"), QStringLiteral("tag"));
+  groupBox_->setToolTip(
+      tr("Runs of one group are drawn as their mean with a band, and get a row under the scoreboard"));
+  patternEdit_ = new QLineEdit(this);
+  patternEdit_->setObjectName(QStringLiteral("groupPattern"));
+  patternEdit_->setPlaceholderText(QStringLiteral("(.*)-s[0-9]+"));
+  patternEdit_->setToolTip(
+      tr("A regular expression over run names; runs with the same first capture group "
+         "(or the same match, without one) form a group"));
+  patternEdit_->setVisible(false);
+  bandBox_ = new QComboBox(this);
+  bandBox_->setObjectName(QStringLiteral("groupBand"));
+  bandBox_->addItems({tr("min–max band"), tr("± std band")});
+  bandBox_->setEnabled(false);
+  connect(groupBox_, &QComboBox::currentIndexChanged, this, [this] { applyGroupControls(); });
+  connect(patternEdit_, &QLineEdit::editingFinished, this, [this] { applyGroupControls(); });
+  connect(bandBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setBand(BandKind(i)); });
   rebuildMetricChoices();  // fills both boxes
   baselineBox_ = new QComboBox(this);
   baselineBox_->setMinimumContentsLength(16);
@@ -84,7 +101,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(xBox_);
   controls->addWidget(new QLabel(tr("Baseline"), this));
   controls->addWidget(baselineBox_);
-  controls->addWidget(groupSeeds_);
+  controls->addWidget(new QLabel(tr("Group"), this));
+  controls->addWidget(groupBox_);
+  controls->addWidget(patternEdit_);
+  controls->addWidget(bandBox_);
 
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(320, 200);
@@ -99,28 +119,35 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(plot_);
   samples_ = new SampleCompare(this);
+  summary_ = new SummaryTable(this);
   auto* side = new QTabWidget(this);
+  side->setObjectName(QStringLiteral("compareTabs"));
   side->addTab(diffTable_, tr("Config differences"));
+  side->addTab(summary_, tr("Metrics"));
   side->addTab(samples_, tr("Samples"));
   top->addWidget(side);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
+  // The step profile and the waterfall share a tab pane beside the scoreboard: side by side in a third of
+  // the width each, their labels and legends overlapped.
   phaseBars_ = new PhaseBars(this);
+  waterfall_ = new SpeedupWaterfall(this);
+  auto* charts = new QTabWidget(this);
+  charts->setObjectName(QStringLiteral("compareCharts"));
+  charts->addTab(phaseBars_, tr("Step profile"));
+  charts->addTab(waterfall_, tr("Speed-up waterfall"));
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(scoreTable_);
-  bottom->addWidget(phaseBars_);
-  waterfall_ = new SpeedupWaterfall(this);
-  bottom->addWidget(waterfall_);
+  bottom->addWidget(charts);
   bottom->setStretchFactor(0, 3);
-  bottom->setStretchFactor(1, 1);
-  bottom->setStretchFactor(2, 1);
+  bottom->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
   split->addWidget(bottom);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
-  split->setSizes({700, 220});
+  split->setSizes({620, 300});
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -135,8 +162,10 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   std::vector<std::vector<tokamak::MetricRow>> metrics;
   std::vector<tokamak::ScoreInput> inputs;
   std::vector<std::vector<tokamak::SampleRow>> samples;
+  std::vector<tokamak::GroupInput> members;
   for (qint64 id : ids) {
     inputs.push_back(tokamak::score_input(store, id));
+    members.push_back(tokamak::group_input(store.run(id)));
     metrics.push_back(store.metrics(id));
     samples.push_back(store.samples(id));
   }
@@ -144,6 +173,8 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   ids_ = ids;
   metrics_ = std::move(metrics);
   inputs_ = std::move(inputs);
+  members_ = std::move(members);
+  grouping_ = tokamak::group_runs(members_, group_);
   if (!sameRuns) {
     baseline_ = 0;
     QSignalBlocker block(baselineBox_);
@@ -159,6 +190,7 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   QStringList labels;
   for (const auto& in : inputs_) labels << qs(in.label);
   samples_->setRuns(labels, samples);
+  summary_->setRuns(labels, metrics_);
 }
 
 void CompareView::reload(tokamak::RunStore& store) {
@@ -169,6 +201,8 @@ void CompareView::clear() {
   ids_.clear();
   metrics_.clear();
   inputs_.clear();
+  members_.clear();
+  grouping_ = {};
   board_ = {};
   QSignalBlocker block(baselineBox_);
   baselineBox_->clear();
@@ -180,6 +214,7 @@ void CompareView::clear() {
   phaseBars_->setRuns({});
   waterfall_->setRungs({});
   samples_->setRuns({}, {});
+  summary_->setRuns({}, {});
   diffTable_->clear();
   diffTable_->setRowCount(0);
 }
@@ -268,6 +303,60 @@ void CompareView::setBaseline(int runIndex) {
   rebuildScoreboard();
 }
 
+bool CompareView::setGrouping(const QString& spec) {
+  tokamak::GroupSpec parsed;
+  try {
+    parsed = tokamak::parse_group_spec(spec.toStdString());
+  } catch (const std::exception& e) {
+    groupError_ = QString::fromUtf8(e.what());
+    patternEdit_->setToolTip(groupError_);
+    patternEdit_->setStyleSheet(QStringLiteral("color: #c0392b"));
+    return false;
+  }
+  groupError_.clear();
+  patternEdit_->setStyleSheet({});
+  group_ = parsed;
+  grouping_ = tokamak::group_runs(members_, group_);
+  {
+    const QSignalBlocker blockBox(groupBox_), blockEdit(patternEdit_);
+    groupBox_->setCurrentIndex(int(group_.by));
+    if (group_.by == tokamak::GroupSpec::By::kName) patternEdit_->setText(qs(group_.pattern));
+  }
+  patternEdit_->setVisible(group_.by == tokamak::GroupSpec::By::kName);
+  bandBox_->setEnabled(group_.by != tokamak::GroupSpec::By::kNone);
+  rebuildPlot();
+  rebuildScoreboard();
+  return true;
+}
+
+QString CompareView::grouping() const {
+  switch (group_.by) {
+    case tokamak::GroupSpec::By::kSeed:
+      return QStringLiteral("seed");
+    case tokamak::GroupSpec::By::kTag:
+      return QStringLiteral("tag");
+    case tokamak::GroupSpec::By::kName:
+      return QStringLiteral("name:") + qs(group_.pattern);
+    case tokamak::GroupSpec::By::kNone:
+      break;
+  }
+  return QStringLiteral("none");
+}
+
+void CompareView::applyGroupControls() {
+  const QString kind = groupBox_->currentData().toString();
+  patternEdit_->setVisible(kind == QLatin1String("name"));
+  if (kind != QLatin1String("name")) return void(setGrouping(kind));
+  const QString pattern = patternEdit_->text().isEmpty() ? patternEdit_->placeholderText() : patternEdit_->text();
+  setGrouping(QStringLiteral("name:") + pattern);
+}
+
+void CompareView::setBand(BandKind band) {
+  band_ = band;
+  if (bandBox_->currentIndex() != int(band)) bandBox_->setCurrentIndex(int(band));
+  rebuildPlot();
+}
+
 void CompareView::rebuildPlot() {
   plot_->clearGraphs();
   const YAxis& y = axes_.at(size_t(metric_));
@@ -283,18 +372,13 @@ void CompareView::rebuildPlot() {
       xsOf[r] << x;
       vsOf[r] << v * y.scale;
     }
-  // Seeds of one experiment drawn as one group: the mean, and a band from min to max, where every run of the
-  // group reported (not with a metric as X: a cloud has no "same x").
-  std::vector<int> group(metrics_.size(), -1), size;
-  if (groupSeeds_->isChecked() && xKey_.empty()) {
-    std::vector<std::string> configs;
-    for (const auto& in : inputs_) configs.push_back(in.config_json);
-    group = tokamak::group_by_config(configs);
-    for (int g : group) {
-      if (g >= int(size.size())) size.resize(size_t(g) + 1, 0);
-      ++size[size_t(g)];
-    }
-  }
+  // A group drawn as one curve: the mean, and a band (min to max, or one standard deviation either side)
+  // where every run of the group reported (not with a metric as X: a cloud has no "same x").
+  const bool grouped =
+      group_.by != tokamak::GroupSpec::By::kNone && xKey_.empty() && grouping_.group.size() == metrics_.size();
+  const std::vector<int> noGroups(metrics_.size(), -1);
+  const std::vector<int>& group = grouped ? grouping_.group : noGroups;
+  const std::vector<int>& size = grouping_.size;
   std::vector<bool> drawn(size.size(), false);
   for (size_t r = 0; r < metrics_.size(); ++r) {
     const QVector<double>&xs = xsOf[r], &vs = vsOf[r];
@@ -309,19 +393,23 @@ void CompareView::rebuildPlot() {
         }
       const tokamak::Band band = tokamak::band_over_runs(members);
       const QVector<double> bx(band.x.begin(), band.x.end());
+      QVector<double> low(band.min.begin(), band.min.end()), high(band.max.begin(), band.max.end());
+      if (band_ == BandKind::Std)
+        for (int i = 0; i < bx.size(); ++i)
+          low[i] = band.mean[size_t(i)] - band.std[size_t(i)], high[i] = band.mean[size_t(i)] + band.std[size_t(i)];
       const QColor c = colorOf(int(r));
-      const QString name = tr("%1 ×%2 seeds").arg(qs(inputs_[r].label)).arg(members.size());
+      const QString name = tr("%1 ×%2").arg(qs(grouping_.names[size_t(group[r])])).arg(members.size());
       QCPGraph* lo = plot_->addGraph();
-      lo->setName(name + tr(" (min)"));
+      lo->setName(name + (band_ == BandKind::Std ? tr(" (mean − std)") : tr(" (min)")));
       lo->setPen(Qt::NoPen);
-      lo->setData(bx, QVector<double>(band.min.begin(), band.min.end()), true);
+      lo->setData(bx, low, true);
       lo->removeFromLegend();
       QCPGraph* hi = plot_->addGraph();
-      hi->setName(name + tr(" (max)"));
+      hi->setName(name + (band_ == BandKind::Std ? tr(" (mean + std)") : tr(" (max)")));
       hi->setPen(Qt::NoPen);
       hi->setBrush(QColor(c.red(), c.green(), c.blue(), 60));
       hi->setChannelFillGraph(lo);  // the band: filled from max down to min
-      hi->setData(bx, QVector<double>(band.max.begin(), band.max.end()), true);
+      hi->setData(bx, high, true);
       hi->removeFromLegend();
       QCPGraph* mean = plot_->addGraph();
       mean->setName(name + tr(" (mean)"));
@@ -349,12 +437,15 @@ void CompareView::rebuildPlot() {
 
 void CompareView::rebuildScoreboard() {
   board_ = tokamak::build_scoreboard(inputs_, size_t(baseline_));
+  if (group_.by != tokamak::GroupSpec::By::kNone && grouping_.group.size() == inputs_.size())
+    tokamak::add_group_rows(board_, grouping_);
   const QStringList headers = {tr("Run"), tr("Setup"),       tr("tok/s"),          tr("Speedup"),
                                tr("MFU"), tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
   scoreTable_->clear();
   scoreTable_->setColumnCount(headers.size());
   scoreTable_->setHorizontalHeaderLabels(headers);
-  scoreTable_->setRowCount(int(board_.rows.size()));
+  const int runs = int(board_.rows.size());
+  scoreTable_->setRowCount(runs + int(board_.groups.size()));
   for (int r = 0; r < int(board_.rows.size()); ++r) {
     const tokamak::ScoreRow& row = board_.rows[size_t(r)];
     auto* label = cell(qs(row.label) + (size_t(r) == board_.baseline ? tr(" (baseline)") : QString()));
@@ -367,6 +458,28 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 5, cell(qs(tokamak::format_bytes(row.peak_mem)), true));
     scoreTable_->setItem(r, 6, cell(fmt("%.4f", row.final_val_loss), true));
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", row.best_val_loss), true));
+  }
+  // A row per group: the means of its runs, tok/s with its spread; in italics, in its curve's colour.
+  for (int k = 0; k < int(board_.groups.size()); ++k) {
+    const tokamak::ScoreGroup& g = board_.groups[size_t(k)];
+    const tokamak::ScoreRow& m = g.mean;
+    const int r = runs + k;
+    auto* label = cell(tr("%1 (mean)").arg(qs(g.label)));
+    label->setForeground(colorOf(int(g.members.front())));
+    QFont italic = label->font();
+    italic.setItalic(true);
+    label->setFont(italic);
+    scoreTable_->setItem(r, 0, label);
+    scoreTable_->setItem(r, 1, cell(qs(m.setup)));
+    scoreTable_->setItem(
+        r, 2,
+        cell(qs(tokamak::format_rate(m.tok_s)) + QStringLiteral(" ± ") + qs(tokamak::format_rate(g.tok_s_std)), true));
+    scoreTable_->setItem(r, 3, cell(fmt("%.2f×", m.speedup), true));
+    scoreTable_->setItem(r, 4, cell(fmt("%.1f%%", m.mfu * 100), true));
+    scoreTable_->setItem(r, 5, cell(qs(tokamak::format_bytes(m.peak_mem)), true));
+    scoreTable_->setItem(r, 6, cell(fmt("%.4f", m.final_val_loss), true));
+    scoreTable_->setItem(r, 7, cell(fmt("%.4f", m.best_val_loss), true));
+    for (int c = 1; c < 8; ++c) scoreTable_->item(r, c)->setFont(italic);
   }
   scoreTable_->resizeColumnsToContents();
   std::vector<PhaseBars::Run> bars;

@@ -4,9 +4,11 @@
 // tokens, wall time or any of those metrics), the scoreboard with speedup over a chosen baseline run, the
 // step profile as a stacked bar per run (ms per step by phase), the runs as a ladder's waterfall (each run's
 // speedup over the one before it, in the order compared), and the config keys in which the runs differ.
-// "Group seeds" draws runs that differ only in train.seed as a mean with a min–max band. A tab beside the
-// config diff shows the runs' samples side by side at a chosen step. The arithmetic is the engine's
-// (scoreboard.h), so the numbers match `tokamak runs compare`.
+// "Group" draws runs that belong together — same config but the seed, a name pattern, the same first tag
+// (engine/store/run_groups.h) — as one mean curve with a band (min–max or ± one standard deviation), and adds
+// a row per group under the scoreboard. Tabs beside the plot hold the config diff, every metric summarised
+// (last / min / max / best / mean of last K) and the runs' samples side by side at a chosen step and prompt.
+// The arithmetic is the engine's (scoreboard.h, run_groups.h), so the numbers match `tokamak runs compare`.
 #pragma once
 
 #include <QList>
@@ -19,14 +21,15 @@
 #include "engine/store/run_store.h"
 #include "engine/store/scoreboard.h"
 
-class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
+class QLineEdit;
 class QTableWidget;
 
 namespace tokamak::ui {
 
+class SummaryTable;
 class PhaseBars;
 class SampleCompare;
 class SpeedupWaterfall;
@@ -36,6 +39,7 @@ class CompareView : public QWidget {
  public:
   enum class PlotMetric { TrainLoss, ValLoss, TokS, Mfu, Memory };
   enum class XAxis { Step, Tokens, WallTime };
+  enum class BandKind { MinMax, Std };
 
   explicit CompareView(QWidget* parent = nullptr);
 
@@ -57,16 +61,22 @@ class CompareView : public QWidget {
   bool setXAxisKey(const QString& key);
   QString xAxisKey() const { return QString::fromStdString(xKey_); }  // "" for step, tokens, wall time
   void setBaseline(int runIndex);                                     // index into runIds()
+  // How runs are grouped, as `runs compare --group`: "none", "seed", "tag" or "name:REGEX". False (and the
+  // reason in groupError()) for a spec the engine refuses; the grouping is then left as it was.
+  bool setGrouping(const QString& spec);
+  QString grouping() const;
+  QString groupError() const { return groupError_; }
+  void setBand(BandKind band);
+  BandKind band() const { return band_; }
 
   QCustomPlot* plot() const { return plot_; }
   QTableWidget* scoreTable() const { return scoreTable_; }
   QTableWidget* diffTable() const { return diffTable_; }
   PhaseBars* phaseBars() const { return phaseBars_; }
   SpeedupWaterfall* waterfall() const { return waterfall_; }
-  QCheckBox* groupSeedsBox() const { return groupSeeds_; }
-  SampleCompare* sampleCompare() const {
-    return samples_;
-  }  // the runs' samples side by side at a step  // runs that differ only in train.seed: one band
+  QComboBox* groupBox() const { return groupBox_; }
+  SampleCompare* sampleCompare() const { return samples_; }
+  SummaryTable* summaryTable() const { return summary_; }
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -80,10 +90,16 @@ class CompareView : public QWidget {
   void rebuildPlot();
   void rebuildScoreboard();
   void rebuildDiff();
+  void applyGroupControls();  // the group box and pattern edit -> setGrouping
 
   QList<qint64> ids_;
   std::vector<std::vector<tokamak::MetricRow>> metrics_;  // [run][row]
   std::vector<tokamak::ScoreInput> inputs_;
+  std::vector<tokamak::GroupInput> members_;  // names, tags and configs, for grouping
+  tokamak::GroupSpec group_;
+  tokamak::Grouping grouping_;  // of the runs shown, by group_
+  QString groupError_;
+  BandKind band_ = BandKind::MinMax;
   tokamak::Scoreboard board_;
   std::vector<YAxis> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
   int metric_ = 0;           // index into axes_
@@ -94,7 +110,9 @@ class CompareView : public QWidget {
   QComboBox* metricBox_ = nullptr;
   QComboBox* xBox_ = nullptr;
   QComboBox* baselineBox_ = nullptr;
-  QCheckBox* groupSeeds_ = nullptr;
+  QComboBox* groupBox_ = nullptr;
+  QLineEdit* patternEdit_ = nullptr;  // the name pattern when grouping by name
+  QComboBox* bandBox_ = nullptr;
   QLabel* title_ = nullptr;
   QCustomPlot* plot_ = nullptr;
   QTableWidget* scoreTable_ = nullptr;
@@ -102,6 +120,7 @@ class CompareView : public QWidget {
   PhaseBars* phaseBars_ = nullptr;
   SpeedupWaterfall* waterfall_ = nullptr;
   SampleCompare* samples_ = nullptr;
+  SummaryTable* summary_ = nullptr;
 };
 
 }  // namespace tokamak::ui

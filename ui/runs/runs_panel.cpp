@@ -68,6 +68,12 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
       tr("HellaSwag accuracy or perplexity of the run's last checkpoint, kept as "
          "eval/... metrics of the run (`tokamak eval`)"));
   connect(evaluateButton_, &QPushButton::clicked, this, &RunsPanel::evaluateWithDialog);
+  repeatButton_ = new QPushButton(tr("Repeat with seeds..."), this);
+  repeatButton_->setObjectName(QStringLiteral("repeatSeeds"));
+  repeatButton_->setToolTip(
+      tr("Run the same config again with N new seeds, one after another; compare them "
+         "grouped by \"Same config but seed\" to see the noise between seeds"));
+  connect(repeatButton_, &QPushButton::clicked, this, &RunsPanel::repeatWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
   connect(compareButton_, &QPushButton::clicked, this, [this] { compareRuns(selectedRunIds()); });
   connect(importButton_, &QPushButton::clicked, this, &RunsPanel::importWithDialog);
@@ -78,7 +84,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);
   for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
-                                                    resumeButton_, evaluateButton_, deleteButton_})
+                                                    resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
     bar->addWidget(w);
 
   message_ = new QLabel(this);
@@ -265,6 +271,7 @@ void RunsPanel::updateActions() {
   resumeButton_->setEnabled(ok && n == 1);
   exportHf_->setEnabled(ok && n == 1);
   evaluateButton_->setEnabled(ok && n == 1);
+  repeatButton_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }
 
@@ -278,6 +285,7 @@ void RunsPanel::showContextMenu(const QPoint& pos) {
   menu.addAction(tr("Re-run with changes"), this, [this, ids] { rerunWithChanges(ids.value(0)); })
       ->setEnabled(ids.size() == 1);
   menu.addAction(tr("Resume"), this, [this, ids] { resumeRun(ids.value(0)); })->setEnabled(ids.size() == 1);
+  menu.addAction(tr("Repeat with seeds..."), this, &RunsPanel::repeatWithDialog)->setEnabled(ids.size() == 1);
   menu.addAction(tr("Evaluate..."), this, &RunsPanel::evaluateWithDialog)->setEnabled(ids.size() == 1);
   menu.addSeparator();
   menu.addAction(tr("Delete..."), this, [this, ids] { deleteRuns(ids); })->setEnabled(!ids.isEmpty());

@@ -46,6 +46,10 @@ class RunsPanel : public QWidget {
   bool deleteRuns(const QList<qint64>& ids);  // asks first
   bool rerunWithChanges(qint64 id);           // emits rerunRequested
   bool resumeRun(qint64 id);                  // emits resumeRequested with the run's last checkpoint
+  // "Repeat with N seeds": emits repeatRequested with `count` copies of the run's config, each with a seed
+  // no run of the same experiment has used yet (the next ones after the largest) and the name "NAME-sSEED",
+  // so the compare view's "Same config but seed" (or the name pattern "(.*)-s[0-9]+") groups them.
+  bool repeatWithSeeds(qint64 id, int count);
   // Writes the run's last checkpoint as a Hugging Face GPT-2 folder (`tokamak export --format hf`) in a child
   // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
   bool exportForHuggingFace(qint64 id, const QString& folder);
@@ -72,6 +76,7 @@ class RunsPanel : public QWidget {
  Q_SIGNALS:
   void rerunRequested(const QString& configJson);  // "re-run with changes": the main window loads this config
   void resumeRequested(const QString& checkpointPath, const QString& configJson);
+  void repeatRequested(const QStringList& configJsons);  // the main window runs them one after another
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -89,6 +94,7 @@ class RunsPanel : public QWidget {
   void importWithDialog();
   void exportHfWithDialog();
   void evaluateWithDialog();
+  void repeatWithDialog();
   QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable
 
   std::unique_ptr<tokamak::RunStore> store_;
@@ -115,6 +121,7 @@ class RunsPanel : public QWidget {
   EngineJob* exportJob_ = nullptr;
   EngineJob* evalJob_ = nullptr;
   QPushButton* evaluateButton_ = nullptr;
+  QPushButton* repeatButton_ = nullptr;
 };
 
 }  // namespace tokamak::ui

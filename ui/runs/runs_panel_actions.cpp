@@ -6,9 +6,14 @@
 #include <QInputDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <algorithm>
+#include <set>
 
+#include "engine/config/config.h"
+#include "engine/store/run_groups.h"
 #include "engine/store/run_store.h"
+#include "engine/util/error.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/plot_export.h"
@@ -93,6 +98,57 @@ bool RunsPanel::rerunWithChanges(qint64 id) {
     return false;
   }
   return true;
+}
+
+bool RunsPanel::repeatWithSeeds(qint64 id, int count) {
+  if (!ensureStore() || count < 1) return false;
+  QStringList configs;
+  try {
+    const tokamak::RunInfo run = store_->run(id);
+    const tokamak::Config config = tokamak::config_from_json(run.config_json);
+    // Seeds this experiment has used, in any run of the store: the new ones come after the largest. Configs
+    // are compared in full (defaults filled in), so one written sparsely still matches; one this version
+    // cannot read is another experiment.
+    std::vector<std::string> jsons = {tokamak::config_to_json(config, -1)};
+    std::vector<int64_t> seeds = {config.train.seed};
+    for (const tokamak::RunListing& l : store_->list_runs()) {
+      if (l.run.id == id) continue;
+      try {
+        const tokamak::Config other = tokamak::config_from_json(store_->run(l.run.id).config_json);
+        jsons.push_back(tokamak::config_to_json(other, -1));
+        seeds.push_back(other.train.seed);
+      } catch (const tokamak::Error&) {}
+    }
+    const std::vector<int> group = tokamak::group_by_config(jsons);
+    int64_t next = config.train.seed;
+    for (size_t i = 0; i < jsons.size(); ++i)
+      if (group[i] == group[0]) next = std::max(next, seeds[i]);
+    QString base = QString::fromStdString(run.name);
+    base.remove(QRegularExpression(QStringLiteral("-s[0-9]+$")));
+    for (int k = 1; k <= count; ++k) {
+      tokamak::Config c = config;
+      c.train.seed = next + k;
+      c.train.resume.clear();  // a new run from the start, not a continuation
+      c.name = QStringLiteral("%1-s%2").arg(base).arg(c.train.seed).toStdString();
+      configs << QString::fromStdString(tokamak::config_to_json(c, -1));
+    }
+  } catch (const std::exception& e) {
+    showError(describeError(e));
+    return false;
+  }
+  showNotice(tr("Queued %n run(s) of #%1 with new seeds: they run one after another on the live page.", nullptr, count)
+                 .arg(id));
+  Q_EMIT repeatRequested(configs);
+  return true;
+}
+
+void RunsPanel::repeatWithDialog() {
+  const qint64 id = selectedRunIds().value(0);
+  if (id <= 0) return showError(tr("Select the run to repeat first."));
+  bool ok = false;
+  const int n = QInputDialog::getInt(this, tr("Repeat run #%1").arg(id),
+                                     tr("Runs with new seeds (the same config otherwise):"), 2, 1, 100, 1, &ok);
+  if (ok) repeatWithSeeds(id, n);
 }
 
 QString RunsPanel::lastCheckpoint(qint64 id) {
