@@ -67,6 +67,22 @@ class TestCli : public QObject {
     QVERIFY2(err.contains("hint:"), qPrintable(err));
   }
 
+  // An unknown command is named with the commands there are, at the top and inside `runs`.
+  void unknownCommandIsNamed() {
+    Result r = runTokamak({"frobnicate"});
+    QVERIFY(r.code != 0);
+    QString err = QString::fromUtf8(r.err).trimmed();
+    QVERIFY2(err.startsWith("tokamak: 'frobnicate' is not a command of tokamak"), qPrintable(err));
+    QVERIFY2(err.contains("train") && err.contains("runs") && !err.contains('\n'), qPrintable(err));
+    r = runTokamak({"runs", "frob"});
+    err = QString::fromUtf8(r.err).trimmed();
+    QVERIFY(r.code != 0);
+    QVERIFY2(err.contains("'frob' is not a command of tokamak runs") && err.contains("compare"), qPrintable(err));
+    r = runTokamak({"runs"});  // no command at all: CLI11's own message stays
+    QVERIFY(r.code != 0);
+    QVERIFY2(!QString::fromUtf8(r.err).contains("is not a command"), r.err.constData());
+  }
+
   void tokenizeRoundTrips() {
     Result enc = runTokamak({"tokenize", "--encode", "Hello world"});
     QCOMPARE(enc.code, 0);
