@@ -397,6 +397,16 @@ void TestStoreExport::groupsByNameAndTag() {
   g = group_runs(runs, parse_group_spec("tag"));
   QCOMPARE(g.group, (std::vector<int>{0, 1, 0, 2, 0}));
   QCOMPARE(g.names, (std::vector<std::string>{"ladder", "base-s1", "x"}));
+  // By seed, a group is called what its runs' names share, cut back to a separator.
+  const std::string lr1 = R"({"train":{"lr":0.001,"seed":1}})", lr3 = R"({"train":{"lr":0.003,"seed":2}})";
+  g = group_runs({{"lr0.001-s1", {}, lr1},
+                  {"lr0.003-s2", {}, lr3},
+                  {"lr0.001-s12", {}, lr1},
+                  {"x", {}, lr3},
+                  {"lr0.001-s3", {}, lr1}},
+                 parse_group_spec("seed"));
+  QCOMPARE(g.group, (std::vector<int>{0, 1, 0, 1, 0}));
+  QCOMPARE(g.names, (std::vector<std::string>{"lr0.001", "lr0.003-s2"}));  // nothing shared: the first name
   g = group_runs(runs, parse_group_spec("none"));
   QCOMPARE(g.group, (std::vector<int>{0, 1, 2, 3, 4}));
   RunInfo info;

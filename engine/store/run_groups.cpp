@@ -61,6 +61,19 @@ static std::string group_key(const GroupInput& run, const GroupSpec& spec, const
   return m.size() > 1 && m[1].matched ? m[1].str() : m[0].str();
 }
 
+// What two run names share, cut back to a separator: "lr3-s1" and "lr3-s2" -> "lr3". The first name when they
+// share nothing.
+static std::string common_stem(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  const auto separator = [](char c) { return c == '-' || c == '_' || c == ' ' || c == '/' || c == '.'; };
+  const auto word_ends = [&](const std::string& s) { return n == s.size() || separator(s[n]); };
+  if (!(word_ends(a) && word_ends(b)))
+    while (n > 0 && !separator(a[n - 1])) --n;  // a partial word ("-s" of "-s1") is no stem
+  while (n > 0 && separator(a[n - 1])) --n;
+  return n > 0 ? a.substr(0, n) : a;
+}
+
 Grouping group_runs(const std::vector<GroupInput>& runs, const GroupSpec& spec) {
   Grouping g;
   const auto add = [&](const std::string& name) {
@@ -75,6 +88,7 @@ Grouping group_runs(const std::vector<GroupInput>& runs, const GroupSpec& spec) 
     for (size_t i = 0; i < runs.size(); ++i) {
       const size_t k = static_cast<size_t>(g.group[i]);
       if (k == g.names.size()) g.names.push_back(runs[i].name), g.size.push_back(0);
+      else g.names[k] = common_stem(g.names[k], runs[i].name);
       ++g.size[k];
     }
     return g;
@@ -163,8 +177,8 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
     g.mean.step_ms = mean_of(column(&ScoreRow::step_ms));
     for (size_t r : g.members)
       if (!std::isnan(board.rows[r].peak_mem))
-        g.mean.peak_mem = std::isnan(g.mean.peak_mem) ? board.rows[r].peak_mem
-                                                      : std::max(g.mean.peak_mem, board.rows[r].peak_mem);
+        g.mean.peak_mem =
+            std::isnan(g.mean.peak_mem) ? board.rows[r].peak_mem : std::max(g.mean.peak_mem, board.rows[r].peak_mem);
     for (int p = 0; p < kPhaseCount; ++p) {
       std::vector<double> v;
       for (size_t r : g.members) v.push_back(board.rows[r].phase_ms[static_cast<size_t>(p)]);

@@ -26,14 +26,14 @@ struct GroupSpec {
 GroupSpec parse_group_spec(const std::string& text);
 
 struct GroupInput {
-  std::string name;              // the run's name
+  std::string name;               // the run's name
   std::vector<std::string> tags;  // in the order the user gave them
   std::string config_json;
 };
 struct Grouping {
-  std::vector<int> group;           // per run: its group, numbered in the order groups first appear
-  std::vector<std::string> names;   // per group: what it is called ("flash", the tag, the first run's name)
-  std::vector<int> size;            // per group: how many runs
+  std::vector<int> group;          // per run: its group, numbered in the order groups first appear
+  std::vector<std::string> names;  // per group: what it is called ("flash", the tag, the first run's name)
+  std::vector<int> size;           // per group: how many runs
 };
 GroupInput group_input(const RunInfo& run);  // its name, tags (from tags_json) and config
 Grouping group_runs(const std::vector<GroupInput>& runs, const GroupSpec& spec);

@@ -26,6 +26,7 @@ PhaseBars::PhaseBars(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->addElement(1, 1, legend);
   plotLayout()->setColumnStretchFactor(1, 0.001);
   legend->setMargins(QMargins(4, 2, 4, 2));
+  legend->setIconSize(QSize(14, 10));
   QCPBars* below = nullptr;
   for (int p = 0; p < tokamak::kPhaseCount; ++p) {
     auto* b = new QCPBars(xAxis, yAxis);

@@ -482,11 +482,16 @@ void CompareView::rebuildScoreboard() {
     for (int c = 1; c < 8; ++c) scoreTable_->item(r, c)->setFont(italic);
   }
   scoreTable_->resizeColumnsToContents();
+  // Under the bars, more than three full labels overlap in the half-width pane: then the run ids ("#3") only,
+  // which the scoreboard beside them spells out.
+  const auto barLabel = [&](const tokamak::ScoreRow& row) {
+    return board_.rows.size() > 3 ? qs(row.label).section(QLatin1Char(' '), 0, 0) : qs(row.label);
+  };
   std::vector<PhaseBars::Run> bars;
-  for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({qs(row.label), row.phase_ms});
+  for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({barLabel(row), row.phase_ms});
   phaseBars_->setRuns(bars);
   std::vector<SpeedupWaterfall::Rung> rungs;
-  for (const tokamak::ScoreRow& row : board_.rows) rungs.push_back({qs(row.label), row.tok_s});
+  for (const tokamak::ScoreRow& row : board_.rows) rungs.push_back({barLabel(row), row.tok_s});
   waterfall_->setRungs(rungs);
 }
 
