@@ -171,6 +171,10 @@ void TestStudioRuns::listsRunsWithColumns() {
   QCOMPARE(panel.proxyModel()->rowCount(), 2);
   QCOMPARE(panel.proxyModel()->columnCount(), int(RunsTableModel::ColumnCount));
   QCOMPARE(panel.proxyModel()->headerData(RunsTableModel::TokS, Qt::Horizontal).toString(), QStringLiteral("tok/s"));
+  QVERIFY(panel.proxyModel()
+              ->headerData(RunsTableModel::TokS, Qt::Horizontal, Qt::ToolTipRole)
+              .toString()
+              .contains("last"));
   int base = rowOfName(panel, QStringLiteral("baseline"));
   int fast = rowOfName(panel, QStringLiteral("all switches"));
   QVERIFY(base >= 0 && fast >= 0);

@@ -60,7 +60,7 @@ void list(const RunsArgs& a) {
     return;
   }
   std::vector<std::vector<std::string>> t = {
-      {"id", "name", "status", "created", "steps", "loss", "best val", "tok/s", "model", "device"}};
+      {"id", "name", "status", "created", "steps", "loss", "best val", "last tok/s", "model", "device"}};
   for (const RunListing& l : runs) {
     const RunInfo& r = l.run;
     std::string steps = std::to_string(l.last_step) + (r.total_steps ? "/" + std::to_string(r.total_steps) : "");

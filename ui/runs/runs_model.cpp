@@ -192,6 +192,10 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  // The listing keeps each run's last tok/s and MFU (the store's summary); compare's scoreboard takes the
+  // median after the warm-up, so the two can differ: say which is which.
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == TokS || section == Mfu))
+    return tr("The last value the run logged; Compare's scoreboard shows the median after the first 10%");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
   static const char* names[ColumnCount] = {"Name", "Date",          "Model",       "Dataset", "Switches", "tok/s",
