@@ -32,6 +32,9 @@ gpu=$(head -1 "$out/gpu.txt" | cut -d, -f1 | tr ' ' '-')
 
 echo "== GPU test suite" >&2
 "$bin/test_gpu" 2>&1 | tee "$out/test_gpu.txt"
+echo "== tokamak find-batch (gpt2, bf16, context 1024)" >&2
+"$bin/tokamak" find-batch --preset gpt2 --set device=cuda --set opt.precision=bf16 --max 128 \
+  | tee "$out/find-batch.txt" || echo "gpu-check: find-batch failed" >&2
 for ladder in h100-writeup a100-writeup; do
   echo "== tokamak bench --ladder $ladder (STEPS=$steps)" >&2
   "$bin/tokamak" bench --ladder "$ladders/$ladder.json" --steps "$steps" --warmup 5 | tee "$out/bench-$ladder.txt"

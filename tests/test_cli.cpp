@@ -52,6 +52,8 @@ class TestCli : public QObject {
                                          << "cannot read '/no/such.json'";
     QTest::newRow("missing checkpoint") << QStringList{"generate", "--checkpoint", "/no/such.pt", "--prompt", "x"}
                                         << "does not exist";
+    QTest::newRow("find-batch on a CPU") << QStringList{"find-batch", "--set", "device=cpu"}
+                                         << "find-batch measures GPU memory";
     QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "train.resume=/no/such.pt"}
                                          << "does not exist";
   }

@@ -15,6 +15,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -37,6 +38,7 @@
 #include "ui/runs/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
+#include "ui/device/batch_finder.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
 #include "ui/setup/setup_files.h"
@@ -153,6 +155,7 @@ class TestStudio : public QObject {
   void runsPageLoadsRerunAndResume();
   void startsFromHuggingFaceWeights();
   void repeatsWithSeedsOneAfterAnother();
+  void findsLargestBatchInAChild();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -616,6 +619,54 @@ void TestStudio::repeatsWithSeedsOneAfterAnother() {
   QVERIFY(!w.runController()->isActive());
   QCOMPARE(w.queuedRuns(), 0);
   QCOMPARE(storedStatus("studio-never"), QString());
+}
+
+// "Find largest batch" runs `tokamak-engine find-batch --json` as a child (CUDA only, so a stand-in engine
+// plays a GPU here): each try arrives as it is made, the answer at the end; a refusal is the engine's line.
+void TestStudio::findsLargestBatchInAChild() {
+  const QString engine = QString::fromStdString(env_->path("fake-engine.sh"));
+  const auto fake = [&](const QByteArray& body) {
+    QFile script(engine);
+    QVERIFY(script.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    script.write("#!/bin/sh\n" + body);
+    script.close();
+    QVERIFY(script.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+  };
+  const QByteArray before = qgetenv("TOKAMAK_ENGINE_BIN");
+  qputenv("TOKAMAK_ENGINE_BIN", engine.toUtf8());
+  const auto restore = qScopeGuard([&] {
+    if (before.isEmpty()) qunsetenv("TOKAMAK_ENGINE_BIN");
+    else qputenv("TOKAMAK_ENGINE_BIN", before);
+  });
+  const QString argsFile = QString::fromStdString(env_->path("find-batch-args"));
+  fake(QString("echo \"$@\" > '%1'\n"
+               "echo '{\"event\":\"try\",\"batch\":1,\"fits\":true}'\n"
+               "echo '{\"event\":\"try\",\"batch\":2,\"fits\":true}'\n"
+               "echo '{\"event\":\"try\",\"batch\":4,\"fits\":false}'\n"
+               "echo '{\"event\":\"largest\",\"batch\":2}'\n")
+           .arg(argsFile)
+           .toUtf8());
+  BatchFinder finder;
+  QSignalSpy tries(&finder, &BatchFinder::tried), done(&finder, &BatchFinder::finished);
+  finder.start(tinyRun(data_, 3, "find"));
+  QVERIFY(finder.isRunning());
+  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+  QCOMPARE(tries.count(), 3);
+  QCOMPARE(tries.at(2).at(0).toLongLong(), 4);
+  QCOMPARE(tries.at(2).at(1).toBool(), false);
+  QCOMPARE(done.at(0).at(0).toLongLong(), 2);
+  QCOMPARE(done.at(0).at(1).toString(), QString());
+  QFile args(argsFile);
+  QVERIFY(args.open(QIODevice::ReadOnly));
+  QVERIFY2(args.readAll().startsWith("find-batch --json --config "), "the child's command line");
+  QVERIFY(!finder.isRunning());
+
+  fake("echo 'tokamak: find-batch measures GPU memory (hint: run it with --set device=cuda)' >&2\nexit 1\n");
+  finder.start(tinyRun(data_, 3, "find"));
+  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 10000);
+  QCOMPARE(done.at(1).at(0).toLongLong(), 0);
+  QVERIFY2(done.at(1).at(1).toString().contains("find-batch measures GPU memory"),
+           qPrintable(done.at(1).at(1).toString()));
 }
 
 QTEST_MAIN(TestStudio)

@@ -13,4 +13,5 @@ void add_runs_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_find_batch_command(CLI::App& app);
 }  // namespace tokamak::cli

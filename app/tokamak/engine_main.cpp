@@ -1,6 +1,6 @@
-// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench, export, eval). Started by
-// `tokamak` with its command line unchanged; also runs on its own, and its data-parallel workers are copies
-// of it. Every failure ends as one line on stderr and a non-zero exit code.
+// tokamak-engine: the commands of `tokamak` that need LibTorch (train, generate, bench, export, eval,
+// find-batch). Started by `tokamak` with its command line unchanged; also runs on its own, and its
+// data-parallel workers are copies of it. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
 
 #include "app/tokamak/commands.h"
@@ -18,5 +18,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_bench_command(app);
   tokamak::cli::add_export_command(app);
   tokamak::cli::add_eval_command(app);
+  tokamak::cli::add_find_batch_command(app);
   return tokamak::cli::run_app(app, argc, argv, &tokamak::torch_error_text);
 }

@@ -1,6 +1,6 @@
 // tokamak: the command line. `runs`, `tokenize` and `config` run here without LibTorch (it takes ~0.5 s just
-// to initialise); `train`, `generate`, `bench`, `export` and `eval` are handed, command line and all, to tokamak-engine
-// in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
+// to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are handed, command line and
+// all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr const char* kEngineCommands[] = {"train", "generate", "bench", "export", "eval"};
+constexpr const char* kEngineCommands[] = {"train", "generate", "bench", "export", "eval", "find-batch"};
 
 bool is_engine_command(const char* arg) {
   for (const char* c : kEngineCommands)
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("bench", "run a ladder of speed-ups and print its scoreboard")->allow_extras();
   app.add_subcommand("export", "write a checkpoint's model in another format (Hugging Face GPT-2)")->allow_extras();
   app.add_subcommand("eval", "evaluate a checkpoint: HellaSwag accuracy or perplexity")->allow_extras();
+  app.add_subcommand("find-batch", "the largest batch that trains on a GPU (doubling from 1)")->allow_extras();
   tokamak::cli::add_tokenize_command(app);
   tokamak::cli::add_config_command(app);
   tokamak::cli::add_runs_command(app);

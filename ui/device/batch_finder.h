@@ -1,15 +1,16 @@
-// BatchFinder: "find largest batch" on a GPU. Trains two steps at batch 1, 2, 4, … on a background thread
-// until the device runs out of memory, and reports the largest batch that trained. On a CPU memory is not
-// what limits the batch, so the setup panel offers this only for CUDA devices.
+// BatchFinder: "find largest batch" on a GPU. Runs `tokamak-engine find-batch --json` in a child process, which
+// trains two steps at batch 1, 2, 4, … until the device runs out of memory, and reports each try as it comes
+// and the largest batch that trained. In a child, a try's out-of-memory and the CUDA allocator's cached blocks
+// end with the child rather than staying in the studio and taking memory from the run being sized. On a CPU
+// memory is not what limits the batch, so the setup panel offers this only for CUDA devices.
 #pragma once
 #include <QObject>
+#include <QProcess>
 #include <QString>
-#include <atomic>
+#include <QTemporaryFile>
 #include <memory>
 
 #include "engine/config/config.h"
-
-class QThread;
 
 namespace tokamak::ui {
 
@@ -21,7 +22,7 @@ class BatchFinder : public QObject {
 
   void start(const Config& config);
   void cancel();
-  bool isRunning() const { return thread_ != nullptr; }
+  bool isRunning() const { return process_ != nullptr; }
 
  Q_SIGNALS:
   void tried(qint64 batch, bool fits);
@@ -29,8 +30,14 @@ class BatchFinder : public QObject {
   void finished(qint64 largest, const QString& error);
 
  private:
-  QThread* thread_ = nullptr;
-  std::shared_ptr<std::atomic<bool>> cancel_;
+  void readLines();
+  void ended(int exitCode, QProcess::ExitStatus status);
+
+  QProcess* process_ = nullptr;
+  std::unique_ptr<QTemporaryFile> config_;  // the setup, as --config for the child
+  QByteArray pending_;                      // stdout not yet ending in a newline
+  qint64 largest_ = -1;                     // from the child's answer; -1 until it came
+  bool cancelled_ = false;
 };
 
 }  // namespace tokamak::ui

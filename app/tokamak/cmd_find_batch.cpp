@@ -1,0 +1,97 @@
+// `tokamak find-batch`: the largest batch that trains on a GPU. Trains two steps at batch 1, 2, 4, … until the
+// device runs out of memory and prints the largest that trained (with --json, one object per try and one with
+// the answer, for the studio). It runs in a process of its own, so a try's out-of-memory and the CUDA caching
+// allocator's reserved blocks end with it instead of staying in the studio and shrinking the run it sizes.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "app/tokamak/commands.h"
+#include "app/tokamak/config_args.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/device.h"
+#include "engine/train/torch_error.h"
+#include "engine/train/trainer.h"
+#include "engine/util/error.h"
+
+namespace tokamak::cli {
+namespace {
+
+struct FindBatchArgs {
+  ConfigArgs config;
+  int64_t max_batch = 4096;
+  bool json = false;
+};
+
+// The tries' end-of-run checkpoints go to a scratch folder that is removed afterwards.
+struct ScratchDir {
+  std::string path;
+  ScratchDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "tokamak-find-batch-XXXXXX").string();
+    if (!::mkdtemp(templ.data())) throw Error("cannot make a scratch folder in the temp directory", "set TMPDIR");
+    path = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+void print(bool json, const nlohmann::json& j, const std::string& text) {
+  std::fputs(((json ? j.dump() : text) + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+void run_find_batch(const FindBatchArgs& a) {
+  Config base = a.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
+  if (parse_device(base.device).is_cpu())
+    throw Error("find-batch measures GPU memory; on a CPU memory is not what limits the batch",
+                "run it with --set device=cuda, or choose the CPU batch by tok/s (tokamak bench)");
+  validate_config(base, cuda_device_count());
+  ScratchDir scratch;
+  int64_t largest = 0;
+  for (int64_t b = 1; b <= a.max_batch; b *= 2) {
+    Config c = base;
+    c.train.batch_size = b;
+    c.train.batch_tokens = 0;  // one micro-step of this size: the batch itself must fit
+    c.train.steps = 2, c.train.warmup_steps = 0, c.train.log_every = 1;
+    c.train.eval_every = 0, c.train.eval_batches = 1, c.train.sample_every = -1;
+    c.train.resume.clear();
+    c.train.checkpoint_dir = scratch.path;
+    c.name = "find-largest-batch";
+    EventSink quiet;
+    EndEvent end;
+    try {
+      end = train(c, quiet, nullptr);
+    } catch (const std::exception& e) {
+      end.status = "failed", end.error = torch_error_text(e);
+    }
+    const bool fits = end.status == "finished";
+    const bool oom = !fits && end.error.find("out of memory") != std::string::npos;
+    print(a.json, {{"event", "try"}, {"batch", b}, {"fits", fits}},
+          "batch " + std::to_string(b) + ": " + (fits ? "fits" : oom ? "out of memory" : "failed: " + end.error));
+    if (!fits && !oom) throw Error("batch " + std::to_string(b) + " failed: " + end.error, "fix the setup first");
+    if (!fits) break;
+    largest = b;
+    reset_peak_memory(parse_device(c.device));
+  }
+  print(a.json, {{"event", "largest"}, {"batch", largest}},
+        largest ? "largest batch that trains: " + std::to_string(largest) : "even batch 1 does not fit");
+}
+
+}  // namespace
+
+void add_find_batch_command(CLI::App& app) {
+  auto a = std::make_shared<FindBatchArgs>();
+  CLI::App* cmd = app.add_subcommand("find-batch", "the largest batch that trains on a GPU (doubling from 1)");
+  a->config.add_to(*cmd);
+  cmd->add_option("--max", a->max_batch, "stop doubling here")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", a->json, "one JSON object per try and one with the answer on stdout");
+  cmd->callback([a] { run_find_batch(*a); });
+}
+
+}  // namespace tokamak::cli
