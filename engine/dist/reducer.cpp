@@ -100,7 +100,9 @@ void GradReducer::prepare(bool last, bool timed) {
   if (!last) return;
   for (Bucket& b : buckets_) b.pending = b.params.size(), b.timing.reset();
   next_launch_ = 0, started_in_backward_ = 0;
-  timed_ = timed;
+  // Host clocks time CPU collectives only: on CUDA a collective is enqueued on a stream and neither its
+  // launch nor wait() nor the future's callback tells when the GPU ran it (the step profile's CUDA events do).
+  timed_ = timed && !buckets_.empty() && !buckets_.front().flat.is_cuda();
   epoch_ = std::chrono::steady_clock::now();
 }
 

@@ -53,7 +53,8 @@ class GradReducer {
   // Instead of the optimizer's zero_grad: zeroes the buckets and points every .grad back at its view.
   void zero_grad();
   // Before each micro-step's backward: `last` = this backward completes the step's gradients; `timed` =
-  // record each bucket's start and end (report steps only: a clock read per bucket and a callback).
+  // record each bucket's start and end (report steps only: a clock read per bucket and a callback; CPU
+  // buckets only, see prepare()).
   void prepare(bool last, bool timed = false);
   // After the last backward: starts the buckets no hook started (parameters that got no gradient), waits
   // for all of them and divides by the world size, so every rank holds the mean gradient (of its shards,
