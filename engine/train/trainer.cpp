@@ -2,7 +2,8 @@
 // schedule → forward/backward over the micro-batches → clip → AdamW → (every log_every steps) the only host
 // sync, metrics, evaluation, samples and checkpoints. Data parallel (engine/dist) adds four things: the
 // gradient reducer inside forward/backward, the loss averaged over ranks, and at report steps the agreed
-// stop; only rank 0 reports, samples and checkpoints.
+// stop; only rank 0 reports, samples and checkpoints. With dist.zero=1 (ZeRO-1) the clip and AdamW are the
+// sharded ones of engine/dist/zero.h and a checkpoint first gathers the state from every rank.
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
