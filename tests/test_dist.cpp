@@ -1,7 +1,9 @@
 // Data parallelism on CPU with Gloo, ranks as real `tokamak train --gpus N` processes on loopback:
 // W ranks with batch B train to the parameters of one process with batch W·B (with and without gradient
 // accumulation), a killed or hung rank ends the others with an error within dist.timeout_s, and Ctrl-C
-// stops every rank at the same step. Also: the launcher's environment, the reducer's buckets.
+// stops every rank at the same step. ZeRO-1 (dist.zero=1) gives the same losses and weights, its checkpoint is
+// the ordinary file and resumes at world 1 and 3. Also: the launcher's environment and GPU choice, the
+// reducer's buckets and their timings relative to backward's end.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
