@@ -127,6 +127,7 @@ class TestConfig : public QObject {
     QTest::newRow("dropout of one") << QStringList{"model.dropout=1"} << "model.dropout must be in [0, 1), got 1";
     QTest::newRow("huge learning rate") << QStringList{"train.lr=1e300"} << "train.lr must be in (0, 10], got 1e+300";
     QTest::newRow("negative bucket") << QStringList{"dist.bucket_mb=-1"} << "dist.bucket_mb must be in (0, 65536]";
+    QTest::newRow("ZeRO stage 2") << QStringList{"dist.zero=2"} << "dist.zero must be in [0, 1], got 2";
     QTest::newRow("device index not a number")
         << QStringList{"device=cuda:abc"} << "device 'cuda:abc' is not cpu, cuda or cuda:N";
     QTest::newRow("device with no index") << QStringList{"device=cuda:"} << "device 'cuda:' is not cpu, cuda or cuda:N";

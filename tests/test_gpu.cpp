@@ -2,7 +2,8 @@
 // CI machine); on a GPU each makes real assertions: the reduced precisions follow fp32's loss over the first
 // steps within a stated tolerance, every SDPA backend computes what the math one does, and the timed part of
 // a step (batch copy, forward, backward, clip, fused AdamW) makes no host sync, checked with CUDA's
-// sync-debug mode set to raise an error.
+// sync-debug mode set to raise an error. Data parallel on one GPU (issue 16): an NCCL group of one rank runs the
+// reducer, ZeRO-1 and the gathered checkpoint; two ranks sharing the GPU run through Gloo with CUDA tensors.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
@@ -13,6 +14,7 @@
 // Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
+#include <QTemporaryDir>
 #include <cmath>
 
 #include "engine/config/choices.h"
@@ -20,7 +22,10 @@
 #include "engine/model/gpt.h"
 #include "engine/train/device.h"
 #include "engine/train/optimizer.h"
+#include "engine/train/checkpoint.h"
 #include "engine/train/step.h"
+#include "tests/support/dist_ranks.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
@@ -88,6 +93,37 @@ std::vector<double> losses(const TinyRun& run) {
 
 bool no_gpu() { return cuda_device_count() == 0; }
 
+// Data-parallel ranks on cuda:0 against one process on cuda:0 with all their batches (tests/support/dist_ranks):
+// losses to 1e-5 and weights to 1e-4 (sums of the same numbers in another order, in fp32).
+void ranks_equal_one_process(const test::RanksOptions& o) {
+  const ModelConfig m = test::tiny_model(65);  // a parameter count no even split fits
+  const auto batch = [&](int64_t step, int rank) { return test::random_batch(m.vocab_size, step, rank); };
+  const test::RanksResult got = test::train_ranks(m, o, batch);
+  QVERIFY2(got.error.empty(), got.error.c_str());
+  const test::RanksResult want = test::train_one(m, o.world, o.steps, o.device, batch);
+  QCOMPARE(got.losses.size(), want.losses.size());
+  for (size_t i = 0; i < want.losses.size(); ++i)
+    QVERIFY2(std::abs(got.losses[i] - want.losses[i]) < 1e-5 * want.losses[i],
+             qPrintable(QString("step %1: %2 vs %3").arg(i).arg(got.losses[i]).arg(want.losses[i])));
+  std::string where;
+  double diff = test::largest_difference(want.weights, got.weights, &where);
+  QVERIFY2(diff < 1e-4, qPrintable(QString("weights: %1 at %2").arg(diff).arg(QString::fromStdString(where))));
+  if (o.checkpoint.empty()) return;
+  // The checkpoint (gathered from the shards with ZeRO-1) is the one process's model and AdamW state.
+  GPT loaded(GPTOptions::from_config(m, OptConfig{}));
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& p : loaded->named_parameters()) named.emplace_back(p.key(), p.value());
+  AdamW adamw(named, AdamWOptions{});
+  load_checkpoint(o.checkpoint, *loaded, &adamw, false, c10::kCPU);
+  std::map<std::string, at::Tensor> state;
+  adamw.for_each_state([&](const std::string& name, at::Tensor& mean, at::Tensor& sq, at::Tensor& steps) {
+    state["exp_avg." + name] = mean, state["exp_avg_sq." + name] = sq;
+    QCOMPARE(steps.item<float>(), float(o.steps));
+  });
+  diff = test::largest_difference(want.state, state, &where);
+  QVERIFY2(diff < 1e-5, qPrintable(QString("state: %1 at %2").arg(diff).arg(QString::fromStdString(where))));
+}
+
 }  // namespace
 
 class TestGpu : public QObject {
@@ -133,6 +169,40 @@ class TestGpu : public QObject {
     for (size_t i = 0; i < a.size(); ++i)
       QVERIFY2(std::abs(a[i] - b[i]) <= 0.02 * a[i],
                qPrintable(QString("step %1: %2 %3 vs math %4").arg(i).arg(backend).arg(b[i]).arg(a[i])));
+  }
+
+  // NCCL with one rank: the reducer (all-reduce, or ZeRO-1's reduce-scatter + sharded AdamW + all-gather) and
+  // the checkpoint gathered from the shards, on CUDA tensors.
+  void ncclGroupOfOneRunsTheWholePath_data() {
+    QTest::addColumn<bool>("zero");
+    QTest::newRow("all-reduce") << false;
+    QTest::newRow("ZeRO-1") << true;
+  }
+  void ncclGroupOfOneRunsTheWholePath() {
+    if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
+    QFETCH(bool, zero);
+    QTemporaryDir dir;
+    test::RanksOptions o;
+    o.world = 1, o.device = c10::Device(c10::kCUDA, 0), o.zero = zero, o.steps = 4;
+    o.checkpoint = dir.filePath("step_4.safetensors").toStdString();
+    ranks_equal_one_process(o);
+  }
+
+  // Two ranks on the one GPU (NCCL refuses two ranks per device; the trainer picks Gloo then): Gloo moves the
+  // CUDA buckets through host memory, and the ranks equal one process with both batches.
+  void twoGlooRanksShareOneGpu_data() {
+    QTest::addColumn<bool>("zero");
+    QTest::newRow("all-reduce") << false;
+    QTest::newRow("ZeRO-1") << true;
+  }
+  void twoGlooRanksShareOneGpu() {
+    if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
+    QFETCH(bool, zero);
+    QTemporaryDir dir;
+    test::RanksOptions o;
+    o.world = 2, o.device = c10::Device(c10::kCUDA, 0), o.backend = Backend::kGloo, o.zero = zero, o.steps = 4;
+    o.checkpoint = dir.filePath("step_4.safetensors").toStdString();
+    ranks_equal_one_process(o);
   }
 
   // No host sync between reports: a synchronizing call inside a timed step raises under sync-debug "error".

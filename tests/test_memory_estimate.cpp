@@ -21,6 +21,8 @@ class TestMemoryEstimate : public QObject {
  private Q_SLOTS:
   void gpt2_data();
   void gpt2();
+  void zeroShardsOptimizerState_data();
+  void zeroShardsOptimizerState();
   void formatsBytes();
   void terabyteConfigsFailBeforeAllocating_data();
   void terabyteConfigsFailBeforeAllocating();
@@ -80,6 +82,32 @@ void TestMemoryEstimate::gpt2() {
   QCOMPARE(m.optimizer, 2 * kGpt2Params * paramBytes);
   QCOMPARE(m.activations, activations);
   QCOMPARE(m.logits, 4 * 1024 * batch * 50304);  // fp32 logits over the padded vocabulary
+  QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
+}
+
+void TestMemoryEstimate::zeroShardsOptimizerState_data() {
+  QTest::addColumn<int>("gpus");
+  QTest::addColumn<int>("zero");
+  QTest::addColumn<qint64>("optimizer");  // AdamW bytes per rank: 2 states × 4 bytes × 124,475,904 / shards
+  QTest::newRow("1 rank") << 1 << 0 << qint64(995807232);
+  QTest::newRow("1 rank, zero=1: nothing to shard") << 1 << 1 << qint64(995807232);
+  QTest::newRow("8 ranks, zero=0") << 8 << 0 << qint64(995807232);
+  QTest::newRow("8 ranks, zero=1") << 8 << 1 << qint64(124475904);
+  QTest::newRow("3 ranks, zero=1") << 3 << 1 << qint64(331935744);
+}
+
+void TestMemoryEstimate::zeroShardsOptimizerState() {
+  QFETCH(int, gpus);
+  QFETCH(int, zero);
+  QFETCH(qint64, optimizer);
+  Config c;
+  apply_overrides(c, {"model.preset=gpt2", "opt.precision=bf16", "dist.gpus=" + std::to_string(gpus),
+                      "dist.zero=" + std::to_string(zero)});
+  const MemoryEstimate m = estimate_memory(c);
+  QCOMPARE(m.optimizer, optimizer);
+  QCOMPARE(m.optimizer_saved, 2 * 4 * kGpt2Params - optimizer);  // what the rank does not hold
+  QCOMPARE(m.weights, 4 * kGpt2Params);                          // weights and gradients stay whole
+  QCOMPARE(m.gradients, 4 * kGpt2Params);
   QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
 }
 

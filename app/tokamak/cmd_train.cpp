@@ -18,6 +18,7 @@
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/launch.h"
+#include "engine/model/memory_estimate.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
 #include "engine/train/checkpoint.h"
@@ -106,6 +107,13 @@ int run_train(const TrainArgs& args) {
     if (dist.distributed())
       derived.push_back({"ranks", std::to_string(dist.world_size) + " (" + dist.source + ", " +
                                       (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});
+    if (dist.distributed() && c.dist.zero == 1) {
+      const MemoryEstimate m = estimate_memory(c);
+      char held[32], saved[32];
+      derived.push_back({"ZeRO-1", std::string("AdamW state ") + format_bytes(m.optimizer, held, sizeof held) +
+                                       " per rank (saves " + format_bytes(m.optimizer_saved, saved, sizeof saved) +
+                                       ")"});
+    }
     std::fputs(format_config_table(c, derived).c_str(), stderr);
   }
 

@@ -79,6 +79,7 @@ struct DistConfig {
   int64_t gpus = 1;        // data-parallel processes: one per GPU on CUDA, Gloo processes on CPU
   int64_t timeout_s = 60;  // a rank that dies or hangs stops the others with an error after this
   double bucket_mb = 25;   // gradients are all-reduced in buckets of about this size
+  int64_t zero = 0;        // ZeRO stage: 0 = every rank holds AdamW's whole state; 1 = each holds 1/gpus of it
 };
 
 struct Config {

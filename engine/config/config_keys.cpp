@@ -104,6 +104,7 @@ const std::vector<Key>& registry() {
       TK_NUM("dist.gpus", dist.gpus, 1, 4096, "data-parallel processes (GPUs; on CPU: Gloo processes)"),
       TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "seconds before a dead or hung rank stops the others"),
       TK_NUM_OPEN("dist.bucket_mb", dist.bucket_mb, 0, 65536, "gradient all-reduce bucket size in MB"),
+      TK_NUM("dist.zero", dist.zero, 0, 1, "ZeRO stage: 0 = every rank holds AdamW's state; 1 = shard it over the ranks"),
       TK_CHOICE("device", device),
       TK_NUM("threads", threads, 0, 4096, "CPU threads; 0 = all cores"),
       TK_KEY("memory_check", memory_check, "refuse a run whose memory estimate exceeds the device's memory"),

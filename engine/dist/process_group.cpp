@@ -15,6 +15,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "engine/util/error.h"
@@ -60,6 +61,18 @@ void PendingWork::wait() {
   impl_->work.reset();
 }
 
+bool PendingWork::on_done(std::function<void()> done) {
+  if (!pending()) return false;
+  try {
+    c10::intrusive_ptr<c10::ivalue::Future> future = impl_->work->getFuture();
+    if (!future) return false;
+    future->addCallback([done = std::move(done)](c10::ivalue::Future&) { done(); });
+    return true;
+  } catch (const std::exception&) {  // c10d's base Work: "getFuture is not implemented"
+    return false;
+  }
+}
+
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
@@ -74,9 +87,20 @@ struct ProcessGroup::Impl {
   }
 };
 
-ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout)
+c10::Device rank_device(const c10::Device& configured, const DistEnv& env, int visible_gpus) {
+  if (!configured.is_cuda() || !env.distributed()) return configured;
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % std::max(1, visible_gpus)));
+}
+
+bool ranks_share_gpus(const c10::Device& configured, const DistEnv& env, int visible_gpus) {
+  return configured.is_cuda() && env.distributed() && env.local_world_size > std::max(1, visible_gpus);
+}
+
+ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout,
+                           Backend backend)
     : env_(env), device_(device), timeout_(timeout), impl_(std::make_unique<Impl>()) {
-  backend_name_ = device.is_cuda() ? "nccl" : "gloo";
+  const bool nccl = device.is_cuda() && backend == Backend::kAuto;
+  backend_name_ = nccl ? "nccl" : "gloo";
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
   try {
     c10d::TCPStoreOptions so;
@@ -95,7 +119,7 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::c
         "check MASTER_ADDR/MASTER_PORT and that every rank starts within dist.timeout_s");
   }
   try {
-    if (device.is_cuda()) {
+    if (nccl) {
 #ifdef TOKAMAK_WITH_CUDA
       // On a NCCL error or timeout the watchdog aborts the communicators and wait() throws (mode 2,
       // CleanUpOnly), so the run ends as failed with a checkpoint instead of the process being torn down.

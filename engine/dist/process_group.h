@@ -5,6 +5,7 @@
 #include <c10/core/Device.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ class PendingWork {
   PendingWork& operator=(PendingWork&&) noexcept;
   void wait();
   bool pending() const;
+  // Calls `done` (on the backend's thread) when the collective completes; false when the backend's work
+  // has no completion future (Gloo's reduce-scatter, which is an all-reduce finished inside wait()).
+  bool on_done(std::function<void()> done);
 
  private:
   friend class ProcessGroup;
@@ -34,11 +38,22 @@ class PendingWork {
   std::unique_ptr<Impl> impl_;
 };
 
+// kAuto: NCCL for CUDA tensors, Gloo for CPU ones. kGloo: Gloo whatever the device — ranks that share one GPU
+// (NCCL refuses two ranks on one device); Gloo moves CUDA tensors through pinned host memory.
+enum class Backend { kAuto, kGloo };
+
+// The device rank `env` trains on: with CUDA, the machine's GPU local_rank (modulo the GPUs it sees: srun
+// --gpus-per-task=1 shows each rank only its own GPU, as cuda:0); otherwise the configured device.
+c10::Device rank_device(const c10::Device& configured, const DistEnv& env, int visible_gpus);
+// Whether the ranks on this machine must share GPUs (more ranks than visible GPUs): then NCCL cannot be used.
+bool ranks_share_gpus(const c10::Device& configured, const DistEnv& env, int visible_gpus);
+
 class ProcessGroup {
  public:
   // Joins the group: rank 0 serves the TCPStore at master_addr:master_port unless a launcher already does.
   // Every rank must call this within `timeout`, which also bounds every later collective.
-  ProcessGroup(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout);
+  ProcessGroup(const DistEnv& env, const c10::Device& device, std::chrono::milliseconds timeout,
+               Backend backend = Backend::kAuto);
   ~ProcessGroup();
 
   int rank() const { return env_.rank; }

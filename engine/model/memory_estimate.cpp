@@ -30,7 +30,10 @@ MemoryEstimate estimate_memory(const Config& c) {
   const double param_bytes = (precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
   m.weights = bytes(param_bytes);
   m.gradients = bytes(param_bytes);
-  m.optimizer = bytes(2 * param_bytes);
+  // ZeRO-1 leaves each of N ranks 1/N of AdamW's state (the shards' padding, < N elements a bucket, is ignored).
+  const double shards = c.dist.zero == 1 && c.dist.gpus > 1 ? static_cast<double>(c.dist.gpus) : 1.0;
+  m.optimizer = bytes(2 * param_bytes / shards);
+  m.optimizer_saved = bytes(2 * param_bytes) - m.optimizer;
 
   const double s = train_context(c), b = c.train.batch_size, h = c.model.n_embd, a = c.model.n_head;
   const double L = c.model.n_layer;

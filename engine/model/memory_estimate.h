@@ -1,6 +1,7 @@
-// A memory estimate for one training process, before anything is built: weights, gradients, AdamW's two
-// states, and activations per Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
-// Models" (2022). The studio shows it as sizes and switches change, and next to the measured peak after a run.
+// A memory estimate for one training process (one rank), before anything is built: weights, gradients, AdamW's
+// two states (sharded over dist.gpus ranks with dist.zero=1), and activations per Korthikanti et al., "Reducing
+// Activation Recomputation in Large Transformer Models" (2022). The studio shows it as sizes and switches change, and
+// next to the measured peak after a run.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,12 +11,13 @@ namespace tokamak {
 struct Config;
 
 struct MemoryEstimate {
-  int64_t parameters = 0;   // count_parameters() of the model the config builds (tied weights counted once)
-  int64_t weights = 0;      // bytes: fp32 master weights, or bf16 with opt.precision=bf16-pure
-  int64_t gradients = 0;    // bytes: one gradient per weight, in the weights' dtype
-  int64_t optimizer = 0;    // bytes: AdamW's exp_avg and exp_avg_sq, in the weights' dtype
-  int64_t activations = 0;  // bytes kept for backward by the transformer blocks (Korthikanti's per-layer term)
-  int64_t logits = 0;       // bytes of the output layer: fp32 logits over the padded vocabulary, 4·s·b·v
+  int64_t parameters = 0;  // count_parameters() of the model the config builds (tied weights counted once)
+  int64_t weights = 0;     // bytes: fp32 master weights, or bf16 with opt.precision=bf16-pure
+  int64_t gradients = 0;   // bytes: one gradient per weight, in the weights' dtype
+  int64_t optimizer = 0;   // bytes: AdamW's exp_avg and exp_avg_sq, in the weights' dtype (per rank: 1/N with ZeRO-1)
+  int64_t optimizer_saved = 0;  // bytes of AdamW state a rank does not hold thanks to dist.zero=1 ((N-1)/N of it)
+  int64_t activations = 0;      // bytes kept for backward by the transformer blocks (Korthikanti's per-layer term)
+  int64_t logits = 0;           // bytes of the output layer: fp32 logits over the padded vocabulary, 4·s·b·v
   int64_t total() const { return weights + gradients + optimizer + activations + logits; }
 };
 

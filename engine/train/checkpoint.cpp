@@ -217,8 +217,8 @@ void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& 
   for (size_t i = 0; i + static_cast<size_t>(keep) < ours.size(); ++i) std::remove(ours[i].c_str());
 }
 
-void save_checkpoint(const std::string& path, const GPTImpl& model, AdamW* optimizer, const CheckpointInfo& info,
-                     const c10::Device& device) {
+void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
+                     const CheckpointInfo& info, const c10::Device& device) {
   std::vector<std::pair<std::string, at::Tensor>> parts;  // CPU, contiguous: kept alive through the write
   for (const auto& p : model.named_parameters()) parts.emplace_back("model." + p.key(), p.value());
   if (optimizer) {
@@ -261,7 +261,7 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, AdamW* optim
 
 CheckpointInfo read_checkpoint_info(const std::string& path) { return open_checkpoint(path).info; }
 
-CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, AdamW* optimizer, bool restore_rng,
+CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, OptimizerState* optimizer, bool restore_rng,
                                const c10::Device& device) {
   const Opened o = open_checkpoint(path);
   const bool convert = optimizer == nullptr;

@@ -14,7 +14,7 @@
 namespace tokamak {
 
 class GPTImpl;
-class AdamW;
+class OptimizerState;
 
 struct CheckpointInfo {
   std::string run_uid;
@@ -37,9 +37,10 @@ uint64_t checkpoint_bytes(const GPTImpl& model, bool with_optimizer);
 // other runs' checkpoints in a shared folder are never touched.
 void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& run_uid);
 
-// Writes durably (unique temporary, fsync, rename, fsync of the folder). optimizer may be null (weights only).
-void save_checkpoint(const std::string& path, const GPTImpl& model, AdamW* optimizer, const CheckpointInfo& info,
-                     const c10::Device& device);
+// Writes durably (unique temporary, fsync, rename, fsync of the folder). optimizer may be null (weights only);
+// it is AdamW, or a ZeRO-1 run's gathered full-size state (engine/dist/zero.h): the file is the same.
+void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
+                     const CheckpointInfo& info, const c10::Device& device);
 // The config and position of a checkpoint, from its header alone (no tensor is read).
 CheckpointInfo read_checkpoint_info(const std::string& path);
 // Loads into a model built from the checkpoint's config: every name, dtype, shape and checksum is checked
@@ -47,7 +48,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // read into CPU memory and copied into the model's (and optimizer's) own tensors, on whatever device they are.
 // With an optimizer (resuming) dtypes must match exactly; without one (sampling, export) float weights are
 // converted to the model's float dtype. restore_rng also restores the CPU (and `device`'s CUDA) generator.
-CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, AdamW* optimizer, bool restore_rng,
+CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, OptimizerState* optimizer, bool restore_rng,
                                const c10::Device& device);
 
 }  // namespace tokamak

@@ -15,15 +15,24 @@ AdamW::AdamW(const std::vector<std::pair<std::string, at::Tensor>>& params, cons
     : options_(options) {
   groups_.resize(2);  // 0: decayed (2-D weights), 1: not decayed (biases, LayerNorm)
   groups_[0].weight_decay = options.weight_decay;
-  for (const auto& [name, p] : params) {
-    if (!p.requires_grad()) continue;
-    Group& g = groups_[p.dim() >= 2 ? 0 : 1];
-    g.names.push_back(name);
-    g.params.push_back(p);
-    g.exp_avg.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
-    g.exp_avg_sq.push_back(at::zeros_like(p, at::MemoryFormat::Preserve));
-    g.steps.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
-  }
+  for (const auto& [name, p] : params)
+    if (p.requires_grad()) add({name, p, at::Tensor(), p.dim() >= 2});
+}
+
+AdamW::AdamW(const std::vector<AdamWSlot>& slots, const AdamWOptions& options) : options_(options) {
+  groups_.resize(2);
+  groups_[0].weight_decay = options.weight_decay;
+  for (const AdamWSlot& s : slots) add(s);
+}
+
+void AdamW::add(const AdamWSlot& s) {
+  Group& g = groups_[s.decay ? 0 : 1];
+  g.names.push_back(s.name);
+  g.params.push_back(s.param);
+  g.grads.push_back(s.grad);
+  g.exp_avg.push_back(at::zeros_like(s.param, at::MemoryFormat::Preserve));
+  g.exp_avg_sq.push_back(at::zeros_like(s.param, at::MemoryFormat::Preserve));
+  g.steps.push_back(at::zeros({}, s.param.options().dtype(at::kFloat)));
 }
 
 void AdamW::zero_grad() {
@@ -46,7 +55,7 @@ void AdamW::step_loop(Group& g, double lr) {
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < g.params.size(); ++i) {
     at::Tensor& p = g.params[i];
-    const at::Tensor& grad = p.grad();
+    const at::Tensor grad = g.grads[i].defined() ? g.grads[i] : p.grad();
     if (!grad.defined()) continue;
     g.steps[i].add_(1);
     if (g.weight_decay != 0) p.mul_(1.0 - lr * g.weight_decay);
@@ -60,10 +69,11 @@ void AdamW::step_loop(Group& g, double lr) {
 void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
   std::vector<at::Tensor> grads;
   grads.reserve(g.params.size());
-  for (const at::Tensor& p : g.params) {
-    if (!p.grad().defined())
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const at::Tensor grad = g.grads[i].defined() ? g.grads[i] : g.params[i].grad();
+    if (!grad.defined())
       throw Error("fused AdamW needs a gradient for every parameter", "turn opt.fused_adamw off for this model");
-    grads.push_back(p.grad());
+    grads.push_back(grad);
   }
   at::NoGradGuard no_grad;
   // The kernel reads the step counters but does not advance them (PyTorch's fused path adds 1 first).
@@ -86,11 +96,25 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm
   std::vector<at::Tensor> grads;
   for (const at::Tensor& p : params)
     if (p.grad().defined()) grads.push_back(p.grad());
-  if (grads.empty()) return at::zeros({});
+  return clip_gradients(grads, max_norm);
+}
+
+at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
+                          const std::function<void(at::Tensor&)>& sum_of_squares) {
+  if (grads.empty() && !sum_of_squares) return at::zeros({});
   at::NoGradGuard no_grad;
   // Norms in fp32 whatever the gradient dtype, so bf16 gradients do not overflow the sum of squares.
-  auto norms = at::_foreach_norm(grads, 2, at::kFloat);
-  auto total = at::linalg_vector_norm(at::stack(norms), 2);
+  at::Tensor total;
+  if (!sum_of_squares) {
+    total = at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2, at::kFloat)), 2);
+  } else {
+    at::Tensor sq =
+        grads.empty()
+            ? at::zeros({1}, at::kFloat)
+            : at::linalg_vector_norm(at::stack(at::_foreach_norm(grads, 2, at::kFloat)), 2).square().reshape({1});
+    sum_of_squares(sq);
+    total = sq.sqrt().reshape({});
+  }
   if (max_norm > 0) {
     auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
     at::_foreach_mul_(grads, coef);

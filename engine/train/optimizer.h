@@ -18,27 +18,49 @@ struct AdamWOptions {
   bool fused = false;
 };
 
-class AdamW {
+// What a checkpoint saves and restores of an optimizer: every parameter's full-size state, by the parameter's
+// name, and the count of steps taken. AdamW is one; a data-parallel ZeRO-1 run gathers its shards into
+// another (engine/dist/zero.h), so its checkpoints are the same file as an unsharded run's.
+class OptimizerState {
  public:
-  // `params` are (name, tensor) pairs; names are used in checkpoints.
+  virtual ~OptimizerState() = default;
+  using StateVisitor =
+      std::function<void(const std::string& name, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, at::Tensor& steps)>;
+  virtual void for_each_state(const StateVisitor& visit) = 0;
+  virtual int64_t steps_taken() const = 0;
+  virtual void set_steps_taken(int64_t steps) = 0;
+};
+
+// One tensor AdamW updates, with its gradient given explicitly (ZeRO-1's shard pieces are views whose
+// gradient is a slice of a reduced bucket, not their .grad) and its weight-decay group chosen by the caller.
+struct AdamWSlot {
+  std::string name;
+  at::Tensor param;  // updated in place
+  at::Tensor grad;   // undefined: use param.grad()
+  bool decay = true;
+};
+
+class AdamW : public OptimizerState {
+ public:
+  // `params` are (name, tensor) pairs; names are used in checkpoints. 2-D weights are decayed.
   AdamW(const std::vector<std::pair<std::string, at::Tensor>>& params, const AdamWOptions& options);
+  AdamW(const std::vector<AdamWSlot>& slots, const AdamWOptions& options);
   // One update with learning rate `lr`. found_inf (a 1-element float tensor, or undefined): when it holds a
   // non-zero value the update is skipped on the device, with no host sync.
   void step(double lr, const at::Tensor& found_inf = {});
   void zero_grad();  // set_to_none: the next backward writes fresh gradients instead of adding
-  int64_t steps_taken() const { return step_; }
-  void set_steps_taken(int64_t steps) { step_ = steps; }
+  int64_t steps_taken() const override { return step_; }
+  void set_steps_taken(int64_t steps) override { step_ = steps; }
   // Every parameter's state, by the parameter's name (checkpoints save and restore it in place).
-  using StateVisitor =
-      std::function<void(const std::string& name, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, at::Tensor& steps)>;
-  void for_each_state(const StateVisitor& visit);
+  void for_each_state(const StateVisitor& visit) override;
 
  private:
   struct Group {
     std::vector<std::string> names;
-    std::vector<at::Tensor> params, exp_avg, exp_avg_sq, steps;
+    std::vector<at::Tensor> params, grads, exp_avg, exp_avg_sq, steps;  // grads[i] undefined: params[i].grad()
     double weight_decay = 0;
   };
+  void add(const AdamWSlot& slot);
   void step_loop(Group& g, double lr);
   void step_fused(Group& g, double lr, const at::Tensor& found_inf);
   std::vector<Group> groups_;
@@ -49,6 +71,10 @@ class AdamW {
 // Scales the gradients so their global L2 norm is at most max_norm (max_norm <= 0: no clipping). Returns the
 // norm before clipping as a device tensor: reading it is the caller's choice (a host sync).
 at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
+// The same over gradients given as tensors; `sum_of_squares` (optional) turns this rank's sum of squared
+// norms into the global one (ZeRO-1: each rank holds a shard of the gradient, so the norm is all-reduced).
+at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
+                          const std::function<void(at::Tensor&)>& sum_of_squares = {});
 
 // Linear warm-up to lr, then cosine decay to lr * min_lr_ratio at the last step.
 double learning_rate(const TrainConfig& train, int64_t step);

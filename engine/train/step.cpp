@@ -56,7 +56,7 @@ StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>&
     }
     out.loss.add_(loss.detach().to(at::kFloat));
     lap(Phase::kForward);
-    if (reducer) reducer->prepare(micro + 1 == micro_steps);
+    if (reducer) reducer->prepare(micro + 1 == micro_steps, /*timed=*/profile != nullptr);
     (loss_scale.defined() ? loss * loss_scale : loss).backward();
     lap(Phase::kBackward);  // with a reducer, the all-reduce of the buckets that were ready during it included
   }

@@ -2,7 +2,8 @@
 // schedule → forward/backward over the micro-batches → clip → AdamW → (every log_every steps) the only host
 // sync, metrics, evaluation, samples and checkpoints. Data parallel (engine/dist) adds four things: the
 // gradient reducer inside forward/backward, the loss averaged over ranks, and at report steps the agreed
-// stop; only rank 0 reports, samples and checkpoints.
+// stop; only rank 0 reports, samples and checkpoints. With dist.zero=1 (ZeRO-1) the clip and AdamW are the
+// sharded ones of engine/dist/zero.h and a checkpoint first gathers the state from every rank.
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -17,6 +18,7 @@
 #include "engine/data/tokenizer.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/reducer.h"
+#include "engine/dist/zero.h"
 #include "engine/eval/eval_task.h"
 #include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
@@ -46,13 +48,10 @@ std::string new_run_uid() {
 
 std::string non_finite_name(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
 
-// Data parallel on CUDA: rank r of a machine takes GPU local_rank, modulo the GPUs it sees (srun
-// --gpus-per-task=1 shows each rank only its own GPU, as cuda:0).
+// Data parallel on CUDA: rank r of a machine takes GPU local_rank (engine/dist/process_group.h).
 c10::Device run_device(const Config& c, const DistEnv& dist) {
-  c10::Device d = parse_device(c.device);
-  if (!d.is_cuda() || !dist.distributed()) return d;
-  const int visible = std::max(1, cuda_device_count());
-  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(dist.local_rank % visible));
+  const c10::Device d = parse_device(c.device);
+  return d.is_cuda() && dist.distributed() ? rank_device(d, dist, cuda_device_count()) : d;
 }
 
 // "NVIDIA H200 ×8", or every rank's name when they differ.
@@ -83,6 +82,7 @@ class Run {
   bool wait_while_paused();
   bool stop_agreed();
   void count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason);
+  void add_overlap_metrics(Metrics& metrics) const;
 
   Config c_;
   DistEnv dist_;
@@ -97,7 +97,8 @@ class Run {
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
-  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<AdamW> optimizer_;          // unsharded runs
+  std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/dist/zero.h)
   std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
@@ -112,7 +113,10 @@ void Run::set_up() {
     // Processes on one machine share its cores instead of each taking all of them.
     if (threads == 0)
       threads = std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max(1, dist_.local_world_size));
-    group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s));
+    // Ranks sharing a GPU talk over Gloo (through host memory): NCCL refuses two ranks on one device.
+    const bool shared = device_.is_cuda() && ranks_share_gpus(device_, dist_, cuda_device_count());
+    group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s),
+                                            shared ? Backend::kGloo : Backend::kAuto);
   }
   configure_cpu(threads);
   apply_math_mode(precision_, c_.opt.sdpa_backend);
@@ -156,12 +160,16 @@ void Run::set_up() {
   std::vector<std::pair<std::string, at::Tensor>> params;
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
   AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
-  optimizer_ = std::make_unique<AdamW>(params, ao);
+  const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
+  if (!zero) optimizer_ = std::make_unique<AdamW>(params, ao);
 
   uid_ = new_run_uid();
   if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
+  std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
   if (!c_.train.resume.empty()) {
-    CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
+    if (zero) resumed = full_adamw_state(params);
+    OptimizerState* into = zero ? resumed.get() : optimizer_.get();
+    CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
   }
   if (group_) {
@@ -174,7 +182,12 @@ void Run::set_up() {
     }
     uid_ = group_->all_gather_strings(uid_).front();
     reducer_ = std::make_unique<GradReducer>(model_->parameters(), *group_,
-                                             static_cast<int64_t>(c_.dist.bucket_mb * 1024 * 1024));
+                                             static_cast<int64_t>(c_.dist.bucket_mb * 1024 * 1024),
+                                             zero ? ReduceMode::kReduceScatter : ReduceMode::kAllReduce);
+    if (zero) {
+      sharded_ = std::make_unique<ShardedAdamW>(params, *reducer_, *group_, ao);
+      if (resumed) sharded_->load_state(*resumed);
+    }
     // Dropout masks must differ between ranks; rank 0 keeps the stream a single process would have.
     if (dist_.rank > 0)
       at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
@@ -211,9 +224,12 @@ void Run::set_up() {
 }
 
 void Run::checkpoint(int64_t step) {
+  // ZeRO-1: every rank takes part in gathering the state into rank 0, which writes the ordinary file.
+  std::unique_ptr<OptimizerState> gathered = sharded_ ? sharded_->gather_state() : nullptr;
   if (!main_) return;  // ranks hold the same weights: one writer
   std::string path = checkpoint_path(checkpoint_dir_, step);
-  save_checkpoint(path, *model_, optimizer_.get(), {uid_, config_to_json(c_, -1), step, tokens_, ""}, device_);
+  OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
+  save_checkpoint(path, *model_, state, {uid_, config_to_json(c_, -1), step, tokens_, ""}, device_);
   last_checkpoint_ = Clock::now();
   prune_checkpoints(checkpoint_dir_, c_.train.checkpoint_keep, uid_);
   sink_.on_checkpoint({step, path});
@@ -269,6 +285,16 @@ void Run::count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std
                 "lower train.lr, use opt.precision=fp32, or raise train.max_skipped_steps");
 }
 
+// Data parallel, profiled report steps: how much of the gradient collectives ran while backward still did.
+void Run::add_overlap_metrics(Metrics& metrics) const {
+  if (!reducer_) return;
+  const Overlap o = overlap_of(reducer_->timings());
+  if (!o.measured) return;
+  metrics.add("allreduce_hidden", o.hidden);
+  metrics.add("allreduce_first_start_ms", o.first_start_ms);
+  metrics.add("allreduce_last_end_ms", o.last_end_ms);
+}
+
 EndEvent Run::execute() {
   EndEvent end;
   started_ = last_checkpoint_ = Clock::now();
@@ -279,6 +305,10 @@ EndEvent Run::execute() {
   const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
+  const auto optimizer_step = [&](double lr, const at::Tensor& found_inf) {
+    if (sharded_) sharded_->step(lr, found_inf);
+    else optimizer_->step(lr, found_inf);
+  };
   StepMeter meter;
   // Report steps (only they sync the host) are also the profiled ones: the phases' metrics describe a step
   // that the step_ms beside them includes.
@@ -316,21 +346,22 @@ EndEvent Run::execute() {
       }
       if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
       lap(Phase::kOther);
-      at::Tensor norm = clip_grad_norm(params, c_.train.grad_clip);
+      at::Tensor norm = sharded_ ? sharded_->clip_grad_norm(c_.train.grad_clip)  // the global norm of the shards
+                                 : clip_grad_norm(params, c_.train.grad_clip);
       // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
       at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
       std::string skip_reason;
       if (check_every_step) {
         if (bad.item<float>() == 0) {
           skipped_in_a_row_ = 0;
-          optimizer_->step(lr);
+          optimizer_step(lr, {});
         } else {
           const double loss = out.loss.item<double>();
           skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
                                             : "loss is " + non_finite_name(loss);
         }
       } else {
-        optimizer_->step(lr, bad);
+        optimizer_step(lr, bad);
         skipped_dev.add_(bad);
         in_a_row_dev.add_(bad).mul_(bad);
       }
@@ -366,6 +397,9 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_reserved", mem.reserved);
         e.metrics.add_count("mem_peak", mem.peak);
         e.metrics.add_count("skipped_steps", skipped_);
+        if (sharded_)
+          e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
+        add_overlap_metrics(e.metrics);
         if (profiling) profile.add_to(e.metrics, group_ != nullptr);  // phase_*_ms
         sink_.on_step(e);
       }
@@ -384,9 +418,11 @@ EndEvent Run::execute() {
       // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
       // (on by default), which bounds it whatever a step costs on this model and device.
       const bool by_steps = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;
-      const bool by_time =
+      bool by_time =
           c_.train.checkpoint_minutes > 0 &&
           Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.train.checkpoint_minutes);
+      // ZeRO-1's checkpoint is a collective: the ranks agree on the time at report steps (which sync anyway).
+      if (sharded_) by_time = report && group_->any(by_time);
       if ((by_steps || by_time) && !last) checkpoint(step);
       meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
@@ -404,7 +440,8 @@ EndEvent Run::execute() {
       if (!check_every_step) skipped_in_a_row_ = static_cast<int64_t>(in_a_row_dev.item<float>());
       const int64_t good = step - skipped_in_a_row_, tokens_then = tokens_;
       tokens_ -= skipped_in_a_row_ * tokens_per;
-      if (good > start_step_) checkpoint(good);
+      // ZeRO-1 would need every rank alive and in step to gather the state: its last periodic checkpoint stands.
+      if (good > start_step_ && !sharded_) checkpoint(good);
       tokens_ = tokens_then;
     } catch (const std::exception&) {}
   }
