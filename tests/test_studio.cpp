@@ -38,6 +38,7 @@
 #include "ui/runs/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
+#include "engine/model/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
@@ -193,6 +194,20 @@ void TestStudio::setupShowsEstimateAndAvailability() {
   QVERIFY(find && !find->isEnabled() && find->toolTip().contains("CUDA"));
   QVERIFY(w.startAction()->isEnabled());
   QVERIFY(!w.pauseAction()->isEnabled() && !w.stopAction()->isEnabled() && !w.resumeAction()->isEnabled());
+  // ZeRO-1 over two ranks: the box sets dist.zero and the estimate per process drops by half the AdamW state.
+  Config two = tinyRun(data_, 50, "estimate");
+  two.dist.gpus = 2;
+  w.setupPanel()->setConfig(two);
+  QTRY_VERIFY(memory->property("bytes").toLongLong() > 0);
+  const qint64 unsharded = memory->property("bytes").toLongLong();
+  auto* zero = w.setupPanel()->findChild<QCheckBox*>("dist.zero");
+  QVERIFY(zero && zero->isEnabled() && !zero->isChecked());
+  zero->setChecked(true);
+  QCOMPARE(w.setupPanel()->config().dist.zero, int64_t{1});
+  QTRY_VERIFY(memory->property("bytes").toLongLong() < unsharded);
+  QVERIFY2(memory->toolTip().contains("ZeRO-1"), qPrintable(memory->toolTip()));
+  const MemoryEstimate m = estimate_memory(w.setupPanel()->config());
+  QCOMPARE(unsharded - memory->property("bytes").toLongLong(), qint64(m.optimizer_saved));
 }
 
 void TestStudio::badInputs_data() {

@@ -73,7 +73,10 @@ void run_find_batch(const FindBatchArgs& a) {
     const bool fits = end.status == "finished";
     const bool oom = !fits && end.error.find("out of memory") != std::string::npos;
     print(a.json, {{"event", "try"}, {"batch", b}, {"fits", fits}},
-          "batch " + std::to_string(b) + ": " + (fits ? "fits" : oom ? "out of memory" : "failed: " + end.error));
+          "batch " + std::to_string(b) + ": " +
+              (fits  ? "fits"
+               : oom ? "out of memory"
+                     : "failed: " + end.error));
     if (!fits && !oom) throw Error("batch " + std::to_string(b) + " failed: " + end.error, "fix the setup first");
     if (!fits) break;
     largest = b;

@@ -121,7 +121,11 @@ void ModelBox::showEstimate(const Config& config) {
                            "fused attention drops the 5·a·s/h term, checkpointing keeps only block inputs, "
                            "fp32 doubles it.")
                             .arg(formatBytes(m.weights), formatBytes(m.gradients), formatBytes(m.optimizer),
-                                 formatBytes(m.activations), formatBytes(m.logits)));
+                                 formatBytes(m.activations), formatBytes(m.logits)) +
+                        (m.optimizer_saved > 0 ? tr("\nZeRO-1: AdamW state sharded over the ranks, %1 less per "
+                                                    "process")
+                                                     .arg(formatBytes(m.optimizer_saved))
+                                               : QString()));
 }
 
 void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {

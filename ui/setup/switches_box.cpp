@@ -142,6 +142,14 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   gpus->setProperty("tip", gpus->toolTip());
   keys->bind("dist.gpus", gpus);
   multi->addRow(tr("GPUs"), gpus);
+  auto* zero = check(tr("Shard optimizer state (ZeRO-1)"),
+                     tr("With several GPUs (or CPU processes): each rank keeps AdamW's state for 1/N of the "
+                        "weights; gradients are reduce-scattered and the weights all-gathered. Same losses, "
+                        "less memory per rank (docs/multi-gpu.md)."));
+  zero->setProperty("onValue", "1");
+  zero->setProperty("offValue", "0");
+  keys->bind("dist.zero", zero);
+  multi->addRow(zero);
 
   unavailable_ = new QLabel;
   unavailable_->setObjectName("unavailableSwitches");
