@@ -16,8 +16,10 @@
 #include <functional>
 
 #include "engine/config/config.h"
+#include "engine/kernels/bias_gelu.h"
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/reference.h"
+#include "engine/kernels/residual_layernorm.h"
 #include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
 #include "engine/train/trainer.h"
@@ -245,7 +247,7 @@ class TestKernels : public QObject {
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");
-    for (const char* kernel : {"classifier"})
+    for (const char* kernel : {"classifier", "residual_layernorm", "bias_gelu"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
         QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
   }
@@ -272,6 +274,27 @@ class TestKernels : public QObject {
       };
       reference = [=](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{kernels::classifier_reference(in[0], in[1], t, V)};
+      };
+    } else if (kernel == "residual_layernorm") {
+      inputs = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu), 1 + 0.1 * at::randn({C}, on_gpu),
+                0.1 * at::randn({C}, on_gpu)};
+      seeds = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        auto [h, y] = kernels::residual_layernorm(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype), in[3].to(dtype));
+        return std::vector<at::Tensor>{h, y};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        auto [h, y] = kernels::residual_layernorm_reference(in[0], in[1], in[2], in[3]);
+        return std::vector<at::Tensor>{h, y};
+      };
+    } else {
+      inputs = {at::randn({N, C}, on_gpu), 0.1 * at::randn({4 * C, C}, on_gpu), 0.1 * at::randn({4 * C}, on_gpu)};
+      seeds = {at::randn({N, 4 * C}, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::bias_gelu(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype))};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::bias_gelu_reference(in[0], in[1], in[2])};
       };
     }
     const std::vector<at::Tensor> got = outputs_and_grads(inputs, seeds, fused);
