@@ -16,7 +16,7 @@ struct ClassifierOptions {
   int64_t vocab_size = 0;  // real tokens: rows of weight at or past it (vocabulary padding) are never predicted
   int64_t chunk = 0;       // tokens per chunk; 0 = kDefaultClassifierChunk
 };
-constexpr int64_t kDefaultClassifierChunk = 256;  // see docs/PERFORMANCE.md, "Kernels (issue 12)"
+constexpr int64_t kDefaultClassifierChunk = 512;  // see docs/PERFORMANCE.md, "Kernels (issue 12)"
 
 struct ClassifierResult {
   at::Tensor loss;     // () fp32: mean over targets that are not kIgnoreIndex
