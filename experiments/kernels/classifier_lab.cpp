@@ -4,6 +4,7 @@
 // over the rounds. Built and run by classifier_lab.sh.
 //   classifier_lab N C [THREADS] [ROUNDS] [cpu|cuda]
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <chrono>
@@ -89,7 +90,7 @@ int main(int argc, char** argv) {
   // The floor: the three full-size matmuls every variant does (logits, dx, dweight) and nothing else.
   std::vector<double> ms;
   for (int r = 0; r <= rounds; ++r) {
-    at::NoGradGuard no_grad;
+    c10::AutoGradMode no_grad(false);
     const double t0 = now_ms(device);
     const at::Tensor logits = at::mm(x, w.t());
     const at::Tensor dx = at::mm(logits, w), dw = at::mm(logits.t(), x);
