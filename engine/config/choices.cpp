@@ -57,7 +57,7 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
       {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s.", kAny, ""},
       {"fused", LayersKind::kFused,
        "Tokamak's own kernels: the classifier computes cross-entropy and its gradient in chunks of tokens, never "
-       "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.16× faster than native.",
+       "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.2–1.4× faster than native.",
        kAny, "", "the CUDA kernels are compiled but not yet verified on a GPU (issue 12)"},
   };
   return t;
