@@ -12,7 +12,8 @@ constexpr Needs kAny = Needs::kAny, kCuda = Needs::kCuda;
 template <class E>
 std::vector<ChoiceInfo> info(const std::vector<Choice<E>>& table) {
   std::vector<ChoiceInfo> rows;
-  for (const Choice<E>& c : table) rows.push_back({c.value, c.help, c.needs == Needs::kCuda, c.missing});
+  for (const Choice<E>& c : table)
+    rows.push_back({c.value, c.help, c.needs == Needs::kCuda, c.missing, c.missing_cuda});
   return rows;
 }
 
@@ -54,8 +55,10 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
   static const std::vector<Choice<LayersKind>> t = {
       {"scratch", LayersKind::kScratch, "Hand-written LayerNorm and GELU from many small elementwise ops.", kAny, ""},
       {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s.", kAny, ""},
-      {"fused", LayersKind::kFused, "Tokamak's own fused CUDA kernels for LayerNorm, GELU and the classifier.", kCuda,
-       "the kernels do not exist yet: issue 12 brings them"},
+      {"fused", LayersKind::kFused,
+       "Tokamak's own kernels: the classifier computes cross-entropy and its gradient in chunks of tokens, never "
+       "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.2–1.4× faster than native.",
+       kAny, "", "the CUDA kernels are compiled but not yet verified on a GPU (issue 12)"},
   };
   return t;
 }
@@ -146,6 +149,9 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
              (wrong_device ? " and needs a CUDA device" : "");
     if (wrong_device && key != "device")
       return key + "=" + value + " needs a CUDA device: set device=cuda or choose another";
+    if (cuda && !c.missing_cuda.empty())
+      return key + "=" + value + " is not implemented yet on CUDA (" + c.missing_cuda +
+             "): set device=cpu or choose another";
     return "";
   }
   std::string list;
@@ -155,7 +161,7 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
 
 std::string portable_layers(const std::string& layers) {
   const Choice<LayersKind>& row = find_choice(layers_choices(), "opt.layers", layers);
-  return row.needs == Needs::kCuda || *row.missing ? "native" : row.value;
+  return row.needs == Needs::kCuda || *row.missing || *row.missing_cuda ? "native" : row.value;
 }
 
 DeviceKind parse_device_kind(const std::string& device, int* index) {

@@ -27,6 +27,8 @@ struct Choice {
   const char* help;     // one line: what it does (and what the write-ups measured)
   Needs needs;          // the device it runs on
   const char* missing;  // "" when implemented; otherwise why not yet and which issue brings it
+  // "" when it runs on CUDA too (or needs no CUDA); otherwise why it is refused on a CUDA device only.
+  const char* missing_cuda = "";
 };
 
 const std::vector<Choice<Precision>>& precision_choices();       // opt.precision
@@ -44,7 +46,8 @@ bool pin_memory_on(const std::string& pin_memory, bool cuda);
 struct ChoiceInfo {
   std::string value, help;
   bool needs_cuda = false;
-  std::string missing;  // "" when implemented
+  std::string missing;       // "" when implemented
+  std::string missing_cuda;  // "" when implemented on CUDA as well
 };
 // The keys that have a table, in registry order.
 const std::vector<std::string>& choice_keys();
@@ -77,6 +80,15 @@ template <class E>
 void require_implemented(const std::vector<Choice<E>>& table, const std::string& key, E kind) {
   for (const Choice<E>& c : table)
     if (c.kind == kind) parse_choice(table, key, c.value);
+}
+
+// Throws when `kind`'s row is refused on a CUDA device (its `missing_cuda`): where a CUDA variant would run.
+template <class E>
+void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std::string& key, E kind) {
+  for (const Choice<E>& c : table)
+    if (c.kind == kind && *c.missing_cuda)
+      throw Error(key + "=" + c.value + " is not implemented yet on CUDA (" + c.missing_cuda + ")",
+                  "choose another value or set device=cpu");
 }
 
 // The opt.layers value that samples a checkpoint trained with `layers` on any device: the same weights and

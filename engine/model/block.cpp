@@ -6,11 +6,15 @@
 #include <torch/nn/functional/dropout.h>
 
 #include <cmath>
+#include <tuple>
+
+#include "engine/kernels/bias_gelu.h"
+#include "engine/kernels/residual_layernorm.h"
 
 namespace tokamak {
 
 LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind) : kind_(kind) {
-  require_implemented(layers_choices(), "opt.layers", kind);  // fused: refused until its kernels exist
+  require_implemented(layers_choices(), "opt.layers", kind);  // a value refused everywhere never builds
   weight = register_parameter("weight", torch::ones({dim}));
   bias = register_parameter("bias", torch::zeros({dim}));
 }
@@ -102,8 +106,21 @@ BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
-  auto h = x + attn->forward(ln_1->forward(x));
-  auto m = c_proj(gelu(c_fc(ln_2->forward(h)), o_.layers));
+  auto a = attn->forward(ln_1->forward(x));
+  torch::Tensor h, y, f;
+  // Fused on CUDA: residual add + ln_2 in one kernel, and the GELU's backward fused with c_fc's bias gradient
+  // (engine/kernels/). GPTImpl refuses fused on CUDA until these are verified on a GPU; the CPU's fused
+  // kernel is the classifier alone (the CPU's LayerNorm and GELU are the library's).
+  const bool fused_cuda = o_.layers == LayersKind::kFused && x.is_cuda();
+  if (fused_cuda) {
+    std::tie(h, y) = kernels::residual_layernorm(x, a, ln_2->weight, ln_2->bias);
+  } else {
+    h = x + a;
+    y = ln_2->forward(h);
+  }
+  if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias);
+  else f = gelu(c_fc(y), o_.layers);
+  auto m = c_proj(f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
   return h + m;

@@ -1,6 +1,7 @@
 // A transformer block and its parts. Each part has the variants the write-ups compare: LayerNorm and GELU
 // written from scratch or the library's kernels; attention with GPT-2's stored causal-mask buffer, a mask
-// built on the fly, or fused scaled-dot-product attention (flash on GPUs).
+// built on the fly, or fused scaled-dot-product attention (flash on GPUs). opt.layers=fused adds Tokamak's own
+// kernels (engine/kernels/): on CUDA the residual add + LayerNorm and bias + GELU dispatched here.
 #pragma once
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>

@@ -9,6 +9,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
+#include "engine/kernels/classifier.h"
 #include "engine/util/error.h"
 
 namespace tokamak {
@@ -81,6 +82,9 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
     throw Error("sequence of " + std::to_string(T) + " tokens is longer than model.context (" +
                     std::to_string(options_.context) + ")",
                 "raise model.context or shorten the input");
+  // The CUDA kernels exist but are unverified: a fused model never runs them in its name (config refuses it too).
+  if (idx.is_cuda() && options_.block.layers == LayersKind::kFused)
+    require_implemented_on_cuda(layers_choices(), "opt.layers", LayersKind::kFused);
   auto pos = torch::arange(T, idx.options());
   auto x = wte(idx) + wpe(pos);  // (B, T, C)
   if (is_training() && dropout_ > 0)
@@ -91,9 +95,15 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
                                                                                      : block.forward(x);
   }
   x = ln_f->forward(x);
+  GPTOutput out;
+  if (targets.defined() && options_.block.layers == LayersKind::kFused) {
+    // The fused classifier: loss and both gradients in chunks of tokens, no (B, T, V) logits (kernels/).
+    out.loss = kernels::fused_classifier(x.reshape({-1, x.size(-1)}), lm_head, targets.reshape({-1}),
+                                         {options_.vocab_size, 0});
+    return out;
+  }
   auto logits = torch::linear(x, lm_head);  // (B, T, padded_vocab)
   if (options_.padded_vocab > options_.vocab_size) logits = logits.narrow(-1, 0, options_.vocab_size);
-  GPTOutput out;
   if (targets.defined()) {
     // The loss is computed in fp32 even under autocast (autocast's policy for cross_entropy).
     out.loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets.reshape({-1}));

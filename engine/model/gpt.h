@@ -32,7 +32,8 @@ struct GPTOptions {
 int64_t count_parameters(const GPTOptions& options);
 
 struct GPTOutput {
-  torch::Tensor logits;  // (B, T, vocab_size) — padded columns already dropped
+  torch::Tensor logits;  // (B, T, vocab_size) — padded columns already dropped; undefined when opt.layers=fused
+                         // computed the loss (the fused classifier never stores the logits)
   torch::Tensor loss;    // scalar mean cross-entropy, undefined without targets
 };
 

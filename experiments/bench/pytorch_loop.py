@@ -58,12 +58,13 @@ def main():
     ap.add_argument("--preset", default="nano", choices=PRESETS)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--shape", help="LAYERS,HEADS,WIDTH,CONTEXT instead of the preset's (e.g. 4,4,256,256)")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args()
     torch.set_num_threads(os.cpu_count())
     torch.manual_seed(1337)
-    L, H, C, T = PRESETS[args.preset]
+    L, H, C, T = tuple(int(v) for v in args.shape.split(",")) if args.shape else PRESETS[args.preset]
     model = GPT(L, H, C, T)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     other = [p for p in model.parameters() if p.dim() < 2]
@@ -86,7 +87,7 @@ def main():
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
     ms = 1000 * sum(times) / len(times)
-    print(f"pytorch {args.preset} {args.precision} B={args.batch} T={T}: {ms:.1f} ms/step, "
+    print(f"pytorch {args.shape or args.preset} {args.precision} B={args.batch} T={T}: {ms:.1f} ms/step, "
           f"{args.batch * T / (ms / 1000):,.0f} tok/s (torch {torch.__version__}, {torch.get_num_threads()} threads)")
 
 

@@ -1,0 +1,79 @@
+// The ATen side of bias + GELU (see bias_gelu.h): an autograd function around cuBLAS(Lt) and the fused GELU +
+// bias-gradient kernel; the CPU (and a build without CUDA) runs the reference.
+#include "engine/kernels/bias_gelu.h"
+
+#include "engine/kernels/reference.h"
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/_addmm_activation.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/zeros.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/autograd.h>
+
+#include "engine/kernels/cuda_launch.h"
+#include "engine/util/error.h"
+#endif
+
+namespace tokamak::kernels {
+
+#ifdef TOKAMAK_WITH_CUDA
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
+ public:
+  // x2: (N, C_in). Autocast stays on here, so addmm runs in its dtype as native's linear does.
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x2, const at::Tensor& w, const at::Tensor& b) {
+    const at::Tensor pre = at::addmm(b, x2, w.t());  // (N, C_out): the bias in cuBLASLt's epilogue
+    ctx->save_for_backward({x2, w, pre});
+    ctx->saved_data["bias_dtype"] = int64_t(b.scalar_type());
+    return at::gelu(pre, "tanh");
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);  // dtypes are explicit here
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x2 = saved[0], &w = saved[1], &pre = saved[2];
+    const at::ScalarType dtype = pre.scalar_type();
+    if (dtype != at::kFloat && dtype != at::kBFloat16)
+      throw Error("fused bias + GELU: no CUDA kernel for this dtype", "use fp32 or bf16");
+    const c10::cuda::CUDAGuard device_guard(pre.device());
+    const int64_t N = pre.size(0), C = pre.size(1);
+    at::Tensor d = grads[0].to(dtype).contiguous().clone();  // becomes d pre in place
+    at::Tensor db = at::zeros({C}, pre.options().dtype(at::kFloat));
+    cuda::gelu_backward_bias(dtype == at::kBFloat16 ? cuda::DType::kBFloat16 : cuda::DType::kFloat, d.data_ptr(),
+                             pre.data_ptr(), db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    const at::Tensor dx = at::mm(d, w.to(dtype)).to(x2.scalar_type());
+    const at::Tensor dw = at::mm(d.t(), x2.to(dtype)).to(w.scalar_type());
+    return {dx, dw, db.to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))};
+  }
+};
+
+}  // namespace
+#endif
+
+at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (x.is_cuda()) {
+    auto shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    const at::Tensor x2 = x.reshape({-1, x.size(-1)});
+    const bool with_grad =
+        at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad() || bias.requires_grad());
+    if (!with_grad) return at::_addmm_activation(bias, x2, weight.t(), 1, 1, /*use_gelu=*/true).view(shape);
+    return BiasGeluFunction::apply(x2, weight, bias).view(shape);
+  }
+#endif
+  return bias_gelu_reference(x, weight, bias);
+}
+
+}  // namespace tokamak::kernels

@@ -1,0 +1,77 @@
+// The fused classifier's CUDA kernel (llm.c's fused_classifier): one block per row of a chunk's logits. One
+// pass reads the row for its max and sum of exponentials (online softmax), a second overwrites it with
+// dlogits in the logits' own dtype (bf16 under autocast), so the loss's gradient costs no extra buffer. The
+// logits come from cuBLAS and the two gradient matmuls follow it (engine/kernels/classifier_cuda.cpp).
+#include <cmath>
+
+#include "engine/kernels/common.cuh"
+#include "engine/kernels/cuda_launch.h"
+
+namespace tokamak::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int64_t kIgnore = -100;
+
+struct MaxSum {
+  float m, s;  // running max, and the sum of exp(v - m) over the values seen
+};
+
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  if (a.m == -INFINITY) return b;
+  if (b.m == -INFINITY) return a;
+  const float m = fmaxf(a.m, b.m);
+  return {m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+}
+
+__device__ MaxSum block_max_sum(MaxSum v) {
+  __shared__ MaxSum warps[kThreads / 32];
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = combine(v, {__shfl_xor_sync(0xffffffff, v.m, offset), __shfl_xor_sync(0xffffffff, v.s, offset)});
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) warps[warp] = v;
+  __syncthreads();
+  MaxSum all{-INFINITY, 0.f};
+  for (int w = 0; w < kThreads / 32; ++w) all = combine(all, warps[w]);  // every thread, same order
+  return all;
+}
+
+template <class T>
+__global__ void softmax_ce_grad_kernel(T* logits, int64_t V, int64_t Vp, const int64_t* targets, float* losses,
+                                       const float* n_valid, bool with_grad) {
+  T* row = logits + blockIdx.x * Vp;
+  const int64_t target = targets[blockIdx.x];
+  MaxSum acc{-INFINITY, 0.f};
+  for (int64_t i = threadIdx.x; i < V; i += kThreads) acc = combine(acc, {to_float(row[i]), 1.f});
+  acc = block_max_sum(acc);
+  const float lse = acc.m + logf(acc.s);
+  const bool ignored = target == kIgnore;
+  // A target outside the vocabulary cannot be refused without a host sync: its loss is NaN, which the
+  // trainer's non-finite check stops at (the CPU kernel throws instead).
+  const bool bad = !ignored && (target < 0 || target >= V);
+  const float target_logit = ignored || bad ? 0.f : to_float(row[target]);
+  if (threadIdx.x == 0) losses[blockIdx.x] = ignored ? 0.f : bad ? NAN : lse - target_logit;
+  if (!with_grad) return;
+  __syncthreads();  // every thread has read row[target] before any overwrites it
+  const float scale = 1.f / *n_valid;
+  for (int64_t i = threadIdx.x; i < Vp; i += kThreads) {
+    float g = 0.f;
+    if (!ignored && !bad && i < V) g = (__expf(to_float(row[i]) - lse) - (i == target ? 1.f : 0.f)) * scale;
+    row[i] = from_float<T>(g);
+  }
+}
+
+}  // namespace
+
+void softmax_ce_grad(DType dtype, void* logits, int64_t rows, int64_t V, int64_t Vp, const int64_t* targets,
+                     float* losses, const float* n_valid, bool with_grad, cudaStream_t stream) {
+  if (rows == 0) return;
+  if (dtype == DType::kBFloat16)
+    softmax_ce_grad_kernel<<<rows, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(logits), V, Vp, targets, losses,
+                                                          n_valid, with_grad);
+  else
+    softmax_ce_grad_kernel<<<rows, kThreads, 0, stream>>>(static_cast<float*>(logits), V, Vp, targets, losses, n_valid,
+                                                          with_grad);
+}
+
+}  // namespace tokamak::kernels::cuda

@@ -1,0 +1,34 @@
+// Launchers of the kernels in engine/kernels/*.cu. They take plain pointers and a stream, so the .cu files
+// include no ATen (nvcc compiles each in seconds for sm_80 and sm_90) and the ATen glue around them is ordinary
+// C++ (engine/kernels/*_cuda.cpp). Only in builds with TOKAMAK_WITH_CUDA. Shapes are row-major.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace tokamak::kernels::cuda {
+
+enum class DType { kFloat, kBFloat16 };  // the element type behind the void pointers
+
+// classifier.cu — one block per row of logits (rows, Vp), Vp >= V: each row's log-sum-exp over its first V
+// columns, losses[row] = lse - logit[target] (0 for an ignored target, -100), and with with_grad the row
+// replaced in place by dlogits = (softmax - onehot) / *n_valid (0 in padded columns and ignored rows).
+// n_valid is read on the device, so nothing waits for the host.
+void softmax_ce_grad(DType dtype, void* logits, int64_t rows, int64_t V, int64_t Vp, const int64_t* targets,
+                     float* losses, const float* n_valid, bool with_grad, cudaStream_t stream);
+
+// residual_layernorm.cu — h = x + residual and y = layer_norm(h) (eps 1e-5), one warp per row of (N, C);
+// mean and rstd (N,) fp32 are kept for backward.
+void residual_layernorm_forward(DType dtype, const void* x, const void* residual, const void* weight, const void* bias,
+                                void* h, void* y, float* mean, float* rstd, int64_t N, int64_t C, cudaStream_t stream);
+// dh += layer_norm's input gradient for dy; dweight and dbias (C,) fp32 get the row sums added (zero them
+// first). h is the forward's h.
+void layernorm_backward(DType dtype, const void* dy, const void* h, const void* weight, const float* mean,
+                        const float* rstd, void* dh, float* dweight, float* dbias, int64_t N, int64_t C,
+                        cudaStream_t stream);
+
+// bias_gelu.cu — in place over d (N, C): d = d · gelu_tanh'(pre), and dbias (C,) fp32 += its column sums (zero
+// it first): the GELU backward and the bias gradient in one pass over the activations.
+void gelu_backward_bias(DType dtype, void* d, const void* pre, float* dbias, int64_t N, int64_t C, cudaStream_t stream);
+
+}  // namespace tokamak::kernels::cuda

@@ -1,0 +1,93 @@
+// The ATen side of the fused residual + LayerNorm (see residual_layernorm.h): an autograd function around the
+// CUDA launchers; the CPU (and a build without CUDA) runs the reference.
+#include "engine/kernels/residual_layernorm.h"
+
+#include "engine/kernels/reference.h"
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <ATen/autocast_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/zeros.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/autograd.h>
+
+#include "engine/kernels/cuda_launch.h"
+#include "engine/util/error.h"
+#endif
+
+namespace tokamak::kernels {
+
+#ifdef TOKAMAK_WITH_CUDA
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+cuda::DType kind_of(at::ScalarType t) {
+  if (t == at::kFloat) return cuda::DType::kFloat;
+  if (t == at::kBFloat16) return cuda::DType::kBFloat16;
+  throw Error("fused residual + LayerNorm: no CUDA kernel for this dtype", "use fp32 or bf16");
+}
+
+class ResidualLayerNormFunction : public torch::autograd::Function<ResidualLayerNormFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& r_in,
+                               const at::Tensor& w_in, const at::Tensor& b_in) {
+    // One dtype for the kernel: the residual stream's (fp32 + bf16 under autocast gives fp32, as native's add).
+    const at::ScalarType dtype = at::result_type(x_in, r_in);
+    const int64_t C = x_in.size(-1), N = x_in.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(x_in.device());
+    const at::Tensor x = x_in.to(dtype).contiguous(), r = r_in.to(dtype).contiguous();
+    const at::Tensor w = w_in.to(dtype).contiguous(), b = b_in.to(dtype).contiguous();
+    at::Tensor h = at::empty_like(x), y = at::empty_like(x);
+    at::Tensor mean = at::empty({N}, x.options().dtype(at::kFloat)), rstd = at::empty_like(mean);
+    cuda::residual_layernorm_forward(kind_of(dtype), x.data_ptr(), r.data_ptr(), w.data_ptr(), b.data_ptr(),
+                                     h.data_ptr(), y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C,
+                                     c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    ctx->save_for_backward({h, w, mean, rstd});
+    ctx->saved_data["dtypes"] = std::vector<int64_t>{int64_t(x_in.scalar_type()), int64_t(r_in.scalar_type()),
+                                                     int64_t(w_in.scalar_type()), int64_t(b_in.scalar_type())};
+    return {h, y};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &h = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const std::vector<int64_t> dtypes = ctx->saved_data["dtypes"].toIntVector();
+    const int64_t C = h.size(-1), N = h.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(h.device());
+    // dh starts as the residual stream's own gradient and gets layer_norm's added in place.
+    at::Tensor dh = grads[0].defined() ? grads[0].to(h.scalar_type()).contiguous().clone() : at::zeros_like(h);
+    at::Tensor dw = at::zeros({C}, h.options().dtype(at::kFloat)), db = at::zeros_like(dw);
+    if (grads[1].defined()) {
+      const at::Tensor dy = grads[1].to(h.scalar_type()).contiguous();
+      cuda::layernorm_backward(kind_of(h.scalar_type()), dy.data_ptr(), h.data_ptr(), w.data_ptr(),
+                               mean.data_ptr<float>(), rstd.data_ptr<float>(), dh.data_ptr(), dw.data_ptr<float>(),
+                               db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+    auto as = [&](const at::Tensor& t, int i) { return t.to(static_cast<at::ScalarType>(dtypes[i])); };
+    return {as(dh, 0), as(dh, 1), as(dw, 2), as(db, 3)};
+  }
+};
+
+}  // namespace
+#endif
+
+std::pair<at::Tensor, at::Tensor> residual_layernorm(const at::Tensor& x, const at::Tensor& residual,
+                                                     const at::Tensor& weight, const at::Tensor& bias) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (x.is_cuda()) {
+    const variable_list out = ResidualLayerNormFunction::apply(x, residual, weight, bias);
+    return {out[0], out[1]};
+  }
+#endif
+  return residual_layernorm_reference(x, residual, weight, bias);
+}
+
+}  // namespace tokamak::kernels

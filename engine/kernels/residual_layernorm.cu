@@ -1,0 +1,114 @@
+// Fused residual add + LayerNorm on CUDA (llm.c's fused_residual_forward and layernorm_backward): one warp per
+// row. Forward writes the new residual stream h = x + residual and y = layer_norm(h) in one kernel, reading x
+// and residual once instead of add, then layer_norm reading h again. Backward accumulates into dh (the residual
+// stream's gradient, which flows on to x and residual unchanged) and sums dweight/dbias per block in shared
+// memory before one atomic add per column.
+#include "engine/kernels/common.cuh"
+#include "engine/kernels/cuda_launch.h"
+
+namespace tokamak::kernels::cuda {
+namespace {
+
+constexpr int kWarps = 8;  // rows per block
+
+template <class T>
+__global__ void residual_layernorm_forward_kernel(const T* x, const T* residual, const T* weight, const T* bias, T* h,
+                                                  T* y, float* mean, float* rstd, int64_t N, int64_t C) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const T *xr = x + row * C, *rr = residual + row * C;
+  T *hr = h + row * C, *yr = y + row * C;
+  float sum = 0.f;
+  for (int64_t i = lane; i < C; i += 32) {
+    const T v = from_float<T>(to_float(xr[i]) + to_float(rr[i]));
+    hr[i] = v;
+    sum += to_float(v);  // statistics of h as stored, the tensor backward sees
+  }
+  const float m = warp_sum(sum) / C;
+  float sq = 0.f;
+  for (int64_t i = lane; i < C; i += 32) {
+    const float d = to_float(hr[i]) - m;
+    sq += d * d;
+  }
+  const float s = rsqrtf(warp_sum(sq) / C + 1e-5f);
+  for (int64_t i = lane; i < C; i += 32)
+    yr[i] = from_float<T>((to_float(hr[i]) - m) * s * to_float(weight[i]) + to_float(bias[i]));
+  if (lane == 0) mean[row] = m, rstd[row] = s;
+}
+
+template <class T>
+__global__ void layernorm_backward_kernel(const T* dy, const T* h, const T* weight, const float* mean,
+                                          const float* rstd, T* dh, float* dweight, float* dbias, int64_t N,
+                                          int64_t C) {
+  extern __shared__ float shared[];  // dweight then dbias partial sums, (C,) each
+  float *sw = shared, *sb = shared + C;
+  for (int64_t i = threadIdx.x; i < 2 * C; i += blockDim.x) shared[i] = 0.f;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < N;
+       row += static_cast<int64_t>(gridDim.x) * kWarps) {
+    const T *dyr = dy + row * C, *hr = h + row * C;
+    T* dhr = dh + row * C;
+    const float m = mean[row], s = rstd[row];
+    float a = 0.f, b = 0.f;  // sums of dy·w and dy·w·norm
+    for (int64_t i = lane; i < C; i += 32) {
+      const float g = to_float(dyr[i]) * to_float(weight[i]);
+      a += g;
+      b += g * (to_float(hr[i]) - m) * s;
+    }
+    a = warp_sum(a) / C;
+    b = warp_sum(b) / C;
+    for (int64_t i = lane; i < C; i += 32) {
+      const float norm = (to_float(hr[i]) - m) * s, d = to_float(dyr[i]);
+      dhr[i] = from_float<T>(to_float(dhr[i]) + (d * to_float(weight[i]) - a - norm * b) * s);
+      atomicAdd(&sw[i], d * norm);
+      atomicAdd(&sb[i], d);
+    }
+  }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < C; i += blockDim.x) {
+    atomicAdd(&dweight[i], sw[i]);
+    atomicAdd(&dbias[i], sb[i]);
+  }
+}
+
+int blocks_for(int64_t N) { return static_cast<int>((N + kWarps - 1) / kWarps); }
+
+}  // namespace
+
+void residual_layernorm_forward(DType dtype, const void* x, const void* residual, const void* weight, const void* bias,
+                                void* h, void* y, float* mean, float* rstd, int64_t N, int64_t C, cudaStream_t stream) {
+  if (N == 0) return;
+  if (dtype == DType::kBFloat16) {
+    using T = __nv_bfloat16;
+    residual_layernorm_forward_kernel<<<blocks_for(N), kWarps * 32, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(weight),
+        static_cast<const T*>(bias), static_cast<T*>(h), static_cast<T*>(y), mean, rstd, N, C);
+  } else {
+    residual_layernorm_forward_kernel<<<blocks_for(N), kWarps * 32, 0, stream>>>(
+        static_cast<const float*>(x), static_cast<const float*>(residual), static_cast<const float*>(weight),
+        static_cast<const float*>(bias), static_cast<float*>(h), static_cast<float*>(y), mean, rstd, N, C);
+  }
+}
+
+void layernorm_backward(DType dtype, const void* dy, const void* h, const void* weight, const float* mean,
+                        const float* rstd, void* dh, float* dweight, float* dbias, int64_t N, int64_t C,
+                        cudaStream_t stream) {
+  if (N == 0) return;
+  // Enough blocks to fill the GPU, few enough that the per-block column sums stay cheap.
+  const int blocks = blocks_for(N) < 1024 ? blocks_for(N) : 1024;
+  const size_t shared = 2 * C * sizeof(float);
+  if (dtype == DType::kBFloat16) {
+    using T = __nv_bfloat16;
+    layernorm_backward_kernel<<<blocks, kWarps * 32, shared, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(h), static_cast<const T*>(weight), mean, rstd,
+        static_cast<T*>(dh), dweight, dbias, N, C);
+  } else {
+    layernorm_backward_kernel<<<blocks, kWarps * 32, shared, stream>>>(
+        static_cast<const float*>(dy), static_cast<const float*>(h), static_cast<const float*>(weight), mean, rstd,
+        static_cast<float*>(dh), dweight, dbias, N, C);
+  }
+}
+
+}  // namespace tokamak::kernels::cuda

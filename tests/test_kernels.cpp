@@ -1,0 +1,329 @@
+// Tokamak's own kernels (engine/kernels/, issue 12) against their plain-ATen references: the CPU fused
+// classifier's loss and both gradients (vocabulary padding, ignored targets, uneven chunks), the model with
+// opt.layers=fused against native, and the tiny run's first losses. Tolerances follow llm.c's dev/cuda habit:
+// |fused - reference| <= abs + rel·|reference| per element, stated at each check. The CUDA kernels' parity
+// tests skip, saying so, where no CUDA device is visible.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#ifdef TOKAMAK_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+
+#include "engine/config/config.h"
+#include "engine/kernels/bias_gelu.h"
+#include "engine/kernels/classifier.h"
+#include "engine/kernels/reference.h"
+#include "engine/kernels/residual_layernorm.h"
+#include "engine/metrics/device.h"
+#include "engine/model/gpt.h"
+#include "engine/train/trainer.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+
+namespace {
+
+// The largest |a - b| - rel·|b| over the elements: <= abs_tol means every element is within abs + rel·|ref|.
+double excess(const at::Tensor& a, const at::Tensor& b, double rel) {
+  at::Tensor ad = a.to(at::kDouble), bd = b.to(at::kDouble);
+  return ((ad - bd).abs() - rel * bd.abs()).max().item<double>();
+}
+
+struct ClassifierCase {
+  at::Tensor x, weight, targets;  // (N, C), (Vp, C), (N,)
+  int64_t vocab_size;
+};
+
+ClassifierCase make_case(int64_t N, int64_t C, int64_t Vp, int64_t V, int64_t ignored, uint64_t seed) {
+  at::manual_seed(seed);
+  ClassifierCase c{at::randn({N, C}), at::randn({Vp, C}) * 0.2, at::randint(0, V, {N}, at::kLong), V};
+  if (Vp > V) c.weight.narrow(0, V, Vp - V).zero_();  // the model keeps padded rows zero
+  for (int64_t i = 0; i < ignored; ++i) c.targets[(i * 7) % N] = kernels::kIgnoreIndex;
+  return c;
+}
+
+struct Grads {
+  at::Tensor loss, dx, dweight;
+};
+
+// loss · g backpropagated; g != 1 checks that backward scales by the incoming gradient.
+template <class F>
+Grads grads_of(const ClassifierCase& c, F loss_fn, double g) {
+  at::Tensor x = c.x.clone().requires_grad_(), w = c.weight.clone().requires_grad_();
+  at::Tensor loss = loss_fn(x, w);
+  (loss * g).backward();
+  return {loss.detach(), x.grad(), w.grad()};
+}
+
+bool no_gpu() { return cuda_device_count() == 0; }
+#define SKIP_WITHOUT_GPU() \
+  if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)")
+
+// llm.c's dev/cuda tolerance, scaled by dtype: fp32 1e-5 + 1e-4·|ref|; bf16 (8 mantissa bits, and the
+// gradients are rounded to bf16 once more) 1e-2·max|ref| + 5e-2·|ref|. Checked against the fp32 reference.
+bool close(const at::Tensor& got, const at::Tensor& ref, at::ScalarType dtype, QString* why) {
+  const at::Tensor g = got.to(at::kCPU).to(at::kDouble), r = ref.to(at::kCPU).to(at::kDouble);
+  const double scale = r.abs().max().item<double>();
+  const double abs_tol = dtype == at::kBFloat16 ? 1e-2 * scale : 1e-5, rel = dtype == at::kBFloat16 ? 5e-2 : 1e-4;
+  const double over = ((g - r).abs() - rel * r.abs()).max().item<double>();
+  *why = QString("max excess %1 over %2 (max |ref| %3)").arg(over).arg(abs_tol).arg(scale);
+  return over <= abs_tol && scale > 0;
+}
+
+// Runs f on (requires-grad copies of) inputs, backpropagates `seeds` through its outputs (sum of
+// output·seed), and returns the outputs followed by every input's gradient.
+template <class F>
+std::vector<at::Tensor> outputs_and_grads(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& seeds,
+                                          F f) {
+  std::vector<at::Tensor> leaves;
+  for (const at::Tensor& t : inputs) leaves.push_back(t.detach().clone().requires_grad_());
+  std::vector<at::Tensor> outs = f(leaves);
+  at::Tensor total = at::zeros({}, outs[0].options().dtype(at::kFloat));
+  for (size_t i = 0; i < outs.size(); ++i) total = total + (outs[i].to(at::kFloat) * seeds[i]).sum();
+  total.backward();
+  std::vector<at::Tensor> all;
+  for (const at::Tensor& o : outs) all.push_back(o.detach());
+  for (const at::Tensor& l : leaves) all.push_back(l.grad());
+  return all;
+}
+
+// CUDA's sync-debug mode set to raise on any synchronising call for the guard's scope (as test_gpu does).
+struct CudaSyncCheck {
+#ifdef TOKAMAK_WITH_CUDA
+  CudaSyncCheck() { c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR); }
+  ~CudaSyncCheck() { c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED); }
+#endif
+};
+
+QString dtype_row(at::ScalarType t) { return t == at::kBFloat16 ? "bf16" : "fp32"; }
+
+std::vector<double> tiny_run_losses(const std::string& data, const std::string& layers) {
+  Config c;
+  apply_overrides(
+      c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4", "train.log_every=1",
+                                   "train.eval_every=0", "train.sample_every=-1", "train.warmup_steps=2",
+                                   "train.steps=8", "threads=1", "opt.precision=fp32", "opt.layers=" + layers}));
+  struct Losses : EventSink {
+    std::vector<double> values;
+    void on_step(const StepEvent& e) override { values.push_back(e.metric("loss")); }
+  } sink;
+  const EndEvent end = train(c, sink);
+  if (end.status != "finished") return {};
+  return sink.values;
+}
+
+}  // namespace
+
+class TestKernels : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  // Loss and both gradients against linear + narrow + cross_entropy. fp32 tolerance: 1e-5 + 1e-4·|ref| per
+  // element (the chunked sums add in another order; values are O(1)). Padded rows of dweight are exactly zero,
+  // as native's narrow gives them.
+  void classifierMatchesReference_data() {
+    QTest::addColumn<int>("N");
+    QTest::addColumn<int>("C");
+    QTest::addColumn<int>("Vp");
+    QTest::addColumn<int>("V");
+    QTest::addColumn<int>("chunk");
+    QTest::addColumn<int>("ignored");
+    QTest::addColumn<double>("g");
+    QTest::newRow("one chunk, no padding") << 64 << 32 << 300 << 300 << 0 << 0 << 1.0;
+    QTest::newRow("padded vocab, uneven chunks") << 70 << 32 << 320 << 301 << 16 << 0 << 1.0;
+    QTest::newRow("chunks of one token") << 9 << 16 << 64 << 50 << 1 << 0 << 1.0;
+    QTest::newRow("ignored targets, scaled gradient") << 70 << 32 << 320 << 301 << 16 << 5 << 0.25;
+  }
+  void classifierMatchesReference() {
+    QFETCH(int, N);
+    QFETCH(int, C);
+    QFETCH(int, Vp);
+    QFETCH(int, V);
+    QFETCH(int, chunk);
+    QFETCH(int, ignored);
+    QFETCH(double, g);
+    const ClassifierCase c = make_case(N, C, Vp, V, ignored, 7);
+    const Grads ref = grads_of(
+        c, [&](const at::Tensor& x, const at::Tensor& w) { return kernels::classifier_reference(x, w, c.targets, V); },
+        g);
+    const Grads fused = grads_of(
+        c,
+        [&](const at::Tensor& x, const at::Tensor& w) {
+          return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, chunk});
+        },
+        g);
+    QVERIFY2(excess(fused.loss, ref.loss, 1e-4) <= 1e-5,
+             qPrintable(QString("loss %1 vs %2").arg(fused.loss.item<double>()).arg(ref.loss.item<double>())));
+    QVERIFY2(excess(fused.dx, ref.dx, 1e-4) <= 1e-5,
+             qPrintable(QString("dx off by %1").arg(excess(fused.dx, ref.dx, 0))));
+    QVERIFY2(excess(fused.dweight, ref.dweight, 1e-4) <= 1e-5,
+             qPrintable(QString("dweight off by %1").arg(excess(fused.dweight, ref.dweight, 0))));
+    QVERIFY(ref.dx.abs().max().item<double>() > 1e-3);  // the comparison is not between two zeros
+    if (Vp > V) QCOMPARE(fused.dweight.narrow(0, V, Vp - V).abs().max().item<double>(), 0.0);
+    if (ignored) {  // an ignored token's row gets no gradient, as in the reference
+      QCOMPARE(fused.dx[0].abs().max().item<double>(), 0.0);
+      QVERIFY(c.targets[0].item<int64_t>() == kernels::kIgnoreIndex);
+    }
+  }
+
+  // Evaluation (no gradients wanted) gives the same loss and computes no gradient.
+  void classifierWithoutGradientsGivesTheLoss() {
+    const ClassifierCase c = make_case(40, 16, 128, 100, 0, 3);
+    const at::Tensor ref = kernels::classifier_reference(c.x, c.weight, c.targets, 100);
+    at::NoGradGuard no_grad;
+    const at::Tensor loss = kernels::fused_classifier(c.x, c.weight, c.targets, {100, 8});
+    QVERIFY(!loss.requires_grad());
+    QVERIFY2(excess(loss, ref, 1e-5) <= 1e-6, qPrintable(QString::number(loss.item<double>())));
+  }
+
+  // A target outside the real vocabulary (a padded column among them) is a one-line error, as native's is.
+  void targetOutsideTheVocabularyIsRefused() {
+    ClassifierCase c = make_case(8, 16, 64, 50, 0, 5);
+    c.targets[3] = 55;  // a padded row: never a valid prediction
+    const QString e = test::error_of([&] { kernels::fused_classifier(c.x, c.weight, c.targets, {50, 4}); });
+    QVERIFY2(e.contains("target 55 is outside the vocabulary [0, 50)") && !e.contains('\n'), qPrintable(e));
+  }
+
+  // The model with opt.layers=fused: the same loss and the same gradient for every parameter as native, with
+  // vocabulary padding (padded embedding rows get no gradient) and a tied head. fp32: 1e-5 + 1e-4·|ref|.
+  void fusedModelMatchesNative() {
+    ModelConfig m = test::tiny_model(/*vocab_size=*/60);
+    m.vocab_pad_multiple = 64;
+    OptConfig native_opt, fused_opt;
+    fused_opt.layers = "fused";
+    at::manual_seed(21);
+    GPT native(GPTOptions::from_config(m, native_opt));
+    GPT fused(GPTOptions::from_config(m, fused_opt));
+    {
+      at::NoGradGuard no_grad;
+      auto fp = fused->named_parameters();
+      for (const auto& p : native->named_parameters()) fp[p.key()].copy_(p.value());
+    }
+    const at::Tensor tokens = at::randint(0, 60, {4, 17}, at::kLong);
+    const at::Tensor in = tokens.narrow(1, 0, 16).contiguous(), out = tokens.narrow(1, 1, 16).contiguous();
+    const at::Tensor ln = native->forward(in, out).loss, lf = fused->forward(in, out).loss;
+    QVERIFY(!fused->forward(in, out).logits.defined());  // the logits are never materialised
+    QVERIFY2(excess(lf, ln, 1e-5) <= 1e-6,
+             qPrintable(QString("%1 vs %2").arg(lf.item<double>()).arg(ln.item<double>())));
+    ln.backward(), lf.backward();
+    auto fp = fused->named_parameters();
+    for (const auto& p : native->named_parameters()) {
+      const at::Tensor& gn = p.value().grad();
+      const at::Tensor& gf = fp[p.key()].grad();
+      QVERIFY2(gf.defined() && excess(gf, gn, 1e-4) <= 1e-5,
+               qPrintable(QString::fromStdString(p.key()) + QString(": %1").arg(excess(gf, gn, 0))));
+    }
+    QCOMPARE(fp["wte.weight"].grad().narrow(0, 60, 4).abs().max().item<double>(), 0.0);
+    at::NoGradGuard no_grad;  // sampling still gets logits from a fused model
+    QCOMPARE(fused->forward(in).logits.size(-1), 60);
+  }
+
+  // The speed-up's loss check: the tiny run's first 8 losses with opt.layers=fused stay within 1e-4 (absolute,
+  // losses ~10.8 → ~9) of native's. Only the order of float sums differs, so the curves must coincide.
+  void fusedTinyRunFollowsNative() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const std::string data = env.corpus_excerpt(40000);
+    const std::vector<double> native = tiny_run_losses(data, "native"), fused = tiny_run_losses(data, "fused");
+    QCOMPARE(int(native.size()), 8);
+    QCOMPARE(int(fused.size()), 8);
+    QVERIFY(native.back() < native.front());  // it learns, so the comparison is between moving curves
+    for (int i = 0; i < 8; ++i)
+      QVERIFY2(
+          std::abs(fused[i] - native[i]) < 1e-4,
+          qPrintable(
+              QString("step %1: fused %2, native %3").arg(i + 1).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
+  }
+
+  // The CUDA kernels (engine/kernels/*.cu) against the fp32 reference on the same GPU, fp32 and bf16 inputs.
+  void cudaKernelsMatchReferences_data() {
+    QTest::addColumn<QString>("kernel");
+    QTest::addColumn<int>("dtypeInt");
+    for (const char* kernel : {"classifier", "residual_layernorm", "bias_gelu"})
+      for (at::ScalarType t : {at::kFloat, at::kBFloat16})
+        QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
+  }
+  void cudaKernelsMatchReferences() {
+    SKIP_WITHOUT_GPU();
+    QFETCH(QString, kernel);
+    QFETCH(int, dtypeInt);
+    const auto dtype = static_cast<at::ScalarType>(dtypeInt);
+    const auto on_gpu = at::TensorOptions().device(at::kCUDA);
+    at::manual_seed(5);
+    std::vector<at::Tensor> inputs, seeds;  // fp32 on the GPU; the fused side gets them in dtype
+    std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> fused, reference;
+    const int64_t N = 300, C = 96;  // rows not a multiple of any block's, C not of a warp's
+    if (kernel == "classifier") {
+      const int64_t V = 1000, Vp = 1024;
+      at::Tensor w = at::randn({Vp, C}, on_gpu) * 0.1;
+      w.narrow(0, V, Vp - V).zero_();
+      at::Tensor t = at::randint(0, V, {N}, on_gpu.dtype(at::kLong));
+      t.narrow(0, 0, 3).fill_(kernels::kIgnoreIndex);
+      inputs = {at::randn({N, C}, on_gpu), w};
+      seeds = {at::full({}, 0.5, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::fused_classifier(in[0].to(dtype), in[1].to(dtype), t, {V, 128})};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::classifier_reference(in[0], in[1], t, V)};
+      };
+    } else if (kernel == "residual_layernorm") {
+      inputs = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu), 1 + 0.1 * at::randn({C}, on_gpu),
+                0.1 * at::randn({C}, on_gpu)};
+      seeds = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        auto [h, y] = kernels::residual_layernorm(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype), in[3].to(dtype));
+        return std::vector<at::Tensor>{h, y};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        auto [h, y] = kernels::residual_layernorm_reference(in[0], in[1], in[2], in[3]);
+        return std::vector<at::Tensor>{h, y};
+      };
+    } else {
+      inputs = {at::randn({N, C}, on_gpu), 0.1 * at::randn({4 * C, C}, on_gpu), 0.1 * at::randn({4 * C}, on_gpu)};
+      seeds = {at::randn({N, 4 * C}, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::bias_gelu(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype))};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{kernels::bias_gelu_reference(in[0], in[1], in[2])};
+      };
+    }
+    const std::vector<at::Tensor> got = outputs_and_grads(inputs, seeds, fused);
+    const std::vector<at::Tensor> ref = outputs_and_grads(inputs, seeds, reference);
+    QCOMPARE(got.size(), ref.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      QString why;
+      QVERIFY2(got[i].defined() && close(got[i], ref[i], dtype, &why),
+               qPrintable(QString("%1 of %2: %3").arg(i < seeds.size() ? "output" : "gradient").arg(i).arg(why)));
+    }
+  }
+
+  // The fused classifier on CUDA reads nothing back to the host (the count of targets stays on the device):
+  // under sync-debug "error" a forward + backward raises on any synchronising call.
+  void cudaClassifierMakesNoHostSync() {
+    SKIP_WITHOUT_GPU();
+    const auto on_gpu = at::TensorOptions().device(at::kCUDA);
+    at::Tensor x = at::randn({64, 32}, on_gpu).requires_grad_(), w = at::randn({128, 32}, on_gpu).requires_grad_();
+    const at::Tensor t = at::randint(0, 100, {64}, on_gpu.dtype(at::kLong));
+    kernels::fused_classifier(x, w, t, {100, 16}).backward();  // warm-up: cuBLAS handles, allocator
+    x.mutable_grad() = at::Tensor(), w.mutable_grad() = at::Tensor();
+    const QString error = test::error_of([&] {
+      CudaSyncCheck check;
+      kernels::fused_classifier(x, w, t, {100, 16}).backward();
+    });
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(x.grad().defined() && w.grad().defined());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestKernels)
+#include "test_kernels.moc"
