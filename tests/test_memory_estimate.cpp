@@ -23,6 +23,7 @@ class TestMemoryEstimate : public QObject {
   void gpt2();
   void zeroShardsOptimizerState_data();
   void zeroShardsOptimizerState();
+  void fusedClassifierHoldsNoLogits();
   void formatsBytes();
   void terabyteConfigsFailBeforeAllocating_data();
   void terabyteConfigsFailBeforeAllocating();
@@ -83,6 +84,20 @@ void TestMemoryEstimate::gpt2() {
   QCOMPARE(m.activations, activations);
   QCOMPARE(m.logits, 4 * 1024 * batch * 50304);  // fp32 logits over the padded vocabulary
   QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
+}
+
+// opt.layers=fused never stores the B·T·V logits: two 512-token chunk buffers, dx and dW instead.
+void TestMemoryEstimate::fusedClassifierHoldsNoLogits() {
+  Config c;
+  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "opt.layers=fused"});
+  const MemoryEstimate fused = estimate_memory(c);
+  // 4 bytes × (2 · 512 · 50304 + 16 · 1024 · 768 + 50304 · 768) = 4 × 102,584,064
+  QCOMPARE(fused.logits, qint64(4) * (2 * 512 * 50304 + 16 * 1024 * 768 + 50304 * 768));
+  apply_overrides(c, {"opt.layers=native"});
+  const MemoryEstimate native = estimate_memory(c);
+  QCOMPARE(native.logits, qint64(4) * 1024 * 16 * 50304);  // 3.3 GB of logits
+  QVERIFY(fused.logits * 7 < native.logits);
+  QCOMPARE(fused.activations, native.activations);
 }
 
 void TestMemoryEstimate::zeroShardsOptimizerState_data() {

@@ -9,6 +9,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
+#include "engine/kernels/classifier.h"
 #include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
@@ -45,7 +46,16 @@ MemoryEstimate estimate_memory(const Config& c) {
   if (c.opt.attention != "sdpa") per_layer += 5 * a * s * s * b;
   per_layer *= width;
   m.activations = bytes(c.opt.activation_checkpointing ? L * 2 * s * b * h * width + per_layer : L * per_layer);
-  m.logits = bytes(4 * s * b * static_cast<double>(padded_vocab(c.model)));
+  const double vocab = static_cast<double>(padded_vocab(c.model));
+  if (c.opt.layers == "fused") {
+    // The fused classifier never holds the B·T·V logits: two fp32 chunk buffers (logits, then log-probs turned
+    // into dlogits in place) and the gradients it computes in forward and keeps for backward, dx (B·T·C) and
+    // the embedding's dW (V·C).
+    const double chunk = std::min(static_cast<double>(kernels::kDefaultClassifierChunk), s * b);
+    m.logits = bytes(4 * (2 * chunk * vocab + s * b * h + vocab * h));
+  } else {
+    m.logits = bytes(4 * s * b * vocab);
+  }
   return m;
 }
 
