@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The one command for a GPU machine: runs the GPU test suite and the benchmark ladders, and prints their
+# The one command for a GPU machine: runs the GPU test suites (test_gpu, test_kernels' CUDA parity), the batch
+# finder and the benchmark ladders, and prints their
 # tables, in well under 10 minutes. Two ways to get the programs:
 #   - from a kit made by scripts/gpu-kit.sh (this script inside carry/kit): nothing is built;
 #   - from a checkout (scripts/gpu-check.sh): an engine-only build against python3's torch into build-gpu.
@@ -20,10 +21,10 @@ if [ -d "$here/bin" ]; then
   export TOKAMAK_CACHE=$here/cache
 else
   root=$(cd "$here/.." && pwd)
-  BUILD_DIR=$root/build-gpu TOKAMAK_GUI=OFF TOKAMAK_TORCH_PYTHON=$py TOKAMAK_TARGETS="tokamak tokamak-engine test_gpu" \
+  BUILD_DIR=$root/build-gpu TOKAMAK_GUI=OFF TOKAMAK_TORCH_PYTHON=$py TOKAMAK_TARGETS="tokamak tokamak-engine test_gpu test_kernels" \
     "$root/scripts/build.sh"
   bin=$root/build-gpu ladders=$root/experiments/ladders
-  [ -d "$bin/app" ] && { cp "$bin"/app/tokamak "$bin"/app/tokamak-engine "$bin"/tests/test_gpu "$out/"; bin=$out; }
+  [ -d "$bin/app" ] && { cp "$bin"/app/tokamak "$bin"/app/tokamak-engine "$bin"/tests/test_gpu "$bin"/tests/test_kernels "$out/"; bin=$out; }
   export LD_LIBRARY_PATH=$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export XDG_DATA_HOME=$out/data  # a run store of this sitting only
@@ -32,6 +33,8 @@ gpu=$(head -1 "$out/gpu.txt" | cut -d, -f1 | tr ' ' '-')
 
 echo "== GPU test suite" >&2
 "$bin/test_gpu" 2>&1 | tee "$out/test_gpu.txt"
+echo "== kernel parity on the GPU (issue 12)" >&2
+"$bin/test_kernels" 2>&1 | tee "$out/test_kernels.txt"
 echo "== tokamak find-batch (gpt2, bf16, context 1024)" >&2
 "$bin/tokamak" find-batch --preset gpt2 --set device=cuda --set opt.precision=bf16 --max 128 \
   | tee "$out/find-batch.txt" || echo "gpu-check: find-batch failed" >&2
