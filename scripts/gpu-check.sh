@@ -34,7 +34,7 @@ gpu=$(head -1 "$out/gpu.txt" | cut -d, -f1 | tr ' ' '-')
 echo "== GPU test suite" >&2
 "$bin/test_gpu" 2>&1 | tee "$out/test_gpu.txt"
 echo "== kernel parity on the GPU (issue 12)" >&2
-"$bin/test_kernels" 2>&1 | tee "$out/test_kernels.txt"
+"$bin/test_kernels" 2>&1 | tee "$out/test_kernels.txt" || echo "gpu-check: test_kernels failed (see test_kernels.txt)" >&2
 echo "== tokamak find-batch (gpt2, bf16, context 1024)" >&2
 "$bin/tokamak" find-batch --preset gpt2 --set device=cuda --set opt.precision=bf16 --max 128 \
   | tee "$out/find-batch.txt" || echo "gpu-check: find-batch failed" >&2
