@@ -222,6 +222,7 @@ class TestDist : public QObject {
 
  private slots:
   void initTestCase() {
+    test::disable_flight_recorder();  // before any process group: ranks as threads (dist_ranks.h)
     at::set_num_threads(1);
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");

@@ -130,6 +130,7 @@ class TestGpu : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  void initTestCase() { test::disable_flight_recorder(); }  // before any process group (dist_ranks.h)
   // Autocast and TF32 change rounding, not what is learned: each of the first kSteps losses stays within 2%
   // of fp32's (bf16 keeps 8 mantissa bits; the loss starts near ln(50257) = 10.8).
   void reducedPrecisionFollowsFp32_data() {

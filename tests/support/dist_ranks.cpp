@@ -1,6 +1,8 @@
 // In-process data-parallel ranks against one process (see dist_ranks.h).
 #include "tests/support/dist_ranks.h"
 
+#include <cstdlib>
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <sys/socket.h>
@@ -58,6 +60,8 @@ Batch random_batch(int64_t vocab, int64_t step, int rank) {
   at::Tensor tokens = at::randint(0, vocab, {4, 17}, g, at::kLong);
   return {tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
 }
+
+void disable_flight_recorder() { ::setenv("TORCH_FR_BUFFER_SIZE", "0", 1); }
 
 RanksResult train_ranks(const ModelConfig& model_config, const RanksOptions& o, const RankBatch& batch) {
   GPT reference = seeded_model(model_config);  // built once: the ranks' threads must not share the seeding

@@ -37,6 +37,13 @@ struct RanksResult {
 // rank r's batch of a step, on the CPU.
 using RankBatch = std::function<Batch(int64_t step, int rank)>;
 
+// Several ranks as threads of one process share LibTorch's c10d flight recorder, whose record() (2.11) adds a
+// process group to its map before taking its lock: two ranks' first collectives at once corrupt the map (a
+// crash seen in CI). A test that runs ranks in-process calls this first thing (initTestCase), before any
+// process group exists: it turns the recorder off (TORCH_FR_BUFFER_SIZE=0, read when the recorder is made).
+// One rank per process, as every real run has, never races there.
+void disable_flight_recorder();
+
 // `world` ranks, each starting from the weights of a model built with seed 1; AdamW (lr 1e-3), clip 1.
 RanksResult train_ranks(const ModelConfig& model, const RanksOptions& options, const RankBatch& batch);
 // One process on `device` with every rank's batch of a step concatenated: what the ranks must equal.
