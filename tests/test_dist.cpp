@@ -201,17 +201,6 @@ void compare_losses(const std::vector<double>& got, const std::vector<double>& w
              qPrintable(QString("%1, step %2: loss %3 vs %4").arg(what).arg(i + 1).arg(got[i]).arg(want[i])));
 }
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 }  // namespace
 
 class TestDist : public QObject {
@@ -335,7 +324,7 @@ class TestDist : public QObject {
   void reducerBucketsInReverseOrderAndStartsDuringBackward() {
     // A group of one (Gloo, in this process): the reducer's bucketing and hooks with nothing to exchange.
     DistEnv e;
-    e.master_port = free_port();
+    e.master_port = test::free_port();
     ProcessGroup group(e, c10::kCPU, std::chrono::seconds(10));
     Config c;
     apply_overrides(c, tiny_sets(data_));
@@ -400,7 +389,7 @@ class TestDist : public QObject {
              "the two batches give the same gradient: the test would prove nothing");
     for (size_t i = 0; i < expected.size(); ++i) expected[i] = (expected[i] + second[i]) / 2;
 
-    const int port = free_port();
+    const int port = test::free_port();
     std::vector<std::vector<at::Tensor>> got(2);
     std::vector<std::string> errors(2);
     auto rank_main = [&](int rank) {
@@ -442,7 +431,7 @@ class TestDist : public QObject {
     GPT reference(GPTOptions::from_config(c.model, c.opt));
     auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
-    const int port = free_port();
+    const int port = test::free_port();
     std::vector<std::vector<BucketTiming>> timed(2), untimed(2);
     std::vector<size_t> buckets(2);
     std::vector<std::string> errors(2);

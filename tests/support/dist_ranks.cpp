@@ -23,17 +23,6 @@ namespace {
 
 constexpr double kLr = 1e-3, kClip = 1.0;
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 GPT seeded_model(const ModelConfig& m) {
   at::manual_seed(1);
   return GPT(GPTOptions::from_config(m, OptConfig{}));
@@ -59,6 +48,17 @@ Batch random_batch(int64_t vocab, int64_t step, int rank) {
   at::Generator g = at::make_generator<at::CPUGeneratorImpl>(1000 * step + rank + 7);
   at::Tensor tokens = at::randint(0, vocab, {4, 17}, g, at::kLong);
   return {tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
+}
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+  close(fd);
+  return ntohs(a.sin_port);
 }
 
 void disable_flight_recorder() { ::setenv("TORCH_FR_BUFFER_SIZE", "0", 1); }

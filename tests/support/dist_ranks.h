@@ -44,6 +44,9 @@ using RankBatch = std::function<Batch(int64_t step, int rank)>;
 // One rank per process, as every real run has, never races there.
 void disable_flight_recorder();
 
+// A TCP port on 127.0.0.1 that was free a moment ago: the rendezvous store of ranks started by a test.
+int free_port();
+
 // `world` ranks, each starting from the weights of a model built with seed 1; AdamW (lr 1e-3), clip 1.
 RanksResult train_ranks(const ModelConfig& model, const RanksOptions& options, const RankBatch& batch);
 // One process on `device` with every rank's batch of a step concatenated: what the ranks must equal.
