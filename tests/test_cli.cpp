@@ -162,6 +162,19 @@ class TestCli : public QObject {
     QCOMPARE(list.out.count("finished"), 2);
   }
 
+  // The allocator settings compiled into the training process (app/tokamak/malloc_conf.cpp) reach jemalloc:
+  // `tokamak train` execs tokamak-engine, and jemalloc prints its options at exit when asked to.
+  void trainingProcessKeepsFreedMemory() {
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("MALLOC_CONF", "stats_print:true");  // adds to the compiled-in settings, changes none of them
+    Result r = runTokamak({"train", "--help"}, env);
+    QCOMPARE(r.code, 0);
+    const QByteArray all = r.out + r.err;
+    QVERIFY2(all.contains("opt.oversize_threshold: 0"), all.right(2000).constData());
+    QVERIFY(all.contains("opt.dirty_decay_ms: -1"));
+    QVERIFY(all.contains("opt.muzzy_decay_ms: -1"));
+  }
+
   // A copy of a store on read-only media, or another user's: `runs list` reads it, a write says why it fails.
   void readOnlyStoreCanBeListed() {
     QTemporaryDir dir;

@@ -409,6 +409,7 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_allocated", mem.allocated);
         e.metrics.add_count("mem_reserved", mem.reserved);
         e.metrics.add_count("mem_peak", mem.peak);
+        if (!device_.is_cuda()) trim_cpu_allocator(mem.reserved);  // bounds what the allocator keeps
         e.metrics.add_count("skipped_steps", skipped_);
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
