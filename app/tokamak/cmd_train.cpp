@@ -15,6 +15,7 @@
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/printer.h"
 #include "app/tokamak/signals.h"
+#include "engine/config/choices.h"
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/launch.h"
@@ -92,6 +93,7 @@ int run_train(const TrainArgs& args) {
   validate_config(c, cuda_device_count());
   const bool auto_precision = c.opt.precision == "auto";
   c.opt.precision = resolved_precision(c.opt.precision, c.device);
+  c.opt.layers = resolved_layers(c.opt.layers, c.device, c.opt.precision);
   const bool main_rank = dist.rank == 0;
   if (main_rank) {
     // The trainer divides the cores among the processes of one machine when threads is 0.

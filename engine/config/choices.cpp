@@ -59,6 +59,12 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
        "Tokamak's own kernels: the classifier computes cross-entropy and its gradient in chunks of tokens, never "
        "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.2–1.4× faster than native.",
        kAny, "", "the CUDA kernels are compiled but not yet verified on a GPU (issue 12)"},
+      // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
+      {"auto", LayersKind::kNative,
+       "What is fastest where it runs: fused on a CPU in fp32 (its classifier never stores the B·T·V logits; "
+       "issue 28 measured it ahead of native there), native elsewhere (bf16 on a CPU, where fused computes its "
+       "classifier in fp32; CUDA, until the fused kernels are verified on a GPU).",
+       kAny, ""},
   };
   return t;
 }
@@ -157,6 +163,11 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
   std::string list;
   for (const ChoiceInfo& c : choices_of(key)) list += (list.empty() ? "" : ", ") + c.value;
   return key + " '" + value + "' is not one of " + list;
+}
+
+std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision) {
+  if (layers != "auto") return layers;
+  return device == "cpu" && precision == "fp32" ? "fused" : "native";
 }
 
 std::string portable_layers(const std::string& layers) {

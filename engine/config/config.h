@@ -67,7 +67,7 @@ struct OptConfig {
   std::string precision = "auto";         // number format of matmuls, activations and weights (auto: per device)
   std::string attention = "sdpa";         // how attention is computed
   std::string sdpa_backend = "auto";      // which fused kernel computes opt.attention=sdpa
-  std::string layers = "native";          // which kernels compute LayerNorm and GELU
+  std::string layers = "auto";          // LayerNorm, GELU and classifier kernels; auto: resolved_layers()
   bool fused_adamw = true;                // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
   std::string pin_memory = "auto";        // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
   bool prefetch = true;                   // prepare the next batch on a background thread
