@@ -287,12 +287,10 @@ void TestStudio::runLifecycle() {
                qPrintable(commandLineOf(run->processId())));
   QVERIFY(run->processId() != QCoreApplication::applicationPid());
 
-  // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too.
+  // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too, and MFU
+  // against the CPU's measured GEMM peak (engine/metrics/cpu_peak.h).
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
-  for (MetricPlot* p : w.livePlots()->plots()) {
-    if (p->title() == "MFU") QCOMPARE(p->pointCount(0), 0);       // no known peak FLOP/s on a CPU
-    else QVERIFY2(p->pointCount(0) > 0, qPrintable(p->title()));  // memory: resident set on a CPU
-  }
+  for (MetricPlot* p : w.livePlots()->plots()) QVERIFY2(p->pointCount(0) > 0, qPrintable(p->title()));
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);
   QTRY_VERIFY_WITH_TIMEOUT(w.samplesPanel()->sampleCount() > 0, 30000);
   QVERIFY(w.samplesPanel()->text().contains("step 10"));
