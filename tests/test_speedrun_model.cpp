@@ -255,11 +255,16 @@ class TestSpeedrunModel : public QObject {
   void problemsNameTheSwitchAndTheFix_data() {
     QTest::addColumn<QString>("sets");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("muon + zero-1") << "opt.optimizer=muon dist.zero=1" << "set dist.zero=0";
-    QTest::newRow("softcap + fused") << "model.logit_softcap=30 opt.layers=fused" << "model.logit_softcap needs the logits";
-    QTest::newRow("rope, odd head") << "model.position=rope model.n_embd=30 model.n_head=2" << "is odd";
-    QTest::newRow("stop without target") << "train.stop_at_target=true" << "train.target_val_loss > 0";
-    QTest::newRow("unknown norm") << "model.norm=batchnorm" << "model.norm 'batchnorm' is not one of";
+    QTest::newRow("muon + zero-1") << "opt.optimizer=muon dist.zero=1"
+                                   << "set dist.zero=0";
+    QTest::newRow("softcap + fused") << "model.logit_softcap=30 opt.layers=fused"
+                                     << "model.logit_softcap needs the logits";
+    QTest::newRow("rope, odd head") << "model.position=rope model.n_embd=30 model.n_head=2"
+                                    << "is odd";
+    QTest::newRow("stop without target") << "train.stop_at_target=true"
+                                         << "train.target_val_loss > 0";
+    QTest::newRow("unknown norm") << "model.norm=batchnorm"
+                                  << "model.norm 'batchnorm' is not one of";
   }
   void problemsNameTheSwitchAndTheFix() {
     QFETCH(QString, sets);

@@ -42,9 +42,9 @@ struct Recorder : EventSink {
 
 Config tiny_run(const std::string& data, const std::vector<std::string>& more = {}) {
   Config c;
-  std::vector<std::string> sets = {"data.path=" + data, "model.n_layer=2", "train.batch_size=4", "train.log_every=1",
-                                   "train.eval_every=0", "train.sample_every=-1", "train.warmup_steps=2", "threads=1",
-                                   "train.checkpoint_minutes=0"};
+  std::vector<std::string> sets = {"data.path=" + data,    "model.n_layer=2",    "train.batch_size=4",
+                                   "train.log_every=1",    "train.eval_every=0", "train.sample_every=-1",
+                                   "train.warmup_steps=2", "threads=1",          "train.checkpoint_minutes=0"};
   sets.insert(sets.end(), more.begin(), more.end());
   apply_overrides(c, test::tiny_run_overrides(sets));
   return c;
@@ -137,8 +137,7 @@ class TestSpeedrunTrain : public QObject {
           r.p -= lr / bc1 * r.m / ((r.v / bc2).sqrt() + ao.eps);
         }
         QVERIFY2(max_diff(p, r.p) < 2e-5, qPrintable(QString::fromStdString(name) + " at step " +
-                                                     QString::number(step) + ": " +
-                                                     QString::number(max_diff(p, r.p))));
+                                                     QString::number(step) + ": " + QString::number(max_diff(p, r.p))));
       }
     }
     QCOMPARE(hidden, 2 * 4);  // per block: c_attn, attn.c_proj, c_fc, c_proj
@@ -225,9 +224,9 @@ class TestSpeedrunTrain : public QObject {
   void targetIsRecordedAndStops() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    Config c = tiny_run(env.corpus_excerpt(60000), {"train.steps=40", "train.eval_every=5", "train.lr=1e-2",
-                                                    "train.target_val_loss=10.5", "train.stop_at_target=true",
-                                                    "train.checkpoint_dir=" + env.path("ckpt")});
+    Config c = tiny_run(env.corpus_excerpt(60000),
+                        {"train.steps=40", "train.eval_every=5", "train.lr=1e-2", "train.target_val_loss=10.5",
+                         "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
     Recorder r;
     const EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
@@ -248,9 +247,9 @@ class TestSpeedrunTrain : public QObject {
   void unreachedTargetRecordsNothing() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    Config c = tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "train.eval_every=5",
-                                                    "train.target_val_loss=0.01", "train.stop_at_target=true",
-                                                    "train.checkpoint_dir=" + env.path("ckpt")});
+    Config c =
+        tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "train.eval_every=5", "train.target_val_loss=0.01",
+                                             "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
     Recorder r;
     const EndEvent end = train(c, r);
     QCOMPARE(end.step, 10);

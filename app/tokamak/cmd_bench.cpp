@@ -113,7 +113,8 @@ void run_bench(const BenchArgs& a) {
   for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
   std::vector<std::vector<std::string>> table = {{"#", "rung", "tok/s", "speedup", "MFU", "peak mem", "loss"}};
   if (a.seeds > 1) table[0].insert(table[0].begin() + 3, "± std");
-  if (target) table[0].insert(table[0].end(), {"time to target", "± std", "steps to target", "reached", "time speedup"});
+  if (target)
+    table[0].insert(table[0].end(), {"time to target", "± std", "steps to target", "reached", "time speedup"});
   double baseline = NAN, baseline_time = NAN;
   for (size_t i = 0; i < ladder.rungs.size(); ++i) {
     LadderRung& rung = ladder.rungs[i];
@@ -139,17 +140,20 @@ void run_bench(const BenchArgs& a) {
     }
     const Spread rate = spread(tok_s), t = spread(time), st = spread(steps);
     if (i == 0) baseline = rate.mean, baseline_time = t.mean;
-    std::vector<std::string> row = {std::to_string(i + 1), rung.name, finished ? format_rate(rate.mean) : "failed",
+    std::vector<std::string> row = {std::to_string(i + 1),
+                                    rung.name,
+                                    finished ? format_rate(rate.mean) : "failed",
                                     format_fixed(rate.mean / baseline, "%.2fx"),
                                     format_fixed(100 * spread(mfu).mean, "%.1f%%"),
                                     std::isfinite(spread(peak).mean) ? format_bytes(spread(peak).mean) : "-",
                                     format_fixed(spread(loss).mean, "%.4f")};
     if (a.seeds > 1) row.insert(row.begin() + 3, format_rate(rate.std));
     if (target)
-      row.insert(row.end(),
-                 {t.n ? format_fixed(t.mean, "%.1f s") : "not reached (best " + format_fixed(spread(best).mean, "%.4f") + ")",
-                  format_fixed(t.std, "%.1f s"), format_fixed(st.mean, "%.0f"),
-                  std::to_string(t.n) + "/" + std::to_string(a.seeds), format_fixed(baseline_time / t.mean, "%.2fx")});
+      row.insert(
+          row.end(),
+          {t.n ? format_fixed(t.mean, "%.1f s") : "not reached (best " + format_fixed(spread(best).mean, "%.4f") + ")",
+           format_fixed(t.std, "%.1f s"), format_fixed(st.mean, "%.0f"),
+           std::to_string(t.n) + "/" + std::to_string(a.seeds), format_fixed(baseline_time / t.mean, "%.2fx")});
     table.push_back(row);
   }
   std::fputs(format_text_table(table).c_str(), stdout);

@@ -86,15 +86,19 @@ std::string default_run_name(const Config& c) {
   if (c.opt.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
   // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
-  if (c.model.norm != "layernorm") name += "-" + std::string(find_choice(norm_choices(), "model.norm", c.model.norm).value);
-  if (c.model.mlp_act != "gelu") name += "-" + std::string(find_choice(mlp_act_choices(), "model.mlp_act", c.model.mlp_act).value);
+  if (c.model.norm != "layernorm")
+    name += "-" + std::string(find_choice(norm_choices(), "model.norm", c.model.norm).value);
+  if (c.model.mlp_act != "gelu")
+    name += "-" + std::string(find_choice(mlp_act_choices(), "model.mlp_act", c.model.mlp_act).value);
   if (c.model.position != "learned")
     name += "-" + std::string(find_choice(position_choices(), "model.position", c.model.position).value);
   if (c.model.qk_norm) name += "-qknorm";
   if (c.model.logit_softcap > 0) name += "-softcap";
   if (c.model.zero_init_proj) name += "-zeroinit";
-  if (c.opt.optimizer != "adamw") name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
-  if (c.opt.schedule != "cosine") name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
+  if (c.opt.optimizer != "adamw")
+    name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
+  if (c.opt.schedule != "cosine")
+    name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
   return name;
 }
 
@@ -160,8 +164,9 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
                 " make another model: leave those at their defaults or clear model.init_from");
   }
   if (m.position == "rope" && m.n_head >= 1 && m.n_embd % m.n_head == 0)
-    need((m.n_embd / m.n_head) % 2 == 0, "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
-                                             std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
+    need((m.n_embd / m.n_head) % 2 == 0,
+         "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
+             std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
   need(!(m.logit_softcap > 0 && c.opt.layers == "fused"),
        "model.logit_softcap needs the logits, which opt.layers=fused never stores: set opt.layers=native or "
        "model.logit_softcap=0");

@@ -28,12 +28,12 @@ struct ModelConfig {
   bool qkv_bias = true;             // GPT-2 has biases on every linear layer
   // The speedrun's model switches (modded-nanogpt); the defaults are GPT-2. Any other value makes a model that
   // is no longer GPT-2 (Hugging Face export and init_from refuse it: not_gpt2_switches()).
-  std::string norm = "layernorm";   // layernorm | rmsnorm (choices.cpp)
-  std::string mlp_act = "gelu";     // gelu | relu2
-  std::string position = "learned"; // learned | rope
-  bool qk_norm = false;             // RMS-normalise each head's queries and keys before attention
-  double logit_softcap = 0;         // > 0: logits = cap · tanh(logits / cap); 0 = off
-  bool zero_init_proj = false;      // output projections (attention and MLP c_proj, an untied head) start at zero
+  std::string norm = "layernorm";    // layernorm | rmsnorm (choices.cpp)
+  std::string mlp_act = "gelu";      // gelu | relu2
+  std::string position = "learned";  // learned | rope
+  bool qk_norm = false;              // RMS-normalise each head's queries and keys before attention
+  double logit_softcap = 0;          // > 0: logits = cap · tanh(logits / cap); 0 = off
+  bool zero_init_proj = false;       // output projections (attention and MLP c_proj, an untied head) start at zero
   std::string init_from;  // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
 };
 

@@ -21,13 +21,12 @@ LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm) : kind
   if (norm == NormKind::kLayerNorm) bias = register_parameter("bias", torch::zeros({dim}));
 }
 
-torch::Tensor rms_normalize(const torch::Tensor& x) {
-  return at::rms_norm(x, {x.size(-1)}, std::nullopt, kRmsNormEps);
-}
+torch::Tensor rms_normalize(const torch::Tensor& x) { return at::rms_norm(x, {x.size(-1)}, std::nullopt, kRmsNormEps); }
 
 torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
   if (norm_ == NormKind::kRmsNorm) {
-    if (kind_ == LayersKind::kScratch) return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + kRmsNormEps) * weight;
+    if (kind_ == LayersKind::kScratch)
+      return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + kRmsNormEps) * weight;
     return at::rms_norm(x, {weight.size(0)}, weight, kRmsNormEps);
   }
   if (kind_ == LayersKind::kScratch) {
@@ -56,7 +55,7 @@ torch::Tensor apply_rope(const torch::Tensor& x, int64_t first) {
   const int64_t T = x.size(2), D = x.size(3), half = D / 2;
   auto f32 = x.options().dtype(torch::kFloat);
   auto inv_freq = torch::pow(kRopeBase, -torch::arange(0, half, f32) * (2.0 / static_cast<double>(D)));  // (D/2,)
-  auto angles = torch::outer(torch::arange(first, first + T, f32), inv_freq);                          // (T, D/2)
+  auto angles = torch::outer(torch::arange(first, first + T, f32), inv_freq);                            // (T, D/2)
   auto cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
   auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
   return torch::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);

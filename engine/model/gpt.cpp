@@ -43,7 +43,7 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
 
 int64_t count_parameters(const GPTOptions& o) {
   const int64_t C = o.block.n_embd;
-  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);  // c_attn, attn c_proj, c_fc, mlp c_proj
+  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);       // c_attn, attn c_proj, c_fc, mlp c_proj
   const int64_t norm = o.block.norm == NormKind::kRmsNorm ? C : 2 * C;  // RMSNorm has no bias
   const int64_t block = linear + 2 * norm;
   const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;

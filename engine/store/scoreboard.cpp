@@ -38,8 +38,8 @@ int metric_better(const std::string& key) {
   const auto ends_with = [&](const std::string& tail) {
     return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
   };
-  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 || key == "skipped_steps" ||
-      ends_with("_to_target"))
+  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 ||
+      key == "skipped_steps" || ends_with("_to_target"))
     return -1;
   if (key == "tok_s" || key == "mfu") return 1;
   return 0;
@@ -244,10 +244,10 @@ static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
                  fmt("%.1f%%", g.mean.mfu * 100), fmt("%.4f", g.mean.final_val_loss),
                  fmt("%.4f", g.mean.best_val_loss)});
     if (target)
-      t.back().insert(t.back().end(),
-                      {format_time_to_target(g.mean.time_to_target_s, g.mean.target), fmt("%.1f s", g.time_to_target_std),
-                       fmt("%.1f", g.time_to_target_min) + "–" + fmt("%.1f s", g.time_to_target_max),
-                       std::to_string(g.reached) + "/" + std::to_string(g.members.size())});
+      t.back().insert(t.back().end(), {format_time_to_target(g.mean.time_to_target_s, g.mean.target),
+                                       fmt("%.1f s", g.time_to_target_std),
+                                       fmt("%.1f", g.time_to_target_min) + "–" + fmt("%.1f s", g.time_to_target_max),
+                                       std::to_string(g.reached) + "/" + std::to_string(g.members.size())});
   }
   return t;
 }

@@ -37,7 +37,7 @@ struct ScoreInput {
   std::array<std::vector<double>, kPhaseCount> phase_ms;  // logged values in step order, by Phase
   double peak_mem = kNaN;                                 // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
-  double target = kNaN;  // train.target_val_loss when > 0
+  double target = kNaN;                                                             // train.target_val_loss when > 0
   double time_to_target_s = kNaN, tokens_to_target = kNaN, steps_to_target = kNaN;  // NaN: not reached
   std::string config_json;
 };

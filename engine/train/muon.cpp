@@ -58,7 +58,8 @@ void Muon::step(double lr, const at::Tensor& found_inf) {
     const at::Tensor grad = p.grad();
     if (!grad.defined()) continue;
     at::Tensor& m = momentum_[i];
-    const double shape_scale = std::sqrt(std::max(1.0, static_cast<double>(p.size(0)) / static_cast<double>(p.size(1))));
+    const double shape_scale =
+        std::sqrt(std::max(1.0, static_cast<double>(p.size(0)) / static_cast<double>(p.size(1))));
     if (!found_inf.defined()) {
       m.lerp_(grad, 1.0 - beta);
       const at::Tensor o = newton_schulz5(grad.lerp(m, beta), options_.ns_steps);

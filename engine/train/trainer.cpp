@@ -174,9 +174,9 @@ void Run::set_up() {
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
   if (!zero) {
     if (parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer) == OptimizerKind::kMuon)
-      optimizer_ = std::make_unique<Muon>(params, ao, MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr});
-    else
-      optimizer_ = std::make_unique<AdamW>(params, ao);
+      optimizer_ =
+          std::make_unique<Muon>(params, ao, MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr});
+    else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
 
   uid_ = new_run_uid();
@@ -461,7 +461,8 @@ EndEvent Run::execute() {
       const double io = std::chrono::duration<double>(Clock::now() - io_start).count();
       meter.exclude(io);
       io_seconds_ += io;
-      if (target_stop) break;  // status stays "finished": the run did what it was asked (every rank agrees: val is shared)
+      if (target_stop)
+        break;  // status stays "finished": the run did what it was asked (every rank agrees: val is shared)
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;

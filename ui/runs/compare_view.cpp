@@ -142,9 +142,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   waterfallBy_->setObjectName(QStringLiteral("waterfallBy"));
   waterfallBy_->addItem(tr("by tok/s"));
   waterfallBy_->addItem(tr("by time to target"));
-  waterfallBy_->setToolTip(tr("Each rung's speed-up in tokens per second, or in training time to the runs' "
-                              "train.target_val_loss (first run's time / this run's; a run that did not reach it "
-                              "has no bar)"));
+  waterfallBy_->setToolTip(
+      tr("Each rung's speed-up in tokens per second, or in training time to the runs' "
+         "train.target_val_loss (first run's time / this run's; a run that did not reach it "
+         "has no bar)"));
   charts->setCornerWidget(waterfallBy_);
   connect(waterfallBy_, &QComboBox::currentIndexChanged, this, [this] { rebuildScoreboard(); });
   auto* bottom = new QSplitter(Qt::Horizontal, this);
@@ -497,10 +498,11 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 6, cell(fmt("%.4f", m.final_val_loss), true));
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", m.best_val_loss), true));
     if (target) {
-      scoreTable_->setItem(r, 8, cell(qs(tokamak::format_time_to_target(m.time_to_target_s, m.target)) +
-                                          QStringLiteral(" ± ") + fmt("%.1f s", g.time_to_target_std) +
-                                          tr(" (%1/%2 reached)").arg(g.reached).arg(g.members.size()),
-                                      true));
+      scoreTable_->setItem(
+          r, 8,
+          cell(qs(tokamak::format_time_to_target(m.time_to_target_s, m.target)) + QStringLiteral(" ± ") +
+                   fmt("%.1f s", g.time_to_target_std) + tr(" (%1/%2 reached)").arg(g.reached).arg(g.members.size()),
+               true));
       scoreTable_->setItem(r, 9, cell(fmt("%.0f", m.steps_to_target), true));
       scoreTable_->setItem(r, 10, cell(fmt("%.2f×", m.target_speedup), true));
     }

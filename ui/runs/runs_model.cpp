@@ -214,13 +214,14 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == TokS || section == Mfu))
     return tr("The last value the run logged; Compare's scoreboard shows the median after the first 10%");
   if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == ToTarget)
-    return tr("Training time until val loss first reached train.target_val_loss (checked every train.eval_every "
-              "steps; evaluations left out)");
+    return tr(
+        "Training time until val loss first reached train.target_val_loss (checked every train.eval_every "
+        "steps; evaluations left out)");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Name",          "Date",      "Model",       "Dataset", "Switches",
-                                           "tok/s",         "MFU",       "Best val loss", "To target",
-                                           "Peak memory",   "Status",    "Tags",          "Notes"};
+  static const char* names[ColumnCount] = {"Name",   "Date", "Model",         "Dataset",   "Switches",
+                                           "tok/s",  "MFU",  "Best val loss", "To target", "Peak memory",
+                                           "Status", "Tags", "Notes"};
   return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

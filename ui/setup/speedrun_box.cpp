@@ -65,8 +65,9 @@ QString reasonAgainst(const Config& config, const QString& key, const QString& v
 SpeedrunBox::SpeedrunBox(KeyBindings* keys, QWidget* parent)
     : QGroupBox(tr("Speedrun: fewer tokens to the target"), parent), keys_(keys) {
   setObjectName(QStringLiteral("speedrunBox"));
-  setToolTip(tr("The GPT-2 speedrun's switches (modded-nanogpt): they change what is learned per token, so "
-                "compare runs by time to a target loss (Training → Target val loss), not by tok/s alone"));
+  setToolTip(
+      tr("The GPT-2 speedrun's switches (modded-nanogpt): they change what is learned per token, so "
+         "compare runs by time to a target loss (Training → Target val loss), not by tok/s alone"));
   auto* form = new QFormLayout(this);
   const QString labels[] = {tr("Norm"), tr("MLP activation"), tr("Positions"), tr("Optimizer"), tr("LR schedule")};
   for (size_t i = 0; i < std::size(kChoiceKeys); ++i) {
@@ -96,8 +97,9 @@ void SpeedrunBox::updateAvailability(const Config& config, int cudaDevices) {
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());
     for (int i = 0; i < combo->count(); ++i) {
       // The current choice stays selectable even when it is a problem: the user must be able to leave it.
-      const QString why =
-          i == combo->currentIndex() ? QString() : reasonAgainst(config, key, combo->itemData(i).toString(), cudaDevices);
+      const QString why = i == combo->currentIndex()
+                              ? QString()
+                              : reasonAgainst(config, key, combo->itemData(i).toString(), cudaDevices);
       model->item(i)->setEnabled(why.isEmpty());
       const QString help = combo->itemData(i, Qt::UserRole + 1).toString();
       combo->setItemData(i, why.isEmpty() ? help : help + tr("\n\nUnavailable: ") + why, Qt::ToolTipRole);
