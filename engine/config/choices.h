@@ -37,6 +37,17 @@ const std::vector<Choice<LayersKind>>& layers_choices();         // opt.layers
 const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // opt.sdpa_backend
 const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
 const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_graphs
+// The speedrun's switches (issue 27): model variants and the optimizer/schedule. Defaults are GPT-2's.
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class MlpAct { kGelu, kRelu2 };
+enum class PositionKind { kLearned, kRope };
+enum class OptimizerKind { kAdamW, kMuon };
+enum class ScheduleKind { kCosine, kWsd };
+const std::vector<Choice<NormKind>>& norm_choices();            // model.norm
+const std::vector<Choice<MlpAct>>& mlp_act_choices();           // model.mlp_act
+const std::vector<Choice<PositionKind>>& position_choices();    // model.position
+const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // opt.optimizer
+const std::vector<Choice<ScheduleKind>>& schedule_choices();    // opt.schedule
 enum class PinMemory { kAuto, kOn, kOff };
 const std::vector<Choice<PinMemory>>& pin_memory_choices();  // opt.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.

@@ -31,6 +31,7 @@
 #include "engine/model/hf.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
+#include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/torch_error.h"
@@ -99,13 +100,23 @@ class Run {
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
-  std::unique_ptr<AdamW> optimizer_;          // unsharded runs
+  std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (opt.optimizer)
   std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/dist/zero.h)
   std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   Clock::time_point started_, last_checkpoint_;
+  // Time to train.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
+  // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the
+  // step at which the target was reached (0: not yet).
+  double train_seconds_before_ = 0, io_seconds_ = 0;
+  Clock::time_point loop_started_;
+  int64_t target_step_ = 0;
+  double train_seconds() const {
+    return train_seconds_before_ + std::chrono::duration<double>(Clock::now() - loop_started_).count() - io_seconds_;
+  }
+  bool check_target(EvalEvent& e, double val, double trained_s);
 };
 
 void Run::set_up() {
@@ -163,7 +174,12 @@ void Run::set_up() {
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
   AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
-  if (!zero) optimizer_ = std::make_unique<AdamW>(params, ao);
+  if (!zero) {
+    if (parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer) == OptimizerKind::kMuon)
+      optimizer_ =
+          std::make_unique<Muon>(params, ao, MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr});
+    else optimizer_ = std::make_unique<AdamW>(params, ao);
+  }
 
   uid_ = new_run_uid();
   if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
@@ -173,6 +189,7 @@ void Run::set_up() {
     OptimizerState* into = zero ? resumed.get() : optimizer_.get();
     CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
+    train_seconds_before_ = info.train_seconds, target_step_ = info.target_step;
   }
   if (group_) {
     // Every rank starts from rank 0's weights (and its run uid), whatever its own initialisation did.
@@ -242,7 +259,9 @@ void Run::checkpoint(int64_t step) {
   if (!main_) return;  // ranks hold the same weights: one writer
   std::string path = checkpoint_path(checkpoint_dir_, step);
   OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
-  save_checkpoint(path, *model_, state, {uid_, config_to_json(c_, -1), step, tokens_, ""}, device_);
+  CheckpointInfo info{uid_, config_to_json(c_, -1), step, tokens_, ""};
+  info.train_seconds = train_seconds(), info.target_step = target_step_;
+  save_checkpoint(path, *model_, state, info, device_);
   last_checkpoint_ = Clock::now();
   prune_checkpoints(checkpoint_dir_, c_.train.checkpoint_keep, uid_);
   sink_.on_checkpoint({step, path});
@@ -308,6 +327,17 @@ void Run::add_overlap_metrics(Metrics& metrics) const {
   metrics.add("allreduce_last_end_ms", o.last_end_ms);
 }
 
+// The first evaluation at or below train.target_val_loss adds the training time, tokens and steps it took to
+// its event (the store, exports and `runs compare` read them as metrics). Its resolution is train.eval_every.
+bool Run::check_target(EvalEvent& e, double val, double trained_s) {
+  if (c_.train.target_val_loss <= 0 || target_step_ > 0 || !(val <= c_.train.target_val_loss)) return false;
+  target_step_ = e.step;
+  e.metrics.add("time_to_target_s", trained_s);
+  e.metrics.add_count("tokens_to_target", e.tokens);
+  e.metrics.add_count("steps_to_target", e.step);
+  return true;
+}
+
 EndEvent Run::execute() {
   EndEvent end;
   started_ = last_checkpoint_ = Clock::now();
@@ -336,6 +366,8 @@ EndEvent Run::execute() {
   at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
   int64_t step = start_step_;
   end.status = "finished";
+  bool target_stop = false;  // train.stop_at_target, once the target is reached
+  loop_started_ = Clock::now();
 
   try {
     while (step < steps) {
@@ -345,7 +377,7 @@ EndEvent Run::execute() {
       }
       profiling = c_.train.profile && reports(step + 1);
       if (profiling) profile.begin();
-      const double lr = learning_rate(c_.train, step);
+      const double lr = learning_rate(c_.train, step, c_.opt.schedule);
       if (reducer_) reducer_->zero_grad();
       else optimizer_->zero_grad();
       StepOutput out = forward_backward(
@@ -418,6 +450,7 @@ EndEvent Run::execute() {
         sink_.on_step(e);
       }
       const auto io_start = Clock::now();
+      const double trained_s = train_seconds();  // training time up to here, the evaluation's own time left out
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(
@@ -425,6 +458,7 @@ EndEvent Run::execute() {
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);
+        target_stop = check_target(e, val, trained_s) && c_.train.stop_at_target;
         sink_.on_eval(e);
       }
       if (!eval_tasks_.empty() && due(c_.train.eval_every)) evaluate_tasks(step);
@@ -438,7 +472,11 @@ EndEvent Run::execute() {
       // ZeRO-1's checkpoint is a collective: the ranks agree on the time at report steps (which sync anyway).
       if (sharded_) by_time = report && group_->any(by_time);
       if ((by_steps || by_time) && !last) checkpoint(step);
-      meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
+      const double io = std::chrono::duration<double>(Clock::now() - io_start).count();
+      meter.exclude(io);
+      io_seconds_ += io;
+      if (target_stop)
+        break;  // status stays "finished": the run did what it was asked (every rank agrees: val is shared)
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;

@@ -26,6 +26,7 @@
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
 #include "ui/setup/setup_files.h"
+#include "ui/setup/speedrun_box.h"
 #include "ui/setup/switches_box.h"
 
 namespace tokamak::ui {
@@ -78,6 +79,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   what->addStretch(1);
   auto* how = new QVBoxLayout;
   how->addWidget(switches_);
+  how->addWidget(speedrun_ = new SpeedrunBox(keys_));
   how->addStretch(1);
   columns->addLayout(what, 1);
   columns->addLayout(how, 1);
@@ -137,7 +139,7 @@ QWidget* SetupPanel::trainingBox() {
 
   auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
   keys_->bind("train.steps", steps);
-  form->addRow(tr("Steps"), steps);
+  form->addRow(tr("Steps"), stepsWithTarget(steps, keys_));
   auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
   keys_->bind("train.lr", lr);
   form->addRow(tr("Learning rate"), lr);
@@ -262,6 +264,7 @@ void SetupPanel::refreshNow() {
 
   model_->showEstimate(c);
   switches_->updateAvailability(c, gpus);
+  speedrun_->updateAvailability(c, gpus);
   const bool cuda = QString::fromStdString(c.device).startsWith("cuda");
   findBatch_->setEnabled(cuda);  // also while searching: the button cancels then
   findBatch_->setToolTip(cuda ? tr("Trains two steps at batch 1, 2, 4, … until the GPU runs out of memory")

@@ -19,6 +19,7 @@ class DatasetBox;
 class KeyBindings;
 class ModelBox;
 class SwitchesBox;
+class SpeedrunBox;
 
 class SetupPanel : public QWidget {
   Q_OBJECT
@@ -65,6 +66,7 @@ class SetupPanel : public QWidget {
   DatasetBox* dataset_;
   ModelBox* model_;
   SwitchesBox* switches_;
+  SpeedrunBox* speedrun_ = nullptr;  // issue 27's switches (ui/setup/speedrun_box.h)
   BatchFinder* finder_;
   QPushButton* findBatch_;
   QLabel* resume_;
