@@ -98,6 +98,9 @@ void TestMemoryEstimate::autoLayersAreSizedAsResolved() {
   QCOMPARE(estimate_memory(c).logits, qint64(4) * 1024 * 16 * 50304);
   QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda", "fp32")), QString("native"));
   QCOMPARE(QString::fromStdString(resolved_layers("scratch", "cpu", "fp32")), QString("scratch"));
+  apply_overrides(c, {"opt.precision=fp32", "model.logit_softcap=30"});  // needs the logits fused never stores
+  QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("native"));
+  QCOMPARE(estimate_memory(c).logits, qint64(4) * 1024 * 16 * 50304);
 }
 
 // opt.layers=fused never stores the B·T·V logits: two 512-token chunk buffers, dx and dW instead.

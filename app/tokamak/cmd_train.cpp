@@ -93,7 +93,7 @@ int run_train(const TrainArgs& args) {
   validate_config(c, cuda_device_count());
   const bool auto_precision = c.opt.precision == "auto";
   c.opt.precision = resolved_precision(c.opt.precision, c.device);
-  c.opt.layers = resolved_layers(c.opt.layers, c.device, c.opt.precision);
+  c.opt.layers = resolved_layers(c, c.opt.precision);
   const bool main_rank = dist.rank == 0;
   if (main_rank) {
     // The trainer divides the cores among the processes of one machine when threads is 0.

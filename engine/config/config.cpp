@@ -75,6 +75,11 @@ int64_t tokens_per_step(const Config& c) {
   return c.train.batch_size * train_context(c) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
 }
 
+std::string resolved_layers(const Config& c, const std::string& precision) {
+  if (c.opt.layers == "auto" && c.model.logit_softcap > 0) return "native";
+  return resolved_layers(c.opt.layers, c.device, precision);
+}
+
 std::string default_run_name(const Config& c) {
   // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
   std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +

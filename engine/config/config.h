@@ -150,6 +150,9 @@ int64_t padded_vocab(const ModelConfig& model);
 int64_t grad_accum_steps(const Config& config);  // from batch_tokens when set
 int64_t tokens_per_step(const Config& config);   // B * T * grad_accum * gpus
 std::string default_run_name(const Config& config);
+// opt.layers=auto made concrete for this config under a resolved precision: resolved_layers (choices.h), but
+// native whenever the model needs the logits that fused never stores (model.logit_softcap).
+std::string resolved_layers(const Config& config, const std::string& precision);
 // The model switches that make this model something other than GPT-2 ("model.norm=rmsnorm", ...), in registry
 // order; empty for a GPT-2. Hugging Face GPT-2 export and model.init_from refuse such a model, naming these.
 std::vector<std::string> not_gpt2_switches(const ModelConfig& model);

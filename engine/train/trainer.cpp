@@ -519,7 +519,7 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   c.dist.gpus = dist.world_size;
   validate_config(c, cuda_device_count());
   c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the run records what it trains with
-  c.opt.layers = resolved_layers(c.opt.layers, c.device, c.opt.precision);
+  c.opt.layers = resolved_layers(c, c.opt.precision);
   check_memory(c);                                                  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();
