@@ -44,6 +44,8 @@ void PrinterSink::on_start(const RunStart& e) {
                e.model.c_str(), human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
+  if (e.peak_flops > 0)
+    std::fprintf(stderr, "MFU peak: %s FLOP/s (%s)\n", human_count(e.peak_flops).c_str(), e.peak_source.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (json_)
     emit({{"event", "start"},
@@ -54,6 +56,8 @@ void PrinterSink::on_start(const RunStart& e) {
           {"world_size", e.world_size},
           {"start_step", e.start_step},
           {"steps", e.total_steps},
+          {"peak_flops", e.peak_flops},
+          {"peak_source", e.peak_source},
           {"config", json::parse(e.config_json)}});
 }
 

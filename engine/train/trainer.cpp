@@ -24,6 +24,7 @@
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/metrics/cpu_peak.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
@@ -93,6 +94,7 @@ class Run {
   c10::Device device_;
   Precision precision_;
   bool main_;                            // rank 0 (or not data parallel): reports, samples, checkpoints
+  double peak_ = -1;                     // FLOP/s per rank for MFU (set_up); -1 when unknown
   std::unique_ptr<ProcessGroup> group_;  // data parallel only; declared before the reducer that uses it
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
@@ -220,6 +222,17 @@ void Run::set_up() {
   start.start_step = start_step_;
   start.total_steps = c_.train.steps;
   start.tokens_per_step = tokens_per_step(c_);
+  // MFU's denominator: the datasheet for a GPU, this machine's own measured GEMM rate for a CPU (no datasheet
+  // says what a CPU of that name reaches with these cores and LibTorch's kernels).
+  if (device_.is_cuda()) {
+    peak_ = peak_flops(device_name(device_), c_.opt.precision);
+    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.opt.precision + ")" : "";
+  } else if (main_) {  // only rank 0 reports MFU; ranks measuring at once would share the cores
+    const CpuPeak cpu = cpu_peak_flops(c_.opt.precision);
+    peak_ = cpu.flops;
+    start.peak_source = cpu.source;
+  }
+  start.peak_flops = peak_;
   sink_.on_start(start);
 }
 
@@ -302,7 +315,7 @@ EndEvent Run::execute() {
   const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
   const double fpt =
       flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
-  const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
+  const double peak = peak_;
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
   const auto optimizer_step = [&](double lr, const at::Tensor& found_inf) {
@@ -396,6 +409,7 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_allocated", mem.allocated);
         e.metrics.add_count("mem_reserved", mem.reserved);
         e.metrics.add_count("mem_peak", mem.peak);
+        if (!device_.is_cuda()) trim_cpu_allocator(mem.reserved);  // bounds what the allocator keeps
         e.metrics.add_count("skipped_steps", skipped_);
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
