@@ -58,12 +58,14 @@ QStringList cutControls(SetupPanel* panel) {
     if (!content->isAncestorOf(w) || w->window() != content->window()) continue;
     const QRect r(w->mapTo(content, QPoint(0, 0)), w->size());
     if (r.left() < 0 || r.right() >= area->viewport()->width())
-      out << describe(w) + QString(" at x %1–%2, outside 0–%3").arg(r.left()).arg(r.right()).arg(area->viewport()->width());
+      out << describe(w) +
+                 QString(" at x %1–%2, outside 0–%3").arg(r.left()).arg(r.right()).arg(area->viewport()->width());
     const bool wraps = label && label->wordWrap();
     if (!wraps && w->sizeHint().width() > w->width())
       out << describe(w) + QString(" cut: %1 px wide, needs %2").arg(w->width()).arg(w->sizeHint().width());
     if (wraps && !label->text().isEmpty() && label->heightForWidth(label->width()) > label->height())
-      out << describe(w) + QString(" cut: %1 px high, needs %2").arg(label->height()).arg(label->heightForWidth(label->width()));
+      out << describe(w) +
+                 QString(" cut: %1 px high, needs %2").arg(label->height()).arg(label->heightForWidth(label->width()));
   }
   return out;
 }
@@ -118,8 +120,11 @@ void TestStudioLayout::setupIsReachable() {
   settle();
   QVERIFY2(w.width() <= screen.width() && w.height() <= screen.height(),
            qPrintable(QString("window %1×%2, at least %3×%4; setup at least %5, plots at least %6")
-                          .arg(w.width()).arg(w.height()).arg(w.minimumSizeHint().width())
-                          .arg(w.minimumSizeHint().height()).arg(panel->minimumSizeHint().width())
+                          .arg(w.width())
+                          .arg(w.height())
+                          .arg(w.minimumSizeHint().width())
+                          .arg(w.minimumSizeHint().height())
+                          .arg(panel->minimumSizeHint().width())
                           .arg(w.centralWidget()->minimumSizeHint().width())));
   QVERIFY2(dock->isVisible() && panel->width() >= panel->widthFor(1),
            qPrintable(QString("setup %1 px, one column needs %2").arg(panel->width()).arg(panel->widthFor(1))));
