@@ -16,7 +16,7 @@ void SpeedupWaterfall::setMeasure(const QString& measure) {
 
 SpeedupWaterfall::SpeedupWaterfall(QWidget* parent) : QCustomPlot(parent) {
   setObjectName(QStringLiteral("speedupWaterfall"));
-  setMinimumSize(200, 160);
+  setMinimumSize(200, 120);  // as small as PhaseBars, its neighbour tab
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0,
                            new QCPTextElement(this, tr("Speedup per rung"), QFont(font().family(), 9, QFont::Bold)));

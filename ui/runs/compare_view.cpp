@@ -93,8 +93,12 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     if (i >= 0) setBaseline(i);
   });
 
+  // The title (the runs' names) wraps on a line of its own, and the boxes may shrink below their longest
+  // item: otherwise this row alone made the window wider than a 1366-pixel screen.
+  title_->setWordWrap(true);
+  for (QComboBox* box : {metricBox_, xBox_, baselineBox_, groupBox_, bandBox_})
+    box->setMinimumWidth(box->fontMetrics().averageCharWidth() * 8);
   auto* controls = new QHBoxLayout;
-  controls->addWidget(title_, 1);
   controls->addWidget(new QLabel(tr("Metric"), this));
   controls->addWidget(metricBox_);
   controls->addWidget(new QLabel(tr("X axis"), this));
@@ -105,9 +109,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(groupBox_);
   controls->addWidget(patternEdit_);
   controls->addWidget(bandBox_);
+  controls->addStretch(1);
 
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumSize(320, 200);
+  plot_->setMinimumSize(320, 140);  // the runs page fits a 1366×768 screen
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->legend->setVisible(true);
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -162,6 +167,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(title_);
   layout->addLayout(controls);
   layout->addWidget(split, 1);
 }

@@ -18,6 +18,7 @@ class BatchFinder;
 class DatasetBox;
 class KeyBindings;
 class ModelBox;
+class SectionColumns;
 class SwitchesBox;
 class SpeedrunBox;
 
@@ -42,6 +43,9 @@ class SetupPanel : public QWidget {
   ModelBox* modelBox() const { return model_; }
   SwitchesBox* switchesBox() const { return switches_; }
   KeyBindings* keys() const { return keys_; }
+  SectionColumns* sections() const { return sections_; }
+  // The narrowest the panel can be with its sections in `columns` columns (1 or 2), nothing cut.
+  int widthFor(int columns) const;
 
  public Q_SLOTS:
   void saveSetupAs();
@@ -62,7 +66,8 @@ class SetupPanel : public QWidget {
   void showWeights(const Config& c);
 
   KeyBindings* keys_;
-  QWidget* form_;
+  SectionColumns* sections_;
+  QWidget* form_;  // the sections' content: disabled while a run uses the setup, still scrollable
   DatasetBox* dataset_;
   ModelBox* model_;
   SwitchesBox* switches_;
