@@ -137,7 +137,8 @@ QWidget* SetupPanel::trainingBox() {
 
   auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
   keys_->bind("train.steps", steps);
-  form->addRow(tr("Steps"), stepsWithTarget(steps, keys_));
+  form->addRow(tr("Steps"), steps);
+  form->addRow(tr("Target val loss"), targetRow(keys_));
   auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
   keys_->bind("train.lr", lr);
   form->addRow(tr("Learning rate"), lr);

@@ -113,10 +113,8 @@ void SpeedrunBox::updateAvailability(const Config& config, int cudaDevices) {
   }
 }
 
-QLayout* stepsWithTarget(QSpinBox* steps, KeyBindings* keys) {
+QLayout* targetRow(KeyBindings* keys) {
   auto* row = new QHBoxLayout;
-  row->addWidget(steps, 1);
-  row->addWidget(new QLabel(QObject::tr("target val loss")));
   auto* target = numberEdit("train.target_val_loss");
   target->setObjectName(QStringLiteral("targetValLoss"));
   target->setPlaceholderText(QObject::tr("0 = off"));

@@ -3,7 +3,7 @@
 // logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule. Each tooltip is
 // the engine's choice row or key help (what it does and what the speedrun measured); a value that cannot run
 // with the rest of the setup is greyed out with the engine's own reason. Also the time-to-target fields that
-// sit beside Steps (stepsWithTarget).
+// sit under Steps (targetRow).
 #pragma once
 #include <QGroupBox>
 
@@ -30,7 +30,8 @@ class SpeedrunBox : public QGroupBox {
   KeyBindings* keys_;
 };
 
-// Steps, then train.target_val_loss and train.stop_at_target beside it, bound to `keys`.
-QLayout* stepsWithTarget(QSpinBox* steps, KeyBindings* keys);
+// train.target_val_loss and train.stop_at_target side by side, bound to `keys`: the row under Steps. A row of
+// its own, not beside Steps, so the training section stays narrow enough for one column at 1366×768.
+QLayout* targetRow(KeyBindings* keys);
 
 }  // namespace tokamak::ui
