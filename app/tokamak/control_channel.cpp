@@ -18,15 +18,19 @@ ControlChannel::~ControlChannel() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ControlChannel::handle(const std::string& raw) {
+void ControlChannel::handle(const std::string& line) { handle_control_line(handlers_, note_, line); }
+
+void handle_control_line(const ControlHandlers& handlers_, const std::function<void(const std::string&)>& note_,
+                         const std::string& raw) {
   std::string line = raw;
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.empty()) return;
   const std::function<void()>* h = line == "pause"    ? &handlers_.pause
                                    : line == "resume" ? &handlers_.resume
                                    : line == "stop"   ? &handlers_.stop
+                                   : line == "sample" ? &handlers_.sample
                                                       : nullptr;
-  if (!h) return note_("control: unknown command \"" + line + "\" (known: pause, resume, stop)");
+  if (!h) return note_("control: unknown command \"" + line + "\" (known: pause, resume, stop, sample)");
   if (!*h) return note_("control: " + line + " is not offered for this run");
   (*h)();
 }
