@@ -27,7 +27,7 @@ struct Result {
   QByteArray out, err;
 };
 
-Result tokamak(const QStringList& args, int timeout_ms = 300000, const QProcessEnvironment& env = {}) {
+Result cli(const QStringList& args, int timeout_ms = 300000, const QProcessEnvironment& env = {}) {
   QProcess p;
   if (!env.isEmpty()) p.setProcessEnvironment(env);
   p.start(bin(), args);
@@ -46,7 +46,7 @@ QStringList runArgs(const std::string& data, int steps, const std::vector<std::s
 }
 
 QJsonObject detached(const QStringList& args) {
-  Result r = tokamak(QStringList(args) << "--detach" << "--json", 60000);
+  Result r = cli(QStringList(args) << "--detach" << "--json", 60000);
   if (r.code != 0) qWarning("detach failed: %s", r.err.constData());
   return QJsonDocument::fromJson(r.out).object();
 }
@@ -68,7 +68,7 @@ bool waitForEvent(const QJsonObject& run, const QString& kind, int timeout_ms = 
 }
 
 QString stateOf(const QString& uid) {
-  Result r = tokamak({"runs", "list", "--json"});
+  Result r = cli({"runs", "list", "--json"});
   for (const QByteArray& line : r.out.split('\n')) {
     QJsonObject o = QJsonDocument::fromJson(line).object();
     if (o["run_uid"].toString() == uid) return o["state"].toString();
@@ -102,7 +102,7 @@ class TestDetach : public QObject {
     // The detached run is not our child: its session is its own.
     QCOMPARE(getsid(run["pid"].toInt()), pid_t(run["pid"].toInt()));
 
-    Result follow = tokamak({"runs", "follow", uid});
+    Result follow = cli({"runs", "follow", uid});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QCOMPARE(follow.out, journal);  // byte for byte: the whole journal, each line once
@@ -114,7 +114,7 @@ class TestDetach : public QObject {
 
     // From a byte offset in the middle: exactly the rest.
     const int middle = journal.indexOf('\n', journal.size() / 2) + 1;
-    Result rest = tokamak({"runs", "follow", uid.left(6), "--from", QString::number(middle)});
+    Result rest = cli({"runs", "follow", uid.left(6), "--from", QString::number(middle)});
     QCOMPARE(rest.code, 0);
     QCOMPARE(rest.out, journal.mid(middle));
   }
@@ -125,29 +125,29 @@ class TestDetach : public QObject {
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
     const QString uid = run["run_uid"].toString();
     QVERIFY(waitForEvent(run, "step"));
-    QCOMPARE(tokamak({"runs", "control", uid, "pause"}).code, 0);
+    QCOMPARE(cli({"runs", "control", uid, "pause"}).code, 0);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(uid), QString("paused"), 10000);
     QThread::msleep(500);  // the step in flight ends
     const QByteArray held = journalOf(run);
     QThread::msleep(700);
     QCOMPARE(journalOf(run).size(), held.size());  // paused: no more steps
-    QCOMPARE(tokamak({"runs", "control", uid, "resume"}).code, 0);
+    QCOMPARE(cli({"runs", "control", uid, "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).size() > held.size(), 10000);
     QCOMPARE(stateOf(uid), QString("running"));
-    QCOMPARE(tokamak({"runs", "control", uid, "sample"}).code, 0);
+    QCOMPARE(cli({"runs", "control", uid, "sample"}).code, 0);
     QVERIFY(waitForEvent(run, "sample", 60000));
-    QCOMPARE(tokamak({"runs", "control", uid, "stop"}).code, 0);
-    Result follow = tokamak({"runs", "follow", uid});
+    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
+    Result follow = cli({"runs", "follow", uid});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QVERIFY(journal.contains("\"event\":\"checkpoint\""));  // stop = checkpoint, then end
     QVERIFY(journal.contains("\"status\":\"stopped\""));
     QCOMPARE(stateOf(uid), QString("stopped"));
     // An ended run takes no commands: one line that says so.
-    Result late = tokamak({"runs", "control", uid, "stop"});
+    Result late = cli({"runs", "control", uid, "stop"});
     QCOMPARE(late.code, 1);
     QVERIFY2(late.err.contains("is not running (it ended stopped)") && late.err.count('\n') == 1, late.err.constData());
-    Result bad = tokamak({"runs", "control", uid, "explode"});
+    Result bad = cli({"runs", "control", uid, "explode"});
     QVERIFY2(bad.code == 1 && bad.err.contains("use pause, resume, stop or sample"), bad.err.constData());
   }
 
@@ -159,7 +159,7 @@ class TestDetach : public QObject {
     QVERIFY(waitForEvent(run, "step"));
     QCOMPARE(stateOf(uid), QString("running"));
     QCOMPARE(::kill(run["pid"].toInt(), SIGKILL), 0);
-    Result follow = tokamak({"runs", "follow", uid}, 30000);
+    Result follow = cli({"runs", "follow", uid}, 30000);
     QCOMPARE(follow.code, 1);
     QVERIFY2(follow.err.contains("crashed (it ended without an end event)"), follow.err.constData());
     QCOMPARE(follow.err.count('\n'), 1);
@@ -177,7 +177,7 @@ class TestDetach : public QObject {
     QVERIFY(QFile::link("/dev/full", QString::fromStdString(f.journal())));
     QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
     e.insert("TOKAMAK_RUN_UID", QString::fromStdString(uid));
-    Result r = tokamak(runArgs(env.corpus_excerpt(20000), 1000000) << "--name" << "full", 300000, e);
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 1000000) << "--name" << "full", 300000, e);
     QCOMPARE(r.code, 1);
     QCOMPARE(r.err.count("the run journal cannot be written: the disk is full"), 1);
     QVERIFY2(r.err.contains("(writing " + QByteArray::fromStdString(f.journal()) + ")"), r.err.right(300).constData());
@@ -189,15 +189,15 @@ class TestDetach : public QObject {
   void detachRefusesWhatCannotWork() {
     test::ScratchEnv env;
     QVERIFY(env.ok());
-    Result r = tokamak(runArgs(env.corpus_excerpt(20000), 5) << "--detach" << "--control");
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach" << "--control");
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("--detach and --control do not go together") && r.err.count('\n') == 1,
              r.err.constData());
     // A config problem is reported before detaching, by the command that was typed.
-    r = tokamak(QStringList{"train", "--detach", "--set", "train.steps=-3"});
+    r = cli(QStringList{"train", "--detach", "--set", "train.steps=-3"});
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("train.steps"), r.err.constData());
-    r = tokamak({"runs", "follow", "ffffffff"});
+    r = cli({"runs", "follow", "ffffffff"});
     QVERIFY2(r.code == 1 && r.err.contains("runs list --json"), r.err.constData());
   }
 };

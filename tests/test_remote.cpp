@@ -18,6 +18,7 @@
 #include "engine/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
+#include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;

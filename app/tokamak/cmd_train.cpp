@@ -80,14 +80,16 @@ int launch(const Config& c, bool control, const RunFolder& folder) {
                           [] {
                             int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
                             g_launcher_interrupts.compare_exchange_strong(none, 1);
-                          }},
+                          },
+                          {}},
           note_control);
     // The run folder's control files reach the launcher too; only stop is offered to several ranks.
     ControlFolder files(folder,
                         ControlHandlers{{}, {}, [] {
                                           int none = 0;
                                           g_launcher_interrupts.compare_exchange_strong(none, 1);
-                                        }},
+                                        },
+                                        {}},
                         note_control);
     r = launch_workers(lo);
   }
