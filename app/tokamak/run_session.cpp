@@ -35,8 +35,9 @@ void open_run_folder(const RunIdentity& id) {
   const RunFolder& f = id.folder;
   const long owner = read_pid(f);
   if (owner > 0 && owner != ::getpid() && owner != ::getppid() && run_process_alive(f))
-    throw Error("run " + id.uid + " is already being trained by process " + std::to_string(owner),
-                "stop it first (`tokamak runs control " + id.uid + " stop`), or start a new run");
+    throw Error("run " + id.uid + " (" + id.name + ") is still being trained by process " + std::to_string(owner) +
+                    " on this machine",
+                "stop that run first (`tokamak runs control " + id.uid + " stop`), then resume; or wait until it ends");
   if (path_exists(f.info_file())) {
     make_dirs(f.control_dir());
     return;
