@@ -5,6 +5,7 @@
 // exactly the events of the host's journal, each once. Stop reaches the host. The bad cases — host down, a
 // key it does not accept, a changed host key, Tokamak missing, another version — each give one line.
 #include <QProcess>
+#include <signal.h>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -162,6 +163,64 @@ class TestRemote : public QObject {
     uint64_t next = 0;
     QCOMPARE(twice.ingest(read_journal(journal, 0, &next, 1 << 26)), 0);
     QCOMPARE(int(store.samples(id).size()), want.samples);
+  }
+
+  // `tokamak remote train`, the child the studio starts for a run on a host: its stdout is the host's journal,
+  // each line once, though the ssh client under it is killed mid-run; the local store equals the journal.
+  void remoteTrainSurvivesAKilledSshClient() {
+    const QString cfg = QString::fromStdString(env_.path("remote.json"));
+    write_file_atomically(cfg.toStdString(), runConfig(env_.corpus_excerpt(20000), 150));
+    const std::string db = env_.path("studio.db");
+    const SshOptions o = sshd_->client();
+    QProcess p;
+    p.start(bin(), {"remote", "train", "--host", QString::fromStdString(sshd_->target().spec()), "--tokamak", bin(),
+                    "--identity", QString::fromStdString(o.identity), "--known-hosts",
+                    QString::fromStdString(o.known_hosts), "--ssh-config", "/dev/null", "--control", "--db",
+                    QString::fromStdString(db), "--config", cfg});
+    QByteArray out;
+    bool killed = false;
+    QElapsedTimer t;
+    t.start();
+    while (p.state() != QProcess::NotRunning && t.elapsed() < 300000) {
+      p.waitForReadyRead(200);
+      out += p.readAllStandardOutput();
+      if (!killed && out.count("\"event\":\"step\"") >= 10) {
+        // The ssh client that reads the journal (a child of `tokamak remote`), killed as a dropped network would.
+        QProcess pg;
+        pg.start("pgrep", {"-P", QString::number(p.processId()), "ssh"});
+        pg.waitForFinished();
+        const QList<QByteArray> pids = pg.readAllStandardOutput().trimmed().split('\n');
+        QVERIFY2(!pids.first().isEmpty(), "no ssh client under tokamak remote");
+        for (const QByteArray& pid : pids) ::kill(pid.toInt(), SIGKILL);
+        killed = true;
+      }
+    }
+    p.waitForFinished(1000);
+    out += p.readAllStandardOutput();
+    const QByteArray err = p.readAllStandardError();
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, err.constData());
+    QVERIFY(killed);
+    QVERIFY2(err.contains("disconnected from " + QByteArray::fromStdString(sshd_->target().spec())) &&
+                 err.contains("retrying in 1 s"),
+             err.constData());
+    QVERIFY2(err.contains(" in /"), err.constData());
+    const int at = err.indexOf(" in /"), eol = err.indexOf('\n', at);
+    const std::string folder = err.mid(at + 4, eol - at - 4).toStdString();
+    const std::string journal = read_file(folder + "/events.jsonl");
+    QCOMPARE(out, QByteArray::fromStdString(journal));  // every line once, none missing
+    const JournalCounts want = countJournal(folder + "/events.jsonl");
+    RunStore store(db);
+    // "tokamak remote: started run UID on HOST in FOLDER"
+    const int started = err.indexOf("started run ") + 12;
+    const int64_t id = store.find_uid(err.mid(started, 16).toStdString());
+    QVERIFY(id > 0);
+    QCOMPARE(int(store.metrics(id).size()), want.steps);
+    QCOMPARE(int(store.samples(id).size()), want.samples);
+    QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
+    // `tokamak remote` shares one connection per host under the cache (ControlPersist): end it here.
+    SshOptions shared = o;
+    shared.control_dir = cache_dir() + "/ssh";
+    RemoteHost(sshd_->target(), shared).close();
   }
 
   void stopReachesTheHost() {

@@ -81,6 +81,7 @@ int launch(const Config& c, bool control, const RunFolder& folder) {
                             int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
                             g_launcher_interrupts.compare_exchange_strong(none, 1);
                           },
+                          {},
                           {}},
           note_control);
     // The run folder's control files reach the launcher too; only stop is offered to several ranks.
@@ -89,6 +90,7 @@ int launch(const Config& c, bool control, const RunFolder& folder) {
                                           int none = 0;
                                           g_launcher_interrupts.compare_exchange_strong(none, 1);
                                         },
+                                        {},
                                         {}},
                         note_control);
     r = launch_workers(lo);
@@ -175,8 +177,8 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     std::unique_ptr<ControlChannel> channel;
     std::unique_ptr<ControlFolder> files;
     ControlHandlers handlers{[&] { control.pause = true; }, [&] { control.pause = false; },
-                             [&] { control.stop = true; }, [&] { control.sample = true; }};
-    if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}};
+                             [&] { control.stop = true; }, [&] { control.sample = true; }, {}};
+    if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}, {}};
     if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
     if (main_rank && dist.source != "tokamak") files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
     end = train(c, sinks, &control, dist);

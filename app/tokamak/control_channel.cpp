@@ -48,7 +48,8 @@ void ControlChannel::read_loop(int fd) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // end of input or a broken pipe: the parent is gone
       if (!pending.empty()) handle(pending);
-      if (handlers_.stop) handlers_.stop();
+      if (handlers_.end_of_input) handlers_.end_of_input();
+      else if (handlers_.stop) handlers_.stop();
       return;
     }
     pending.append(buf, static_cast<size_t>(n));

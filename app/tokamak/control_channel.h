@@ -13,6 +13,7 @@ namespace tokamak::cli {
 struct ControlHandlers {
   std::function<void()> pause, resume, stop;  // an empty handler: that command is refused with a note
   std::function<void()> sample;               // "sample": a sample at the next step's end
+  std::function<void()> end_of_input;         // stdin closed (the parent is gone); empty: stop
 };
 
 // One command line ("pause", "stop"...) → its handler, or a one-line note for an unknown or refused one.
