@@ -21,6 +21,7 @@
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/plots/live_plots.h"
+#include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
 #include "ui/run/run_controller.h"
 #include "ui/run/sample_process.h"
@@ -83,6 +84,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::startNextQueued, Qt::QueuedConnection);
   connect(controller_, &RunController::storeChanged, runs_, &RunsPanel::refresh);
+  // Where the next run trains (ui/remote); a host's dropped connection shows until its events flow again.
+  auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
+  connect(setup_->whereBox(), &WhereBox::changed, this, where);
+  where();
+  connect(controller_, &RunController::connectionChanged, this, [this](bool connected, const QString& note) {
+    status_->setState(connected ? tr("running") : tr("disconnected — retrying"));
+    status_->setToolTip(note);
+  });
   connect(samples_->job(), &SampleProcess::finished, this, &MainWindow::finishClosing, Qt::QueuedConnection);
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });

@@ -56,7 +56,8 @@ bool RunController::start(const Config& config) {
   stderrTail_.clear();
   bridge_.take();  // nothing of an earlier run may leak into this one
 
-  const QString engine = enginePath();
+  remote_ = !host_.isEmpty(), disconnected_ = false;
+  const QString engine = remote_ ? tokamakFrontPath() : enginePath();
   configFile_ = new QTemporaryFile(this);
   if (engine.isEmpty() || !configFile_->open()) {
     bridge_.on_end({"failed", (engine.isEmpty() ? engineMissingText() : configFile_->errorString()).toStdString()});
@@ -68,6 +69,9 @@ bool RunController::start(const Config& config) {
   configFile_->write(QByteArray::fromStdString(config_to_json(config)));
   configFile_->flush();
   QStringList args{"train", "--json", "--control", "--config", configFile_->fileName()};
+  // A host's run: started there detached, its journal followed over ssh and recorded in this store.
+  if (remote_) args = {"remote", "train", "--host", host_, "--tokamak", hostTokamak_, "--control", "--config",
+                       configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
 
   process_ = new QProcess(this);
@@ -118,7 +122,9 @@ void RunController::kill() {
 void RunController::stopAndWait(int graceMs) {
   QPointer<QProcess> p = process_;
   if (!p) return;
-  stop();
+  // A host's run outlives the studio: closing stdin ends only the reader here (cmd_remote.cpp).
+  if (remote_) p->closeWriteChannel();
+  else stop();
   if (!p->waitForFinished(graceMs) && p) {
     p->kill();
     p->waitForFinished(5000);
@@ -132,9 +138,15 @@ void RunController::readEvents() {
   EndWatch watch(&sawEnd_);
   sinks.add(&watch);
   sinks.add(&bridge_);
+  bool any = false;
   while (process_->canReadLine()) {
     const QByteArray line = process_->readLine().trimmed();
     if (!line.isEmpty() && !dispatchJsonEvent(line, sinks)) stderrTail_ << QString::fromUtf8(line);
+    any = any || !line.isEmpty();
+  }
+  if (any && disconnected_) {
+    disconnected_ = false;
+    Q_EMIT connectionChanged(true, {});
   }
 }
 
@@ -142,7 +154,15 @@ void RunController::readErrors() {
   if (!process_) return;
   // Progress bars redraw with \r: each piece is a line of its own.
   const QString text = QString::fromUtf8(process_->readAllStandardError());
-  for (const QString& l : text.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)) stderrTail_ << l;
+  for (const QString& l : text.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)) {
+    // `tokamak remote`'s notes: a dropped connection (it retries with back-off) is not the run's error.
+    if (remote_ && l.startsWith("tokamak remote: disconnected")) {
+      disconnected_ = true;
+      Q_EMIT connectionChanged(false, l.mid(16));
+      continue;
+    }
+    stderrTail_ << l;
+  }
   while (stderrTail_.size() > kStderrLinesKept) stderrTail_.removeFirst();
 }
 

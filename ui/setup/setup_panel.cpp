@@ -22,6 +22,7 @@
 #include "engine/model/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
+#include "ui/remote/where_box.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
@@ -72,6 +73,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   auto* columns = new QHBoxLayout(form_);
   auto* what = new QVBoxLayout;
   what->addLayout(files);
+  what->addWidget(where_ = new WhereBox);
   what->addWidget(dataset_);
   what->addWidget(model_);
   what->addWidget(trainingBox());
