@@ -105,6 +105,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   restoreSettings();
   updateActions();
+  // A run on a host that was being followed when the studio last closed (or was killed) trains on there:
+  // follow it again; the journal replays from its start and the store records only what it lacks.
+  QSettings settings("Tokamak", "Tokamak Studio");
+  const QString uid = settings.value("remote/uid").toString();
+  if (!uid.isEmpty() &&
+      controller_->attach(settings.value("remote/host").toString(), settings.value("remote/tokamak").toString(), uid))
+    status_->setState(tr("re-attaching"));
 }
 
 MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
@@ -250,6 +257,12 @@ static QStringList rankDevices(const RunStart& start) {
 }
 
 void MainWindow::onRunStarted(const RunStart& start) {
+  if (controller_->isRemote()) {  // remembered until it ends, to re-attach after a restart
+    QSettings settings("Tokamak", "Tokamak Studio");
+    settings.setValue("remote/uid", QString::fromStdString(start.run_uid));
+    settings.setValue("remote/host", controller_->runHost());
+    settings.setValue("remote/tokamak", controller_->runTokamak());
+  }
   status_->runStarted(start, rankDevices(start));
   status_->setState(tr("running"));
   statusBar()->showMessage(
@@ -258,6 +271,7 @@ void MainWindow::onRunStarted(const RunStart& start) {
 }
 
 void MainWindow::onRunEnded(const EndEvent& end) {
+  QSettings("Tokamak", "Tokamak Studio").remove("remote");
   const QString status = QString::fromStdString(end.status);
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
@@ -321,6 +335,11 @@ void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
 void MainWindow::closeEvent(QCloseEvent* event) {
   // A run that has sent its end event is only exiting: nothing to ask, close once its process is gone.
   const bool live = controller_->isActive() && !controller_->hasEnded();
+  if (live && controller_->isRemote() && !closing_) {
+    // A run on a host goes on training there; only the reader here ends (re-attached on the next start).
+    closing_ = true;
+    controller_->detach();
+  }
   if (!live && !samples_->isSampling() && controller_->isActive()) closing_ = true;
   const bool busy = live || samples_->isSampling();
   if (busy && !closing_) {

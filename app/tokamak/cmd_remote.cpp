@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -43,6 +44,8 @@ struct RemoteArgs {
 RemoteHost host_of(const RemoteArgs& a) {
   SshOptions o;
   o.identity = a.identity, o.known_hosts = a.known_hosts, o.config_file = a.ssh_config;
+  // $TOKAMAK_SSH_CONFIG: an ssh config of Tokamak's own instead of ~/.ssh/config (the studio lists its Hosts).
+  if (o.config_file.empty() && std::getenv("TOKAMAK_SSH_CONFIG")) o.config_file = std::getenv("TOKAMAK_SSH_CONFIG");
   // One shared connection per host for every command of every run (ControlPath is a hash: %C).
   o.control_dir = cache_dir() + "/ssh";
   make_dirs(o.control_dir);
@@ -217,7 +220,7 @@ void add_remote_command(CLI::App& app) {
     c->add_option("--tokamak", args->tokamak, "the tokamak command on the host (default: tokamak on its PATH)");
     c->add_option("--identity", args->identity, "ssh key to log in with (default: ssh's own choice and agent)");
     c->add_option("--known-hosts", args->known_hosts, "known_hosts file (default: ssh's)");
-    c->add_option("--ssh-config", args->ssh_config, "ssh config file (default: ~/.ssh/config)");
+    c->add_option("--ssh-config", args->ssh_config, "ssh config file (default: $TOKAMAK_SSH_CONFIG, else ~/.ssh/config)");
   };
   auto following = [&](CLI::App* c) {
     c->add_option("--db", args->db, "this machine's run store (default: $XDG_DATA_HOME/tokamak/runs.db)");

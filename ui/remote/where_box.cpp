@@ -25,8 +25,10 @@ WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
   where_->setEditable(true);
   where_->setInsertPolicy(QComboBox::NoInsert);
   where_->addItem(tr("This computer"));
-  // The Host entries of ~/.ssh/config: the names the user already reaches with ssh.
-  const QString config = QDir::home().filePath(".ssh/config");
+  // The Host entries of ~/.ssh/config (or $TOKAMAK_SSH_CONFIG's, which `tokamak remote` then uses too): the
+  // names the user already reaches with ssh.
+  const QString config = qEnvironmentVariableIsSet("TOKAMAK_SSH_CONFIG") ? qEnvironmentVariable("TOKAMAK_SSH_CONFIG")
+                                                                         : QDir::home().filePath(".ssh/config");
   try {
     if (QFileInfo(config).isReadable())
       for (const std::string& h : ssh_config_hosts(read_file(config.toStdString())))

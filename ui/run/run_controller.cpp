@@ -56,7 +56,8 @@ bool RunController::start(const Config& config) {
   stderrTail_.clear();
   bridge_.take();  // nothing of an earlier run may leak into this one
 
-  remote_ = !host_.isEmpty(), disconnected_ = false;
+  remote_ = !host_.isEmpty(), disconnected_ = detaching_ = false;
+  runHost_ = host_, runTokamak_ = hostTokamak_;
   const QString engine = remote_ ? tokamakFrontPath() : enginePath();
   configFile_ = new QTemporaryFile(this);
   if (engine.isEmpty() || !configFile_->open()) {
@@ -74,8 +75,12 @@ bool RunController::start(const Config& config) {
                        configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
 
+  return launch(engine, args);
+}
+
+bool RunController::launch(const QString& program, const QStringList& args) {
   process_ = new QProcess(this);
-  process_->setProgram(engine);
+  process_->setProgram(program);
   process_->setArguments(args);
   connect(process_, &QProcess::readyReadStandardOutput, this, &RunController::readEvents);
   connect(process_, &QProcess::readyReadStandardError, this, &RunController::readErrors);
@@ -88,6 +93,29 @@ bool RunController::start(const Config& config) {
   setState(State::Running);
   process_->start();
   return true;
+}
+
+bool RunController::attach(const QString& host, const QString& tokamak, const QString& uid) {
+  if (process_) return false;
+  config_ = Config{};
+  start_ = RunStart{};
+  lastStep_ = StepEvent{};
+  end_ = EndEvent{};
+  ended_ = sawEnd_ = false;
+  lastCheckpoint_.clear();
+  lastCheckpointStep_ = 0;
+  stderrTail_.clear();
+  bridge_.take();
+  remote_ = true, disconnected_ = detaching_ = false;
+  runHost_ = host, runTokamak_ = tokamak;
+  const QString front = tokamakFrontPath();
+  if (front.isEmpty()) {
+    bridge_.on_end({"failed", engineMissingText().toStdString()});
+    return true;
+  }
+  QStringList args{"remote", "attach", "--host", host, "--tokamak", tokamak, "--control", uid};
+  if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
+  return launch(front, args);
 }
 
 qint64 RunController::processId() const { return process_ ? process_->processId() : 0; }
@@ -115,6 +143,12 @@ void RunController::stop() {
   setState(State::Stopping);
 }
 
+void RunController::detach() {
+  if (!process_ || !remote_) return;
+  detaching_ = true;
+  process_->closeWriteChannel();  // `tokamak remote` takes the end of stdin as "the reader went away"
+}
+
 void RunController::kill() {
   if (process_) process_->kill();  // the launcher's ranks die with it (PR_SET_PDEATHSIG)
 }
@@ -123,7 +157,7 @@ void RunController::stopAndWait(int graceMs) {
   QPointer<QProcess> p = process_;
   if (!p) return;
   // A host's run outlives the studio: closing stdin ends only the reader here (cmd_remote.cpp).
-  if (remote_) p->closeWriteChannel();
+  if (remote_) detach();
   else stop();
   if (!p->waitForFinished(graceMs) && p) {
     p->kill();
@@ -170,7 +204,7 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
   if (!process_) return;
   readEvents();
   readErrors();
-  if (!sawEnd_) {
+  if (!sawEnd_ && !detaching_) {
     // Killed (SIGKILL, the OOM killer, an abort) or an error exit before or without the end event.
     EndEvent e;
     QString why = errorLineOf(stderrTail_, /*orLastLine=*/status != QProcess::CrashExit);
