@@ -228,7 +228,8 @@ void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendEvals(batch.evals);
   plots_->flush();
   samples_->appendSamples(batch.samples);
-  if (!batch.checkpoints.empty())
+  // A host's checkpoints are files there: "Sample now" from one is not offered yet (docs/REMOTE.md).
+  if (!batch.checkpoints.empty() && !controller_->isRemote())
     samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);
   if (!batch.steps.empty()) status_->stepped(batch.steps.back());
