@@ -186,6 +186,21 @@ class TestDetach : public QObject {
     QVERIFY(read_file(f.exit_file()).find("\"failed\"") != std::string::npos);
   }
 
+  void dataParallelRunKeepsOneJournal() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    // The launcher owns the folder (pid, exit, control); rank 0 writes the journal; both name the same run.
+    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus" << "2");
+    Result follow = cli({"runs", "follow", run["run_uid"].toString()});
+    QVERIFY2(follow.code == 0, follow.err.constData());
+    const QByteArray journal = journalOf(run);
+    QCOMPARE(journal.count("\"event\":\"start\""), 1);
+    QCOMPARE(journal.count("\"event\":\"step\""), 12);
+    QVERIFY(journal.contains("\"run_uid\":\"" + run["run_uid"].toString().toUtf8() + "\""));
+    QVERIFY(journal.contains("\"world_size\":2"));
+    QCOMPARE(stateOf(run["run_uid"].toString()), QString("finished"));
+  }
+
   void detachRefusesWhatCannotWork() {
     test::ScratchEnv env;
     QVERIFY(env.ok());
