@@ -38,15 +38,21 @@ Result cli(const QStringList& args, int timeout_ms = 300000, const QProcessEnvir
 }
 
 QStringList runArgs(const std::string& data, int steps, const std::vector<std::string>& more = {}) {
-  std::vector<std::string> sets = {"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                   "train.sample_every=-1", "train.eval_every=0", "threads=1",
+  std::vector<std::string> sets = {"data.path=" + data,
+                                   "train.batch_size=2",
+                                   "train.log_every=1",
+                                   "train.sample_every=-1",
+                                   "train.eval_every=0",
+                                   "threads=1",
                                    "train.steps=" + std::to_string(steps)};
   sets.insert(sets.end(), more.begin(), more.end());
   return QStringList{"train", "--no-store"} + test::tiny_run_args(sets);
 }
 
 QJsonObject detached(const QStringList& args) {
-  Result r = cli(QStringList(args) << "--detach" << "--json", 60000);
+  Result r = cli(QStringList(args) << "--detach"
+                                   << "--json",
+                 60000);
   if (r.code != 0) qWarning("detach failed: %s", r.err.constData());
   return QJsonDocument::fromJson(r.out).object();
 }
@@ -177,7 +183,9 @@ class TestDetach : public QObject {
     QVERIFY(QFile::link("/dev/full", QString::fromStdString(f.journal())));
     QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
     e.insert("TOKAMAK_RUN_UID", QString::fromStdString(uid));
-    Result r = cli(runArgs(env.corpus_excerpt(20000), 1000000) << "--name" << "full", 300000, e);
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 1000000) << "--name"
+                                                               << "full",
+                   300000, e);
     QCOMPARE(r.code, 1);
     QCOMPARE(r.err.count("the run journal cannot be written: the disk is full"), 1);
     QVERIFY2(r.err.contains("(writing " + QByteArray::fromStdString(f.journal()) + ")"), r.err.right(300).constData());
@@ -190,7 +198,8 @@ class TestDetach : public QObject {
     test::ScratchEnv env;
     QVERIFY(env.ok());
     // The launcher owns the folder (pid, exit, control); rank 0 writes the journal; both name the same run.
-    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus" << "2");
+    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus"
+                                                                      << "2");
     Result follow = cli({"runs", "follow", run["run_uid"].toString()});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
@@ -204,10 +213,10 @@ class TestDetach : public QObject {
   void detachRefusesWhatCannotWork() {
     test::ScratchEnv env;
     QVERIFY(env.ok());
-    Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach" << "--control");
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach"
+                                                         << "--control");
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.contains("--detach and --control do not go together") && r.err.count('\n') == 1,
-             r.err.constData());
+    QVERIFY2(r.err.contains("--detach and --control do not go together") && r.err.count('\n') == 1, r.err.constData());
     // A config problem is reported before detaching, by the command that was typed.
     r = cli(QStringList{"train", "--detach", "--set", "train.steps=-3"});
     QCOMPARE(r.code, 1);

@@ -104,8 +104,8 @@ class TestRemote : public QObject {
     // The host's runs and store live apart from this side's; they share the cache (tokenizer, corpus).
     hostData_ = env_.path("host-data");
     make_dirs(hostData_);
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{
-        "XDG_DATA_HOME=" + QString::fromStdString(hostData_), "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
+                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
   }
 
@@ -173,10 +173,10 @@ class TestRemote : public QObject {
     const std::string db = env_.path("studio.db");
     const SshOptions o = sshd_->client();
     QProcess p;
-    p.start(bin(), {"remote", "train", "--host", QString::fromStdString(sshd_->target().spec()), "--tokamak", bin(),
-                    "--identity", QString::fromStdString(o.identity), "--known-hosts",
-                    QString::fromStdString(o.known_hosts), "--ssh-config", "/dev/null", "--control", "--db",
-                    QString::fromStdString(db), "--config", cfg});
+    p.start(bin(),
+            {"remote", "train", "--host", QString::fromStdString(sshd_->target().spec()), "--tokamak", bin(),
+             "--identity", QString::fromStdString(o.identity), "--known-hosts", QString::fromStdString(o.known_hosts),
+             "--ssh-config", "/dev/null", "--control", "--db", QString::fromStdString(db), "--config", cfg});
     QByteArray out;
     bool killed = false;
     QElapsedTimer t;
@@ -240,11 +240,16 @@ class TestRemote : public QObject {
   void badCasesAreOneLineEach_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("host down") << "down" << "connection refused";
-    QTest::newRow("wrong key") << "key" << "refused the login";
-    QTest::newRow("tokamak missing") << "missing" << "Tokamak is not installed on";
-    QTest::newRow("version mismatch") << "version" << "is version 0.0.1, this one is " TOKAMAK_VERSION;
-    QTest::newRow("host key changed") << "hostkey" << "host key of";
+    QTest::newRow("host down") << "down"
+                               << "connection refused";
+    QTest::newRow("wrong key") << "key"
+                               << "refused the login";
+    QTest::newRow("tokamak missing") << "missing"
+                                     << "Tokamak is not installed on";
+    QTest::newRow("version mismatch") << "version"
+                                      << "is version 0.0.1, this one is " TOKAMAK_VERSION;
+    QTest::newRow("host key changed") << "hostkey"
+                                      << "host key of";
   }
   void badCasesAreOneLineEach() {
     QFETCH(QString, kind);

@@ -79,8 +79,8 @@ class TestStudioRemote : public QObject {
     hostData_ = env_->path("host-data");
     make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{
-        "XDG_DATA_HOME=" + QString::fromStdString(hostData_), "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
+                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     // The studio uses the user's ssh config; this test gives it one of its own (TOKAMAK_SSH_CONFIG).
     const SshOptions o = sshd_->client();
@@ -108,7 +108,7 @@ class TestStudioRemote : public QObject {
     WhereBox* where = w.setupPanel()->whereBox();
     auto* combo = where->findChild<QComboBox*>("where");
     QVERIFY(combo->findText("tokamak-test") > 0);
-    QCOMPARE(combo->findText("*.example"), -1);  // patterns are not hosts
+    QCOMPARE(combo->findText("*.example"), -1);                               // patterns are not hosts
     QVERIFY(!where->findChild<QPushButton*>("testConnection")->isEnabled());  // this computer: nothing to test
     chooseHost(w);
     QCOMPARE(w.runController()->isRemote(), false);  // nothing started yet
@@ -124,9 +124,9 @@ class TestStudioRemote : public QObject {
     where->findChild<QPushButton*>("testConnection")->click();
     QVERIFY(tested.wait(60000));
     QVERIFY(!tested.last().first().toBool());
-    QVERIFY2(where->resultText().contains("Tokamak is not installed on tokamak-test") &&
-                 !where->resultText().contains('\n'),
-             qPrintable(where->resultText()));
+    QVERIFY2(
+        where->resultText().contains("Tokamak is not installed on tokamak-test") && !where->resultText().contains('\n'),
+        qPrintable(where->resultText()));
     combo->setCurrentText("me@");
     QVERIFY2(where->resultText().contains("is not an SSH host"), qPrintable(where->resultText()));
   }

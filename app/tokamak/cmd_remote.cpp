@@ -99,8 +99,7 @@ class Follower {
     return !exited_;
   }
   void wait() {
-    while (!exited_ && ::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
-    }
+    while (!exited_ && ::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {}
     exited_ = true;
   }
   int code() const { return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1; }
@@ -220,7 +219,8 @@ void add_remote_command(CLI::App& app) {
     c->add_option("--tokamak", args->tokamak, "the tokamak command on the host (default: tokamak on its PATH)");
     c->add_option("--identity", args->identity, "ssh key to log in with (default: ssh's own choice and agent)");
     c->add_option("--known-hosts", args->known_hosts, "known_hosts file (default: ssh's)");
-    c->add_option("--ssh-config", args->ssh_config, "ssh config file (default: $TOKAMAK_SSH_CONFIG, else ~/.ssh/config)");
+    c->add_option("--ssh-config", args->ssh_config,
+                  "ssh config file (default: $TOKAMAK_SSH_CONFIG, else ~/.ssh/config)");
   };
   auto following = [&](CLI::App* c) {
     c->add_option("--db", args->db, "this machine's run store (default: $XDG_DATA_HOME/tokamak/runs.db)");

@@ -92,9 +92,9 @@ void control(const LiveArgs& a) {
   const RunFolderInfo info = read_run_folder_info(f);
   const RunState s = read_run_state(f);
   if (s.state != "running" && s.state != "paused")
-    throw Error("run " + info.uid + " is not running (it " + (s.state == "crashed" ? "crashed" : "ended " + s.state) +
-                    ")",
-                "nothing to control; `tokamak runs follow " + info.uid + "` shows how it ended");
+    throw Error(
+        "run " + info.uid + " is not running (it " + (s.state == "crashed" ? "crashed" : "ended " + s.state) + ")",
+        "nothing to control; `tokamak runs follow " + info.uid + "` shows how it ended");
   write_control_command(f.control_dir(), a.command);
   std::fprintf(stderr, "sent %s to run %s (pid %ld)\n", a.command.c_str(), info.uid.c_str(), s.pid);
 }
@@ -106,9 +106,8 @@ void print_run_folders(bool live_only) {
     const RunFolder f{r.folder};
     const RunState s = read_run_state(f);
     if (live_only && s.state != "running" && s.state != "paused") continue;
-    json j = {{"run_uid", r.uid},   {"name", r.name},       {"folder", r.folder},
-              {"host", r.host},     {"created", r.created}, {"state", s.state},
-              {"pid", s.pid},       {"journal_bytes", s.journal_bytes}};
+    json j = {{"run_uid", r.uid},     {"name", r.name},   {"folder", r.folder}, {"host", r.host},
+              {"created", r.created}, {"state", s.state}, {"pid", s.pid},       {"journal_bytes", s.journal_bytes}};
     if (!s.error.empty()) j["error"] = s.error;
     std::printf("%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
   }

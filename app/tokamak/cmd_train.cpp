@@ -86,7 +86,9 @@ int launch(const Config& c, bool control, const RunFolder& folder) {
           note_control);
     // The run folder's control files reach the launcher too; only stop is offered to several ranks.
     ControlFolder files(folder,
-                        ControlHandlers{{}, {}, [] {
+                        ControlHandlers{{},
+                                        {},
+                                        [] {
                                           int none = 0;
                                           g_launcher_interrupts.compare_exchange_strong(none, 1);
                                         },
@@ -113,13 +115,12 @@ int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
   if (args.no_store) more.push_back("--no-store");
   const long pid = start_detached(id, config_to_json(c, 2), more);
   if (args.json)
-    std::printf("%s\n", nlohmann::json({{"event", "detached"},
-                                        {"run_uid", id.uid},
-                                        {"name", id.name},
-                                        {"folder", id.folder.path},
-                                        {"pid", pid}})
-                            .dump()
-                            .c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json(
+            {{"event", "detached"}, {"run_uid", id.uid}, {"name", id.name}, {"folder", id.folder.path}, {"pid", pid}})
+            .dump()
+            .c_str());
   else
     std::printf("run %s (%s) started detached, pid %ld, in %s\nfollow it: tokamak runs follow %s\n", id.uid.c_str(),
                 id.name.c_str(), pid, id.folder.path.c_str(), id.uid.c_str());
@@ -157,7 +158,8 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     printer.set_journal(journal.get(), [&](const std::string& why) {
       journal_error = why;
       control.stop = true;  // the run ends at this step's end, with a checkpoint if the disk allows one
-      std::fprintf(stderr, "tokamak: the run journal cannot be written: %s; stopping the run (a checkpoint is "
+      std::fprintf(stderr,
+                   "tokamak: the run journal cannot be written: %s; stopping the run (a checkpoint is "
                    "attempted) (hint: free space on that disk, then resume from the last checkpoint)\n",
                    why.c_str());
     });
@@ -176,11 +178,15 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     // Under our launcher the launcher reads the control lines and files (the ranks share its stdin).
     std::unique_ptr<ControlChannel> channel;
     std::unique_ptr<ControlFolder> files;
-    ControlHandlers handlers{[&] { control.pause = true; }, [&] { control.pause = false; },
-                             [&] { control.stop = true; }, [&] { control.sample = true; }, {}};
+    ControlHandlers handlers{[&] { control.pause = true; },
+                             [&] { control.pause = false; },
+                             [&] { control.stop = true; },
+                             [&] { control.sample = true; },
+                             {}};
     if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}, {}};
     if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
-    if (main_rank && dist.source != "tokamak") files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
+    if (main_rank && dist.source != "tokamak")
+      files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
     end = train(c, sinks, &control, dist);
   }
   if (store) {

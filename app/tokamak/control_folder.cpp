@@ -30,8 +30,7 @@ void ControlFolder::poll_loop() {
     for (const std::string& command : take_control_commands(folder_.control_dir())) {
       try {  // the marker is a nicety for `runs list`; a full disk must not end the poller
         if (command == "pause" && handlers_.pause) write_file_atomically(folder_.paused_file(), "");
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       if (command == "resume" && handlers_.resume) std::remove(folder_.paused_file().c_str());
       handle_control_line(handlers_, note_, command);
     }

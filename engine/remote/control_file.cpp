@@ -14,17 +14,15 @@
 
 namespace tokamak {
 
-bool is_control_command(const std::string& c) {
-  return c == "pause" || c == "resume" || c == "stop" || c == "sample";
-}
+bool is_control_command(const std::string& c) { return c == "pause" || c == "resume" || c == "stop" || c == "sample"; }
 
 void write_control_command(const std::string& dir, const std::string& command) {
   if (!is_directory(dir))
-    throw Error("'" + dir + "' is not a run's control folder", "is the run folder complete? `tokamak runs list --json`");
+    throw Error("'" + dir + "' is not a run's control folder",
+                "is the run folder complete? `tokamak runs list --json`");
   // Names sort in the order written: nanoseconds since the epoch, then the writer's pid.
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   char name[64];
   std::snprintf(name, sizeof name, "%020lld-%d.cmd", static_cast<long long>(ns), static_cast<int>(::getpid()));
   // write_atomically's temporary is NAME.tmp.PID: not a .cmd, so the run never takes half a command.

@@ -56,7 +56,8 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
     if (event == "step") sink.on_step({step, tokens, wall, flat_metrics(j)});
     else sink.on_eval({step, tokens, wall, flat_metrics(j)});
   } else if (event == "skip") {
-    sink.on_skip({step, get<std::string>(j, "reason", ""), get<int64_t>(j, "in_a_row", 0), get<int64_t>(j, "total", 0)});
+    sink.on_skip(
+        {step, get<std::string>(j, "reason", ""), get<int64_t>(j, "in_a_row", 0), get<int64_t>(j, "total", 0)});
   } else if (event == "sample") {
     sink.on_sample({step, get<std::string>(j, "prompt", ""), get<std::string>(j, "text", "")});
   } else if (event == "checkpoint") {

@@ -73,8 +73,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     if (std::chrono::steady_clock::now() > deadline) {
       r.timed_out = true;
       ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
       break;
     }
   }

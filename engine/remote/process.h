@@ -14,7 +14,6 @@ struct ProcessResult {
 };
 
 // Throws an Error only when the program cannot be started at all (ARGV[0] is looked up on PATH).
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {},
-                          double timeout_s = 60);
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input = {}, double timeout_s = 60);
 
 }  // namespace tokamak

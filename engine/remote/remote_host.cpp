@@ -14,8 +14,7 @@ using json = nlohmann::json;
 RemoteHost::RemoteHost(SshTarget target, SshOptions options, std::string tokamak)
     : target_(std::move(target)), options_(std::move(options)), tokamak_(std::move(tokamak)) {}
 
-std::string RemoteHost::run(const std::vector<std::string>& command, const std::string& input,
-                            double timeout_s) const {
+std::string RemoteHost::run(const std::vector<std::string>& command, const std::string& input, double timeout_s) const {
   ProcessResult r = run_process(ssh_argv(target_, options_, command), input, timeout_s);
   if (r.timed_out)
     throw Error("no answer from " + target_.spec() + " within " + std::to_string(static_cast<int>(timeout_s)) + " s",
@@ -28,10 +27,11 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
   // One round trip: the version (which also proves tokamak is there), the devices, the free disk where runs go.
   const std::string t = shell_quote(tokamak_);
   const std::string script =
-      t + " --version || exit $?; echo '--'; "
-          "nvidia-smi --query-gpu=name,memory.total,memory.used,utilization.gpu --format=csv,noheader 2>/dev/null "
-          "|| (grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/$/ (CPU)/'); echo '--'; "
-          "d=\"${XDG_DATA_HOME:-$HOME/.local/share}\"; mkdir -p \"$d\"; df -Pk \"$d\" | tail -1; echo \"$d\"";
+      t +
+      " --version || exit $?; echo '--'; "
+      "nvidia-smi --query-gpu=name,memory.total,memory.used,utilization.gpu --format=csv,noheader 2>/dev/null "
+      "|| (grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/$/ (CPU)/'); echo '--'; "
+      "d=\"${XDG_DATA_HOME:-$HOME/.local/share}\"; mkdir -p \"$d\"; df -Pk \"$d\" | tail -1; echo \"$d\"";
   const std::string out = run({"sh", "-c", script}, {}, timeout_s);
   std::istringstream in(out);
   std::string line;

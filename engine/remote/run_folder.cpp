@@ -55,8 +55,7 @@ static std::string start_time(long pid) {
   if (close == std::string::npos) return {};
   std::istringstream rest(all.substr(close + 2));
   std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-  }
+  for (int i = 3; i <= 22 && rest >> field; ++i) {}
   return field;
 }
 

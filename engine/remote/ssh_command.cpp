@@ -120,8 +120,9 @@ std::string describe_ssh_failure(const SshTarget& target, int code, const std::s
            "reinstalled, run `ssh-keygen -R " +
            target.host + "` and connect once with `ssh " + h + "`; otherwise someone may be in the way)";
   if (has(err, "Permission denied"))
-    return h + " refused the login (Permission denied: no key it accepts; Tokamak never asks for a password) "
-               "(hint: `ssh-copy-id " +
+    return h +
+           " refused the login (Permission denied: no key it accepts; Tokamak never asks for a password) "
+           "(hint: `ssh-copy-id " +
            h + "` installs your key there; check with `ssh " + h + " true`)";
   if (has(err, "Connection refused"))
     return "cannot reach " + h + ": connection refused (hint: is sshd running there, and is the port right?)";

@@ -13,21 +13,21 @@ namespace tokamak {
 // Where: a Host entry of ~/.ssh/config ("gpu1"), or user@host[:port] as typed.
 struct SshTarget {
   std::string user, host;
-  int port = 0;  // 0: ssh's default (or the config's Port)
+  int port = 0;              // 0: ssh's default (or the config's Port)
   std::string spec() const;  // as the user would type it again
 };
 // Throws an Error naming the text when it is not HOST, USER@HOST or USER@HOST:PORT.
 SshTarget parse_ssh_target(const std::string& text);
 
 struct SshOptions {
-  std::string control_dir;       // where the shared connection's socket lives ("" = no sharing)
-  std::string known_hosts;       // UserKnownHostsFile ("" = ssh's default)
-  std::string identity;          // -i KEY ("" = the user's keys and agent)
-  std::string config_file;       // -F FILE ("" = ~/.ssh/config)
-  bool accept_new_host = true;   // StrictHostKeyChecking=accept-new: a first visit is learnt, a change refused
-  int alive_interval_s = 5;      // ServerAliveInterval; three missed answers end the connection
+  std::string control_dir;      // where the shared connection's socket lives ("" = no sharing)
+  std::string known_hosts;      // UserKnownHostsFile ("" = ssh's default)
+  std::string identity;         // -i KEY ("" = the user's keys and agent)
+  std::string config_file;      // -F FILE ("" = ~/.ssh/config)
+  bool accept_new_host = true;  // StrictHostKeyChecking=accept-new: a first visit is learnt, a change refused
+  int alive_interval_s = 5;     // ServerAliveInterval; three missed answers end the connection
   int connect_timeout_s = 10;
-  int control_persist_s = 60;    // how long the shared connection outlives its last user
+  int control_persist_s = 60;  // how long the shared connection outlives its last user
 };
 
 // "ssh -o ... [-p PORT] [user@]host -- REMOTE", REMOTE joined as one shell command line (quoted).

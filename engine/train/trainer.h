@@ -20,8 +20,8 @@ class Tensor;
 namespace tokamak {
 
 struct TrainControl {
-  std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
-  std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
+  std::atomic<bool> stop{false};    // finish the current step, write a checkpoint, end as "stopped"
+  std::atomic<bool> pause{false};   // hold between steps until cleared (or stop is set)
   std::atomic<bool> sample{false};  // write a sample at the end of the next step (rank 0), then clear
   // The uid of a new run ("" = a random one; a resumed run keeps its checkpoint's). The CLI picks it, so that
   // the run folder and its journal exist before the trainer starts (engine/remote/run_folder.h).

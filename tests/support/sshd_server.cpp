@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-
 namespace tokamak::test {
 namespace {
 

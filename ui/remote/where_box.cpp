@@ -36,8 +36,9 @@ WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
   } catch (const std::exception&) {
     // an unreadable config lists no hosts; typing one still works
   }
-  where_->setToolTip(tr("Train here, or on an SSH host: a Host of ~/.ssh/config or user@host[:port]. The host "
-                        "needs Tokamak installed and a key that logs in without a password (docs/REMOTE.md)."));
+  where_->setToolTip(
+      tr("Train here, or on an SSH host: a Host of ~/.ssh/config or user@host[:port]. The host "
+         "needs Tokamak installed and a key that logs in without a password (docs/REMOTE.md)."));
   tokamak_ = new QLineEdit("tokamak");
   tokamak_->setObjectName("hostTokamak");
   tokamak_->setToolTip(tr("The tokamak command on the host: a name on its PATH, or the full path"));
@@ -112,8 +113,8 @@ void WhereBox::testConnection() {
     const QJsonObject r = QJsonDocument::fromJson(out).object();
     QStringList devices;
     for (const QJsonValue& d : r["devices"].toArray()) devices << d.toString();
-    result_->setText(tr("Tokamak %1 · %2 · %3")
-                         .arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
+    result_->setText(
+        tr("Tokamak %1 · %2 · %3").arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
     Q_EMIT tested(true);
   });
   job_->start(front, {"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});

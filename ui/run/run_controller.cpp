@@ -71,8 +71,10 @@ bool RunController::start(const Config& config) {
   configFile_->flush();
   QStringList args{"train", "--json", "--control", "--config", configFile_->fileName()};
   // A host's run: started there detached, its journal followed over ssh and recorded in this store.
-  if (remote_) args = {"remote", "train", "--host", host_, "--tokamak", hostTokamak_, "--control", "--config",
-                       configFile_->fileName()};
+  if (remote_)
+    args = {"remote",    "train",     "--host",
+            host_,       "--tokamak", hostTokamak_,
+            "--control", "--config",  configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
 
   return launch(engine, args);

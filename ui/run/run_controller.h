@@ -34,7 +34,7 @@ class RunController : public QObject {
   // child `tokamak remote train --host HOST --tokamak TOKAMAK`: its stdout is the host's journal, so nothing
   // after the child knows where the run is.
   void setHost(const QString& host, const QString& tokamak = "tokamak") { host_ = host, hostTokamak_ = tokamak; }
-  bool isRemote() const { return remote_; }  // the current (or last) run is on a host
+  bool isRemote() const { return remote_; }            // the current (or last) run is on a host
   const QString& runHost() const { return runHost_; }  // that host and its tokamak command
   const QString& runTokamak() const { return runTokamak_; }
   // Starts the child; false when a run is still active. A child that cannot start ends at once as failed.

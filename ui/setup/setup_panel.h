@@ -19,6 +19,7 @@ class DatasetBox;
 class KeyBindings;
 class ModelBox;
 class SwitchesBox;
+class WhereBox;
 
 class SetupPanel : public QWidget {
   Q_OBJECT
@@ -41,7 +42,7 @@ class SetupPanel : public QWidget {
   ModelBox* modelBox() const { return model_; }
   SwitchesBox* switchesBox() const { return switches_; }
   KeyBindings* keys() const { return keys_; }
-  class WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
+  WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
 
  public Q_SLOTS:
   void saveSetupAs();
@@ -64,7 +65,7 @@ class SetupPanel : public QWidget {
   KeyBindings* keys_;
   QWidget* form_;
   DatasetBox* dataset_;
-  class WhereBox* where_;
+  WhereBox* where_;
   ModelBox* model_;
   SwitchesBox* switches_;
   BatchFinder* finder_;
