@@ -13,6 +13,7 @@
 
 #include "engine/remote/run_folder.h"
 #include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -92,9 +93,19 @@ QString lastEvent(const QByteArray& journal) {
 class TestDetach : public QObject {
   Q_OBJECT
 
+  std::unique_ptr<test::ScratchEnv> env_;
+
  private Q_SLOTS:
+  // A run a failed test left training is ended by pid before its scratch folder goes (run_reaper.h): each
+  // test's ScratchEnv is made here, so it outlives the test function.
+  void init() { env_ = std::make_unique<test::ScratchEnv>(); }
+  void cleanup() {
+    test::kill_runs_under(qEnvironmentVariable("XDG_DATA_HOME").toStdString());
+    env_.reset();
+  }
+
   void detachReturnsAtOnceAndFollowPrintsTheWholeJournal() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     const std::string data = env.corpus_excerpt(20000);
     QElapsedTimer t;
@@ -126,7 +137,7 @@ class TestDetach : public QObject {
   }
 
   void controlPausesResumesSamplesAndStops() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
     const QString uid = run["run_uid"].toString();
@@ -158,7 +169,7 @@ class TestDetach : public QObject {
   }
 
   void killedRunIsReportedCrashed() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
     const QString uid = run["run_uid"].toString();
@@ -174,7 +185,7 @@ class TestDetach : public QObject {
   }
 
   void fullDiskEndsTheRunWithOneLine() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     // The run's uid is fixed (as the launcher fixes it for its ranks), so its journal can be /dev/full.
     const std::string uid = "f011d15cf011d15c";
@@ -195,7 +206,7 @@ class TestDetach : public QObject {
   }
 
   void dataParallelRunKeepsOneJournal() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     // The launcher owns the folder (pid, exit, control); rank 0 writes the journal; both name the same run.
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus"
@@ -211,7 +222,7 @@ class TestDetach : public QObject {
   }
 
   void detachRefusesWhatCannotWork() {
-    test::ScratchEnv env;
+    test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach"
                                                          << "--control");

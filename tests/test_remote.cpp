@@ -17,6 +17,7 @@
 #include "engine/store/journal_ingest.h"
 #include "engine/store/run_store.h"
 #include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/test_support.h"
@@ -108,6 +109,9 @@ class TestRemote : public QObject {
                                                            "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
   }
+
+  // A run a failed test left training on the host is ended here, by pid (run_reaper.h).
+  void cleanup() { test::kill_runs_under(hostData_); }
 
   void cleanupTestCase() {
     if (sshd_) RemoteHost(sshd_->target(), sshd_->client()).close();

@@ -22,6 +22,7 @@
 #include "engine/remote/remote_host.h"
 #include "engine/store/run_store.h"
 #include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
@@ -92,6 +93,9 @@ class TestStudioRemote : public QObject {
                               "\n  StrictHostKeyChecking accept-new\nHost *.example\n  User x\n");
     qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
   }
+
+  // A run a failed test left training on the host is ended here, by pid (run_reaper.h).
+  void cleanup() { test::kill_runs_under(hostData_); }
 
   void cleanupTestCase() {
     if (sshd_) {
