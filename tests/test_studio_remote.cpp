@@ -133,6 +133,11 @@ class TestStudioRemote : public QObject {
         qPrintable(where->resultText()));
     combo->setCurrentText("me@");
     QVERIFY2(where->resultText().contains("is not an SSH host"), qPrintable(where->resultText()));
+    // The choice comes back with the next studio.
+    combo->setCurrentText("tokamak-test");
+    MainWindow next;
+    QCOMPARE(next.setupPanel()->whereBox()->host(), QString("tokamak-test"));
+    QCOMPARE(next.setupPanel()->whereBox()->tokamakCommand(), QString("/nonexistent/tokamak"));
   }
 
   void runOnHostSurvivesDisconnectAndRestart() {

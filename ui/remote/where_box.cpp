@@ -12,6 +12,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QSettings>
 
 #include "engine/remote/ssh_command.h"
 #include "engine/util/files.h"
@@ -53,6 +54,10 @@ WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
   form->addRow(tr("Tokamak there"), tokamak_);
   form->addRow(test_);
   form->addRow(result_);
+  // The last choice comes back with the studio (a typed host too).
+  QSettings settings("Tokamak", "Tokamak Studio");
+  if (const QString saved = settings.value("where/host").toString(); !saved.isEmpty()) where_->setCurrentText(saved);
+  if (settings.contains("where/tokamak")) tokamak_->setText(settings.value("where/tokamak").toString());
   connect(where_, &QComboBox::currentTextChanged, this, &WhereBox::update);
   connect(tokamak_, &QLineEdit::textChanged, this, &WhereBox::update);
   connect(test_, &QPushButton::clicked, this, &WhereBox::testConnection);
@@ -84,6 +89,9 @@ void WhereBox::update() {
     }
   }
   result_->setText(problem);
+  QSettings settings("Tokamak", "Tokamak Studio");
+  settings.setValue("where/host", host());
+  settings.setValue("where/tokamak", tokamak_->text());
   Q_EMIT changed();
 }
 
