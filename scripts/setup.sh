@@ -20,7 +20,9 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # 1. Debian packages (the GUI ones are skipped with TOKAMAK_GUI=OFF, e.g. on a GPU server).
 pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite3-dev libpcre2-dev
       nlohmann-json3-dev libcli11-dev libgloo-dev libjemalloc-dev zlib1g-dev jargon-text
-      clang)   # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
+      clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
+      openssh-client openssh-server)  # ssh drives a GPU host; the tests run their own sshd on loopback
+# (Debian's openssh-server also enables the system's sshd where systemd runs; the tests never use that one.)
 if [ "${TOKAMAK_GUI:-ON}" != OFF ]; then
   pkgs+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth)
 fi

@@ -22,6 +22,7 @@
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/plots/live_plots.h"
+#include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
 #include "ui/run/run_controller.h"
 #include "ui/run/sample_process.h"
@@ -84,6 +85,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::startNextQueued, Qt::QueuedConnection);
   connect(controller_, &RunController::storeChanged, runs_, &RunsPanel::refresh);
+  // Where the next run trains (ui/remote); a host's dropped connection shows until its events flow again.
+  auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
+  connect(setup_->whereBox(), &WhereBox::changed, this, where);
+  where();
+  connect(controller_, &RunController::connectionChanged, this, [this](bool connected, const QString& note) {
+    status_->setState(connected ? tr("running") : tr("disconnected — retrying"));
+    status_->setToolTip(note);
+  });
   connect(samples_->job(), &SampleProcess::finished, this, &MainWindow::finishClosing, Qt::QueuedConnection);
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
@@ -97,6 +106,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   restoreSettings();
   updateActions();
+  // A run on a host that was being followed when the studio last closed (or was killed) trains on there:
+  // follow it again; the journal replays from its start and the store records only what it lacks.
+  QSettings settings("Tokamak", "Tokamak Studio");
+  const QString uid = settings.value("remote/uid").toString();
+  if (!uid.isEmpty() &&
+      controller_->attach(settings.value("remote/host").toString(), settings.value("remote/tokamak").toString(), uid))
+    status_->setState(tr("re-attaching"));
 }
 
 MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
@@ -213,7 +229,8 @@ void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendEvals(batch.evals);
   plots_->flush();
   samples_->appendSamples(batch.samples);
-  if (!batch.checkpoints.empty())
+  // A host's checkpoints are files there: "Sample now" from one is not offered yet (docs/REMOTE.md).
+  if (!batch.checkpoints.empty() && !controller_->isRemote())
     samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);
   if (!batch.steps.empty()) status_->stepped(batch.steps.back());
@@ -242,6 +259,12 @@ static QStringList rankDevices(const RunStart& start) {
 }
 
 void MainWindow::onRunStarted(const RunStart& start) {
+  if (controller_->isRemote()) {  // remembered until it ends, to re-attach after a restart
+    QSettings settings("Tokamak", "Tokamak Studio");
+    settings.setValue("remote/uid", QString::fromStdString(start.run_uid));
+    settings.setValue("remote/host", controller_->runHost());
+    settings.setValue("remote/tokamak", controller_->runTokamak());
+  }
   status_->runStarted(start, rankDevices(start));
   status_->setState(tr("running"));
   statusBar()->showMessage(
@@ -250,6 +273,7 @@ void MainWindow::onRunStarted(const RunStart& start) {
 }
 
 void MainWindow::onRunEnded(const EndEvent& end) {
+  QSettings("Tokamak", "Tokamak Studio").remove("remote");
   const QString status = QString::fromStdString(end.status);
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
@@ -313,6 +337,11 @@ void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
 void MainWindow::closeEvent(QCloseEvent* event) {
   // A run that has sent its end event is only exiting: nothing to ask, close once its process is gone.
   const bool live = controller_->isActive() && !controller_->hasEnded();
+  if (live && controller_->isRemote() && !closing_) {
+    // A run on a host goes on training there; only the reader here ends (re-attached on the next start).
+    closing_ = true;
+    controller_->detach();
+  }
   if (!live && !samples_->isSampling() && controller_->isActive()) closing_ = true;
   const bool busy = live || samples_->isSampling();
   if (busy && !closing_) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "app/tokamak/cmd_runs_live.h"
 #include "app/tokamak/commands.h"
 #include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
@@ -25,6 +26,7 @@ struct RunsArgs {
   std::vector<std::string> ids;
   std::string baseline, format = "json", out, file, stat = "last", group;
   int64_t limit = 0;
+  bool json = false, live = false;  // list --json: run folders with their state (cmd_runs_live.h)
   bool skip_existing = false, force = false;
   std::vector<std::string> add_tags, remove_tags;
   std::optional<std::string> notes;
@@ -53,6 +55,8 @@ std::string num(const char* f, double v) {
 }
 
 void list(const RunsArgs& a) {
+  if (a.json) return print_run_folders(a.live);
+  if (a.live) throw Error("--live lists run folders", "use it with --json: `tokamak runs list --json --live`");
   auto store = open_store(a);
   auto runs = store->list_runs(a.limit);
   if (runs.empty()) {
@@ -219,6 +223,10 @@ void add_runs_command(CLI::App& app) {
   CLI::App* c = runs->add_subcommand("list", "List runs, newest first");
   db_opt(c);
   c->add_option("--limit", args->limit, "show at most N runs");
+  c->add_flag("--json", args->json,
+              "one JSON object per line for each run folder on this machine (uid, name, folder, state: running, "
+              "paused, finished, stopped, failed or crashed; pid, journal_bytes), newest first");
+  c->add_flag("--live", args->live, "with --json: only runs that are running or paused");
   c->callback([args] { list(*args); });
 
   c = runs->add_subcommand("show", "Show one run: fields, metric summary, checkpoints, config");
@@ -256,6 +264,8 @@ void add_runs_command(CLI::App& app) {
   c->add_option("id", args->ids, "run id or uid")->required()->expected(1);
   c->add_flag("--force", args->force, "delete even a run that reads as running");
   c->callback([args] { do_delete(*args); });
+
+  add_run_folder_commands(runs);
 
   c = runs->add_subcommand("tag", "Add or remove a run's tags, or set its notes");
   db_opt(c);

@@ -4,27 +4,37 @@
 // workers (this same command line with RANK etc. set); under a launcher (ours, torchrun, srun) it is one
 // worker, and only rank 0 prints and records the run.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/control_channel.h"
+#include "app/tokamak/control_folder.h"
 #include "app/tokamak/printer.h"
+#include "app/tokamak/run_session.h"
 #include "app/tokamak/signals.h"
 #include "engine/config/choices.h"
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/launch.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/remote/journal.h"
 #include "engine/store/store_sink.h"
 #include "engine/train/device.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
+#include "engine/train/torch_error.h"
 
 namespace tokamak::cli {
 namespace {
@@ -39,13 +49,14 @@ struct TrainArgs {
   bool json = false;
   bool no_store = false;
   bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
+  bool detach = false;   // --detach: start the run in a session of its own and return (run_session.h)
   int64_t gpus = 0;      // --gpus: dist.gpus
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
 void note_control(const std::string& s) { std::fprintf(stderr, "tokamak: %s\n", s.c_str()); }
 
-int launch(const Config& c, bool control) {
+int launch(const Config& c, bool control, const RunFolder& folder) {
   const bool cuda = parse_device(c.device).is_cuda();
   if (cuda && c.dist.gpus > cuda_device_count())
     throw Error("--gpus " + std::to_string(c.dist.gpus) + " but this machine has " +
@@ -70,14 +81,126 @@ int launch(const Config& c, bool control) {
                           [] {
                             int none = 0;  // the first stop asks the ranks to stop; a second signal would kill them
                             g_launcher_interrupts.compare_exchange_strong(none, 1);
-                          }},
+                          },
+                          {},
+                          {}},
           note_control);
+    // The run folder's control files reach the launcher too; only stop is offered to several ranks.
+    ControlFolder files(folder,
+                        ControlHandlers{{},
+                                        {},
+                                        [] {
+                                          int none = 0;
+                                          g_launcher_interrupts.compare_exchange_strong(none, 1);
+                                        },
+                                        {},
+                                        {}},
+                        note_control);
     r = launch_workers(lo);
   }
   if (r.failed_rank >= 0)
     throw Error("data-parallel training failed: " + r.reason,
                 "each rank's own error is above; the run is marked failed and rank 0 kept its last checkpoint");
   return 0;
+}
+
+// `train --detach`: the run goes on in its own session; this prints where it is and returns.
+int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
+  if (args.control)
+    throw Error("--detach and --control do not go together (a detached run reads no stdin)",
+                "control a detached run with `tokamak runs control " + id.uid + " pause|resume|stop|sample`");
+  open_run_folder(id);
+  c.name = id.name;
+  std::vector<std::string> more;
+  if (!args.db.empty()) more.insert(more.end(), {"--db", args.db});
+  if (args.no_store) more.push_back("--no-store");
+  const long pid = start_detached(id, config_to_json(c, 2), more);
+  if (args.json)
+    std::printf(
+        "%s\n",
+        nlohmann::json(
+            {{"event", "detached"}, {"run_uid", id.uid}, {"name", id.name}, {"folder", id.folder.path}, {"pid", pid}})
+            .dump()
+            .c_str());
+  else
+    std::printf("run %s (%s) started detached, pid %ld, in %s\nfollow it: tokamak runs follow %s\n", id.uid.c_str(),
+                id.name.c_str(), pid, id.folder.path.c_str(), id.uid.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+// Runs BODY as the owner of the run folder: the pid file first, the exit file last, whatever BODY does.
+int as_owner(const RunFolder& folder, const std::function<EndEvent()>& body) {
+  write_pid_file(folder, ::getpid());
+  EndEvent end;
+  try {
+    end = body();
+  } catch (const std::exception& e) {
+    write_exit_file(folder, "failed", 1, torch_error_text(e));
+    throw;
+  }
+  write_exit_file(folder, end.status, end.status == "failed" ? 1 : 0, end.error);
+  if (end.status == "failed") throw Error("training failed: " + end.error);
+  return 0;
+}
+
+EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const RunIdentity& id) {
+  const bool main_rank = dist.rank == 0;
+  PrinterSink printer(args.json);
+  FanOutSink sinks;
+  if (main_rank) sinks.add(&printer);
+  TrainControl control;
+  control.run_uid = id.uid;
+  // Rank 0 keeps the journal: every event, whoever reads it (docs/ARCHITECTURE.md, "Run folders").
+  std::unique_ptr<JournalWriter> journal;
+  std::string journal_error;
+  if (main_rank) {
+    journal = std::make_unique<JournalWriter>(id.folder.journal());
+    printer.set_journal(journal.get(), [&](const std::string& why) {
+      journal_error = why;
+      control.stop = true;  // the run ends at this step's end, with a checkpoint if the disk allows one
+      std::fprintf(stderr,
+                   "tokamak: the run journal cannot be written: %s; stopping the run (a checkpoint is "
+                   "attempted) (hint: free space on that disk, then resume from the last checkpoint)\n",
+                   why.c_str());
+    });
+  }
+  // Opened before training so that a database that cannot be written fails before step 1.
+  std::unique_ptr<StoreSink> store;
+  if (!args.no_store && main_rank) {
+    // Two processes must never train one run: refuse to resume a run whose process is still alive.
+    if (!c.train.resume.empty()) RunStore(args.db).refuse_live_run(read_checkpoint_info(c.train.resume).run_uid);
+    store = std::make_unique<StoreSink>(args.db);
+    sinks.add(store.get());
+  }
+  EndEvent end;
+  {
+    StopOnSignals signals(&control.stop);
+    // Under our launcher the launcher reads the control lines and files (the ranks share its stdin).
+    std::unique_ptr<ControlChannel> channel;
+    std::unique_ptr<ControlFolder> files;
+    ControlHandlers handlers{[&] { control.pause = true; },
+                             [&] { control.pause = false; },
+                             [&] { control.stop = true; },
+                             [&] { control.sample = true; },
+                             {}};
+    if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}, {}};
+    if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
+    if (main_rank && dist.source != "tokamak")
+      files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
+    end = train(c, sinks, &control, dist);
+  }
+  if (store) {
+    store->flush();
+    if (auto error = store->error())
+      std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
+    else
+      std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
+                   store->path().c_str());
+  }
+  if (!journal_error.empty() && end.status != "failed")
+    end.status = "failed", end.error = "the run journal could not be written: " + journal_error;
+  return end;
 }
 
 int run_train(const TrainArgs& args) {
@@ -87,13 +210,26 @@ int run_train(const TrainArgs& args) {
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());
-    return launch(c, args.control);
+    const RunIdentity id = identify_run(c);
+    if (args.detach) return detach(c, id, args);
+    open_run_folder(id);
+    ::setenv("TOKAMAK_RUN_UID", id.uid.c_str(), 1);  // the workers name the same run (run_session.h)
+    return as_owner(id.folder, [&] {
+      launch(c, args.control, id.folder);
+      return EndEvent{"finished", "", 0, 0, 0};
+    });
   }
   c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
   validate_config(c, cuda_device_count());
+  if (args.detach && dist.distributed())
+    throw Error("--detach under a launcher (torchrun, srun) is not supported",
+                "detach the launcher instead, or use `tokamak train --gpus N --detach`");
+  const RunIdentity id = identify_run(c);
+  if (args.detach) return detach(c, id, args);
   const bool auto_precision = c.opt.precision == "auto";
   c.opt.precision = resolved_precision(c.opt.precision, c.device);
   c.opt.layers = resolved_layers(c, c.opt.precision);
+  c.name = id.name;
   const bool main_rank = dist.rank == 0;
   if (main_rank) {
     // The trainer divides the cores among the processes of one machine when threads is 0.
@@ -101,7 +237,8 @@ int run_train(const TrainArgs& args) {
     const int64_t threads = c.threads > 0 ? c.threads : std::max(1u, cores / local);
     std::vector<std::pair<std::string, std::string>> derived = {
         {"threads", std::to_string(threads) + (dist.distributed() ? " per rank" : "")},
-        {"device name", device_name(parse_device(c.device))}};
+        {"device name", device_name(parse_device(c.device))},
+        {"run folder", id.folder.path}};
     if (auto_precision)
       derived.push_back(
           {"precision", c.opt.precision +
@@ -117,39 +254,11 @@ int run_train(const TrainArgs& args) {
                                        ")"});
     }
     std::fputs(format_config_table(c, derived).c_str(), stderr);
+    open_run_folder(id);
   }
-
-  PrinterSink printer(args.json);
-  FanOutSink sinks;
-  if (main_rank) sinks.add(&printer);
-  // Opened before training so that a database that cannot be written fails before step 1.
-  std::unique_ptr<StoreSink> store;
-  if (!args.no_store && main_rank) {
-    // Two processes must never train one run: refuse to resume a run whose process is still alive.
-    if (!c.train.resume.empty()) RunStore(args.db).refuse_live_run(read_checkpoint_info(c.train.resume).run_uid);
-    store = std::make_unique<StoreSink>(args.db);
-    sinks.add(store.get());
-  }
-  TrainControl control;
-  EndEvent end;
-  {
-    StopOnSignals signals(&control.stop);
-    // Under our launcher the launcher reads the control lines (the ranks share its stdin).
-    std::unique_ptr<ControlChannel> channel;
-    if (args.control && !dist.distributed())
-      channel = std::make_unique<ControlChannel>(
-          ControlHandlers{[&] { control.pause = true; }, [&] { control.pause = false; }, [&] { control.stop = true; }},
-          note_control);
-    end = train(c, sinks, &control, dist);
-  }
-  if (store) {
-    store->flush();
-    if (auto error = store->error())
-      std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
-    else
-      std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
-                   store->path().c_str());
-  }
+  // Our launcher owns the folder of its ranks (pid, exit); otherwise the process that trains rank 0 does.
+  if (main_rank && dist.source != "tokamak") return as_owner(id.folder, [&] { return train_here(c, args, dist, id); });
+  const EndEvent end = train_here(c, args, dist, id);
   if (end.status == "failed") throw Error("training failed: " + end.error);
   return 0;
 }
@@ -167,6 +276,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag(
       "--control", args->control,
       "read control lines on stdin: pause, resume, stop (end of input stops the run); how the studio drives it");
+  cmd->add_flag("--detach", args->detach,
+                "start the run in a session of its own and return at once, printing its uid and run folder "
+                "(--json: one object); follow it with `tokamak runs follow UID`");
   cmd->add_option("--gpus", args->gpus,
                   "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
                   "their WORLD_SIZE is used");

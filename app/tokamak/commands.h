@@ -14,4 +14,5 @@ void add_bench_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_find_batch_command(CLI::App& app);
+void add_remote_command(CLI::App& app);
 }  // namespace tokamak::cli

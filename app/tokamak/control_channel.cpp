@@ -18,15 +18,19 @@ ControlChannel::~ControlChannel() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ControlChannel::handle(const std::string& raw) {
+void ControlChannel::handle(const std::string& line) { handle_control_line(handlers_, note_, line); }
+
+void handle_control_line(const ControlHandlers& handlers_, const std::function<void(const std::string&)>& note_,
+                         const std::string& raw) {
   std::string line = raw;
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   if (line.empty()) return;
   const std::function<void()>* h = line == "pause"    ? &handlers_.pause
                                    : line == "resume" ? &handlers_.resume
                                    : line == "stop"   ? &handlers_.stop
+                                   : line == "sample" ? &handlers_.sample
                                                       : nullptr;
-  if (!h) return note_("control: unknown command \"" + line + "\" (known: pause, resume, stop)");
+  if (!h) return note_("control: unknown command \"" + line + "\" (known: pause, resume, stop, sample)");
   if (!*h) return note_("control: " + line + " is not offered for this run");
   (*h)();
 }
@@ -44,7 +48,8 @@ void ControlChannel::read_loop(int fd) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // end of input or a broken pipe: the parent is gone
       if (!pending.empty()) handle(pending);
-      if (handlers_.stop) handlers_.stop();
+      if (handlers_.end_of_input) handlers_.end_of_input();
+      else if (handlers_.stop) handlers_.stop();
       return;
     }
     pending.append(buf, static_cast<size_t>(n));

@@ -12,7 +12,14 @@ namespace tokamak::cli {
 
 struct ControlHandlers {
   std::function<void()> pause, resume, stop;  // an empty handler: that command is refused with a note
+  std::function<void()> sample;               // "sample": a sample at the next step's end
+  std::function<void()> end_of_input;         // stdin closed (the parent is gone); empty: stop
 };
+
+// One command line ("pause", "stop"...) → its handler, or a one-line note for an unknown or refused one.
+// Shared by the stdin channel and the run folder's control files (control_folder.h).
+void handle_control_line(const ControlHandlers& handlers, const std::function<void(const std::string&)>& note,
+                         const std::string& line);
 
 class ControlChannel {
  public:

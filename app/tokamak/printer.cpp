@@ -1,6 +1,8 @@
 // PrinterSink (see printer.h).
 #include "app/tokamak/printer.h"
 
+#include "engine/remote/journal.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -13,20 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-void emit(const json& j) {
-  // The reader of stdout went away (`| head`, a crashed studio): SIGPIPE is ignored (signals.h), so the write
-  // fails with EPIPE; say so once and go on training without printing.
-  static bool closed = false;
-  if (closed) return;
-  // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
-  std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if ((std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) && errno == EPIPE) {
-    closed = true;
-    std::fprintf(stderr,
-                 "tokamak: stdout was closed; JSON events are no longer written, the run goes on and is recorded\n");
-  }
-}
-
 std::string human_count(double v) {
   char buf[32];
   if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
@@ -36,6 +24,23 @@ std::string human_count(double v) {
 }
 
 }  // namespace
+
+void PrinterSink::emit(const json& j) {
+  // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
+  const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  // The journal first: it is the record that outlives every reader (docs/ARCHITECTURE.md, "Run folders").
+  if (journal_ && !journal_->failed() && !journal_->append(line) && on_journal_failure_)
+    on_journal_failure_(journal_->error());
+  // The reader of stdout went away (`| head`, a crashed studio): SIGPIPE is ignored (signals.h), so the write
+  // fails with EPIPE; say so once and go on training without printing.
+  if (!json_ || stdout_closed_) return;
+  if ((std::fprintf(stdout, "%s\n", line.c_str()) < 0 || std::fflush(stdout) != 0) && errno == EPIPE) {
+    stdout_closed_ = true;
+    std::fprintf(stderr,
+                 "tokamak: stdout was closed; JSON events are no longer written there, the run goes on and is "
+                 "recorded\n");
+  }
+}
 
 void PrinterSink::on_start(const RunStart& e) {
   total_steps_ = e.total_steps;
@@ -47,7 +52,7 @@ void PrinterSink::on_start(const RunStart& e) {
   if (e.peak_flops > 0)
     std::fprintf(stderr, "MFU peak: %s FLOP/s (%s)\n", human_count(e.peak_flops).c_str(), e.peak_source.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
-  if (json_)
+  if (wants_json())
     emit({{"event", "start"},
           {"run_uid", e.run_uid},
           {"name", e.name},
@@ -58,6 +63,14 @@ void PrinterSink::on_start(const RunStart& e) {
           {"steps", e.total_steps},
           {"peak_flops", e.peak_flops},
           {"peak_source", e.peak_source},
+          // What the run store keeps of a run, so a journal read elsewhere records the same row.
+          {"dataset", e.dataset},
+          {"model", e.model},
+          {"gpu_name", e.gpu_name},
+          {"host", e.host},
+          {"torch_version", e.torch_version},
+          {"cuda_version", e.cuda_version},
+          {"tokens_per_step", e.tokens_per_step},
           {"config", json::parse(e.config_json)}});
 }
 
@@ -99,36 +112,36 @@ static std::string human_metrics(const Metrics& m) {
 void PrinterSink::on_step(const StepEvent& e) {
   std::fprintf(stderr, "step %5lld/%lld%s\n", static_cast<long long>(e.step), static_cast<long long>(total_steps_),
                human_metrics(e.metrics).c_str());
-  if (json_) emit(flat_event("step", e.step, e.tokens, e.wall_s, e.metrics));
+  if (wants_json()) emit(flat_event("step", e.step, e.tokens, e.wall_s, e.metrics));
 }
 
 void PrinterSink::on_eval(const EvalEvent& e) {
   std::fprintf(stderr, "step %5lld%s\n", static_cast<long long>(e.step), human_metrics(e.metrics).c_str());
-  if (json_) emit(flat_event("eval", e.step, e.tokens, e.wall_s, e.metrics));
+  if (wants_json()) emit(flat_event("eval", e.step, e.tokens, e.wall_s, e.metrics));
 }
 
 void PrinterSink::on_skip(const SkipEvent& e) {
   std::fprintf(stderr, "step %5lld skipped: %s (%lld in a row, %lld in all); the weights were not updated\n",
                static_cast<long long>(e.step), e.reason.c_str(), static_cast<long long>(e.in_a_row),
                static_cast<long long>(e.total));
-  if (json_)
+  if (wants_json())
     emit({{"event", "skip"}, {"step", e.step}, {"reason", e.reason}, {"in_a_row", e.in_a_row}, {"total", e.total}});
 }
 
 void PrinterSink::on_sample(const SampleEvent& e) {
   std::fprintf(stderr, "---- sample at step %lld ----\n%s\n----\n", static_cast<long long>(e.step), e.text.c_str());
-  if (json_) emit({{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}});
+  if (wants_json()) emit({{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}});
 }
 
 void PrinterSink::on_checkpoint(const CheckpointEvent& e) {
   std::fprintf(stderr, "checkpoint: %s\n", e.path.c_str());
-  if (json_) emit({{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}});
+  if (wants_json()) emit({{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}});
 }
 
 void PrinterSink::on_end(const EndEvent& e) {
   std::fprintf(stderr, "run %s at step %lld after %.1f s%s%s\n", e.status.c_str(), static_cast<long long>(e.step),
                e.wall_s, e.error.empty() ? "" : ": ", e.error.c_str());
-  if (json_)
+  if (wants_json())
     emit({{"event", "end"},
           {"status", e.status},
           {"step", e.step},
@@ -139,7 +152,7 @@ void PrinterSink::on_end(const EndEvent& e) {
 
 void PrinterSink::on_warning(const WarningEvent& e) {
   std::fprintf(stderr, "warning: %s\n", e.message.c_str());
-  if (json_) emit({{"event", "warning"}, {"message", e.message}});
+  if (wants_json()) emit({{"event", "warning"}, {"message", e.message}});
 }
 
 void PrinterSink::on_progress(const ProgressEvent& e) {
@@ -147,7 +160,7 @@ void PrinterSink::on_progress(const ProgressEvent& e) {
   int percent = static_cast<int>(100 * e.done / e.total);
   if (percent == last_percent_) return;
   last_percent_ = percent;
-  if (json_) emit({{"event", "progress"}, {"what", e.what}, {"done", e.done}, {"total", e.total}});
+  if (wants_json()) emit({{"event", "progress"}, {"what", e.what}, {"done", e.done}, {"total", e.total}});
   int filled = percent / 4;
   std::fprintf(stderr, "\r%s [%s%s] %3d%%%s", e.what.c_str(), std::string(filled, '#').c_str(),
                std::string(25 - filled, ' ').c_str(), percent, percent == 100 ? "\n" : "");

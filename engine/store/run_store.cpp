@@ -55,11 +55,12 @@ int RunStore::mark_crashed() {
   const double now = now_seconds();
   std::vector<int64_t> gone;
   {
-    Stmt s(*db_, "SELECT id, host, pid, heartbeat FROM runs WHERE status = 'running'");
+    Stmt s(*db_, "SELECT id, host, pid, heartbeat FROM runs WHERE status = 'running' AND remote = ''");
     while (s.step()) {
       int64_t pid = s.int64(2);
       double beat = s.real(3);
-      // Same host: a pid that no longer exists is proof. Elsewhere (or a reused pid) only silence is.
+      // Same host: a pid that no longer exists is proof. Elsewhere (or a reused pid) only silence is. Runs
+      // recorded from a journal (remote != '') end by their journal: the reader, not silence, decides.
       bool dead = s.text(1) == host && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
       bool silent = !std::isnan(beat) && now - beat > options_.stale_after_s;
       if (dead || silent) gone.push_back(s.int64(0));

@@ -110,6 +110,15 @@ CREATE TABLE metric_values (
 ) WITHOUT ROWID;
 )SQL";
 
+// Version 4: runs recorded from a journal (engine/store/journal_ingest.h) — a run on an SSH host, followed by
+// the studio — keep where they live and how far their journal has been read, in the same row and the same
+// transaction as the events, so reading a stretch of the journal twice never records an event twice.
+static const char* kSchemaV4 = R"SQL(
+ALTER TABLE runs ADD COLUMN remote TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN journal_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN journal_wall REAL NOT NULL DEFAULT 0;
+)SQL";
+
 const char* schema_v1_sql() { return kSchemaV1; }
 
 static void migrate_to_2(Db& db) {
@@ -179,6 +188,7 @@ void prepare_schema(Db& db) {
     if (v < 1) db.exec(kSchemaV1);
     if (v < 2) migrate_to_2(db);
     if (v < 3) migrate_to_3(db);
+    if (v < 4) db.exec(kSchemaV4);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

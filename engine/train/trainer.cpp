@@ -29,6 +29,7 @@
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"
+#include "engine/remote/run_folder.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
 #include "engine/train/muon.h"
@@ -42,11 +43,6 @@ namespace tokamak {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string new_run_uid() {
-  std::random_device rd;
-  return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());
-}
 
 std::string non_finite_name(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
 
@@ -181,7 +177,7 @@ void Run::set_up() {
     else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
 
-  uid_ = new_run_uid();
+  uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
   if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
   std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
   if (!c_.train.resume.empty()) {
@@ -212,10 +208,8 @@ void Run::set_up() {
       at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
   }
   if (c_.name.empty()) c_.name = default_run_name(c_);
-  // The run name is the user's; as a folder name it must not climb out of data_dir() ("../x", "a/b").
-  checkpoint_dir_ = !c_.train.checkpoint_dir.empty()
-                        ? c_.train.checkpoint_dir
-                        : data_dir() + "/checkpoints/" + safe_file_name(c_.name) + "-" + uid_.substr(0, 8);
+  // By default checkpoints go to the run folder (engine/remote/run_folder.h), beside the run's journal.
+  checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_) prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true));
 
@@ -462,7 +456,9 @@ EndEvent Run::execute() {
         sink_.on_eval(e);
       }
       if (!eval_tasks_.empty() && due(c_.train.eval_every)) evaluate_tasks(step);
-      if (main_ && c_.train.sample_every >= 0 && due(c_.train.sample_every)) sample(step);
+      // "Sample now" (control->sample) takes the next step's end, so it costs one sample, not a reload.
+      const bool asked = control_ && control_->sample.exchange(false);
+      if (main_ && ((c_.train.sample_every >= 0 && due(c_.train.sample_every)) || asked)) sample(step);
       // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
       // (on by default), which bounds it whatever a step costs on this model and device.
       const bool by_steps = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;

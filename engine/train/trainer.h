@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "engine/config/config.h"
@@ -19,8 +20,12 @@ class Tensor;
 namespace tokamak {
 
 struct TrainControl {
-  std::atomic<bool> stop{false};   // finish the current step, write a checkpoint, end as "stopped"
-  std::atomic<bool> pause{false};  // hold between steps until cleared (or stop is set)
+  std::atomic<bool> stop{false};    // finish the current step, write a checkpoint, end as "stopped"
+  std::atomic<bool> pause{false};   // hold between steps until cleared (or stop is set)
+  std::atomic<bool> sample{false};  // write a sample at the end of the next step (rank 0), then clear
+  // The uid of a new run ("" = a random one; a resumed run keeps its checkpoint's). The CLI picks it, so that
+  // the run folder and its journal exist before the trainer starts (engine/remote/run_folder.h).
+  std::string run_uid;
   // For tests and tools: called after each step's backward, before the skip decision, with the step number
   // (1-based) and the model's parameters (gradients in .grad()). Tests poison a gradient here.
   std::function<void(int64_t step, const std::vector<at::Tensor>& params)> gradient_hook;

@@ -9,6 +9,13 @@
 
 namespace tokamak::ui {
 
+QString tokamakFrontPath() {
+  const QString engine = enginePath();
+  if (engine.isEmpty()) return {};
+  const QString front = QFileInfo(engine).dir().filePath("tokamak");
+  return QFileInfo(front).isExecutable() ? front : QString();
+}
+
 QString enginePath() {
   const QString name = QStringLiteral("tokamak-engine");
   QStringList candidates;

@@ -8,6 +8,8 @@ namespace tokamak::ui {
 
 // "" when none is found.
 QString enginePath();
+// The `tokamak` front program beside tokamak-engine ("" when there is none): `tokamak remote` runs there.
+QString tokamakFrontPath();
 // One line for a run that cannot start: what is missing and how to get it.
 QString engineMissingText();
 // The line of a child's stderr that best says why it failed: the last "tokamak: ..." error, a C++ exception's

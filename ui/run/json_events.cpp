@@ -40,6 +40,10 @@ RunStart startOf(const QJsonObject& o) {
   const QJsonObject config = o.value("config").toObject();
   s.config_json = QJsonDocument(config).toJson(QJsonDocument::Compact).toStdString();
   s.dataset = config.value("data").toObject().value("path").toString().toStdString();
+  // Where and on what the run trains (a run on an SSH host shows its host).
+  s.model = str(o, "model"), s.gpu_name = str(o, "gpu_name"), s.host = str(o, "host");
+  s.torch_version = str(o, "torch_version"), s.cuda_version = str(o, "cuda_version");
+  s.tokens_per_step = int64(o, "tokens_per_step");
   return s;
 }
 

@@ -56,7 +56,9 @@ bool RunController::start(const Config& config) {
   stderrTail_.clear();
   bridge_.take();  // nothing of an earlier run may leak into this one
 
-  const QString engine = enginePath();
+  remote_ = !host_.isEmpty(), disconnected_ = detaching_ = false;
+  runHost_ = host_, runTokamak_ = hostTokamak_;
+  const QString engine = remote_ ? tokamakFrontPath() : enginePath();
   configFile_ = new QTemporaryFile(this);
   if (engine.isEmpty() || !configFile_->open()) {
     bridge_.on_end({"failed", (engine.isEmpty() ? engineMissingText() : configFile_->errorString()).toStdString()});
@@ -68,10 +70,19 @@ bool RunController::start(const Config& config) {
   configFile_->write(QByteArray::fromStdString(config_to_json(config)));
   configFile_->flush();
   QStringList args{"train", "--json", "--control", "--config", configFile_->fileName()};
+  // A host's run: started there detached, its journal followed over ssh and recorded in this store.
+  if (remote_)
+    args = {"remote",    "train",     "--host",
+            host_,       "--tokamak", hostTokamak_,
+            "--control", "--config",  configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
 
+  return launch(engine, args);
+}
+
+bool RunController::launch(const QString& program, const QStringList& args) {
   process_ = new QProcess(this);
-  process_->setProgram(engine);
+  process_->setProgram(program);
   process_->setArguments(args);
   connect(process_, &QProcess::readyReadStandardOutput, this, &RunController::readEvents);
   connect(process_, &QProcess::readyReadStandardError, this, &RunController::readErrors);
@@ -84,6 +95,29 @@ bool RunController::start(const Config& config) {
   setState(State::Running);
   process_->start();
   return true;
+}
+
+bool RunController::attach(const QString& host, const QString& tokamak, const QString& uid) {
+  if (process_) return false;
+  config_ = Config{};
+  start_ = RunStart{};
+  lastStep_ = StepEvent{};
+  end_ = EndEvent{};
+  ended_ = sawEnd_ = false;
+  lastCheckpoint_.clear();
+  lastCheckpointStep_ = 0;
+  stderrTail_.clear();
+  bridge_.take();
+  remote_ = true, disconnected_ = detaching_ = false;
+  runHost_ = host, runTokamak_ = tokamak;
+  const QString front = tokamakFrontPath();
+  if (front.isEmpty()) {
+    bridge_.on_end({"failed", engineMissingText().toStdString()});
+    return true;
+  }
+  QStringList args{"remote", "attach", "--host", host, "--tokamak", tokamak, "--control", uid};
+  if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
+  return launch(front, args);
 }
 
 qint64 RunController::processId() const { return process_ ? process_->processId() : 0; }
@@ -111,6 +145,12 @@ void RunController::stop() {
   setState(State::Stopping);
 }
 
+void RunController::detach() {
+  if (!process_ || !remote_) return;
+  detaching_ = true;
+  process_->closeWriteChannel();  // `tokamak remote` takes the end of stdin as "the reader went away"
+}
+
 void RunController::kill() {
   if (process_) process_->kill();  // the launcher's ranks die with it (PR_SET_PDEATHSIG)
 }
@@ -118,7 +158,9 @@ void RunController::kill() {
 void RunController::stopAndWait(int graceMs) {
   QPointer<QProcess> p = process_;
   if (!p) return;
-  stop();
+  // A host's run outlives the studio: closing stdin ends only the reader here (cmd_remote.cpp).
+  if (remote_) detach();
+  else stop();
   if (!p->waitForFinished(graceMs) && p) {
     p->kill();
     p->waitForFinished(5000);
@@ -132,9 +174,15 @@ void RunController::readEvents() {
   EndWatch watch(&sawEnd_);
   sinks.add(&watch);
   sinks.add(&bridge_);
+  bool any = false;
   while (process_->canReadLine()) {
     const QByteArray line = process_->readLine().trimmed();
     if (!line.isEmpty() && !dispatchJsonEvent(line, sinks)) stderrTail_ << QString::fromUtf8(line);
+    any = any || !line.isEmpty();
+  }
+  if (any && disconnected_) {
+    disconnected_ = false;
+    Q_EMIT connectionChanged(true, {});
   }
 }
 
@@ -142,7 +190,15 @@ void RunController::readErrors() {
   if (!process_) return;
   // Progress bars redraw with \r: each piece is a line of its own.
   const QString text = QString::fromUtf8(process_->readAllStandardError());
-  for (const QString& l : text.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)) stderrTail_ << l;
+  for (const QString& l : text.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)) {
+    // `tokamak remote`'s notes: a dropped connection (it retries with back-off) is not the run's error.
+    if (remote_ && l.startsWith("tokamak remote: disconnected")) {
+      disconnected_ = true;
+      Q_EMIT connectionChanged(false, l.mid(16));
+      continue;
+    }
+    stderrTail_ << l;
+  }
   while (stderrTail_.size() > kStderrLinesKept) stderrTail_.removeFirst();
 }
 
@@ -150,7 +206,7 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
   if (!process_) return;
   readEvents();
   readErrors();
-  if (!sawEnd_) {
+  if (!sawEnd_ && !detaching_) {
     // Killed (SIGKILL, the OOM killer, an abort) or an error exit before or without the end event.
     EndEvent e;
     QString why = errorLineOf(stderrTail_, /*orLastLine=*/status != QProcess::CrashExit);

@@ -30,8 +30,20 @@ class RunController : public QObject {
   ~RunController() override;
 
   void setDatabase(const QString& path) { dbPath_ = path; }  // "" = the default run store
+  // Where the next run trains: "" = this computer; else an SSH host (ui/remote/where_box.h), whose run is the
+  // child `tokamak remote train --host HOST --tokamak TOKAMAK`: its stdout is the host's journal, so nothing
+  // after the child knows where the run is.
+  void setHost(const QString& host, const QString& tokamak = "tokamak") { host_ = host, hostTokamak_ = tokamak; }
+  bool isRemote() const { return remote_; }            // the current (or last) run is on a host
+  const QString& runHost() const { return runHost_; }  // that host and its tokamak command
+  const QString& runTokamak() const { return runTokamak_; }
   // Starts the child; false when a run is still active. A child that cannot start ends at once as failed.
   bool start(const Config& config);
+  // Follows a run that trains on a host (after a restart of the studio): `tokamak remote attach`; the whole
+  // journal replays into the plots, and the store records only what it did not have. False while active.
+  bool attach(const QString& host, const QString& tokamak, const QString& uid);
+  // A host's run: ends only the reader here (stdin closed); the run goes on training on its host.
+  void detach();
   void pause();
   void resume();
   void stop();
@@ -62,8 +74,11 @@ class RunController : public QObject {
   void runEnded(const tokamak::EndEvent& end);
   // The store was told about a crashed run (after runEnded); the runs page may refresh.
   void storeChanged();
+  // A run on a host: the connection dropped (connected false, with `tokamak remote`'s line) or is back.
+  void connectionChanged(bool connected, const QString& note);
 
  private:
+  bool launch(const QString& program, const QStringList& args);
   void send(const char* line);
   void readEvents();
   void readErrors();
@@ -78,6 +93,8 @@ class RunController : public QObject {
   QTemporaryFile* configFile_ = nullptr;
   QStringList stderrTail_;  // the child's last stderr lines, for the reason of a failure
   QString dbPath_;
+  QString host_, hostTokamak_ = "tokamak", runHost_, runTokamak_;
+  bool remote_ = false, disconnected_ = false, detaching_ = false;
   Config config_;
   RunStart start_;
   StepEvent lastStep_;

@@ -22,6 +22,7 @@
 #include "engine/model/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
+#include "ui/remote/where_box.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
@@ -79,6 +80,7 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   sections_ = new SectionColumns;
   sections_->setObjectName("setupSections");
   sections_->addSection(files, 0);
+  sections_->addSection(where_ = new WhereBox, 0);
   sections_->addSection(dataset_, 0);
   sections_->addSection(model_, 0);
   sections_->addSection(switches_, 1);

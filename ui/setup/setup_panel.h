@@ -21,6 +21,7 @@ class ModelBox;
 class SectionColumns;
 class SwitchesBox;
 class SpeedrunBox;
+class WhereBox;
 
 class SetupPanel : public QWidget {
   Q_OBJECT
@@ -46,6 +47,7 @@ class SetupPanel : public QWidget {
   SectionColumns* sections() const { return sections_; }
   // The narrowest the panel can be with its sections in `columns` columns (1 or 2), nothing cut.
   int widthFor(int columns) const;
+  WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
 
  public Q_SLOTS:
   void saveSetupAs();
@@ -69,6 +71,7 @@ class SetupPanel : public QWidget {
   SectionColumns* sections_;
   QWidget* form_;  // the sections' content: disabled while a run uses the setup, still scrollable
   DatasetBox* dataset_;
+  WhereBox* where_;
   ModelBox* model_;
   SwitchesBox* switches_;
   SpeedrunBox* speedrun_ = nullptr;  // issue 27's switches (ui/setup/speedrun_box.h)

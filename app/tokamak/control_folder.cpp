@@ -1,0 +1,41 @@
+// ControlFolder (see control_folder.h).
+#include "app/tokamak/control_folder.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "engine/remote/control_file.h"
+#include "engine/util/files.h"
+
+namespace tokamak::cli {
+
+ControlFolder::ControlFolder(const RunFolder& folder, ControlHandlers handlers,
+                             std::function<void(const std::string&)> note)
+    : folder_(folder), handlers_(std::move(handlers)), note_(std::move(note)) {
+  make_dirs(folder_.control_dir());
+  // Commands left from an earlier process of this run (a resume) were meant for that one.
+  take_control_commands(folder_.control_dir());
+  std::remove(folder_.paused_file().c_str());
+  thread_ = std::thread([this] { poll_loop(); });
+}
+
+ControlFolder::~ControlFolder() {
+  done_ = true;
+  if (thread_.joinable()) thread_.join();
+  std::remove(folder_.paused_file().c_str());
+}
+
+void ControlFolder::poll_loop() {
+  while (!done_) {
+    for (const std::string& command : take_control_commands(folder_.control_dir())) {
+      try {  // the marker is a nicety for `runs list`; a full disk must not end the poller
+        if (command == "pause" && handlers_.pause) write_file_atomically(folder_.paused_file(), "");
+      } catch (const std::exception&) {}
+      if (command == "resume" && handlers_.resume) std::remove(folder_.paused_file().c_str());
+      handle_control_line(handlers_, note_, command);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace tokamak::cli

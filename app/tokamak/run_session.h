@@ -1,0 +1,33 @@
+// What `tokamak train` keeps in its run folder (engine/remote/run_folder.h), and `train --detach`. The CLI,
+// not the trainer, names the run (uid and folder) before training, so that a detached run's folder can be
+// printed before it has started and a reader can follow it from the first line.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/remote/run_folder.h"
+
+namespace tokamak::cli {
+
+struct RunIdentity {
+  std::string uid, name;
+  RunFolder folder;
+};
+
+// The run's uid (a resumed run's checkpoint's; else $TOKAMAK_RUN_UID, which the launcher and --detach set for
+// the processes they start; else a new one), its name as the trainer will spell it, and its folder.
+RunIdentity identify_run(const Config& c);
+
+// Creates the folder and run.json (kept when the folder is a resumed run's). Refuses a folder whose owner is
+// another live process: two processes must never train one run.
+void open_run_folder(const RunIdentity& id);
+
+// `train --detach`: writes the resolved config to the run folder (config.json) and starts `tokamak-engine
+// train --config FOLDER/config.json ARGS...` as a new session (setsid: not a child of the login, so a closed
+// ssh connection does not reach it), stdout and stderr to the run's output.log, stdin from /dev/null. The
+// config travels as a file because the command line that was typed may have read it from stdin
+// (`--config /dev/stdin`, how the studio sends one over ssh). Writes the pid file; returns the pid at once.
+long start_detached(const RunIdentity& id, const std::string& config_json, const std::vector<std::string>& args);
+
+}  // namespace tokamak::cli

@@ -1,0 +1,54 @@
+// The run journal (events.jsonl): every event a run emits, one whole JSON line each, exactly as `--json`
+// prints them. It is the contract between a run and whoever watches it (docs/ARCHITECTURE.md, "Run
+// folders"): the writer appends and never waits on a reader; readers read from a byte offset and take only
+// whole lines, so a line being written is never half-read and reading a stretch again is recognisable by
+// its offsets.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokamak {
+
+// Appends lines with O_APPEND, one write() per line: no buffer to flush, no pipe that someone must drain, so
+// a run that nobody watches trains at full speed. Not thread-safe (the trainer's sink calls it on one thread).
+class JournalWriter {
+ public:
+  // Opens (creating) PATH for appending; throws an Error naming the file when it cannot.
+  explicit JournalWriter(const std::string& path);
+  ~JournalWriter();
+  JournalWriter(const JournalWriter&) = delete;
+  JournalWriter& operator=(const JournalWriter&) = delete;
+
+  // Appends LINE and a newline. Returns false once a write has failed (a full disk: ENOSPC, or any other
+  // error); a partly written line is cut off again, so the journal keeps only whole lines, and every later
+  // append is refused at once. error() says why.
+  bool append(const std::string& line);
+  bool failed() const { return !error_.empty(); }
+  bool disk_full() const { return disk_full_; }
+  const std::string& error() const { return error_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, error_;
+  int fd_ = -1;
+  bool disk_full_ = false;
+};
+
+// One whole line of a journal and where it ends (the byte offset just past its newline): an ingest that
+// stores that offset knows which lines it has already taken.
+struct JournalLine {
+  std::string text;  // without the newline
+  uint64_t end = 0;
+};
+
+// Splits BYTES, read from byte offset FROM of a journal, into whole lines; *consumed is how many bytes they
+// take (a trailing partial line is left for the next read).
+std::vector<JournalLine> split_journal(const std::string& bytes, uint64_t from, uint64_t* consumed);
+
+// Reads PATH from byte offset FROM (at most max_bytes) and returns its whole lines; *next is the offset
+// after the last one (FROM when there is none yet). A missing file reads as empty.
+std::vector<JournalLine> read_journal(const std::string& path, uint64_t from, uint64_t* next,
+                                      uint64_t max_bytes = 1 << 20);
+
+}  // namespace tokamak

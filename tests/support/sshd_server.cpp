@@ -1,0 +1,115 @@
+// SshdServer (see sshd_server.h).
+#include "tests/support/sshd_server.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+
+#include <netinet/in.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <signal.h>
+#include <unistd.h>
+
+namespace tokamak::test {
+namespace {
+
+bool keygen(const QString& path) {
+  QFile::remove(path), QFile::remove(path + ".pub");
+  return QProcess::execute("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-C", "tokamak-test", "-f", path}) == 0;
+}
+
+// A loopback port that was free a moment ago (dist_ranks.h has one too, behind LibTorch's headers).
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+QString userName() {
+  const passwd* pw = ::getpwuid(::getuid());
+  return pw ? QString::fromLocal8Bit(pw->pw_name) : "root";
+}
+
+}  // namespace
+
+SshdServer::SshdServer(const QStringList& set_env) : set_env_(set_env) {
+  if (!QFile::exists("/usr/sbin/sshd")) {
+    error_ = "sshd is not installed (Debian: openssh-server; scripts/setup.sh installs it)";
+    return;
+  }
+  // sshd checks for its privilege-separation folder, a path compiled in.
+  QDir().mkpath("/run/sshd");
+  if (!keygen(dir_.filePath("host_key")) || !keygen(dir_.filePath("user")) || !keygen(strangerKey())) {
+    error_ = "ssh-keygen failed";
+    return;
+  }
+  QFile::copy(dir_.filePath("user.pub"), dir_.filePath("authorized_keys"));
+  QFile(dir_.filePath("known_hosts")).open(QIODevice::WriteOnly);
+  QDir().mkpath(dir_.filePath("cm"));
+  port_ = freePort();
+  ok_ = start();
+}
+
+SshdServer::~SshdServer() { stop(); }
+
+bool SshdServer::start() {
+  QFile cfg(dir_.filePath("sshd_config"));
+  if (!cfg.open(QIODevice::WriteOnly)) return false;
+  QString text = "ListenAddress 127.0.0.1\nHostKey " + dir_.filePath("host_key") + "\nPidFile " +
+                 dir_.filePath("sshd.pid") + "\nAuthorizedKeysFile " + dir_.filePath("authorized_keys") +
+                 "\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+                 "PermitRootLogin prohibit-password\nLogLevel INFO\n";
+  if (!set_env_.isEmpty()) text += "SetEnv " + set_env_.join(' ') + "\n";
+  cfg.write(text.toUtf8());
+  cfg.close();
+  sshd_.setProcessChannelMode(QProcess::MergedChannels);
+  sshd_.start("/usr/sbin/sshd", {"-D", "-e", "-f", cfg.fileName(), "-p", QString::number(port_)});
+  QByteArray log;
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < 10000 && sshd_.state() != QProcess::NotRunning) {
+    sshd_.waitForReadyRead(200);
+    log += sshd_.readAll();
+    if (log.contains("Server listening")) return true;
+  }
+  error_ = "sshd did not start: " + QString::fromLocal8Bit(log).trimmed();
+  return false;
+}
+
+void SshdServer::stop() {
+  if (sshd_.state() == QProcess::NotRunning) return;
+  ::kill(static_cast<pid_t>(sshd_.processId()), SIGTERM);
+  if (!sshd_.waitForFinished(5000)) sshd_.kill(), sshd_.waitForFinished();
+}
+
+bool SshdServer::restartWithNewHostKey() {
+  stop();
+  return keygen(dir_.filePath("host_key")) && (ok_ = start());
+}
+
+SshTarget SshdServer::target() const {
+  SshTarget t;
+  t.user = userName().toStdString(), t.host = "127.0.0.1", t.port = port_;
+  return t;
+}
+
+SshOptions SshdServer::client() const {
+  SshOptions o;
+  o.identity = dir_.filePath("user").toStdString();
+  o.known_hosts = dir_.filePath("known_hosts").toStdString();
+  o.control_dir = dir_.filePath("cm").toStdString();
+  o.config_file = "/dev/null";  // the user's own ~/.ssh/config must not change what the test does
+  o.connect_timeout_s = 5;
+  o.alive_interval_s = 2;
+  return o;
+}
+
+}  // namespace tokamak::test

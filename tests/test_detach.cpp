@@ -1,0 +1,241 @@
+// Runs owned by the machine they train on, through the real CLI: `tokamak train --detach` returns at once
+// and the run goes on in a session of its own; its journal holds every --json line; `runs follow` prints it
+// from any byte offset until the run has ended; `runs control` pauses, resumes, samples and stops it through
+// the run folder; `runs list --json` shows its state; a killed run is reported crashed with its last error
+// line; and a full disk under the journal ends the run cleanly with one line.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "engine/remote/run_folder.h"
+#include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+
+namespace {
+
+QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
+
+struct Result {
+  int code = -1;
+  QByteArray out, err;
+};
+
+Result cli(const QStringList& args, int timeout_ms = 300000, const QProcessEnvironment& env = {}) {
+  QProcess p;
+  if (!env.isEmpty()) p.setProcessEnvironment(env);
+  p.start(bin(), args);
+  p.waitForFinished(timeout_ms);
+  if (p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished();
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+          p.readAllStandardError()};
+}
+
+QStringList runArgs(const std::string& data, int steps, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets = {"data.path=" + data,
+                                   "train.batch_size=2",
+                                   "train.log_every=1",
+                                   "train.sample_every=-1",
+                                   "train.eval_every=0",
+                                   "threads=1",
+                                   "train.steps=" + std::to_string(steps)};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return QStringList{"train", "--no-store"} + test::tiny_run_args(sets);
+}
+
+QJsonObject detached(const QStringList& args) {
+  Result r = cli(QStringList(args) << "--detach"
+                                   << "--json",
+                 60000);
+  if (r.code != 0) qWarning("detach failed: %s", r.err.constData());
+  return QJsonDocument::fromJson(r.out).object();
+}
+
+QByteArray journalOf(const QJsonObject& run) {
+  QFile f(run["folder"].toString() + "/events.jsonl");
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Waits until the journal holds a line with "event":"KIND" (true) or the timeout passes.
+bool waitForEvent(const QJsonObject& run, const QString& kind, int timeout_ms = 120000, int after = 0) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < timeout_ms) {
+    if (journalOf(run).mid(after).contains(QByteArray("\"event\":\"") + kind.toUtf8() + "\"")) return true;
+    QThread::msleep(50);
+  }
+  return false;
+}
+
+QString stateOf(const QString& uid) {
+  Result r = cli({"runs", "list", "--json"});
+  for (const QByteArray& line : r.out.split('\n')) {
+    QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o["run_uid"].toString() == uid) return o["state"].toString();
+  }
+  return "absent";
+}
+
+QString lastEvent(const QByteArray& journal) {
+  QList<QByteArray> lines = journal.trimmed().split('\n');
+  return QJsonDocument::fromJson(lines.last()).object()["event"].toString();
+}
+
+}  // namespace
+
+class TestDetach : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::ScratchEnv> env_;
+
+ private Q_SLOTS:
+  // A run a failed test left training is ended by pid before its scratch folder goes (run_reaper.h): each
+  // test's ScratchEnv is made here, so it outlives the test function.
+  void init() { env_ = std::make_unique<test::ScratchEnv>(); }
+  void cleanup() {
+    test::kill_runs_under(qEnvironmentVariable("XDG_DATA_HOME").toStdString());
+    env_.reset();
+  }
+
+  void detachReturnsAtOnceAndFollowPrintsTheWholeJournal() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    const std::string data = env.corpus_excerpt(20000);
+    QElapsedTimer t;
+    t.start();
+    QJsonObject run = detached(runArgs(data, 40));
+    QVERIFY2(t.elapsed() < 30000, "detach must not wait for the run");
+    const QString uid = run["run_uid"].toString();
+    QCOMPARE(uid.size(), 16);
+    QVERIFY(run["pid"].toInt() > 0);
+    QVERIFY(QFileInfo(run["folder"].toString() + "/run.json").exists());
+    // The detached run is not our child: its session is its own.
+    QCOMPARE(getsid(run["pid"].toInt()), pid_t(run["pid"].toInt()));
+
+    Result follow = cli({"runs", "follow", uid});
+    QVERIFY2(follow.code == 0, follow.err.constData());
+    const QByteArray journal = journalOf(run);
+    QCOMPARE(follow.out, journal);  // byte for byte: the whole journal, each line once
+    QCOMPARE(lastEvent(journal), QString("end"));
+    QVERIFY(journal.contains("\"event\":\"start\""));
+    QCOMPARE(journal.count("\"event\":\"step\""), 40);
+    QVERIFY(QFileInfo(run["folder"].toString() + "/exit").exists());
+    QCOMPARE(stateOf(uid), QString("finished"));
+
+    // From a byte offset in the middle: exactly the rest.
+    const int middle = journal.indexOf('\n', journal.size() / 2) + 1;
+    Result rest = cli({"runs", "follow", uid.left(6), "--from", QString::number(middle)});
+    QCOMPARE(rest.code, 0);
+    QCOMPARE(rest.out, journal.mid(middle));
+  }
+
+  void controlPausesResumesSamplesAndStops() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
+    const QString uid = run["run_uid"].toString();
+    QVERIFY(waitForEvent(run, "step"));
+    QCOMPARE(cli({"runs", "control", uid, "pause"}).code, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(uid), QString("paused"), 10000);
+    QThread::msleep(500);  // the step in flight ends
+    const QByteArray held = journalOf(run);
+    QThread::msleep(700);
+    QCOMPARE(journalOf(run).size(), held.size());  // paused: no more steps
+    QCOMPARE(cli({"runs", "control", uid, "resume"}).code, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).size() > held.size(), 10000);
+    QCOMPARE(stateOf(uid), QString("running"));
+    QCOMPARE(cli({"runs", "control", uid, "sample"}).code, 0);
+    QVERIFY(waitForEvent(run, "sample", 60000));
+    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
+    Result follow = cli({"runs", "follow", uid});
+    QVERIFY2(follow.code == 0, follow.err.constData());
+    const QByteArray journal = journalOf(run);
+    QVERIFY(journal.contains("\"event\":\"checkpoint\""));  // stop = checkpoint, then end
+    QVERIFY(journal.contains("\"status\":\"stopped\""));
+    QCOMPARE(stateOf(uid), QString("stopped"));
+    // An ended run takes no commands: one line that says so.
+    Result late = cli({"runs", "control", uid, "stop"});
+    QCOMPARE(late.code, 1);
+    QVERIFY2(late.err.contains("is not running (it ended stopped)") && late.err.count('\n') == 1, late.err.constData());
+    Result bad = cli({"runs", "control", uid, "explode"});
+    QVERIFY2(bad.code == 1 && bad.err.contains("use pause, resume, stop or sample"), bad.err.constData());
+  }
+
+  void killedRunIsReportedCrashed() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
+    const QString uid = run["run_uid"].toString();
+    QVERIFY(waitForEvent(run, "step"));
+    QCOMPARE(stateOf(uid), QString("running"));
+    QCOMPARE(::kill(run["pid"].toInt(), SIGKILL), 0);
+    Result follow = cli({"runs", "follow", uid}, 30000);
+    QCOMPARE(follow.code, 1);
+    QVERIFY2(follow.err.contains("crashed (it ended without an end event)"), follow.err.constData());
+    QCOMPARE(follow.err.count('\n'), 1);
+    QCOMPARE(follow.out, journalOf(run));  // everything written before the kill was printed first
+    QCOMPARE(stateOf(uid), QString("crashed"));
+  }
+
+  void fullDiskEndsTheRunWithOneLine() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    // The run's uid is fixed (as the launcher fixes it for its ranks), so its journal can be /dev/full.
+    const std::string uid = "f011d15cf011d15c";
+    const RunFolder f{run_folder_path("full", uid)};
+    make_dirs(f.path);
+    QVERIFY(QFile::link("/dev/full", QString::fromStdString(f.journal())));
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert("TOKAMAK_RUN_UID", QString::fromStdString(uid));
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 1000000) << "--name"
+                                                               << "full",
+                   300000, e);
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count("the run journal cannot be written: the disk is full"), 1);
+    QVERIFY2(r.err.contains("(writing " + QByteArray::fromStdString(f.journal()) + ")"), r.err.right(300).constData());
+    // The disk filled before step 1 here (its first line is the tokenizer's progress), so there is no step
+    // to checkpoint; the run did not hang and says how it ended.
+    QVERIFY(read_file(f.exit_file()).find("\"failed\"") != std::string::npos);
+  }
+
+  void dataParallelRunKeepsOneJournal() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    // The launcher owns the folder (pid, exit, control); rank 0 writes the journal; both name the same run.
+    QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus"
+                                                                      << "2");
+    Result follow = cli({"runs", "follow", run["run_uid"].toString()});
+    QVERIFY2(follow.code == 0, follow.err.constData());
+    const QByteArray journal = journalOf(run);
+    QCOMPARE(journal.count("\"event\":\"start\""), 1);
+    QCOMPARE(journal.count("\"event\":\"step\""), 12);
+    QVERIFY(journal.contains("\"run_uid\":\"" + run["run_uid"].toString().toUtf8() + "\""));
+    QVERIFY(journal.contains("\"world_size\":2"));
+    QCOMPARE(stateOf(run["run_uid"].toString()), QString("finished"));
+  }
+
+  void detachRefusesWhatCannotWork() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach"
+                                                         << "--control");
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("--detach and --control do not go together") && r.err.count('\n') == 1, r.err.constData());
+    // A config problem is reported before detaching, by the command that was typed.
+    r = cli(QStringList{"train", "--detach", "--set", "train.steps=-3"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("train.steps"), r.err.constData());
+    r = cli({"runs", "follow", "ffffffff"});
+    QVERIFY2(r.code == 1 && r.err.contains("runs list --json"), r.err.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDetach)
+#include "test_detach.moc"

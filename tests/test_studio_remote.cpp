@@ -1,0 +1,214 @@
+// The studio driving a real SSH host (Debian's sshd on loopback, tests/support/sshd_server.h): "Where" lists
+// the Hosts of the ssh config and tests the connection (version, devices, free disk; a bad host text is one
+// line); a run started there trains with its events arriving live through the local event path; the ssh
+// client killed mid-run shows "disconnected — retrying" until the events flow again; the studio closed
+// mid-run leaves the run training on the host, and a new studio re-attaches by itself; at the end the local
+// store holds exactly the events of the host's journal.
+#include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <csignal>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/config/config.h"
+#include "engine/remote/journal.h"
+#include "engine/remote/remote_host.h"
+#include "engine/store/run_store.h"
+#include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/sshd_server.h"
+#include "tests/support/tiny.h"
+#include "ui/main_window.h"
+#include "ui/remote/where_box.h"
+#include "ui/run/run_controller.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/status/run_status.h"
+
+using namespace tokamak;
+using namespace tokamak::ui;
+
+namespace {
+
+QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
+
+// The live processes whose parent is pid and whose name is `name`.
+QList<qint64> childrenNamed(qint64 pid, const QByteArray& name) {
+  QList<qint64> out;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    QFile f("/proc/" + entry + "/stat");
+    if (entry.toLongLong() <= 0 || !f.open(QIODevice::ReadOnly)) continue;
+    const QByteArray stat = f.readAll();
+    const QByteArray comm = stat.mid(stat.indexOf('(') + 1, stat.lastIndexOf(')') - stat.indexOf('(') - 1);
+    const QList<QByteArray> rest = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+    if (rest.size() > 1 && rest[1].toLongLong() == pid && comm == name) out << entry.toLongLong();
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestStudioRemote : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::ScratchEnv> env_;
+  std::unique_ptr<test::SshdServer> sshd_;
+  QTemporaryDir settingsDir_;
+  std::string hostData_, data_;
+  QString sshConfig_;
+
+  void chooseHost(MainWindow& w) {
+    WhereBox* where = w.setupPanel()->whereBox();
+    where->findChild<QComboBox*>("where")->setCurrentText("tokamak-test");
+    where->findChild<QLineEdit*>("hostTokamak")->setText(bin());
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    env_ = std::make_unique<test::ScratchEnv>();
+    QVERIFY(env_->ok());
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
+    QSettings("Tokamak", "Tokamak Studio").clear();
+    hostData_ = env_->path("host-data");
+    make_dirs(hostData_);
+    data_ = env_->corpus_excerpt(20000);
+    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
+                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
+    // The studio uses the user's ssh config; this test gives it one of its own (TOKAMAK_SSH_CONFIG).
+    const SshOptions o = sshd_->client();
+    sshConfig_ = sshd_->path("ssh_config");
+    write_file_atomically(sshConfig_.toStdString(),
+                          "Host tokamak-test\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd_->port()) +
+                              "\n  User " + sshd_->target().user + "\n  IdentityFile " + o.identity +
+                              "\n  IdentitiesOnly yes\n  UserKnownHostsFile " + o.known_hosts +
+                              "\n  StrictHostKeyChecking accept-new\nHost *.example\n  User x\n");
+    qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
+  }
+
+  // A run a failed test left training on the host is ended here, by pid (run_reaper.h).
+  void cleanup() { test::kill_runs_under(hostData_); }
+
+  void cleanupTestCase() {
+    if (sshd_) {
+      SshOptions shared;
+      shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
+      RemoteHost(parse_ssh_target("tokamak-test"), shared).close();
+    }
+    sshd_.reset();
+    qunsetenv("TOKAMAK_SSH_CONFIG");
+  }
+
+  void whereListsHostsAndTestsTheConnection() {
+    MainWindow w;
+    WhereBox* where = w.setupPanel()->whereBox();
+    auto* combo = where->findChild<QComboBox*>("where");
+    QVERIFY(combo->findText("tokamak-test") > 0);
+    QCOMPARE(combo->findText("*.example"), -1);                               // patterns are not hosts
+    QVERIFY(!where->findChild<QPushButton*>("testConnection")->isEnabled());  // this computer: nothing to test
+    chooseHost(w);
+    QCOMPARE(w.runController()->isRemote(), false);  // nothing started yet
+    QSignalSpy tested(where, &WhereBox::tested);
+    where->findChild<QPushButton*>("testConnection")->click();
+    QVERIFY(tested.wait(60000));
+    QVERIFY2(tested.first().first().toBool(), qPrintable(where->resultText()));
+    QVERIFY2(where->resultText().startsWith("Tokamak " TOKAMAK_VERSION " · ") &&
+                 where->resultText().contains(" GB free in " + QString::fromStdString(hostData_)),
+             qPrintable(where->resultText()));
+    // Tokamak missing there: one line that says so and how to install it.
+    where->findChild<QLineEdit*>("hostTokamak")->setText("/nonexistent/tokamak");
+    where->findChild<QPushButton*>("testConnection")->click();
+    QVERIFY(tested.wait(60000));
+    QVERIFY(!tested.last().first().toBool());
+    QVERIFY2(
+        where->resultText().contains("Tokamak is not installed on tokamak-test") && !where->resultText().contains('\n'),
+        qPrintable(where->resultText()));
+    combo->setCurrentText("me@");
+    QVERIFY2(where->resultText().contains("is not an SSH host"), qPrintable(where->resultText()));
+    // The choice comes back with the next studio.
+    combo->setCurrentText("tokamak-test");
+    MainWindow next;
+    QCOMPARE(next.setupPanel()->whereBox()->host(), QString("tokamak-test"));
+    QCOMPARE(next.setupPanel()->whereBox()->tokamakCommand(), QString("/nonexistent/tokamak"));
+  }
+
+  void runOnHostSurvivesDisconnectAndRestart() {
+    Config c;
+    apply_overrides(c, test::tiny_run_overrides({"data.path=" + data_, "train.batch_size=2", "train.log_every=1",
+                                                 "train.sample_every=25", "train.eval_every=0", "threads=1",
+                                                 "train.steps=300", "opt.precision=fp32", "name=remote-studio"}));
+    auto w = std::make_unique<MainWindow>();
+    chooseHost(*w);
+    w->setupPanel()->setConfig(c);
+    RunController* rc = w->runController();
+    QSignalSpy connection(rc, &RunController::connectionChanged);
+    w->startAction()->trigger();
+    QVERIFY(rc->isRemote());
+    QTRY_VERIFY_WITH_TIMEOUT(rc->lastStep().step >= 5, 120000);  // live, through the local event path
+    const std::string uid = rc->runStart().run_uid;
+    QCOMPARE(uid.size(), size_t(16));
+    QVERIFY(rc->runStart().host.size() > 0);
+    // The ssh client under `tokamak remote` dies, as with a dropped network.
+    const QList<qint64> ssh = childrenNamed(rc->processId(), "ssh");
+    QVERIFY(!ssh.isEmpty());
+    for (qint64 pid : ssh) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    QTRY_VERIFY_WITH_TIMEOUT(connection.size() >= 1, 30000);
+    QCOMPARE(connection.first().first().toBool(), false);
+    QVERIFY2(w->runStatus()->stateText().contains("disconnected — retrying"), qPrintable(w->runStatus()->stateText()));
+    const int64_t before = rc->lastStep().step;
+    QTRY_VERIFY_WITH_TIMEOUT(connection.size() >= 2 && rc->lastStep().step > before, 60000);
+    QCOMPARE(connection.last().first().toBool(), true);
+    QVERIFY(!rc->hasEnded());
+
+    // The studio closes mid-run: the run goes on on the host, and the next studio follows it again.
+    w->close();
+    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), 30000);
+    w.reset();
+    QCOMPARE(QSettings("Tokamak", "Tokamak Studio").value("remote/uid").toString(), QString::fromStdString(uid));
+    SshOptions shared;
+    shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
+    RemoteHost host(parse_ssh_target("tokamak-test"), shared, bin().toStdString());
+    bool live = false;
+    for (const RemoteRun& r : host.runs(true)) live = live || r.uid == uid;
+    QVERIFY2(live, "the run must go on training on the host");
+
+    auto again = std::make_unique<MainWindow>();
+    RunController* rc2 = again->runController();
+    QVERIFY(rc2->isActive() && rc2->isRemote());
+    QTRY_VERIFY_WITH_TIMEOUT(rc2->hasEnded(), 300000);
+    QCOMPARE(QString::fromStdString(rc2->lastEnd().status), QString("finished"));
+    QCOMPARE(rc2->lastStep().step, int64_t(300));
+    QVERIFY(QSettings("Tokamak", "Tokamak Studio").value("remote/uid").toString().isEmpty());
+
+    // The local store equals the host's journal: every step once, every sample once.
+    std::string folder;
+    for (const RemoteRun& r : host.runs(false))
+      if (r.uid == uid) folder = r.folder;
+    uint64_t next = 0;
+    std::set<int64_t> steps;
+    int samples = 0;
+    for (const JournalLine& l : read_journal(folder + "/events.jsonl", 0, &next, 1 << 26)) {
+      auto j = nlohmann::json::parse(l.text);
+      if (j["event"] == "step") steps.insert(j["step"].get<int64_t>());
+      samples += j["event"] == "sample";
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!again->runController()->isActive(), 30000);
+    RunStore store;
+    const int64_t id = store.find_uid(uid);
+    QVERIFY(id > 0);
+    QCOMPARE(store.metrics(id).size(), steps.size());
+    QCOMPARE(int(store.samples(id).size()), samples);
+    QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
+  }
+};
+
+QTEST_MAIN(TestStudioRemote)
+#include "test_studio_remote.moc"

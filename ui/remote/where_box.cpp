@@ -1,0 +1,131 @@
+// WhereBox (see where_box.h).
+#include "ui/remote/where_box.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+
+#include "engine/remote/ssh_command.h"
+#include "engine/util/files.h"
+#include "ui/run/engine_process.h"
+
+namespace tokamak::ui {
+
+WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
+  where_ = new QComboBox;
+  where_->setObjectName("where");
+  where_->setEditable(true);
+  where_->setInsertPolicy(QComboBox::NoInsert);
+  where_->addItem(tr("This computer"));
+  // The Host entries of ~/.ssh/config (or $TOKAMAK_SSH_CONFIG's, which `tokamak remote` then uses too): the
+  // names the user already reaches with ssh.
+  const QString config = qEnvironmentVariableIsSet("TOKAMAK_SSH_CONFIG") ? qEnvironmentVariable("TOKAMAK_SSH_CONFIG")
+                                                                         : QDir::home().filePath(".ssh/config");
+  try {
+    if (QFileInfo(config).isReadable())
+      for (const std::string& h : ssh_config_hosts(read_file(config.toStdString())))
+        where_->addItem(QString::fromStdString(h));
+  } catch (const std::exception&) {
+    // an unreadable config lists no hosts; typing one still works
+  }
+  where_->setToolTip(
+      tr("Train here, or on an SSH host: a Host of ~/.ssh/config or user@host[:port]. The host "
+         "needs Tokamak installed and a key that logs in without a password (docs/REMOTE.md)."));
+  tokamak_ = new QLineEdit("tokamak");
+  tokamak_->setObjectName("hostTokamak");
+  tokamak_->setToolTip(tr("The tokamak command on the host: a name on its PATH, or the full path"));
+  test_ = new QPushButton(tr("Test connection"));
+  test_->setObjectName("testConnection");
+  result_ = new QLabel;
+  result_->setObjectName("connectionResult");
+  result_->setWordWrap(true);
+  result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* form = new QFormLayout(this);
+  form->addRow(tr("Train on"), where_);
+  form->addRow(tr("Tokamak there"), tokamak_);
+  form->addRow(test_);
+  form->addRow(result_);
+  // The last choice comes back with the studio (a typed host too).
+  QSettings settings("Tokamak", "Tokamak Studio");
+  if (const QString saved = settings.value("where/host").toString(); !saved.isEmpty()) where_->setCurrentText(saved);
+  if (settings.contains("where/tokamak")) tokamak_->setText(settings.value("where/tokamak").toString());
+  connect(where_, &QComboBox::currentTextChanged, this, &WhereBox::update);
+  connect(tokamak_, &QLineEdit::textChanged, this, &WhereBox::update);
+  connect(test_, &QPushButton::clicked, this, &WhereBox::testConnection);
+  update();
+}
+
+QString WhereBox::host() const {
+  const QString text = where_->currentText().trimmed();
+  return where_->currentIndex() == 0 && text == where_->itemText(0) ? QString() : text;
+}
+
+QString WhereBox::tokamakCommand() const {
+  const QString t = tokamak_->text().trimmed();
+  return t.isEmpty() ? "tokamak" : t;
+}
+
+QString WhereBox::resultText() const { return result_->text(); }
+
+void WhereBox::update() {
+  const bool remote = !host().isEmpty();
+  tokamak_->setEnabled(remote);
+  test_->setEnabled(remote && !job_);
+  QString problem;
+  if (remote) {
+    try {
+      parse_ssh_target(host().toStdString());
+    } catch (const std::exception& e) {
+      problem = QString::fromStdString(e.what());
+    }
+  }
+  result_->setText(problem);
+  QSettings settings("Tokamak", "Tokamak Studio");
+  settings.setValue("where/host", host());
+  settings.setValue("where/tokamak", tokamak_->text());
+  Q_EMIT changed();
+}
+
+void WhereBox::testConnection() {
+  if (job_ || host().isEmpty()) return;
+  const QString front = tokamakFrontPath();
+  if (front.isEmpty()) {
+    result_->setText(engineMissingText());
+    return Q_EMIT tested(false);
+  }
+  job_ = new QProcess(this);
+  test_->setEnabled(false);
+  result_->setText(tr("connecting to %1…").arg(host()));
+  connect(job_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+    const QByteArray out = job_->readAllStandardOutput();
+    const QStringList err = QString::fromUtf8(job_->readAllStandardError()).split('\n', Qt::SkipEmptyParts);
+    job_->deleteLater();
+    job_ = nullptr;
+    test_->setEnabled(!host().isEmpty());
+    const bool ok = status == QProcess::NormalExit && code == 0;
+    if (!ok) {
+      QString why = errorLineOf(err);
+      if (why.startsWith("tokamak: ")) why = why.mid(9);
+      result_->setText(why.isEmpty() ? tr("the connection test failed") : why);
+      return Q_EMIT tested(false);
+    }
+    const QJsonObject r = QJsonDocument::fromJson(out).object();
+    QStringList devices;
+    for (const QJsonValue& d : r["devices"].toArray()) devices << d.toString();
+    result_->setText(
+        tr("Tokamak %1 · %2 · %3").arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
+    Q_EMIT tested(true);
+  });
+  job_->start(front, {"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});
+}
+
+}  // namespace tokamak::ui

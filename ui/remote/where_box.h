@@ -1,0 +1,48 @@
+// WhereBox: where a run trains — this computer, or an SSH host (a Host entry of ~/.ssh/config, or
+// user@host[:port] typed) — and "Test connection", which shows the host's Tokamak version, devices and free
+// disk, or one line saying why not. It only chooses: RunController (ui/run) starts a host's run as the child
+// `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
+// bridge, plots, samples, store) is the path a local run takes. The test runs `tokamak remote test` as a
+// child, so the window never waits on the network.
+#pragma once
+#include <QGroupBox>
+#include <QString>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProcess;
+class QPushButton;
+
+namespace tokamak::ui {
+
+class WhereBox : public QGroupBox {
+  Q_OBJECT
+ public:
+  explicit WhereBox(QWidget* parent = nullptr);
+
+  // "" for this computer, else the host as typed or picked.
+  QString host() const;
+  // The tokamak command on the host ("tokamak": on its PATH).
+  QString tokamakCommand() const;
+  // The line shown under the box: the last test's result, or why the host text is not one.
+  QString resultText() const;
+
+ public Q_SLOTS:
+  void testConnection();
+
+ Q_SIGNALS:
+  void changed();
+  void tested(bool ok);
+
+ private:
+  void update();
+
+  QComboBox* where_;
+  QLineEdit* tokamak_;
+  QPushButton* test_;
+  QLabel* result_;
+  QProcess* job_ = nullptr;
+};
+
+}  // namespace tokamak::ui
