@@ -3,6 +3,8 @@
 # tests that need no GUI) and TOKAMAK_TARGETS may be set; extra arguments go to cmake's configure step.
 # LibTorch comes from the set-up's venv, or from any Python's torch with TOKAMAK_TORCH_PYTHON=python3.
 set -euo pipefail
+configure_only=
+[ "${1:-}" = --configure-only ] && { configure_only=1; shift; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
 py=${TOKAMAK_TORCH_PYTHON:-$cache/venv/bin/python}
@@ -29,6 +31,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
         "${cuda[@]}" -DTOKAMAK_GUI="$gui" "${launcher[@]}" "$@" >&2
 fi
+[ -n "$configure_only" ] && exit 0
 # Two cores and ~10 s per LibTorch translation unit: all cores, but no more jobs than memory allows.
 # TOKAMAK_TARGETS="test_config tokamak" builds only those.
 read -r -a targets <<< "${TOKAMAK_TARGETS:-}"

@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: set-up (quick when done before), build, every CTest suite, then
 # every fuzz target for FUZZ_SECONDS (20 s each; set FUZZ_SECONDS=0 to skip them) in a sanitizer build.
+# Each test suite runs in empty folders of its own (tests/support/isolated_process.cpp), so what this machine
+# has cached never changes a result. The wall time of each phase is printed at the end, pass or fail.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh"
-"$root/scripts/build.sh"
 build=${BUILD_DIR:-$root/build}
+phases=()
+phase() {  # phase NAME COMMAND...: runs it and records how long it took
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - t0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
+  return $rc
+}
+report() { printf 'test.sh: wall time per phase\n'; printf '  %s\n' "${phases[@]}"; }
+trap report EXIT
+phase install "$root/scripts/setup.sh"
+[ -f "$build/build.ninja" ] || phase configure "$root/scripts/build.sh" --configure-only
+phase build "$root/scripts/build.sh"
 # The suites use all cores themselves; running two at once on a 2-core machine only adds contention.
-ctest --test-dir "$build" --output-on-failure --timeout 900 "$@"
+phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 "$@"
 if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
-  FUZZ_SECONDS=${FUZZ_SECONDS:-20} "$root/scripts/fuzz.sh"
+  phase fuzz env FUZZ_SECONDS="${FUZZ_SECONDS:-20}" "$root/scripts/fuzz.sh"
 fi

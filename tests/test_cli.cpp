@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
 namespace {
@@ -103,38 +104,75 @@ class TestCli : public QObject {
     QCOMPARE(doc.object()["model"].toObject()["preset"].toString(), QString("nano"));
   }
 
+  // The event protocol of docs/ARCHITECTURE.md ("Events before start"), both orders on purpose: in an empty
+  // dataset cache the run first prepares the data (progress events, then start); a second run over the same
+  // data finds it tokenized and starts at once. Each run's stdout holds only JSON lines.
   void trainEmitsJsonEventsAndGenerateReadsTheCheckpoint() {
-    QTemporaryDir dir;
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.insert("XDG_DATA_HOME", dir.path());
-    Result r =
-        runTokamak(QStringList{"train", "--json", "--db", dir.path() + "/runs.db"} +
-                       tokamak::test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
-                                                     "train.sample_tokens=4", "train.eval_batches=1", "threads=1"}),
-                   env);
-    QVERIFY2(r.code == 0, r.err.constData());
-    QStringList kinds;
+    tokamak::test::ScratchEnv scratch;  // empty dataset cache and run store, whatever this machine has cached
+    QVERIFY(scratch.ok());
+    const QString db = QString::fromStdString(scratch.path("runs.db"));
+    const QStringList args =
+        QStringList{"train", "--json", "--db", db} +
+        tokamak::test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
+                                      "train.sample_tokens=4", "train.eval_batches=1", "threads=1"});
     QString checkpoint;
-    for (const QByteArray& line : r.out.split('\n')) {
-      if (line.isEmpty()) continue;
-      QJsonParseError error{};
-      QJsonObject e = QJsonDocument::fromJson(line, &error).object();
-      QVERIFY2(error.error == QJsonParseError::NoError, line.constData());  // stdout holds only JSON
-      kinds << e["event"].toString();
-      if (e["event"] == "step") QVERIFY(e["loss"].isDouble() && e["tok_s"].toDouble() > 0 && !e.contains("mfu"));
-      if (e["event"] == "checkpoint") checkpoint = e["path"].toString();
-      if (e["event"] == "end") QCOMPARE(e["status"].toString(), QString("finished"));
+    for (bool cold : {true, false}) {
+      Result r = runTokamak(args);
+      QVERIFY2(r.code == 0, r.err.constData());
+      QStringList kinds;
+      QList<QJsonObject> before_start;
+      for (const QByteArray& line : r.out.split('\n')) {
+        if (line.isEmpty()) continue;
+        QJsonParseError error{};
+        QJsonObject e = QJsonDocument::fromJson(line, &error).object();
+        QVERIFY2(error.error == QJsonParseError::NoError, line.constData());  // stdout holds only JSON
+        kinds << e["event"].toString();
+        if (!kinds.contains("start")) before_start << e;
+        // A CPU's MFU divides by its measured GEMM rate (cpu_peak.h): a fraction, never more than the whole.
+        if (e["event"] == "step")
+          QVERIFY2(e["loss"].isDouble() && e["tok_s"].toDouble() > 0 && e["mfu"].toDouble() > 0 &&
+                       e["mfu"].toDouble() < 1,
+                   line.constData());
+        if (e["event"] == "start") {
+          QVERIFY2(e["peak_flops"].toDouble() > 1e8, line.constData());
+          QVERIFY2(e["peak_source"].toString().contains("measured"), line.constData());
+        }
+        if (e["event"] == "checkpoint") checkpoint = e["path"].toString();
+        if (e["event"] == "end") QCOMPARE(e["status"].toString(), QString("finished"));
+      }
+      QVERIFY2(kinds.contains("start"), qPrintable(kinds.join(' ')));
+      if (cold) {
+        // Preparing: only progress events come before start, tokenizing the corpus up to 100%.
+        QVERIFY2(!before_start.isEmpty(), "a cold cache must report the data preparation");
+        for (const QJsonObject& e : before_start) QCOMPARE(e["event"].toString(), QString("progress"));
+        QVERIFY(before_start.first()["what"].toString().startsWith("tokenizing"));
+        QCOMPARE(before_start.last()["done"].toDouble(), before_start.last()["total"].toDouble());
+      } else {
+        QCOMPARE(kinds.first(), QString("start"));  // warm: nothing to prepare
+      }
+      QCOMPARE(kinds.count("step"), 3);  // step 1 is always reported, then every log_every (2 and 4)
+      QVERIFY(kinds.contains("eval") && kinds.contains("sample"));
+      QCOMPARE(kinds.last(), QString("end"));
     }
-    QCOMPARE(kinds.first(), QString("start"));
-    QCOMPARE(kinds.count("step"), 3);  // step 1 is always reported, then every log_every (2 and 4)
-    QVERIFY(kinds.contains("eval") && kinds.contains("sample"));
-    QCOMPARE(kinds.last(), QString("end"));
     Result g = runTokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
     QVERIFY2(g.code == 0, g.err.constData());
     QVERIFY(g.out.startsWith("Hacker"));
-    Result list = runTokamak({"runs", "list", "--db", dir.path() + "/runs.db"});
+    Result list = runTokamak({"runs", "list", "--db", db});
     QCOMPARE(list.code, 0);
-    QVERIFY2(list.out.contains("finished"), list.out.constData());
+    QCOMPARE(list.out.count("finished"), 2);
+  }
+
+  // The allocator settings compiled into the training process (app/tokamak/malloc_conf.cpp) reach jemalloc:
+  // `tokamak train` execs tokamak-engine, and jemalloc prints its options at exit when asked to.
+  void trainingProcessKeepsFreedMemory() {
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("MALLOC_CONF", "stats_print:true");  // adds to the compiled-in settings, changes none of them
+    Result r = runTokamak({"train", "--help"}, env);
+    QCOMPARE(r.code, 0);
+    const QByteArray all = r.out + r.err;
+    QVERIFY2(all.contains("opt.oversize_threshold: 0"), all.right(2000).constData());
+    QVERIFY(all.contains("opt.dirty_decay_ms: -1"));
+    QVERIFY(all.contains("opt.muzzy_decay_ms: -1"));
   }
 
   // A copy of a store on read-only media, or another user's: `runs list` reads it, a write says why it fails.

@@ -193,7 +193,7 @@ class TestConfig : public QObject {
         QTest::newRow((key + "=" + row.value).c_str())
             << QString::fromStdString(key) << QString::fromStdString(row.value) << row.needs_cuda << row.missing.empty()
             << row.missing_cuda.empty();
-    QVERIFY(choices_of("opt.precision").size() == 6 && choices_of("opt.layers").size() == 3);
+    QVERIFY(choices_of("opt.precision").size() == 6 && choices_of("opt.layers").size() == 4);
   }
   void everyChoiceRowIsValidatedAsItsTableSays() {
     QFETCH(QString, key);

@@ -21,6 +21,7 @@
 #include "engine/kernels/reference.h"
 #include "engine/kernels/residual_layernorm.h"
 #include "engine/metrics/device.h"
+#include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/train/trainer.h"
 #include "tests/support/scratch_env.h"
@@ -172,6 +173,35 @@ class TestKernels : public QObject {
       QCOMPARE(fused.dx[0].abs().max().item<double>(), 0.0);
       QVERIFY(c.targets[0].item<int64_t>() == kernels::kIgnoreIndex);
     }
+  }
+
+  // Under bf16 autocast (opt.precision=bf16 on a CPU) the fused classifier's matmuls run in bf16, as the
+  // reference's linear does there; softmax and loss stay fp32. Tolerances are bf16's: its 8-bit mantissa gives
+  // each logit ~0.4% error, which the two sides round differently (per chunk here, over all N there).
+  void classifierMatchesReferenceInBf16() {
+    const ClassifierCase c = make_case(70, 32, 320, 301, 5, 11);
+    AutocastGuard bf16(c10::DeviceType::CPU, true, at::kBFloat16);
+    const auto reference = [&](const at::Tensor& x, const at::Tensor& w) {
+      return kernels::classifier_reference(x, w, c.targets, c.vocab_size);
+    };
+    const auto fused = [&](const at::Tensor& x, const at::Tensor& w) {
+      return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, 16});
+    };
+    const Grads ref = grads_of(c, reference, 0.5), got = grads_of(c, fused, 0.5);
+    QCOMPARE(got.dx.scalar_type(), at::kFloat);  // gradients in the inputs' dtype, as autograd's
+    QVERIFY2(excess(got.loss, ref.loss, 1e-2) <= 1e-3,
+             qPrintable(QString("loss %1 vs %2").arg(got.loss.item<double>()).arg(ref.loss.item<double>())));
+    const double dx_scale = ref.dx.abs().max().item<double>(), dw_scale = ref.dweight.abs().max().item<double>();
+    QVERIFY(dx_scale > 1e-3 && dw_scale > 1e-3);  // not two zeros
+    QVERIFY2(excess(got.dx, ref.dx, 2e-2) <= 2e-2 * dx_scale,
+             qPrintable(QString("dx off by %1 of %2").arg(excess(got.dx, ref.dx, 0)).arg(dx_scale)));
+    QVERIFY2(excess(got.dweight, ref.dweight, 2e-2) <= 2e-2 * dw_scale,
+             qPrintable(QString("dweight off by %1 of %2").arg(excess(got.dweight, ref.dweight, 0)).arg(dw_scale)));
+    QCOMPARE(got.dweight.narrow(0, 301, 19).abs().max().item<double>(), 0.0);  // padded rows untouched
+    // and it is not the fp32 computation: bf16 rounding shows against an fp32 run of the same inputs
+    AutocastGuard off(c10::DeviceType::CPU, false);
+    const Grads fp32 = grads_of(c, fused, 0.5);
+    QVERIFY((fp32.dx - got.dx).abs().max().item<double>() > 0);
   }
 
   // Evaluation (no gradients wanted) gives the same loss and computes no gradient.

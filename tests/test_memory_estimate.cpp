@@ -3,6 +3,7 @@
 #include <QtTest>
 #include <sys/resource.h>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/train/events.h"
@@ -24,6 +25,7 @@ class TestMemoryEstimate : public QObject {
   void zeroShardsOptimizerState_data();
   void zeroShardsOptimizerState();
   void fusedClassifierHoldsNoLogits();
+  void autoLayersAreSizedAsResolved();
   void formatsBytes();
   void terabyteConfigsFailBeforeAllocating_data();
   void terabyteConfigsFailBeforeAllocating();
@@ -73,7 +75,7 @@ void TestMemoryEstimate::gpt2() {
   QFETCH(qint64, paramBytes);
   QFETCH(qint64, activations);
   Config c;
-  apply_overrides(c, {"model.preset=gpt2", "opt.precision=" + precision.toStdString(),
+  apply_overrides(c, {"model.preset=gpt2", "opt.precision=" + precision.toStdString(), "opt.layers=native",
                       "opt.attention=" + attention.toStdString(), "train.batch_size=" + std::to_string(batch),
                       std::string("opt.activation_checkpointing=") + (checkpointing ? "true" : "false")});
   MemoryEstimate m = estimate_memory(c);
@@ -84,6 +86,21 @@ void TestMemoryEstimate::gpt2() {
   QCOMPARE(m.activations, activations);
   QCOMPARE(m.logits, 4 * 1024 * batch * 50304);  // fp32 logits over the padded vocabulary
   QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
+}
+
+// opt.layers=auto (the default) is sized as what it resolves to: fused on a CPU in fp32, native in bf16.
+void TestMemoryEstimate::autoLayersAreSizedAsResolved() {
+  Config c;
+  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "opt.precision=fp32"});
+  QCOMPARE(QString::fromStdString(c.opt.layers), QString("auto"));
+  QCOMPARE(estimate_memory(c).logits, qint64(4) * (2 * 512 * 50304 + 16 * 1024 * 768 + 50304 * 768));
+  apply_overrides(c, {"opt.precision=bf16"});
+  QCOMPARE(estimate_memory(c).logits, qint64(4) * 1024 * 16 * 50304);
+  QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda", "fp32")), QString("native"));
+  QCOMPARE(QString::fromStdString(resolved_layers("scratch", "cpu", "fp32")), QString("scratch"));
+  apply_overrides(c, {"opt.precision=fp32", "model.logit_softcap=30"});  // needs the logits fused never stores
+  QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("native"));
+  QCOMPARE(estimate_memory(c).logits, qint64(4) * 1024 * 16 * 50304);
 }
 
 // opt.layers=fused never stores the B·T·V logits: two 512-token chunk buffers, dx and dW instead.

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -369,13 +370,23 @@ void MainWindow::saveSettings() const {
   settings.setValue("setup/config", QString::fromStdString(config_to_json(setup_->config(), -1)));
 }
 
+void MainWindow::fitTo(const QRect& available) {
+  // A small screen is all needed; a large one keeps a margin. The height leaves room for a title bar.
+  const bool small = available.width() < 1600;
+  const QSize size(small ? available.width() : available.width() * 94 / 100, available.height() * 94 / 100);
+  resize(size);
+  move(available.center() - QPoint(size.width() / 2, size.height() / 2));
+  // Two columns show the whole setup at once, but not at the price of plots too narrow to read.
+  const int two = setup_->widthFor(2);
+  const int dock = size.width() - two >= kMinPlotsWidth ? two : setup_->widthFor(1);
+  resizeDocks({setupDock_}, {dock}, Qt::Horizontal);
+  resizeDocks({samplesDock_}, {std::min(220, size.height() / 4)}, Qt::Vertical);
+}
+
 void MainWindow::restoreSettings() {
   QSettings settings("Tokamak", "Tokamak Studio");
-  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) resize(1500, 950);
-  if (!restoreState(settings.value("window/state").toByteArray())) {
-    resizeDocks({setupDock_}, {680}, Qt::Horizontal);
-    resizeDocks({samplesDock_}, {220}, Qt::Vertical);
-  }
+  const bool placed = restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (!restoreState(settings.value("window/state").toByteArray()) || !placed) fitTo(screen()->availableGeometry());
   const QString json = settings.value("setup/config").toString();
   if (json.isEmpty()) return;
   try {

@@ -54,6 +54,9 @@ class MainWindow : public QMainWindow {
   int queuedRuns() const { return int(queue_.size()); }
   void showLivePage();
   void showRunsPage();
+  // The first start's layout (no saved one): most of `available` (a screen's free area), and a setup dock
+  // as wide as its sections need, in two columns when that leaves the plots kMinPlotsWidth.
+  void fitTo(const QRect& available);
 
  public Q_SLOTS:
   void startRun();
@@ -66,6 +69,7 @@ class MainWindow : public QMainWindow {
 
  public:
   static constexpr int kCloseGraceMs = 30000;
+  static constexpr int kMinPlotsWidth = 800;
 
  private:
   void buildActions();

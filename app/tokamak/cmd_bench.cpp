@@ -1,6 +1,9 @@
 // `tokamak bench --ladder FILE`: runs every rung of a ladder for a warm-up and then timed steps, records each
 // rung as a run in the store, and prints the scoreboard: rung, tok/s, speedup over rung 1, MFU, peak memory,
-// loss after the timed steps.
+// loss after the timed steps. A ladder whose rungs have a train.target_val_loss (a speedrun ladder) trains each
+// rung for its own train.steps (unless --steps is given) and adds the training time and steps to that target,
+// "not reached" with the best val loss otherwise. --seeds N runs every rung N times (train.seed, +1, ...;
+// named RUNG-sSEED, so `runs compare --group seed` groups them) and gives means ± sample std.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -22,8 +25,9 @@ namespace {
 struct BenchArgs {
   std::string ladder, db;
   std::vector<std::string> sets;
-  int64_t steps = 20, warmup = 5;
+  int64_t steps = 20, warmup = 5, seeds = 1;
   bool no_store = false;
+  bool steps_given = false;  // --steps on the command line: it overrides a speedrun ladder's train.steps
 };
 
 // Collects what the scoreboard needs from a rung's run.
@@ -31,7 +35,13 @@ struct RungRecorder : EventSink {
   int64_t warmup = 0;
   double timed_tokens = 0, timed_seconds = 0, mfu_sum = 0, peak = 0, loss = NAN;
   int64_t timed_steps = 0;
+  double best_val = NAN, time_to_target = NAN, steps_to_target = NAN;
   std::string status, error;
+  void on_eval(const EvalEvent& e) override {
+    if (e.metrics.has("val_loss") && !(e.metric("val_loss") >= best_val)) best_val = e.metric("val_loss");
+    if (e.metrics.has("time_to_target_s"))
+      time_to_target = e.metric("time_to_target_s"), steps_to_target = e.metric("steps_to_target");
+  }
   void on_step(const StepEvent& e) override {
     const double step_ms = e.metric("step_ms");
     if (e.step > warmup) {
@@ -53,6 +63,45 @@ std::string format_fixed(double v, const char* fmt) {
   return buf;
 }
 
+// Mean and sample std of the finite values; n is how many there were.
+struct Spread {
+  double mean = NAN, std = NAN;
+  int n = 0;
+};
+Spread spread(const std::vector<double>& values) {
+  Spread s;
+  double sum = 0;
+  for (double v : values)
+    if (std::isfinite(v)) sum += v, ++s.n;
+  if (s.n == 0) return s;
+  s.mean = sum / s.n;
+  double sq = 0;
+  for (double v : values)
+    if (std::isfinite(v)) sq += (v - s.mean) * (v - s.mean);
+  s.std = s.n > 1 ? std::sqrt(sq / (s.n - 1)) : 0;
+  return s;
+}
+
+// One training of a rung (one seed); returns what the scoreboard needs.
+RungRecorder run_rung(Config c, const BenchArgs& a) {
+  RungRecorder rec;
+  rec.warmup = a.warmup;
+  FanOutSink sinks;
+  sinks.add(&rec);
+  std::unique_ptr<StoreSink> store;
+  try {
+    validate_config(c, cuda_device_count());
+    if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
+    // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
+    reset_peak_memory(parse_device(c.device));
+    train(c, sinks);
+  } catch (const std::exception& e) {
+    rec.status = "failed", rec.error = torch_error_text(e);
+  }
+  if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
+  return rec;
+}
+
 void run_bench(const BenchArgs& a) {
   Ladder ladder = load_ladder(a.ladder, a.sets);
   std::fprintf(stderr, "ladder %s: %zu rungs, %lld warm-up + %lld timed steps each\n%s\n", ladder.name.c_str(),
@@ -60,38 +109,52 @@ void run_bench(const BenchArgs& a) {
                ladder.description.c_str());
   std::unique_ptr<StoreSink> probe;
   if (!a.no_store) probe = std::make_unique<StoreSink>(a.db);  // a bad --db fails before the first rung
+  bool target = false;
+  for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
   std::vector<std::vector<std::string>> table = {{"#", "rung", "tok/s", "speedup", "MFU", "peak mem", "loss"}};
-  double baseline = NAN;
+  if (a.seeds > 1) table[0].insert(table[0].begin() + 3, "± std");
+  if (target)
+    table[0].insert(table[0].end(), {"time to target", "± std", "steps to target", "reached", "time speedup"});
+  double baseline = NAN, baseline_time = NAN;
   for (size_t i = 0; i < ladder.rungs.size(); ++i) {
     LadderRung& rung = ladder.rungs[i];
     Config& c = rung.config;
-    c.train.steps = a.warmup + a.steps;
+    // A speedrun rung trains to its own steps (and stops at its target if it says so); others are timed.
+    if (!(c.train.target_val_loss > 0) || a.steps_given) c.train.steps = a.warmup + a.steps;
     c.train.log_every = 1;
     c.train.checkpoint_every = 0;
-    c.name = ladder.name + "/" + rung.name;
-    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, ladder.rungs.size(), rung.name.c_str());
-    RungRecorder rec;
-    rec.warmup = a.warmup;
-    FanOutSink sinks;
-    sinks.add(&rec);
-    std::unique_ptr<StoreSink> store;
-    try {
-      validate_config(c, cuda_device_count());
-      if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
-      // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
-      reset_peak_memory(parse_device(c.device));
-      train(c, sinks);
-    } catch (const std::exception& e) {
-      rec.status = "failed", rec.error = torch_error_text(e);
+    std::vector<double> tok_s, mfu, peak, loss, time, steps, best;
+    bool finished = true;
+    for (int64_t k = 0; k < a.seeds; ++k) {
+      Config run = c;
+      run.train.seed = c.train.seed + k;
+      run.name = ladder.name + "/" + rung.name + (a.seeds > 1 ? "-s" + std::to_string(run.train.seed) : "");
+      std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, ladder.rungs.size(), run.name.c_str());
+      const RungRecorder rec = run_rung(run, a);
+      finished = finished && rec.status == "finished";
+      tok_s.push_back(rec.timed_seconds > 0 ? rec.timed_tokens / rec.timed_seconds : NAN);
+      mfu.push_back(rec.timed_steps && rec.mfu_sum > 0 ? rec.mfu_sum / rec.timed_steps : NAN);
+      peak.push_back(rec.peak > 0 ? rec.peak : NAN);
+      loss.push_back(rec.loss), best.push_back(rec.best_val);
+      time.push_back(rec.time_to_target), steps.push_back(rec.steps_to_target);
     }
-    const double tok_s = rec.timed_seconds > 0 ? rec.timed_tokens / rec.timed_seconds : NAN;
-    if (i == 0) baseline = tok_s;
-    if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
-    table.push_back(
-        {std::to_string(i + 1), rung.name, rec.status == "finished" ? format_rate(tok_s) : rec.status,
-         format_fixed(tok_s / baseline, "%.2fx"),
-         rec.timed_steps && rec.mfu_sum > 0 ? format_fixed(100 * rec.mfu_sum / rec.timed_steps, "%.1f%%") : "-",
-         rec.peak > 0 ? format_bytes(rec.peak) : "-", format_fixed(rec.loss, "%.4f")});
+    const Spread rate = spread(tok_s), t = spread(time), st = spread(steps);
+    if (i == 0) baseline = rate.mean, baseline_time = t.mean;
+    std::vector<std::string> row = {std::to_string(i + 1),
+                                    rung.name,
+                                    finished ? format_rate(rate.mean) : "failed",
+                                    format_fixed(rate.mean / baseline, "%.2fx"),
+                                    format_fixed(100 * spread(mfu).mean, "%.1f%%"),
+                                    std::isfinite(spread(peak).mean) ? format_bytes(spread(peak).mean) : "-",
+                                    format_fixed(spread(loss).mean, "%.4f")};
+    if (a.seeds > 1) row.insert(row.begin() + 3, format_rate(rate.std));
+    if (target)
+      row.insert(
+          row.end(),
+          {t.n ? format_fixed(t.mean, "%.1f s") : "not reached (best " + format_fixed(spread(best).mean, "%.4f") + ")",
+           format_fixed(t.std, "%.1f s"), format_fixed(st.mean, "%.0f"),
+           std::to_string(t.n) + "/" + std::to_string(a.seeds), format_fixed(baseline_time / t.mean, "%.2fx")});
+    table.push_back(row);
   }
   std::fputs(format_text_table(table).c_str(), stdout);
 }
@@ -102,12 +165,18 @@ void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "run a ladder of speed-ups and print its scoreboard");
   cmd->add_option("--ladder", a->ladder, "ladder JSON (see experiments/ladders/)")->required();
-  cmd->add_option("--steps", a->steps, "timed steps per rung")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", a->steps, "timed steps per rung (a speedrun ladder's rungs: their own train.steps)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seeds", a->seeds, "runs per rung, seeds train.seed, +1, ... (means ± std)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", a->warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
   cmd->add_option("--set", a->sets, "override a config key in every rung (repeatable)");
   cmd->add_option("--db", a->db, "run store (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--no-store", a->no_store, "do not record the rungs as runs");
-  cmd->callback([a] { run_bench(*a); });
+  cmd->callback([a, cmd] {
+    a->steps_given = cmd->count("--steps") > 0;
+    run_bench(*a);
+  });
 }
 
 }  // namespace tokamak::cli

@@ -23,6 +23,7 @@
 #include "app/tokamak/printer.h"
 #include "app/tokamak/run_session.h"
 #include "app/tokamak/signals.h"
+#include "engine/config/choices.h"
 #include "engine/config/config_table.h"
 #include "engine/dist/dist_env.h"
 #include "engine/dist/launch.h"
@@ -227,6 +228,7 @@ int run_train(const TrainArgs& args) {
   if (args.detach) return detach(c, id, args);
   const bool auto_precision = c.opt.precision == "auto";
   c.opt.precision = resolved_precision(c.opt.precision, c.device);
+  c.opt.layers = resolved_layers(c, c.opt.precision);
   c.name = id.name;
   const bool main_rank = dist.rank == 0;
   if (main_rank) {

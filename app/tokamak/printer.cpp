@@ -49,6 +49,8 @@ void PrinterSink::on_start(const RunStart& e) {
                e.model.c_str(), human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
+  if (e.peak_flops > 0)
+    std::fprintf(stderr, "MFU peak: %s FLOP/s (%s)\n", human_count(e.peak_flops).c_str(), e.peak_source.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (wants_json())
     emit({{"event", "start"},
@@ -67,6 +69,8 @@ void PrinterSink::on_start(const RunStart& e) {
           {"torch_version", e.torch_version},
           {"cuda_version", e.cuda_version},
           {"tokens_per_step", e.tokens_per_step},
+          {"peak_flops", e.peak_flops},
+          {"peak_source", e.peak_source},
           {"config", json::parse(e.config_json)}});
 }
 

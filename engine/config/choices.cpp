@@ -59,6 +59,12 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
        "Tokamak's own kernels: the classifier computes cross-entropy and its gradient in chunks of tokens, never "
        "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.2–1.4× faster than native.",
        kAny, "", "the CUDA kernels are compiled but not yet verified on a GPU (issue 12)"},
+      // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
+      {"auto", LayersKind::kNative,
+       "What is fastest where it runs: fused on a CPU in fp32 (its classifier never stores the B·T·V logits; "
+       "issue 28 measured it ahead of native there), native elsewhere (bf16 on a CPU, where fused computes its "
+       "classifier in fp32; CUDA, until the fused kernels are verified on a GPU).",
+       kAny, ""},
   };
   return t;
 }
@@ -103,14 +109,79 @@ const std::vector<Choice<PinMemory>>& pin_memory_choices() {
   return t;
 }
 
+// The speedrun's switches. "Speedrun" below is KellerJordan/modded-nanogpt's world-record table (GPT-2 124M to
+// 3.28 val loss on FineWeb, 8×H100); each number is the record in which the switch went in, together with
+// whatever else that record changed (the table does not separate them).
+const std::vector<Choice<NormKind>>& norm_choices() {
+  static const std::vector<Choice<NormKind>> t = {
+      {"layernorm", NormKind::kLayerNorm, "GPT-2's LayerNorm: subtract the mean, divide by the std, scale and shift.",
+       kAny, ""},
+      {"rmsnorm", NormKind::kRmsNorm,
+       "RMSNorm: divide by the root mean square, scale only (no mean, no bias): fewer ops. In the speedrun's "
+       "'architectural modernizations & tuned lr' record with rotary: 45 → 31.4 min. Not GPT-2: no Hugging Face "
+       "export.",
+       kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<MlpAct>>& mlp_act_choices() {
+  static const std::vector<Choice<MlpAct>> t = {
+      {"gelu", MlpAct::kGelu, "GPT-2's GELU (tanh approximation) in the MLP.", kAny, ""},
+      {"relu2", MlpAct::kRelu2,
+       "ReLU²: relu(x)² in the MLP (So et al., Primer): sparser, cheaper than GELU. In the speedrun's record with "
+       "QK-norm and zero-initialised projections: 22.3 → 15.2 min. Not GPT-2: no Hugging Face export.",
+       kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<PositionKind>>& position_choices() {
+  static const std::vector<Choice<PositionKind>> t = {
+      {"learned", PositionKind::kLearned, "GPT-2's learned position embeddings, added to the token embeddings.", kAny,
+       ""},
+      {"rope", PositionKind::kRope,
+       "Rotary position embeddings (Su et al.): queries and keys rotated by their position, no position table. "
+       "In the speedrun's 'architectural modernizations & tuned lr' record: 45 → 31.4 min. Not GPT-2: no Hugging "
+       "Face export.",
+       kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<OptimizerKind>>& optimizer_choices() {
+  static const std::vector<Choice<OptimizerKind>> t = {
+      {"adamw", OptimizerKind::kAdamW, "AdamW for every weight, as GPT-2 training uses it.", kAny, ""},
+      {"muon", OptimizerKind::kMuon,
+       "Muon for the blocks' 2-D weights (Nesterov momentum, then 5 Newton–Schulz steps that orthogonalise the "
+       "update; lr train.muon_lr); AdamW for embeddings, head, norms and biases (lr train.lr). Speedrun: 31.4 → "
+       "24.9 min, ~1.5× the sample efficiency of AdamW. Not with dist.zero=1.",
+       kAny, ""},
+  };
+  return t;
+}
+
+const std::vector<Choice<ScheduleKind>>& schedule_choices() {
+  static const std::vector<Choice<ScheduleKind>> t = {
+      {"cosine", ScheduleKind::kCosine, "Linear warm-up, then cosine decay to lr · min_lr_ratio (GPT-2, nanoGPT).",
+       kAny, ""},
+      {"wsd", ScheduleKind::kWsd,
+       "Warm-up, stable, decay: linear warm-up, constant lr, then linear decay to lr · min_lr_ratio over the last "
+       "train.decay_fraction of the steps (Hägele et al. 2024; the speedrun's trapezoidal schedule).",
+       kAny, ""},
+  };
+  return t;
+}
+
 bool pin_memory_on(const std::string& pin_memory, bool cuda) {
   const PinMemory p = parse_choice(pin_memory_choices(), "opt.pin_memory", pin_memory);
   return cuda && p != PinMemory::kOff;
 }
 
 const std::vector<std::string>& choice_keys() {
-  static const std::vector<std::string> keys = {"opt.precision",  "opt.attention",   "opt.layers", "opt.sdpa_backend",
-                                                "opt.pin_memory", "opt.cuda_graphs", "device"};
+  static const std::vector<std::string> keys = {"opt.precision",  "opt.attention",   "opt.layers",   "opt.sdpa_backend",
+                                                "opt.pin_memory", "opt.cuda_graphs", "model.norm",   "model.mlp_act",
+                                                "model.position", "opt.optimizer",   "opt.schedule", "device"};
   return keys;
 }
 
@@ -121,6 +192,11 @@ std::vector<ChoiceInfo> choices_of(const std::string& key) {
   if (key == "opt.sdpa_backend") return info(sdpa_backend_choices());
   if (key == "opt.cuda_graphs") return info(cuda_graphs_choices());
   if (key == "opt.pin_memory") return info(pin_memory_choices());
+  if (key == "model.norm") return info(norm_choices());
+  if (key == "model.mlp_act") return info(mlp_act_choices());
+  if (key == "model.position") return info(position_choices());
+  if (key == "opt.optimizer") return info(optimizer_choices());
+  if (key == "opt.schedule") return info(schedule_choices());
   if (key == "device") return info(device_choices());
   return {};
 }
@@ -157,6 +233,11 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
   std::string list;
   for (const ChoiceInfo& c : choices_of(key)) list += (list.empty() ? "" : ", ") + c.value;
   return key + " '" + value + "' is not one of " + list;
+}
+
+std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision) {
+  if (layers != "auto") return layers;
+  return device == "cpu" && precision == "fp32" ? "fused" : "native";
 }
 
 std::string portable_layers(const std::string& layers) {

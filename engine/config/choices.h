@@ -37,6 +37,17 @@ const std::vector<Choice<LayersKind>>& layers_choices();         // opt.layers
 const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // opt.sdpa_backend
 const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
 const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_graphs
+// The speedrun's switches (issue 27): model variants and the optimizer/schedule. Defaults are GPT-2's.
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class MlpAct { kGelu, kRelu2 };
+enum class PositionKind { kLearned, kRope };
+enum class OptimizerKind { kAdamW, kMuon };
+enum class ScheduleKind { kCosine, kWsd };
+const std::vector<Choice<NormKind>>& norm_choices();            // model.norm
+const std::vector<Choice<MlpAct>>& mlp_act_choices();           // model.mlp_act
+const std::vector<Choice<PositionKind>>& position_choices();    // model.position
+const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // opt.optimizer
+const std::vector<Choice<ScheduleKind>>& schedule_choices();    // opt.schedule
 enum class PinMemory { kAuto, kOn, kOff };
 const std::vector<Choice<PinMemory>>& pin_memory_choices();  // opt.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.
@@ -94,6 +105,9 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
 // The opt.layers value that samples a checkpoint trained with `layers` on any device: the same weights and
 // function, with kernels every device has (a CUDA-only row maps to native).
 std::string portable_layers(const std::string& layers);
+// opt.layers=auto made concrete for a device and a resolved precision (never "auto"): fused on a CPU in fp32,
+// native elsewhere; any other value is returned as it is. Runs record the resolved value, as with precision.
+std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);
 
 // "cpu" → kCpu; "cuda" and "cuda:N" → kCuda with *index = N (-1 for plain "cuda"); anything else, such as
 // "cuda:abc" or "gpu", throws an Error that names it.

@@ -75,6 +75,11 @@ int64_t tokens_per_step(const Config& c) {
   return c.train.batch_size * train_context(c) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
 }
 
+std::string resolved_layers(const Config& c, const std::string& precision) {
+  if (c.opt.layers == "auto" && c.model.logit_softcap > 0) return "native";
+  return resolved_layers(c.opt.layers, c.device, precision);
+}
+
 std::string default_run_name(const Config& c) {
   // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
   std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +
@@ -85,7 +90,32 @@ std::string default_run_name(const Config& c) {
   if (c.opt.fused_adamw) name += "-fusedadam";
   if (c.opt.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
+  // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
+  if (c.model.norm != "layernorm")
+    name += "-" + std::string(find_choice(norm_choices(), "model.norm", c.model.norm).value);
+  if (c.model.mlp_act != "gelu")
+    name += "-" + std::string(find_choice(mlp_act_choices(), "model.mlp_act", c.model.mlp_act).value);
+  if (c.model.position != "learned")
+    name += "-" + std::string(find_choice(position_choices(), "model.position", c.model.position).value);
+  if (c.model.qk_norm) name += "-qknorm";
+  if (c.model.logit_softcap > 0) name += "-softcap";
+  if (c.model.zero_init_proj) name += "-zeroinit";
+  if (c.opt.optimizer != "adamw")
+    name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
+  if (c.opt.schedule != "cosine")
+    name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
   return name;
+}
+
+std::vector<std::string> not_gpt2_switches(const ModelConfig& m) {
+  std::vector<std::string> s;
+  if (m.norm != "layernorm") s.push_back("model.norm=" + m.norm);
+  if (m.mlp_act != "gelu") s.push_back("model.mlp_act=" + m.mlp_act);
+  if (m.position != "learned") s.push_back("model.position=" + m.position);
+  if (m.qk_norm) s.push_back("model.qk_norm=true");
+  if (m.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(m.logit_softcap).substr(0, 6));
+  // zero_init_proj changes only the starting weights: the model is still GPT-2's function.
+  return s;
 }
 
 std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
@@ -130,6 +160,26 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   if (device_ok && cuda && cuda_devices == 0)
     p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
   for (const std::string& e : eval_task_problems(c)) p.push_back(e);
+  // The speedrun's switches where they cannot run.
+  const std::vector<std::string> not_gpt2 = not_gpt2_switches(m);
+  if (!m.init_from.empty() && !not_gpt2.empty()) {
+    std::string names;
+    for (const std::string& n : not_gpt2) names += (names.empty() ? "" : ", ") + n;
+    p.push_back("model.init_from loads GPT-2 weights, but " + names +
+                " make another model: leave those at their defaults or clear model.init_from");
+  }
+  if (m.position == "rope" && m.n_head >= 1 && m.n_embd % m.n_head == 0)
+    need((m.n_embd / m.n_head) % 2 == 0,
+         "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
+             std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
+  need(!(m.logit_softcap > 0 && c.opt.layers == "fused"),
+       "model.logit_softcap needs the logits, which opt.layers=fused never stores: set opt.layers=native or "
+       "model.logit_softcap=0");
+  need(!(c.opt.optimizer == "muon" && c.dist.zero == 1),
+       "opt.optimizer=muon cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's "
+       "Newton–Schulz step needs each whole matrix's gradient on one rank: set dist.zero=0");
+  need(!(t.stop_at_target && t.target_val_loss <= 0),
+       "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);
   need(weights.empty(), weights);
   if (device_ok && index >= 0 && cuda_devices > 0)

@@ -26,6 +26,14 @@ struct ModelConfig {
   bool tie_weights = true;          // lm_head shares the token embedding (-38M parameters at 124M)
   double dropout = 0.0;             // on attention weights, residual branches and embeddings
   bool qkv_bias = true;             // GPT-2 has biases on every linear layer
+  // The speedrun's model switches (modded-nanogpt); the defaults are GPT-2. Any other value makes a model that
+  // is no longer GPT-2 (Hugging Face export and init_from refuse it: not_gpt2_switches()).
+  std::string norm = "layernorm";    // layernorm | rmsnorm (choices.cpp)
+  std::string mlp_act = "gelu";      // gelu | relu2
+  std::string position = "learned";  // learned | rope
+  bool qk_norm = false;              // RMS-normalise each head's queries and keys before attention
+  double logit_softcap = 0;          // > 0: logits = cap · tanh(logits / cap); 0 = off
+  bool zero_init_proj = false;       // output projections (attention and MLP c_proj, an untied head) start at zero
   std::string init_from;  // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
 };
 
@@ -60,6 +68,13 @@ struct TrainConfig {
   int64_t checkpoint_keep = 3;     // newest checkpoints of a run kept on disk; 0 = all
   std::string checkpoint_dir;      // "" = <data dir>/checkpoints/<run name>
   std::string resume;              // a checkpoint to continue from (weights, optimizer, data position, RNG)
+  // Time to a target loss: the first evaluation whose val loss is at or below this records the training time,
+  // tokens and steps it took (metrics time_to_target_s, tokens_to_target, steps_to_target); 0 = off.
+  double target_val_loss = 0;
+  bool stop_at_target = false;  // end the run (finished) at that evaluation
+  double decay_fraction = 0.2;  // opt.schedule=wsd: the last fraction of steps decays linearly to min_lr_ratio
+  double muon_lr = 0.02;        // opt.optimizer=muon: peak learning rate of the hidden matrices (Muon's group)
+  double muon_momentum = 0.95;  // Muon's Nesterov momentum
 };
 
 struct OptConfig {
@@ -67,12 +82,14 @@ struct OptConfig {
   std::string precision = "auto";         // number format of matmuls, activations and weights (auto: per device)
   std::string attention = "sdpa";         // how attention is computed
   std::string sdpa_backend = "auto";      // which fused kernel computes opt.attention=sdpa
-  std::string layers = "native";          // which kernels compute LayerNorm and GELU
+  std::string layers = "auto";          // LayerNorm, GELU and classifier kernels; auto: resolved_layers()
   bool fused_adamw = true;                // one multi-tensor kernel for the whole optimizer step (CPU and CUDA)
   std::string pin_memory = "auto";        // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
   bool prefetch = true;                   // prepare the next batch on a background thread
   bool cuda_graphs = false;               // CUDA: replay the whole step from a captured graph
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
+  std::string optimizer = "adamw";        // adamw | muon (Muon for hidden matrices, AdamW for the rest)
+  std::string schedule = "cosine";        // cosine | wsd (warm-up, stable, linear decay)
 };
 
 struct DistConfig {
@@ -133,5 +150,11 @@ int64_t padded_vocab(const ModelConfig& model);
 int64_t grad_accum_steps(const Config& config);  // from batch_tokens when set
 int64_t tokens_per_step(const Config& config);   // B * T * grad_accum * gpus
 std::string default_run_name(const Config& config);
+// opt.layers=auto made concrete for this config under a resolved precision: resolved_layers (choices.h), but
+// native whenever the model needs the logits that fused never stores (model.logit_softcap).
+std::string resolved_layers(const Config& config, const std::string& precision);
+// The model switches that make this model something other than GPT-2 ("model.norm=rmsnorm", ...), in registry
+// order; empty for a GPT-2. Hugging Face GPT-2 export and model.init_from refuse such a model, naming these.
+std::vector<std::string> not_gpt2_switches(const ModelConfig& model);
 
 }  // namespace tokamak

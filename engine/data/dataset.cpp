@@ -1,4 +1,4 @@
-// Dataset preparation: text is tokenized once into llm.c shards under cache_dir()/datasets/<name>-<key>/,
+// Dataset preparation: text is tokenized once into llm.c shards under datasets_dir()/<name>-<key>/,
 // where the key hashes the bytes of every document (and their boundaries) with the tokenizer's fingerprint.
 // The manifest is written last and atomically, so an interrupted prepare never looks like a finished one.
 #include "engine/data/dataset.h"
@@ -257,7 +257,7 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
   }
   PreparedDataset out;
   out.source = source.empty() ? "default" : source;
-  std::string dir = cache_dir() + "/datasets/" + src.stem + "-" + hex64(key);
+  std::string dir = datasets_dir() + "/" + src.stem + "-" + hex64(key);
   if (load_cached(dir, out)) {
     out.warnings.insert(out.warnings.begin(), src.warnings.begin(), src.warnings.end());
     return out;

@@ -1,12 +1,12 @@
 // The fused classifier's CPU kernel and its autograd function (see classifier.h). Per chunk of tokens: the
-// chunk's logits (one matmul), log-softmax into a second chunk buffer, the targets' log-probabilities summed
-// into the loss, then in place p = exp(log p), p[target] -= 1, and the two gradient matmuls with the 1/N
-// folded into their alpha. Both chunk buffers stay a few MB, so the softmax passes run from cache instead of
-// streaming the B·T·V logits through memory five times (forward, narrow, log-softmax, its backward, the pad).
+// chunk's logits (one matmul, fp32 or bf16 under bf16 autocast), then the row kernel (softmax_rows.h: each
+// row's loss, and softmax - onehot written over the logits, two passes per row, rows on all threads), then the
+// two gradient matmuls. The B·T·V logits are never stored, and never streamed through memory the five times
+// of native's forward, narrow, log-softmax, its backward and the padding.
 #include "engine/kernels/classifier.h"
 
 #include <ATen/autocast_mode.h>
-#include <ATen/ops/_log_softmax.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/mm.h>
@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "engine/kernels/softmax_rows.h"
 #include "engine/util/error.h"
 
 namespace tokamak::kernels {
@@ -39,14 +41,18 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
                                                  const at::Tensor& targets, const ClassifierOptions& o,
                                                  bool with_grad) {
   check_inputs(x_in, weight_in, targets, o.vocab_size);
-  // fp32 whatever the model's precision: this CPU path exists for CPUs without fast bf16 (see classifier.h).
+  // Under bf16 autocast the matmuls run in bf16, as native's linear does there (on a CPU with AVX-512 BF16 that
+  // is 3-4× the fp32 rate); the softmax and the loss are computed in fp32 either way.
+  const bool bf16 = at::autocast::is_autocast_enabled(at::kCPU) &&
+                    at::autocast::get_autocast_dtype(at::kCPU) == at::kBFloat16;
+  const at::ScalarType dtype = bf16 ? at::kBFloat16 : at::kFloat;
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-  const at::Tensor x = x_in.to(at::kFloat).contiguous();
-  const at::Tensor weight = weight_in.to(at::kFloat).contiguous();
+  const at::Tensor x = x_in.to(dtype).contiguous();
   const at::Tensor t = targets.to(at::kLong).contiguous();
   const int64_t N = x.size(0), C = x.size(1), V = o.vocab_size;
   const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk > 0 ? o.chunk : kDefaultClassifierChunk, N));
-  const at::Tensor w = weight.narrow(0, 0, V);  // (V, C): padded rows are never predicted nor touched
+  // (V, C): padded rows are never predicted nor touched.
+  const at::Tensor w = weight_in.narrow(0, 0, V).to(dtype).contiguous();
 
   const int64_t* tp = t.data_ptr<int64_t>();
   int64_t n_valid = 0;
@@ -62,39 +68,46 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
   const double scale = 1.0 / static_cast<double>(n_valid);
 
   ClassifierResult r;
-  at::Tensor dx, dw;
+  at::Tensor dx, dw, dw_chunk;
   if (with_grad) {
-    dx = at::empty({N, C}, x.options());
-    dw = at::zeros({weight.size(0), C}, x.options());
+    dx = at::empty({N, C}, x.options());                                // in the compute dtype, scaled once at the end
+    dw = at::zeros({weight_in.size(0), C}, x.options().dtype(at::kFloat));  // fp32: chunks add into it
+    if (bf16) dw_chunk = at::empty({V, C}, x.options());
   }
-  at::Tensor logits = at::empty({chunk, V}, x.options());    // (chunk, V)
-  at::Tensor logprobs = at::empty({chunk, V}, x.options());  // (chunk, V): log p, then dlogits in place
-  double loss_sum = 0.0;
+  at::Tensor logits = at::empty({chunk, V}, x.options());  // (chunk, V): logits, then dlogits in place
+  std::vector<double> losses(static_cast<size_t>(N));
   for (int64_t s = 0; s < N; s += chunk) {
     const int64_t n = std::min(chunk, N - s);
     const at::Tensor xc = x.narrow(0, s, n);
-    at::Tensor lc = logits.narrow(0, 0, n), pc = logprobs.narrow(0, 0, n);
+    at::Tensor lc = logits.narrow(0, 0, n);
     at::mm_out(lc, xc, w.t());
-    at::_log_softmax_out(pc, lc, 1, /*half_to_float=*/false);
-    float* p = pc.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i)
-      if (tp[s + i] != kIgnoreIndex) loss_sum -= p[i * V + tp[s + i]];
+    // Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the sum below is the
+    // same whatever the split.
+    at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
+      if (bf16) {
+        std::vector<float> scratch(static_cast<size_t>(V));
+        softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), tp + s, begin, end, V,
+                               kIgnoreIndex, with_grad, scratch.data(), losses.data() + s);
+      } else {
+        softmax_xent_rows_f32(lc.data_ptr<float>(), tp + s, begin, end, V, kIgnoreIndex, with_grad,
+                              losses.data() + s);
+      }
+    });
     if (!with_grad) continue;
-    pc.exp_();
-    for (int64_t i = 0; i < n; ++i) {
-      float* row = p + i * V;
-      if (tp[s + i] == kIgnoreIndex) std::fill(row, row + V, 0.0f);
-      else row[tp[s + i]] -= 1.0f;
-    }
-    // dlogits = (p - onehot) / N: the 1/N goes into the matmuls' alpha instead of a pass over the chunk.
     at::Tensor dxc = dx.narrow(0, s, n);
-    at::mm_out(dxc, pc, w);
-    dxc.mul_(scale);
-    dw.narrow(0, 0, V).addmm_(pc.t(), xc, /*beta=*/1.0, /*alpha=*/scale);
+    at::mm_out(dxc, lc, w);
+    if (bf16) {
+      at::mm_out(dw_chunk, lc.t(), xc);  // bf16 operands, fp32 accumulation inside; one rounding per chunk
+      dw.narrow(0, 0, V).add_(dw_chunk, scale);
+    } else {
+      dw.narrow(0, 0, V).addmm_(lc.t(), xc, /*beta=*/1.0, /*alpha=*/scale);  // the 1/N in the matmul's alpha
+    }
   }
-  r.loss = at::full({}, loss_sum * scale, x.options());
+  double loss_sum = 0.0;
+  for (double l : losses) loss_sum += l;
+  r.loss = at::full({}, loss_sum * scale, x.options().dtype(at::kFloat));
   if (with_grad) {
-    r.dx = dx.to(x_in.scalar_type());
+    r.dx = dx.to(at::kFloat).mul_(scale).to(x_in.scalar_type());
     r.dweight = dw.to(weight_in.scalar_type());
   }
   return r;

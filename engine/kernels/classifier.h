@@ -25,7 +25,8 @@ struct ClassifierResult {
 };
 
 // x: (N, C); weight: (Vp, C) with Vp >= vocab_size; targets: (N,) int64. The loss and, when with_grad, both
-// gradients (for an upstream gradient of 1). On the CPU in fp32 whatever the inputs' dtype, autocast off.
+// gradients (for an upstream gradient of 1). On the CPU the matmuls run in bf16 under bf16 autocast and in
+// fp32 otherwise; softmax and loss in fp32.
 ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x, const at::Tensor& weight,
                                                  const at::Tensor& targets, const ClassifierOptions& o, bool with_grad);
 

@@ -1,6 +1,8 @@
 // Device queries. CUDA calls are compiled only when LibTorch is a CUDA build (TOKAMAK_WITH_CUDA).
 #include "engine/metrics/device.h"
 
+#include <dlfcn.h>
+
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <sys/resource.h>
@@ -92,6 +94,24 @@ static int64_t resident_bytes() {
   return resident * ::sysconf(_SC_PAGESIZE);
 }
 
+// Bytes jemalloc holds for reuse (resident minus in use): what the training process keeps by its allocator
+// settings (app/tokamak/malloc_conf.cpp) beyond its tensors. 0 where the malloc is not jemalloc (glibc's has no
+// mallctl; the studio process, a test linking no jemalloc).
+static int64_t allocator_held_bytes() {
+  using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+  static const auto mallctl = reinterpret_cast<Mallctl>(::dlsym(RTLD_DEFAULT, "mallctl"));
+  if (!mallctl) return 0;
+  uint64_t epoch = 1;
+  size_t len = sizeof epoch;
+  mallctl("epoch", &epoch, &len, &epoch, len);  // refreshes the statistics below
+  size_t resident = 0, allocated = 0;
+  len = sizeof(size_t);
+  if (mallctl("stats.resident", &resident, &len, nullptr, 0) != 0) return 0;
+  len = sizeof(size_t);
+  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) != 0) return 0;
+  return resident > allocated ? static_cast<int64_t>(resident - allocated) : 0;
+}
+
 MemoryUse memory_use(const c10::Device& device) {
   MemoryUse m;
 #ifdef TOKAMAK_WITH_CUDA
@@ -107,6 +127,7 @@ MemoryUse memory_use(const c10::Device& device) {
   struct rusage usage {};
   ::getrusage(RUSAGE_SELF, &usage);
   m.allocated = resident_bytes();
+  m.reserved = allocator_held_bytes();
   m.peak = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   return m;
 }

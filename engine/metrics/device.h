@@ -17,7 +17,7 @@ std::string host_name();
 
 struct MemoryUse {
   int64_t allocated = 0;  // CUDA: bytes in tensors; CPU: resident set size
-  int64_t reserved = 0;   // CUDA: bytes held by the caching allocator; CPU: 0
+  int64_t reserved = 0;   // CUDA: bytes held by the caching allocator; CPU: bytes jemalloc holds for reuse
   int64_t peak = 0;       // CUDA: peak allocated since the last reset; CPU: peak resident set size
 };
 MemoryUse memory_use(const c10::Device& device);

@@ -2,6 +2,7 @@
 #include "engine/model/block.h"
 
 #include <ATen/ops/layer_norm.h>
+#include <ATen/ops/rms_norm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <torch/nn/functional/dropout.h>
 
@@ -13,20 +14,28 @@
 
 namespace tokamak {
 
-LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind) : kind_(kind) {
+LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm) : kind_(kind), norm_(norm) {
   require_implemented(layers_choices(), "opt.layers", kind);  // a value refused everywhere never builds
+  require_implemented(norm_choices(), "model.norm", norm);
   weight = register_parameter("weight", torch::ones({dim}));
-  bias = register_parameter("bias", torch::zeros({dim}));
+  if (norm == NormKind::kLayerNorm) bias = register_parameter("bias", torch::zeros({dim}));
 }
 
+torch::Tensor rms_normalize(const torch::Tensor& x) { return at::rms_norm(x, {x.size(-1)}, std::nullopt, kRmsNormEps); }
+
 torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
+  if (norm_ == NormKind::kRmsNorm) {
+    if (kind_ == LayersKind::kScratch)
+      return x * torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + kRmsNormEps) * weight;
+    return at::rms_norm(x, {weight.size(0)}, weight, kRmsNormEps);
+  }
   if (kind_ == LayersKind::kScratch) {
     // As the write-ups' first version: mean and biased variance in plain ops, several kernels.
     auto mean = x.mean(-1, /*keepdim=*/true);
     auto var = (x - mean).pow(2).mean(-1, /*keepdim=*/true);
-    return (x - mean) * torch::rsqrt(var + 1e-5) * weight + bias;
+    return (x - mean) * torch::rsqrt(var + kLayerNormEps) * weight + bias;
   }
-  return at::layer_norm(x, {weight.size(0)}, weight, bias, 1e-5);
+  return at::layer_norm(x, {weight.size(0)}, weight, bias, kLayerNormEps);
 }
 
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind) {
@@ -35,6 +44,26 @@ torch::Tensor gelu(const torch::Tensor& x, LayersKind kind) {
     return 0.5 * x * (1.0 + torch::tanh(k * (x + 0.044715 * x.pow(3))));
   }
   return torch::gelu(x, "tanh");
+}
+
+torch::Tensor mlp_activation(const torch::Tensor& x, MlpAct act, LayersKind kind) {
+  if (act == MlpAct::kRelu2) return torch::relu(x).square();
+  return gelu(x, kind);
+}
+
+torch::Tensor apply_rope(const torch::Tensor& x, int64_t first) {
+  const int64_t T = x.size(2), D = x.size(3), half = D / 2;
+  auto f32 = x.options().dtype(torch::kFloat);
+  auto inv_freq = torch::pow(kRopeBase, -torch::arange(0, half, f32) * (2.0 / static_cast<double>(D)));  // (D/2,)
+  auto angles = torch::outer(torch::arange(first, first + T, f32), inv_freq);                            // (T, D/2)
+  auto cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
+  auto x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  return torch::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);
+}
+
+void AttentionImpl::position_and_norm(torch::Tensor& q, torch::Tensor& k, int64_t first) const {
+  if (o_.qk_norm) q = rms_normalize(q), k = rms_normalize(k);  // before the rotation, as the speedrun does
+  if (o_.position == PositionKind::kRope) q = apply_rope(q, first), k = apply_rope(k, first);
 }
 
 AttentionImpl::AttentionImpl(const BlockOptions& o) : o_(o) {
@@ -50,6 +79,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
   auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
   auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
+  position_and_norm(q, k, 0);
   const double p = is_training() ? o_.dropout : 0.0;
   torch::Tensor y;
   if (o_.attention == AttentionKind::kSdpa) {
@@ -82,6 +112,7 @@ torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cac
   auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
   auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
   const int64_t past = cache.length();
+  position_and_norm(q, k, past);  // the new tokens sit at positions past ..; the cache holds rotated keys
   cache.k = past ? torch::cat({cache.k, k}, 2) : k;
   cache.v = past ? torch::cat({cache.v, v}, 2) : v;
   torch::Tensor y;
@@ -98,9 +129,11 @@ torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cac
 }
 
 BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
-  ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(o.n_embd, o.layers));
+  require_implemented(mlp_act_choices(), "model.mlp_act", o.mlp_act);
+  require_implemented(position_choices(), "model.position", o.position);
+  ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(o.n_embd, o.layers, o.norm));
   attn = register_module("attn", std::make_shared<AttentionImpl>(o));
-  ln_2 = register_module("ln_2", std::make_shared<LayerNormImpl>(o.n_embd, o.layers));
+  ln_2 = register_module("ln_2", std::make_shared<LayerNormImpl>(o.n_embd, o.layers, o.norm));
   c_fc = register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, 4 * o.n_embd).bias(o.bias)));
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * o.n_embd, o.n_embd).bias(o.bias)));
 }
@@ -111,7 +144,8 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   // Fused on CUDA: residual add + ln_2 in one kernel, and the GELU's backward fused with c_fc's bias gradient
   // (engine/kernels/). GPTImpl refuses fused on CUDA until these are verified on a GPU; the CPU's fused
   // kernel is the classifier alone (the CPU's LayerNorm and GELU are the library's).
-  const bool fused_cuda = o_.layers == LayersKind::kFused && x.is_cuda();
+  const bool fused_cuda = o_.layers == LayersKind::kFused && x.is_cuda() && o_.norm == NormKind::kLayerNorm &&
+                          o_.mlp_act == MlpAct::kGelu;  // the CUDA kernels are LayerNorm's and GELU's
   if (fused_cuda) {
     std::tie(h, y) = kernels::residual_layernorm(x, a, ln_2->weight, ln_2->bias);
   } else {
@@ -119,7 +153,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
     y = ln_2->forward(h);
   }
   if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias);
-  else f = gelu(c_fc(y), o_.layers);
+  else f = mlp_activation(c_fc(y), o_.mlp_act, o_.layers);
   auto m = c_proj(f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
@@ -128,7 +162,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
 
 torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache) {
   auto h = x + attn->forward_cached(ln_1->forward(x), cache);
-  return h + c_proj(gelu(c_fc(ln_2->forward(h)), o_.layers));
+  return h + c_proj(mlp_activation(c_fc(ln_2->forward(h)), o_.mlp_act, o_.layers));
 }
 
 }  // namespace tokamak

@@ -7,7 +7,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "engine/config/choices.h"  // AttentionKind, LayersKind
+#include "engine/config/choices.h"  // AttentionKind, LayersKind, NormKind, MlpAct, PositionKind
 
 namespace tokamak {
 
@@ -20,18 +20,37 @@ struct BlockOptions {
   int64_t n_layer = 4;  // scales the init of residual projections (GPT-2: 0.02 / sqrt(2 * n_layer))
   AttentionKind attention = AttentionKind::kSdpa;
   LayersKind layers = LayersKind::kNative;
+  // The speedrun's switches (model.norm, model.mlp_act, model.position, model.qk_norm); defaults are GPT-2.
+  NormKind norm = NormKind::kLayerNorm;
+  MlpAct mlp_act = MlpAct::kGelu;
+  PositionKind position = PositionKind::kLearned;
+  bool qk_norm = false;
 };
 
+constexpr double kLayerNormEps = 1e-5;  // GPT-2's
+constexpr double kRmsNormEps = 1e-6;    // RMSNorm and QK-norm
+constexpr double kRopeBase = 10000;     // rotary frequencies: base^(-2i/D), as Su et al. and Llama
+
+// LayerNorm (weight and bias) or RMSNorm (weight only), by model.norm; scratch or library kernels by opt.layers.
 class LayerNormImpl : public torch::nn::Module {
  public:
-  LayerNormImpl(int64_t dim, LayersKind kind);
+  LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm = NormKind::kLayerNorm);
   torch::Tensor forward(const torch::Tensor& x);
-  torch::Tensor weight, bias;  // (C,)
+  torch::Tensor weight, bias;  // (C,); bias undefined for RMSNorm
  private:
   LayersKind kind_;
+  NormKind norm_;
 };
 
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind);  // GPT-2's tanh approximation
+// The MLP's nonlinearity: GELU, or ReLU² (relu(x)²).
+torch::Tensor mlp_activation(const torch::Tensor& x, MlpAct act, LayersKind kind);
+// Rotary position embedding of x (B, H, T, D), D even, for positions first .. first + T - 1: each pair (i, i + D/2)
+// of a head's dimensions is rotated by the angle position · base^(-2i/D) (the half-split layout of GPT-NeoX
+// and Llama). Angles are computed in fp32, whatever x's dtype.
+torch::Tensor apply_rope(const torch::Tensor& x, int64_t first);
+// RMS normalisation of the last dimension without a weight (QK-norm).
+torch::Tensor rms_normalize(const torch::Tensor& x);
 
 // Keys and values of the tokens seen so far, (B, H, T_past, D) each; undefined before the first call. Sampling
 // keeps one per block, so each new token costs one forward of that token alone.
@@ -52,6 +71,8 @@ class AttentionImpl : public torch::nn::Module {
  private:
   BlockOptions o_;
   torch::Tensor mask_;  // (1, 1, context, context) lower-triangular; only for kBufferedMask
+  // QK-norm and rotary, on (B, H, T, D) queries and keys at positions first ..
+  void position_and_norm(torch::Tensor& q, torch::Tensor& k, int64_t first) const;
 };
 
 class BlockImpl : public torch::nn::Module {

@@ -26,6 +26,12 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   // are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
   o.block.attention = find_choice(attention_choices(), "opt.attention", opt.attention).kind;
   o.block.layers = find_choice(layers_choices(), "opt.layers", opt.layers).kind;
+  o.block.norm = find_choice(norm_choices(), "model.norm", m.norm).kind;
+  o.block.mlp_act = find_choice(mlp_act_choices(), "model.mlp_act", m.mlp_act).kind;
+  o.block.position = find_choice(position_choices(), "model.position", m.position).kind;
+  o.block.qk_norm = m.qk_norm;
+  o.logit_softcap = m.logit_softcap;
+  o.zero_init_proj = m.zero_init_proj;
   o.n_layer = m.n_layer;
   o.context = m.context;
   o.vocab_size = m.vocab_size;
@@ -37,19 +43,21 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
 
 int64_t count_parameters(const GPTOptions& o) {
   const int64_t C = o.block.n_embd;
-  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);  // c_attn, attn c_proj, c_fc, mlp c_proj
-  const int64_t block = linear + 4 * C;                            // + two LayerNorms
+  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);       // c_attn, attn c_proj, c_fc, mlp c_proj
+  const int64_t norm = o.block.norm == NormKind::kRmsNorm ? C : 2 * C;  // RMSNorm has no bias
+  const int64_t block = linear + 2 * norm;
   const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;
-  return o.padded_vocab * C + o.context * C + o.n_layer * block + 2 * C + head;
+  const int64_t positions = o.block.position == PositionKind::kRope ? 0 : o.context * C;
+  return o.padded_vocab * C + positions + o.n_layer * block + norm + head;
 }
 
 GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {
   const int64_t C = o.block.n_embd;
   wte = register_module("wte", torch::nn::Embedding(o.padded_vocab, C));
-  wpe = register_module("wpe", torch::nn::Embedding(o.context, C));
+  if (o.block.position == PositionKind::kLearned) wpe = register_module("wpe", torch::nn::Embedding(o.context, C));
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < o.n_layer; ++i) blocks->push_back(Block(o.block));
-  ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(C, o.block.layers));
+  ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(C, o.block.layers, o.block.norm));
   lm_head = o.tie_weights ? wte->weight : register_parameter("lm_head", torch::empty({o.padded_vocab, C}));
   init_weights();
 }
@@ -68,6 +76,15 @@ void GPTImpl::init_weights() {
     bool residual = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
     torch::nn::init::normal_(p, 0.0, residual ? std_residual : 0.02);
   }
+  // model.zero_init_proj (the speedrun, after muP): every block starts as the identity, and an untied head
+  // predicts uniformly; the gradients still reach them (a projection's gradient is its input times dy).
+  if (options_.zero_init_proj) {
+    for (auto& item : named_parameters()) {
+      const std::string& name = item.key();
+      const bool proj = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
+      if (proj || (name == "lm_head" && !options_.tie_weights)) item.value().zero_();
+    }
+  }
   // Padded rows are never looked up or predicted; keep them zero so they are inert in every sense.
   if (options_.padded_vocab > options_.vocab_size) {
     wte->weight.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
@@ -85,8 +102,7 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   // The CUDA kernels exist but are unverified: a fused model never runs them in its name (config refuses it too).
   if (idx.is_cuda() && options_.block.layers == LayersKind::kFused)
     require_implemented_on_cuda(layers_choices(), "opt.layers", LayersKind::kFused);
-  auto pos = torch::arange(T, idx.options());
-  auto x = wte(idx) + wpe(pos);  // (B, T, C)
+  auto x = embed(idx, 0);  // (B, T, C)
   if (is_training() && dropout_ > 0)
     x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
   for (const auto& m : *blocks) {
@@ -97,13 +113,15 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   x = ln_f->forward(x);
   GPTOutput out;
   if (targets.defined() && options_.block.layers == LayersKind::kFused) {
+    // config_problems refuses a soft cap with fused layers: the classifier never holds the logits to cap.
+    if (options_.logit_softcap > 0)
+      throw Error("model.logit_softcap cannot run with opt.layers=fused", "set opt.layers=native");
     // The fused classifier: loss and both gradients in chunks of tokens, no (B, T, V) logits (kernels/).
     out.loss = kernels::fused_classifier(x.reshape({-1, x.size(-1)}), lm_head, targets.reshape({-1}),
                                          {options_.vocab_size, 0});
     return out;
   }
-  auto logits = torch::linear(x, lm_head);  // (B, T, padded_vocab)
-  if (options_.padded_vocab > options_.vocab_size) logits = logits.narrow(-1, 0, options_.vocab_size);
+  auto logits = logits_of(x);
   if (targets.defined()) {
     // The loss is computed in fp32 even under autocast (autocast's policy for cross_entropy).
     out.loss = at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets.reshape({-1}));
@@ -119,10 +137,23 @@ torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCa
     throw Error("KV cache of " + std::to_string(past + T) + " tokens exceeds model.context (" +
                     std::to_string(options_.context) + ")",
                 "start a new cache over the last model.context tokens");
-  auto x = wte(idx) + wpe(torch::arange(past, past + T, idx.options()));
+  auto x = embed(idx, past);
   for (size_t i = 0; i < blocks->size(); ++i) x = blocks->at<BlockImpl>(i).forward_cached(x, cache[i]);
-  auto logits = torch::linear(ln_f->forward(x), lm_head);
-  return options_.padded_vocab > options_.vocab_size ? logits.narrow(-1, 0, options_.vocab_size) : logits;
+  return logits_of(ln_f->forward(x));
+}
+
+torch::Tensor GPTImpl::embed(const torch::Tensor& idx, int64_t first) {
+  // Learned positions are added here; rotary ones are applied to queries and keys in each block.
+  if (!wpe) return wte(idx);
+  return wte(idx) + wpe(torch::arange(first, first + idx.size(1), idx.options()));
+}
+
+torch::Tensor GPTImpl::logits_of(const torch::Tensor& x) {
+  auto logits = torch::linear(x, lm_head);  // (B, T, padded_vocab)
+  if (options_.padded_vocab > options_.vocab_size) logits = logits.narrow(-1, 0, options_.vocab_size);
+  // Soft-capping (Gemma 2, the speedrun): logits stay within ±cap, smoothly; sampling sees the same logits.
+  if (options_.logit_softcap > 0) logits = options_.logit_softcap * torch::tanh(logits / options_.logit_softcap);
+  return logits;
 }
 
 int64_t GPTImpl::num_parameters() const {
@@ -131,6 +162,6 @@ int64_t GPTImpl::num_parameters() const {
   return n;
 }
 
-int64_t GPTImpl::num_flop_parameters() const { return num_parameters() - wpe->weight.numel(); }
+int64_t GPTImpl::num_flop_parameters() const { return num_parameters() - (wpe ? wpe->weight.numel() : 0); }
 
 }  // namespace tokamak

@@ -24,6 +24,8 @@ struct GPTOptions {
   int64_t padded_vocab = 50304;  // embedding rows (>= vocab_size)
   bool tie_weights = true;
   bool checkpoint_blocks = false;  // activation checkpointing, per block
+  double logit_softcap = 0;        // > 0: logits = cap · tanh(logits / cap) (model.logit_softcap)
+  bool zero_init_proj = false;     // c_proj weights (and an untied head) start at zero (model.zero_init_proj)
 
   static GPTOptions from_config(const ModelConfig& model, const OptConfig& opt);
 };
@@ -54,9 +56,11 @@ class GPTImpl : public torch::nn::Module {
 
  private:
   void init_weights();
+  torch::Tensor logits_of(const torch::Tensor& x);  // final-norm output -> (B, T, vocab_size), soft-capped
+  torch::Tensor embed(const torch::Tensor& idx, int64_t first);
   GPTOptions options_;
   torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
-  torch::nn::Embedding wpe{nullptr};  // (context, C)
+  torch::nn::Embedding wpe{nullptr};  // (context, C); none with model.position=rope
   torch::nn::ModuleList blocks{nullptr};
   std::shared_ptr<LayerNormImpl> ln_f;
   torch::Tensor lm_head;  // (padded_vocab, C); the same tensor as wte->weight when tied

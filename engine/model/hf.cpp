@@ -50,10 +50,27 @@ at::ScalarType float_type(const std::string& dtype, const std::string& name, con
   throw Error(name + " in '" + path + "' is " + dtype + ", not a float type", "the file does not hold GPT-2 weights");
 }
 
+// The switches that make a model something GPT-2's layout cannot hold, as the config spells them.
+std::string not_gpt2(const GPTOptions& o) {
+  std::vector<std::string> s;
+  if (o.block.norm != NormKind::kLayerNorm) s.push_back("model.norm=rmsnorm");
+  if (o.block.mlp_act != MlpAct::kGelu) s.push_back("model.mlp_act=relu2");
+  if (o.block.position != PositionKind::kLearned) s.push_back("model.position=rope");
+  if (o.block.qk_norm) s.push_back("model.qk_norm=true");
+  if (o.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(o.logit_softcap).substr(0, 6));
+  std::string names;
+  for (const std::string& n : s) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 }  // namespace
 
 void export_hf(const GPTImpl& model, const std::string& dir) {
   const GPTOptions& o = model.options();
+  const std::string switches = not_gpt2(o);
+  if (!switches.empty())
+    throw Error("this model is not GPT-2 (" + switches + "), so it cannot be exported as a Hugging Face GPT-2",
+                "export a model trained with those switches at their defaults");
   std::vector<std::pair<std::string, at::Tensor>> parts;
   for (const auto& p : model.named_parameters()) {
     at::Tensor t = p.value().detach().to(at::kCPU, at::kFloat);

@@ -47,7 +47,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   per_layer *= width;
   m.activations = bytes(c.opt.activation_checkpointing ? L * 2 * s * b * h * width + per_layer : L * per_layer);
   const double vocab = static_cast<double>(padded_vocab(c.model));
-  if (c.opt.layers == "fused") {
+  if (resolved_layers(c, precision) == "fused") {
     // The fused classifier never holds the B·T·V logits: two fp32 chunk buffers (logits, then log-probs turned
     // into dlogits in place) and the gradients it computes in forward and keeps for backward, dx (B·T·C) and
     // the embedding's dW (V·C).

@@ -185,6 +185,20 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
       g.mean.phase_ms[static_cast<size_t>(p)] = mean_of(v);
     }
     g.tok_s_std = sample_std(tok_s);
+    // Time to target over the members that reached it; how many did is a column of its own.
+    const std::vector<double> ttl = column(&ScoreRow::time_to_target_s);
+    g.mean.target = board.rows[g.members.front()].target;
+    g.mean.time_to_target_s = mean_of(ttl);
+    g.mean.steps_to_target = mean_of(column(&ScoreRow::steps_to_target));
+    g.mean.tokens_to_target = mean_of(column(&ScoreRow::tokens_to_target));
+    g.mean.target_speedup = mean_of(column(&ScoreRow::target_speedup));
+    g.time_to_target_std = sample_std(ttl);
+    for (double v : ttl)
+      if (!std::isnan(v)) {
+        ++g.reached;
+        g.time_to_target_min = std::isnan(g.time_to_target_min) ? v : std::min(g.time_to_target_min, v);
+        g.time_to_target_max = std::isnan(g.time_to_target_max) ? v : std::max(g.time_to_target_max, v);
+      }
     for (double v : tok_s)
       if (!std::isnan(v)) {
         g.tok_s_min = std::isnan(g.tok_s_min) ? v : std::min(g.tok_s_min, v);

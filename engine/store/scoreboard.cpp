@@ -38,7 +38,8 @@ int metric_better(const std::string& key) {
   const auto ends_with = [&](const std::string& tail) {
     return key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0;
   };
-  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 || key == "skipped_steps")
+  if (key.find("loss") != std::string::npos || ends_with("_ms") || key.rfind("mem_", 0) == 0 ||
+      key == "skipped_steps" || ends_with("_to_target"))
     return -1;
   if (key == "tok_s" || key == "mfu") return 1;
   return 0;
@@ -82,6 +83,12 @@ double summarize_metric(const std::string& key, const std::vector<double>& value
   return sum / static_cast<double>(k);
 }
 
+bool has_target(const Scoreboard& b) {
+  for (const ScoreRow& r : b.rows)
+    if (r.target > 0) return true;
+  return false;
+}
+
 bool has_phases(const Scoreboard& b) {
   for (const ScoreRow& r : b.rows)
     for (double ms : r.phase_ms)
@@ -118,12 +125,18 @@ Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline
     r.final_val_loss = in.final_val_loss;
     r.best_val_loss = in.best_val_loss;
     r.step_ms = mean_after_first(in.step_ms);
+    r.target = in.target > 0 ? in.target : kNaN;
+    r.time_to_target_s = in.time_to_target_s;
+    r.tokens_to_target = in.tokens_to_target;
+    r.steps_to_target = in.steps_to_target;
     for (int p = 0; p < kPhaseCount; ++p) r.phase_ms[p] = mean_after_first(in.phase_ms[p]);
     b.rows.push_back(r);
   }
   if (!b.rows.empty()) {
     double base = b.rows[b.baseline].tok_s;
     for (ScoreRow& r : b.rows) r.speedup = base > 0 ? r.tok_s / base : kNaN;
+    const double base_time = b.rows[b.baseline].time_to_target_s;
+    for (ScoreRow& r : b.rows) r.target_speedup = base_time > 0 ? base_time / r.time_to_target_s : kNaN;
   }
   std::vector<std::map<std::string, std::string>> flat;
   std::map<std::string, int> keys;
@@ -164,7 +177,14 @@ ScoreInput score_input(RunStore& store, int64_t run_id) {
   for (const MetricSummary& s : store.summary(run_id)) {
     if (s.metric == "mem_peak") in.peak_mem = s.max;
     if (s.metric == "val_loss") in.final_val_loss = s.last, in.best_val_loss = s.min;
+    // Recorded once, at the evaluation that reached the target (engine/train/trainer.cpp).
+    if (s.metric == "time_to_target_s") in.time_to_target_s = s.min;
+    if (s.metric == "tokens_to_target") in.tokens_to_target = s.min;
+    if (s.metric == "steps_to_target") in.steps_to_target = s.min;
   }
+  const auto config = flatten_config(run.config_json);
+  const auto target = config.find("train.target_val_loss");
+  if (target != config.end()) in.target = std::atof(target->second.c_str());
   return in;
 }
 
@@ -189,19 +209,33 @@ std::string format_bytes(double v) {
   return fmt("%.0f KiB", v / 1024.0);
 }
 
+std::string format_time_to_target(double seconds, double target) {
+  if (!(target > 0)) return "-";
+  if (std::isnan(seconds)) return "not reached";
+  return seconds >= 120 ? fmt("%.1f min", seconds / 60) : fmt("%.1f s", seconds);
+}
+
 static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
+  const bool target = has_target(b);
   std::vector<std::vector<std::string>> t;
   t.push_back({"run", "setup", "tok/s", "speedup", "MFU", "peak memory", "final val loss", "best val loss"});
-  for (const ScoreRow& r : b.rows)
+  if (target) t[0].insert(t[0].end(), {"target", "time to target", "steps to target", "time speedup"});
+  for (const ScoreRow& r : b.rows) {
     t.push_back({r.label, r.setup, format_rate(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
                  format_bytes(r.peak_mem), fmt("%.4f", r.final_val_loss), fmt("%.4f", r.best_val_loss)});
+    if (target)
+      t.back().insert(t.back().end(), {fmt("%.4g", r.target), format_time_to_target(r.time_to_target_s, r.target),
+                                       fmt("%.0f", r.steps_to_target), fmt("%.2f×", r.target_speedup)});
+  }
   return t;
 }
 
 // A row per group: its runs' means, tok/s with the spread between them (± sample std, min–max).
 static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
   std::vector<std::vector<std::string>> t;
+  const bool target = has_target(b);
   t.push_back({"group", "runs", "tok/s", "± std", "min–max", "speedup", "MFU", "final val loss", "best val loss"});
+  if (target) t[0].insert(t[0].end(), {"time to target", "± std", "min–max", "reached"});
   for (const ScoreGroup& g : b.groups) {
     std::string runs;
     for (size_t r : g.members) runs += (runs.empty() ? "" : " ") + b.rows[r].label.substr(0, b.rows[r].label.find(' '));
@@ -209,6 +243,11 @@ static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
                  format_rate(g.tok_s_min) + "–" + format_rate(g.tok_s_max), fmt("%.2f×", g.mean.speedup),
                  fmt("%.1f%%", g.mean.mfu * 100), fmt("%.4f", g.mean.final_val_loss),
                  fmt("%.4f", g.mean.best_val_loss)});
+    if (target)
+      t.back().insert(t.back().end(), {format_time_to_target(g.mean.time_to_target_s, g.mean.target),
+                                       fmt("%.1f s", g.time_to_target_std),
+                                       fmt("%.1f", g.time_to_target_min) + "–" + fmt("%.1f s", g.time_to_target_max),
+                                       std::to_string(g.reached) + "/" + std::to_string(g.members.size())});
   }
   return t;
 }

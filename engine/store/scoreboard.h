@@ -8,6 +8,9 @@
 // MFU is taken the same way. Speedup is tok/s divided by the baseline run's tok/s.
 // The step profile (ms per step by phase, engine/metrics/phases.h) is the mean over the run's reports after
 // the first (the first step holds the warm-up), beside step_ms taken the same way: a table of its own.
+// Time to a target loss (train.target_val_loss): when any run has a target, the table adds the training time
+// and steps at which its val loss first reached it ("not reached" otherwise: its best loss is beside it), and
+// that time's speed-up over the baseline's (baseline time / time).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -34,6 +37,8 @@ struct ScoreInput {
   std::array<std::vector<double>, kPhaseCount> phase_ms;  // logged values in step order, by Phase
   double peak_mem = kNaN;                                 // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
+  double target = kNaN;                                                             // train.target_val_loss when > 0
+  double time_to_target_s = kNaN, tokens_to_target = kNaN, steps_to_target = kNaN;  // NaN: not reached
   std::string config_json;
 };
 
@@ -41,6 +46,8 @@ struct ScoreRow {
   std::string label, setup;
   double tok_s = kNaN, speedup = kNaN, mfu = kNaN, peak_mem = kNaN, final_val_loss = kNaN, best_val_loss = kNaN;
   double step_ms = kNaN;  // mean over the reports after the first, like the phases
+  double target = kNaN, time_to_target_s = kNaN, tokens_to_target = kNaN, steps_to_target = kNaN;
+  double target_speedup = kNaN;  // baseline's time_to_target_s / this run's
   static_assert(kPhaseCount == 6, "one kNaN per phase below");
   std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: the run did not report it
 };
@@ -51,6 +58,9 @@ struct ScoreGroup {
   std::vector<size_t> members;  // indices into Scoreboard::rows
   ScoreRow mean;                // tok/s, speedup, MFU, val losses, step and phase ms: means; peak memory: max
   double tok_s_std = kNaN, tok_s_min = kNaN, tok_s_max = kNaN;
+  // Time to target over the members that reached it (the mean's time_to_target_s is their mean).
+  int reached = 0;
+  double time_to_target_std = kNaN, time_to_target_min = kNaN, time_to_target_max = kNaN;
 };
 
 struct Scoreboard {
@@ -76,6 +86,10 @@ void check_metric_stat(const std::string& stat);
 std::string metric_stat_label(const std::string& stat);  // "last", "mean of last 10"
 // Whether any row has a step profile (the phase table is printed only then).
 bool has_phases(const Scoreboard& board);
+// Whether any row has a target loss (the time-to-target columns are printed only then).
+bool has_target(const Scoreboard& board);
+// "12.3 s", "4.2 min"; "not reached" when the row had a target and did not reach it; "-" without a target.
+std::string format_time_to_target(double seconds, double target);
 // {"a":{"b":1}} -> {"a.b": "1"}; strings unquoted, arrays as JSON. Empty or invalid JSON -> {}.
 std::map<std::string, std::string> flatten_config(const std::string& config_json);
 Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline);

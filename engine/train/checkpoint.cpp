@@ -127,6 +127,9 @@ Opened open_checkpoint(const std::string& path) {
   o.info.step = std::stoll(get("step"));
   o.info.tokens = std::stoll(get("tokens"));
   o.info.device = get("device");
+  // Added after format 2 was fixed: optional, so earlier checkpoints still load.
+  if (m.count("train_seconds")) o.info.train_seconds = std::atof(m.at("train_seconds").c_str());
+  if (m.count("target_step")) o.info.target_step = std::atoll(m.at("target_step").c_str());
   return o;
 }
 
@@ -227,6 +230,8 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerSta
       parts.emplace_back("optimizer.exp_avg_sq." + name, v);
       parts.emplace_back("optimizer.steps." + name, s);
     });
+    optimizer->for_each_extra_state(
+        [&](const std::string& key, at::Tensor& t) { parts.emplace_back("optimizer." + key, t); });
   }
   {
     auto gen = at::detail::getDefaultCPUGenerator();
@@ -246,7 +251,9 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerSta
       {"step", std::to_string(info.step)},
       {"tokens", std::to_string(info.tokens)},
       {"device", device.str()},
-      {"optimizer_steps", std::to_string(optimizer ? optimizer->steps_taken() : 0)}};
+      {"optimizer_steps", std::to_string(optimizer ? optimizer->steps_taken() : 0)},
+      {"train_seconds", std::to_string(info.train_seconds)},
+      {"target_step", std::to_string(info.target_step)}};
   nlohmann::json crcs = nlohmann::json::object();
   std::vector<SafetensorsBlob> blobs;
   for (auto& [name, t] : parts) {
@@ -278,6 +285,8 @@ CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, Optimize
       v.copy_(read_tensor(path, o, "optimizer.exp_avg_sq." + name, v, false));
       s.copy_(read_tensor(path, o, "optimizer.steps." + name, s, false));
     });
+    optimizer->for_each_extra_state(
+        [&](const std::string& key, at::Tensor& t) { t.copy_(read_tensor(path, o, "optimizer." + key, t, false)); });
     auto steps = o.header.metadata.find("optimizer_steps");
     if (steps == o.header.metadata.end())
       throw Error("checkpoint '" + path + "' has no optimizer state", "it holds weights only; it cannot be resumed");

@@ -1,9 +1,10 @@
 // Checkpoints: one safetensors file per checkpoint (data only: nothing in it is ever executed) holding the
 // model weights under Tokamak's parameter names ("model.blocks.0.attn.c_attn.weight"), the AdamW state
-// ("optimizer.exp_avg.NAME", ...), the RNG state ("rng.cpu", "rng.cuda"), and in its metadata the step, the
-// token count (the data position, since batches depend only on the step), the run uid, the full config as
-// JSON, and a CRC-32 of every tensor and of the metadata. The format is described in docs/ARCHITECTURE.md.
-// Code outside this file names checkpoints through checkpoint_path() and never assumes the extension.
+// ("optimizer.exp_avg.NAME", ...; Muon's momentum "optimizer.muon_momentum.NAME"), the RNG state ("rng.cpu",
+// "rng.cuda"), and in its metadata the step, the token count (the data position, since batches depend only on the
+// step), the run uid, the full config as JSON, and a CRC-32 of every tensor and of the metadata. The format is
+// described in docs/ARCHITECTURE.md. Code outside this file names checkpoints through checkpoint_path() and never
+// assumes the extension.
 #pragma once
 #include <c10/core/Device.h>
 
@@ -22,6 +23,10 @@ struct CheckpointInfo {
   int64_t step = 0;    // optimizer steps done
   int64_t tokens = 0;  // tokens trained on
   std::string device;  // where the run trained (informative: tensors are stored device-free)
+  // Time to a target loss across resumes: training seconds so far (evaluations, samples and checkpoints left
+  // out) and the step at which train.target_val_loss was reached (0: not yet). Absent in older checkpoints: 0.
+  double train_seconds = 0;
+  int64_t target_step = 0;
 };
 
 // DIR/step_N.safetensors.

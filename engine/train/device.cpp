@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include <limits>
 #include <thread>
@@ -27,6 +28,14 @@ int configure_cpu(int64_t threads) {
   if (n < 1) n = 1;
   at::set_num_threads(n);
   return at::get_num_threads();
+}
+
+bool trim_cpu_allocator(int64_t held) {
+  using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+  static const auto mallctl = reinterpret_cast<Mallctl>(::dlsym(RTLD_DEFAULT, "mallctl"));
+  static const int64_t limit = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / 4;
+  if (!mallctl || held <= limit) return false;
+  return mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) == 0;  // 4096: MALLCTL_ARENAS_ALL
 }
 
 }  // namespace tokamak

@@ -25,11 +25,13 @@ struct RunStart {
   int64_t start_step = 0;  // > 0 when resumed from a checkpoint
   int64_t total_steps = 0;
   int64_t tokens_per_step = 0;
+  double peak_flops = -1;   // MFU's denominator per device; -1 when unknown (no MFU then)
+  std::string peak_source;  // "datasheet (...)" or "measured: 2048³ fp32 GEMM, 2 threads"
 };
 
 // One report step. step, tokens and wall_s are the axes every metric is plotted against; everything measured
 // is a named value in `metrics` (engine/metrics/metrics.h): "loss", "lr", "grad_norm", "tok_s", "step_ms",
-// "mfu" (only where the device's peak is known), "mem_allocated", "mem_reserved", "mem_peak", "skipped_steps"…
+// "mfu" (where the device's peak is known: a GPU's datasheet, a CPU's measured GEMM rate), "mem_allocated", "mem_reserved", "mem_peak", "skipped_steps"…
 struct StepEvent {
   int64_t step = 0;    // 1-based: the number of optimizer steps done (skipped ones included)
   int64_t tokens = 0;  // tokens trained on so far (all ranks)

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 
@@ -122,9 +123,19 @@ at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
   return total;
 }
 
-double learning_rate(const TrainConfig& t, int64_t step) {
+double learning_rate(const TrainConfig& t, int64_t step, const std::string& schedule) {
   if (step < t.warmup_steps) return t.lr * static_cast<double>(step + 1) / static_cast<double>(t.warmup_steps);
   const double min_lr = t.lr * t.min_lr_ratio;
+  if (parse_choice(schedule_choices(), "opt.schedule", schedule) == ScheduleKind::kWsd) {
+    // The decay's steps are the last ceil(fraction · steps) (at least one) and never reach into the warm-up;
+    // its last step (steps - 1) lands on min_lr, as the cosine's does.
+    const int64_t decay = std::min(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.decay_fraction * t.steps))),
+                                   std::max<int64_t>(1, t.steps - t.warmup_steps));
+    const int64_t start = t.steps - decay;  // first step below the peak
+    if (step < start) return t.lr;
+    const double progress = std::min(1.0, static_cast<double>(step - start + 1) / static_cast<double>(decay));
+    return t.lr + progress * (min_lr - t.lr);
+  }
   const int64_t decay_steps = std::max<int64_t>(1, t.steps - 1 - t.warmup_steps);
   const double progress = std::min(1.0, static_cast<double>(step - t.warmup_steps) / static_cast<double>(decay_steps));
   return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (t.lr - min_lr);

@@ -29,6 +29,19 @@ class OptimizerState {
   virtual void for_each_state(const StateVisitor& visit) = 0;
   virtual int64_t steps_taken() const = 0;
   virtual void set_steps_taken(int64_t steps) = 0;
+  // State beyond AdamW's, under the key it has in a checkpoint after "optimizer." (Muon: "muon_momentum.NAME").
+  using ExtraVisitor = std::function<void(const std::string& key, at::Tensor& state)>;
+  virtual void for_each_extra_state(const ExtraVisitor&) {}
+};
+
+// What the training loop steps: AdamW, or Muon with AdamW beside it (engine/train/muon.h).
+class Optimizer : public OptimizerState {
+ public:
+  // One update; `lr` is the schedule's value for train.lr (a group with its own peak scales it). found_inf (a
+  // 1-element float tensor, or undefined): when it holds a non-zero value the update is skipped on the device,
+  // with no host sync.
+  virtual void step(double lr, const at::Tensor& found_inf = {}) = 0;
+  virtual void zero_grad() = 0;  // set_to_none: the next backward writes fresh gradients instead of adding
 };
 
 // One tensor AdamW updates, with its gradient given explicitly (ZeRO-1's shard pieces are views whose
@@ -40,15 +53,15 @@ struct AdamWSlot {
   bool decay = true;
 };
 
-class AdamW : public OptimizerState {
+class AdamW : public Optimizer {
  public:
   // `params` are (name, tensor) pairs; names are used in checkpoints. 2-D weights are decayed.
   AdamW(const std::vector<std::pair<std::string, at::Tensor>>& params, const AdamWOptions& options);
   AdamW(const std::vector<AdamWSlot>& slots, const AdamWOptions& options);
   // One update with learning rate `lr`. found_inf (a 1-element float tensor, or undefined): when it holds a
   // non-zero value the update is skipped on the device, with no host sync.
-  void step(double lr, const at::Tensor& found_inf = {});
-  void zero_grad();  // set_to_none: the next backward writes fresh gradients instead of adding
+  void step(double lr, const at::Tensor& found_inf = {}) override;
+  void zero_grad() override;
   int64_t steps_taken() const override { return step_; }
   void set_steps_taken(int64_t steps) override { step_ = steps; }
   // Every parameter's state, by the parameter's name (checkpoints save and restore it in place).
@@ -76,7 +89,8 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm
 at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
                           const std::function<void(at::Tensor&)>& sum_of_squares = {});
 
-// Linear warm-up to lr, then cosine decay to lr * min_lr_ratio at the last step.
-double learning_rate(const TrainConfig& train, int64_t step);
+// Linear warm-up to lr, then (opt.schedule) cosine decay to lr * min_lr_ratio at the last step, or (wsd) lr
+// held until the last train.decay_fraction of the steps, which decay linearly to lr * min_lr_ratio.
+double learning_rate(const TrainConfig& train, int64_t step, const std::string& schedule = "cosine");
 
 }  // namespace tokamak

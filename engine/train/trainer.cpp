@@ -24,6 +24,7 @@
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/metrics/cpu_peak.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
@@ -31,6 +32,7 @@
 #include "engine/remote/run_folder.h"
 #include "engine/train/checkpoint.h"
 #include "engine/train/device.h"
+#include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/torch_error.h"
@@ -89,17 +91,28 @@ class Run {
   c10::Device device_;
   Precision precision_;
   bool main_;                            // rank 0 (or not data parallel): reports, samples, checkpoints
+  double peak_ = -1;                     // FLOP/s per rank for MFU (set_up); -1 when unknown
   std::unique_ptr<ProcessGroup> group_;  // data parallel only; declared before the reducer that uses it
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
-  std::unique_ptr<AdamW> optimizer_;          // unsharded runs
+  std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (opt.optimizer)
   std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/dist/zero.h)
   std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   Clock::time_point started_, last_checkpoint_;
+  // Time to train.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
+  // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the
+  // step at which the target was reached (0: not yet).
+  double train_seconds_before_ = 0, io_seconds_ = 0;
+  Clock::time_point loop_started_;
+  int64_t target_step_ = 0;
+  double train_seconds() const {
+    return train_seconds_before_ + std::chrono::duration<double>(Clock::now() - loop_started_).count() - io_seconds_;
+  }
+  bool check_target(EvalEvent& e, double val, double trained_s);
 };
 
 void Run::set_up() {
@@ -157,7 +170,12 @@ void Run::set_up() {
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
   AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
-  if (!zero) optimizer_ = std::make_unique<AdamW>(params, ao);
+  if (!zero) {
+    if (parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer) == OptimizerKind::kMuon)
+      optimizer_ =
+          std::make_unique<Muon>(params, ao, MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr});
+    else optimizer_ = std::make_unique<AdamW>(params, ao);
+  }
 
   uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
   if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
@@ -167,6 +185,7 @@ void Run::set_up() {
     OptimizerState* into = zero ? resumed.get() : optimizer_.get();
     CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
+    train_seconds_before_ = info.train_seconds, target_step_ = info.target_step;
   }
   if (group_) {
     // Every rank starts from rank 0's weights (and its run uid), whatever its own initialisation did.
@@ -214,6 +233,17 @@ void Run::set_up() {
   start.start_step = start_step_;
   start.total_steps = c_.train.steps;
   start.tokens_per_step = tokens_per_step(c_);
+  // MFU's denominator: the datasheet for a GPU, this machine's own measured GEMM rate for a CPU (no datasheet
+  // says what a CPU of that name reaches with these cores and LibTorch's kernels).
+  if (device_.is_cuda()) {
+    peak_ = peak_flops(device_name(device_), c_.opt.precision);
+    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.opt.precision + ")" : "";
+  } else if (main_) {  // only rank 0 reports MFU; ranks measuring at once would share the cores
+    const CpuPeak cpu = cpu_peak_flops(c_.opt.precision);
+    peak_ = cpu.flops;
+    start.peak_source = cpu.source;
+  }
+  start.peak_flops = peak_;
   sink_.on_start(start);
 }
 
@@ -223,7 +253,9 @@ void Run::checkpoint(int64_t step) {
   if (!main_) return;  // ranks hold the same weights: one writer
   std::string path = checkpoint_path(checkpoint_dir_, step);
   OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
-  save_checkpoint(path, *model_, state, {uid_, config_to_json(c_, -1), step, tokens_, ""}, device_);
+  CheckpointInfo info{uid_, config_to_json(c_, -1), step, tokens_, ""};
+  info.train_seconds = train_seconds(), info.target_step = target_step_;
+  save_checkpoint(path, *model_, state, info, device_);
   last_checkpoint_ = Clock::now();
   prune_checkpoints(checkpoint_dir_, c_.train.checkpoint_keep, uid_);
   sink_.on_checkpoint({step, path});
@@ -289,6 +321,17 @@ void Run::add_overlap_metrics(Metrics& metrics) const {
   metrics.add("allreduce_last_end_ms", o.last_end_ms);
 }
 
+// The first evaluation at or below train.target_val_loss adds the training time, tokens and steps it took to
+// its event (the store, exports and `runs compare` read them as metrics). Its resolution is train.eval_every.
+bool Run::check_target(EvalEvent& e, double val, double trained_s) {
+  if (c_.train.target_val_loss <= 0 || target_step_ > 0 || !(val <= c_.train.target_val_loss)) return false;
+  target_step_ = e.step;
+  e.metrics.add("time_to_target_s", trained_s);
+  e.metrics.add_count("tokens_to_target", e.tokens);
+  e.metrics.add_count("steps_to_target", e.step);
+  return true;
+}
+
 EndEvent Run::execute() {
   EndEvent end;
   started_ = last_checkpoint_ = Clock::now();
@@ -296,7 +339,7 @@ EndEvent Run::execute() {
   const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
   const double fpt =
       flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
-  const double peak = device_.is_cuda() ? peak_flops(device_name(device_), c_.opt.precision) : -1;
+  const double peak = peak_;
   const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
   const auto optimizer_step = [&](double lr, const at::Tensor& found_inf) {
@@ -317,6 +360,8 @@ EndEvent Run::execute() {
   at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
   int64_t step = start_step_;
   end.status = "finished";
+  bool target_stop = false;  // train.stop_at_target, once the target is reached
+  loop_started_ = Clock::now();
 
   try {
     while (step < steps) {
@@ -326,7 +371,7 @@ EndEvent Run::execute() {
       }
       profiling = c_.train.profile && reports(step + 1);
       if (profiling) profile.begin();
-      const double lr = learning_rate(c_.train, step);
+      const double lr = learning_rate(c_.train, step, c_.opt.schedule);
       if (reducer_) reducer_->zero_grad();
       else optimizer_->zero_grad();
       StepOutput out = forward_backward(
@@ -390,6 +435,7 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_allocated", mem.allocated);
         e.metrics.add_count("mem_reserved", mem.reserved);
         e.metrics.add_count("mem_peak", mem.peak);
+        if (!device_.is_cuda()) trim_cpu_allocator(mem.reserved);  // bounds what the allocator keeps
         e.metrics.add_count("skipped_steps", skipped_);
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
@@ -398,6 +444,7 @@ EndEvent Run::execute() {
         sink_.on_step(e);
       }
       const auto io_start = Clock::now();
+      const double trained_s = train_seconds();  // training time up to here, the evaluation's own time left out
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(
@@ -405,6 +452,7 @@ EndEvent Run::execute() {
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);
+        target_stop = check_target(e, val, trained_s) && c_.train.stop_at_target;
         sink_.on_eval(e);
       }
       if (!eval_tasks_.empty() && due(c_.train.eval_every)) evaluate_tasks(step);
@@ -420,7 +468,11 @@ EndEvent Run::execute() {
       // ZeRO-1's checkpoint is a collective: the ranks agree on the time at report steps (which sync anyway).
       if (sharded_) by_time = report && group_->any(by_time);
       if ((by_steps || by_time) && !last) checkpoint(step);
-      meter.exclude(std::chrono::duration<double>(Clock::now() - io_start).count());
+      const double io = std::chrono::duration<double>(Clock::now() - io_start).count();
+      meter.exclude(io);
+      io_seconds_ += io;
+      if (target_stop)
+        break;  // status stays "finished": the run did what it was asked (every rank agrees: val is shared)
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;
@@ -463,6 +515,7 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   c.dist.gpus = dist.world_size;
   validate_config(c, cuda_device_count());
   c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the run records what it trains with
+  c.opt.layers = resolved_layers(c, c.opt.precision);
   check_memory(c);                                                  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();

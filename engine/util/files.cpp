@@ -35,6 +35,12 @@ std::string cache_dir() {
   return dir;
 }
 
+std::string datasets_dir() {
+  std::string dir = env_or("TOKAMAK_DATASETS", cache_dir() + "/datasets");
+  make_dirs(dir);
+  return dir;
+}
+
 std::string data_dir() {
   std::string dir = env_or("XDG_DATA_HOME", home() + "/.local/share") + "/tokamak";
   make_dirs(dir);

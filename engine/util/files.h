@@ -11,6 +11,9 @@ namespace tokamak {
 std::string cache_dir();
 // cache_dir()/assets/NAME, or an Error that says to run scripts/setup.sh when it is missing.
 std::string asset_path(const std::string& name);
+// Where tokenized datasets are cached: $TOKAMAK_DATASETS, else cache_dir()/datasets. Separate from the cache
+// so a machine can start with no prepared data while keeping the set-up's venv and assets (.ci/run does).
+std::string datasets_dir();
 // $XDG_DATA_HOME/tokamak, else ~/.local/share/tokamak. Created on first use.
 std::string data_dir();
 

@@ -1,31 +1,86 @@
 #!/usr/bin/env bash
-# Tokamak's `tokamak train` against a plain PyTorch loop of the same model (experiments/bench/pytorch_loop.py)
-# on the same CPU with the same torch 2.11, fp32 and bf16. Usage: cpu_vs_pytorch.sh [PRESET] [BATCH] [STEPS]
-# Both skip the first 5 steps (warm-up) and report the mean step time of the rest.
+# Tokamak against a plain PyTorch loop of the same model (experiments/bench/pytorch_loop.py), same CPU, same
+# torch 2.11, one sitting, the contenders alternating ROUNDS times so a busy moment of a shared machine hits
+# them alike:
+#   tokamak          `tokamak train` as built (its allocator settings are compiled in: app/tokamak/malloc_conf.cpp)
+#   pytorch          `python pytorch_loop.py`, as people run it (glibc malloc)
+#   pytorch+alloc    the same loop given Tokamak's allocator: jemalloc preloaded with the same settings
+# in fp32, and in bf16 where the CPU computes it in hardware (AVX-512 BF16 or AMX). Every contender reports the
+# median step time of its steps after WARMUP; tok/s = batch·context / that. Last, the model's FLOP/s (6N + 12LCT
+# per token) as a fraction of a LibTorch GEMM of the model's largest shape (the classifier: B·T × C × V),
+# timed in the same sitting with the same threads.
+# Usage: experiments/bench/cpu_vs_pytorch.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
+#   default: 3 rounds, 20 timed steps, 4,4,256,256, batch 8, threads = cores (the shape of issue 28)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-preset=${1:-nano}
-batch=${2:-16}
-steps=${3:-25}
+rounds=${1:-3} steps=${2:-20} shape=${3:-4,4,256,256} batch=${4:-8} threads=${5:-$(nproc)}
+warmup=5
 py=${TOKAMAK_CACHE:-$HOME/.cache/tokamak}/venv/bin/python
 bin=${TOKAMAK_BIN:-$root/build/app/tokamak}
-export XDG_DATA_HOME=$(mktemp -d)
-trap 'rm -rf "$XDG_DATA_HOME"' EXIT
-echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
-for precision in fp32 bf16; do
-  "$bin" train --no-store --json --preset "$preset" --set train.batch_size="$batch" --set train.steps=$((steps + 5)) \
-      --set opt.precision=$precision --set train.log_every=5 --set train.eval_every=0 --set train.sample_every=-1 \
-      --set train.warmup_steps=5 2>/dev/null |
+jemalloc=$(ldconfig -p | awk '/libjemalloc.so.2 / { print $NF; exit }')
+conf=$(sed -n 's/.*kMallocConf\[\] = "\(.*\)";.*/\1/p' "$root/app/tokamak/malloc_conf.cpp")
+IFS=, read -r L H C T <<< "$shape"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export XDG_DATA_HOME=$work/data
+precisions=(fp32)
+grep -qE 'avx512_bf16|amx_bf16' /proc/cpuinfo && precisions+=(bf16)
+echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(grep -oE 'avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"\
+     "threads $threads, load $(cut -d' ' -f1-3 /proc/loadavg); shape $shape, batch $batch; jemalloc settings '$conf'"
+
+tokamak() {  # precision → median ms/step
+  "$bin" train --no-store --json --set model.n_layer="$L" --set model.n_head="$H" --set model.n_embd="$C" \
+      --set model.context="$T" --set train.batch_size="$batch" --set threads="$threads" --set opt.precision="$1" \
+      --set train.steps=$((steps + warmup)) --set train.log_every=1 --set train.eval_every=0 \
+      --set train.sample_every=-1 --set train.warmup_steps="$warmup" --set train.checkpoint_minutes=0 \
+      --set train.profile=false 2>"$work/err" |
     "$py" -c '
-import json, sys
-steps = [json.loads(l) for l in sys.stdin if "\"step\"" in l and "\"event\":\"step\"" in l]
-timed = [s for s in steps if s["step"] > 5 and s["step"] % 5 == 0]
-ms = sum(s["step_ms"] for s in timed) / len(timed)
-tok = steps[-1]["tokens"] / steps[-1]["step"]
-print(f"tokamak {sys.argv[1]} {sys.argv[2]} B={sys.argv[3]}: {ms:.1f} ms/step, {tok / ms * 1000:,.0f} tok/s")
-' "$preset" "$precision" "$batch"
-  "$py" "$root/experiments/bench/pytorch_loop.py" --preset "$preset" --precision $precision --batch "$batch" --steps "$steps"
-  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647 \
-    "$py" "$root/experiments/bench/pytorch_loop.py" --preset "$preset" --precision $precision --batch "$batch" --steps "$steps" |
-    sed 's/^pytorch/pytorch (same malloc settings as tokamak)/'
+import json, statistics, sys
+ms = [e["step_ms"] for e in map(json.loads, sys.stdin) if e.get("event") == "step" and e["step"] > int(sys.argv[1])]
+print(f"{statistics.median(ms):.1f}")' "$warmup" || { tail -n 3 "$work/err" >&2; exit 1; }
+}
+pytorch() {  # precision [env...] → median ms/step
+  local precision=$1
+  shift
+  env "$@" OMP_NUM_THREADS="$threads" "$py" "$root/experiments/bench/pytorch_loop.py" --shape "$shape" \
+      --batch "$batch" --precision "$precision" --steps "$steps" --warmup "$warmup" --threads "$threads" --median-ms
+}
+declare -A sum
+for r in $(seq "$rounds"); do
+  for p in "${precisions[@]}"; do
+    a=$(tokamak "$p")
+    b=$(pytorch "$p")
+    c=$(pytorch "$p" LD_PRELOAD="$jemalloc" MALLOC_CONF="$conf")
+    printf 'round %d %-4s  ms/step: tokamak %7.1f  pytorch %7.1f  pytorch+alloc %7.1f\n' "$r" "$p" "$a" "$b" "$c"
+    echo "$p $a $b $c" >> "$work/rows"
+  done
 done
+echo "median over rounds (tok/s = $batch·$T / step):"
+"$py" - "$work/rows" "$batch" "$T" "$L" "$C" "$threads" <<'PY'
+import statistics, sys, time
+import torch
+rows, B, T, L, C, threads = sys.argv[1], *map(int, sys.argv[2:])
+V, Vpad = 50257, 50304
+torch.set_num_threads(threads)
+by = {}
+for line in open(rows):
+    p, *ms = line.split()
+    by.setdefault(p, []).append([float(x) for x in ms])
+# Model FLOPs per token as the engine counts them: 6·N (tied embedding counted once, no position table) + 12·L·C·T.
+n = Vpad * C + L * (12 * C * C + 13 * C) + 2 * C
+fpt = 6 * n + 12 * L * C * T
+for p, runs in by.items():
+    med = [statistics.median(col) for col in zip(*runs)]
+    tok = [B * T / m * 1000 for m in med]
+    dtype = torch.bfloat16 if p == "bf16" else torch.float32
+    a, w = torch.randn(B * T, C).to(dtype), torch.randn(C, V).to(dtype)
+    out = a @ w
+    best = 1e9
+    for _ in range(5):
+        t0 = time.perf_counter(); torch.mm(a, w, out=out); best = min(best, time.perf_counter() - t0)
+    peak = 2 * B * T * C * V / best
+    print(f"{p}: tokamak {tok[0]:,.0f} tok/s, pytorch {tok[1]:,.0f} ({tok[0] / tok[1]:.2f}x), pytorch+alloc {tok[2]:,.0f} "
+          f"({tok[0] / tok[2]:.2f}x); tokamak {tok[0] * fpt / 1e9:.0f} GFLOP/s = {tok[0] * fpt / peak:.0%} of the "
+          f"{B * T}x{C}x{V} GEMM's {peak / 1e9:.0f} GFLOP/s")
+PY
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

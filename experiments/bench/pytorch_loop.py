@@ -7,6 +7,7 @@ LayerNorm/GELU, padded vocabulary, grad clip; data are random windows of the def
 import argparse
 import math
 import os
+import statistics
 import time
 
 import torch
@@ -61,8 +62,10 @@ def main():
     ap.add_argument("--shape", help="LAYERS,HEADS,WIDTH,CONTEXT instead of the preset's (e.g. 4,4,256,256)")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--median-ms", action="store_true", help="print only the median ms/step (for scripts)")
     args = ap.parse_args()
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(args.threads)
     torch.manual_seed(1337)
     L, H, C, T = tuple(int(v) for v in args.shape.split(",")) if args.shape else PRESETS[args.preset]
     model = GPT(L, H, C, T)
@@ -86,6 +89,9 @@ def main():
         loss.item()
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
+    if args.median_ms:
+        print(f"{1000 * statistics.median(times):.1f}")
+        return
     ms = 1000 * sum(times) / len(times)
     print(f"pytorch {args.shape or args.preset} {args.precision} B={args.batch} T={T}: {ms:.1f} ms/step, "
           f"{args.batch * T / (ms / 1000):,.0f} tok/s (torch {torch.__version__}, {torch.get_num_threads()} threads)")

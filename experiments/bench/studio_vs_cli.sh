@@ -1,36 +1,47 @@
 #!/usr/bin/env bash
-# The studio's run against the CLI's, same setup, alternately ROUNDS times each in one sitting. The studio
-# starts its run as a child tokamak-engine; its screenshot mode drives it under Xvfb (start, wait for STEPS
-# steps, quit). The CLI run is `tokamak train`. Both record into one scratch store; a run's tok/s is the mean
-# of its stored reports after the first (the warm-up).
-# Usage: experiments/bench/studio_vs_cli.sh [ROUNDS] [STEPS] [key=value...]   (default: 3 rounds, 30 nano steps)
+# The studio's run against the CLI's: the default config (what the studio opens on first start: nano, precision
+# auto, a report every 10 steps) with STEPS steps, run PAIRS times alternately from each in one sitting. The
+# studio starts its run as a child tokamak-engine; its screenshot mode drives it under Xvfb (start, wait for
+# STEPS steps, stop, quit), with settings of its own so the user's are neither read nor written. The CLI run is
+# `tokamak train`. Both record into one scratch store. A run's speed is the median tok/s of its reports at
+# steps >= FROM (the first steps warm up the allocator and the caches); each side's speed is the median over
+# all its runs' reports, and the ratio is studio / CLI.
+# Usage: experiments/bench/studio_vs_cli.sh [PAIRS] [STEPS] [key=value...]   (default: 3 pairs, 60 steps)
+# FROM=20 by default; BUILD_DIR picks the build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
-rounds=${1:-3}
-steps=${2:-30}
+pairs=${1:-3}
+steps=${2:-60}
+from=${FROM:-20}
 shift 2 || shift $# || true
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db=$work/runs.db
-sets=(--preset nano --set train.steps="$steps" --set train.log_every=5 --set train.eval_every=0
-      --set train.sample_every=-1 --set train.checkpoint_every=0)
+sets=(--set train.steps="$steps")
 for kv in "$@"; do sets+=(--set "$kv"); done
 "$build/app/tokamak" config "${sets[@]}" --set name=studio > "$work/studio.json"
-echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); ${sets[*]}"
-mean_tok_s() {  # the newest run's mean tok/s after its first report
-  "$build/app/tokamak" runs export --db "$db" --format csv "$1" |
-    awk -F, '$3 == "tok_s" { if (n++ > 0) { s += $4; k++ } } END { printf "%.0f", s / k }'
+echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(grep -qo avx512_bf16 /proc/cpuinfo && echo avx512_bf16 || echo 'no avx512_bf16')"
+echo "default config ${sets[*]}; median tok/s of the reports at steps >= $from; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+reports() {  # tok/s of run $1's reports at steps >= $from, one a line
+  "$build/app/tokamak" runs export --db "$db" --format csv "$1" | awk -F, -v from="$from" '$3 == "tok_s" && $2 >= from { print $4 }'
 }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 newest() { "$build/app/tokamak" runs list --db "$db" --limit 1 | awk '$1 ~ /^[0-9]+$/ { print $1; exit }'; }
-studio_sum=0 cli_sum=0
-for r in $(seq "$rounds"); do
-  xvfb-run -a -s "-screen 0 1600x1000x24" "$build/app/studio/tokamak-studio" --db "$db" --config "$work/studio.json" \
-    --screenshot "$work/shot.png" --after-steps "$steps" 2>/dev/null
-  studio=$(mean_tok_s "$(newest)")
-  "$build/app/tokamak" train --db "$db" "${sets[@]}" --set name=cli 2>/dev/null
-  cli=$(mean_tok_s "$(newest)")
-  echo "round $r: studio $studio tok/s, CLI $cli tok/s"
-  studio_sum=$((studio_sum + studio)) cli_sum=$((cli_sum + cli))
+: > "$work/studio.tok_s"
+: > "$work/cli.tok_s"
+for p in $(seq "$pairs"); do
+  XDG_CONFIG_HOME=$work/config xvfb-run -a -s "-screen 0 1920x1080x24" "$build/app/studio/tokamak-studio" --db "$db" \
+    --config "$work/studio.json" --screenshot "$work/shot.png" --after-steps "$steps" 2>/dev/null
+  reports "$(newest)" > "$work/run.tok_s"
+  studio=$(median < "$work/run.tok_s")
+  cat "$work/run.tok_s" >> "$work/studio.tok_s"
+  "$build/app/tokamak" train --db "$db" "${sets[@]}" --set name=cli > /dev/null 2>&1
+  reports "$(newest)" > "$work/run.tok_s"
+  cli=$(median < "$work/run.tok_s")
+  cat "$work/run.tok_s" >> "$work/cli.tok_s"
+  echo "pair $p: studio $studio tok/s, CLI $cli tok/s, studio/CLI $(echo "scale=3; $studio / $cli" | bc) (load $(cut -d' ' -f1 /proc/loadavg))"
 done
-echo "mean: studio $((studio_sum / rounds)) tok/s, CLI $((cli_sum / rounds)) tok/s, studio/CLI $(echo "scale=3; $studio_sum / $cli_sum" | bc)"
+studio=$(median < "$work/studio.tok_s")
+cli=$(median < "$work/cli.tok_s")
+echo "median of $(wc -l < "$work/studio.tok_s") + $(wc -l < "$work/cli.tok_s") reports: studio $studio tok/s, CLI $cli tok/s, studio/CLI $(echo "scale=3; $studio / $cli" | bc)"

@@ -17,7 +17,7 @@ class ScratchEnv {
 
  private:
   QTemporaryDir dir_;
-  QByteArray old_cache_, old_data_;
+  QByteArray old_cache_, old_data_, old_datasets_;
   bool ok_ = false;
 };
 

@@ -7,7 +7,11 @@
 
 namespace tokamak::test {
 
-std::string cache_dir() { return tokamak::cache_dir(); }
+// The set-up's cache (venv, assets), not the empty one isolated_process.cpp gives each suite.
+std::string cache_dir() {
+  const char* setup = std::getenv("TOKAMAK_TEST_SETUP_CACHE");
+  return setup && *setup ? std::string(setup) : tokamak::cache_dir();
+}
 
 std::string asset(const std::string& name) {
   std::string p = cache_dir() + "/assets/" + name;

@@ -10,7 +10,7 @@ namespace tokamak::ui {
 MetricPlot::MetricPlot(const QString& title, const QString& unit, QWidget* parent)
     : QCustomPlot(parent), title_(title), unit_(unit) {
   setObjectName(title);
-  setMinimumSize(220, 160);
+  setMinimumSize(220, 120);  // three rows of them fit beside the setup on a 1366×768 screen
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   // Thousands of points per pixel column: draw their envelope, not each one (keeps 100k points cheap).
   setNotAntialiasedElements(QCP::aeAll);

@@ -13,7 +13,7 @@ const QColor kPhaseColor[tokamak::kPhaseCount] = {QColor(0xbcbd22), QColor(0x1f7
 
 PhaseBars::PhaseBars(QWidget* parent) : QCustomPlot(parent) {
   setObjectName(QStringLiteral("phaseBars"));
-  setMinimumSize(200, 160);
+  setMinimumSize(200, 120);  // a cell of the live plots' grid, as small as a MetricPlot
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0, new QCPTextElement(this, tr("Step profile"), QFont(font().family(), 9, QFont::Bold)));
   yAxis->setLabel(tr("ms per step"));

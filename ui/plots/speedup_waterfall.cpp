@@ -8,13 +8,19 @@
 
 namespace tokamak::ui {
 
+// A rate's speedup reads "over the first run"; a time's is the first run's time over this one's.
+void SpeedupWaterfall::setMeasure(const QString& measure) {
+  yAxis->setLabel(measure == tr("tok/s") ? tr("tok/s over the first run (×)")
+                                         : tr("first run's %1 over this one's (×)").arg(measure));
+}
+
 SpeedupWaterfall::SpeedupWaterfall(QWidget* parent) : QCustomPlot(parent) {
   setObjectName(QStringLiteral("speedupWaterfall"));
-  setMinimumSize(200, 160);
+  setMinimumSize(200, 120);  // as small as PhaseBars, its neighbour tab
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0,
                            new QCPTextElement(this, tr("Speedup per rung"), QFont(font().family(), 9, QFont::Bold)));
-  yAxis->setLabel(tr("tok/s over the first run (×)"));
+  setMeasure(tr("tok/s"));
   xAxis->grid()->setVisible(false);
   base_ = new QCPBars(xAxis, yAxis);
   base_->setPen(Qt::NoPen);

@@ -15,8 +15,11 @@ class SpeedupWaterfall : public QCustomPlot {
  public:
   struct Rung {
     QString label;
-    double tokS;  // NaN or <= 0: not measured (the rung and the next are drawn without a step)
+    double tokS;  // a rate, higher is better (tok/s, or 1 / time to target); NaN or <= 0: not measured (the
+                  // rung and the next are drawn without a step)
   };
+  // What the rates are, for the axis: "tok/s" (the default) or "time to target" (rates are 1 / seconds).
+  void setMeasure(const QString& measure);
   explicit SpeedupWaterfall(QWidget* parent = nullptr);
 
   void setRungs(const std::vector<Rung>& rungs);

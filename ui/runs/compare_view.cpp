@@ -93,8 +93,12 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     if (i >= 0) setBaseline(i);
   });
 
+  // The title (the runs' names) wraps on a line of its own, and the boxes may shrink below their longest
+  // item: otherwise this row alone made the window wider than a 1366-pixel screen.
+  title_->setWordWrap(true);
+  for (QComboBox* box : {metricBox_, xBox_, baselineBox_, groupBox_, bandBox_})
+    box->setMinimumWidth(box->fontMetrics().averageCharWidth() * 8);
   auto* controls = new QHBoxLayout;
-  controls->addWidget(title_, 1);
   controls->addWidget(new QLabel(tr("Metric"), this));
   controls->addWidget(metricBox_);
   controls->addWidget(new QLabel(tr("X axis"), this));
@@ -105,9 +109,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(groupBox_);
   controls->addWidget(patternEdit_);
   controls->addWidget(bandBox_);
+  controls->addStretch(1);
 
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumSize(320, 200);
+  plot_->setMinimumSize(320, 140);  // the runs page fits a 1366×768 screen
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->legend->setVisible(true);
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -137,6 +142,17 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts->setObjectName(QStringLiteral("compareCharts"));
   charts->addTab(phaseBars_, tr("Step profile"));
   charts->addTab(waterfall_, tr("Speed-up waterfall"));
+  // The waterfall measures tok/s or, for runs with a train.target_val_loss, the time to reach it (issue 27).
+  waterfallBy_ = new QComboBox(this);
+  waterfallBy_->setObjectName(QStringLiteral("waterfallBy"));
+  waterfallBy_->addItem(tr("by tok/s"));
+  waterfallBy_->addItem(tr("by time to target"));
+  waterfallBy_->setToolTip(
+      tr("Each rung's speed-up in tokens per second, or in training time to the runs' "
+         "train.target_val_loss (first run's time / this run's; a run that did not reach it "
+         "has no bar)"));
+  charts->setCornerWidget(waterfallBy_);
+  connect(waterfallBy_, &QComboBox::currentIndexChanged, this, [this] { rebuildScoreboard(); });
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(scoreTable_);
   bottom->addWidget(charts);
@@ -151,6 +167,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(title_);
   layout->addLayout(controls);
   layout->addWidget(split, 1);
 }
@@ -439,8 +456,10 @@ void CompareView::rebuildScoreboard() {
   board_ = tokamak::build_scoreboard(inputs_, size_t(baseline_));
   if (group_.by != tokamak::GroupSpec::By::kNone && grouping_.group.size() == inputs_.size())
     tokamak::add_group_rows(board_, grouping_);
-  const QStringList headers = {tr("Run"), tr("Setup"),       tr("tok/s"),          tr("Speedup"),
-                               tr("MFU"), tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
+  QStringList headers = {tr("Run"), tr("Setup"),       tr("tok/s"),          tr("Speedup"),
+                         tr("MFU"), tr("Peak memory"), tr("Final val loss"), tr("Best val loss")};
+  const bool target = tokamak::has_target(board_);
+  if (target) headers << tr("Time to target") << tr("Steps to target") << tr("Time speedup");
   scoreTable_->clear();
   scoreTable_->setColumnCount(headers.size());
   scoreTable_->setHorizontalHeaderLabels(headers);
@@ -458,6 +477,11 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 5, cell(qs(tokamak::format_bytes(row.peak_mem)), true));
     scoreTable_->setItem(r, 6, cell(fmt("%.4f", row.final_val_loss), true));
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", row.best_val_loss), true));
+    if (target) {
+      scoreTable_->setItem(r, 8, cell(qs(tokamak::format_time_to_target(row.time_to_target_s, row.target)), true));
+      scoreTable_->setItem(r, 9, cell(fmt("%.0f", row.steps_to_target), true));
+      scoreTable_->setItem(r, 10, cell(fmt("%.2f×", row.target_speedup), true));
+    }
   }
   // A row per group: the means of its runs, tok/s with its spread; in italics, in its curve's colour.
   for (int k = 0; k < int(board_.groups.size()); ++k) {
@@ -479,7 +503,16 @@ void CompareView::rebuildScoreboard() {
     scoreTable_->setItem(r, 5, cell(qs(tokamak::format_bytes(m.peak_mem)), true));
     scoreTable_->setItem(r, 6, cell(fmt("%.4f", m.final_val_loss), true));
     scoreTable_->setItem(r, 7, cell(fmt("%.4f", m.best_val_loss), true));
-    for (int c = 1; c < 8; ++c) scoreTable_->item(r, c)->setFont(italic);
+    if (target) {
+      scoreTable_->setItem(
+          r, 8,
+          cell(qs(tokamak::format_time_to_target(m.time_to_target_s, m.target)) + QStringLiteral(" ± ") +
+                   fmt("%.1f s", g.time_to_target_std) + tr(" (%1/%2 reached)").arg(g.reached).arg(g.members.size()),
+               true));
+      scoreTable_->setItem(r, 9, cell(fmt("%.0f", m.steps_to_target), true));
+      scoreTable_->setItem(r, 10, cell(fmt("%.2f×", m.target_speedup), true));
+    }
+    for (int c = 1; c < headers.size(); ++c) scoreTable_->item(r, c)->setFont(italic);
   }
   scoreTable_->resizeColumnsToContents();
   // Under the bars, more than three full labels overlap in the half-width pane: then the run ids ("#3") only,
@@ -491,7 +524,10 @@ void CompareView::rebuildScoreboard() {
   for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({barLabel(row), row.phase_ms});
   phaseBars_->setRuns(bars);
   std::vector<SpeedupWaterfall::Rung> rungs;
-  for (const tokamak::ScoreRow& row : board_.rows) rungs.push_back({barLabel(row), row.tok_s});
+  const bool byTarget = waterfallBy_->currentIndex() == 1;
+  for (const tokamak::ScoreRow& row : board_.rows)
+    rungs.push_back({barLabel(row), byTarget ? 1.0 / row.time_to_target_s : row.tok_s});
+  waterfall_->setMeasure(byTarget ? tr("time to target") : tr("tok/s"));
   waterfall_->setRungs(rungs);
 }
 

@@ -74,6 +74,7 @@ class CompareView : public QWidget {
   QTableWidget* diffTable() const { return diffTable_; }
   PhaseBars* phaseBars() const { return phaseBars_; }
   SpeedupWaterfall* waterfall() const { return waterfall_; }
+  QComboBox* waterfallBy() const { return waterfallBy_; }
   QComboBox* groupBox() const { return groupBox_; }
   SampleCompare* sampleCompare() const { return samples_; }
   SummaryTable* summaryTable() const { return summary_; }
@@ -119,6 +120,7 @@ class CompareView : public QWidget {
   QTableWidget* diffTable_ = nullptr;
   PhaseBars* phaseBars_ = nullptr;
   SpeedupWaterfall* waterfall_ = nullptr;
+  QComboBox* waterfallBy_ = nullptr;  // the waterfall's measure: tok/s or time to target
   SampleCompare* samples_ = nullptr;
   SummaryTable* summary_ = nullptr;
 };

@@ -49,10 +49,16 @@ void RunsTableModel::reload(tokamak::RunStore& store) {
   // MFU and peak memory live in run_summary like the listing's values: one query for all runs instead of a
   // summary() call per run keeps a refresh of 1,000 runs in milliseconds.
   QHash<qint64, QPair<double, double>> extra;  // id -> (last mfu, max peak memory)
+  QHash<qint64, double> toTarget;              // id -> time_to_target_s (recorded once, when reached)
   {
     tokamak::Stmt s(store.db(),
-                    "SELECT run_id, metric, last, max FROM run_summary WHERE metric IN ('mfu', 'mem_peak')");
+                    "SELECT run_id, metric, last, max FROM run_summary WHERE metric IN ('mfu', 'mem_peak', "
+                    "'time_to_target_s')");
     while (s.step()) {
+      if (s.text(1) == "time_to_target_s") {
+        toTarget.insert(s.int64(0), s.real(2));
+        continue;
+      }
       auto it = extra.find(s.int64(0));
       if (it == extra.end()) it = extra.insert(s.int64(0), {kNan, kNan});
       if (s.text(1) == "mfu") it->first = s.real(2);
@@ -82,9 +88,15 @@ void RunsTableModel::reload(tokamak::RunStore& store) {
     row.peakMem = e.second > 0 ? e.second : kNan;  // CPU runs report 0: unknown, not "no memory"
     auto cached = switchesCache_.find(r.id);
     if (cached == switchesCache_.end() || cached->first != row.status) {
-      QString summary = switchesSummary(qs(store.run(r.id).config_json));
+      const std::string config = store.run(r.id).config_json;
+      QString summary = switchesSummary(qs(config));
       cached = switchesCache_.insert(r.id, {row.status, summary});
+      const auto flat = tokamak::flatten_config(config);
+      const auto target = flat.find("train.target_val_loss");
+      targetCache_.insert(r.id, target == flat.end() ? 0.0 : std::atof(target->second.c_str()));
     }
+    row.target = targetCache_.value(r.id, 0.0);
+    row.timeToTarget = toTarget.value(r.id, kNan);
     row.switches = cached->second;
     rows.push_back(row);
   }
@@ -93,6 +105,7 @@ void RunsTableModel::reload(tokamak::RunStore& store) {
 
 void RunsTableModel::clear() {
   switchesCache_.clear();
+  targetCache_.clear();
   setRows({});
 }
 
@@ -156,6 +169,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
         return std::isnan(r.mfu) || r.mfu < 0 ? QStringLiteral("-") : number(100 * r.mfu, 1) + QLatin1Char('%');
       case BestVal:
         return number(r.bestValLoss, 4);
+      case ToTarget:  // "not reached" for a run with a target that has not reached it (yet)
+        return QString::fromStdString(tokamak::format_time_to_target(r.timeToTarget, r.target));
       case PeakMem:
         return QString::fromStdString(tokamak::format_bytes(r.peakMem));
       case Status:
@@ -178,6 +193,8 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
         return sortable(r.mfu);
       case BestVal:
         return sortable(r.bestValLoss);
+      case ToTarget:
+        return sortable(r.timeToTarget);
       case PeakMem:
         return sortable(r.peakMem);
       default:
@@ -196,10 +213,15 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
   // median after the warm-up, so the two can differ: say which is which.
   if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == TokS || section == Mfu))
     return tr("The last value the run logged; Compare's scoreboard shows the median after the first 10%");
+  if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == ToTarget)
+    return tr(
+        "Training time until val loss first reached train.target_val_loss (checked every train.eval_every "
+        "steps; evaluations left out)");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* names[ColumnCount] = {"Name", "Date",          "Model",       "Dataset", "Switches", "tok/s",
-                                           "MFU",  "Best val loss", "Peak memory", "Status",  "Tags",     "Notes"};
+  static const char* names[ColumnCount] = {"Name",   "Date", "Model",         "Dataset",   "Switches",
+                                           "tok/s",  "MFU",  "Best val loss", "To target", "Peak memory",
+                                           "Status", "Tags", "Notes"};
   return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

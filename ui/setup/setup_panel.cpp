@@ -12,11 +12,11 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QScrollArea>
 #include <QSpinBox>
 #include <QStyle>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "engine/config/hf_config.h"
 #include "engine/model/memory_estimate.h"
@@ -26,7 +26,9 @@
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
+#include "ui/setup/section_columns.h"
 #include "ui/setup/setup_files.h"
+#include "ui/setup/speedrun_box.h"
 #include "ui/setup/switches_box.h"
 
 namespace tokamak::ui {
@@ -54,47 +56,45 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   switches_ = new SwitchesBox(keys_);
   finder_ = new BatchFinder(this);
 
-  auto* files = new QHBoxLayout;
+  auto* files = new QWidget;
+  files->setObjectName("setupFiles");
+  auto* filesRow = new QHBoxLayout(files);
+  filesRow->setContentsMargins(0, 0, 0, 0);
   auto addButton = [&](const QString& text, const QString& name, void (SetupPanel::*slot)()) {
     auto* b = new QPushButton(text);
     b->setObjectName(name);
     connect(b, &QPushButton::clicked, this, slot);
-    files->addWidget(b);
+    filesRow->addWidget(b);
   };
   addButton(tr("Save setup…"), "saveSetup", &SetupPanel::saveSetupAs);
   addButton(tr("Load setup…"), "loadSetup", &SetupPanel::loadSetupFrom);
   auto* ladder = new QPushButton(tr("Open ladder…"));
+  ladder->setObjectName("openLadder");
   ladder->setToolTip(tr("A ladder from experiments/: the base setup and one rung of speed-ups on top"));
   connect(ladder, &QPushButton::clicked, this, [this] { openLadder(); });
-  files->addWidget(ladder);
+  filesRow->addWidget(ladder);
+  filesRow->addStretch(1);
 
-  // Two columns: what to train on the left, how fast on the right, so the whole setup fits one screen.
-  form_ = new QWidget;
-  auto* columns = new QHBoxLayout(form_);
-  auto* what = new QVBoxLayout;
-  what->addLayout(files);
-  what->addWidget(where_ = new WhereBox);
-  what->addWidget(dataset_);
-  what->addWidget(model_);
-  what->addWidget(trainingBox());
-  what->addStretch(1);
-  auto* how = new QVBoxLayout;
-  how->addWidget(switches_);
-  how->addStretch(1);
-  columns->addLayout(what, 1);
-  columns->addLayout(how, 1);
-  auto* scroll = new QScrollArea;
-  scroll->setWidget(form_);
-  scroll->setWidgetResizable(true);
-  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // What to train in the left column, how fast in the right one when the dock is wide enough for two; in one
+  // column the speed-ups come right after the model, before the training numbers, so they are never far.
+  sections_ = new SectionColumns;
+  sections_->setObjectName("setupSections");
+  sections_->addSection(files, 0);
+  sections_->addSection(where_ = new WhereBox, 0);
+  sections_->addSection(dataset_, 0);
+  sections_->addSection(model_, 0);
+  sections_->addSection(switches_, 1);
+  sections_->addSection(speedrun_ = new SpeedrunBox(keys_), 1);
+  sections_->addSection(trainingBox(), 0);
+  form_ = sections_->widget();
 
   problemList_ = new QListWidget;
   problemList_->setObjectName("problems");
   problemList_->setWordWrap(true);
-  problemList_->setMaximumHeight(80);
+  problemList_->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(scroll, 1);
+  layout->addWidget(sections_, 1);
   layout->addWidget(new QLabel(tr("Problems")));
   layout->addWidget(problemList_);
 
@@ -139,7 +139,7 @@ QWidget* SetupPanel::trainingBox() {
 
   auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
   keys_->bind("train.steps", steps);
-  form->addRow(tr("Steps"), steps);
+  form->addRow(tr("Steps"), stepsWithTarget(steps, keys_));
   auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
   keys_->bind("train.lr", lr);
   form->addRow(tr("Learning rate"), lr);
@@ -245,6 +245,11 @@ void SetupPanel::setEditable(bool editable) {
   form_->setEnabled(editable);
 }
 
+int SetupPanel::widthFor(int columns) const {
+  const QMargins m = layout()->contentsMargins();
+  return sections_->widthFor(columns) + m.left() + m.right();
+}
+
 void SetupPanel::showMeasuredPeak(qint64 bytes, const QString& device) { model_->showMeasuredPeak(bytes, device); }
 
 void SetupPanel::scheduleRefresh() {
@@ -264,6 +269,7 @@ void SetupPanel::refreshNow() {
 
   model_->showEstimate(c);
   switches_->updateAvailability(c, gpus);
+  speedrun_->updateAvailability(c, gpus);
   const bool cuda = QString::fromStdString(c.device).startsWith("cuda");
   findBatch_->setEnabled(cuda);  // also while searching: the button cancels then
   findBatch_->setToolTip(cuda ? tr("Trains two steps at batch 1, 2, 4, … until the GPU runs out of memory")
@@ -279,6 +285,10 @@ void SetupPanel::refreshNow() {
     auto* item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning), p);
     problemList_->addItem(item);
   }
+  // As tall as its lines, up to four: "ready to start" takes one line, and the setup gets the rest.
+  int rows = 0;
+  for (int i = 0; i < std::min(problemList_->count(), 4); ++i) rows += problemList_->sizeHintForRow(i);
+  problemList_->setFixedHeight(rows + 2 * problemList_->frameWidth() + 2);
   const bool changed = problems != problems_;
   problems_ = problems;
   if (changed) Q_EMIT problemsChanged(problems_.isEmpty());

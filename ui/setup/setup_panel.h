@@ -18,7 +18,9 @@ class BatchFinder;
 class DatasetBox;
 class KeyBindings;
 class ModelBox;
+class SectionColumns;
 class SwitchesBox;
+class SpeedrunBox;
 class WhereBox;
 
 class SetupPanel : public QWidget {
@@ -43,6 +45,9 @@ class SetupPanel : public QWidget {
   SwitchesBox* switchesBox() const { return switches_; }
   KeyBindings* keys() const { return keys_; }
   WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
+  SectionColumns* sections() const { return sections_; }
+  // The narrowest the panel can be with its sections in `columns` columns (1 or 2), nothing cut.
+  int widthFor(int columns) const;
 
  public Q_SLOTS:
   void saveSetupAs();
@@ -63,11 +68,13 @@ class SetupPanel : public QWidget {
   void showWeights(const Config& c);
 
   KeyBindings* keys_;
-  QWidget* form_;
+  SectionColumns* sections_;
+  QWidget* form_;  // the sections' content: disabled while a run uses the setup, still scrollable
   DatasetBox* dataset_;
   WhereBox* where_;
   ModelBox* model_;
   SwitchesBox* switches_;
+  SpeedrunBox* speedrun_ = nullptr;  // issue 27's switches (ui/setup/speedrun_box.h)
   BatchFinder* finder_;
   QPushButton* findBatch_;
   QLabel* resume_;

@@ -59,6 +59,12 @@ QString reasonAgainst(const Config& config, const QString& key, const QString& v
 SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), keys_(keys) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  // A title over the groups, so the switches are found at a glance whether they stand beside the model or,
+  // in a narrow dock, under it.
+  auto* title = new QLabel(tr("<b>Speed-ups</b> — hover a switch for what it does and what it was measured to gain"));
+  title->setObjectName("switchesTitle");
+  title->setWordWrap(true);
+  layout->addWidget(title);
   auto group = [&](const QString& title) {
     auto* g = new QGroupBox(title);
     auto* form = new QFormLayout(g);

@@ -1,0 +1,57 @@
+// The CPU's measured matmul peak (see cpu_peak.h).
+#include "engine/metrics/cpu_peak.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/randn.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "engine/metrics/device.h"
+#include "engine/util/files.h"
+
+namespace tokamak {
+
+double measure_cpu_gemm_flops(const std::string& precision, int size, int repeats) {
+  const auto dtype = precision.rfind("bf16", 0) == 0 ? at::kBFloat16 : at::kFloat;
+  // Random operands: zeros can run faster than real data and would overstate the peak.
+  const at::Tensor a = at::randn({size, size}).to(dtype), b = at::randn({size, size}).to(dtype);
+  at::Tensor c = at::mm(a, b);  // warm-up: threads started, packing buffers allocated
+  double best = 1e30;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    at::mm_out(c, a, b);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return 2.0 * size * size * static_cast<double>(size) / best;
+}
+
+CpuPeak cpu_peak_flops(const std::string& precision) {
+  using nlohmann::json;
+  const std::string p = precision.rfind("bf16", 0) == 0 ? "bf16" : "fp32";  // bf16-pure too
+  const int threads = at::get_num_threads();
+  const std::string key = device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
+  const std::string what = std::to_string(kCpuPeakSize) + "³ " + p + " GEMM, " + std::to_string(threads) +
+                           (threads == 1 ? " thread" : " threads");
+  const std::string path = cache_dir() + "/cpu_peak.json";
+  json cache = json::object();
+  try {
+    cache = json::parse(read_file(path));
+    if (cache.contains(key) && cache[key].is_number()) return {cache[key].get<double>(), "measured earlier: " + what};
+  } catch (const std::exception&) {
+    cache = json::object();  // none yet, or unreadable: measure and write a new one
+  }
+  CpuPeak peak{measure_cpu_gemm_flops(p), "measured: " + what};
+  cache[key] = peak.flops;
+  try {
+    write_file_atomically(path, cache.dump(1));
+  } catch (const std::exception&) {
+    // A read-only cache only costs the measurement again next time.
+  }
+  return peak;
+}
+
+}  // namespace tokamak

@@ -1,0 +1,26 @@
+// The CPU's matmul peak, measured: CPUs have no datasheet row in peak_flops() (the same model differs by
+// cores, clocks and instruction sets), so MFU on a CPU divides by what a LibTorch GEMM reached on this
+// machine. Measured once per machine, precision and thread count, and cached.
+#pragma once
+#include <string>
+
+namespace tokamak {
+
+struct CpuPeak {
+  double flops = -1;   // FLOP/s; -1 when it could not be measured
+  std::string source;  // how it was found, for the start-up line ("measured: 2048³ fp32 GEMM, 2 threads")
+};
+
+// Times kCpuPeakSize³ matmuls in `precision` ("fp32" or "bf16"; anything else counts as fp32) on LibTorch's
+// current thread count; the result is cached in cache_dir()/cpu_peak.json under the CPU model, precision,
+// threads and LibTorch version, so a later run on the same machine reads it instead (about a second saved).
+CpuPeak cpu_peak_flops(const std::string& precision);
+
+// The GEMM's side: large enough that LibTorch reaches its steady rate, small enough to measure in well under
+// a second in fp32 on two cores.
+constexpr int kCpuPeakSize = 2048;
+
+// The measurement alone, uncached: the best of `repeats` timed products after one warm-up.
+double measure_cpu_gemm_flops(const std::string& precision, int size = kCpuPeakSize, int repeats = 3);
+
+}  // namespace tokamak

@@ -1,0 +1,298 @@
+// The speedrun's optimizer and schedule (issue 27) and time to a target loss: Muon's Newton–Schulz iteration
+// orthogonalises (singular vectors kept, singular values near 1) and one full Muon + AdamW step equals a
+// float64 reference written here; the warm-up/stable/decay schedule; every switch learns on the tiny run;
+// Muon resumes bit-exact; the target is recorded (and stops the run) or "not reached" on the scoreboard.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+#include "engine/config/config.h"
+#include "engine/model/gpt.h"
+#include "engine/store/run_groups.h"
+#include "engine/store/scoreboard.h"
+#include "engine/train/checkpoint.h"
+#include "engine/train/muon.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/trainer.h"
+#include "engine/util/error.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+
+namespace {
+
+struct Recorder : EventSink {
+  std::vector<StepEvent> steps;
+  std::vector<EvalEvent> evals;
+  std::vector<CheckpointEvent> checkpoints;
+  RunStart start;
+  EndEvent end;
+  void on_start(const RunStart& e) override { start = e; }
+  void on_step(const StepEvent& e) override { steps.push_back(e); }
+  void on_eval(const EvalEvent& e) override { evals.push_back(e); }
+  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
+  void on_end(const EndEvent& e) override { end = e; }
+};
+
+Config tiny_run(const std::string& data, const std::vector<std::string>& more = {}) {
+  Config c;
+  std::vector<std::string> sets = {"data.path=" + data,    "model.n_layer=2",    "train.batch_size=4",
+                                   "train.log_every=1",    "train.eval_every=0", "train.sample_every=-1",
+                                   "train.warmup_steps=2", "threads=1",          "train.checkpoint_minutes=0"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  apply_overrides(c, test::tiny_run_overrides(sets));
+  return c;
+}
+
+// The published quintic Newton–Schulz iteration, in double, from its definition.
+at::Tensor ref_newton_schulz(const at::Tensor& g) {
+  at::Tensor x = g.to(at::kDouble);
+  const bool tall = x.size(0) > x.size(1);
+  if (tall) x = x.t();
+  x = x / (x.norm() + 1e-7);
+  for (int i = 0; i < 5; ++i) {
+    const at::Tensor a = x.mm(x.t());
+    x = 3.4445 * x + (-4.7750 * a + 2.0315 * a.mm(a)).mm(x);
+  }
+  return tall ? x.t() : x;
+}
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+
+}  // namespace
+
+class TestSpeedrunTrain : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void newtonSchulzOrthogonalises_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("cols");
+    QTest::newRow("wide 32x96") << 32 << 96;
+    QTest::newRow("tall 128x32") << 128 << 32;
+    QTest::newRow("square 48x48") << 48 << 48;
+  }
+  void newtonSchulzOrthogonalises() {
+    QFETCH(int, rows);
+    QFETCH(int, cols);
+    torch::manual_seed(11);
+    const at::Tensor g = at::randn({rows, cols});
+    const at::Tensor o = newton_schulz5(g);
+    QCOMPARE(o.sizes(), g.sizes());
+    QVERIFY(max_diff(o, ref_newton_schulz(g)) < 1e-4);
+    // U^T · O · V is diagonal (O keeps G's singular vectors) with every value near 1: the published quintic
+    // is not convergent; it maps singular values into about [0.68, 1.13] (modded-nanogpt's README).
+    const auto [u, s, vh] = at::linalg_svd(g.to(at::kDouble), /*full_matrices=*/false);
+    const at::Tensor d = u.t().mm(o.to(at::kDouble)).mm(vh.t());
+    const at::Tensor diag = d.diagonal();
+    QVERIFY2(diag.min().item<double>() > 0.6 && diag.max().item<double>() < 1.2,
+             qPrintable(QString("%1 .. %2").arg(diag.min().item<double>()).arg(diag.max().item<double>())));
+    QVERIFY((d - at::diag(diag)).abs().max().item<double>() < 1e-4);
+  }
+
+  // Two steps (the second uses the momentum of the first) of Muon + AdamW over a tiny model's parameters with
+  // fixed gradients, against the update rules written out in double.
+  void muonStepEqualsTheReference() {
+    Config c;
+    c.model = test::tiny_model();
+    c.model.tie_weights = false;
+    torch::manual_seed(5);
+    GPT model(GPTOptions::from_config(c.model, c.opt));
+    std::vector<std::pair<std::string, at::Tensor>> params;
+    for (const auto& p : model->named_parameters()) params.emplace_back(p.key(), p.value());
+    const AdamWOptions ao{0.9, 0.95, 1e-8, 0.1, false};
+    const double lr = 0.01, scale = 3.0, beta = 0.95;
+    Muon muon(params, ao, MuonOptions{beta, scale, 5});
+
+    struct Ref {
+      at::Tensor p, m, v;
+    };
+    std::map<std::string, Ref> ref;
+    for (const auto& [name, p] : params)
+      ref[name] = {p.detach().to(at::kDouble).clone(), at::zeros_like(p, at::kDouble), at::zeros_like(p, at::kDouble)};
+    int hidden = 0;
+    for (int step = 1; step <= 2; ++step) {
+      for (auto& [name, p] : params) p.mutable_grad() = at::randn_like(p);
+      muon.step(lr);
+      for (auto& [name, p] : params) {
+        Ref& r = ref[name];
+        const at::Tensor g = p.grad().to(at::kDouble);
+        if (p.dim() == 2 && name.rfind("blocks.", 0) == 0) {
+          hidden += step == 1;
+          r.m = beta * r.m + (1 - beta) * g;
+          const at::Tensor o = ref_newton_schulz((1 - beta) * g + beta * r.m);
+          r.p -= lr * scale * std::sqrt(std::max(1.0, double(p.size(0)) / double(p.size(1)))) * o;
+        } else {
+          if (p.dim() >= 2) r.p *= 1 - lr * ao.weight_decay;
+          r.m = ao.beta1 * r.m + (1 - ao.beta1) * g;
+          r.v = ao.beta2 * r.v + (1 - ao.beta2) * g * g;
+          const double bc1 = 1 - std::pow(ao.beta1, step), bc2 = 1 - std::pow(ao.beta2, step);
+          r.p -= lr / bc1 * r.m / ((r.v / bc2).sqrt() + ao.eps);
+        }
+        QVERIFY2(max_diff(p, r.p) < 2e-5, qPrintable(QString::fromStdString(name) + " at step " +
+                                                     QString::number(step) + ": " + QString::number(max_diff(p, r.p))));
+      }
+    }
+    QCOMPARE(hidden, 2 * 4);  // per block: c_attn, attn.c_proj, c_fc, c_proj
+    int momenta = 0;
+    muon.for_each_extra_state([&](const std::string& key, at::Tensor& m) {
+      ++momenta;
+      QVERIFY(max_diff(m, ref[key.substr(std::string("muon_momentum.").size())].m) < 1e-5);
+    });
+    QCOMPARE(momenta, hidden);
+    QCOMPARE(muon.steps_taken(), 2);
+  }
+
+  void wsdHoldsThenDecaysLinearly() {
+    TrainConfig t;
+    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1, t.decay_fraction = 0.2;
+    QCOMPARE(learning_rate(t, 0, "wsd"), 0.1);
+    QCOMPARE(learning_rate(t, 9, "wsd"), 1.0);
+    QCOMPARE(learning_rate(t, 87, "wsd"), 1.0);  // stable until the last 22 steps (88 .. 109)
+    QVERIFY(std::abs(learning_rate(t, 88, "wsd") - (1.0 - 0.9 / 22)) < 1e-12);
+    QVERIFY(std::abs(learning_rate(t, 98, "wsd") - (1.0 - 0.9 * 11 / 22)) < 1e-12);
+    QVERIFY(std::abs(learning_rate(t, 109, "wsd") - 0.1) < 1e-12);
+    QVERIFY(learning_rate(t, 60, "cosine") < 1.0);  // the default is still the cosine
+  }
+
+  // Every switch, alone, on the tiny run: the loss falls well below where it starts (ln 50257 ≈ 10.8).
+  void everySwitchLearns_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::newRow("rmsnorm") << "model.norm=rmsnorm";
+    QTest::newRow("relu2") << "model.mlp_act=relu2";
+    QTest::newRow("qk-norm") << "model.qk_norm=true";
+    QTest::newRow("rope") << "model.position=rope";
+    QTest::newRow("softcap") << "model.logit_softcap=30";
+    QTest::newRow("zero-init projections, untied") << "model.zero_init_proj=true model.tie_weights=false";
+    QTest::newRow("wsd") << "opt.schedule=wsd";
+    QTest::newRow("muon") << "opt.optimizer=muon";
+    QTest::newRow("muon, fused AdamW, accumulation, clipping")
+        << "opt.optimizer=muon opt.fused_adamw=true train.grad_accum=2 train.grad_clip=0.5";
+    QTest::newRow("all of them") << "model.norm=rmsnorm model.mlp_act=relu2 model.qk_norm=true model.position=rope "
+                                    "model.logit_softcap=30 model.zero_init_proj=true opt.schedule=wsd "
+                                    "opt.optimizer=muon";
+  }
+  void everySwitchLearns() {
+    QFETCH(QString, sets);
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    std::vector<std::string> more = {"train.steps=40", "train.lr=1e-2"};
+    for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
+    Recorder r;
+    const EndEvent end = train(tiny_run(env.corpus_excerpt(60000), more), r);
+    QCOMPARE(QString::fromStdString(end.status), QString("finished"));
+    const double first = r.steps.front().metric("loss"), last = r.steps.back().metric("loss");
+    QVERIFY2(first > 10 && last < first - 3, qPrintable(QString("%1 → %2").arg(first).arg(last)));
+  }
+
+  // Muon's momentum is in the checkpoint: 4 + 4 steps give the losses of 8, bit for bit on the CPU.
+  void muonResumesBitExact() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000), {"train.steps=8", "train.checkpoint_every=4", "opt.optimizer=muon",
+                                                    "opt.schedule=wsd", "train.checkpoint_dir=" + env.path("ckpt")});
+    Recorder whole;
+    QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
+    QCOMPARE(whole.checkpoints.front().step, 4);
+    Config resumed = c;
+    resumed.train.resume = whole.checkpoints.front().path;
+    Recorder rest;
+    QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
+    QCOMPARE(static_cast<int>(rest.steps.size()), 4);
+    for (int i = 0; i < 4; ++i) QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
+    // Resuming with AdamW instead is refused before step 1, naming the state it lacks.
+    Config adamw = resumed;
+    adamw.opt.optimizer = "adamw";
+    Recorder failed;
+    try {
+      train(adamw, failed);
+      QFAIL("a Muon checkpoint resumed with AdamW");
+    } catch (const Error& e) {
+      QVERIFY2(QString::fromStdString(e.message()).contains("has no optimizer.exp_avg.blocks.0"), e.what());
+    }
+  }
+
+  // A target the tiny run reaches at its first evaluation: recorded once, with the steps, tokens and training
+  // time, and the run stops there (finished, with a checkpoint).
+  void targetIsRecordedAndStops() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000),
+                        {"train.steps=40", "train.eval_every=5", "train.lr=1e-2", "train.target_val_loss=10.5",
+                         "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
+    Recorder r;
+    const EndEvent end = train(c, r);
+    QCOMPARE(QString::fromStdString(end.status), QString("finished"));
+    QVERIFY(!r.evals.empty());
+    const EvalEvent& hit = r.evals.back();
+    QVERIFY(hit.metrics.has("time_to_target_s"));
+    QVERIFY(hit.metric("val_loss") <= 10.5);
+    QCOMPARE(hit.metric("steps_to_target"), double(hit.step));
+    QCOMPARE(hit.metric("tokens_to_target"), double(hit.tokens));
+    QVERIFY(hit.metric("time_to_target_s") > 0 && hit.metric("time_to_target_s") <= end.wall_s);
+    QCOMPARE(end.step, hit.step);  // stopped at the evaluation that reached it
+    QVERIFY(end.step < 40);
+    for (size_t i = 0; i + 1 < r.evals.size(); ++i) QVERIFY(!r.evals[i].metrics.has("time_to_target_s"));
+    QCOMPARE(r.checkpoints.back().step, end.step);
+    QCOMPARE(read_checkpoint_info(r.checkpoints.back().path).target_step, end.step);
+  }
+
+  void unreachedTargetRecordsNothing() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c =
+        tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "train.eval_every=5", "train.target_val_loss=0.01",
+                                             "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
+    Recorder r;
+    const EndEvent end = train(c, r);
+    QCOMPARE(end.step, 10);
+    QCOMPARE(static_cast<int>(r.evals.size()), 2);
+    for (const EvalEvent& e : r.evals) QVERIFY(!e.metrics.has("time_to_target_s"));
+  }
+
+  // The scoreboard: time to target and its speed-up over the baseline, "not reached" beside a best loss, and a
+  // seed group's mean ± std over the runs that reached it.
+  void scoreboardShowsTimeToTarget() {
+    auto run = [](const std::string& label, double tok_s, double time, double best) {
+      ScoreInput in;
+      in.label = label, in.tok_s = {tok_s, tok_s}, in.best_val_loss = best, in.final_val_loss = best;
+      in.target = 4.0, in.time_to_target_s = time, in.steps_to_target = std::isnan(time) ? kNaN : 100;
+      in.config_json = "{\"train\":{\"target_val_loss\":4.0}}";
+      return in;
+    };
+    Scoreboard b = build_scoreboard({run("#1 base", 1000, 60, 3.9), run("#2 muon", 900, 30, 3.8),
+                                     run("#3 muon", 900, 40, 3.85), run("#4 bad", 2000, kNaN, 4.4)},
+                                    0);
+    QCOMPARE(b.rows[1].target_speedup, 2.0);
+    QVERIFY(std::isnan(b.rows[3].target_speedup));
+    Grouping g;
+    g.group = {0, 1, 1, 2};
+    g.names = {"base", "muon", "bad"};
+    g.size = {1, 2, 1};
+    add_group_rows(b, g);
+    QCOMPARE(static_cast<int>(b.groups.size()), 1);
+    QCOMPARE(b.groups[0].mean.time_to_target_s, 35.0);
+    QVERIFY(std::abs(b.groups[0].time_to_target_std - std::sqrt(50.0)) < 1e-9);
+    QCOMPARE(b.groups[0].reached, 2);
+    const QString text = QString::fromStdString(format_scoreboard_text(b));
+    QVERIFY2(text.contains("time to target") && text.contains("60.0 s") && text.contains("not reached") &&
+                 text.contains("2.00×") && text.contains("4.4000"),
+             qPrintable(text));
+    QCOMPARE(QString::fromStdString(format_time_to_target(150, 4.0)), QString("2.5 min"));
+    QCOMPARE(QString::fromStdString(format_time_to_target(kNaN, 0)), QString("-"));
+    // A board without targets keeps its columns.
+    ScoreInput plain;
+    plain.label = "#5", plain.tok_s = {1};
+    QVERIFY(!QString::fromStdString(format_scoreboard_text(build_scoreboard({plain}, 0))).contains("target"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpeedrunTrain)
+#include "test_speedrun_train.moc"

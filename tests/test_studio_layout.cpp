@@ -1,0 +1,153 @@
+// The setup dock on first start (no saved settings) at common screen sizes, and at the narrowest and widest
+// the user can drag it: every button, label and choice of the setup is reachable by vertical scrolling alone,
+// and none is cut. An earlier fixed two-column layout showed only its first column at 1600×1000, with
+// "Open ladde…" cut and every speed-up switch out of sight at the right (issue 28).
+#include <QtTest>
+
+#include <QAbstractButton>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QLabel>
+#include <QScrollBar>
+#include <QSettings>
+#include <QTemporaryDir>
+
+#include "tests/support/scratch_env.h"
+#include "ui/main_window.h"
+#include "ui/setup/section_columns.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/setup/switches_box.h"
+
+using namespace tokamak;
+using namespace tokamak::ui;
+
+namespace {
+
+// Lets posted layout requests and resizes settle, as the first paint would.
+void settle() {
+  for (int i = 0; i < 5; ++i) {
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QCoreApplication::processEvents();
+  }
+}
+
+QString describe(const QWidget* w) {
+  QString text;
+  if (auto* b = qobject_cast<const QAbstractButton*>(w)) text = b->text();
+  else if (auto* l = qobject_cast<const QLabel*>(w)) text = l->text();
+  else if (auto* c = qobject_cast<const QComboBox*>(w)) text = c->currentText();
+  return QString("%1 \"%2\" (%3)").arg(w->metaObject()->className(), text.left(40), w->objectName());
+}
+
+// Every problem that keeps a control of the setup from being seen whole: outside the width the scroll area
+// shows, or narrower than its text needs.
+QStringList cutControls(SetupPanel* panel) {
+  QStringList out;
+  SectionColumns* area = panel->sections();
+  QWidget* content = area->widget();
+  if (area->horizontalScrollBar()->maximum() > 0)
+    out << QString("a horizontal scroll of %1 px").arg(area->horizontalScrollBar()->maximum());
+  if (content->width() > area->viewport()->width())
+    out << QString("content %1 px wider than its %2 px viewport").arg(content->width()).arg(area->viewport()->width());
+  for (QWidget* w : content->findChildren<QWidget*>()) {
+    auto* button = qobject_cast<QAbstractButton*>(w);
+    auto* label = qobject_cast<QLabel*>(w);
+    auto* combo = qobject_cast<QComboBox*>(w);
+    if (!(button || label || combo) || !w->isVisible()) continue;
+    // Combos' popups and such are not in the content; only what sits in it is laid out by it.
+    if (!content->isAncestorOf(w) || w->window() != content->window()) continue;
+    const QRect r(w->mapTo(content, QPoint(0, 0)), w->size());
+    if (r.left() < 0 || r.right() >= area->viewport()->width())
+      out << describe(w) +
+                 QString(" at x %1–%2, outside 0–%3").arg(r.left()).arg(r.right()).arg(area->viewport()->width());
+    const bool wraps = label && label->wordWrap();
+    if (!wraps && w->sizeHint().width() > w->width())
+      out << describe(w) + QString(" cut: %1 px wide, needs %2").arg(w->width()).arg(w->sizeHint().width());
+    if (wraps && !label->text().isEmpty() && label->heightForWidth(label->width()) > label->height())
+      out << describe(w) +
+                 QString(" cut: %1 px high, needs %2").arg(label->height()).arg(label->heightForWidth(label->width()));
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestStudioLayout : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase();
+  void init();
+  void setupIsReachable_data();
+  void setupIsReachable();
+
+ private:
+  std::unique_ptr<test::ScratchEnv> env_;
+  QTemporaryDir settingsDir_;
+};
+
+void TestStudioLayout::initTestCase() {
+  env_ = std::make_unique<test::ScratchEnv>();  // the dataset box counts the default corpus in its own cache
+  QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");
+  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
+}
+
+void TestStudioLayout::init() { QSettings("Tokamak", "Tokamak Studio").clear(); }  // every test is a first start
+
+void TestStudioLayout::setupIsReachable_data() {
+  QTest::addColumn<QSize>("screen");
+  QTest::addColumn<int>("dockWidth");  // 0 = as the first start leaves it; else dragged to this width
+  for (QSize s : {QSize(1366, 768), QSize(1600, 1000), QSize(1920, 1080)}) {
+    const QByteArray size = QByteArray::number(s.width()) + "x" + QByteArray::number(s.height());
+    QTest::newRow(size + " first start") << s << 0;
+    QTest::newRow(size + " dock dragged narrowest") << s << 50;
+    QTest::newRow(size + " dock dragged widest") << s << s.width();
+  }
+}
+
+void TestStudioLayout::setupIsReachable() {
+  QFETCH(QSize, screen);
+  QFETCH(int, dockWidth);
+  MainWindow w;
+  SetupPanel* panel = w.setupPanel();
+  w.fitTo(QRect(QPoint(0, 0), screen));
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  auto* dock = w.findChild<QDockWidget*>("setupDock");
+  QVERIFY(dock);
+  if (dockWidth > 0) w.resizeDocks({dock}, {dockWidth}, Qt::Horizontal);
+  settle();
+  QVERIFY2(w.width() <= screen.width() && w.height() <= screen.height(),
+           qPrintable(QString("window %1×%2, at least %3×%4; setup at least %5, plots at least %6")
+                          .arg(w.width())
+                          .arg(w.height())
+                          .arg(w.minimumSizeHint().width())
+                          .arg(w.minimumSizeHint().height())
+                          .arg(panel->minimumSizeHint().width())
+                          .arg(w.centralWidget()->minimumSizeHint().width())));
+  QVERIFY2(dock->isVisible() && panel->width() >= panel->widthFor(1),
+           qPrintable(QString("setup %1 px, one column needs %2").arg(panel->width()).arg(panel->widthFor(1))));
+  const QStringList cut = cutControls(panel);
+  QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+  // The plots keep room beside the setup unless the user dragged the dock wide on purpose.
+  if (dockWidth == 0)
+    QVERIFY2(w.centralWidget()->width() >= w.width() / 2,
+             qPrintable(QString("plots %1 px of %2").arg(w.centralWidget()->width()).arg(w.width())));
+  // Beside the other sections, the switches start at the top: in sight without scrolling.
+  SwitchesBox* switches = panel->switchesBox();
+  if (panel->sections()->columns() == 2)
+    QCOMPARE(switches->mapTo(panel->sections()->widget(), QPoint(0, 0)).y(),
+             panel->findChild<QWidget*>("setupFiles")->mapTo(panel->sections()->widget(), QPoint(0, 0)).y());
+  // The switches are reachable by scrolling down alone: scrolling to one brings it into the viewport.
+  panel->sections()->ensureWidgetVisible(switches->findChild<QWidget*>("dist.zero"));
+  settle();
+  QWidget* zero = switches->findChild<QWidget*>("dist.zero");
+  QVERIFY(zero);
+  const QPoint at = zero->mapTo(panel->sections()->viewport(), QPoint(0, 0));
+  QVERIFY2(panel->sections()->viewport()->rect().contains(QRect(at, zero->size())),
+           qPrintable(QString("dist.zero at %1,%2").arg(at.x()).arg(at.y())));
+}
+
+QTEST_MAIN(TestStudioLayout)
+#include "test_studio_layout.moc"

@@ -1,0 +1,36 @@
+// SpeedrunBox: the speedrun's switches (issue 27) — the model and optimizer changes that make a run need fewer
+// tokens to a target loss rather than more tokens per second: RMSNorm, ReLU², rotary positions, QK-norm,
+// logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule. Each tooltip is
+// the engine's choice row or key help (what it does and what the speedrun measured); a value that cannot run
+// with the rest of the setup is greyed out with the engine's own reason. Also the time-to-target fields that
+// sit beside Steps (stepsWithTarget).
+#pragma once
+#include <QGroupBox>
+
+class QLabel;
+class QLayout;
+class QSpinBox;
+
+namespace tokamak {
+struct Config;
+}
+
+namespace tokamak::ui {
+
+class KeyBindings;
+
+class SpeedrunBox : public QGroupBox {
+  Q_OBJECT
+ public:
+  SpeedrunBox(KeyBindings* keys, QWidget* parent = nullptr);
+  // Greys out the values that would add a problem to `config` (e.g. Muon with ZeRO-1), with the reason.
+  void updateAvailability(const Config& config, int cudaDevices);
+
+ private:
+  KeyBindings* keys_;
+};
+
+// Steps, then train.target_val_loss and train.stop_at_target beside it, bound to `keys`.
+QLayout* stepsWithTarget(QSpinBox* steps, KeyBindings* keys);
+
+}  // namespace tokamak::ui
