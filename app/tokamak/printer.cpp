@@ -61,8 +61,6 @@ void PrinterSink::on_start(const RunStart& e) {
           {"world_size", e.world_size},
           {"start_step", e.start_step},
           {"steps", e.total_steps},
-          {"peak_flops", e.peak_flops},
-          {"peak_source", e.peak_source},
           // What the run store keeps of a run, so a journal read elsewhere records the same row.
           {"dataset", e.dataset},
           {"model", e.model},
@@ -71,6 +69,8 @@ void PrinterSink::on_start(const RunStart& e) {
           {"torch_version", e.torch_version},
           {"cuda_version", e.cuda_version},
           {"tokens_per_step", e.tokens_per_step},
+          {"peak_flops", e.peak_flops},
+          {"peak_source", e.peak_source},
           {"config", json::parse(e.config_json)}});
 }
 

@@ -21,6 +21,7 @@ namespace tokamak::cli {
 RunIdentity identify_run(const Config& config) {
   Config c = config;
   c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the name says what is trained
+  c.opt.layers = resolved_layers(c, c.opt.precision);
   RunIdentity id;
   id.name = c.name.empty() ? default_run_name(c) : c.name;
   const char* given = std::getenv("TOKAMAK_RUN_UID");

@@ -49,6 +49,7 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
     s.cuda_version = get<std::string>(j, "cuda_version", ""), s.host = get<std::string>(j, "host", "");
     s.start_step = get<int64_t>(j, "start_step", 0), s.total_steps = get<int64_t>(j, "steps", 0);
     s.tokens_per_step = get<int64_t>(j, "tokens_per_step", 0);
+    s.peak_flops = get<double>(j, "peak_flops", -1), s.peak_source = get<std::string>(j, "peak_source", "");
     sink.on_start(s);
   } else if (event == "step" || event == "eval") {
     const int64_t tokens = get<int64_t>(j, "tokens", 0);

@@ -44,10 +44,10 @@ class SetupPanel : public QWidget {
   ModelBox* modelBox() const { return model_; }
   SwitchesBox* switchesBox() const { return switches_; }
   KeyBindings* keys() const { return keys_; }
+  WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
   SectionColumns* sections() const { return sections_; }
   // The narrowest the panel can be with its sections in `columns` columns (1 or 2), nothing cut.
   int widthFor(int columns) const;
-  WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
 
  public Q_SLOTS:
   void saveSetupAs();
