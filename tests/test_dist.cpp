@@ -48,7 +48,10 @@ std::vector<std::string> tiny_sets(const std::string& data) {
   // Context 16: the reducer tests below draw rows of 17 tokens.
   return test::tiny_run_overrides({"data.path=" + data, "model.context=16", "model.vocab_pad_multiple=1",
                                    "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1",
-                                   "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1"});
+                                   "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1",
+                                   // The reference loops below build the model from this config unresolved; the
+                                   // trainer must compute the same loss bit for bit (auto would be fused here).
+                                   "opt.layers=native"});
 }
 
 QStringList set_args(const std::vector<std::string>& sets) {

@@ -142,8 +142,12 @@ class TestSignals : public QObject {
     const QString db = dir_.filePath("live.db");
     QProcess first;
     start(first, bin(),
+          // Keep every checkpoint: the one the second process resumes from must still exist when it looks,
+          // however many steps the first run has taken by then (the default keeps the newest 3).
           tinyRun(db, 100000) << "--set"
-                              << "train.checkpoint_every=2",
+                              << "train.checkpoint_every=2"
+                              << "--set"
+                              << "train.checkpoint_keep=0",
           dir_.path());
     QVERIFY(first.waitForStarted());
     const qint64 pid = first.processId();  // 0 once it has ended
