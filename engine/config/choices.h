@@ -105,8 +105,8 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
 // The opt.layers value that samples a checkpoint trained with `layers` on any device: the same weights and
 // function, with kernels every device has (a CUDA-only row maps to native).
 std::string portable_layers(const std::string& layers);
-// opt.layers=auto made concrete for a device and a resolved precision (never "auto"): fused on a CPU in fp32,
-// native elsewhere; any other value is returned as it is. Runs record the resolved value, as with precision.
+// opt.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
+// there, native everywhere so far (docs/PERFORMANCE.md, issue 28); any other value is returned as it is. Runs record the resolved value, as with precision.
 std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);
 
 // "cpu" → kCpu; "cuda" and "cuda:N" → kCuda with *index = N (-1 for plain "cuda"); anything else, such as
