@@ -6,6 +6,8 @@
 #include <QLineEdit>
 #include <QSpinBox>
 
+#include <algorithm>
+
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 
@@ -94,6 +96,19 @@ QStringList KeyBindings::apply(Config& config) const {
     }
   }
   return problems;
+}
+
+QString reasonAgainst(const Config& config, const QString& key, const QString& value, int cudaDevices) {
+  Config on = config;
+  try {
+    set_key(on, key.toStdString(), value.toStdString());
+  } catch (const Error& e) {
+    return QString::fromStdString(e.message());
+  }
+  const auto before = config_problems(config, cudaDevices);
+  for (const std::string& p : config_problems(on, cudaDevices))
+    if (std::find(before.begin(), before.end(), p) == before.end()) return QString::fromStdString(p);
+  return {};
 }
 
 }  // namespace tokamak::ui

@@ -43,4 +43,8 @@ class KeyBindings : public QObject {
   bool loading_ = false;
 };
 
+// The first problem that setting `key` to `value` adds to `config` (its reason to be greyed out), or "" when
+// none: the switch boxes' availability check, spelled once.
+QString reasonAgainst(const Config& config, const QString& key, const QString& value, int cudaDevices);
+
 }  // namespace tokamak::ui

@@ -46,20 +46,6 @@ QLineEdit* numberEdit(const std::string& key) {
   return e;
 }
 
-// The first problem that setting `key` to `value` adds to `config`, or "" when none.
-QString reasonAgainst(const Config& config, const QString& key, const QString& value, int cudaDevices) {
-  Config on = config;
-  try {
-    set_key(on, key.toStdString(), value.toStdString());
-  } catch (const Error& e) {
-    return QString::fromStdString(e.message());
-  }
-  const auto before = config_problems(config, cudaDevices);
-  for (const std::string& p : config_problems(on, cudaDevices))
-    if (std::find(before.begin(), before.end(), p) == before.end()) return QString::fromStdString(p);
-  return {};
-}
-
 }  // namespace
 
 SpeedrunBox::SpeedrunBox(KeyBindings* keys, QWidget* parent)

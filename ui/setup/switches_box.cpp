@@ -40,20 +40,6 @@ QCheckBox* check(const QString& text, const QString& tip) {
   return b;
 }
 
-// The problems that turning `key` to `value` adds to `config`: the reason it cannot be used here.
-QString reasonAgainst(const Config& config, const QString& key, const QString& value, int cudaDevices) {
-  Config on = config;
-  try {
-    set_key(on, key.toStdString(), value.toStdString());
-  } catch (const Error& e) {
-    return QString::fromStdString(e.message());
-  }
-  const auto before = config_problems(config, cudaDevices);
-  for (const std::string& p : config_problems(on, cudaDevices))
-    if (std::find(before.begin(), before.end(), p) == before.end()) return QString::fromStdString(p);
-  return {};
-}
-
 }  // namespace
 
 SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), keys_(keys) {
