@@ -50,7 +50,7 @@ void PrinterSink::on_start(const RunStart& e) {
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
   if (e.peak_flops > 0)
-    std::fprintf(stderr, "MFU peak: %s FLOP/s (%s)\n", human_count(e.peak_flops).c_str(), e.peak_source.c_str());
+    std::fprintf(stderr, "MFU peak: %.0f GFLOP/s (%s)\n", e.peak_flops / 1e9, e.peak_source.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (wants_json())
     emit({{"event", "start"},

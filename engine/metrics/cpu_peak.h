@@ -1,6 +1,6 @@
 // The CPU's matmul peak, measured: CPUs have no datasheet row in peak_flops() (the same model differs by
 // cores, clocks and instruction sets), so MFU on a CPU divides by what a LibTorch GEMM reached on this
-// machine. Measured once per machine, precision and thread count, and cached.
+// machine. Measured at each run's start and the best rate per precision and thread count kept in a cache.
 #pragma once
 #include <string>
 
@@ -13,7 +13,8 @@ struct CpuPeak {
 
 // Times kCpuPeakSize³ matmuls in `precision` ("fp32" or "bf16"; anything else counts as fp32) on LibTorch's
 // current thread count; the result is cached in cache_dir()/cpu_peak.json under the CPU model, precision,
-// threads and LibTorch version, so a later run on the same machine reads it instead (about a second saved).
+// threads and LibTorch version; the higher of this measurement and the cached best is returned (and kept), so
+// a measurement taken on a busy machine does not stay the peak.
 CpuPeak cpu_peak_flops(const std::string& precision);
 
 // The GEMM's side: large enough that LibTorch reaches its steady rate, small enough to measure in well under
