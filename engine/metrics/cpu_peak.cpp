@@ -1,6 +1,7 @@
 // The CPU's measured matmul peak (see cpu_peak.h).
 #include "engine/metrics/cpu_peak.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
@@ -17,8 +18,10 @@ namespace tokamak {
 
 double measure_cpu_gemm_flops(const std::string& precision, int size, int repeats) {
   const auto dtype = precision.rfind("bf16", 0) == 0 ? at::kBFloat16 : at::kFloat;
-  // Random operands: zeros can run faster than real data and would overstate the peak.
-  const at::Tensor a = at::randn({size, size}).to(dtype), b = at::randn({size, size}).to(dtype);
+  // Random operands: zeros can run faster than real data and would overstate the peak. From a generator of
+  // its own: the run's seeded global one must not move (resumed runs repeat their dropout masks bit for bit).
+  at::Generator gen = at::detail::createCPUGenerator(1);
+  const at::Tensor a = at::randn({size, size}, gen).to(dtype), b = at::randn({size, size}, gen).to(dtype);
   at::Tensor c = at::mm(a, b);  // warm-up: threads started, packing buffers allocated
   double best = 1e30;
   for (int i = 0; i < repeats; ++i) {
