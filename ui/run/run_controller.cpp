@@ -44,9 +44,8 @@ RunController::RunController(QObject* parent) : QObject(parent) {
 
 RunController::~RunController() { stopAndWait(); }
 
-bool RunController::start(const Config& config) {
-  if (process_) return false;
-  config_ = config;
+// What a run leaves behind, cleared before the next one (started here or attached on a host).
+void RunController::resetRun() {
   start_ = RunStart{};
   lastStep_ = StepEvent{};
   end_ = EndEvent{};
@@ -55,6 +54,12 @@ bool RunController::start(const Config& config) {
   lastCheckpointStep_ = 0;
   stderrTail_.clear();
   bridge_.take();  // nothing of an earlier run may leak into this one
+}
+
+bool RunController::start(const Config& config) {
+  if (process_) return false;
+  config_ = config;
+  resetRun();
 
   remote_ = !host_.isEmpty(), disconnected_ = detaching_ = false;
   runHost_ = host_, runTokamak_ = hostTokamak_;
@@ -100,14 +105,7 @@ bool RunController::launch(const QString& program, const QStringList& args) {
 bool RunController::attach(const QString& host, const QString& tokamak, const QString& uid) {
   if (process_) return false;
   config_ = Config{};
-  start_ = RunStart{};
-  lastStep_ = StepEvent{};
-  end_ = EndEvent{};
-  ended_ = sawEnd_ = false;
-  lastCheckpoint_.clear();
-  lastCheckpointStep_ = 0;
-  stderrTail_.clear();
-  bridge_.take();
+  resetRun();
   remote_ = true, disconnected_ = detaching_ = false;
   runHost_ = host, runTokamak_ = tokamak;
   const QString front = tokamakFrontPath();

@@ -79,6 +79,7 @@ class RunController : public QObject {
 
  private:
   bool launch(const QString& program, const QStringList& args);
+  void resetRun();
   void send(const char* line);
   void readEvents();
   void readErrors();
