@@ -2,8 +2,10 @@
 // against the reference once, then times forward + backward of the reference (linear, narrow, cross_entropy,
 // autograd) and of the fused kernel at several chunk sizes. Prints one line per variant: min and median ms
 // over the rounds. Built and run by classifier_lab.sh.
-//   classifier_lab N C [THREADS] [ROUNDS] [cpu|cuda]
+//   classifier_lab N C [THREADS] [ROUNDS] [cpu|cuda] [fp32|bf16]
+// bf16 runs every variant under bf16 autocast, as a training step with opt.precision=bf16 does.
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   const int64_t N = std::atoll(argv[1]), C = std::atoll(argv[2]);
   const int threads = argc > 3 ? std::atoi(argv[3]) : 2, rounds = argc > 4 ? std::atoi(argv[4]) : 5;
   const at::Device device(argc > 5 ? std::string(argv[5]) : std::string("cpu"));
+  const bool bf16 = argc > 6 && std::string(argv[6]) == "bf16";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // one line per variant as it finishes, also into a file
   tokamak::configure_cpu(threads);           // threads and allocator exactly as a training run has them
   at::manual_seed(1);
@@ -63,16 +66,27 @@ int main(int argc, char** argv) {
   std::vector<Variant> variants = {
       {"reference (linear + cross_entropy)",
        [&](const at::Tensor& a, const at::Tensor& b) { return kernels::classifier_reference(a, b, targets, kVocab); }}};
-  for (int64_t chunk : {32, 64, 128, 256, 512, 1024})
+  for (int64_t chunk : {128, 256, 512, 1024, 2048, 4096, 8192})
     if (chunk <= N)
       variants.push_back(
           {"fused, chunk " + std::to_string(chunk), [&, chunk](const at::Tensor& a, const at::Tensor& b) {
              return kernels::fused_classifier(a, b, targets, {kVocab, chunk});
            }});
 
+  if (bf16)
+    for (Variant& v : variants)
+      v.fn = [fn = v.fn, type = device.type()](const at::Tensor& a, const at::Tensor& b) {
+        at::autocast::set_autocast_enabled(type, true);
+        at::autocast::set_autocast_dtype(type, at::kBFloat16);
+        at::Tensor loss = fn(a, b);
+        at::autocast::set_autocast_enabled(type, false);
+        at::autocast::clear_cache();
+        return loss;
+      };
   const std::vector<at::Tensor> ref = step(variants[0].fn, x, w);
-  std::printf("N=%lld C=%lld V=%lld (padded %lld), %d threads, %s, %d rounds\n", (long long)N, (long long)C,
-              (long long)kVocab, (long long)kPadded, threads, device.str().c_str(), rounds);
+  std::printf("N=%lld C=%lld V=%lld (padded %lld), %d threads, %s, %s, %d rounds\n", (long long)N, (long long)C,
+              (long long)kVocab, (long long)kPadded, threads, device.str().c_str(), bf16 ? "bf16 autocast" : "fp32",
+              rounds);
   for (const Variant& v : variants) {
     const std::vector<at::Tensor> got = step(v.fn, x, w);  // also the warm-up
     double worst = 0;
@@ -91,9 +105,10 @@ int main(int argc, char** argv) {
   std::vector<double> ms;
   for (int r = 0; r <= rounds; ++r) {
     c10::AutoGradMode no_grad(false);
+    const at::Tensor xd = bf16 ? x.to(at::kBFloat16) : x, wd = bf16 ? w.to(at::kBFloat16) : w;
     const double t0 = now_ms(device);
-    const at::Tensor logits = at::mm(x, w.t());
-    const at::Tensor dx = at::mm(logits, w), dw = at::mm(logits.t(), x);
+    const at::Tensor logits = at::mm(xd, wd.t());
+    const at::Tensor dx = at::mm(logits, wd), dw = at::mm(logits.t(), xd);
     if (r > 0) ms.push_back(now_ms(device) - t0);  // round 0 warms up
   }
   std::sort(ms.begin(), ms.end());

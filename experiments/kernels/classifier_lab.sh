@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times the fused classifier's chunk sizes against the reference (experiments/kernels/classifier_lab.cpp),
 # linked as tokamak-engine is. Needs a build (scripts/build.sh).
-# Usage: experiments/kernels/classifier_lab.sh [N] [C] [THREADS] [ROUNDS] [cpu|cuda]
+# Usage: experiments/kernels/classifier_lab.sh [N] [C] [THREADS] [ROUNDS] [cpu|cuda] [fp32|bf16]
 #   defaults: the issue's CPU target's head, batch 8 × context 256 = 2048 tokens, width 256, 2 threads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,4 +15,4 @@ g++ -O2 -std=c++17 -I"$root" -isystem "$torch_include" -isystem "$torch_include/
     -c "$root/experiments/kernels/classifier_lab.cpp" -o "$bin.o"
 (cd "$build" && eval g++ "$bin.o" -o "$bin" "$libs" -pthread)
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bin" "${1:-2048}" "${2:-256}" "${3:-2}" "${4:-5}" "${5:-cpu}"
+"$bin" "${1:-2048}" "${2:-256}" "${3:-2}" "${4:-5}" "${5:-cpu}" "${6:-fp32}"
