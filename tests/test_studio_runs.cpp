@@ -12,6 +12,8 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -484,6 +486,10 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
            qPrintable(view->scoreTable()->item(4, 0)->text()));
   QCOMPARE(view->scoreTable()->item(4, 2)->text(), QStringLiteral("30K ± 26.5K"));
   QCOMPARE(view->scoreboard().groups.front().members, (std::vector<size_t>{0, 1, 2}));
+  // The waterfall has one rung per group, at its mean, then the run apart: 30K, then that run's rate.
+  SpeedupWaterfall* w = view->waterfall();
+  QCOMPARE(w->rungCount(), 2);
+  QCOMPARE(w->stepSpeedup(1), view->scoreboard().rows[3].tok_s / 30000.0);
   view->setBand(CompareView::BandKind::Std);
   g = graphs();
   lo = g["mean − std)"], hi = g["mean + std)"];
@@ -495,6 +501,8 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   QCOMPARE(view->plot()->graphCount(), 4);
   QVERIFY(!view->plot()->graph(0)->name().contains(QLatin1Char('(')));
   QCOMPARE(view->scoreTable()->rowCount(), 4);
+  QCOMPARE(w->rungCount(), 4);  // ungrouped: a rung per run again
+  QCOMPARE(w->stepSpeedup(1), 2.0);  // 20K after 10K
 }
 
 // Grouping by a name pattern (its first capture group) or by the first tag; a pattern that does not compile
@@ -969,6 +977,17 @@ void TestStudioRuns::screenshot() {
   QVERIFY2(panel.compareView()->setGrouping(group), qPrintable(panel.compareView()->groupError()));
   if (group == QLatin1String("none")) QCOMPARE(panel.compareView()->plot()->graphCount(), int(ids.size()));
   else QVERIFY(!panel.compareView()->scoreboard().groups.empty());
+  // TOKAMAK_SCREENSHOT_WATERFALL=time shows the waterfall by time to target (a speedrun ladder's runs).
+  if (qEnvironmentVariable("TOKAMAK_SCREENSHOT_WATERFALL") == QLatin1String("time")) {
+    auto* charts = panel.compareView()->findChild<QTabWidget*>(QStringLiteral("compareCharts"));
+    QVERIFY(charts);
+    charts->setCurrentWidget(panel.compareView()->waterfall());
+    panel.compareView()->waterfallBy()->setCurrentIndex(1);
+    // Half the height for the scoreboard and the waterfall, whose rung names are slanted under the bars.
+    auto* split = qobject_cast<QSplitter*>(charts->parentWidget()->parentWidget());
+    QVERIFY(split && split->orientation() == Qt::Vertical);
+    split->setSizes({330, 330});
+  }
   panel.tableView()->resizeColumnsToContents();
   if (group != QLatin1String("none")) panel.compareView()->scoreTable()->scrollToBottom();  // group rows come last
   QTest::qWait(300);

@@ -104,13 +104,16 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
 
 void run_bench(const BenchArgs& a) {
   Ladder ladder = load_ladder(a.ladder, a.sets);
-  std::fprintf(stderr, "ladder %s: %zu rungs, %lld warm-up + %lld timed steps each\n%s\n", ladder.name.c_str(),
-               ladder.rungs.size(), static_cast<long long>(a.warmup), static_cast<long long>(a.steps),
-               ladder.description.c_str());
-  std::unique_ptr<StoreSink> probe;
-  if (!a.no_store) probe = std::make_unique<StoreSink>(a.db);  // a bad --db fails before the first rung
   bool target = false;
   for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
+  // A speedrun ladder's rungs train to their own train.steps (or their target) unless --steps is given.
+  const std::string length = target && !a.steps_given
+                                 ? "each to its target or its own train.steps"
+                                 : std::to_string(a.warmup) + " warm-up + " + std::to_string(a.steps) + " timed steps each";
+  std::fprintf(stderr, "ladder %s: %zu rungs × %lld seed%s, %s\n%s\n", ladder.name.c_str(), ladder.rungs.size(),
+               static_cast<long long>(a.seeds), a.seeds == 1 ? "" : "s", length.c_str(), ladder.description.c_str());
+  std::unique_ptr<StoreSink> probe;
+  if (!a.no_store) probe = std::make_unique<StoreSink>(a.db);  // a bad --db fails before the first rung
   std::vector<std::vector<std::string>> table = {{"#", "rung", "tok/s", "speedup", "MFU", "peak mem", "loss"}};
   if (a.seeds > 1) table[0].insert(table[0].begin() + 3, "± std");
   if (target)

@@ -70,6 +70,10 @@ void SpeedupWaterfall::setRungs(const std::vector<Rung>& rungs) {
   gain_->setData(keys, gain, true);
   loss_->setData(keys, loss, true);
   xAxis->setTicker(ticker);
+  // Long names (a ladder's rungs) side by side overlap past a few bars: slanted, they fit under their bars.
+  int longest = 0;
+  for (const Rung& r : rungs) longest = std::max(longest, int(r.label.size()));
+  xAxis->setTickLabelRotation(rungs.size() > 3 && longest > 4 ? -35 : 0);
   xAxis->setRange(0.4, double(rungs.size()) + 0.6);
   yAxis->setRange(0, top * 1.2);
   replot(QCustomPlot::rpQueuedReplot);

@@ -523,10 +523,27 @@ void CompareView::rebuildScoreboard() {
   std::vector<PhaseBars::Run> bars;
   for (const tokamak::ScoreRow& row : board_.rows) bars.push_back({barLabel(row), row.phase_ms});
   phaseBars_->setRuns(bars);
+  // Grouped runs (a ladder run with several seeds) are one rung each, at their mean, where their first run stands;
+  // a run in no group is a rung of its own. Named by the part after the ladder's "name/" prefix, without "×N".
   std::vector<SpeedupWaterfall::Rung> rungs;
   const bool byTarget = waterfallBy_->currentIndex() == 1;
-  for (const tokamak::ScoreRow& row : board_.rows)
-    rungs.push_back({barLabel(row), byTarget ? 1.0 / row.time_to_target_s : row.tok_s});
+  const auto rate = [byTarget](const tokamak::ScoreRow& row) {
+    return byTarget ? 1.0 / row.time_to_target_s : row.tok_s;
+  };
+  std::vector<int> groupOf(board_.rows.size(), -1);
+  for (size_t k = 0; k < board_.groups.size(); ++k)
+    for (size_t member : board_.groups[k].members) groupOf[member] = int(k);
+  std::vector<bool> drawn(board_.groups.size(), false);
+  for (size_t r = 0; r < board_.rows.size(); ++r) {
+    const int k = groupOf[r];
+    if (k < 0) {
+      rungs.push_back({barLabel(board_.rows[r]), rate(board_.rows[r])});
+    } else if (!drawn[size_t(k)]) {
+      drawn[size_t(k)] = true;
+      const tokamak::ScoreGroup& g = board_.groups[size_t(k)];
+      rungs.push_back({qs(g.label).section(QLatin1Char('/'), -1).section(QStringLiteral(" ×"), 0, 0), rate(g.mean)});
+    }
+  }
   waterfall_->setMeasure(byTarget ? tr("time to target") : tr("tok/s"));
   waterfall_->setRungs(rungs);
 }
