@@ -30,6 +30,7 @@
 #include "engine/model/gpt.h"
 #include "engine/store/run_store.h"
 #include "engine/train/checkpoint.h"
+#include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
@@ -97,11 +98,16 @@ Reference one_big_batch(Config c, int world) {
   model->train();
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
-  AdamW opt(named, AdamWOptions{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, c.opt.fused_adamw});
+  // The optimizer the trainer builds for this config: AdamW, or Muon for the blocks' matrices + AdamW.
+  const AdamWOptions ao{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, c.opt.fused_adamw};
+  std::unique_ptr<Optimizer> opt;
+  if (c.opt.optimizer == "muon")
+    opt = std::make_unique<Muon>(named, ao, MuonOptions{c.train.muon_momentum, c.train.muon_lr / c.train.lr});
+  else opt = std::make_unique<AdamW>(named, ao);
   const int64_t accum = grad_accum_steps(c);
   Reference ref;
   for (int64_t step = 0; step < c.train.steps; ++step) {
-    opt.zero_grad();
+    opt->zero_grad();
     StepOutput out = forward_backward(
         *model,
         [&](int64_t micro) {
@@ -115,7 +121,7 @@ Reference one_big_batch(Config c, int world) {
         accum, Precision::kFp32, c10::kCPU);
     ref.grad_norm.push_back(clip_grad_norm(model->parameters(), c.train.grad_clip).item<double>());
     ref.loss.push_back(out.loss.item<double>());
-    opt.step(learning_rate(c.train, step));
+    opt->step(learning_rate(c.train, step));
   }
   ref.weights = weights(*model);
   return ref;
@@ -493,24 +499,30 @@ class TestDist : public QObject {
     QTest::addColumn<int>("world");
     QTest::addColumn<int>("accum");
     QTest::addColumn<int>("zero");
-    QTest::newRow("2 ranks") << 2 << 1 << 0;
-    QTest::newRow("3 ranks") << 3 << 1 << 0;
-    QTest::newRow("2 ranks, 2 micro-steps") << 2 << 2 << 0;
+    QTest::addColumn<QString>("optimizer");
+    QTest::newRow("2 ranks") << 2 << 1 << 0 << "adamw";
+    QTest::newRow("3 ranks") << 3 << 1 << 0 << "adamw";
+    QTest::newRow("2 ranks, 2 micro-steps") << 2 << 2 << 0 << "adamw";
     // ZeRO-1: reduce-scattered gradients, AdamW on each rank's shard, all-gathered weights — the same losses.
-    QTest::newRow("2 ranks, ZeRO-1") << 2 << 1 << 1;
-    QTest::newRow("3 ranks, ZeRO-1") << 3 << 1 << 1;
-    QTest::newRow("3 ranks, ZeRO-1, 2 micro-steps") << 3 << 2 << 1;
+    QTest::newRow("2 ranks, ZeRO-1") << 2 << 1 << 1 << "adamw";
+    QTest::newRow("3 ranks, ZeRO-1") << 3 << 1 << 1 << "adamw";
+    QTest::newRow("3 ranks, ZeRO-1, 2 micro-steps") << 3 << 2 << 1 << "adamw";
+    // Muon: every rank orthogonalizes the same all-reduced gradient, so the ranks stay identical and equal
+    // one process stepping the big batch (issue 27: Muon under data parallel).
+    QTest::newRow("2 ranks, Muon") << 2 << 1 << 0 << "muon";
+    QTest::newRow("3 ranks, Muon, 2 micro-steps") << 3 << 2 << 0 << "muon";
   }
   void ranksEqualOneBigBatch() {
     QFETCH(int, world);
     QFETCH(int, accum);
     QFETCH(int, zero);
-    const std::string dir =
-        env_->path("ckpt-" + std::to_string(world) + "x" + std::to_string(accum) + "z" + std::to_string(zero));
+    QFETCH(QString, optimizer);
+    const std::string dir = env_->path("ckpt-" + std::to_string(world) + "x" + std::to_string(accum) + "z" +
+                                       std::to_string(zero) + optimizer.toStdString());
     std::vector<std::string> sets = tiny_sets(data_);
     sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum),
-                             "train.checkpoint_dir=" + dir, "dist.bucket_mb=0.02",
-                             "dist.zero=" + std::to_string(zero)});  // several buckets even for this tiny model
+                             "train.checkpoint_dir=" + dir, "dist.bucket_mb=0.02",  // several buckets, tiny model
+                             "dist.zero=" + std::to_string(zero), "opt.optimizer=" + optimizer.toStdString()});
     auto p = start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + set_args(sets));
     QVERIFY(p->waitForFinished(120000));
     const QString err = QString::fromUtf8(p->readAllStandardError());
