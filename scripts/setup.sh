@@ -21,8 +21,10 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite3-dev libpcre2-dev
       nlohmann-json3-dev libcli11-dev libgloo-dev libjemalloc-dev zlib1g-dev jargon-text
       clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
-      openssh-client openssh-server)  # ssh drives a GPU host; the tests run their own sshd on loopback
-# (Debian's openssh-server also enables the system's sshd where systemd runs; the tests never use that one.)
+      openssh-client openssh-server   # ssh drives a GPU host; the tests run their own sshd on loopback
+      slurm-client slurmctld slurmd munge)  # Slurm jobs; the tests start their own one-node Slurm (tests/support/slurm_cluster.h)
+# (Debian's openssh-server, slurmctld, slurmd and munge also enable the system's daemons where systemd runs; the
+# tests never use those: they start their own in a temporary folder.)
 if [ "${TOKAMAK_GUI:-ON}" != OFF ]; then
   pkgs+=(qt6-base-dev qt6-svg-dev libqcustomplot-dev xvfb xauth)
 fi

@@ -30,30 +30,24 @@
 #include "engine/model/gpt.h"
 #include "engine/store/run_store.h"
 #include "engine/train/checkpoint.h"
-#include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 #include "engine/util/safetensors.h"
+#include "tests/support/big_batch.h"
 #include "tests/support/dist_ranks.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;
+using tokamak::test::one_big_batch;
+using tokamak::test::Reference;
+using tokamak::test::weights;
 
 namespace {
 
-// Tiny and fp32 on one thread per rank, so a run takes seconds and float rounding is the only difference.
-std::vector<std::string> tiny_sets(const std::string& data) {
-  // Context 16: the reducer tests below draw rows of 17 tokens.
-  return test::tiny_run_overrides({"data.path=" + data, "model.context=16", "model.vocab_pad_multiple=1",
-                                   "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1",
-                                   "train.eval_every=0", "train.sample_every=-1", "opt.precision=fp32", "threads=1",
-                                   // The reference loops below build the model from this config unresolved; the
-                                   // trainer must compute the same loss bit for bit (auto would be fused here).
-                                   "opt.layers=native"});
-}
+std::vector<std::string> tiny_sets(const std::string& data) { return test::dist_tiny_sets(data); }
 
 QStringList set_args(const std::vector<std::string>& sets) {
   QStringList args;
@@ -63,68 +57,10 @@ QStringList set_args(const std::vector<std::string>& sets) {
 
 QString tokamak_bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
 
-std::map<std::string, at::Tensor> weights(const GPTImpl& m) {
-  std::map<std::string, at::Tensor> out;
-  for (const auto& p : m.named_parameters()) out[p.key()] = p.value().detach().clone();
-  return out;
-}
-
 std::map<std::string, at::Tensor> checkpoint_weights(const Config& c, const std::string& path) {
   GPT m(GPTOptions::from_config(c.model, c.opt));
   load_checkpoint(path, *m, nullptr, false, c10::kCPU);
   return weights(*m);
-}
-
-// The computation data parallelism must reproduce, in one process: at every step the union of the W
-// ranks' windows (rank r of W draws exactly what worker r draws) as one batch of W·B, through the engine's
-// own step, clip and AdamW, with the trainer's order of seeding and building.
-struct Reference {
-  std::map<std::string, at::Tensor> weights;  // after the last step
-  std::vector<double> loss, grad_norm;        // each step's mean loss and its gradient's norm before clipping
-};
-
-Reference one_big_batch(Config c, int world) {
-  c.dist.gpus = world;
-  at::manual_seed(static_cast<uint64_t>(c.train.seed));
-  PreparedDataset data = prepare_dataset(c.data.path);
-  std::vector<std::unique_ptr<Loader>> loaders;
-  for (int r = 0; r < world; ++r) {
-    LoaderOptions lo;
-    lo.batch_size = c.train.batch_size, lo.context = train_context(c), lo.val_fraction = c.data.val_fraction;
-    lo.seed = static_cast<uint64_t>(c.train.seed), lo.prefetch = false, lo.rank = r, lo.world_size = world;
-    loaders.push_back(std::make_unique<Loader>(data, lo));
-  }
-  GPT model(GPTOptions::from_config(c.model, c.opt));
-  model->train();
-  std::vector<std::pair<std::string, at::Tensor>> named;
-  for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
-  // The optimizer the trainer builds for this config: AdamW, or Muon for the blocks' matrices + AdamW.
-  const AdamWOptions ao{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, c.opt.fused_adamw};
-  std::unique_ptr<Optimizer> opt;
-  if (c.opt.optimizer == "muon")
-    opt = std::make_unique<Muon>(named, ao, MuonOptions{c.train.muon_momentum, c.train.muon_lr / c.train.lr});
-  else opt = std::make_unique<AdamW>(named, ao);
-  const int64_t accum = grad_accum_steps(c);
-  Reference ref;
-  for (int64_t step = 0; step < c.train.steps; ++step) {
-    opt->zero_grad();
-    StepOutput out = forward_backward(
-        *model,
-        [&](int64_t micro) {
-          std::vector<at::Tensor> in, tg;
-          for (auto& l : loaders) {
-            Batch b = l->train_batch(step, micro, accum);
-            in.push_back(b.inputs), tg.push_back(b.targets);
-          }
-          return Batch{at::cat(in), at::cat(tg)};
-        },
-        accum, Precision::kFp32, c10::kCPU);
-    ref.grad_norm.push_back(clip_grad_norm(model->parameters(), c.train.grad_clip).item<double>());
-    ref.loss.push_back(out.loss.item<double>());
-    opt->step(learning_rate(c.train, step));
-  }
-  ref.weights = weights(*model);
-  return ref;
 }
 
 // The "step" events of a --json run, as {"loss": [...], "grad_norm": [...]}.

@@ -25,6 +25,7 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/control_channel.h"
+#include "app/tokamak/ssh_args.h"
 #include "engine/remote/remote_host.h"
 #include "engine/store/journal_ingest.h"
 #include "engine/store/run_store.h"
@@ -42,14 +43,7 @@ struct RemoteArgs {
 };
 
 RemoteHost host_of(const RemoteArgs& a) {
-  SshOptions o;
-  o.identity = a.identity, o.known_hosts = a.known_hosts, o.config_file = a.ssh_config;
-  // $TOKAMAK_SSH_CONFIG: an ssh config of Tokamak's own instead of ~/.ssh/config (the studio lists its Hosts).
-  if (o.config_file.empty() && std::getenv("TOKAMAK_SSH_CONFIG")) o.config_file = std::getenv("TOKAMAK_SSH_CONFIG");
-  // One shared connection per host for every command of every run (ControlPath is a hash: %C).
-  o.control_dir = cache_dir() + "/ssh";
-  make_dirs(o.control_dir);
-  return RemoteHost(parse_ssh_target(a.host), o, a.tokamak);
+  return RemoteHost(parse_ssh_target(a.host), cli_ssh_options(a.identity, a.known_hosts, a.ssh_config), a.tokamak);
 }
 
 void note(const std::string& line) {

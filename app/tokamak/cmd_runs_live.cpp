@@ -75,7 +75,9 @@ int follow(const LiveArgs& a) {
     if (!run_process_alive(f)) {
       // A run folder whose owner has not written its pid yet (it is starting) gets a few seconds.
       const bool starting = read_pid(f) == 0 && now_seconds() - info.created < 10;
-      if (!starting || clock::now() - began > std::chrono::seconds(10)) {
+      // A Slurm job's run waits in the queue for as long as the scheduler says (`tokamak slurm status`).
+      const bool queued = read_run_state(f).state == "queued";
+      if (!queued && (!starting || clock::now() - began > std::chrono::seconds(10))) {
         // What was written between the last read and the owner's exit comes out before the verdict.
         if (!read_journal(f.journal(), offset, &next).empty()) continue;
         return report_end(f, info.uid);

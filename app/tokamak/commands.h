@@ -15,4 +15,5 @@ void add_export_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_find_batch_command(CLI::App& app);
 void add_remote_command(CLI::App& app);
+void add_slurm_command(CLI::App& app);
 }  // namespace tokamak::cli

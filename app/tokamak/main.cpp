@@ -52,5 +52,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_config_command(app);
   tokamak::cli::add_runs_command(app);
   tokamak::cli::add_remote_command(app);
+  tokamak::cli::add_slurm_command(app);
   return tokamak::cli::run_app(app, argc, argv);
 }

@@ -121,6 +121,11 @@ RunState read_run_state(const RunFolder& f) {
       return s;
     }
   }
+  // A Slurm job's run before its first start: the folder was made by `slurm submit`, no rank has owned it yet.
+  if (s.pid == 0 && path_exists(f.path + "/slurm.json")) {
+    s.state = "queued";
+    return s;
+  }
   s.state = "crashed";
   s.error = last_error_line(f);
   if (s.error.empty()) s.error = "the run's process (pid " + std::to_string(s.pid) + ") ended without a word";

@@ -50,17 +50,6 @@ Batch random_batch(int64_t vocab, int64_t step, int rank) {
   return {tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
 }
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t n = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 void disable_flight_recorder() { ::setenv("TORCH_FR_BUFFER_SIZE", "0", 1); }
 
 RanksResult train_ranks(const ModelConfig& model_config, const RanksOptions& o, const RankBatch& batch) {

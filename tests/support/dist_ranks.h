@@ -44,7 +44,8 @@ using RankBatch = std::function<Batch(int64_t step, int rank)>;
 // One rank per process, as every real run has, never races there.
 void disable_flight_recorder();
 
-// A TCP port on 127.0.0.1 that was free a moment ago: the rendezvous store of ranks started by a test.
+// A TCP port on 127.0.0.1 that was free a moment ago (defined in test_support.cpp; declared here too because
+// test_support.h brings Qt, whose keyword macros break LibTorch's headers after it).
 int free_port();
 
 // `world` ranks, each starting from the weights of a model built with seed 1; AdamW (lr 1e-3), clip 1.

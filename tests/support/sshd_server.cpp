@@ -1,13 +1,12 @@
 // SshdServer (see sshd_server.h).
 #include "tests/support/sshd_server.h"
+#include "tests/support/test_support.h"
 
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,20 +16,6 @@ namespace {
 bool keygen(const QString& path) {
   QFile::remove(path), QFile::remove(path + ".pub");
   return QProcess::execute("ssh-keygen", {"-q", "-t", "ed25519", "-N", "", "-C", "tokamak-test", "-f", path}) == 0;
-}
-
-// A loopback port that was free a moment ago (dist_ranks.h has one too, behind LibTorch's headers).
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET, a.sin_addr.s_addr = htonl(INADDR_LOOPBACK), a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
 }
 
 QString userName() {
@@ -54,7 +39,7 @@ SshdServer::SshdServer(const QStringList& set_env) : set_env_(set_env) {
   QFile::copy(dir_.filePath("user.pub"), dir_.filePath("authorized_keys"));
   QFile(dir_.filePath("known_hosts")).open(QIODevice::WriteOnly);
   QDir().mkpath(dir_.filePath("cm"));
-  port_ = freePort();
+  port_ = free_port();
   ok_ = start();
 }
 

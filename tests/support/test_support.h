@@ -12,6 +12,8 @@ std::string cache_dir();
 std::string asset(const std::string& name);
 // The venv's python (with torch and tiktoken), used to produce reference values at test time.
 std::string python();
+// A TCP port on 127.0.0.1 that was free a moment ago: a rendezvous store, sshd or slurmctld started by a test.
+int free_port();
 // Runs a command, returns its exit code; stdout is stored in *out when given.
 int run(const std::string& command, std::string* out = nullptr);
 

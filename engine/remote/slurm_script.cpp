@@ -1,0 +1,115 @@
+// slurm_job_script and the --time forms (see slurm_script.h).
+#include "engine/remote/slurm_script.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "engine/remote/ssh_command.h"
+#include "engine/util/error.h"
+
+namespace tokamak {
+namespace {
+
+bool all_digits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char ch : s)
+    if (ch < '0' || ch > '9') return false;
+  return true;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char ch : s) {
+    if (ch == sep) parts.push_back(cur), cur.clear();
+    else cur += ch;
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+}  // namespace
+
+int parse_slurm_time(const std::string& text) {
+  const Error bad("time limit '" + text + "' is not a Slurm time",
+                  "write HH:MM:SS (e.g. --time 04:00:00), MM:SS, MINUTES or D-HH:MM:SS");
+  std::string rest = text;
+  long days = 0;
+  if (auto dash = rest.find('-'); dash != std::string::npos) {
+    if (!all_digits(rest.substr(0, dash))) throw bad;
+    days = std::atol(rest.substr(0, dash).c_str());
+    rest = rest.substr(dash + 1);
+  }
+  std::vector<std::string> p = split(rest, ':');
+  if (p.size() > 3) throw bad;
+  for (const std::string& x : p)
+    if (!all_digits(x) || x.size() > 6) throw bad;
+  std::vector<long> v;
+  for (const std::string& x : p) v.push_back(std::atol(x.c_str()));
+  long s = 0;
+  if (text.find('-') != std::string::npos) {  // D-HH, D-HH:MM, D-HH:MM:SS
+    s = v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);
+  } else if (v.size() == 1) {
+    s = v[0] * 60;  // MINUTES
+  } else if (v.size() == 2) {
+    s = v[0] * 60 + v[1];  // MM:SS
+  } else {
+    s = v[0] * 3600 + v[1] * 60 + v[2];
+  }
+  s += days * 86400;
+  if (s <= 0 || s > 366L * 86400) throw bad;
+  return static_cast<int>(s);
+}
+
+std::string format_slurm_time(int seconds) {
+  char buf[32];
+  const int d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  if (d > 0) std::snprintf(buf, sizeof buf, "%d-%02d:%02d:%02d", d, h, m, s);
+  else std::snprintf(buf, sizeof buf, "%02d:%02d:%02d", h, m, s);
+  return buf;
+}
+
+int slurm_master_port(long job_id) { return 20000 + static_cast<int>(job_id % 40000); }
+
+std::string slurm_job_script(const SlurmJobSpec& j) {
+  const std::string folder = shell_quote(j.run_folder);
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# Tokamak run " << j.run_uid << ", written by `tokamak slurm submit` (docs/REMOTE.md, \"Slurm\").\n"
+    << "#SBATCH --job-name=" << j.job_name << "\n"
+    << "#SBATCH --partition=" << j.partition << "\n";
+  if (!j.account.empty()) s << "#SBATCH --account=" << j.account << "\n";
+  if (!j.qos.empty()) s << "#SBATCH --qos=" << j.qos << "\n";
+  s << "#SBATCH --nodes=" << j.nodes << "\n"
+    << "#SBATCH --ntasks-per-node=" << j.tasks_per_node() << "\n";
+  if (j.gpus_per_node > 0) s << "#SBATCH --gpus-per-node=" << j.gpus_per_node << "\n";
+  s << "#SBATCH --time=" << format_slurm_time(j.time_limit_s) << "\n"
+    << "#SBATCH --output=" << j.run_folder << "/output.log\n"
+    << "#SBATCH --open-mode=append\n";
+  if (j.requeue)
+    s << "#SBATCH --requeue\n"
+      << "#SBATCH --signal=B:USR1@" << j.warn_s << "\n";
+  else s << "#SBATCH --no-requeue\n";
+  s << "\n"
+    << "export TOKAMAK_RUN_UID=" << j.run_uid << "\n"
+    << "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+    << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 40000))\n"
+    << "folder=" << folder << "\n"
+    << "resume=()\n"
+    << "last=$(ls -1v " << shell_quote(j.checkpoint_dir) << "/step_*.safetensors 2>/dev/null | tail -n 1)\n"
+    << "if [ -n \"$last\" ]; then resume=(--set \"train.resume=$last\"); fi\n"
+    << "echo \"tokamak job $SLURM_JOB_ID (restart ${SLURM_RESTART_COUNT:-0}) on $SLURM_JOB_NODELIST${last:+, resuming "
+       "from $last}\"\n";
+  if (j.requeue) s << "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n";
+  s << "trap 'echo \"tokamak job: SIGTERM, the ranks write a checkpoint and stop\"' TERM\n"
+    << "srun --kill-on-bad-exit=1 " << shell_quote(j.tokamak) << " train --config \"$folder/config.json\""
+    << (j.db.empty() ? std::string() : " --db " + shell_quote(j.db)) << " \"${resume[@]}\" &\n"
+    << "ranks=$!\n"
+    << "while :; do wait \"$ranks\"; status=$?; kill -0 \"$ranks\" 2>/dev/null || break; done\n"
+    << "exit \"$status\"\n";
+  return s.str();
+}
+
+}  // namespace tokamak

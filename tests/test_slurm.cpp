@@ -1,0 +1,461 @@
+// Slurm for real: a one-node Slurm from Debian's packages started by the test (tests/support/slurm_cluster.h),
+// driven through `tokamak slurm submit|status|cancel` as a user types them. A two-rank job (srun, Gloo)
+// trains to the end with the losses of one process on the combined batch; a job that cannot start says why;
+// scancel leaves the run stopped with a checkpoint it resumes from; `scontrol requeue` of a --requeue job
+// resumes from that checkpoint and finishes the planned steps as one run; the bad cases give one line and
+// queue nothing.
+#include "engine/train/checkpoint.h"
+#include "tests/support/big_batch.h"
+// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+#include <functional>
+#include <memory>
+
+#include "engine/config/config.h"
+#include "engine/remote/remote_host.h"
+#include "engine/remote/run_folder.h"
+#include "engine/remote/slurm_queue.h"
+#include "engine/remote/slurm_script.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+#include "engine/store/run_store.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/slurm_cluster.h"
+#include "tests/support/sshd_server.h"
+#include "tests/support/test_support.h"
+
+using namespace tokamak;
+
+namespace {
+
+QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
+
+QStringList setArgs(const std::vector<std::string>& sets) {
+  QStringList args;
+  for (const auto& s : sets) args << "--set" << QString::fromStdString(s);
+  return args;
+}
+
+struct Ran {
+  int code = -1;
+  QString out, err;
+};
+
+Ran cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(bin(), args);
+  p.waitForFinished(300000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+// The events of a run folder's journal, in order.
+QList<QJsonObject> journal(const QString& folder) {
+  QList<QJsonObject> events;
+  QFile f(folder + "/events.jsonl");
+  if (!f.open(QIODevice::ReadOnly)) return events;
+  for (const QByteArray& line : f.readAll().split('\n'))
+    if (!line.isEmpty()) events << QJsonDocument::fromJson(line).object();
+  return events;
+}
+
+QList<QJsonObject> ofKind(const QList<QJsonObject>& events, const QString& kind) {
+  QList<QJsonObject> out;
+  for (const QJsonObject& e : events)
+    if (e.value("event").toString() == kind) out << e;
+  return out;
+}
+
+QString runFolders() { return QString::fromStdString(std::getenv("XDG_DATA_HOME")) + "/tokamak/checkpoints"; }
+
+}  // namespace
+
+class TestSlurm : public QObject {
+  Q_OBJECT
+  std::unique_ptr<test::ScratchEnv> env_;
+  std::unique_ptr<test::SlurmCluster> slurm_;
+  std::string data_;
+
+  // `tokamak slurm status JOB --json`.
+  QJsonObject status(qint64 job) {
+    const Ran r = cli({"slurm", "status", QString::number(job), "--json"});
+    if (r.code != 0) qWarning("status: %s", qPrintable(r.err));
+    return QJsonDocument::fromJson(r.out.toUtf8()).object();
+  }
+
+  // Polls the job until DONE says so (or TIMEOUT ms pass); returns the last status.
+  QJsonObject waitFor(qint64 job, const std::function<bool(const QJsonObject&)>& done, int timeout_ms = 240000) {
+    QElapsedTimer t;
+    t.start();
+    QJsonObject s;
+    while (t.elapsed() < timeout_ms) {
+      s = status(job);
+      if (done(s)) return s;
+      QThread::msleep(300);
+    }
+    return s;
+  }
+
+  static bool ended(const QJsonObject& s) {
+    const QString st = s.value("state").toString();
+    return !st.isEmpty() && st != "PENDING" && st != "RUNNING" && st != "COMPLETING" && st != "CONFIGURING" &&
+           st != "REQUEUED";
+  }
+
+  // Until the run's journal holds at least one step event.
+  bool waitForSteps(const QString& folder, int timeout_ms = 240000) {
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeout_ms) {
+      if (!ofKind(journal(folder), "step").isEmpty()) return true;
+      QThread::msleep(200);
+    }
+    return false;
+  }
+
+  // `tokamak slurm submit --json` of a tiny two-rank run; the caller checks the result.
+  QJsonObject submit(const QStringList& slurmArgs, const std::vector<std::string>& more) {
+    std::vector<std::string> sets = test::dist_tiny_sets(data_);
+    sets.insert(sets.end(), more.begin(), more.end());
+    const Ran r = cli(QStringList{"slurm", "submit", "--json"} + slurmArgs + setArgs(sets));
+    if (r.code != 0) qWarning("submit: %s", qPrintable(r.err));
+    return QJsonDocument::fromJson(r.out.toUtf8()).object();
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    env_ = std::make_unique<test::ScratchEnv>();
+    QVERIFY(env_->ok());
+    data_ = env_->corpus_excerpt(120000);
+    slurm_ = std::make_unique<test::SlurmCluster>();
+    QVERIFY2(slurm_->ok(), qPrintable(slurm_->error()));  // CI fails here, in one line, rather than skipping
+    QVERIFY2(slurm_->cpus() >= 2, "the two-rank job needs a node with 2 CPUs");
+  }
+  void cleanupTestCase() { slurm_.reset(); }
+
+  // scontrol's job line as Slurm 22.05 prints it (taken from the fixture's Slurm; a value with spaces in
+  // WorkDir), and what a person is told.
+  void parsesScontrolJobLines() {
+    const std::string line =
+        "JobId=4 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901757 Nice=0 "
+        "Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=2 BatchFlag=1 "
+        "Reboot=0 ExitCode=0:0 RunTime=00:00:02 TimeLimit=01:00:00 TimeMin=N/A Partition=debug "
+        "ReqNodeList=(null) NodeList=n1 BatchHost=n1 NumNodes=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* "
+        "WorkDir=/tmp/my runs StdOut=/tmp/sl/slurm-4.out Power= \n";
+    const SlurmJob j = parse_scontrol_job(line);
+    QCOMPARE(j.id, 4L);
+    QCOMPARE(QString::fromStdString(j.state), QString("RUNNING"));
+    QCOMPARE(QString::fromStdString(j.nodes), QString("n1"));
+    QCOMPARE(j.restarts, 2);
+    QCOMPARE(QString::fromStdString(parse_scontrol_pairs(line)["WorkDir"]), QString("/tmp/my runs"));
+    QCOMPARE(QString::fromStdString(describe_slurm_job(j)),
+             QString("running on n1 for 00:00:02 of 01:00:00, requeued 2 time(s)"));
+    SlurmJob p = j;
+    p.state = "PENDING", p.reason = "Resources", p.restarts = 0;
+    QCOMPARE(QString::fromStdString(describe_slurm_job(p)),
+             QString("pending: Resources (the nodes it asks for are busy)"));
+    SlurmJob f = j;
+    f.state = "FAILED", f.exit_code = 1;
+    QCOMPARE(QString::fromStdString(describe_slurm_job(f)), QString("ended: failed (exit code 1)"));
+    QVERIFY(f.ended() && !f.pending() && !f.running());
+    QVERIFY(!test::error_of([] { parse_scontrol_job("slurm_load_jobs error: Invalid job id specified"); }).isEmpty());
+  }
+
+  void parsesTimeLimits_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("seconds");
+    QTest::newRow("HH:MM:SS") << "04:00:00" << 4 * 3600;
+    QTest::newRow("MM:SS") << "10:30" << 630;
+    QTest::newRow("minutes") << "90" << 5400;
+    QTest::newRow("D-HH:MM:SS") << "1-02:00:00" << 26 * 3600;
+    QTest::newRow("D-HH") << "2-12" << 60 * 3600;
+    QTest::newRow("not a time") << "4h" << -1;
+    QTest::newRow("zero") << "00:00:00" << -1;
+    QTest::newRow("too many parts") << "1:2:3:4" << -1;
+  }
+  void parsesTimeLimits() {
+    QFETCH(QString, text);
+    QFETCH(int, seconds);
+    if (seconds < 0) {
+      const QString why = test::error_of([&] { parse_slurm_time(text.toStdString()); });
+      QVERIFY2(why.contains("is not a Slurm time"), qPrintable(why));
+      return;
+    }
+    QCOMPARE(parse_slurm_time(text.toStdString()), seconds);
+    QCOMPARE(parse_slurm_time(format_slurm_time(seconds)), seconds);  // what the script holds reads back
+  }
+
+  // The script that would be submitted, and nothing written or queued.
+  void dryRunShowsTheScript() {
+    const Ran r = cli(QStringList{"slurm", "submit", "--dry-run", "--partition", "debug", "--nodes", "1",
+                                      "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"} +
+                          setArgs(test::dist_tiny_sets(data_)));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    for (const char* line : {"#SBATCH --partition=debug", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2",
+                             "#SBATCH --time=01:00:00", "#SBATCH --requeue", "#SBATCH --signal=B:USR1@120",
+                             "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)",
+                             "srun --kill-on-bad-exit=1 "})
+      QVERIFY2(r.out.contains(line), qPrintable(QString(line) + " missing from:\n" + r.out));
+    QVERIFY(r.out.startsWith("#!/bin/bash\n"));
+    QVERIFY2(!QDir(runFolders()).exists() || QDir(runFolders()).isEmpty(), "a dry run created a run folder");
+    QCOMPARE(slurm_->run("squeue", {"-h", "-o", "%i"}).trimmed(), QString());
+  }
+
+  // Two Gloo ranks started by srun train to the end; each step's loss and gradient norm equal one process's
+  // on both ranks' batches concatenated (test_dist's tolerances: 1e-5 and 1e-4 relative, float rounding of
+  // sums taken in another order).
+  void twoRankJobEqualsOneProcess() {
+    const QJsonObject sub = submit(
+        {"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "2", "--time", "01:00:00"}, {"train.steps=5"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    const QString folder = sub.value("folder").toString();
+    QVERIFY(QFile::exists(folder + "/job.sh"));
+    QVERIFY(QFile::exists(folder + "/config.json"));
+    const QJsonObject end = waitFor(job, ended);
+    QCOMPARE(end.value("state").toString(), QString("COMPLETED"));
+
+    const QList<QJsonObject> events = journal(folder);
+    const QList<QJsonObject> starts = ofKind(events, "start");
+    QCOMPARE(starts.size(), 1);  // rank 0 only writes the journal
+    QCOMPARE(starts[0].value("world_size").toInt(), 2);
+    const QList<QJsonObject> ends = ofKind(events, "end");
+    QCOMPARE(ends.size(), 1);
+    QCOMPARE(ends[0].value("status").toString(), QString("finished"));
+    QCOMPARE(starts[0].value("run_uid").toString(), sub.value("run_uid").toString());
+
+    Config c;
+    std::vector<std::string> sets = test::dist_tiny_sets(data_);
+    sets.push_back("train.steps=5");
+    apply_overrides(c, sets);
+    const test::Reference ref = test::one_big_batch(c, 2);
+    const QList<QJsonObject> steps = ofKind(events, "step");
+    QCOMPARE(static_cast<size_t>(steps.size()), ref.loss.size());
+    for (int i = 0; i < steps.size(); ++i) {
+      const double loss = steps[i].value("loss").toDouble(), norm = steps[i].value("grad_norm").toDouble();
+      QVERIFY2(std::abs(loss - ref.loss[i]) < 1e-5 * ref.loss[i],
+               qPrintable(QString("step %1 loss %2 vs %3").arg(i + 1).arg(loss).arg(ref.loss[i])));
+      QVERIFY2(std::abs(norm - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
+               qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(norm).arg(ref.grad_norm[i])));
+    }
+    // The store has the run once, finished, with two ranks.
+    RunStore store("");
+    const int64_t id = store.find_uid(sub.value("run_uid").toString().toStdString());
+    QVERIFY(id > 0);
+    QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
+    QCOMPARE(store.run(id).world_size, int64_t(2));
+  }
+
+  // A job that cannot start says why: its partition is down.
+  void pendingJobSaysWhy() {
+    const QJsonObject sub = submit(
+        {"--partition", "down", "--nodes", "1", "--ntasks-per-node", "1", "--time", "01:00:00"}, {"train.steps=5"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    const QJsonObject s = waitFor(
+        job, [](const QJsonObject& o) { return o.value("reason").toString() == "PartitionDown"; }, 30000);
+    QCOMPARE(s.value("state").toString(), QString("PENDING"));
+    QCOMPARE(s.value("reason").toString(), QString("PartitionDown"));
+    // Its run folder says queued (not crashed: no rank has owned it yet).
+    QCOMPARE(QString::fromStdString(read_run_state(RunFolder{sub.value("folder").toString().toStdString()}).state),
+             QString("queued"));
+    const Ran human = cli({"slurm", "status", QString::number(job)});
+    QVERIFY2(human.out.contains("pending: PartitionDown (its partition is down)"), qPrintable(human.out));
+    const Ran cancel = cli({"slurm", "cancel", QString::number(job), "--wait"});
+    QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
+    QVERIFY2(cancel.out.contains("ended: cancelled"), qPrintable(cancel.out));
+  }
+
+  // scancel of a running job: both ranks get SIGTERM, rank 0 writes a checkpoint, the run ends stopped, and
+  // `tokamak train` resumes from that checkpoint with the next step.
+  void cancelLeavesAResumableCheckpoint() {
+    const QJsonObject sub =
+        submit({"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "2", "--time", "01:00:00"},
+               {"train.steps=100000", "train.log_every=10"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    const QString folder = sub.value("folder").toString();
+    QVERIFY2(waitForSteps(folder), "no step within 4 minutes");
+    QCOMPARE(status(job).value("state").toString(), QString("RUNNING"));
+    const Ran cancel = cli({"slurm", "cancel", QString::number(job), "--wait"});
+    QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
+
+    const QList<QJsonObject> events = journal(folder);
+    const QList<QJsonObject> ends = ofKind(events, "end");
+    QCOMPARE(ends.size(), 1);
+    QCOMPARE(ends[0].value("status").toString(), QString("stopped"));
+    const int64_t last = ofKind(events, "step").last().value("step").toInteger();
+    QVERIFY(last < 100000);
+    const std::vector<std::string> saved = list_checkpoints(folder.toStdString());
+    QVERIFY2(!saved.empty(), "no checkpoint in the run folder");
+    QCOMPARE(saved.back(), checkpoint_path(folder.toStdString(), last));
+    RunStore store("");
+    QCOMPARE(QString::fromStdString(store.run(store.find_uid(sub.value("run_uid").toString().toStdString())).status),
+             QString("stopped"));
+
+    // Resumable: one process continues the same run from that checkpoint, with the next step.
+    const Ran resumed = cli({"train", "--json", "--set", QString::fromStdString("train.resume=" + saved.back()),
+                                 "--set", QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+    const QString firstStep = QString("\"step\":%1,").arg(last + 1);
+    QVERIFY2(resumed.out.contains(firstStep), qPrintable(resumed.out.left(2000)));
+    QVERIFY2(resumed.out.contains("\"status\":\"finished\""), qPrintable(resumed.out.right(500)));
+  }
+
+  // `scontrol requeue` of a running --requeue job: it checkpoints, waits in the queue, starts again, resumes
+  // from the checkpoint (same run, same journal, the steps continuing) and finishes the planned steps; the
+  // store holds one run. The partition comes from the remembered defaults (no --partition here).
+  void requeueResumesAsOneRun() {
+    const int steps = 400;
+    const QJsonObject sub = submit({"--nodes", "1", "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"},
+                                   {QString("train.steps=%1").arg(steps).toStdString(), "train.log_every=10"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    const QString folder = sub.value("folder").toString();
+    QVERIFY2(waitForSteps(folder), "no step within 4 minutes");
+    int code = -1;
+    slurm_->run("scontrol", {"requeue", QString::number(job)}, &code);
+    QCOMPARE(code, 0);
+    // A requeued job waits (BeginTime) before it may start again; let it start now.
+    waitFor(
+        job, [](const QJsonObject& o) { return o.value("state").toString() == "PENDING"; }, 30000);
+    slurm_->run("scontrol", {"update", "JobId=" + QString::number(job), "StartTime=now"});
+    const QJsonObject end = waitFor(job, ended, 300000);
+    QCOMPARE(end.value("state").toString(), QString("COMPLETED"));
+    QCOMPARE(end.value("restarts").toInt(), 1);
+
+    const QList<QJsonObject> events = journal(folder);
+    const QList<QJsonObject> starts = ofKind(events, "start"), ends = ofKind(events, "end");
+    QCOMPARE(starts.size(), 2);
+    QCOMPARE(ends.size(), 2);
+    QCOMPARE(ends[0].value("status").toString(), QString("stopped"));
+    QCOMPARE(ends[1].value("status").toString(), QString("finished"));
+    QCOMPARE(starts[1].value("run_uid").toString(), starts[0].value("run_uid").toString());
+    // Step count continuous: each start reports its first step, then every 10th; the resumed start's first
+    // step is the one after the stop's, none comes twice, and every 10th step up to the planned end is there.
+    qint64 before = 0, stoppedAt = -1, resumedAt = -1;
+    int tens = 0;
+    bool second = false;
+    for (const QJsonObject& e : events) {
+      const QString kind = e.value("event").toString();
+      if (kind == "end" && !second) stoppedAt = before, second = true;
+      if (kind != "step") continue;
+      const qint64 step = e.value("step").toInteger();
+      QVERIFY2(step > before, qPrintable(QString("step %1 after %2").arg(step).arg(before)));
+      if (second && resumedAt < 0) resumedAt = step;
+      tens += step % 10 == 0;
+      before = step;
+    }
+    QVERIFY(stoppedAt > 0 && stoppedAt < steps);
+    QCOMPARE(resumedAt, stoppedAt + 1);
+    QCOMPARE(before, qint64(steps));
+    QCOMPARE(tens, steps / 10);
+    QFile log(folder + "/output.log");
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    QVERIFY2(log.readAll().contains("(restart 1) on localhost, resuming from"), "the second start did not resume");
+    RunStore store("");
+    int same = 0;
+    for (const RunListing& r : store.list_runs()) same += r.run.uid == sub.value("run_uid").toString().toStdString();
+    QCOMPARE(same, 1);
+    QCOMPARE(QString::fromStdString(store.run(store.find_uid(sub.value("run_uid").toString().toStdString())).status),
+             QString("finished"));
+  }
+
+  // The cluster's login node over ssh (Debian's sshd on loopback): submit, status and cancel through
+  // `--host`, the same commands running there; the job's run lands in the host's run folders.
+  void loginNodeOverSsh() {
+    const QStringList env = {"SLURM_CONF=" + slurm_->path("slurm.conf"),
+                             "XDG_DATA_HOME=" + qEnvironmentVariable("XDG_DATA_HOME"),
+                             "XDG_CONFIG_HOME=" + qEnvironmentVariable("XDG_CONFIG_HOME"),
+                             "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")};
+    test::SshdServer sshd(env);
+    QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
+    const SshOptions o = sshd.client();
+    const QStringList where = {"--host",        QString::fromStdString(sshd.target().spec()),
+                               "--identity",    QString::fromStdString(o.identity),
+                               "--known-hosts", QString::fromStdString(o.known_hosts),
+                               "--ssh-config",  "/dev/null"};
+    const QJsonObject sub = submit(where + QStringList{"--tokamak", bin(), "--partition", "debug", "--nodes", "1",
+                                                       "--ntasks-per-node", "1", "--time", "01:00:00"},
+                                   {"train.steps=3"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    QJsonObject s;
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 240000) {
+      const Ran r = cli(QStringList{"slurm", "status", QString::number(job), "--json"} + where);
+      QVERIFY2(r.code == 0, qPrintable(r.err));
+      s = QJsonDocument::fromJson(r.out.toUtf8()).object();
+      if (ended(s)) break;
+      QThread::msleep(300);
+    }
+    QCOMPARE(s.value("state").toString(), QString("COMPLETED"));
+    const QList<QJsonObject> ends = ofKind(journal(sub.value("folder").toString()), "end");
+    QCOMPARE(ends.size(), 1);
+    QCOMPARE(ends[0].value("status").toString(), QString("finished"));
+    // A job Slurm does not know, named in one line from the login node.
+    const Ran unknown = cli(QStringList{"slurm", "cancel", "99999"} + where);
+    QCOMPARE(unknown.code, 1);
+    QVERIFY2(unknown.err.startsWith("tokamak: Slurm does not know job 99999 on " +
+                                    QString::fromStdString(sshd.target().spec())),
+             qPrintable(unknown.err));
+    QCOMPARE(unknown.err.trimmed().count('\n'), 0);
+    SshOptions shared = o;  // the CLI's shared connection (cache_dir()/ssh), closed before sshd goes
+    shared.control_dir = cache_dir() + "/ssh";
+    shared.config_file = "/dev/null";
+    RemoteHost(sshd.target(), shared).close();
+  }
+
+  // Each bad case is one line before anything is written or queued.
+  void badCasesAreOneLine_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<bool>("noSbatch");
+    QTest::addColumn<QString>("expected");
+    const QStringList ok = {"--nodes", "1", "--ntasks-per-node", "1", "--time", "01:00:00"};
+    QTest::newRow("no sbatch") << (QStringList{"--partition", "debug"} + ok) << true
+                               << "tokamak: no sbatch on this computer";
+    QTest::newRow("no such partition") << (QStringList{"--partition", "nosuch"} + ok) << false
+                                       << "tokamak: partition 'nosuch' does not exist on this computer (hint: use "
+                                          "one of: debug, down)";
+    QTest::newRow("shorter than a checkpoint")
+        << QStringList{"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1", "--time", "00:10:00"} << false
+        << "tokamak: time limit 00:10:00 is shorter than one checkpoint interval (train.checkpoint_minutes=30) "
+           "(hint: ask for --time 00:30:00 or more";
+  }
+  void badCasesAreOneLine() {
+    QFETCH(QStringList, args);
+    QFETCH(bool, noSbatch);
+    QFETCH(QString, expected);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    QTemporaryDir bare;
+    if (noSbatch) {  // a PATH with a shell and nothing of Slurm
+      QFile::link("/bin/sh", bare.filePath("sh"));
+      env.insert("PATH", bare.path());
+    }
+    const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
+    const Ran r = cli(QStringList{"slurm", "submit"} + args + QStringList{"--set", "train.checkpoint_minutes=30"} +
+                              setArgs(test::dist_tiny_sets(data_)),
+                          env);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.startsWith(expected), qPrintable(r.err));
+    QCOMPARE(r.err.trimmed().count('\n'), 0);
+    QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
+    QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSlurm)
+#include "test_slurm.moc"
