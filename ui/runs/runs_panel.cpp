@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -22,6 +23,7 @@
 #include "engine/store/sqlite_db.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
+#include "ui/remote/host_job.h"
 #include "ui/runs/runs_io.h"
 #include "ui/runs/runs_model.h"
 
@@ -75,6 +77,16 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
          "grouped by \"Same config but seed\" to see the noise between seeds"));
   connect(repeatButton_, &QPushButton::clicked, this, &RunsPanel::repeatWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
+  downloadButton_ = new QPushButton(tr("Download checkpoint..."), this);
+  downloadButton_->setObjectName(QStringLiteral("downloadCheckpoint"));
+  downloadButton_->setToolTip(
+      tr("Copy the newest checkpoint of a run that trained on an SSH host to this computer "
+         "(checked by sha256; a broken copy continues where it stopped)"));
+  connect(downloadButton_, &QPushButton::clicked, this, &RunsPanel::downloadWithDialog);
+  hostJob_ = new HostJob(this);
+  downloadProgress_ = new QProgressBar(this);
+  downloadProgress_->setObjectName(QStringLiteral("downloadProgress"));
+  downloadProgress_->hide();
   connect(compareButton_, &QPushButton::clicked, this, [this] { compareRuns(selectedRunIds()); });
   connect(importButton_, &QPushButton::clicked, this, &RunsPanel::importWithDialog);
   connect(rerunButton_, &QPushButton::clicked, this, [this] { rerunWithChanges(selectedRunIds().value(0)); });
@@ -83,8 +95,9 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);
-  for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
-                                                    resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_, resumeButton_,
+                                       repeatButton_, evaluateButton_, downloadButton_, deleteButton_})
     bar->addWidget(w);
 
   message_ = new QLabel(this);
@@ -118,6 +131,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(message_);
+  layout->addWidget(downloadProgress_);
   layout->addWidget(split, 1);
 
   poll_ = new QTimer(this);
@@ -271,6 +285,7 @@ void RunsPanel::updateActions() {
   resumeButton_->setEnabled(ok && n == 1);
   exportHf_->setEnabled(ok && n == 1);
   evaluateButton_->setEnabled(ok && n == 1);
+  downloadButton_->setEnabled(ok && n == 1);
   repeatButton_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }
@@ -287,6 +302,7 @@ void RunsPanel::showContextMenu(const QPoint& pos) {
   menu.addAction(tr("Resume"), this, [this, ids] { resumeRun(ids.value(0)); })->setEnabled(ids.size() == 1);
   menu.addAction(tr("Repeat with seeds..."), this, &RunsPanel::repeatWithDialog)->setEnabled(ids.size() == 1);
   menu.addAction(tr("Evaluate..."), this, &RunsPanel::evaluateWithDialog)->setEnabled(ids.size() == 1);
+  menu.addAction(tr("Download checkpoint..."), this, &RunsPanel::downloadWithDialog)->setEnabled(ids.size() == 1);
   menu.addSeparator();
   menu.addAction(tr("Delete..."), this, [this, ids] { deleteRuns(ids); })->setEnabled(!ids.isEmpty());
   menu.exec(table_->viewport()->mapToGlobal(pos));
