@@ -61,6 +61,12 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   exportMenu->addSeparator();
   exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
   exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
+  // In the menu, not the button bar: the bar's width is part of the window's minimum (test_studio_layout).
+  downloadAction_ = exportMenu->addAction(tr("Checkpoint from its SSH host..."), this, &RunsPanel::downloadWithDialog);
+  downloadAction_->setObjectName(QStringLiteral("downloadCheckpoint"));
+  downloadAction_->setToolTip(
+      tr("Download the newest checkpoint of a run that trained on an SSH host "
+         "(checked by sha256; a broken copy continues where it stopped)"));
   exportButton_->setMenu(exportMenu);
   importButton_ = new QPushButton(tr("Import..."), this);
   rerunButton_ = new QPushButton(tr("Re-run with changes"), this);
@@ -77,12 +83,6 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
          "grouped by \"Same config but seed\" to see the noise between seeds"));
   connect(repeatButton_, &QPushButton::clicked, this, &RunsPanel::repeatWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
-  downloadButton_ = new QPushButton(tr("Download checkpoint..."), this);
-  downloadButton_->setObjectName(QStringLiteral("downloadCheckpoint"));
-  downloadButton_->setToolTip(
-      tr("Copy the newest checkpoint of a run that trained on an SSH host to this computer "
-         "(checked by sha256; a broken copy continues where it stopped)"));
-  connect(downloadButton_, &QPushButton::clicked, this, &RunsPanel::downloadWithDialog);
   hostJob_ = new HostJob(this);
   downloadProgress_ = new QProgressBar(this);
   downloadProgress_->setObjectName(QStringLiteral("downloadProgress"));
@@ -95,9 +95,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
 
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);
-  for (QWidget* w :
-       std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_, resumeButton_,
-                                       repeatButton_, evaluateButton_, downloadButton_, deleteButton_})
+  for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
+                                                    resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
     bar->addWidget(w);
 
   message_ = new QLabel(this);
@@ -285,7 +284,7 @@ void RunsPanel::updateActions() {
   resumeButton_->setEnabled(ok && n == 1);
   exportHf_->setEnabled(ok && n == 1);
   evaluateButton_->setEnabled(ok && n == 1);
-  downloadButton_->setEnabled(ok && n == 1);
+  downloadAction_->setEnabled(ok && n == 1);
   repeatButton_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }

@@ -140,7 +140,7 @@ class RunsPanel : public QWidget {
   EngineJob* evalJob_ = nullptr;
   QPushButton* evaluateButton_ = nullptr;
   QPushButton* repeatButton_ = nullptr;
-  QPushButton* downloadButton_ = nullptr;
+  QAction* downloadAction_ = nullptr;
   QProgressBar* downloadProgress_ = nullptr;
   HostJob* hostJob_ = nullptr;  // a download from a host
 };
