@@ -99,6 +99,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(runs_, &RunsPanel::repeatRequested, this, &MainWindow::queueRuns);
   connect(runs_, &RunsPanel::resumeRequested, this,
           [this](const QString& checkpoint, const QString& json) { loadRunConfig(json, checkpoint); });
+  // "Sample now" on a host's run asks the run itself (its checkpoints are files there).
+  connect(samples_, &SamplesPanel::sampleRequested, controller_, &RunController::requestSample);
+  connect(controller_, &RunController::stateChanged, samples_, [this](RunController::State state) {
+    samples_->setHostRun(controller_->isRemote() && state != RunController::State::Idle);
+  });
   closeQuestion_ = [this] {
     return QMessageBox::question(this, tr("Stop the run?"),
                                  tr("A run is in progress. Stop it (a checkpoint is written) and close?")) ==
@@ -229,7 +234,7 @@ void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendEvals(batch.evals);
   plots_->flush();
   samples_->appendSamples(batch.samples);
-  // A host's checkpoints are files there: "Sample now" from one is not offered yet (docs/REMOTE.md).
+  // A host's checkpoints are files there: its "Sample now" asks the run (SamplesPanel::setHostRun).
   if (!batch.checkpoints.empty() && !controller_->isRemote())
     samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/commands.h"
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/ssh_args.h"
@@ -33,18 +34,13 @@
 #include "engine/util/files.h"
 
 namespace tokamak::cli {
-namespace {
-
-struct RemoteArgs {
-  std::string host, tokamak = "tokamak", identity, known_hosts, ssh_config, db, config, uid;
-  std::vector<std::string> sets;
-  uint64_t from = 0;
-  bool json = false, control = false, live = false;
-};
+namespace {}  // namespace
 
 RemoteHost host_of(const RemoteArgs& a) {
   return RemoteHost(parse_ssh_target(a.host), cli_ssh_options(a.identity, a.known_hosts, a.ssh_config), a.tokamak);
 }
+
+namespace {
 
 void note(const std::string& line) {
   std::fprintf(stderr, "tokamak remote: %s\n", line.c_str());
@@ -155,7 +151,16 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
     const int code = f.code();
     if (code == 0) return 0;  // the run has ended and all of its journal is here
     const std::string why = describe_ssh_failure(host.target(), code, f.err, a.tokamak);
-    if (code != 255 && code != -1 && why.rfind("tokamak:", 0) == 0) throw Error(why.substr(9));  // failed, crashed
+    if (code != 255 && code != -1 && why.rfind("tokamak:", 0) == 0) {  // failed, or crashed without an end event
+      // A run whose end event never reached its journal (a full disk there refuses it) ends here by what the
+      // host says, so the local row does not stay "running".
+      if (ingest.ended().empty() && ingest.run_id() != 0) {
+        const bool crashed = why.find(" crashed ") != std::string::npos;
+        store.transaction(
+            [&] { store.end_run(ingest.run_id(), crashed ? "crashed" : "failed", why.substr(9), now_seconds()); });
+      }
+      throw Error(why.substr(9));
+    }
     if (permanent(why)) throw Error(why);
     note("disconnected from " + host.target().spec() + " (" + why + ") — retrying in " + std::to_string(delay_s) +
          " s");
@@ -167,14 +172,22 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
 void test(const RemoteArgs& a) {
   const HostReport r = host_of(a).test_connection();
   if (a.json) {
-    std::printf("%s\n", nlohmann::json({{"version", r.version}, {"devices", r.devices}, {"free_disk", r.free_disk}})
-                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                            .c_str());
+    nlohmann::json datasets = nlohmann::json::array();
+    for (const DatasetListing& d : r.datasets)
+      datasets.push_back(
+          {{"name", d.name}, {"path", d.path}, {"kind", d.kind}, {"description", d.description}, {"tokens", d.tokens}});
+    std::printf(
+        "%s\n",
+        nlohmann::json(
+            {{"version", r.version}, {"devices", r.devices}, {"free_disk", r.free_disk}, {"datasets", datasets}})
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            .c_str());
     return;
   }
   std::printf("Tokamak %s on %s\n", r.version.c_str(), a.host.c_str());
   for (const std::string& d : r.devices) std::printf("device: %s\n", d.c_str());
   std::printf("disk: %s\n", r.free_disk.c_str());
+  for (const DatasetListing& d : r.datasets) std::printf("dataset: %s (%s)\n", d.path.c_str(), d.description.c_str());
 }
 
 void train(const RemoteArgs& a) {
@@ -208,7 +221,7 @@ void add_remote_command(CLI::App& app) {
   auto args = std::make_shared<RemoteArgs>();
   CLI::App* remote = app.add_subcommand("remote", "Train on an SSH host and follow the run from here (docs/REMOTE.md)");
   remote->require_subcommand(1);
-  auto common = [&](CLI::App* c) {
+  auto common = [args](CLI::App* c) {
     c->add_option("--host", args->host, "a Host of ~/.ssh/config, or user@host[:port]")->required();
     c->add_option("--tokamak", args->tokamak, "the tokamak command on the host (default: tokamak on its PATH)");
     c->add_option("--identity", args->identity, "ssh key to log in with (default: ssh's own choice and agent)");
@@ -245,6 +258,8 @@ void add_remote_command(CLI::App& app) {
   common(c);
   c->add_flag("--live", args->live, "only runs that are running or paused");
   c->callback([args] { list(*args); });
+
+  add_remote_job_commands(remote, args, common);
 }
 
 }  // namespace tokamak::cli

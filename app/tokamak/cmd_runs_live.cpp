@@ -1,12 +1,15 @@
-// `tokamak runs follow ID [--from BYTES]`, `tokamak runs control ID COMMAND`, `tokamak runs list --json`.
+// `tokamak runs follow ID [--from BYTES]`, `tokamak runs control ID COMMAND`, `tokamak runs list --json`,
+// `tokamak runs checkpoints ID`.
 // They read and write only the run folder, never the run store and never a pipe the run writes, so any
 // number of them can come and go while the run trains at full speed.
 #include "app/tokamak/cmd_runs_live.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -101,6 +104,32 @@ void control(const LiveArgs& a) {
   std::fprintf(stderr, "sent %s to run %s (pid %ld)\n", a.command.c_str(), info.uid.c_str(), s.pid);
 }
 
+// The run's checkpoints that still exist, from its journal's checkpoint events (train.checkpoint_keep may have
+// deleted older ones), oldest first: what `tokamak remote download` picks from.
+void checkpoints(const LiveArgs& a) {
+  const RunFolder f = find_run_folder(a.id);
+  std::vector<std::pair<int64_t, std::string>> seen;
+  std::vector<JournalLine> lines;
+  for (uint64_t from = 0, next = 0; !(lines = read_journal(f.journal(), from, &next, 1 << 22)).empty(); from = next)
+    for (const JournalLine& l : lines) {
+      json j = json::parse(l.text, nullptr, false);
+      if (!j.is_object() || j.value("event", "") != "checkpoint") continue;
+      const std::string path = j.value("path", "");
+      seen.erase(std::remove_if(seen.begin(), seen.end(), [&](const auto& s) { return s.second == path; }),
+                 seen.end());  // a resumed run writes a step again
+      seen.emplace_back(j.value("step", int64_t{0}), path);
+    }
+  for (const auto& [step, path] : seen) {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    if (ec) continue;
+    std::printf("%s\n", json({{"step", step}, {"path", path}, {"bytes", bytes}})
+                            .dump(-1, ' ', false, json::error_handler_t::replace)
+                            .c_str());
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void print_run_folders(bool live_only) {
@@ -129,6 +158,10 @@ void add_run_folder_commands(CLI::App* runs) {
   c->add_option("command", args->command, "pause, resume, stop (checkpoint, then end) or sample (at the next step)")
       ->required();
   c->callback([args] { control(*args); });
+
+  c = runs->add_subcommand("checkpoints", "A run's checkpoints that exist, oldest first (one JSON object per line)");
+  c->add_option("id", args->id, "run uid (or a unique prefix of 4+ characters), or its run folder")->required();
+  c->callback([args] { checkpoints(*args); });
 }
 
 }  // namespace tokamak::cli

@@ -1,6 +1,6 @@
-// tokamak: the command line. `runs`, `tokenize` and `config` run here without LibTorch (it takes ~0.5 s just
-// to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are handed, command line and
-// all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
+// tokamak: the command line. `runs`, `tokenize`, `config`, `datasets` and `remote` run here without LibTorch (it takes
+// ~0.5 s just to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are handed, command line
+// and all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "app/tokamak/cmd_datasets.h"
 #include "app/tokamak/commands.h"
 #include "app/tokamak/run_app.h"
 
@@ -53,5 +54,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_runs_command(app);
   tokamak::cli::add_remote_command(app);
   tokamak::cli::add_slurm_command(app);
+  tokamak::cli::add_datasets_command(app);
   return tokamak::cli::run_app(app, argc, argv);
 }

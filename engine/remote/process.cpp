@@ -1,5 +1,5 @@
-// run_process (see process.h): fork + execvp with three pipes, drained with poll so that neither a large
-// output nor a large input can deadlock the two processes.
+// run_process and stream_process (see process.h): fork + execvp with three pipes, drained with poll so that neither a
+// large output nor a large input can deadlock the two processes.
 #include "engine/remote/process.h"
 
 #include <fcntl.h>
@@ -17,7 +17,11 @@
 
 namespace tokamak {
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input, double timeout_s) {
+namespace {
+
+// Both entry points: ON_OUT null collects stdout in the result; TIMEOUT_S <= 0 is no limit.
+ProcessResult run(const std::vector<std::string>& argv, const std::string& input, double timeout_s,
+                  const OutputSink& on_out) {
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC))
     throw Error(std::string("cannot start ") + argv.at(0) + ": " + std::strerror(errno), "");
@@ -44,12 +48,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   for (int fd : {out[0], err[0]}) ::fcntl(fd, F_SETFL, O_NONBLOCK);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   ::signal(SIGPIPE, SIG_IGN);  // a child that exits before reading its input must not end us
+  bool refused = false;        // ON_OUT asked to end the child
   auto drain = [&](int& fd, std::string& into) {
     char buf[65536];
     for (;;) {
       ssize_t n = fd < 0 ? -1 : ::read(fd, buf, sizeof buf);
       if (n > 0) {
-        into.append(buf, static_cast<size_t>(n));
+        if (&into == &r.out && on_out) {
+          if (!refused && !on_out(buf, static_cast<size_t>(n))) refused = true, ::kill(pid, SIGKILL);
+        } else {
+          into.append(buf, static_cast<size_t>(n));
+        }
         continue;
       }
       if (n == 0) ::close(fd), fd = -1;  // end of output
@@ -70,7 +79,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (timeout_s > 0 && std::chrono::steady_clock::now() > deadline) {
       r.timed_out = true;
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
@@ -80,8 +89,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   drain(out[0], r.out), drain(err[0], r.err);
   for (int fd : {out[0], err[0], to_child})
     if (fd >= 0) ::close(fd);
-  r.code = WIFEXITED(status) && !r.timed_out ? WEXITSTATUS(status) : -1;
+  r.code = WIFEXITED(status) && !r.timed_out && !refused ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& input, double timeout_s) {
+  return run(argv, input, timeout_s, nullptr);
+}
+
+ProcessResult stream_process(const std::vector<std::string>& argv, const OutputSink& on_out) {
+  return run(argv, {}, 0, on_out);
 }
 
 }  // namespace tokamak

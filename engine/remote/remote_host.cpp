@@ -24,11 +24,12 @@ std::string RemoteHost::run(const std::vector<std::string>& command, const std::
 }
 
 HostReport RemoteHost::test_connection(double timeout_s) const {
-  // One round trip: the version (which also proves tokamak is there), the devices, the free disk where runs go.
+  // One round trip: the version (which also proves tokamak is there), its datasets, the devices, the free disk
+  // where runs go.
   const std::string t = shell_quote(tokamak_);
   const std::string script =
-      t +
-      " --version || exit $?; echo '--'; "
+      t + " --version || exit $?; echo '--'; " + t +
+      " datasets --json 2>/dev/null; echo '--'; "
       "nvidia-smi --query-gpu=name,memory.total,memory.used,utilization.gpu --format=csv,noheader 2>/dev/null "
       "|| (grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/$/ (CPU)/'); echo '--'; "
       "d=\"${XDG_DATA_HOME:-$HOME/.local/share}\"; mkdir -p \"$d\"; df -Pk \"$d\" | tail -1; echo \"$d\"";
@@ -37,7 +38,7 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
   std::string line;
   HostReport r;
   int part = 0;
-  std::vector<std::string> disk;
+  std::vector<std::string> disk, datasets;
   while (std::getline(in, line)) {
     if (line == "--") {
       ++part;
@@ -45,13 +46,20 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
     }
     if (line.empty()) continue;
     if (part == 0) r.version = line;
-    else if (part == 1) r.devices.push_back(line);
+    else if (part == 1) datasets.push_back(line);
+    else if (part == 2) r.devices.push_back(line);
     else disk.push_back(line);
   }
   if (r.version != TOKAMAK_VERSION)
     throw Error("Tokamak on " + target_.spec() + " is version " + (r.version.empty() ? "?" : r.version) +
                     ", this one is " + TOKAMAK_VERSION,
                 "install the same version there (docs/REMOTE.md), so both read the same journal and config");
+  for (const std::string& l : datasets) {
+    json j = json::parse(l, nullptr, false);
+    if (j.is_object())
+      r.datasets.push_back({j.value("name", ""), j.value("path", ""), j.value("kind", ""), j.value("description", ""),
+                            j.value("tokens", uint64_t{0})});
+  }
   if (disk.size() == 2) {
     std::istringstream df(disk[0]);
     std::string fs, size, used, avail;
@@ -95,6 +103,21 @@ std::vector<RemoteRun> RemoteHost::runs(bool live_only) const {
                     j.value("pid", 0L), j.value("journal_bytes", uint64_t{0})});
   }
   return runs;
+}
+
+std::vector<RemoteCheckpoint> RemoteHost::checkpoints(const std::string& uid) const {
+  std::istringstream in(run({tokamak_, "runs", "checkpoints", uid}, {}, 30));
+  std::vector<RemoteCheckpoint> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object()) out.push_back({j.value("step", int64_t{0}), j.value("path", ""), j.value("bytes", uint64_t{0})});
+  }
+  return out;
+}
+
+std::vector<std::string> RemoteHost::argv(const std::vector<std::string>& command) const {
+  return ssh_argv(target_, options_, command);
 }
 
 void RemoteHost::close() const { run_process(ssh_close_argv(target_, options_), {}, 10); }

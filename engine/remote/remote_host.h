@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/dataset_list.h"
 #include "engine/remote/ssh_command.h"
 
 namespace tokamak {
 
 // What "Test connection" shows.
 struct HostReport {
-  std::string version;               // the host's `tokamak --version`
-  std::vector<std::string> devices;  // one line each: GPUs (name, memory, use) or the CPU
-  std::string free_disk;             // "812 GB free in /home/me/.local/share"
+  std::string version;                   // the host's `tokamak --version`
+  std::vector<std::string> devices;      // one line each: GPUs (name, memory, use) or the CPU
+  std::string free_disk;                 // "812 GB free in /home/me/.local/share"
+  std::vector<DatasetListing> datasets;  // its `tokamak datasets --json`: paths are the host's
 };
 
 // A run started on a host, as `tokamak train --detach --json` described it.
@@ -25,12 +27,20 @@ struct RemoteRun {
   uint64_t journal_bytes = 0;
 };
 
+// A checkpoint of a run on a host, as `tokamak runs checkpoints UID` there lists it (the file exists).
+struct RemoteCheckpoint {
+  int64_t step = 0;
+  std::string path;  // the host's path
+  uint64_t bytes = 0;
+};
+
 class RemoteHost {
  public:
   // TOKAMAK: the host's tokamak command (a name on its PATH, or an absolute path).
   RemoteHost(SshTarget target, SshOptions options, std::string tokamak = "tokamak");
 
   const SshTarget& target() const { return target_; }
+  const std::string& tokamak() const { return tokamak_; }
   // "ssh:user@host:port": how the run store names where a run lives.
   std::string store_name() const { return "ssh:" + target_.spec(); }
 
@@ -45,12 +55,17 @@ class RemoteHost {
   void control(const std::string& uid, const std::string& command) const;
   // The runs the host has, with their state (`tokamak runs list --json`); live_only: running or paused.
   std::vector<RemoteRun> runs(bool live_only) const;
+  // The checkpoints of a run there that still exist, oldest first.
+  std::vector<RemoteCheckpoint> checkpoints(const std::string& uid) const;
   // Ends the shared connection (ssh -O exit); harmless when there is none.
   void close() const;
 
- private:
-  std::string run(const std::vector<std::string>& command, const std::string& input, double timeout_s) const;
+  // Any command there (words, each quoted for the host's shell): its argv, for a process of the caller's,
+  // or run to its end: its stdout, or an Error of one line (describe_ssh_failure).
+  std::vector<std::string> argv(const std::vector<std::string>& command) const;
+  std::string run(const std::vector<std::string>& command, const std::string& input = {}, double timeout_s = 60) const;
 
+ private:
   SshTarget target_;
   SshOptions options_;
   std::string tokamak_;

@@ -105,4 +105,10 @@ int JournalIngest::ingest(const std::vector<JournalLine>& lines) {
   return taken;
 }
 
+std::string run_remote(RunStore& store, int64_t run_id) {
+  Stmt s(store.db(), "SELECT remote FROM runs WHERE id = ?");
+  s.bind(1, run_id);
+  return s.step() ? s.text(0) : std::string();
+}
+
 }  // namespace tokamak

@@ -38,4 +38,8 @@ class JournalIngest {
   double wall_offset_ = 0;  // wall seconds of a resumed run before its latest start, as StoreSink adds them
 };
 
+// Where the run RUN_ID of STORE lives: "ssh:user@host:port" for a run recorded from a host's journal, "" for one
+// that trained on this machine.
+std::string run_remote(RunStore& store, int64_t run_id);
+
 }  // namespace tokamak

@@ -78,6 +78,7 @@ QString WhereBox::resultText() const { return result_->text(); }
 
 void WhereBox::update() {
   const bool remote = !host().isEmpty();
+  datasets_.clear();  // another host (or none): the last test's list is not its
   tokamak_->setEnabled(remote);
   test_->setEnabled(remote && !job_);
   QString problem;
@@ -121,8 +122,15 @@ void WhereBox::testConnection() {
     const QJsonObject r = QJsonDocument::fromJson(out).object();
     QStringList devices;
     for (const QJsonValue& d : r["devices"].toArray()) devices << d.toString();
-    result_->setText(
-        tr("Tokamak %1 · %2 · %3").arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
+    datasets_.clear();
+    for (const QJsonValue& v : r["datasets"].toArray()) {
+      const QJsonObject d = v.toObject();
+      datasets_.push_back({d["name"].toString().toStdString(), d["path"].toString().toStdString(),
+                           d["kind"].toString().toStdString(), d["description"].toString().toStdString(),
+                           static_cast<uint64_t>(d["tokens"].toDouble())});
+    }
+    result_->setText(tr("Tokamak %1 · %2 · %3 · %n dataset(s)", nullptr, int(datasets_.size()))
+                         .arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
     Q_EMIT tested(true);
   });
   job_->start(front, {"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});

@@ -1,12 +1,15 @@
 // WhereBox: where a run trains — this computer, or an SSH host (a Host entry of ~/.ssh/config, or
 // user@host[:port] typed) — and "Test connection", which shows the host's Tokamak version, devices and free
-// disk, or one line saying why not. It only chooses: RunController (ui/run) starts a host's run as the child
-// `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
+// disk and datasets, or one line saying why not. It only chooses: RunController (ui/run) starts a host's run as the
+// child `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
 // bridge, plots, samples, store) is the path a local run takes. The test runs `tokamak remote test` as a
 // child, so the window never waits on the network.
 #pragma once
 #include <QGroupBox>
 #include <QString>
+#include <vector>
+
+#include "engine/data/dataset_list.h"
 
 class QComboBox;
 class QLabel;
@@ -27,6 +30,8 @@ class WhereBox : public QGroupBox {
   QString tokamakCommand() const;
   // The line shown under the box: the last test's result, or why the host text is not one.
   QString resultText() const;
+  // The datasets the host listed at the last successful test (`tokamak datasets` there); empty before.
+  const std::vector<tokamak::DatasetListing>& datasets() const { return datasets_; }
 
  public Q_SLOTS:
   void testConnection();
@@ -43,6 +48,7 @@ class WhereBox : public QGroupBox {
   QPushButton* test_;
   QLabel* result_;
   QProcess* job_ = nullptr;
+  std::vector<tokamak::DatasetListing> datasets_;
 };
 
 }  // namespace tokamak::ui

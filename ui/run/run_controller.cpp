@@ -149,6 +149,10 @@ void RunController::detach() {
   process_->closeWriteChannel();  // `tokamak remote` takes the end of stdin as "the reader went away"
 }
 
+void RunController::requestSample() {
+  if (remote_ && state_ != State::Idle) send("sample");  // `tokamak remote --control` sends it to the host
+}
+
 void RunController::kill() {
   if (process_) process_->kill();  // the launcher's ranks die with it (PR_SET_PDEATHSIG)
 }

@@ -44,6 +44,9 @@ class RunController : public QObject {
   bool attach(const QString& host, const QString& tokamak, const QString& uid);
   // A host's run: ends only the reader here (stdin closed); the run goes on training on its host.
   void detach();
+  // A host's run: asks it for a sample at its next step's end (`runs control UID sample` there); the text
+  // arrives as the journal's next sample event. Nothing for a local run (SamplesPanel samples a checkpoint).
+  void requestSample();
   void pause();
   void resume();
   void stop();

@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -22,6 +23,7 @@
 #include "engine/store/sqlite_db.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
+#include "ui/remote/host_job.h"
 #include "ui/runs/runs_io.h"
 #include "ui/runs/runs_model.h"
 
@@ -59,6 +61,12 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   exportMenu->addSeparator();
   exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
   exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
+  // In the menu, not the button bar: the bar's width is part of the window's minimum (test_studio_layout).
+  downloadAction_ = exportMenu->addAction(tr("Checkpoint from its SSH host..."), this, &RunsPanel::downloadWithDialog);
+  downloadAction_->setObjectName(QStringLiteral("downloadCheckpoint"));
+  downloadAction_->setToolTip(
+      tr("Download the newest checkpoint of a run that trained on an SSH host "
+         "(checked by sha256; a broken copy continues where it stopped)"));
   exportButton_->setMenu(exportMenu);
   importButton_ = new QPushButton(tr("Import..."), this);
   rerunButton_ = new QPushButton(tr("Re-run with changes"), this);
@@ -75,6 +83,10 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
          "grouped by \"Same config but seed\" to see the noise between seeds"));
   connect(repeatButton_, &QPushButton::clicked, this, &RunsPanel::repeatWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
+  hostJob_ = new HostJob(this);
+  downloadProgress_ = new QProgressBar(this);
+  downloadProgress_->setObjectName(QStringLiteral("downloadProgress"));
+  downloadProgress_->hide();
   connect(compareButton_, &QPushButton::clicked, this, [this] { compareRuns(selectedRunIds()); });
   connect(importButton_, &QPushButton::clicked, this, &RunsPanel::importWithDialog);
   connect(rerunButton_, &QPushButton::clicked, this, [this] { rerunWithChanges(selectedRunIds().value(0)); });
@@ -118,6 +130,7 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addWidget(message_);
+  layout->addWidget(downloadProgress_);
   layout->addWidget(split, 1);
 
   poll_ = new QTimer(this);
@@ -271,6 +284,7 @@ void RunsPanel::updateActions() {
   resumeButton_->setEnabled(ok && n == 1);
   exportHf_->setEnabled(ok && n == 1);
   evaluateButton_->setEnabled(ok && n == 1);
+  downloadAction_->setEnabled(ok && n == 1);
   repeatButton_->setEnabled(ok && n == 1);
   deleteButton_->setEnabled(ok && n >= 1);
 }
@@ -287,6 +301,7 @@ void RunsPanel::showContextMenu(const QPoint& pos) {
   menu.addAction(tr("Resume"), this, [this, ids] { resumeRun(ids.value(0)); })->setEnabled(ids.size() == 1);
   menu.addAction(tr("Repeat with seeds..."), this, &RunsPanel::repeatWithDialog)->setEnabled(ids.size() == 1);
   menu.addAction(tr("Evaluate..."), this, &RunsPanel::evaluateWithDialog)->setEnabled(ids.size() == 1);
+  menu.addAction(tr("Download checkpoint..."), this, &RunsPanel::downloadWithDialog)->setEnabled(ids.size() == 1);
   menu.addSeparator();
   menu.addAction(tr("Delete..."), this, [this, ids] { deleteRuns(ids); })->setEnabled(!ids.isEmpty());
   menu.exec(table_->viewport()->mapToGlobal(pos));

@@ -16,6 +16,7 @@ class RunStore;
 class QAction;
 class QLabel;
 class QLineEdit;
+class QProgressBar;
 class QPushButton;
 class QSortFilterProxyModel;
 class QTableView;
@@ -26,6 +27,7 @@ namespace tokamak::ui {
 
 class CompareView;
 class EngineJob;
+class HostJob;
 class RunsTableModel;
 
 class RunsPanel : public QWidget {
@@ -59,6 +61,17 @@ class RunsPanel : public QWidget {
   // results show in the panel's message, the runs' metrics and the compare view when the child ends.
   bool evaluateRun(qint64 id, const QString& task);
   bool isEvaluating() const;
+  // A run that trained on an SSH host (its row's remote): copies its checkpoint STEP (0 = the newest) into
+  // FOLDER with `tokamak remote download` in a child (progress bar, sha256 check, a broken copy resumed);
+  // false when it cannot start. A run of this computer has its checkpoints here already: an error says where.
+  bool downloadCheckpoint(qint64 id, const QString& folder, qint64 step = 0);
+  // The same for any file or folder on run ID's host (an export written there).
+  bool downloadHostPath(qint64 id, const QString& remotePath, const QString& folder);
+  bool isDownloading() const;  // any job on a host: download, evaluation or export
+  // A host's run: its newest checkpoint written as a Hugging Face folder on the host at HOST_FOLDER
+  // (`tokamak remote export`), then, when DOWNLOAD_TO is given, copied here. exportForHuggingFace and
+  // evaluateRun take this path (and `tokamak remote eval`) by themselves for a host's run.
+  bool exportOnHost(qint64 id, const QString& hostFolder, const QString& downloadTo = {});
   // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
   void setConfirmation(std::function<bool(const QString& question)> confirm);
   void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)
@@ -96,6 +109,11 @@ class RunsPanel : public QWidget {
   void evaluateWithDialog();
   void repeatWithDialog();
   QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable
+  void downloadWithDialog();
+  // The SSH host ("" for this computer) and uid of run ID; false (reason shown) when the store cannot say.
+  bool hostOf(qint64 id, QString* host, QString* uid);
+  bool startHostJob(qint64 id, const QString& command, const QStringList& args, const QString& doing);
+  bool evaluateOnHost(qint64 id, const QString& task);
 
   std::unique_ptr<tokamak::RunStore> store_;
   QString path_;         // as given to setDatabase ("" = default)
@@ -122,6 +140,9 @@ class RunsPanel : public QWidget {
   EngineJob* evalJob_ = nullptr;
   QPushButton* evaluateButton_ = nullptr;
   QPushButton* repeatButton_ = nullptr;
+  QAction* downloadAction_ = nullptr;
+  QProgressBar* downloadProgress_ = nullptr;
+  HostJob* hostJob_ = nullptr;  // a download from a host
 };
 
 }  // namespace tokamak::ui

@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QInputDialog>
 #include <QJsonDocument>
+#include <QLineEdit>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <algorithm>
@@ -197,6 +198,7 @@ bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder) {
     return false;
   }
   if (folder.isEmpty()) return false;
+  if (QString host, uid; hostOf(id, &host, &uid) && !host.isEmpty()) return exportOnHost(id, folder);
   const QString checkpoint = lastCheckpoint(id);  // a live run's newest checkpoint is complete: files appear whole
   if (checkpoint.isEmpty()) return false;
   disconnect(exportJob_, nullptr, this, nullptr);
@@ -230,6 +232,7 @@ bool RunsPanel::evaluateRun(qint64 id, const QString& task) {
     showError(tr("An evaluation is still running: wait for it to finish."));
     return false;
   }
+  if (QString host, uid; hostOf(id, &host, &uid) && !host.isEmpty()) return evaluateOnHost(id, task);
   const QString checkpoint = lastCheckpoint(id);
   if (checkpoint.isEmpty()) return false;
   disconnect(evalJob_, nullptr, this, nullptr);
@@ -265,14 +268,31 @@ void RunsPanel::evaluateWithDialog() {
   const QString kind = QInputDialog::getItem(this, tr("Evaluate run #%1").arg(id), tr("Task"), kinds, 0, false, &ok);
   if (!ok) return;
   const bool hellaswag = kind == kinds.front();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Evaluate on"), QString(),
-                                                    hellaswag ? tr("HellaSwag (*.jsonl)") : tr("Any file (*)"));
+  QString host, uid;
+  if (!hostOf(id, &host, &uid)) return;
+  // A host's run is evaluated there, on the host's file: its path is typed (a file dialog shows this computer).
+  const QString path = host.isEmpty()
+                           ? QFileDialog::getOpenFileName(this, tr("Evaluate on"), QString(),
+                                                          hellaswag ? tr("HellaSwag (*.jsonl)") : tr("Any file (*)"))
+                           : QInputDialog::getText(this, tr("Evaluate run #%1 on %2").arg(id).arg(host),
+                                                   tr("The file or dataset on %1:").arg(host));
   if (!path.isEmpty()) evaluateRun(id, (hellaswag ? QStringLiteral("hellaswag:") : QStringLiteral("ppl:")) + path);
 }
 
 void RunsPanel::exportHfWithDialog() {
   const qint64 id = selectedRunIds().value(0);
   if (id <= 0) return showError(tr("Select the run to export first."));
+  QString host, uid;
+  if (!hostOf(id, &host, &uid)) return;
+  if (!host.isEmpty()) {  // written on the host, then (if a folder is chosen) copied here
+    const QString there = QInputDialog::getText(this, tr("Export run #%1 on %2").arg(id).arg(host),
+                                                tr("The folder to write on %1:").arg(host), QLineEdit::Normal,
+                                                QStringLiteral("hf-") + uid.left(8));
+    if (there.isEmpty()) return;
+    exportOnHost(id, there,
+                 QFileDialog::getExistingDirectory(this, tr("Copy the export here too (Cancel: leave it there)")));
+    return;
+  }
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Export for Hugging Face: choose a folder"));
   if (!folder.isEmpty()) exportForHuggingFace(id, folder);
 }

@@ -75,6 +75,13 @@ void SamplesPanel::setCheckpoint(const QString& path, qint64 step) {
                                         : tr("Generates from %1 in a process of its own").arg(path));
 }
 
+void SamplesPanel::setHostRun(bool on) {
+  hostRun_ = on;
+  if (!on) return setCheckpoint(checkpoint_, checkpointStep_);
+  sampleNow_->setEnabled(true);
+  sampleNow_->setToolTip(tr("Asks the run on its host for a sample at its next step (with the run's own prompt)"));
+}
+
 void SamplesPanel::clear() {
   view_->clear();
   count_ = 0;
@@ -86,6 +93,7 @@ bool SamplesPanel::isSampling() const { return job_->isRunning(); }
 QString SamplesPanel::text() const { return view_->toPlainText(); }
 
 void SamplesPanel::sampleNow() {
+  if (hostRun_) return Q_EMIT sampleRequested();
   if (checkpoint_.isEmpty() || job_->isRunning()) return;
   SampleNowRequest r;
   r.checkpoint = checkpoint_;

@@ -23,6 +23,9 @@ class SamplesPanel : public QWidget {
 
   void appendSamples(const std::vector<SampleEvent>& samples);
   void setCheckpoint(const QString& path, qint64 step = 0);  // "" = none yet: "sample now" disabled
+  // A run on an SSH host is live: "sample now" emits sampleRequested (the run samples at its next step, with
+  // its own prompt) instead of sampling a local checkpoint.
+  void setHostRun(bool on);
   void clear();
   int sampleCount() const { return count_; }
   QString text() const;
@@ -31,6 +34,9 @@ class SamplesPanel : public QWidget {
 
  public Q_SLOTS:
   void sampleNow();
+
+ Q_SIGNALS:
+  void sampleRequested();
 
  private:
   void append(qint64 step, const QString& text, const QString& origin);
@@ -43,6 +49,7 @@ class SamplesPanel : public QWidget {
   QString checkpoint_;
   qint64 checkpointStep_ = 0;
   int count_ = 0;
+  bool hostRun_ = false;
 };
 
 }  // namespace tokamak::ui

@@ -53,7 +53,15 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   countRow->addWidget(count_);
   countRow->addWidget(progress_, 1);
   countRow->addWidget(cancel_);
+  hostData_ = new QComboBox;
+  hostData_->setObjectName("hostDatasets");
+  hostData_->setToolTip(
+      tr("What the host has ready to train on: its default corpus, text it has tokenized, "
+         "token shards in its data folder's datasets/ (docs/REMOTE.md)"));
+  hostLabel_ = new QLabel(tr("On the host"));
   auto* form = new QFormLayout(this);
+  form->addRow(hostLabel_, hostData_);
+  hostLabel_->hide(), hostData_->hide();
   form->addRow(tr("Source"), kind_);
   form->addRow(tr("Path"), pathRow);
   form->addRow(countRow);
@@ -74,6 +82,7 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
     Q_EMIT pathChanged();
   });
   connect(browse_, &QPushButton::clicked, this, &DatasetBox::browse);
+  connect(hostData_, &QComboBox::activated, this, &DatasetBox::pickHostDataset);
   connect(count_, &QPushButton::clicked, this, &DatasetBox::countTokens);
   connect(cancel_, &QPushButton::clicked, this, &DatasetBox::cancelCount);
   kindChanged();
@@ -110,17 +119,43 @@ QString DatasetBox::problem() const {
   if (kind_->currentIndex() == kDefault) return {};
   const QString p = path_->text().trimmed();
   if (p.isEmpty()) return tr("data.path is empty: choose a file or folder, or the default corpus");
-  if (p.contains('*')) return {};  // a glob of shards: the engine expands it
+  if (p.contains('*') || !host_.isEmpty()) return {};  // a glob (the engine expands it), or the host's path
   if (!QFileInfo::exists(p)) return tr("data.path '%1' does not exist: choose an existing file or folder").arg(p);
   return {};
 }
 
 QString DatasetBox::tokenSummary() const { return summary_; }
 
+void DatasetBox::setHost(const QString& host, const std::vector<tokamak::DatasetListing>& datasets) {
+  host_ = host;
+  hostDatasets_ = datasets;
+  hostData_->clear();
+  if (datasets.empty()) hostData_->addItem(tr("Test the connection to list the host's datasets"));
+  else hostData_->addItem(tr("%n dataset(s) on %1", nullptr, int(datasets.size())).arg(host));
+  for (const tokamak::DatasetListing& d : datasets)
+    hostData_->addItem(QString::fromStdString(d.name + " — " + d.description), QString::fromStdString(d.path));
+  hostLabel_->setVisible(!host.isEmpty());
+  hostData_->setVisible(!host.isEmpty());
+  kindChanged();
+}
+
+void DatasetBox::pickHostDataset(int index) {
+  if (index < 1 || index > int(hostDatasets_.size())) return;
+  const tokamak::DatasetListing& d = hostDatasets_[index - 1];
+  loading_ = true;  // the host's path: nothing to count here
+  kind_->setCurrentIndex(d.kind == "default" ? kDefault : d.kind == "shards" ? kShards : kTextFile);
+  if (d.kind != "default") path_->setText(QString::fromStdString(d.path));
+  loading_ = false;
+  summary_ = QString::fromStdString(d.description);
+  tokens_->setText(tr("on %1: %2").arg(host_, summary_));
+  Q_EMIT pathChanged();
+}
+
 void DatasetBox::kindChanged() {
   const bool own = kind_->currentIndex() != kDefault;
   path_->setEnabled(own);
-  browse_->setEnabled(own);
+  browse_->setEnabled(own && host_.isEmpty());  // a file dialog shows this computer's files, not the host's
+  count_->setEnabled(host_.isEmpty() && !counter_);
   summary_.clear();
   tokens_->clear();
   if (!loading_) {
@@ -148,7 +183,7 @@ void DatasetBox::browse() {
 }
 
 void DatasetBox::countTokens() {
-  if (counter_ || !problem().isEmpty()) return;
+  if (counter_ || !problem().isEmpty() || !host_.isEmpty()) return;  // a host's data are counted there
   const std::string source = path().toStdString();
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   cancelFlag_ = cancel;

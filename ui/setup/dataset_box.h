@@ -7,6 +7,9 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <vector>
+
+#include "engine/data/dataset_list.h"
 
 class QComboBox;
 class QLabel;
@@ -32,6 +35,10 @@ class DatasetBox : public QGroupBox {
   QString problem() const;
   QString tokenSummary() const;  // the last count's one-line description, "" before it is known
   bool isCounting() const { return counter_ != nullptr; }
+  // Where the run trains: "" = this computer; else an SSH host, whose data paths are its own (not checked or
+  // counted here) and whose DATASETS (`tokamak datasets` there, from "Test connection") fill "On the host".
+  void setHost(const QString& host, const std::vector<tokamak::DatasetListing>& datasets = {});
+  QString host() const { return host_; }
 
  public Q_SLOTS:
   void countTokens();
@@ -47,8 +54,13 @@ class DatasetBox : public QGroupBox {
   void browse();
   void progressed(qulonglong done, qulonglong total);
   void counted(const QString& summary, const QString& error);
+  void pickHostDataset(int index);
 
   QComboBox* kind_;
+  QComboBox* hostData_;  // the host's datasets (shown only for a host)
+  QLabel* hostLabel_;
+  QString host_;
+  std::vector<tokamak::DatasetListing> hostDatasets_;
   QLineEdit* path_;
   QPushButton* browse_;
   QPushButton* count_;

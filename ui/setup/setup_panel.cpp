@@ -104,6 +104,13 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   connect(refresh_, &QTimer::timeout, this, &SetupPanel::refreshNow);
   connect(keys_, &KeyBindings::changed, this, &SetupPanel::scheduleRefresh);
   connect(dataset_, &DatasetBox::pathChanged, this, &SetupPanel::scheduleRefresh);
+  // A host's data paths are its own; its datasets come with "Test connection" (ui/remote/where_box.h).
+  auto hostChanged = [this] { dataset_->setHost(where_->host(), where_->datasets()); };
+  connect(where_, &WhereBox::changed, this, [this, hostChanged] {
+    if (where_->host() != dataset_->host()) hostChanged();
+  });
+  connect(where_, &WhereBox::tested, this, hostChanged);
+  hostChanged();
   connect(model_, &ModelBox::startFromWeightsClicked, this, &SetupPanel::chooseWeights);
   connect(model_, &ModelBox::randomInitClicked, this, &SetupPanel::useRandomInit);
   connect(finder_, &BatchFinder::finished, this, [this](qint64 largest, const QString& error) {

@@ -1,0 +1,34 @@
+// What the `tokamak remote` subcommands share (cmd_remote.cpp: test, train, attach, list; cmd_remote_jobs.cpp:
+// download, datasets, eval, export): their options and the host they name.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/remote/remote_host.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tokamak::cli {
+
+struct RemoteArgs {
+  std::string host, tokamak = "tokamak", identity, known_hosts, ssh_config, db, config, uid;
+  std::vector<std::string> sets;
+  uint64_t from = 0;
+  bool json = false, control = false, live = false;
+  // download / eval / export
+  std::string checkpoint, path, to, task, format, out;
+};
+
+// The host of --host with the shared connection (cache_dir()/ssh) and the ssh options given.
+RemoteHost host_of(const RemoteArgs& a);
+
+// Adds download, datasets, eval and export to `tokamak remote`; COMMON adds --host and the ssh options.
+void add_remote_job_commands(CLI::App* remote, const std::shared_ptr<RemoteArgs>& args,
+                             const std::function<void(CLI::App*)>& common);
+
+}  // namespace tokamak::cli
