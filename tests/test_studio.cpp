@@ -323,7 +323,8 @@ void TestStudio::runLifecycle() {
   QVERIFY(!w.startAction()->isEnabled());
   // The run trains in an engine process of its own, detached (not the studio's child: it outlives the studio);
   // the studio's child is its reader, `tokamak runs follow FOLDER --control`, which carries the controls.
-  QTRY_VERIFY(run->processId() > 0);
+  // (known once the starter, which loads the engine, has printed where the run is)
+  QTRY_VERIFY_WITH_TIMEOUT(run->processId() > 0, 60000);
   // (until the forked child has exec'd, its command line is still the starter's)
   QTRY_VERIFY2(commandLineOf(run->processId()).contains("tokamak-engine train --config"),
                qPrintable(commandLineOf(run->processId())));
