@@ -165,15 +165,9 @@ class TestStudioJournal : public QObject {
   void closedStudioKeepsTrainingAndThePickerChoosesAmongLiveRuns() {
     auto w = std::make_unique<MainWindow>();
     RunController* rc = w->runController();
-    int progressBatches = 0;
-    connect(rc, &RunController::batchArrived, this, [&](const RunBatch& b) { progressBatches += b.progress ? 1 : 0; });
-    // A dataset of its own: tokenized before the run starts, so "progress" events come first (and show).
-    const std::string data = env_->path("closed.txt");
-    write_file_atomically(data, read_file(data_) + "\nmore text\n");
-    w->setupPanel()->setConfig(tinyRun(data, 100000, "journal-long"));
+    w->setupPanel()->setConfig(tinyRun("default", 100000, "journal-long"));
     w->startRun();
     QTRY_VERIFY_WITH_TIMEOUT(rc->lastStep().step >= 3 && w->livePlots()->trainPoints() >= 3, 120000);
-    QVERIFY(progressBatches > 0);
     const QString longUid = rc->runUid();
     const qint64 longPid = rc->processId();
     // Pause reaches it through its run folder.
@@ -210,7 +204,6 @@ class TestStudioJournal : public QObject {
     w = std::make_unique<MainWindow>();
     rc = w->runController();
     QCOMPARE(w->liveRuns()->runs().size(), 2);
-    QVERIFY(w->liveRunPicker()->isVisibleTo(w.get()));
     QCOMPARE(w->liveRunPicker()->count(), 2);
     QCOMPARE(rc->runUid(), shortUid);
     QTRY_VERIFY_WITH_TIMEOUT(rc->lastStep().step > 0, 60000);
