@@ -1,9 +1,10 @@
 // The studio driving a real SSH host (Debian's sshd on loopback, tests/support/sshd_server.h): "Where" lists
 // the Hosts of the ssh config and tests the connection (version, devices, free disk; a bad host text is one
 // line); a run started there trains with its events arriving live through the local event path; the ssh
-// client killed mid-run shows "disconnected — retrying" until the events flow again; the studio closed
-// mid-run leaves the run training on the host, and a new studio re-attaches by itself; at the end the local
-// store holds exactly the events of the host's journal.
+// client killed mid-run shows "disconnected — retrying" until the events flow again; then the ssh client and
+// its ControlMaster are killed and the studio (MainWindow, RunController) is destroyed while disconnected: the
+// run trains on on the host, a new studio lists the live runs of its known hosts and re-attaches by itself,
+// replaying the whole history; at the end the local store holds exactly the events of the host's journal.
 #include <QComboBox>
 #include <QDir>
 #include <QLineEdit>
@@ -27,6 +28,9 @@
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
 #include "ui/main_window.h"
+#include "ui/plots/live_plots.h"
+#include "ui/run/live_runs.h"
+#include "ui/samples/samples_panel.h"
 #include "ui/remote/where_box.h"
 #include "ui/run/run_controller.h"
 #include "ui/setup/setup_panel.h"
@@ -49,6 +53,17 @@ QList<qint64> childrenNamed(qint64 pid, const QByteArray& name) {
     const QByteArray comm = stat.mid(stat.indexOf('(') + 1, stat.lastIndexOf(')') - stat.indexOf('(') - 1);
     const QList<QByteArray> rest = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
     if (rest.size() > 1 && rest[1].toLongLong() == pid && comm == name) out << entry.toLongLong();
+  }
+  return out;
+}
+
+// The live ssh processes (clients and ControlMaster) whose command line names the shared connection's folder.
+QList<qint64> sshProcessesUsing(const QString& controlDir) {
+  QList<qint64> out;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    QFile comm("/proc/" + entry + "/comm"), cmdline("/proc/" + entry + "/cmdline");
+    if (entry.toLongLong() <= 0 || !comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "ssh") continue;
+    if (cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains(controlDir.toUtf8())) out << entry.toLongLong();
   }
   return out;
 }
@@ -153,6 +168,7 @@ class TestStudioRemote : public QObject {
     w->startAction()->trigger();
     QVERIFY(rc->isRemote());
     QTRY_VERIFY_WITH_TIMEOUT(rc->lastStep().step >= 5, 120000);  // live, through the local event path
+    QTRY_VERIFY_WITH_TIMEOUT(w->livePlots()->trainPoints() >= 5 && w->samplesPanel()->sampleCount() > 0, 120000);
     const std::string uid = rc->runStart().run_uid;
     QCOMPARE(uid.size(), size_t(16));
     QVERIFY(rc->runStart().host.size() > 0);
@@ -168,11 +184,13 @@ class TestStudioRemote : public QObject {
     QCOMPARE(connection.last().first().toBool(), true);
     QVERIFY(!rc->hasEnded());
 
-    // The studio closes mid-run: the run goes on on the host, and the next studio follows it again.
-    w->close();
-    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), 30000);
+    // The connection dies for good (client and ControlMaster) and the studio goes with it: the run goes on on
+    // the host, and the next studio finds it among its known hosts' live runs and follows it again.
+    const QString controlDir = QString::fromStdString(cache_dir() + "/ssh/");
+    QTRY_VERIFY(!sshProcessesUsing(controlDir).isEmpty());
+    for (qint64 pid : sshProcessesUsing(controlDir)) ::kill(static_cast<pid_t>(pid), SIGKILL);
     w.reset();
-    QCOMPARE(QSettings("Tokamak", "Tokamak Studio").value("remote/uid").toString(), QString::fromStdString(uid));
+    QVERIFY(LiveRuns::knownHosts().contains("tokamak-test"));
     SshOptions shared;
     shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
     RemoteHost host(parse_ssh_target("tokamak-test"), shared, bin().toStdString());
@@ -182,11 +200,12 @@ class TestStudioRemote : public QObject {
 
     auto again = std::make_unique<MainWindow>();
     RunController* rc2 = again->runController();
-    QVERIFY(rc2->isActive() && rc2->isRemote());
+    QTRY_VERIFY_WITH_TIMEOUT(rc2->isActive() && rc2->isRemote(), 60000);
+    QCOMPARE(rc2->runUid(), QString::fromStdString(uid));
     QTRY_VERIFY_WITH_TIMEOUT(rc2->hasEnded(), 300000);
     QCOMPARE(QString::fromStdString(rc2->lastEnd().status), QString("finished"));
     QCOMPARE(rc2->lastStep().step, int64_t(300));
-    QVERIFY(QSettings("Tokamak", "Tokamak Studio").value("remote/uid").toString().isEmpty());
+    QCOMPARE(again->livePlots()->trainPoints(), 300);  // the history before the re-attach replayed
 
     // The local store equals the host's journal: every step once, every sample once.
     std::string folder;

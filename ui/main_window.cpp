@@ -3,11 +3,13 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDockWidget>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
@@ -24,6 +26,7 @@
 #include "ui/plots/live_plots.h"
 #include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
+#include "ui/run/live_runs.h"
 #include "ui/run/run_controller.h"
 #include "ui/run/sample_process.h"
 #include "ui/runs/runs_panel.h"
@@ -42,6 +45,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("Tokamak Studio"));
   setWindowIcon(QIcon(":/icons/tokamak.svg"));
   controller_ = new RunController(this);
+  live_ = new LiveRuns(this);
   setup_ = new SetupPanel;
   plots_ = new LivePlots;
   samples_ = new SamplesPanel;
@@ -105,19 +109,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     samples_->setHostRun(controller_->isRemote() && state != RunController::State::Idle);
   });
   closeQuestion_ = [this] {
-    return QMessageBox::question(this, tr("Stop the run?"),
-                                 tr("A run is in progress. Stop it (a checkpoint is written) and close?")) ==
-           QMessageBox::Yes;
+    QMessageBox box(QMessageBox::Question, tr("Close during a run?"),
+                    tr("A run is in progress. Stop it (a checkpoint is written), or keep it training without the "
+                       "studio (it is followed again at the next start)?"),
+                    QMessageBox::Cancel, this);
+    QAbstractButton* stop = box.addButton(tr("Stop and close"), QMessageBox::DestructiveRole);
+    QAbstractButton* keep = box.addButton(tr("Keep training"), QMessageBox::AcceptRole);
+    box.exec();
+    return box.clickedButton() == stop ? CloseStop : box.clickedButton() == keep ? CloseKeepTraining : CloseCancel;
   };
   restoreSettings();
   updateActions();
-  // A run on a host that was being followed when the studio last closed (or was killed) trains on there:
-  // follow it again; the journal replays from its start and the store records only what it lacks.
-  QSettings settings("Tokamak", "Tokamak Studio");
-  const QString uid = settings.value("remote/uid").toString();
-  if (!uid.isEmpty() &&
-      controller_->attach(settings.value("remote/host").toString(), settings.value("remote/tokamak").toString(), uid))
-    status_->setState(tr("re-attaching"));
+  // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
+  // found is followed again, its journal replayed from its start; the picker offers the others.
+  connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
+  connect(controller_, &RunController::stateChanged, this, [this] {
+    if (controller_->isActive() || pickedUid_.isEmpty()) return;
+    const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+    pickedUid_.clear();
+    attachTo(picked);
+  }, Qt::QueuedConnection);
+  live_->refresh();
 }
 
 MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
@@ -137,6 +149,15 @@ void MainWindow::buildActions() {
                 tr("Continue a paused run, or a stopped one from its last checkpoint"), &MainWindow::resumeRun);
   stop_ = add(tr("Stop"), QStyle::SP_MediaStop, tr("Finish the current step, write a checkpoint and stop"),
               &MainWindow::stopRun);
+  sample_ = add(tr("Sample"), QStyle::SP_FileDialogDetailedView, tr("The run writes a sample at its next step"),
+                &MainWindow::sampleRun);
+  // Several runs going (here or on hosts): which one the live page follows; the others train on unwatched.
+  livePicker_ = new QComboBox;
+  livePicker_->setObjectName("liveRuns");
+  livePicker_->setToolTip(tr("Runs still going: the live page follows the one picked"));
+  livePickerAction_ = bar->addWidget(livePicker_);
+  livePickerAction_->setVisible(false);
+  connect(livePicker_, &QComboBox::activated, this, &MainWindow::pickLiveRun);
   start_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -146,7 +167,7 @@ void MainWindow::buildActions() {
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addActions({start_, pause_, resume_, stop_});
+  run->addActions({start_, pause_, resume_, stop_, sample_});
 }
 
 void MainWindow::buildDocks() {
@@ -171,6 +192,7 @@ void MainWindow::setDatabase(const QString& path) {
 
 void MainWindow::startRun() {
   if (controller_->isActive() || !setup_->canStart()) return;
+  autoAttach_ = false;
   plots_->clear();
   samples_->clear();
   failure_->hide();
@@ -209,6 +231,7 @@ void MainWindow::startNextQueued() {
   samples_->clear();
   failure_->hide();
   queuedActive_ = true;
+  autoAttach_ = false;
   showLivePage();
   if (controller_->start(c)) status_->setState(tr("preparing"));
   statusBar()->showMessage(
@@ -228,6 +251,41 @@ void MainWindow::resumeRun() {
 }
 
 void MainWindow::stopRun() { controller_->stop(); }
+void MainWindow::sampleRun() { controller_->sampleNow(); }
+
+void MainWindow::showLiveRuns() {
+  const QList<LiveRun>& runs = live_->runs();
+  livePicker_->clear();
+  for (const LiveRun& r : runs) {
+    livePicker_->addItem(r.label());
+    if (r.uid == controller_->runUid()) livePicker_->setCurrentIndex(livePicker_->count() - 1);
+  }
+  livePickerAction_->setVisible(runs.size() > 1);
+  if (autoAttach_ && !controller_->isActive() && !runs.isEmpty()) {
+    autoAttach_ = false;
+    attachTo(runs.first());
+  }
+  if (!live_->listing()) autoAttach_ = false;  // only what the studio finds as it starts is attached by itself
+}
+
+void MainWindow::pickLiveRun(int index) {
+  if (index < 0 || index >= live_->runs().size()) return;
+  const LiveRun& r = live_->runs()[index];
+  autoAttach_ = false;
+  if (controller_->isActive() && r.uid == controller_->runUid()) return;
+  if (!controller_->isActive()) return attachTo(r);
+  // The run followed now trains on; the picked one is attached once its reader has ended.
+  pickedUid_ = r.uid, pickedHost_ = r.host, pickedTokamak_ = r.tokamak;
+  controller_->detach();
+}
+
+void MainWindow::attachTo(const LiveRun& run) {
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  showLivePage();
+  if (controller_->attach(run.host, run.tokamak, run.uid)) status_->setState(tr("re-attaching"));
+}
 
 void MainWindow::onBatch(const RunBatch& batch) {
   plots_->appendSteps(batch.steps);
@@ -264,12 +322,8 @@ static QStringList rankDevices(const RunStart& start) {
 }
 
 void MainWindow::onRunStarted(const RunStart& start) {
-  if (controller_->isRemote()) {  // remembered until it ends, to re-attach after a restart
-    QSettings settings("Tokamak", "Tokamak Studio");
-    settings.setValue("remote/uid", QString::fromStdString(start.run_uid));
-    settings.setValue("remote/host", controller_->runHost());
-    settings.setValue("remote/tokamak", controller_->runTokamak());
-  }
+  // Its host is a known host from now on: the next start lists its live runs there (LiveRuns).
+  if (controller_->isRemote()) LiveRuns::rememberHost(controller_->runHost(), controller_->runTokamak());
   status_->runStarted(start, rankDevices(start));
   status_->setState(tr("running"));
   statusBar()->showMessage(
@@ -278,7 +332,7 @@ void MainWindow::onRunStarted(const RunStart& start) {
 }
 
 void MainWindow::onRunEnded(const EndEvent& end) {
-  QSettings("Tokamak", "Tokamak Studio").remove("remote");
+  live_->refresh();  // the picker drops the run that ended
   const QString status = QString::fromStdString(end.status);
   status_->setState(status);
   const StepEvent& last = controller_->lastStep();
@@ -319,6 +373,7 @@ void MainWindow::updateActions() {
   resume_->setEnabled(s == State::Paused || (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") &&
                                              !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);
+  sample_->setEnabled(s == State::Running);
   setup_->setEditable(idle);
   if (s == State::Paused) status_->setState(tr("paused"));
   else if (s == State::Stopping) status_->setState(tr("stopping"));
@@ -350,14 +405,19 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   if (!live && !samples_->isSampling() && controller_->isActive()) closing_ = true;
   const bool busy = live || samples_->isSampling();
   if (busy && !closing_) {
-    if (!closeQuestion_()) return event->ignore();
-    // Never wait here: the child writes its checkpoint and ends as "stopped", and finishClosing() closes the
-    // window then. A child that has not ended after kCloseGraceMs is killed (its last checkpoint stays).
+    const int answer = closeQuestion_();
+    if (answer == CloseCancel) return event->ignore();
     closing_ = true;
     samples_->job()->cancel();
-    controller_->stop();
-    QTimer::singleShot(kCloseGraceMs, controller_, &RunController::kill);
-    statusBar()->showMessage(tr("Stopping the run before closing…"));
+    if (live && answer == CloseKeepTraining) {
+      controller_->detach();  // only the reader ends; the run trains on (LiveRuns finds it at the next start)
+    } else {
+      // Never wait here: the run writes its checkpoint and ends as "stopped", and finishClosing() closes the
+      // window then. A run that has not ended after kCloseGraceMs is killed (its last checkpoint stays).
+      controller_->stop();
+      QTimer::singleShot(kCloseGraceMs, controller_, &RunController::kill);
+      statusBar()->showMessage(tr("Stopping the run before closing…"));
+    }
   }
   if (controller_->isActive() || samples_->isSampling()) return event->ignore();
   saveSettings();

@@ -10,6 +10,7 @@
 #include "engine/train/events.h"
 
 class QAction;
+class QComboBox;
 class QDockWidget;
 class QLabel;
 class QTabWidget;
@@ -17,6 +18,8 @@ class QTabWidget;
 namespace tokamak::ui {
 
 class RunsPanel;
+class LiveRuns;
+struct LiveRun;
 
 class LivePlots;
 class RunController;
@@ -33,9 +36,11 @@ class MainWindow : public QMainWindow {
 
   // The run store both the runs page and new runs use; "" = the default database.
   void setDatabase(const QString& path);
-  // Asked when the window is closed during a run or a "sample now"; true = stop it and close once it ended
-  // (within kCloseGraceMs: then the child is killed). Tests answer it themselves.
-  void setCloseQuestion(std::function<bool()> ask) { closeQuestion_ = std::move(ask); }
+  // Asked when the window is closed during a run or a "sample now": CloseStop = stop it and close once it ended
+  // (within kCloseGraceMs: then it is killed); CloseKeepTraining = close now, the run trains on and the next
+  // start re-attaches it; CloseCancel = stay. Tests answer it themselves (true/false: stop/cancel).
+  enum CloseAnswer { CloseCancel = 0, CloseStop = 1, CloseKeepTraining = 2 };
+  void setCloseQuestion(std::function<int()> ask) { closeQuestion_ = std::move(ask); }
 
   SetupPanel* setupPanel() const { return setup_; }
   LivePlots* livePlots() const { return plots_; }
@@ -47,6 +52,9 @@ class MainWindow : public QMainWindow {
   QAction* pauseAction() const { return pause_; }
   QAction* resumeAction() const { return resume_; }
   QAction* stopAction() const { return stop_; }
+  QAction* sampleAction() const { return sample_; }
+  LiveRuns* liveRuns() const { return live_; }
+  QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
   // Runs these configs (JSON) one after another, each when the run before it has finished ("Repeat with
   // seeds"); a queued run that does not finish (stopped, failed) drops the rest, as closing the window does.
@@ -63,6 +71,7 @@ class MainWindow : public QMainWindow {
   void pauseRun();
   void resumeRun();
   void stopRun();
+  void sampleRun();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -79,6 +88,9 @@ class MainWindow : public QMainWindow {
   void onRunEnded(const EndEvent& end);
   void updateActions();
   void finishClosing();
+  void showLiveRuns();             // the picker, and the first live run attached when the studio starts
+  void attachTo(const LiveRun& run);
+  void pickLiveRun(int index);
   void startNextQueued();
   void showFailure(const QString& status, const QString& why);  // status: failed | crashed
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
@@ -96,8 +108,13 @@ class MainWindow : public QMainWindow {
   QLabel* failureText_;
   QDockWidget* setupDock_;
   QDockWidget* samplesDock_;
-  QAction *start_, *pause_, *resume_, *stop_;
-  std::function<bool()> closeQuestion_;
+  QAction *start_, *pause_, *resume_, *stop_, *sample_;
+  LiveRuns* live_;
+  QComboBox* livePicker_;
+  QAction* livePickerAction_;
+  QString pickedUid_, pickedHost_, pickedTokamak_;  // attached once the current reader has ended
+  bool autoAttach_ = true;  // at start, until the user starts or picks a run: follow the first live run found
+  std::function<int()> closeQuestion_;
   bool closing_ = false;  // the user asked to close; the window closes when the run has ended
   QStringList queue_;     // configs waiting to run (queueRuns)
   int queueDone_ = 0, queueTotal_ = 0;

@@ -1,12 +1,15 @@
 // `tokamak runs follow ID [--from BYTES]`, `tokamak runs control ID COMMAND`, `tokamak runs list --json`,
 // `tokamak runs checkpoints ID`.
 // They read and write only the run folder, never the run store and never a pipe the run writes, so any
-// number of them can come and go while the run trains at full speed.
+// number of them can come and go while the run trains at full speed. `follow --control` is how the studio
+// follows a run on this computer: the journal on stdout, pause/resume/stop/sample lines on stdin turned into
+// control files, and the end of stdin (the studio closed or killed) ends only this reader.
 #include "app/tokamak/cmd_runs_live.h"
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "app/tokamak/control_channel.h"
 #include "engine/remote/control_file.h"
 #include "engine/remote/journal.h"
 #include "engine/remote/run_folder.h"
@@ -28,7 +32,13 @@ using json = nlohmann::json;
 struct LiveArgs {
   std::string id, command;
   uint64_t from = 0;
+  bool control = false;
 };
+
+void note(const std::string& line) {
+  std::fprintf(stderr, "tokamak runs: %s\n", line.c_str());
+  std::fflush(stderr);
+}
 
 std::string event_of(const std::string& line) {
   json j = json::parse(line, nullptr, false);
@@ -64,9 +74,29 @@ int follow(const LiveArgs& a) {
   const RunFolder f = find_run_folder(a.id);
   const RunFolderInfo info = read_run_folder_info(f);
   uint64_t offset = a.from;
+  std::atomic<bool> reader_gone{false};
+  std::unique_ptr<ControlChannel> channel;
+  if (a.control) {
+    auto send = [&f](const char* command) {
+      return [&f, command] {
+        try {
+          write_control_command(f.control_dir(), command);
+        } catch (const std::exception& e) {
+          note(std::string(command) + " did not reach the run: " + e.what());
+        }
+      };
+    };
+    channel = std::make_unique<ControlChannel>(
+        ControlHandlers{send("pause"), send("resume"), send("stop"), send("sample"), [&] { reader_gone = true; }},
+        note);
+  }
   using clock = std::chrono::steady_clock;
   const auto began = clock::now();
   for (;;) {
+    if (reader_gone) {
+      note("the reader went away; run " + info.uid + " goes on");
+      return 0;
+    }
     uint64_t next = offset;
     const auto lines = read_journal(f.journal(), offset, &next);
     for (const JournalLine& l : lines) std::fprintf(stdout, "%s\n", l.text.c_str());
@@ -151,6 +181,9 @@ void add_run_folder_commands(CLI::App* runs) {
       "follow", "Print a run's journal (events.jsonl) from a byte offset and follow it until the run has ended");
   c->add_option("id", args->id, "run uid (or a unique prefix of 4+ characters), or its run folder")->required();
   c->add_option("--from", args->from, "byte offset to start at (default 0: the whole journal)");
+  c->add_flag("--control", args->control,
+              "read pause/resume/stop/sample lines on stdin and send them to the run (as `runs control` does); "
+              "the end of stdin ends only this reader, the run goes on");
   c->callback([args] { follow(*args); });
 
   c = runs->add_subcommand("control", "Send a command to a running run through its run folder");

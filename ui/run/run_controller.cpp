@@ -1,16 +1,22 @@
-// RunController: one child engine process at a time, events drained in batches (see run_controller.h).
+// RunController: one run at a time, followed through its journal, events drained in batches (see
+// run_controller.h).
 #include "ui/run/run_controller.h"
 
 #include <QCoreApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QPointer>
 #include <QRegularExpression>
 #include <QTemporaryFile>
 #include <QThread>
 #include <QThreadPool>
+#include <csignal>
 #include <cstring>
 #include <exception>
 
+#include "engine/remote/run_folder.h"
 #include "engine/store/run_store.h"
+#include "engine/util/files.h"
 #include "engine/train/trainer.h"
 #include "ui/run/engine_process.h"
 #include "ui/run/json_events.h"
@@ -53,36 +59,94 @@ void RunController::resetRun() {
   lastCheckpoint_.clear();
   lastCheckpointStep_ = 0;
   stderrTail_.clear();
+  runUid_.clear(), runFolder_.clear();
+  runPid_ = 0;
+  disconnected_ = detaching_ = stopAsked_ = false;
   bridge_.take();  // nothing of an earlier run may leak into this one
 }
 
 bool RunController::start(const Config& config) {
-  if (process_) return false;
+  if (process_ || starter_) return false;
   config_ = config;
   resetRun();
 
-  remote_ = !host_.isEmpty(), disconnected_ = detaching_ = false;
+  remote_ = !host_.isEmpty();
   runHost_ = host_, runTokamak_ = hostTokamak_;
-  const QString engine = remote_ ? tokamakFrontPath() : enginePath();
+  const QString program = remote_ ? tokamakFrontPath() : enginePath();
   configFile_ = new QTemporaryFile(this);
-  if (engine.isEmpty() || !configFile_->open()) {
-    bridge_.on_end({"failed", (engine.isEmpty() ? engineMissingText() : configFile_->errorString()).toStdString()});
-    delete configFile_;
-    configFile_ = nullptr;
+  if (program.isEmpty() || tokamakFrontPath().isEmpty() || !configFile_->open()) {
+    failNow(program.isEmpty() || tokamakFrontPath().isEmpty() ? engineMissingText() : configFile_->errorString());
     return true;  // ends at the next drain, like any failed run
   }
-  // The whole effective config travels as a file: the child resolves it exactly as `tokamak train --config`.
+  // The whole effective config travels as a file: the run resolves it exactly as `tokamak train --config`.
   configFile_->write(QByteArray::fromStdString(config_to_json(config)));
   configFile_->flush();
-  QStringList args{"train", "--json", "--control", "--config", configFile_->fileName()};
+  QStringList args{"train", "--detach", "--json", "--config", configFile_->fileName()};
   // A host's run: started there detached, its journal followed over ssh and recorded in this store.
   if (remote_)
     args = {"remote",    "train",     "--host",
             host_,       "--tokamak", hostTokamak_,
             "--control", "--config",  configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
+  if (remote_) return launch(program, args);
 
-  return launch(engine, args);
+  // This computer: the run starts in a session of its own (it records itself in the store and writes its
+  // journal), and is followed like a host's run once the starter has said where it is.
+  starter_ = new QProcess(this);
+  starter_->setProgram(program);
+  starter_->setArguments(args);
+  connect(starter_, &QProcess::finished, this, &RunController::detached);
+  connect(starter_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart || !starter_) return;
+    const QString why = tr("could not start %1: %2").arg(starter_->program(), starter_->errorString());
+    starter_->disconnect(this);
+    starter_->deleteLater();
+    starter_ = nullptr;
+    failNow(why);
+  });
+  setState(State::Running);
+  starter_->start();
+  return true;
+}
+
+// The starter has ended: it printed the detached run's uid, folder and pid, or why the run did not start
+// (a config the engine refuses: one line on its stderr).
+void RunController::detached(int exitCode, QProcess::ExitStatus status) {
+  QProcess* s = starter_;
+  if (!s) return;
+  starter_ = nullptr;
+  s->disconnect(this);
+  s->deleteLater();
+  QJsonObject d;
+  for (const QByteArray& line : s->readAllStandardOutput().split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o.value("event").toString() == "detached") d = o;
+  }
+  if (status != QProcess::NormalExit || exitCode != 0 || d.isEmpty()) {
+    const QStringList err =
+        QString::fromUtf8(s->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
+    QString why = errorLineOf(err);
+    if (why.isEmpty()) why = tr("the run could not be started (exit code %1)").arg(exitCode);
+    return failNow(why);
+  }
+  runUid_ = d.value("run_uid").toString();
+  runFolder_ = d.value("folder").toString();
+  runPid_ = d.value("pid").toInteger();
+  delete configFile_;  // the run keeps its own copy (config.json in its folder)
+  configFile_ = nullptr;
+  launch(tokamakFrontPath(), {"runs", "follow", runFolder_, "--control"});
+  if (stopAsked_) send("stop");  // Stop was pressed while the run was being started
+}
+
+// A run that ends before it has a reader: the reason goes through the bridge like any end.
+void RunController::failNow(const QString& why) {
+  bridge_.on_end({"failed", why.toStdString()});
+  delete configFile_;
+  configFile_ = nullptr;
+  if (state_ != State::Idle) {
+    drain();
+    setState(State::Idle);
+  }
 }
 
 bool RunController::launch(const QString& program, const QStringList& args) {
@@ -97,28 +161,48 @@ bool RunController::launch(const QString& program, const QStringList& args) {
     stderrTail_ << "tokamak: could not start " + process_->program() + ": " + process_->errorString();
     processEnded(-1, QProcess::NormalExit);
   });
-  setState(State::Running);
+  if (state_ == State::Idle) setState(State::Running);  // a local run is Running (or Stopping) since its start
   process_->start();
   return true;
 }
 
 bool RunController::attach(const QString& host, const QString& tokamak, const QString& uid) {
-  if (process_) return false;
+  if (process_ || starter_) return false;
   config_ = Config{};
   resetRun();
-  remote_ = true, disconnected_ = detaching_ = false;
+  remote_ = !host.isEmpty();
   runHost_ = host, runTokamak_ = tokamak;
   const QString front = tokamakFrontPath();
   if (front.isEmpty()) {
     bridge_.on_end({"failed", engineMissingText().toStdString()});
     return true;
   }
-  QStringList args{"remote", "attach", "--host", host, "--tokamak", tokamak, "--control", uid};
-  if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
-  return launch(front, args);
+  if (remote_) {
+    runUid_ = uid;
+    QStringList args{"remote", "attach", "--host", host, "--tokamak", tokamak, "--control", uid};
+    if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
+    return launch(front, args);
+  }
+  try {
+    const RunFolder f = find_run_folder(uid.toStdString());
+    runFolder_ = QString::fromStdString(f.path);
+    runUid_ = QString::fromStdString(read_run_folder_info(f).uid);
+    runPid_ = read_pid(f);
+    // A detached run keeps its config: Pause is offered as for a run started here, Resume continues it.
+    if (path_exists(f.path + "/config.json")) config_ = config_from_json(read_file(f.path + "/config.json"));
+  } catch (const std::exception& e) {
+    bridge_.on_end({"failed", e.what()});
+    return true;
+  }
+  return launch(front, {"runs", "follow", runFolder_, "--control"});
 }
 
-qint64 RunController::processId() const { return process_ ? process_->processId() : 0; }
+qint64 RunController::processId() const {
+  if (!remote_) return runPid_;
+  return process_ ? process_->processId() : 0;
+}
+
+qint64 RunController::readerPid() const { return process_ ? process_->processId() : 0; }
 
 void RunController::send(const char* line) {
   if (process_) process_->write(QByteArray(line) + '\n');
@@ -136,17 +220,23 @@ void RunController::resume() {
   setState(State::Running);
 }
 
+void RunController::sampleNow() {
+  if (state_ == State::Running || state_ == State::Paused) send("sample");
+}
+
 void RunController::stop() {
-  if (!process_ || state_ == State::Stopping) return;
+  if (state_ == State::Idle || state_ == State::Stopping) return;
+  stopAsked_ = true;  // a run still being started gets it as soon as its reader is there
   // The trainer finishes its step, writes a checkpoint and ends as "stopped"; stop also ends a pause.
   send("stop");
   setState(State::Stopping);
 }
 
 void RunController::detach() {
-  if (!process_ || !remote_) return;
+  if (!process_) return;
   detaching_ = true;
-  process_->closeWriteChannel();  // `tokamak remote` takes the end of stdin as "the reader went away"
+  // `tokamak runs follow --control` and `tokamak remote` take the end of stdin as "the reader went away".
+  process_->closeWriteChannel();
 }
 
 void RunController::requestSample() {
@@ -154,18 +244,24 @@ void RunController::requestSample() {
 }
 
 void RunController::kill() {
-  if (process_) process_->kill();  // the launcher's ranks die with it (PR_SET_PDEATHSIG)
+  if (starter_) starter_->kill();
+  // A local run is nobody's child: its process is killed by pid (the pid file's start time guards against a
+  // reused pid); a launcher's ranks die with it (PR_SET_PDEATHSIG), and the reader then reports the crash.
+  if (!remote_ && runPid_ > 0 && run_process_alive(RunFolder{runFolder_.toStdString()}))
+    ::kill(static_cast<pid_t>(runPid_), SIGKILL);
+  else if (process_) process_->kill();
 }
 
 void RunController::stopAndWait(int graceMs) {
+  if (starter_) starter_->waitForFinished(graceMs);  // its end starts the reader (detached())
   QPointer<QProcess> p = process_;
   if (!p) return;
   // A host's run outlives the studio: closing stdin ends only the reader here (cmd_remote.cpp).
   if (remote_) detach();
   else stop();
   if (!p->waitForFinished(graceMs) && p) {
-    p->kill();
-    p->waitForFinished(5000);
+    kill();
+    if (p && !p->waitForFinished(5000) && p) p->kill(), p->waitForFinished(5000);
   }
   if (process_) processEnded(-1, QProcess::CrashExit);  // not even SIGKILL was seen to end it
 }
@@ -216,9 +312,10 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
       e.status = "crashed";
       const QString signal =
           exitCode > 0 ? QString(" by signal %1 (%2)").arg(exitCode).arg(strsignal(exitCode)) : QString();
-      why = tr("the engine process was killed%1").arg(signal) + (why.isEmpty() ? QString() : ": " + why);
+      why = tr("the run's reader was killed%1").arg(signal) + (why.isEmpty() ? QString() : ": " + why);
     } else {
-      e.status = "failed";
+      // The reader's verdict on a run whose process ended without an end event (`runs follow`, run_folder.h).
+      e.status = why.contains("crashed (it ended without an end event)") ? "crashed" : "failed";
       if (why.isEmpty()) why = tr("the engine process ended (exit code %1) without ending the run").arg(exitCode);
     }
     e.error = why.toStdString();
@@ -262,6 +359,7 @@ void RunController::drain() {
   RunBatch batch = bridge_.take();
   if (batch.empty()) return;
   if (batch.start) start_ = *batch.start;
+  if (batch.start && runUid_.isEmpty()) runUid_ = QString::fromStdString(start_.run_uid);  // a host's new run
   if (!batch.steps.empty()) lastStep_ = batch.steps.back();
   if (!batch.checkpoints.empty()) {
     lastCheckpoint_ = QString::fromStdString(batch.checkpoints.back().path);

@@ -1,10 +1,14 @@
-// RunController: owns the studio's training run, which is a child `tokamak-engine train --json --control`
-// process (QProcess). Its stdout is the JSON event stream (ui/run/json_events.h), fed into the EventBridge and
-// handed on in batches from a ~30 ms single-shot timer, so plots redraw at most ~30 times a second whatever
-// the step rate. Pause/Resume/Stop are lines on its stdin (app/tokamak/control_channel.h). The child records
-// the run in the store itself; a child that dies without an end event ends the run here as "crashed" (killed
-// by a signal) or "failed" (an error exit) with its last error line, and the store's row is marked crashed.
-// A crash of LibTorch, CUDA or the OOM killer therefore never takes the window with it.
+// RunController: the studio's training run, seen through its journal (docs/ARCHITECTURE.md, "One event path").
+// Every run is started detached where it trains and followed by a reader child whose stdout is the run's
+// journal from a byte offset and whose stdin takes pause/resume/stop/sample lines:
+//   this computer: `tokamak-engine train --detach --json` starts it, then `tokamak runs follow FOLDER --control`;
+//   an SSH host:   `tokamak remote train|attach --host HOST --control` (which also records it in the store).
+// The lines go into the EventBridge and are handed on in batches from a ~30 ms single-shot timer, so plots
+// redraw at most ~30 times a second whatever the step rate. A local run records itself in the store (its own
+// StoreSink); a host's run is recorded by its reader. Since the run is nobody's child, it outlives a closed or
+// killed studio, and the next studio re-attaches (attach(), ui/run/live_runs.h). A run that ends without an
+// end event ends here as "crashed" with the last error line its reader reports, and the store's row is marked
+// crashed. A crash of LibTorch, CUDA or the OOM killer therefore never takes the window with it.
 #pragma once
 #include <QObject>
 #include <QProcess>
@@ -30,19 +34,21 @@ class RunController : public QObject {
   ~RunController() override;
 
   void setDatabase(const QString& path) { dbPath_ = path; }  // "" = the default run store
-  // Where the next run trains: "" = this computer; else an SSH host (ui/remote/where_box.h), whose run is the
-  // child `tokamak remote train --host HOST --tokamak TOKAMAK`: its stdout is the host's journal, so nothing
-  // after the child knows where the run is.
+  // Where the next run trains: "" = this computer; else an SSH host (ui/remote/where_box.h), whose reader is
+  // the child `tokamak remote train --host HOST --tokamak TOKAMAK`: its stdout is the host's journal, as a local
+  // run's reader's is the local journal, so nothing after the reader knows where the run is.
   void setHost(const QString& host, const QString& tokamak = "tokamak") { host_ = host, hostTokamak_ = tokamak; }
   bool isRemote() const { return remote_; }            // the current (or last) run is on a host
   const QString& runHost() const { return runHost_; }  // that host and its tokamak command
   const QString& runTokamak() const { return runTokamak_; }
-  // Starts the child; false when a run is still active. A child that cannot start ends at once as failed.
+  // Starts the run detached and follows it; false when a run is still active. A run that cannot start ends at
+  // once as failed.
   bool start(const Config& config);
-  // Follows a run that trains on a host (after a restart of the studio): `tokamak remote attach`; the whole
-  // journal replays into the plots, and the store records only what it did not have. False while active.
+  // Follows a live run again (after a restart of the studio, or picked among several): host "" = this
+  // computer (uid: the run's uid or its folder), else `tokamak remote attach`. The whole journal replays into
+  // the plots; the store records only what it did not have. False while active.
   bool attach(const QString& host, const QString& tokamak, const QString& uid);
-  // A host's run: ends only the reader here (stdin closed); the run goes on training on its host.
+  // Ends only the reader here (its stdin closed); the run goes on training, to be attached again.
   void detach();
   // A host's run: asks it for a sample at its next step's end (`runs control UID sample` there); the text
   // arrives as the journal's next sample event. Nothing for a local run (SamplesPanel samples a checkpoint).
@@ -50,9 +56,12 @@ class RunController : public QObject {
   void pause();
   void resume();
   void stop();
-  // Ends the child now (SIGKILL, and its ranks with it): the escalation when a stop takes too long.
+  void sampleNow();  // a sample at the run's next step's end (`runs control UID sample`)
+  // Ends the run now (SIGKILL of a local run's process, its ranks with it; a host's run: only the reader):
+  // the escalation when a stop takes too long.
   void kill();
-  // Stop, then wait up to graceMs for the child's clean end, then kill it. Blocks: for the destructor only.
+  // Stop, then wait up to graceMs for the run's clean end, then kill it; a host's run is only detached.
+  // Blocks: for the destructor only.
   void stopAndWait(int graceMs = 30000);
 
   State state() const { return state_; }
@@ -60,7 +69,9 @@ class RunController : public QObject {
   // Pause is not offered to data-parallel runs (the ranks agree only on stop).
   bool canPause() const { return state_ == State::Running && config_.dist.gpus <= 1; }
   const Config& config() const { return config_; }
-  qint64 processId() const;  // the child's pid, 0 when none
+  qint64 processId() const;  // a local run's own process (the launcher of a data-parallel one); 0 for a host's
+  qint64 readerPid() const;  // the reader child's pid (runs follow / remote), 0 when none
+  const QString& runUid() const { return runUid_; }  // known once started (before its start event)
   // What the last (or current) run reported.
   const RunStart& runStart() const { return start_; }
   const StepEvent& lastStep() const { return lastStep_; }
@@ -82,6 +93,8 @@ class RunController : public QObject {
 
  private:
   bool launch(const QString& program, const QStringList& args);
+  void detached(int exitCode, QProcess::ExitStatus status);
+  void failNow(const QString& why);
   void resetRun();
   void send(const char* line);
   void readEvents();
@@ -93,12 +106,15 @@ class RunController : public QObject {
 
   EventBridge bridge_;
   QTimer redraw_;
-  QProcess* process_ = nullptr;
+  QProcess* process_ = nullptr;  // the reader
+  QProcess* starter_ = nullptr;  // `tokamak-engine train --detach` while it starts a local run
   QTemporaryFile* configFile_ = nullptr;
   QStringList stderrTail_;  // the child's last stderr lines, for the reason of a failure
   QString dbPath_;
   QString host_, hostTokamak_ = "tokamak", runHost_, runTokamak_;
-  bool remote_ = false, disconnected_ = false, detaching_ = false;
+  bool remote_ = false, disconnected_ = false, detaching_ = false, stopAsked_ = false;
+  QString runUid_, runFolder_;  // a local run's uid and folder
+  qint64 runPid_ = 0;           // a local run's process
   Config config_;
   RunStart start_;
   StepEvent lastStep_;
