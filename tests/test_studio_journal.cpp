@@ -224,6 +224,18 @@ class TestStudioJournal : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), 60000);
     QCOMPARE(QString::fromStdString(rc->lastEnd().status), QString("stopped"));
     QVERIFY(run_process_alive(folderOf(shortUid)));
+    // A sample asked from a terminal first, so its journal has one however few steps it has made (a fast
+    // machine may stop it before its first train.sample_every).
+    cli.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"runs", "control", shortUid, "sample"});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    const auto journalHasSample = [&] {
+      uint64_t next = 0;
+      for (const JournalLine& l : read_journal(folderOf(shortUid).journal(), 0, &next, 1 << 26))
+        if (l.text.find("\"event\":\"sample\"") != std::string::npos) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(journalHasSample(), 60000);
     cli.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"runs", "control", shortUid, "stop"});
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 0);

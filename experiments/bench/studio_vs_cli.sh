@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The studio's run against the CLI's: the default config (what the studio opens on first start: nano, precision
 # auto, a report every 10 steps) with STEPS steps, run PAIRS times alternately from each in one sitting. The
-# studio starts its run as a child tokamak-engine; its screenshot mode drives it under Xvfb (start, wait for
-# STEPS steps, stop, quit), with settings of its own so the user's are neither read nor written. The CLI run is
+# studio starts its run detached (`tokamak-engine train --detach`) and follows its journal; its screenshot mode
+# drives it under Xvfb (start, wait for STEPS steps, stop, quit), with settings of its own so the user's are
+# neither read nor written. The CLI run is
 # `tokamak train`. Both record into one scratch store. A run's speed is the median tok/s of its reports at
 # steps >= FROM (the first steps warm up the allocator and the caches); each side's speed is the median over
 # all its runs' reports, and the ratio is studio / CLI.
