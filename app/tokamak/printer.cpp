@@ -29,8 +29,14 @@ void PrinterSink::emit(const json& j) {
   // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
   const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
   // The journal first: it is the record that outlives every reader (docs/ARCHITECTURE.md, "Run folders").
-  if (journal_ && !journal_->failed() && !journal_->append(line) && on_journal_failure_)
-    on_journal_failure_(journal_->error());
+  // Said once, whether the line was refused or went into the reserve a full disk leaves (journal.h).
+  if (journal_ && !journal_->failed()) {
+    const bool written = journal_->append(line);
+    if ((!written || journal_->disk_full()) && !journal_failure_said_ && on_journal_failure_) {
+      journal_failure_said_ = true;
+      on_journal_failure_(journal_->error());
+    }
+  }
   // The reader of stdout went away (`| head`, a crashed studio): SIGPIPE is ignored (signals.h), so the write
   // fails with EPIPE; say so once and go on training without printing.
   if (!json_ || stdout_closed_) return;
@@ -138,7 +144,11 @@ void PrinterSink::on_checkpoint(const CheckpointEvent& e) {
   if (wants_json()) emit({{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}});
 }
 
-void PrinterSink::on_end(const EndEvent& e) {
+void PrinterSink::on_end(const EndEvent& end) {
+  // A run stopped because its journal could not be written failed, and its end event says why.
+  EndEvent e = end;
+  if (journal_failure_said_ && journal_ && e.status != "failed")
+    e.status = "failed", e.error = "the run journal could not be written: " + journal_->error();
   std::fprintf(stderr, "run %s at step %lld after %.1f s%s%s\n", e.status.c_str(), static_cast<long long>(e.step),
                e.wall_s, e.error.empty() ? "" : ": ", e.error.c_str());
   if (wants_json())

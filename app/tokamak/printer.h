@@ -40,6 +40,7 @@ class PrinterSink : public EventSink {
   bool stdout_closed_ = false;
   JournalWriter* journal_ = nullptr;
   std::function<void(const std::string&)> on_journal_failure_;
+  bool journal_failure_said_ = false;
   int64_t total_steps_ = 0;
   int last_percent_ = -1;
 };

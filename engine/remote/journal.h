@@ -20,17 +20,26 @@ class JournalWriter {
   JournalWriter(const JournalWriter&) = delete;
   JournalWriter& operator=(const JournalWriter&) = delete;
 
-  // Appends LINE and a newline. Returns false once a write has failed (a full disk: ENOSPC, or any other
-  // error); a partly written line is cut off again, so the journal keeps only whole lines, and every later
-  // append is refused at once. error() says why.
+  // Appends LINE and a newline. Returns false once a write has failed (ENOSPC with no reserve left, or any
+  // other error); a partly written line is cut off again, so the journal keeps only whole lines, and every
+  // later append is refused at once. error() says why.
+  //
+  // A full disk is met first with a reserve: the writer keeps kReserveBytes in PATH.reserve, beside the
+  // journal, and frees it at the first ENOSPC, so that the line, the run's failure line, its end event and
+  // its exit file still find room and a reader learns why the run ended instead of seeing it vanish.
+  // disk_full() turns true then (append still succeeds); the owner stops the run.
   bool append(const std::string& line);
   bool failed() const { return !error_.empty(); }
   bool disk_full() const { return disk_full_; }
-  const std::string& error() const { return error_; }
+  const std::string& error() const { return error_.empty() ? full_ : error_; }
   const std::string& path() const { return path_; }
 
+  static constexpr size_t kReserveBytes = 32 * 1024;
+
  private:
-  std::string path_, error_;
+  bool write_line(const std::string& whole, int* err);
+  std::string path_, error_, full_;
+  std::string reserve_;  // the reserve's path while it exists; empty once freed or where none could be made
   int fd_ = -1;
   bool disk_full_ = false;
 };

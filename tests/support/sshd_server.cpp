@@ -25,7 +25,8 @@ QString userName() {
 
 }  // namespace
 
-SshdServer::SshdServer(const QStringList& set_env) : set_env_(set_env) {
+SshdServer::SshdServer(const QStringList& set_env, const QStringList& launcher)
+    : set_env_(set_env), launcher_(launcher) {
   if (!QFile::exists("/usr/sbin/sshd")) {
     error_ = "sshd is not installed (Debian: openssh-server; scripts/setup.sh installs it)";
     return;
@@ -56,7 +57,9 @@ bool SshdServer::start() {
   cfg.write(text.toUtf8());
   cfg.close();
   sshd_.setProcessChannelMode(QProcess::MergedChannels);
-  sshd_.start("/usr/sbin/sshd", {"-D", "-e", "-f", cfg.fileName(), "-p", QString::number(port_)});
+  const QStringList sshd = {"/usr/sbin/sshd", "-D", "-e", "-f", cfg.fileName(), "-p", QString::number(port_)};
+  if (launcher_.isEmpty()) sshd_.start(sshd.front(), sshd.mid(1));
+  else sshd_.start(launcher_.front(), launcher_.mid(1) + sshd);
   QByteArray log;
   QElapsedTimer t;
   t.start();

@@ -16,7 +16,9 @@ namespace tokamak::test {
 
 class SshdServer {
  public:
-  explicit SshdServer(const QStringList& set_env = {});
+  // LAUNCHER: a command that ends by exec'ing its arguments (the sshd command line), to run sshd in another
+  // world, e.g. a mount namespace with a tiny filesystem (`unshare -m sh -c 'mount … && exec "$@"' sh`).
+  explicit SshdServer(const QStringList& set_env = {}, const QStringList& launcher = {});
   ~SshdServer();
   bool ok() const { return ok_; }
   const QString& error() const { return error_; }  // why it did not start
@@ -39,7 +41,7 @@ class SshdServer {
 
   QTemporaryDir dir_;
   QProcess sshd_;
-  QStringList set_env_;
+  QStringList set_env_, launcher_;
   int port_ = 0;
   bool ok_ = false;
   QString error_;
