@@ -227,6 +227,48 @@ class TestStudioRemote : public QObject {
     QCOMPARE(int(store.samples(id).size()), samples);
     QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
   }
+
+  // Two runs going on a known host: the next studio shows one and records the other in the background, so both
+  // end with the local store equal to their journals though only one was ever on the live page.
+  void everyLiveHostRunIsRecorded() {
+    SshOptions shared;
+    shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
+    RemoteHost host(parse_ssh_target("tokamak-test"), shared, bin().toStdString());
+    std::vector<std::string> uids;
+    for (const char* name : {"remote-a", "remote-b"}) {
+      Config c;
+      apply_overrides(c, test::tiny_run_overrides({"data.path=" + data_, "train.batch_size=2", "train.log_every=1",
+                                                   "train.sample_every=-1", "train.eval_every=0", "threads=1",
+                                                   "train.steps=150", "opt.precision=fp32",
+                                                   std::string("name=") + name}));
+      uids.push_back(host.start_run(config_to_json(c)).uid);
+    }
+    LiveRuns::rememberHost("tokamak-test", bin());
+    auto w = std::make_unique<MainWindow>();
+    RunController* rc = w->runController();
+    QTRY_VERIFY_WITH_TIMEOUT(rc->isActive() && rc->isRemote(), 60000);
+    const QString shown = rc->runUid();
+    QVERIFY(shown.toStdString() == uids[0] || shown.toStdString() == uids[1]);
+    QTRY_VERIFY_WITH_TIMEOUT(host.runs(true).empty(), 300000);  // both trained to their end on the host
+    QTRY_VERIFY_WITH_TIMEOUT(rc->hasEnded(), 60000);
+    for (const std::string& uid : uids) {
+      std::string folder;
+      for (const RemoteRun& r : host.runs(false))
+        if (r.uid == uid) folder = r.folder;
+      uint64_t next = 0;
+      std::set<int64_t> steps;
+      for (const JournalLine& l : read_journal(folder + "/events.jsonl", 0, &next, 1 << 26)) {
+        auto j = nlohmann::json::parse(l.text);
+        if (j["event"] == "step") steps.insert(j["step"].get<int64_t>());
+      }
+      QCOMPARE(steps.size(), size_t(150));
+      // The background recorder ends with its run; the store then holds every step once.
+      QTRY_VERIFY_WITH_TIMEOUT(RunStore().find_uid(uid) > 0 &&
+                                   RunStore().metrics(RunStore().find_uid(uid)).size() == steps.size() &&
+                                   RunStore().run(RunStore().find_uid(uid)).status == "finished",
+                               60000);
+    }
+  }
 };
 
 QTEST_MAIN(TestStudioRemote)

@@ -26,6 +26,8 @@
 #include "ui/plots/live_plots.h"
 #include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
+#include "ui/run/engine_process.h"
+#include "ui/run/host_recorders.h"
 #include "ui/run/live_runs.h"
 #include "ui/run/run_controller.h"
 #include "ui/run/sample_process.h"
@@ -46,6 +48,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowIcon(QIcon(":/icons/tokamak.svg"));
   controller_ = new RunController(this);
   live_ = new LiveRuns(this);
+  recorders_ = new HostRecorders(this);
   setup_ = new SetupPanel;
   plots_ = new LivePlots;
   samples_ = new SamplesPanel;
@@ -187,6 +190,7 @@ void MainWindow::buildDocks() {
 
 void MainWindow::setDatabase(const QString& path) {
   controller_->setDatabase(path);
+  recorders_->setDatabase(path);
   runs_->setDatabase(path);
 }
 
@@ -266,6 +270,13 @@ void MainWindow::showLiveRuns() {
     attachTo(runs.first());
   }
   if (!live_->listing()) autoAttach_ = false;  // only what the studio finds as it starts is attached by itself
+  recordOthers();
+}
+
+// Every run on a host but the live page's is recorded in the background (this computer's record themselves).
+void MainWindow::recordOthers() {
+  for (const LiveRun& r : live_->runs())
+    if (!r.host.isEmpty() && r.uid != controller_->runUid()) recorders_->record(r, tokamakFrontPath());
 }
 
 void MainWindow::pickLiveRun(int index) {
@@ -280,11 +291,13 @@ void MainWindow::pickLiveRun(int index) {
 }
 
 void MainWindow::attachTo(const LiveRun& run) {
+  recorders_->stop(run.uid);  // the live page's reader takes over from where the recorder got to
   plots_->clear();
   samples_->clear();
   failure_->hide();
   showLivePage();
   if (controller_->attach(run.host, run.tokamak, run.uid)) status_->setState(tr("re-attaching"));
+  recordOthers();  // the run shown before, if it was a host's, is recorded from now on
 }
 
 void MainWindow::onBatch(const RunBatch& batch) {

@@ -19,6 +19,7 @@ namespace tokamak::ui {
 
 class RunsPanel;
 class LiveRuns;
+class HostRecorders;
 struct LiveRun;
 
 class LivePlots;
@@ -89,6 +90,7 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void finishClosing();
   void showLiveRuns();             // the picker, and the first live run attached when the studio starts
+  void recordOthers();
   void attachTo(const LiveRun& run);
   void pickLiveRun(int index);
   void startNextQueued();
@@ -110,6 +112,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* samplesDock_;
   QAction *start_, *pause_, *resume_, *stop_, *sample_;
   LiveRuns* live_;
+  HostRecorders* recorders_;  // a host's live runs the live page does not show, recorded all the same
   QComboBox* livePicker_;
   QAction* livePickerAction_;
   QString pickedUid_, pickedHost_, pickedTokamak_;  // attached once the current reader has ended
