@@ -6,6 +6,7 @@
 
 #include <QList>
 #include <QString>
+#include <QJsonObject>
 #include <QWidget>
 #include <functional>
 #include <memory>
@@ -101,6 +102,7 @@ class RunsPanel : public QWidget {
   void reloadAll();
   void showError(const QString& text);
   void showNotice(const QString& text);
+  void showEvaluation(qint64 id, const QJsonObject& result, const QString& task, const QString& host);
   void updateActions();
   void showContextMenu(const QPoint& pos);
   void exportWithDialog(const QString& format);

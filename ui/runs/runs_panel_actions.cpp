@@ -24,6 +24,25 @@
 
 namespace tokamak::ui {
 
+// An evaluation's result (the engine's JSON line, here or on a host): every number it reported, in its order
+// (acc, acc_norm, n, ... or ppl, ...), the runs reloaded so its eval/... keys appear.
+void RunsPanel::showEvaluation(qint64 id, const QJsonObject& r, const QString& task, const QString& host) {
+  QStringList results;
+  for (auto it = r.begin(); it != r.end(); ++it)
+    if (it.value().isDouble() && it.key() != QLatin1String("step") && !it.key().endsWith(QLatin1String("_low")) &&
+        !it.key().endsWith(QLatin1String("_high")))
+      results << QStringLiteral("%1 %2").arg(it.key()).arg(it.value().toDouble(), 0, 'g', 4);
+  reloadAll();
+  if (compare_->runIds().contains(id)) compareRuns(compare_->runIds());
+  showNotice(tr("Run #%1, step %2, %3%4: %5%6")
+                 .arg(id)
+                 .arg(r.value(QStringLiteral("step")).toInteger())
+                 .arg(task.section(QLatin1Char(':'), 0, 0), host.isEmpty() ? QString() : tr(" (on %1)").arg(host),
+                      results.join(QStringLiteral(", ")))
+                 .arg(r.value(QStringLiteral("recorded")).toBool() ? tr(" (kept as eval/... metrics of the run)")
+                                                                   : QString()));
+}
+
 bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path) {
   if (!ensureStore()) return false;
   QString error = exportRunsToFile(*store_, ids, format, path);
@@ -239,20 +258,7 @@ bool RunsPanel::evaluateRun(qint64 id, const QString& task) {
   connect(evalJob_, &EngineJob::finished, this, [this, id, task](const QString& out, const QString& error) {
     if (!error.isEmpty()) return showError(tr("Evaluation of run #%1 failed: %2").arg(id).arg(error));
     const QStringList lines = out.trimmed().split(QLatin1Char('\n'));
-    const QJsonObject r = QJsonDocument::fromJson(lines.value(lines.size() - 1).toUtf8()).object();
-    QStringList results;  // every number the engine reported, in its order (acc, acc_norm, n, ... or ppl, ...)
-    for (auto it = r.begin(); it != r.end(); ++it)
-      if (it.value().isDouble() && it.key() != QLatin1String("step") && !it.key().endsWith(QLatin1String("_low")) &&
-          !it.key().endsWith(QLatin1String("_high")))
-        results << QStringLiteral("%1 %2").arg(it.key()).arg(it.value().toDouble(), 0, 'g', 4);
-    reloadAll();
-    if (compare_->runIds().contains(id)) compareRuns(compare_->runIds());  // the new eval/... keys appear
-    showNotice(tr("Run #%1, step %2, %3: %4%5")
-                   .arg(id)
-                   .arg(r.value(QStringLiteral("step")).toInteger())
-                   .arg(task.section(QLatin1Char(':'), 0, 0), results.join(QStringLiteral(", ")))
-                   .arg(r.value(QStringLiteral("recorded")).toBool() ? tr(" (kept as eval/... metrics of the run)")
-                                                                     : QString()));
+    showEvaluation(id, QJsonDocument::fromJson(lines.value(lines.size() - 1).toUtf8()).object(), task, {});
   });
   showNotice(tr("Evaluating run #%1 on %2…").arg(id).arg(task));
   return evalJob_->start(

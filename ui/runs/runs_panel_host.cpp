@@ -104,18 +104,7 @@ bool RunsPanel::evaluateOnHost(qint64 id, const QString& task) {
   if (!startHostJob(id, "eval", args, tr("evaluating on %1").arg(task))) return false;
   connect(hostJob_, &HostJob::finished, this, [this, id, host, task](const QJsonObject& r, const QString& error) {
     if (!error.isEmpty()) return showError(tr("Evaluation of run #%1 on %2 failed: %3").arg(id).arg(host, error));
-    QStringList results;  // the numbers the engine reported there, as a local evaluation shows them
-    for (auto it = r.begin(); it != r.end(); ++it)
-      if (it.value().isDouble() && it.key() != QLatin1String("step") && !it.key().endsWith(QLatin1String("_low")) &&
-          !it.key().endsWith(QLatin1String("_high")))
-        results << QStringLiteral("%1 %2").arg(it.key()).arg(it.value().toDouble(), 0, 'g', 4);
-    reloadAll();
-    if (compare_->runIds().contains(id)) compareRuns(compare_->runIds());  // the new eval/... keys appear
-    showNotice(tr("Run #%1, step %2, %3 (on %4): %5%6")
-                   .arg(id)
-                   .arg(r["step"].toInteger())
-                   .arg(task.section(QLatin1Char(':'), 0, 0), host, results.join(QStringLiteral(", ")))
-                   .arg(r["recorded"].toBool() ? tr(" (kept as eval/... metrics of the run)") : QString()));
+    showEvaluation(id, r, task, host);
   });
   return true;
 }
