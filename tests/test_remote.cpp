@@ -105,8 +105,7 @@ class TestRemote : public QObject {
     // The host's runs and store live apart from this side's; they share the cache (tokenizer, corpus).
     hostData_ = env_.path("host-data");
     make_dirs(hostData_);
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
-                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
   }
 

@@ -33,7 +33,7 @@ class TestRemoteDiskFull : public QObject {
     make_dirs(runs);
     // $0: where to mount; then the sshd command line. Only sshd's sessions (and the runs they start) see it.
     test::SshdServer sshd(
-        {"XDG_DATA_HOME=" + QString::fromStdString(hostData), "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")},
+        test::host_environment(hostData),
         {"unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=96k tokamak-full \"$0\" || exit 1; exec \"$@\"",
          QString::fromStdString(runs)});
     QVERIFY2(sshd.ok(), qPrintable("cannot run sshd over a tiny tmpfs (needs root and `unshare -m`): " +

@@ -69,8 +69,7 @@ class TestRemoteFiles : public QObject {
     QVERIFY(env_.ok());
     hostData_ = env_.path("host-data");
     make_dirs(hostData_);
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
-                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     // A finished run on the host with two checkpoints (the tiny model with AdamW's state: ~19 MB each).
     Config c;

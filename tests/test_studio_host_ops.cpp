@@ -74,9 +74,8 @@ class TestStudioHostOps : public QObject {
     make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);
     // The host keeps its dataset cache apart from this side's, so what it lists is its own.
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{
-        "XDG_DATA_HOME=" + QString::fromStdString(hostData_), "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE"),
-        "TOKAMAK_DATASETS=" + QString::fromStdString(hostData_ + "/dataset-cache")});
+    sshd_ = std::make_unique<test::SshdServer>(
+        test::host_environment(hostData_, {"TOKAMAK_DATASETS=" + QString::fromStdString(hostData_ + "/dataset-cache")}));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     const SshOptions o = sshd_->client();
     sshConfig_ = sshd_->path("ssh_config");

@@ -95,8 +95,7 @@ class TestStudioRemote : public QObject {
     hostData_ = env_->path("host-data");
     make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);
-    sshd_ = std::make_unique<test::SshdServer>(QStringList{"XDG_DATA_HOME=" + QString::fromStdString(hostData_),
-                                                           "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")});
+    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     // The studio uses the user's ssh config; this test gives it one of its own (TOKAMAK_SSH_CONFIG).
     const SshOptions o = sshd_->client();

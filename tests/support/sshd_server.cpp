@@ -25,6 +25,12 @@ QString userName() {
 
 }  // namespace
 
+QStringList host_environment(const std::string& host_data, const QStringList& more) {
+  return QStringList{"XDG_DATA_HOME=" + QString::fromStdString(host_data),
+                     "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")} +
+         more;
+}
+
 SshdServer::SshdServer(const QStringList& set_env, const QStringList& launcher)
     : set_env_(set_env), launcher_(launcher) {
   if (!QFile::exists("/usr/sbin/sshd")) {

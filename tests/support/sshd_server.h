@@ -10,9 +10,15 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
+#include <string>
+
 #include "engine/remote/ssh_command.h"
 
 namespace tokamak::test {
+
+// The environment of a test host's sessions: its own data folder (its runs and store, apart from this side's)
+// and this side's cache (tokenizer assets, corpus); MORE adds to it.
+QStringList host_environment(const std::string& host_data, const QStringList& more = {});
 
 class SshdServer {
  public:
