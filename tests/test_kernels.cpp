@@ -138,10 +138,13 @@ class TestKernels : public QObject {
     QTest::addColumn<int>("chunk");
     QTest::addColumn<int>("ignored");
     QTest::addColumn<double>("g");
-    QTest::newRow("one chunk, no padding") << 64 << 32 << 300 << 300 << 0 << 0 << 1.0;
-    QTest::newRow("padded vocab, uneven chunks") << 70 << 32 << 320 << 301 << 16 << 0 << 1.0;
-    QTest::newRow("chunks of one token") << 9 << 16 << 64 << 50 << 1 << 0 << 1.0;
-    QTest::newRow("ignored targets, scaled gradient") << 70 << 32 << 320 << 301 << 16 << 5 << 0.25;
+    QTest::addColumn<int>("blockRows");  // rows of gradients per weight-gradient matmul; 0 = the default (all)
+    QTest::newRow("one chunk, no padding") << 64 << 32 << 300 << 300 << 0 << 0 << 1.0 << 0;
+    QTest::newRow("padded vocab, uneven chunks") << 70 << 32 << 320 << 301 << 16 << 0 << 1.0 << 0;
+    QTest::newRow("chunks of one token") << 9 << 16 << 64 << 50 << 1 << 0 << 1.0 << 0;
+    QTest::newRow("ignored targets, scaled gradient") << 70 << 32 << 320 << 301 << 16 << 5 << 0.25 << 0;
+    QTest::newRow("three weight-gradient blocks") << 70 << 32 << 320 << 301 << 16 << 5 << 1.0 << 32;
+    QTest::newRow("a block per chunk, scaled") << 40 << 16 << 64 << 50 << 8 << 3 << 0.5 << 8;
   }
   void classifierMatchesReference() {
     QFETCH(int, N);
@@ -151,6 +154,8 @@ class TestKernels : public QObject {
     QFETCH(int, chunk);
     QFETCH(int, ignored);
     QFETCH(double, g);
+    QFETCH(int, blockRows);
+    const int64_t block_bytes = int64_t{blockRows} * V * 4;  // fp32 rows
     const ClassifierCase c = make_case(N, C, Vp, V, ignored, 7);
     const Grads ref = grads_of(
         c, [&](const at::Tensor& x, const at::Tensor& w) { return kernels::classifier_reference(x, w, c.targets, V); },
@@ -158,7 +163,7 @@ class TestKernels : public QObject {
     const Grads fused = grads_of(
         c,
         [&](const at::Tensor& x, const at::Tensor& w) {
-          return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, chunk});
+          return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, chunk, block_bytes});
         },
         g);
     QVERIFY2(excess(fused.loss, ref.loss, 1e-4) <= 1e-5,
@@ -178,14 +183,20 @@ class TestKernels : public QObject {
   // Under bf16 autocast (opt.precision=bf16 on a CPU) the fused classifier's matmuls run in bf16, as the
   // reference's linear does there; softmax and loss stay fp32. Tolerances are bf16's: its 8-bit mantissa gives
   // each logit ~0.4% error, which the two sides round differently (per chunk here, over all N there).
+  void classifierMatchesReferenceInBf16_data() {
+    QTest::addColumn<int>("blockRows");  // rows of bf16 gradients per weight-gradient matmul; 0 = all
+    QTest::newRow("one weight-gradient block") << 0;
+    QTest::newRow("three blocks") << 32;
+  }
   void classifierMatchesReferenceInBf16() {
+    QFETCH(int, blockRows);
     const ClassifierCase c = make_case(70, 32, 320, 301, 5, 11);
     AutocastGuard bf16(c10::DeviceType::CPU, true, at::kBFloat16);
     const auto reference = [&](const at::Tensor& x, const at::Tensor& w) {
       return kernels::classifier_reference(x, w, c.targets, c.vocab_size);
     };
     const auto fused = [&](const at::Tensor& x, const at::Tensor& w) {
-      return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, 16});
+      return kernels::fused_classifier(x, w, c.targets, {c.vocab_size, 16, int64_t{blockRows} * 301 * 2});
     };
     const Grads ref = grads_of(c, reference, 0.5), got = grads_of(c, fused, 0.5);
     QCOMPARE(got.dx.scalar_type(), at::kFloat);  // gradients in the inputs' dtype, as autograd's

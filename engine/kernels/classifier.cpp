@@ -42,7 +42,7 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
                                                  bool with_grad) {
   check_inputs(x_in, weight_in, targets, o.vocab_size);
   // Under bf16 autocast the matmuls run in bf16, as native's linear does there (on a CPU with AVX-512 BF16 that
-  // is 3-4× the fp32 rate); the softmax and the loss are computed in fp32 either way.
+  // is 2-3× the fp32 rate); the softmax and the loss are computed in fp32 either way.
   const bool bf16 = at::autocast::is_autocast_enabled(at::kCPU) &&
                     at::autocast::get_autocast_dtype(at::kCPU) == at::kBFloat16;
   const at::ScalarType dtype = bf16 ? at::kBFloat16 : at::kFloat;
@@ -67,47 +67,68 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
   // As cross_entropy: the mean over the targets that count (0/0 = NaN when none do).
   const double scale = 1.0 / static_cast<double>(n_valid);
 
-  ClassifierResult r;
-  at::Tensor dx, dw, dw_chunk;
+  // With gradients the rows' dlogits are kept for a block of up to kClassifierBlockBytes, so the weight's
+  // gradient is one matmul over the whole block (K = the block's tokens): per-chunk weight-gradient matmuls
+  // summed into an fp32 accumulator cost more (docs/PERFORMANCE.md, "The fused classifier on a CPU"). The
+  // chunk only sets how many rows go through the logits matmul, the row kernel and the input-gradient matmul
+  // together, while they are still in cache.
+  const int64_t elt = bf16 ? 2 : 4;
+  const int64_t block_bytes = o.block_bytes > 0 ? o.block_bytes : kClassifierBlockBytes;
+  const int64_t block = with_grad ? std::min(N, std::max(chunk, block_bytes / (V * elt) / chunk * chunk)) : chunk;
+  at::Tensor rows = at::empty({block, V}, x.options());  // logits, then scale·(softmax - onehot) in place
+  at::Tensor dx, dw;
   if (with_grad) {
-    dx = at::empty({N, C}, x.options());                                // in the compute dtype, scaled once at the end
-    dw = at::zeros({weight_in.size(0), C}, x.options().dtype(at::kFloat));  // fp32: chunks add into it
-    if (bf16) dw_chunk = at::empty({V, C}, x.options());
+    dx = at::empty({N, C}, x.options());
+    dw = at::empty({weight_in.size(0), C}, x.options().dtype(at::kFloat));
+    dw.narrow(0, V, weight_in.size(0) - V).zero_();
   }
-  at::Tensor logits = at::empty({chunk, V}, x.options());  // (chunk, V): logits, then dlogits in place
   std::vector<double> losses(static_cast<size_t>(N));
-  for (int64_t s = 0; s < N; s += chunk) {
-    const int64_t n = std::min(chunk, N - s);
-    const at::Tensor xc = x.narrow(0, s, n);
-    at::Tensor lc = logits.narrow(0, 0, n);
-    at::mm_out(lc, xc, w.t());
-    // Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the sum below is the
-    // same whatever the split.
-    at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
-      if (bf16) {
-        std::vector<float> scratch(static_cast<size_t>(V));
-        softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), tp + s, begin, end, V,
-                               kIgnoreIndex, with_grad, scratch.data(), losses.data() + s);
-      } else {
-        softmax_xent_rows_f32(lc.data_ptr<float>(), tp + s, begin, end, V, kIgnoreIndex, with_grad,
-                              losses.data() + s);
-      }
-    });
+  for (int64_t b = 0; b < N; b += block) {
+    const int64_t nb = std::min(block, N - b);
+    for (int64_t s = b; s < b + nb; s += chunk) {
+      const int64_t n = std::min(chunk, b + nb - s);
+      at::Tensor lc = rows.narrow(0, s - b, n);
+      at::mm_out(lc, x.narrow(0, s, n), w.t());
+      // Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the sum below is the
+      // same whatever the split.
+      at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
+        if (bf16) {
+          std::vector<float> scratch(static_cast<size_t>(V));
+          softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), tp + s, begin, end, V,
+                                 kIgnoreIndex, with_grad, static_cast<float>(scale), scratch.data(),
+                                 losses.data() + s);
+        } else {
+          softmax_xent_rows_f32(lc.data_ptr<float>(), tp + s, begin, end, V, kIgnoreIndex, with_grad,
+                                static_cast<float>(scale), losses.data() + s);
+        }
+      });
+      if (!with_grad) continue;
+      at::Tensor dxc = dx.narrow(0, s, n);
+      at::mm_out(dxc, lc, w);
+    }
     if (!with_grad) continue;
-    at::Tensor dxc = dx.narrow(0, s, n);
-    at::mm_out(dxc, lc, w);
+    const at::Tensor g = rows.narrow(0, 0, nb), xb = x.narrow(0, b, nb);
+    at::Tensor dwv = dw.narrow(0, 0, V);
     if (bf16) {
-      at::mm_out(dw_chunk, lc.t(), xc);  // bf16 operands, fp32 accumulation inside; one rounding per chunk
-      dw.narrow(0, 0, V).add_(dw_chunk, scale);
+      // bf16 operands, fp32 accumulation inside the matmul, one rounding to bf16 (as native's linear backward
+      // under autocast), then into the fp32 gradient. Taken as (C, V) = xᵀ·g and transposed in that copy: oneDNN
+      // runs it ~15% faster than gᵀ·x, whose left operand is the transposed (V, N) rows (fp32 is the other way
+      // round). docs/PERFORMANCE.md, "The fused classifier on a CPU".
+      const at::Tensor part = at::mm(xb.t().contiguous(), g).t();
+      if (b == 0) dwv.copy_(part);
+      else dwv.add_(part);
+    } else if (b == 0) {
+      at::mm_out(dwv, g.t(), xb);
     } else {
-      dw.narrow(0, 0, V).addmm_(lc.t(), xc, /*beta=*/1.0, /*alpha=*/scale);  // the 1/N in the matmul's alpha
+      dwv.addmm_(g.t(), xb);
     }
   }
   double loss_sum = 0.0;
   for (double l : losses) loss_sum += l;
+  ClassifierResult r;
   r.loss = at::full({}, loss_sum * scale, x.options().dtype(at::kFloat));
   if (with_grad) {
-    r.dx = dx.to(at::kFloat).mul_(scale).to(x_in.scalar_type());
+    r.dx = dx.to(x_in.scalar_type());
     r.dweight = dw.to(weight_in.scalar_type());
   }
   return r;
@@ -135,17 +156,23 @@ ClassifierResult run(const at::Tensor& x, const at::Tensor& weight, const at::Te
 class FusedClassifierFunction : public torch::autograd::Function<FusedClassifierFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& targets, int64_t vocab_size, int64_t chunk) {
-    ClassifierResult r = run(x, weight, targets, {vocab_size, chunk}, /*with_grad=*/true);
+                            const at::Tensor& targets, int64_t vocab_size, int64_t chunk, int64_t block_bytes) {
+    ClassifierResult r = run(x, weight, targets, {vocab_size, chunk, block_bytes}, /*with_grad=*/true);
     ctx->saved_data["dx"] = r.dx;
     ctx->saved_data["dweight"] = r.dweight;
     return r.loss;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const at::Tensor g = grad[0];  // () — 1/grad_accum from the trainer, 1 from a plain backward
-    return {ctx->saved_data["dx"].toTensor() * g.to(ctx->saved_data["dx"].toTensor().scalar_type()),
-            ctx->saved_data["dweight"].toTensor() * g.to(ctx->saved_data["dweight"].toTensor().scalar_type()),
-            at::Tensor(), at::Tensor(), at::Tensor()};
+    // Taken out of the context, so that autograd holds the only reference and may add the embedding's gradient
+    // into the weight's in place (the graph is not kept for a second backward: the trainer never asks for one).
+    at::Tensor dx = ctx->saved_data["dx"].toTensor(), dw = ctx->saved_data["dweight"].toTensor();
+    ctx->saved_data.clear();
+    // On a CPU reading g costs nothing, and a gradient of 1 (no accumulation) spares writing the (V, C) weight
+    // gradient once more; on CUDA it would be a host sync, so there it is always a multiply.
+    if (!g.is_cuda() && g.item<double>() == 1.0) return {dx, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx * g.to(dx.scalar_type()), dw * g.to(dw.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -155,7 +182,7 @@ at::Tensor fused_classifier(const at::Tensor& x, const at::Tensor& weight, const
                             const ClassifierOptions& o) {
   const bool with_grad = at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
   if (!with_grad) return run(x, weight, targets, o, /*with_grad=*/false).loss;  // evaluation: no gradients
-  return FusedClassifierFunction::apply(x, weight, targets, o.vocab_size, o.chunk);
+  return FusedClassifierFunction::apply(x, weight, targets, o.vocab_size, o.chunk, o.block_bytes);
 }
 
 }  // namespace tokamak::kernels

@@ -40,7 +40,7 @@ ClassifierResult classifier_forward_backward_cuda(const at::Tensor& x_in, const 
   const int64_t N = x.size(0), C = x.size(1), V = o.vocab_size, Vp = w.size(0);
   // Default chunk: about 1 GiB of logits, so small runs do it in one pass and GPT-2 at batch 64 × 1024 in ~7.
   const int64_t per_row = Vp * static_cast<int64_t>(x.element_size());
-  const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk > 0 ? o.chunk : (int64_t{1} << 30) / per_row, N));
+  const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk > 0 ? o.chunk : kClassifierBlockBytes / per_row, N));
   const at::Tensor n_valid = t.ne(-100).sum().to(at::kFloat);  // () on the device
   at::Tensor losses = at::empty({N}, x.options().dtype(at::kFloat));
   at::Tensor logits = at::empty({chunk, Vp}, x.options());

@@ -1,7 +1,8 @@
 // The CPU row kernel of the fused classifier (see softmax_rows.h). Each row: its maximum, exp(l - max) summed
-// (kept in the row itself, or in a float scratch row for bf16, both small enough to stay in cache for the
-// next pass), then the probabilities minus the one-hot target written back. Two passes over memory instead of
-// the five of log_softmax, exp and the target fix-up done as separate ATen ops.
+// (kept in the row itself, or in a float scratch row for bf16, both small enough to stay in the core's L2 for
+// the next pass), then the scaled probabilities minus the scaled one-hot target written back. Three passes
+// over a row that stays in cache and one read and one write of it in memory, instead of the five full passes
+// of log_softmax, exp, the target fix-up and the scaling done as separate ATen ops.
 #include "engine/kernels/softmax_rows.h"
 
 #include <cmath>
@@ -33,11 +34,21 @@ TK_CLONES void scale_in_place(float* x, int64_t n, float k) {
   for (int64_t i = 0; i < n; ++i) x[i] *= k;
 }
 
-TK_CLONES void bf16_to_float(const uint16_t* in, float* out, int64_t n) {
+// bf16 → float into the scratch row and the row's maximum, in one pass over memory. n >= 1.
+TK_CLONES float bf16_to_float_max(const uint16_t* in, float* out, int64_t n) {
+  float m;
+  {
+    const uint32_t bits = static_cast<uint32_t>(in[0]) << 16;
+    std::memcpy(&m, &bits, 4);
+  }
   for (int64_t i = 0; i < n; ++i) {
     const uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
-    std::memcpy(out + i, &bits, 4);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    out[i] = v;
+    m = v > m ? v : m;
   }
+  return m;
 }
 
 // Round to nearest even, as LibTorch's float → bf16 conversion (the inputs are finite probabilities).
@@ -59,7 +70,7 @@ uint16_t to_bf16(float v) {
 }  // namespace
 
 void softmax_xent_rows_f32(float* logits, const int64_t* targets, int64_t begin, int64_t end, int64_t V,
-                           int64_t ignore, bool with_grad, double* losses) {
+                           int64_t ignore, bool with_grad, float scale, double* losses) {
   for (int64_t r = begin; r < end; ++r) {
     float* row = logits + r * V;
     const int64_t t = targets[r];
@@ -73,13 +84,13 @@ void softmax_xent_rows_f32(float* logits, const int64_t* targets, int64_t begin,
     const float s = exp_in_place_sum(row, V, m);
     losses[r] = std::log(static_cast<double>(s)) - static_cast<double>(target_logit - m);
     if (!with_grad) continue;
-    scale_in_place(row, V, 1.0f / s);
-    row[t] -= 1.0f;
+    scale_in_place(row, V, scale / s);
+    row[t] -= scale;
   }
 }
 
 void softmax_xent_rows_bf16(uint16_t* logits, const int64_t* targets, int64_t begin, int64_t end, int64_t V,
-                            int64_t ignore, bool with_grad, float* scratch, double* losses) {
+                            int64_t ignore, bool with_grad, float scale, float* scratch, double* losses) {
   for (int64_t r = begin; r < end; ++r) {
     uint16_t* row = logits + r * V;
     const int64_t t = targets[r];
@@ -88,14 +99,13 @@ void softmax_xent_rows_bf16(uint16_t* logits, const int64_t* targets, int64_t be
       if (with_grad) std::memset(row, 0, sizeof(uint16_t) * V);
       continue;
     }
-    bf16_to_float(row, scratch, V);
+    const float m = bf16_to_float_max(row, scratch, V);
     const float target_logit = scratch[t];
-    const float m = row_max(scratch, V);
     const float s = exp_in_place_sum(scratch, V, m);
     losses[r] = std::log(static_cast<double>(s)) - static_cast<double>(target_logit - m);
     if (!with_grad) continue;
-    scaled_float_to_bf16(scratch, row, V, 1.0f / s);
-    row[t] = to_bf16(scratch[t] / s - 1.0f);
+    scaled_float_to_bf16(scratch, row, V, scale / s);
+    row[t] = to_bf16((scratch[t] / s - 1.0f) * scale);
   }
 }
 

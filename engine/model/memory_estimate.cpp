@@ -48,11 +48,11 @@ MemoryEstimate estimate_memory(const Config& c) {
   m.activations = bytes(c.opt.activation_checkpointing ? L * 2 * s * b * h * width + per_layer : L * per_layer);
   const double vocab = static_cast<double>(padded_vocab(c.model));
   if (resolved_layers(c, precision) == "fused") {
-    // The fused classifier never holds the B·T·V logits: two fp32 chunk buffers (logits, then log-probs turned
-    // into dlogits in place) and the gradients it computes in forward and keeps for backward, dx (B·T·C) and
-    // the embedding's dW (V·C).
-    const double chunk = std::min(static_cast<double>(kernels::kDefaultClassifierChunk), s * b);
-    m.logits = bytes(4 * (2 * chunk * vocab + s * b * h + vocab * h));
+    // The fused classifier never holds native's B·T·V logits and their fp32 copies: the rows it keeps (logits,
+    // turned into their gradient in place, in the compute dtype) are at most kClassifierBlockBytes, plus the
+    // gradients it computes in forward and keeps for backward, dx (B·T·C) and the embedding's dW (V·C, fp32).
+    const double rows = std::min(2 * width * s * b * vocab, static_cast<double>(kernels::kClassifierBlockBytes));
+    m.logits = bytes(rows + 4 * (s * b * h + vocab * h));
   } else {
     m.logits = bytes(4 * s * b * vocab);
   }
