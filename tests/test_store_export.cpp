@@ -127,6 +127,13 @@ void TestStoreExport::importIsAllOrNothing_data() {
   QTest::newRow("bad row") << R"({"tokamak_export":1,"runs":[{"uid":"x","metrics":[]},
       {"uid":"y","metrics":[{"step":"one"}]}]})"
                            << "is not a valid Tokamak export";
+  // fuzz_import found these: a float where an integer belongs was cast with undefined behaviour.
+  QTest::newRow("step out of range") << R"({"tokamak_export":1,"runs":[{"uid":"x","samples":[{"step":4.8e80}]}]})"
+                                     << "\"step\": 4.8e+80 is not a 64-bit integer; nothing was imported";
+  QTest::newRow("fractional step") << R"({"tokamak_export":1,"runs":[{"uid":"x","checkpoints":[{"step":1.5}]}]})"
+                                   << "\"step\": 1.5 is not a 64-bit integer";
+  QTest::newRow("huge n_params") << R"({"tokamak_export":1,"runs":[{"uid":"x","n_params":1e300}]})"
+                                 << "\"n_params\": 1e+300 is not a 64-bit integer";
   QTest::newRow("uid already there") << ""
                                      << "is already in";
 }

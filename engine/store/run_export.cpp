@@ -2,6 +2,9 @@
 #include "engine/store/run_export.h"
 
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "engine/store/run_store.h"
@@ -120,6 +123,29 @@ void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportForm
   }
 }
 
+// nlohmann's get<int64_t> turns a float into an integer with a plain cast, undefined behaviour when it is out
+// of range (found by fuzz_import: a sample's step of 4.8e80); every integer field of an import comes through
+// here instead, which takes integers and whole floats within range and refuses the rest (import_runs says so
+// in one line, and nothing is imported).
+struct NotAnInteger : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+static int64_t integer_of(const ojson& v, const char* key) {
+  constexpr double kLimit = 9223372036854775808.0;  // 2^63
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) return v.get<int64_t>();
+  if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d >= -kLimit && d < kLimit && d == std::trunc(d)) return static_cast<int64_t>(d);
+  }
+  throw NotAnInteger(std::string("\"") + key + "\": " + v.dump() + " is not a 64-bit integer");
+}
+
+static int64_t integer_value(const ojson& j, const char* key, int64_t fallback) {
+  return j.contains(key) ? integer_of(j.at(key), key) : fallback;
+}
+
 static RunInfo run_from_json(const ojson& j) {
   RunInfo r;
   r.uid = j.at("uid").get<std::string>();
@@ -132,16 +158,16 @@ static RunInfo run_from_json(const ojson& j) {
   r.ended = j.value("ended", ojson()).is_null() ? 0 : j.at("ended").get<double>();
   r.dataset = j.value("dataset", "");
   r.model = j.value("model", "");
-  r.n_params = j.value("n_params", int64_t{0});
+  r.n_params = integer_value(j, "n_params", 0);
   r.device = j.value("device", "");
   r.gpu_name = j.value("gpu_name", "");
-  r.world_size = j.value("world_size", int64_t{1});
+  r.world_size = integer_value(j, "world_size", 1);
   r.torch_version = j.value("torch_version", "");
   r.cuda_version = j.value("cuda_version", "");
   r.host = j.value("host", "");
-  r.pid = j.value("pid", int64_t{0});
-  r.total_steps = j.value("total_steps", int64_t{0});
-  r.tokens_per_step = j.value("tokens_per_step", int64_t{0});
+  r.pid = integer_value(j, "pid", 0);
+  r.total_steps = integer_value(j, "total_steps", 0);
+  r.tokens_per_step = integer_value(j, "tokens_per_step", 0);
   r.error = j.value("error", "");
   r.tags_json = dump(j.value("tags", ojson::array()));
   r.notes = j.value("notes", "");
@@ -154,7 +180,7 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
   std::vector<MetricRow> rows;
   for (const ojson& m : j.value("metrics", ojson::array())) {
     MetricRow r;
-    r.step = m.at("step").get<int64_t>();
+    r.step = integer_of(m.at("step"), "step");
     // Every numeric field but the step is a metric: metrics added after this export format still import.
     for (auto it = m.begin(); it != m.end(); ++it)
       if (it.key() != "step" && it.value().is_number())
@@ -164,9 +190,9 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
   store.add_metrics(id, rows);
   for (const ojson& s : j.value("samples", ojson::array()))
     store.add_sample(
-        id, {s.at("step").get<int64_t>(), s.value("prompt", ""), s.value("text", ""), s.value("created", 0.0)});
+        id, {integer_of(s.at("step"), "step"), s.value("prompt", ""), s.value("text", ""), s.value("created", 0.0)});
   for (const ojson& c : j.value("checkpoints", ojson::array()))
-    store.add_checkpoint(id, {c.at("step").get<int64_t>(), c.value("path", ""), c.value("created", 0.0)});
+    store.add_checkpoint(id, {integer_of(c.at("step"), "step"), c.value("path", ""), c.value("created", 0.0)});
 }
 
 ImportResult import_runs(RunStore& store, const std::string& path, bool skip_existing) {
@@ -201,6 +227,8 @@ ImportResult import_runs(RunStore& store, const std::string& path, bool skip_exi
       }
     });
   } catch (const ojson::exception& e) {
+    throw Error("'" + path + "' is not a valid Tokamak export: " + e.what() + "; nothing was imported", hint);
+  } catch (const NotAnInteger& e) {
     throw Error("'" + path + "' is not a valid Tokamak export: " + e.what() + "; nothing was imported", hint);
   }
   return result;
