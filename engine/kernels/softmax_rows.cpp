@@ -69,14 +69,14 @@ uint16_t to_bf16(float v) {
 
 }  // namespace
 
-void softmax_xent_rows_f32(float* logits, const int64_t* targets, int64_t begin, int64_t end, int64_t V,
+void softmax_xent_rows_f32(float* logits, int64_t ld, const int64_t* targets, int64_t begin, int64_t end, int64_t V,
                            int64_t ignore, bool with_grad, float scale, double* losses) {
   for (int64_t r = begin; r < end; ++r) {
-    float* row = logits + r * V;
+    float* row = logits + r * ld;
     const int64_t t = targets[r];
     losses[r] = 0.0;
     if (t == ignore) {
-      if (with_grad) std::memset(row, 0, sizeof(float) * V);
+      if (with_grad) std::memset(row, 0, sizeof(float) * ld);
       continue;
     }
     const float target_logit = row[t];
@@ -86,17 +86,18 @@ void softmax_xent_rows_f32(float* logits, const int64_t* targets, int64_t begin,
     if (!with_grad) continue;
     scale_in_place(row, V, scale / s);
     row[t] -= scale;
+    std::memset(row + V, 0, sizeof(float) * (ld - V));
   }
 }
 
-void softmax_xent_rows_bf16(uint16_t* logits, const int64_t* targets, int64_t begin, int64_t end, int64_t V,
-                            int64_t ignore, bool with_grad, float scale, float* scratch, double* losses) {
+void softmax_xent_rows_bf16(uint16_t* logits, int64_t ld, const int64_t* targets, int64_t begin, int64_t end,
+                            int64_t V, int64_t ignore, bool with_grad, float scale, float* scratch, double* losses) {
   for (int64_t r = begin; r < end; ++r) {
-    uint16_t* row = logits + r * V;
+    uint16_t* row = logits + r * ld;
     const int64_t t = targets[r];
     losses[r] = 0.0;
     if (t == ignore) {
-      if (with_grad) std::memset(row, 0, sizeof(uint16_t) * V);
+      if (with_grad) std::memset(row, 0, sizeof(uint16_t) * ld);
       continue;
     }
     const float m = bf16_to_float_max(row, scratch, V);
@@ -106,6 +107,7 @@ void softmax_xent_rows_bf16(uint16_t* logits, const int64_t* targets, int64_t be
     if (!with_grad) continue;
     scaled_float_to_bf16(scratch, row, V, scale / s);
     row[t] = to_bf16((scratch[t] / s - 1.0f) * scale);
+    std::memset(row + V, 0, sizeof(uint16_t) * (ld - V));
   }
 }
 
