@@ -56,14 +56,15 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
       {"scratch", LayersKind::kScratch, "Hand-written LayerNorm and GELU from many small elementwise ops.", kAny, ""},
       {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s.", kAny, ""},
       {"fused", LayersKind::kFused,
-       "Tokamak's own kernels: the classifier computes cross-entropy and its gradient in chunks of tokens, never "
-       "storing the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256, fp32: steps 1.2–1.4× faster than native.",
+       "Tokamak's own kernels: the classifier computes cross-entropy and its gradient over the logits in place, "
+       "in one pass, without native's fp32 copies of the B·T·V logits. CPU, 4 layers × 256, batch 8 × 256: the "
+       "head 1.2-1.3× faster than native in fp32 and bf16.",
        kAny, "", "the CUDA kernels are compiled but not yet verified on a GPU (issue 12)"},
       // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
       {"auto", LayersKind::kNative,
-       "What was measured fastest where it runs: native everywhere for now. On a CPU with the engine's allocator "
-       "settings, fused was 7% slower than native in fp32 and level in bf16 (4 layers × 256, batch 8 × 256; "
-       "docs/PERFORMANCE.md); on CUDA its kernels are not yet verified on a GPU.",
+       "What was measured fastest where it runs: on a CPU in fp32 or bf16 the fused classifier (4 layers × 256, "
+       "batch 8 × 256, AVX-512 BF16 EPYC: the head 1.2-1.3× faster, whole steps 1.05-1.1×; docs/PERFORMANCE.md), "
+       "native elsewhere (on CUDA its kernels are not yet verified on a GPU).",
        kAny, ""},
   };
   return t;
@@ -236,9 +237,16 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
 }
 
 std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision) {
-  // Where fused is measured faster (a GPU once its kernels are verified there), this is where it goes.
-  (void)device, (void)precision;
-  return layers == "auto" ? "native" : layers;
+  if (layers != "auto") return layers;
+  // On a CPU the fused classifier was measured faster than native in fp32 and bf16 autocast
+  // (docs/PERFORMANCE.md, "The fused classifier on a CPU"); bf16-pure was not measured. On CUDA its kernels
+  // are not yet verified on a GPU (issue 24). A device that does not parse is config_problems()' to name.
+  try {
+    if (parse_device_kind(device, nullptr) == DeviceKind::kCpu && (precision == "fp32" || precision == "bf16"))
+      return "fused";
+  } catch (const Error&) {
+  }
+  return "native";
 }
 
 std::string portable_layers(const std::string& layers) {
