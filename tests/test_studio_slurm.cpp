@@ -95,8 +95,7 @@ class TestStudioSlurm : public QObject {
   // "Show job script", then wait for the script or the one-line refusal.
   static void showScript(SlurmDialog* d) {
     d->findChild<QPushButton*>("showScript")->click();
-    QTRY_VERIFY_WITH_TIMEOUT(!d->script().isEmpty() || (!d->message().isEmpty() && !d->message().endsWith("…")),
-                             60000);
+    QTRY_VERIFY_WITH_TIMEOUT(!d->script().isEmpty() || (!d->message().isEmpty() && !d->message().endsWith("…")), 60000);
   }
 
   QString queue() const { return slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}).trimmed(); }
@@ -142,9 +141,9 @@ class TestStudioSlurm : public QObject {
     auto* submit = d->findChild<QPushButton*>("submit");
     QVERIFY(!submit->isEnabled());
     showScript(d);
-    QVERIFY2(d->message().contains("4h") && d->message().contains("is not a Slurm time") &&
-                 !d->message().contains('\n'),
-             qPrintable(d->message()));
+    QVERIFY2(
+        d->message().contains("4h") && d->message().contains("is not a Slurm time") && !d->message().contains('\n'),
+        qPrintable(d->message()));
     QVERIFY(d->script().isEmpty());
     QVERIFY(!submit->isEnabled());
     // The dry run does not ask Slurm: a partition that does not exist shows its script; Submit then refuses.
@@ -214,8 +213,7 @@ class TestStudioSlurm : public QObject {
     QCOMPARE(rc->lastCheckpoint(), QString::fromStdString(saved.back()));
     QVERIFY(w.resumeAction()->isEnabled());  // resumable from it
     RunStore store;
-    QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status),
-             QString("stopped"));
+    QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status), QString("stopped"));
   }
 
   // `scontrol requeue` of a running --requeue job: the live page keeps the run (never idle, same uid), the
@@ -257,7 +255,8 @@ class TestStudioSlurm : public QObject {
     QCOMPARE(ended.size(), 1);
     QCOMPARE(rc->lastStep().step, int64_t(steps));
     int idle = 0;  // idle only at the very end
-    for (const QList<QVariant>& s : states) idle += s.first().value<RunController::State>() == RunController::State::Idle;
+    for (const QList<QVariant>& s : states)
+      idle += s.first().value<RunController::State>() == RunController::State::Idle;
     QCOMPARE(idle, 1);
     QCOMPARE(states.last().first().value<RunController::State>(), RunController::State::Idle);
     MetricPlot* loss = w.livePlots()->lossPlot();
@@ -268,8 +267,7 @@ class TestStudioSlurm : public QObject {
     int same = 0;
     for (const RunListing& r : store.list_runs()) same += r.run.uid == rc->runUid().toStdString();
     QCOMPARE(same, 1);
-    QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status),
-             QString("finished"));
+    QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status), QString("finished"));
   }
 };
 

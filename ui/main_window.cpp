@@ -157,7 +157,8 @@ void MainWindow::buildActions() {
     return a;
   };
   start_ = add(tr("Start"), QStyle::SP_MediaPlay, tr("Start a run with this setup"), &MainWindow::startRun);
-  slurm_ = new SlurmSubmit(setup_->whereBox(), [this] { return setup_->config(); }, this);
+  slurm_ = new SlurmSubmit(
+      setup_->whereBox(), [this] { return setup_->config(); }, this);
   slurm_->action()->setIcon(style()->standardIcon(QStyle::SP_ArrowUp));
   bar->addAction(slurm_->action());
   pause_ = add(tr("Pause"), QStyle::SP_MediaPause, tr("Hold the run between steps"), &MainWindow::pauseRun);
@@ -227,9 +228,9 @@ void MainWindow::followSlurmJob(const QString& host, const QString& tokamak, con
   showLivePage();
   controller_->followSlurmJob(host, tokamak, job.value("job_id").toInteger(), job.value("run_uid").toString(),
                               job.value("folder").toString(), config);
-  statusBar()->showMessage(tr("Submitted Slurm job %1: run %2").arg(job.value("job_id").toInteger()).arg(
-                               job.value("name").toString()),
-                           10000);
+  statusBar()->showMessage(
+      tr("Submitted Slurm job %1: run %2").arg(job.value("job_id").toInteger()).arg(job.value("name").toString()),
+      10000);
 }
 
 void MainWindow::queueRuns(const QStringList& configJsons) {
@@ -416,8 +417,9 @@ void MainWindow::updateActions() {
                      : s == State::Running && !controller_->canPause()
                          ? tr("Data-parallel runs cannot pause (their ranks agree only on stop)")
                          : tr("Hold the run between steps"));
-  stop_->setToolTip(controller_->slurmJob() ? tr("Cancel the Slurm job (scancel): its run writes a checkpoint and stops")
-                                            : tr("Finish the current step, write a checkpoint and stop"));
+  stop_->setToolTip(controller_->slurmJob()
+                        ? tr("Cancel the Slurm job (scancel): its run writes a checkpoint and stops")
+                        : tr("Finish the current step, write a checkpoint and stop"));
   resume_->setEnabled(s == State::Paused || (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") &&
                                              !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);

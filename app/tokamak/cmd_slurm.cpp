@@ -152,7 +152,8 @@ void submit(SlurmArgs a) {
   if (s.gpus_per_node <= 0 && s.ntasks_per_node <= 0)
     throw Error("how many ranks per node?", "add --gpus-per-node G (GPU nodes) or --ntasks-per-node N (CPU nodes)");
   if (a.time.empty()) throw Error("no time limit given", "add --time HH:MM:SS");
-  if (!a.run_uid.empty() && (a.run_uid.size() != 16 || a.run_uid.find_first_not_of("0123456789abcdef") != std::string::npos))
+  if (!a.run_uid.empty() &&
+      (a.run_uid.size() != 16 || a.run_uid.find_first_not_of("0123456789abcdef") != std::string::npos))
     throw Error("--run-uid '" + a.run_uid + "' is not a run uid", "16 lowercase hex digits, as a dry run printed it");
   s.time_limit_s = parse_slurm_time(a.time);
   const SlurmClient slurm{command_host(a)};

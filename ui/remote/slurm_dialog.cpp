@@ -48,8 +48,8 @@ SlurmDialog::SlurmDialog(const SlurmInfo& info, const QString& host, const QStri
   nodes_->setRange(1, 4096);
   rankKind_ = new QComboBox;
   rankKind_->setObjectName("rankKind");
-  rankKind_->addItem(tr("GPUs per node"));        // one rank (NCCL) per GPU
-  rankKind_->addItem(tr("CPU tasks per node"));   // Gloo ranks
+  rankKind_->addItem(tr("GPUs per node"));       // one rank (NCCL) per GPU
+  rankKind_->addItem(tr("CPU tasks per node"));  // Gloo ranks
   rankKind_->setCurrentIndex(QString::fromStdString(config.device).startsWith("cuda") ? 0 : 1);
   ranks_ = new QSpinBox;
   ranks_->setObjectName("ranksPerNode");
@@ -113,8 +113,16 @@ QString SlurmDialog::message() const { return message_->text(); }
 
 // `tokamak slurm submit ... --json` with the fields as they are now (the CLI checks them).
 QStringList SlurmDialog::commandArgs() const {
-  QStringList a{"slurm", "submit", "--json", "--config", config_->fileName(), "--partition",
-                partition_->currentText().trimmed(), "--nodes", QString::number(nodes_->value()), "--time",
+  QStringList a{"slurm",
+                "submit",
+                "--json",
+                "--config",
+                config_->fileName(),
+                "--partition",
+                partition_->currentText().trimmed(),
+                "--nodes",
+                QString::number(nodes_->value()),
+                "--time",
                 time_->text().trimmed()};
   a << (rankKind_->currentIndex() == 0 ? "--gpus-per-node" : "--ntasks-per-node") << QString::number(ranks_->value());
   if (!account_->text().trimmed().isEmpty()) a << "--account" << account_->text().trimmed();

@@ -43,9 +43,9 @@ void SlurmSubmit::update() {
   QString tip;
   bool sbatch = false;
   if (!probe_->known(host))
-    tip = host.isEmpty() || probe_->busy() ? tr("Looking for Slurm's sbatch on %1…").arg(place)
-                                           : tr("Test the connection to %1 first: Submit to Slurm needs sbatch there")
-                                                 .arg(place);
+    tip = host.isEmpty() || probe_->busy()
+              ? tr("Looking for Slurm's sbatch on %1…").arg(place)
+              : tr("Test the connection to %1 first: Submit to Slurm needs sbatch there").arg(place);
   else if (const SlurmInfo i = probe_->info(host); !i.sbatch)
     tip = tr("Not offered: %1").arg(i.why.isEmpty() ? tr("no sbatch on %1").arg(place) : i.why);
   else {

@@ -151,9 +151,9 @@ class RunController : public QObject {
   // A Slurm job's run
   SlurmWatch* slurm_;
   qint64 slurmJob_ = 0;
-  quint64 readBytes_ = 0;     // journal bytes the readers have printed: where a new reader goes on from
-  QByteArray heldEnd_;        // an `end` (stopped) held while the job may still be requeued
-  bool slurmStepped_ = false; // a step since the (last) start: the queue state is no longer shown
+  quint64 readBytes_ = 0;      // journal bytes the readers have printed: where a new reader goes on from
+  QByteArray heldEnd_;         // an `end` (stopped) held while the job may still be requeued
+  bool slurmStepped_ = false;  // a step since the (last) start: the queue state is no longer shown
   QString slurmNodes_;
 };
 
