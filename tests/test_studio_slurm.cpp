@@ -5,9 +5,11 @@
 // partition is down, then running on its node), the first steps arrive live, and Stop is scancel: the job
 // ends cancelled, the run stopped with a resumable checkpoint in its folder. A `scontrol requeue` of a
 // --requeue job stays one run, with a gap in its curves, and goes on to its planned end; the next dialog is
-// pre-filled with the partition used last.
+// pre-filled with the partition used last. Last, the cluster's login node over ssh (Debian's sshd on loopback):
+// offered after "Test connection", submitted there, followed and recorded here, Stop = scancel there.
 #include <QAction>
 #include <QCheckBox>
+#include <QDir>
 #include <QComboBox>
 #include <QFile>
 #include <QJsonDocument>
@@ -24,6 +26,7 @@
 #include <memory>
 
 #include "engine/config/config.h"
+#include "engine/remote/remote_host.h"
 #include "engine/remote/run_folder.h"
 #include "engine/store/run_store.h"
 #include "engine/train/checkpoint.h"
@@ -31,12 +34,14 @@
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"
+#include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
 #include "ui/remote/slurm_dialog.h"
 #include "ui/remote/slurm_submit.h"
+#include "ui/remote/where_box.h"
 #include "ui/run/run_controller.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/status/run_status.h"
@@ -197,8 +202,9 @@ class TestStudioSlurm : public QObject {
     slurm_->run("scontrol", {"update", "PartitionName=down", "State=UP"}, &code);
     QCOMPARE(code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 3, 240000);  // first steps, live
-    QVERIFY2(w.runStatus()->stateText().contains(QString("running (Slurm job %1 on localhost)").arg(job)),
-             qPrintable(w.runStatus()->stateText()));
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        w.runStatus()->stateText().contains(QString("running (Slurm job %1 on localhost)").arg(job)),
+        qPrintable(w.runStatus()->stateText()), 30000);
     QCOMPARE(QString::fromStdString(rc->runStart().run_uid), rc->runUid());
     QVERIFY(w.stopAction()->isEnabled());
     QVERIFY(!w.pauseAction()->isEnabled());
@@ -268,6 +274,68 @@ class TestStudioSlurm : public QObject {
     for (const RunListing& r : store.list_runs()) same += r.run.uid == rc->runUid().toStdString();
     QCOMPARE(same, 1);
     QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status), QString("finished"));
+  }
+
+  // The login node over ssh: "Where" is an SSH host; Submit to Slurm is offered once the connection test has
+  // found sbatch there; the job's run folder is the host's, followed (and recorded in this store) by `tokamak
+  // remote attach`; Stop cancels the job there.
+  void loginNodeOverSsh() {
+    const std::string hostData = qEnvironmentVariable("XDG_DATA_HOME").toStdString() + "-host";
+    make_dirs(hostData);
+    test::SshdServer sshd(test::host_environment(
+        hostData, {"SLURM_CONF=" + slurm_->path("slurm.conf"), "XDG_CONFIG_HOME=" + QString::fromStdString(hostData)}));
+    QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
+    const SshOptions o = sshd.client();
+    const QString sshConfig = sshd.writeSshConfig("slurm-login");
+    qputenv("TOKAMAK_SSH_CONFIG", sshConfig.toLocal8Bit());
+    {
+      MainWindow w;
+      w.setupPanel()->setConfig(tinyRun(100000));
+      WhereBox* where = w.setupPanel()->whereBox();
+      where->findChild<QComboBox*>("where")->setCurrentText("slurm-login");
+      where->findChild<QLineEdit*>("hostTokamak")->setText(bin());
+      QAction* submit = w.slurmSubmit()->action();
+      QVERIFY(!submit->isEnabled());
+      QVERIFY2(submit->toolTip().contains("Test the connection to slurm-login first"), qPrintable(submit->toolTip()));
+      QSignalSpy tested(where, &WhereBox::tested);
+      where->findChild<QPushButton*>("testConnection")->click();
+      QVERIFY(tested.wait(60000));
+      QVERIFY2(tested.first().first().toBool(), qPrintable(where->resultText()));
+      SlurmDialog* d = openDialog(w, "debug", "01:00:00", false);
+      QVERIFY(d);
+      QVERIFY(d->windowTitle().contains("slurm-login"));
+      showScript(d);
+      QVERIFY2(d->script().contains("#SBATCH --partition=debug"), qPrintable(d->message()));
+      QVERIFY2(d->script().contains(QString::fromStdString(hostData)), "the run folder is the host's");
+      RunController* rc = w.runController();
+      d->findChild<QPushButton*>("submit")->click();
+      QTRY_VERIFY_WITH_TIMEOUT(rc->slurmJob() > 0, 60000);
+      const qint64 job = rc->slurmJob();
+      QVERIFY(rc->isRemote());
+      QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 3, 240000);
+      QTRY_VERIFY2_WITH_TIMEOUT(
+          w.runStatus()->stateText().contains(QString("running (Slurm job %1 on localhost)").arg(job)),
+          qPrintable(w.runStatus()->stateText()), 30000);
+      w.stopAction()->trigger();  // scancel on the login node
+      QTRY_VERIFY_WITH_TIMEOUT(rc->hasEnded() && !rc->isActive(), 120000);
+      QCOMPARE(QString::fromStdString(rc->lastEnd().status), QString("stopped"));
+      QTRY_COMPARE_WITH_TIMEOUT(jobStatus(job).value("state").toString(), QString("CANCELLED"), 60000);
+      // The run's folder and checkpoint are the host's; this store recorded it through the reader.
+      const QDir runs(QString::fromStdString(hostData) + "/tokamak/checkpoints");
+      const QStringList mine = runs.entryList({"*-" + rc->runUid().left(8)}, QDir::Dirs);
+      QCOMPARE(mine.size(), 1);
+      const std::string folder = runs.filePath(mine.first()).toStdString();
+      QVERIFY(!list_checkpoints(folder).empty());
+      RunStore store;
+      const int64_t id = store.find_uid(rc->runUid().toStdString());
+      QVERIFY(id > 0);
+      QCOMPARE(QString::fromStdString(store.run(id).status), QString("stopped"));
+    }
+    SshOptions shared = o;  // the CLI's shared connection (cache_dir()/ssh), closed before sshd goes
+    shared.control_dir = cache_dir() + "/ssh";
+    shared.config_file = sshConfig.toStdString();
+    RemoteHost(parse_ssh_target("slurm-login"), shared).close();
+    qunsetenv("TOKAMAK_SSH_CONFIG");
   }
 };
 

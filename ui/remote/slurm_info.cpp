@@ -43,6 +43,6 @@ void SlurmProbe::probe(const QString& host) {
   job_->startCommand(QStringList{"slurm", "info", "--json"} + slurmHostArgs(host));
 }
 
-bool SlurmProbe::busy() const { return job_->isRunning(); }
+bool SlurmProbe::asking(const QString& host) const { return job_->isRunning() && asking_ == host; }
 
 }  // namespace tokamak::ui

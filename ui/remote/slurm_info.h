@@ -35,7 +35,7 @@ class SlurmProbe : public QObject {
   void probe(const QString& host);
   bool known(const QString& host) const { return infos_.contains(host); }
   SlurmInfo info(const QString& host) const { return infos_.value(host); }
-  bool busy() const;
+  bool asking(const QString& host) const;  // a probe of HOST is under way
 
  Q_SIGNALS:
   void probed(const QString& host);

@@ -43,7 +43,7 @@ void SlurmSubmit::update() {
   QString tip;
   bool sbatch = false;
   if (!probe_->known(host))
-    tip = host.isEmpty() || probe_->busy()
+    tip = host.isEmpty() || probe_->asking(host)
               ? tr("Looking for Slurm's sbatch on %1…").arg(place)
               : tr("Test the connection to %1 first: Submit to Slurm needs sbatch there").arg(place);
   else if (const SlurmInfo i = probe_->info(host); !i.sbatch)

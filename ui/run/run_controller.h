@@ -127,6 +127,7 @@ class RunController : public QObject {
   bool slurmReaderEnded();
   void slurmPolled(const QJsonObject& status, const QString& error);
   void launchSlurmReader();
+  void showRunning();
 
   EventBridge bridge_;
   QTimer redraw_;

@@ -51,8 +51,8 @@ bool RunController::holdSlurmLine(const QByteArray& line) {
   const QString event = e.value("event").toString();
   if (event == "step" && !slurmStepped_) {
     slurmStepped_ = true;
-    Q_EMIT queueChanged(slurmNodes_.isEmpty() ? tr("running (Slurm job %1)").arg(slurmJob_)
-                                              : tr("running (Slurm job %1 on %2)").arg(slurmJob_).arg(slurmNodes_));
+    showRunning();
+    if (slurmNodes_.isEmpty()) slurm_->pollSoon(0);  // steps before any poll saw it run: ask for its nodes once
   }
   if (event == "end" && e.value("status").toString() == "stopped" && !stopAsked_) {
     heldEnd_ = line;  // SIGTERM from Slurm: a requeue, a preemption, the time limit, or someone's scancel
@@ -71,6 +71,11 @@ bool RunController::holdSlurmLine(const QByteArray& line) {
   return false;
 }
 
+void RunController::showRunning() {
+  Q_EMIT queueChanged(slurmNodes_.isEmpty() ? tr("running (Slurm job %1)").arg(slurmJob_)
+                                            : tr("running (Slurm job %1 on %2)").arg(slurmJob_).arg(slurmNodes_));
+}
+
 // The reader has ended. True when that is not the run's end yet: a stopped end is held (the job may come back),
 // or the run never started (the queue state decides) — unless the reader was let go on purpose.
 bool RunController::slurmReaderEnded() {
@@ -87,8 +92,10 @@ void RunController::slurmPolled(const QJsonObject& status, const QString& error)
   if (slurmJob_ <= 0) return;
   const bool ended = !error.isEmpty() || status.value("ended").toBool();
   const QString summary = error.isEmpty() ? status.value("summary").toString() : error;
-  if (!ended) slurmNodes_ = status.value("nodes").toString();
   const bool waiting = !slurmStepped_ || !heldEnd_.isEmpty() || !process_;
+  if (!ended && !waiting && slurmNodes_.isEmpty() && !status.value("nodes").toString().isEmpty())
+    slurmNodes_ = status.value("nodes").toString(), showRunning();
+  if (!ended) slurmNodes_ = status.value("nodes").toString();
   if (waiting && !ended)
     Q_EMIT queueChanged(heldEnd_.isEmpty() ? tr("Slurm job %1: %2").arg(slurmJob_).arg(summary)
                                            : tr("Slurm job %1, requeued: %2").arg(slurmJob_).arg(summary));
