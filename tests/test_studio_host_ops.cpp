@@ -77,13 +77,7 @@ class TestStudioHostOps : public QObject {
     sshd_ = std::make_unique<test::SshdServer>(
         test::host_environment(hostData_, {"TOKAMAK_DATASETS=" + QString::fromStdString(hostData_ + "/dataset-cache")}));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
-    const SshOptions o = sshd_->client();
-    sshConfig_ = sshd_->path("ssh_config");
-    write_file_atomically(sshConfig_.toStdString(), "Host tokamak-test\n  HostName 127.0.0.1\n  Port " +
-                                                        std::to_string(sshd_->port()) + "\n  User " +
-                                                        sshd_->target().user + "\n  IdentityFile " + o.identity +
-                                                        "\n  IdentitiesOnly yes\n  UserKnownHostsFile " +
-                                                        o.known_hosts + "\n  StrictHostKeyChecking accept-new\n");
+    sshConfig_ = sshd_->writeSshConfig("tokamak-test");
     qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
   }
 

@@ -98,13 +98,7 @@ class TestStudioRemote : public QObject {
     sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
     QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     // The studio uses the user's ssh config; this test gives it one of its own (TOKAMAK_SSH_CONFIG).
-    const SshOptions o = sshd_->client();
-    sshConfig_ = sshd_->path("ssh_config");
-    write_file_atomically(sshConfig_.toStdString(),
-                          "Host tokamak-test\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd_->port()) +
-                              "\n  User " + sshd_->target().user + "\n  IdentityFile " + o.identity +
-                              "\n  IdentitiesOnly yes\n  UserKnownHostsFile " + o.known_hosts +
-                              "\n  StrictHostKeyChecking accept-new\nHost *.example\n  User x\n");
+    sshConfig_ = sshd_->writeSshConfig("tokamak-test", "Host *.example\n  User x\n");
     qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
   }
 

@@ -24,6 +24,7 @@
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/plots/live_plots.h"
+#include "ui/remote/slurm_submit.h"
 #include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
 #include "ui/run/engine_process.h"
@@ -96,6 +97,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
   connect(setup_->whereBox(), &WhereBox::changed, this, where);
   where();
+  // A Slurm job (ui/remote/slurm_submit.h): its queue state in the status until the first step; a requeue is a
+  // gap in the same curves.
+  connect(slurm_, &SlurmSubmit::submitted, this, &MainWindow::followSlurmJob);
+  connect(controller_, &RunController::queueChanged, status_, &RunStatus::setState);
+  connect(controller_, &RunController::requeued, this, [this](qint64 step) {
+    plots_->addGap();
+    statusBar()->showMessage(tr("Slurm requeued the job at step %1: the run resumes from its checkpoint").arg(step),
+                             10000);
+  });
   connect(controller_, &RunController::connectionChanged, this, [this](bool connected, const QString& note) {
     status_->setState(connected ? tr("running") : tr("disconnected — retrying"));
     status_->setToolTip(note);
@@ -147,6 +157,10 @@ void MainWindow::buildActions() {
     return a;
   };
   start_ = add(tr("Start"), QStyle::SP_MediaPlay, tr("Start a run with this setup"), &MainWindow::startRun);
+  slurm_ = new SlurmSubmit(
+      setup_->whereBox(), [this] { return setup_->config(); }, this);
+  slurm_->action()->setIcon(style()->standardIcon(QStyle::SP_ArrowUp));
+  bar->addAction(slurm_->action());
   pause_ = add(tr("Pause"), QStyle::SP_MediaPause, tr("Hold the run between steps"), &MainWindow::pauseRun);
   resume_ = add(tr("Resume"), QStyle::SP_MediaSeekForward,
                 tr("Continue a paused run, or a stopped one from its last checkpoint"), &MainWindow::resumeRun);
@@ -170,7 +184,7 @@ void MainWindow::buildActions() {
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addActions({start_, pause_, resume_, stop_, sample_});
+  run->addActions({start_, slurm_->action(), pause_, resume_, stop_, sample_});
 }
 
 void MainWindow::buildDocks() {
@@ -190,6 +204,7 @@ void MainWindow::buildDocks() {
 
 void MainWindow::setDatabase(const QString& path) {
   controller_->setDatabase(path);
+  slurm_->setDatabase(path);
   recorders_->setDatabase(path);
   runs_->setDatabase(path);
 }
@@ -201,6 +216,21 @@ void MainWindow::startRun() {
   samples_->clear();
   failure_->hide();
   if (controller_->start(setup_->config())) status_->setState(tr("preparing"));
+}
+
+void MainWindow::followSlurmJob(const QString& host, const QString& tokamak, const QJsonObject& job,
+                                const Config& config) {
+  if (controller_->isActive()) return;
+  autoAttach_ = false;
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  showLivePage();
+  controller_->followSlurmJob(host, tokamak, job.value("job_id").toInteger(), job.value("run_uid").toString(),
+                              job.value("folder").toString(), config);
+  statusBar()->showMessage(
+      tr("Submitted Slurm job %1: run %2").arg(job.value("job_id").toInteger()).arg(job.value("name").toString()),
+      10000);
 }
 
 void MainWindow::queueRuns(const QStringList& configJsons) {
@@ -338,7 +368,7 @@ void MainWindow::onRunStarted(const RunStart& start) {
   // Its host is a known host from now on: the next start lists its live runs there (LiveRuns).
   if (controller_->isRemote()) LiveRuns::rememberHost(controller_->runHost(), controller_->runTokamak());
   status_->runStarted(start, rankDevices(start));
-  status_->setState(tr("running"));
+  if (!controller_->slurmJob()) status_->setState(tr("running"));  // a job's: its queue state until a step
   statusBar()->showMessage(
       tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)), 8000);
   runs_->refresh();
@@ -379,10 +409,17 @@ void MainWindow::updateActions() {
   start_->setEnabled(idle && setup_->canStart());
   start_->setToolTip(setup_->canStart() ? tr("Start a run with this setup")
                                         : tr("Fix the problems listed under the setup first"));
+  slurm_->setAllowed(idle && setup_->canStart(), idle ? tr("Fix the problems listed under the setup first")
+                                                      : tr("A run is active: one run at a time"));
   pause_->setEnabled(controller_->canPause());
-  pause_->setToolTip(s == State::Running && !controller_->canPause()
+  pause_->setToolTip(s == State::Running && controller_->slurmJob()
+                         ? tr("A Slurm job does not pause: it would hold its nodes")
+                     : s == State::Running && !controller_->canPause()
                          ? tr("Data-parallel runs cannot pause (their ranks agree only on stop)")
                          : tr("Hold the run between steps"));
+  stop_->setToolTip(controller_->slurmJob()
+                        ? tr("Cancel the Slurm job (scancel): its run writes a checkpoint and stops")
+                        : tr("Finish the current step, write a checkpoint and stop"));
   resume_->setEnabled(s == State::Paused || (idle && (ended == "stopped" || ended == "failed" || ended == "crashed") &&
                                              !controller_->lastCheckpoint().isEmpty()));
   stop_->setEnabled(s == State::Running || s == State::Paused);

@@ -3,10 +3,12 @@
 // signals, keeps the Start/Pause/Resume/Stop actions in step with the run, remembers layout and setup
 // (QSettings), and asks before closing over a running run or a "sample now", then closes once they ended.
 #pragma once
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QStringList>
 #include <functional>
 
+#include "engine/config/config.h"
 #include "engine/train/events.h"
 
 class QAction;
@@ -27,6 +29,7 @@ class RunController;
 class RunStatus;
 class SamplesPanel;
 class SetupPanel;
+class SlurmSubmit;
 struct RunBatch;
 
 class MainWindow : public QMainWindow {
@@ -54,6 +57,7 @@ class MainWindow : public QMainWindow {
   QAction* resumeAction() const { return resume_; }
   QAction* stopAction() const { return stop_; }
   QAction* sampleAction() const { return sample_; }
+  SlurmSubmit* slurmSubmit() const { return slurm_; }
   LiveRuns* liveRuns() const { return live_; }
   QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
@@ -95,6 +99,7 @@ class MainWindow : public QMainWindow {
   void pickLiveRun(int index);
   void startNextQueued();
   void showFailure(const QString& status, const QString& why);  // status: failed | crashed
+  void followSlurmJob(const QString& host, const QString& tokamak, const QJsonObject& job, const Config& config);
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
   void saveSettings() const;
   void restoreSettings();
@@ -111,6 +116,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* setupDock_;
   QDockWidget* samplesDock_;
   QAction *start_, *pause_, *resume_, *stop_, *sample_;
+  SlurmSubmit* slurm_;
   LiveRuns* live_;
   HostRecorders* recorders_;  // a host's live runs the live page does not show, recorded all the same
   QComboBox* livePicker_;

@@ -30,7 +30,7 @@ namespace {
 
 struct SlurmArgs {
   ConfigArgs config;
-  std::string name, db, tokamak, time, job;
+  std::string name, db, tokamak, time, job, run_uid;
   std::string host, identity, known_hosts, ssh_config;  // --host: a login node over ssh ("" = this computer)
   SlurmJobSpec spec;
   bool dry_run = false, json = false, wait = false;
@@ -107,6 +107,7 @@ void submit_over_ssh(const SlurmArgs& a, const Config& c, const CommandHost& hos
   if (s.ntasks_per_node > 0) cmd.insert(cmd.end(), {"--ntasks-per-node", std::to_string(s.ntasks_per_node)});
   if (!a.db.empty()) cmd.insert(cmd.end(), {"--db", a.db});
   if (!a.tokamak.empty()) cmd.insert(cmd.end(), {"--tokamak", a.tokamak});
+  if (!a.run_uid.empty()) cmd.insert(cmd.end(), {"--run-uid", a.run_uid});
   if (s.requeue) cmd.push_back("--requeue");
   if (a.dry_run) cmd.push_back("--dry-run");
   const ProcessResult r = host.run(cmd, config_to_json(c, 2), 120);
@@ -151,6 +152,9 @@ void submit(SlurmArgs a) {
   if (s.gpus_per_node <= 0 && s.ntasks_per_node <= 0)
     throw Error("how many ranks per node?", "add --gpus-per-node G (GPU nodes) or --ntasks-per-node N (CPU nodes)");
   if (a.time.empty()) throw Error("no time limit given", "add --time HH:MM:SS");
+  if (!a.run_uid.empty() &&
+      (a.run_uid.size() != 16 || a.run_uid.find_first_not_of("0123456789abcdef") != std::string::npos))
+    throw Error("--run-uid '" + a.run_uid + "' is not a run uid", "16 lowercase hex digits, as a dry run printed it");
   s.time_limit_s = parse_slurm_time(a.time);
   const SlurmClient slurm{command_host(a)};
   fill_defaults(s, slurm.host().key());
@@ -167,8 +171,11 @@ void submit(SlurmArgs a) {
   }
 
   if (c.name.empty()) c.name = default_run_name(c);  // fixed here, so the ranks name the same folder
-  s.run_uid = new_run_uid();
+  s.run_uid = a.run_uid.empty() ? new_run_uid() : a.run_uid;
   s.run_folder = run_folder_path(c.name, s.run_uid);
+  if (!a.dry_run && path_exists(s.run_folder))  // a uid given twice: never a second job into one run's folder
+    throw Error("run " + s.run_uid + " exists already (" + s.run_folder + ")",
+                "leave out --run-uid, or dry-run again for a new one");
   s.checkpoint_dir = c.train.checkpoint_dir.empty() ? s.run_folder : c.train.checkpoint_dir;
   s.job_name = "tokamak-" + safe_file_name(c.name);
   s.tokamak = tokamak_command(a.tokamak);
@@ -211,10 +218,35 @@ void submit(SlurmArgs a) {
                 job, s.run_uid.c_str(), c.name.c_str(), folder.path.c_str(), job, s.run_uid.c_str());
 }
 
+// What a front end needs before it offers "Submit to Slurm" (the studio, ui/remote/slurm_info.h): whether
+// the host has sbatch (checked there, not assumed), its partitions (as sinfo lists them) and what was used last
+// on it. Never fails for a host without Slurm: that is an answer ("sbatch": false, "why": one line).
+void info(const SlurmArgs& a) {
+  const SlurmClient slurm{command_host(a)};
+  nlohmann::json j = {{"host", slurm.host().key()}, {"sbatch", false}, {"partitions", nlohmann::json::array()}};
+  try {
+    slurm.require_sbatch();
+    j["partitions"] = slurm.partitions();
+    j["sbatch"] = true;
+  } catch (const Error& e) {
+    j["why"] = std::string(e.what());
+  }
+  SlurmJobSpec remembered;
+  fill_defaults(remembered, slurm.host().key());
+  j["remembered"] = {{"partition", remembered.partition}, {"account", remembered.account}, {"qos", remembered.qos}};
+  if (a.json) return (void)std::printf("%s\n", j.dump().c_str());
+  if (!j["sbatch"].get<bool>()) return (void)std::printf("%s\n", j["why"].get<std::string>().c_str());
+  std::string there;
+  for (const auto& p : j["partitions"]) there += (there.empty() ? "" : ", ") + p.get<std::string>();
+  std::printf("sbatch on %s; partitions: %s; remembered partition: %s\n", slurm.host().name().c_str(), there.c_str(),
+              remembered.partition.empty() ? "none" : remembered.partition.c_str());
+}
+
 nlohmann::json job_json(const SlurmJob& j) {
   return {{"job_id", j.id},           {"state", j.state},       {"reason", j.reason},
           {"nodes", j.nodes},         {"run_time", j.run_time}, {"time_limit", j.time_limit},
-          {"exit_code", j.exit_code}, {"restarts", j.restarts}, {"summary", describe_slurm_job(j)}};
+          {"exit_code", j.exit_code}, {"restarts", j.restarts}, {"summary", describe_slurm_job(j)},
+          {"pending", j.pending()},   {"running", j.running()}, {"ended", j.ended()}};
 }
 
 void status(const SlurmArgs& a) {
@@ -274,8 +306,15 @@ void add_slurm_command(CLI::App& app) {
   c->add_flag("--json", args->json, "one JSON object: job_id, run_uid, name, folder, script");
   c->add_option("--tokamak", args->tokamak,
                 "the tokamak command on the nodes (default: this program; with --host: tokamak on its PATH)");
+  c->add_option("--run-uid", args->run_uid,
+                "the run's uid (default: a new one); a dry run's, so that the job is the script that was shown");
   where(c);
   c->callback([args] { submit(*args); });
+
+  c = slurm->add_subcommand("info", "Whether the host has sbatch, its partitions and the remembered defaults");
+  c->add_flag("--json", args->json, "one JSON object: sbatch, why, partitions, remembered");
+  where(c);
+  c->callback([args] { info(*args); });
 
   c = slurm->add_subcommand("status", "What Slurm says about a job: pending and why, running where, ended how");
   c->add_option("job", args->job, "job id")->required();

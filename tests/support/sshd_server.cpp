@@ -2,6 +2,8 @@
 #include "tests/support/sshd_server.h"
 #include "tests/support/test_support.h"
 
+#include "engine/util/files.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -51,6 +53,17 @@ SshdServer::SshdServer(const QStringList& set_env, const QStringList& launcher)
 }
 
 SshdServer::~SshdServer() { stop(); }
+
+QString SshdServer::writeSshConfig(const std::string& alias, const std::string& more) const {
+  const SshOptions o = client();
+  const QString file = path("ssh_config");
+  write_file_atomically(file.toStdString(), "Host " + alias + "\n  HostName 127.0.0.1\n  Port " +
+                                                std::to_string(port_) + "\n  User " + target().user +
+                                                "\n  IdentityFile " + o.identity +
+                                                "\n  IdentitiesOnly yes\n  UserKnownHostsFile " + o.known_hosts +
+                                                "\n  StrictHostKeyChecking accept-new\n" + more);
+  return file;
+}
 
 bool SshdServer::start() {
   QFile cfg(dir_.filePath("sshd_config"));

@@ -35,6 +35,9 @@ class SshdServer {
   SshTarget target() const;
   SshOptions client() const;
   QString path(const QString& name) const { return dir_.filePath(name); }
+  // Writes an ssh config (path("ssh_config")) whose `Host ALIAS` reaches this server as client() does, then
+  // MORE as it is; returns its path (for TOKAMAK_SSH_CONFIG: the studio's host list and `tokamak remote`).
+  QString writeSshConfig(const std::string& alias, const std::string& more = {}) const;
   // A second key pair that the server does not accept.
   QString strangerKey() const { return dir_.filePath("stranger"); }
 

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/metrics/phases.h"
 #include "engine/store/scoreboard.h"  // mean_after_first: the live bar is taken as `runs compare` takes it
@@ -179,6 +180,16 @@ void LivePlots::appendEvals(const std::vector<EvalEvent>& evals) {
   for (const EvalEvent& e : evals)
     for (const MetricValue& v : e.metrics)
       append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
+}
+
+void LivePlots::addGap() {
+  for (MetricPlot* p : plots_) p->addGap();
+  // The histories too, so that a metric picked later replays with the gap.
+  for (History& h : history_)
+    if (!h.value.isEmpty() && !std::isnan(h.value.last()))
+      h.step.push_back(h.step.last()), h.tokens.push_back(h.tokens.last()), h.wall.push_back(h.wall.last()),
+          h.value.push_back(std::numeric_limits<double>::quiet_NaN());
+  flush();
 }
 
 void LivePlots::flush() {

@@ -31,6 +31,8 @@ class LivePlots : public QWidget {
   void appendSteps(const std::vector<StepEvent>& steps);
   void appendEvals(const std::vector<EvalEvent>& evals);
   void flush();  // one batched push + one queued replot per plot
+  // A pause in the run's history (a requeued Slurm job): every curve breaks after its last point.
+  void addGap();
   void clear();
 
   QList<MetricPlot*> plots() const { return plots_; }

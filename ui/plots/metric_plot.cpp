@@ -4,6 +4,7 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tokamak::ui {
 
@@ -72,6 +73,24 @@ void MetricPlot::append(int series, double step, double tokens, double wall, dou
   s.step.push_back(step), s.tokens.push_back(tokens), s.wall.push_back(wall), s.value.push_back(value);
 }
 
+void MetricPlot::addGap() {
+  for (int i = 0; i < series_.size(); ++i) {
+    const Series& s = series_[i];
+    if (!s.value.isEmpty() && !std::isnan(s.value.last()))
+      append(i, s.step.last(), s.tokens.last(), s.wall.last(), std::numeric_limits<double>::quiet_NaN());
+  }
+}
+
+int MetricPlot::pointCount(int series) const {
+  const QVector<double>& v = series_.at(series).value;
+  return static_cast<int>(v.size()) - gapCount(series);
+}
+
+int MetricPlot::gapCount(int series) const {
+  const QVector<double>& v = series_.at(series).value;
+  return static_cast<int>(std::count_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }));
+}
+
 const QVector<double>& MetricPlot::keys(const Series& s) const {
   return xAxis_ == XAxis::Tokens ? s.tokens : xAxis_ == XAxis::WallTime ? s.wall : s.step;
 }
@@ -85,6 +104,10 @@ void MetricPlot::flush() {
     const QVector<double>& k = keys(s);
     QVector<double> keys = k.mid(s.flushed), raw = s.value.mid(s.flushed), smooth(n - s.flushed);
     for (int i = s.flushed; i < n; ++i) {
+      if (std::isnan(s.value[i])) {  // a gap breaks the smoothed line too; the average goes on after it
+        smooth[i - s.flushed] = s.value[i];
+        continue;
+      }
       s.ema = i == 0 ? s.value[i] : smoothing_ * s.ema + (1 - smoothing_) * s.value[i];
       smooth[i - s.flushed] = s.ema;
     }

@@ -22,6 +22,9 @@ class MetricPlot : public QCustomPlot {
   void renameSeries(int series, const QString& name);
   void setTitle(const QString& title);
   void append(int series, double step, double tokens, double wallSeconds, double value);
+  // Breaks every series' line after its last point (a NaN point: QCustomPlot draws no line through it), e.g.
+  // where a requeued Slurm job's run paused.
+  void addGap();
   // Pushes what was appended since the last flush to the graphs and queues one replot.
   void flush();
   void clear();
@@ -31,7 +34,8 @@ class MetricPlot : public QCustomPlot {
   void setSmoothing(double weight);  // 0 = off … 0.99 = very smooth (EMA weight of the past)
   void followData();                 // back to auto-range after a zoom or pan
 
-  int pointCount(int series) const { return static_cast<int>(series_.at(series).value.size()); }
+  int pointCount(int series) const;  // data points, gaps not counted
+  int gapCount(int series) const;
   QString title() const { return title_; }
   QString readoutAt(double key) const;  // what the hover tooltip shows at that x
 

@@ -17,6 +17,11 @@ HostJob::~HostJob() {
 }
 
 bool HostJob::start(const QString& command, const QString& host, const QString& tokamak, const QStringList& args) {
+  return startCommand(QStringList{"remote", command, "--host", host, "--tokamak", tokamak} + args +
+                      QStringList{"--json"});
+}
+
+bool HostJob::startCommand(const QStringList& args) {
   if (process_) return false;
   const QString front = tokamakFrontPath();
   if (front.isEmpty()) {
@@ -31,8 +36,7 @@ bool HostJob::start(const QString& command, const QString& host, const QString& 
   connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
     if (e == QProcess::FailedToStart) ended(-1, QProcess::NormalExit);
   });
-  process_->start(front,
-                  QStringList{"remote", command, "--host", host, "--tokamak", tokamak} + args + QStringList{"--json"});
+  process_->start(front, args);
   return true;
 }
 

@@ -1,5 +1,6 @@
 // HostJob: one `tokamak remote COMMAND --host HOST --tokamak CMD ... --json` in a child process — download a
-// checkpoint, evaluate or export a host's run — so the window never waits on the network. Its stdout is JSON
+// checkpoint, evaluate or export a host's run — or one `tokamak slurm ...` command (here or on a login node),
+// so the window never waits on the network or the scheduler. Its stdout is JSON
 // lines: `progress` events (shown as a progress bar) and, at the end, the command's result object.
 #pragma once
 #include <QJsonObject>
@@ -19,6 +20,8 @@ class HostJob : public QObject {
   // Starts `tokamak remote COMMAND --host HOST --tokamak TOKAMAK ARGS --json`; false while one runs. A missing
   // `tokamak` program is reported through finished().
   bool start(const QString& command, const QString& host, const QString& tokamak, const QStringList& args);
+  // Starts `tokamak ARGS` as it is (the Slurm commands: `tokamak slurm info|submit|status|cancel ... --json`).
+  bool startCommand(const QStringList& args);
   bool isRunning() const { return process_ != nullptr; }
   void cancel();
 

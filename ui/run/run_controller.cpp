@@ -20,6 +20,7 @@
 #include "engine/train/trainer.h"
 #include "ui/run/engine_process.h"
 #include "ui/run/json_events.h"
+#include "ui/run/slurm_watch.h"
 
 namespace tokamak::ui {
 namespace {
@@ -38,7 +39,11 @@ constexpr int kStderrLinesKept = 40;
 
 }  // namespace
 
-RunController::RunController(QObject* parent) : QObject(parent) {
+RunController::RunController(QObject* parent) : QObject(parent), slurm_(new SlurmWatch(this)) {
+  connect(slurm_, &SlurmWatch::polled, this, &RunController::slurmPolled);
+  connect(slurm_, &SlurmWatch::cancelFailed, this, [this](const QString& why) {
+    Q_EMIT queueChanged(tr("Slurm job %1 was not cancelled: %2").arg(slurmJob_).arg(why));
+  });
   // ~30 ms: fast enough to look live, slow enough that a redraw of 100k points never piles up (PlotJuggler).
   redraw_.setSingleShot(true);
   redraw_.setInterval(30);
@@ -62,6 +67,10 @@ void RunController::resetRun() {
   runUid_.clear(), runFolder_.clear();
   runPid_ = 0;
   disconnected_ = detaching_ = stopAsked_ = false;
+  slurmJob_ = 0, readBytes_ = 0;
+  heldEnd_.clear(), slurmNodes_.clear();
+  slurmStepped_ = false;
+  slurm_->watch({}, 0);
   bridge_.take();  // nothing of an earlier run may leak into this one
 }
 
@@ -227,6 +236,13 @@ void RunController::sampleNow() {
 void RunController::stop() {
   if (state_ == State::Idle || state_ == State::Stopping) return;
   stopAsked_ = true;  // a run still being started gets it as soon as its reader is there
+  if (slurmJob_ > 0) {
+    // scancel: every rank gets SIGTERM, rank 0 writes a checkpoint and ends the run stopped (a job still in
+    // the queue just leaves it: the watch then ends the run here).
+    slurm_->cancelJob();
+    slurm_->pollSoon();
+    return setState(State::Stopping);
+  }
   // The trainer finishes its step, writes a checkpoint and ends as "stopped"; stop also ends a pause.
   send("stop");
   setState(State::Stopping);
@@ -256,8 +272,8 @@ void RunController::stopAndWait(int graceMs) {
   if (starter_) starter_->waitForFinished(graceMs);  // its end starts the reader (detached())
   QPointer<QProcess> p = process_;
   if (!p) return;
-  // A host's run outlives the studio: closing stdin ends only the reader here (cmd_remote.cpp).
-  if (remote_) detach();
+  // A host's run, and a Slurm job's, outlive the studio: closing stdin ends only the reader here.
+  if (remote_ || slurmJob_ > 0) detach();
   else stop();
   if (!p->waitForFinished(graceMs) && p) {
     kill();
@@ -273,8 +289,11 @@ void RunController::readEvents() {
   sinks.add(&watch);
   sinks.add(&bridge_);
   bool any = false;
-  while (process_->canReadLine()) {
-    const QByteArray line = process_->readLine().trimmed();
+  while (process_ && process_->canReadLine()) {
+    const QByteArray raw = process_->readLine();
+    readBytes_ += static_cast<quint64>(raw.size());  // the journal's bytes: the readers print its lines as they are
+    const QByteArray line = raw.trimmed();
+    if (slurmJob_ > 0 && !line.isEmpty() && holdSlurmLine(line)) continue;
     if (!line.isEmpty() && !dispatchJsonEvent(line, sinks)) stderrTail_ << QString::fromUtf8(line);
     any = any || !line.isEmpty();
   }
@@ -304,6 +323,7 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
   if (!process_) return;
   readEvents();
   readErrors();
+  if (slurmJob_ > 0 && slurmReaderEnded()) return;  // the job's state decides what comes next
   if (!sawEnd_ && !detaching_) {
     // Killed (SIGKILL, the OOM killer, an abort) or an error exit before or without the end event.
     EndEvent e;
@@ -326,6 +346,11 @@ void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
   process_->disconnect(this);
   process_->deleteLater();
   process_ = nullptr;
+  finishReader();
+}
+
+// The run has ended and its reader is gone.
+void RunController::finishReader() {
   delete configFile_;
   configFile_ = nullptr;
   drain();  // the end event is in the bridge now

@@ -10,6 +10,7 @@
 // end event ends here as "crashed" with the last error line its reader reports, and the store's row is marked
 // crashed. A crash of LibTorch, CUDA or the OOM killer therefore never takes the window with it.
 #pragma once
+#include <QJsonObject>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -23,6 +24,8 @@
 class QTemporaryFile;
 
 namespace tokamak::ui {
+
+class SlurmWatch;
 
 class RunController : public QObject {
   Q_OBJECT
@@ -48,6 +51,15 @@ class RunController : public QObject {
   // computer (uid: the run's uid or its folder), else `tokamak remote attach`. The whole journal replays into
   // the plots; the store records only what it did not have. False while active.
   bool attach(const QString& host, const QString& tokamak, const QString& uid);
+  // Follows the run of a job `tokamak slurm submit` has queued (ui/remote/slurm_dialog.h): host "" = this
+  // computer (its run folder), else the login node (`tokamak remote attach`). Until the first step the
+  // status of the job is polled and reported by queueChanged (pending and why, running on which nodes); Stop
+  // is `tokamak slurm cancel`. A requeue keeps the run: the journal's `end` (stopped) is held while the job is
+  // still in Slurm's queue, the reader follows again from the byte it had reached, and the next `start` is
+  // reported by requeued (a gap in the curves), not as a new run. False while a run is active.
+  bool followSlurmJob(const QString& host, const QString& tokamak, qint64 job, const QString& uid,
+                      const QString& folder, const Config& config);
+  qint64 slurmJob() const { return slurmJob_; }  // 0 = the run is not a Slurm job
   // Ends only the reader here (its stdin closed); the run goes on training, to be attached again.
   void detach();
   // A host's run: asks it for a sample at its next step's end (`runs control UID sample` there); the text
@@ -67,7 +79,8 @@ class RunController : public QObject {
   State state() const { return state_; }
   bool isActive() const { return state_ != State::Idle; }
   // Pause is not offered to data-parallel runs (the ranks agree only on stop).
-  bool canPause() const { return state_ == State::Running && config_.dist.gpus <= 1; }
+  // Nor to Slurm jobs: a paused job would hold its allocation.
+  bool canPause() const { return state_ == State::Running && config_.dist.gpus <= 1 && slurmJob_ == 0; }
   const Config& config() const { return config_; }
   qint64 processId() const;  // a local run's own process (the launcher of a data-parallel one); 0 for a host's
   qint64 readerPid() const;  // the reader child's pid (runs follow / remote), 0 when none
@@ -90,6 +103,11 @@ class RunController : public QObject {
   void storeChanged();
   // A run on a host: the connection dropped (connected false, with `tokamak remote`'s line) or is back.
   void connectionChanged(bool connected, const QString& note);
+  // A Slurm job's state before its run's first step ("Slurm job 7: pending: PartitionDown (its partition is
+  // down)"), then "running (Slurm job 7 on n[1-2])".
+  void queueChanged(const QString& text);
+  // A requeued job's run started again: its earlier steps end at `step`, the next ones follow after a gap.
+  void requeued(qint64 step);
 
  private:
   bool launch(const QString& program, const QStringList& args);
@@ -103,6 +121,13 @@ class RunController : public QObject {
   void markCrashedInStore();
   void drain();
   void setState(State state);
+  void finishReader();
+  // Slurm (run_controller_slurm.cpp)
+  bool holdSlurmLine(const QByteArray& line);
+  bool slurmReaderEnded();
+  void slurmPolled(const QJsonObject& status, const QString& error);
+  void launchSlurmReader();
+  void showRunning();
 
   EventBridge bridge_;
   QTimer redraw_;
@@ -124,6 +149,13 @@ class RunController : public QObject {
   QString lastCheckpoint_;
   qint64 lastCheckpointStep_ = 0;
   State state_ = State::Idle;
+  // A Slurm job's run
+  SlurmWatch* slurm_;
+  qint64 slurmJob_ = 0;
+  quint64 readBytes_ = 0;      // journal bytes the readers have printed: where a new reader goes on from
+  QByteArray heldEnd_;         // an `end` (stopped) held while the job may still be requeued
+  bool slurmStepped_ = false;  // a step since the (last) start: the queue state is no longer shown
+  QString slurmNodes_;
 };
 
 }  // namespace tokamak::ui
