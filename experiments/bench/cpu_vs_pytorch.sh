@@ -13,33 +13,12 @@
 # Usage: experiments/bench/cpu_vs_pytorch.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
 #   default: 3 rounds, 20 timed steps, 4,4,256,256, batch 8, threads = cores (the shape of issue 28)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-rounds=${1:-3} steps=${2:-20} shape=${3:-4,4,256,256} batch=${4:-8} threads=${5:-$(nproc)}
-warmup=5
-py=${TOKAMAK_CACHE:-$HOME/.cache/tokamak}/venv/bin/python
-bin=${TOKAMAK_BIN:-$root/build/app/tokamak}
+default_steps=20
+source "$(dirname "$0")/cpu_sitting.sh"
 jemalloc=$(ldconfig -p | awk '/libjemalloc.so.2 / { print $NF; exit }')
 conf=$(sed -n 's/.*kMallocConf\[\] = "\(.*\)";.*/\1/p' "$root/app/tokamak/malloc_conf.cpp")
-IFS=, read -r L H C T <<< "$shape"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export XDG_DATA_HOME=$work/data
-precisions=(fp32)
-grep -qE 'avx512_bf16|amx_bf16' /proc/cpuinfo && precisions+=(bf16)
-echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(grep -oE 'avx512_bf16|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"\
-     "threads $threads, load $(cut -d' ' -f1-3 /proc/loadavg); shape $shape, batch $batch; jemalloc settings '$conf'"
+echo "$(machine_line); jemalloc settings '$conf'"
 
-tokamak() {  # precision → median ms/step
-  "$bin" train --no-store --json --set model.n_layer="$L" --set model.n_head="$H" --set model.n_embd="$C" \
-      --set model.context="$T" --set train.batch_size="$batch" --set threads="$threads" --set opt.precision="$1" \
-      --set train.steps=$((steps + warmup)) --set train.log_every=1 --set train.eval_every=0 \
-      --set train.sample_every=-1 --set train.warmup_steps="$warmup" --set train.checkpoint_minutes=0 \
-      --set train.profile=false 2>"$work/err" |
-    "$py" -c '
-import json, statistics, sys
-ms = [e["step_ms"] for e in map(json.loads, sys.stdin) if e.get("event") == "step" and e["step"] > int(sys.argv[1])]
-print(f"{statistics.median(ms):.1f}")' "$warmup" || { tail -n 3 "$work/err" >&2; exit 1; }
-}
 pytorch() {  # precision [env...] → median ms/step
   local precision=$1
   shift
@@ -69,7 +48,7 @@ gemm_peak
 declare -A sum
 for r in $(seq "$rounds"); do
   for p in "${precisions[@]}"; do
-    a=$(tokamak "$p")
+    a=$(tokamak_median "$p")
     b=$(pytorch "$p")
     c=$(pytorch "$p" LD_PRELOAD="$jemalloc" MALLOC_CONF="$conf")
     printf 'round %d %-4s  ms/step: tokamak %7.1f  pytorch %7.1f  pytorch+alloc %7.1f\n' "$r" "$p" "$a" "$b" "$c"
