@@ -15,7 +15,6 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
@@ -162,17 +161,12 @@ class TestStudio : public QObject {
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
-  QTemporaryDir settingsDir_;
   std::string data_;
 };
 
 void TestStudio::initTestCase() {
   env_ = std::make_unique<test::ScratchEnv>();
   QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");  // always there after set-up: fail, never skip
-  // Window state and the last setup go to a throw-away folder, not the user's settings.
-  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
-  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
-  QSettings("Tokamak", "Tokamak Studio").clear();
   data_ = env_->corpus_excerpt(40000);
 }
 

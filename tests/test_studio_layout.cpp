@@ -83,14 +83,16 @@ class TestStudioLayout : public QObject {
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
-  QTemporaryDir settingsDir_;
 };
 
 void TestStudioLayout::initTestCase() {
   env_ = std::make_unique<test::ScratchEnv>();  // the dataset box counts the default corpus in its own cache
   QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");
-  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
-  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
+  // The studio's settings (window state, the last setup) land in this process's own XDG_CONFIG_HOME, which
+  // tests/support/isolated_process.cpp made empty: every studio suite relies on it, none on the user's.
+  const QString home = qEnvironmentVariable("XDG_CONFIG_HOME");
+  QVERIFY2(!home.isEmpty() && QSettings("Tokamak", "Tokamak Studio").fileName().startsWith(home + "/"),
+           qPrintable(QSettings("Tokamak", "Tokamak Studio").fileName()));
 }
 
 void TestStudioLayout::init() { QSettings("Tokamak", "Tokamak Studio").clear(); }  // every test is a first start

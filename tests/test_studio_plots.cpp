@@ -8,7 +8,6 @@
 #include <QLabel>
 #include <QSlider>
 #include <QElapsedTimer>
-#include <QSettings>
 #include <atomic>
 #include <thread>
 
@@ -68,17 +67,12 @@ class TestStudioPlots : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase();
   void staysResponsiveWith100kPoints();
   void controlsRebuildTheCurves();
   void pickerOffersEveryMetric();
   void stepProfileBar();
   void measuredMemoryBesideTheEstimate();
 };
-
-void TestStudioPlots::initTestCase() {
-  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, QDir::tempPath() + "/tokamak-test-settings");
-}
 
 void TestStudioPlots::staysResponsiveWith100kPoints() {
   MainWindow w;

@@ -9,7 +9,6 @@
 #include <QDir>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -75,7 +74,6 @@ class TestStudioRemote : public QObject {
 
   std::unique_ptr<test::ScratchEnv> env_;
   std::unique_ptr<test::SshdServer> sshd_;
-  QTemporaryDir settingsDir_;
   std::string hostData_, data_;
   QString sshConfig_;
 
@@ -89,9 +87,6 @@ class TestStudioRemote : public QObject {
   void initTestCase() {
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY(env_->ok());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
-    QSettings("Tokamak", "Tokamak Studio").clear();
     hostData_ = env_->path("host-data");
     make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);

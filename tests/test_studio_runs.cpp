@@ -9,7 +9,6 @@
 #include <QJsonObject>
 #include <QLineEdit>
 #include <QProcess>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -144,9 +143,6 @@ class TestStudioRuns : public QObject {
 void TestStudioRuns::initTestCase() {
   QVERIFY(home_.isValid());
   qputenv("XDG_DATA_HOME", home_.path().toUtf8());
-  // Remembered choices (the metric summary's stat) go to a scratch folder, never the user's settings.
-  QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, home_.path());
-  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, home_.path());
 }
 
 void TestStudioRuns::init() {

@@ -18,7 +18,6 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QtTest>
@@ -67,7 +66,6 @@ class TestStudioSlurm : public QObject {
   Q_OBJECT
   std::unique_ptr<test::ScratchEnv> env_;
   std::unique_ptr<test::SlurmCluster> slurm_;
-  QTemporaryDir settingsDir_;
   std::string data_;
 
   Config tinyRun(int steps) {
@@ -109,9 +107,6 @@ class TestStudioSlurm : public QObject {
   void initTestCase() {
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY(env_->ok());
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir_.path());
-    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir_.path());
-    QSettings("Tokamak", "Tokamak Studio").clear();
     data_ = env_->corpus_excerpt(60000);
     slurm_ = std::make_unique<test::SlurmCluster>();
     QVERIFY2(slurm_->ok(), qPrintable(slurm_->error()));  // CI fails here, in one line, rather than skipping

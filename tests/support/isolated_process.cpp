@@ -43,7 +43,7 @@ __attribute__((constructor)) void isolate_test_process() {
   ::setenv("TOKAMAK_CACHE", (root + "/cache").c_str(), 1);
   ::unsetenv("TOKAMAK_DATASETS");
   ::setenv("XDG_DATA_HOME", (root + "/data").c_str(), 1);
-  ::setenv("XDG_CONFIG_HOME", (root + "/config").c_str(), 1);
+  ::setenv("XDG_CONFIG_HOME", (root + "/config").c_str(), 1);  // also where QSettings keeps the studio's settings
   std::atexit(remove_scratch);
 }
 
