@@ -5,7 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh"
+# Only what it opens: the studio and the two programs it runs (scripts/test.sh builds the test suites).
+targets="tokamak tokamak-engine"
+[ "${TOKAMAK_GUI:-ON}" = OFF ] || targets="tokamak-studio $targets"
+TOKAMAK_TARGETS=${TOKAMAK_TARGETS:-$targets} "$root/scripts/build.sh"
 build=${BUILD_DIR:-$root/build}
 if [ -x "$build/app/studio/tokamak-studio" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
   exec "$build/app/studio/tokamak-studio" "$@"

@@ -19,7 +19,7 @@
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/sshd_server.h"
+#include "tests/support/ssh_host.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
 
@@ -96,26 +96,25 @@ class TestRemote : public QObject {
   Q_OBJECT
 
   test::ScratchEnv env_;  // this side: the studio's store in XDG_DATA_HOME
-  std::unique_ptr<test::SshdServer> sshd_;
+  std::unique_ptr<test::SshHost> ssh_;
+  test::SshdServer* sshd_ = nullptr;
   std::string hostData_;
 
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(env_.ok());
     // The host's runs and store live apart from this side's; they share the cache (tokenizer, corpus).
-    hostData_ = env_.path("host-data");
-    make_dirs(hostData_);
-    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
-    QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
+    ssh_ = std::make_unique<test::SshHost>(env_);
+    QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
+    sshd_ = &ssh_->sshd(), hostData_ = ssh_->data();
   }
 
   // A run a failed test left training on the host is ended here, by pid (run_reaper.h).
-  void cleanup() { test::kill_runs_under(hostData_); }
-
-  void cleanupTestCase() {
-    if (sshd_) RemoteHost(sshd_->target(), sshd_->client()).close();
-    sshd_.reset();
+  void cleanup() {
+    if (ssh_) ssh_->end_runs();
   }
+
+  void cleanupTestCase() { ssh_.reset(); }
 
   void testConnectionReportsVersionDevicesAndDisk() {
     RemoteHost host(sshd_->target(), sshd_->client(), bin().toStdString());

@@ -14,7 +14,7 @@
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/sshd_server.h"
+#include "tests/support/ssh_host.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
 
@@ -41,10 +41,11 @@ class TestRemoteFiles : public QObject {
   Q_OBJECT
 
   test::ScratchEnv env_;
-  std::unique_ptr<test::SshdServer> sshd_;
+  std::unique_ptr<test::SshHost> ssh_;
+  test::SshdServer* sshd_ = nullptr;
   std::string hostData_, uid_, checkpoint_;
 
-  RemoteHost host() const { return RemoteHost(sshd_->target(), sshd_->client(), bin().toStdString()); }
+  RemoteHost host() const { return ssh_->direct(bin().toStdString()); }
 
   // `tokamak remote ARGS --host ... --json` as the studio runs it.
   Cli remote(const QStringList& args) {
@@ -67,10 +68,9 @@ class TestRemoteFiles : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(env_.ok());
-    hostData_ = env_.path("host-data");
-    make_dirs(hostData_);
-    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
-    QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
+    ssh_ = std::make_unique<test::SshHost>(env_);
+    QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
+    sshd_ = &ssh_->sshd(), hostData_ = ssh_->data();
     // A finished run on the host with two checkpoints (the tiny model with AdamW's state: ~19 MB each).
     Config c;
     apply_overrides(c, test::tiny_run_overrides({"data.path=" + env_.corpus_excerpt(20000), "train.batch_size=2",
@@ -87,15 +87,11 @@ class TestRemoteFiles : public QObject {
     QVERIFY2(all[1].bytes > 4u << 20 && all[1].bytes == read_file(checkpoint_).size(), checkpoint_.c_str());
   }
 
-  void cleanup() { test::kill_runs_under(hostData_); }
-
-  void cleanupTestCase() {
-    if (!sshd_) return;
-    host().close();
-    SshOptions shared = sshd_->client();  // `tokamak remote`'s own shared connection
-    shared.control_dir = cache_dir() + "/ssh";
-    RemoteHost(sshd_->target(), shared).close();
+  void cleanup() {
+    if (ssh_) ssh_->end_runs();
   }
+
+  void cleanupTestCase() { ssh_.reset(); }
 
   // The CLI, as the studio runs it: progress lines, then the verified file under its name and nothing else.
   void downloadCopiesTheHostsBytes() {

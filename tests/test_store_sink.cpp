@@ -18,6 +18,7 @@
 #include "engine/store/store_sink.h"
 #include "engine/util/files.h"
 #include "tests/test_store_fakes.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
 using namespace tokamak::test;
@@ -47,12 +48,12 @@ void TestStoreSink::rowsVisibleWhileRunning() {
   RunStore reader(path);
   int64_t id = sink.run_id();
   QVERIFY(id > 0);
-  QTRY_COMPARE_WITH_TIMEOUT(reader.metrics(id).size(), size_t{20}, 5000);
-  QTRY_COMPARE_WITH_TIMEOUT(reader.samples(id).size(), size_t{1}, 5000);
+  QTRY_COMPARE_WITH_TIMEOUT(reader.metrics(id).size(), size_t{20}, test::kPatienceMs);
+  QTRY_COMPARE_WITH_TIMEOUT(reader.samples(id).size(), size_t{1}, test::kPatienceMs);
   QCOMPARE(reader.run(id).status, std::string("running"));
   QCOMPARE(reader.metrics(id).back()["val_loss"], 3.25);  // the eval merged into step 20's row
   double beat = reader.run(id).heartbeat;
-  QTRY_VERIFY_WITH_TIMEOUT(reader.run(id).heartbeat > beat, 5000);  // beats with no events coming
+  QTRY_VERIFY_WITH_TIMEOUT(reader.run(id).heartbeat > beat, test::kPatienceMs);  // beats with no events coming
   sink.on_end({"finished", "", 20, 20 * 1024, 2.0});
   QCOMPARE(reader.run(id).status, std::string("finished"));  // on_end waits for its commit
 }

@@ -30,6 +30,7 @@
 #include "engine/config/hf_config.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
+#include "tests/support/test_support.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
@@ -194,13 +195,13 @@ void TestStudio::setupShowsEstimateAndAvailability() {
   Config two = tinyRun(data_, 50, "estimate");
   two.dist.gpus = 2;
   w.setupPanel()->setConfig(two);
-  QTRY_VERIFY(memory->property("bytes").toLongLong() > 0);
+  QTRY_VERIFY_WITH_TIMEOUT(memory->property("bytes").toLongLong() > 0, test::kPatienceMs);
   const qint64 unsharded = memory->property("bytes").toLongLong();
   auto* zero = w.setupPanel()->findChild<QCheckBox*>("dist.zero");
   QVERIFY(zero && zero->isEnabled() && !zero->isChecked());
   zero->setChecked(true);
   QCOMPARE(w.setupPanel()->config().dist.zero, int64_t{1});
-  QTRY_VERIFY(memory->property("bytes").toLongLong() < unsharded);
+  QTRY_VERIFY_WITH_TIMEOUT(memory->property("bytes").toLongLong() < unsharded, test::kPatienceMs);
   QVERIFY2(memory->toolTip().contains("ZeRO-1"), qPrintable(memory->toolTip()));
   const MemoryEstimate m = estimate_memory(w.setupPanel()->config());
   QCOMPARE(unsharded - memory->property("bytes").toLongLong(), qint64(m.optimizer_saved));
@@ -235,7 +236,7 @@ void TestStudio::speedrunSwitchesAndTarget() {
   zero.dist.gpus = 2, zero.dist.zero = 1;
   w.setupPanel()->setConfig(zero);
   auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
-  QTRY_VERIFY(list->count() > 0);
+  QTRY_VERIFY_WITH_TIMEOUT(list->count() > 0, test::kPatienceMs);
   QVERIFY2(list->item(0)->text().contains("set dist.zero=0"), qPrintable(list->item(0)->text()));
   optimizer->setCurrentIndex(optimizer->findData("adamw"));
   QTRY_VERIFY2(list->count() == 0 || !list->item(0)->text().contains("muon"),
@@ -284,7 +285,7 @@ void TestStudio::badInputs() {
   QCOMPARE(w.runController()->state(), State::Idle);
   // Putting the setup right enables Start again.
   w.setupPanel()->setConfig(tinyRun(data_, 50, "bad"));
-  QTRY_VERIFY(w.startAction()->isEnabled());
+  QTRY_VERIFY_WITH_TIMEOUT(w.startAction()->isEnabled(), test::kPatienceMs);
 }
 
 void TestStudio::countsTokensOffTheGuiThread() {
@@ -324,7 +325,7 @@ void TestStudio::runLifecycle() {
                qPrintable(commandLineOf(run->processId())));
   QVERIFY(run->processId() != QCoreApplication::applicationPid());
   QVERIFY(!childrenOf(QCoreApplication::applicationPid()).contains(run->processId()));
-  QTRY_VERIFY(run->readerPid() > 0);
+  QTRY_VERIFY_WITH_TIMEOUT(run->readerPid() > 0, test::kPatienceMs);
   QTRY_VERIFY2(commandLineOf(run->readerPid()).contains("runs follow ") &&
                    commandLineOf(run->readerPid()).endsWith(" --control"),
                qPrintable(commandLineOf(run->readerPid())));
@@ -337,7 +338,7 @@ void TestStudio::runLifecycle() {
   QTRY_VERIFY_WITH_TIMEOUT(w.samplesPanel()->sampleCount() > 0, 30000);
   QVERIFY(w.samplesPanel()->text().contains("step 10"));
   QVERIFY(w.runStatus()->text().contains("tok/s"));
-  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-lifecycle"));  // recorded while it trains
+  QTRY_VERIFY_WITH_TIMEOUT(tableHas(w.runsPanel(), "studio-lifecycle"), test::kPatienceMs);  // recorded while it trains
 
   // Pause: steps stop advancing; resume: they advance again.
   w.pauseAction()->trigger();
@@ -361,7 +362,7 @@ void TestStudio::runLifecycle() {
   QVERIFY(w.resumeAction()->isEnabled() && w.startAction()->isEnabled());
   QVERIFY(w.failureText().isEmpty());
   w.showRunsPage();
-  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-lifecycle"));
+  QTRY_VERIFY_WITH_TIMEOUT(tableHas(w.runsPanel(), "studio-lifecycle"), test::kPatienceMs);
   QVERIFY(tableHas(w.runsPanel(), "stopped"));
 
   auto* sampleNow = w.samplesPanel()->findChild<QPushButton*>("sampleNow");
@@ -411,20 +412,20 @@ void TestStudio::killedChildLeavesStudioUp() {
   w.startRun();
   RunController* run = w.runController();
   QTRY_VERIFY_WITH_TIMEOUT(run->lastStep().step >= 3, 90000);
-  QTRY_COMPARE(storedStatus("studio-killed"), QString("running"));
+  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-killed"), QString("running"), test::kPatienceMs);
   const qint64 pid = run->processId();
   QVERIFY(pid > 0);
   QElapsedTimer clock;
   clock.start();
   QCOMPARE(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
   // The window stays up and says at once what happened; the store marks the run crashed within seconds.
-  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), 3000);
+  QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), test::kPatienceMs);
   QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("crashed"));
   // Nobody's child, its signal is unknown: its reader reports the run crashed, with its last output line.
   QVERIFY2(w.failureText().contains("crashed (it ended without an end event)"), qPrintable(w.failureText()));
   QCOMPARE(w.runStatus()->stateText(), QString("crashed"));
   QVERIFY(w.isVisible());
-  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-killed"), QString("crashed"), 5000);
+  QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-killed"), QString("crashed"), test::kPatienceMs);
   qInfo("crash noticed and stored in %lld ms", clock.elapsed());
   QVERIFY(w.startAction()->isEnabled());
   // The studio trains again after the crash.
@@ -443,14 +444,14 @@ void TestStudio::twoRankRunFromGpusBox() {
   auto* gpus = w.setupPanel()->findChild<QSpinBox*>("dist.gpus");
   QVERIFY(gpus);
   gpus->setValue(2);
-  QTRY_COMPARE(w.setupPanel()->config().dist.gpus, int64_t(2));
+  QTRY_COMPARE_WITH_TIMEOUT(w.setupPanel()->config().dist.gpus, int64_t(2), test::kPatienceMs);
   QVERIFY2(w.setupPanel()->canStart(), qPrintable(problemLines(w).join('\n')));
   w.startAction()->trigger();
   RunController* run = w.runController();
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 3, 120000);
   QCOMPARE(run->runStart().world_size, 2);
   // The child is the launcher; the two ranks are its own children.
-  QTRY_COMPARE(childrenOf(run->processId()).size(), 2);
+  QTRY_COMPARE_WITH_TIMEOUT(childrenOf(run->processId()).size(), 2, test::kPatienceMs);
   const QList<qint64> ranks = childrenOf(run->processId());
   QVERIFY2(w.runStatus()->text().contains("2 ranks"), qPrintable(w.runStatus()->text()));
   QVERIFY(!w.pauseAction()->isEnabled());  // data-parallel runs cannot pause
@@ -476,7 +477,7 @@ void TestStudio::runsPageNoticesDeadRunAndRefusesLiveOnes() {
   outside.start(enginePath(), {"train", "--config", config});
   QVERIFY2(outside.waitForStarted(), qPrintable(enginePath()));
   QTRY_COMPARE_WITH_TIMEOUT(storedStatus("studio-outside"), QString("running"), 90000);
-  QTRY_VERIFY(tableHas(w.runsPanel(), "studio-outside"));
+  QTRY_VERIFY_WITH_TIMEOUT(tableHas(w.runsPanel(), "studio-outside"), test::kPatienceMs);
   const int64_t id = storedRun("studio-outside").first;
   QVERIFY(id > 0);
   // Delete and Resume refuse a live run (as `tokamak runs delete` does), without asking anything.
@@ -486,7 +487,7 @@ void TestStudio::runsPageNoticesDeadRunAndRefusesLiveOnes() {
   // Killed: the open runs page notices by itself, with no reopening of the store.
   outside.kill();
   QVERIFY(outside.waitForFinished(5000));
-  QTRY_VERIFY_WITH_TIMEOUT(rowHas(w.runsPanel(), "studio-outside", "crashed"), 5000);
+  QTRY_VERIFY_WITH_TIMEOUT(rowHas(w.runsPanel(), "studio-outside", "crashed"), test::kPatienceMs);
   QCOMPARE(storedStatus("studio-outside"), QString("crashed"));
 }
 
@@ -504,10 +505,10 @@ void TestStudio::closingDuringRunAsksThenStops() {
   QVERIFY(w.runController()->isActive());
   answer = true;
   // "yes": the window asks the child to stop and closes once it has ended, without blocking in between.
-  QElapsedTimer clock;
-  clock.start();
   w.close();
-  QVERIFY2(clock.elapsed() < 200, qPrintable(QString("close() blocked for %1 ms").arg(clock.elapsed())));
+  // close() returned while the run was still stopping: it asked and went back to the event loop, not waited.
+  QVERIFY(w.isVisible());
+  QVERIFY(w.runController()->isActive());
   QCOMPARE(asked, 2);
   QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), MainWindow::kCloseGraceMs);
   QCOMPARE(asked, 2);  // asked once per close, not again when it closes itself
@@ -542,7 +543,7 @@ void TestStudio::closingDuringLongSampleAsksThenEndsIt() {
   w.samplesPanel()->setCheckpoint(engine, 7);  // any existing file: the stand-in does not read it
   w.samplesPanel()->sampleNow();
   QVERIFY(w.samplesPanel()->isSampling());
-  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(pidFile) && QFileInfo(pidFile).size() > 0, 10000);
+  QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(pidFile) && QFileInfo(pidFile).size() > 0, test::kPatienceMs);
   QFile f(pidFile);
   QVERIFY(f.open(QIODevice::ReadOnly));
   const qint64 pid = f.readAll().trimmed().toLongLong();
@@ -552,15 +553,14 @@ void TestStudio::closingDuringLongSampleAsksThenEndsIt() {
   QCOMPARE(asked, 1);
   QVERIFY(w.samplesPanel()->isSampling());
   answer = true;
-  QElapsedTimer clock;
-  clock.start();
   w.close();
-  QVERIFY2(clock.elapsed() < 200, qPrintable(QString("close() blocked for %1 ms").arg(clock.elapsed())));
-  QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), 5000);
-  qInfo("closed %lld ms after the answer", clock.elapsed());
+  // close() returned before the sampler had gone (it was killed, not waited for): the window closes after.
+  QVERIFY(w.isVisible());
+  QVERIFY(w.samplesPanel()->isSampling());
+  QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), test::kPatienceMs);
   QCOMPARE(asked, 2);
   QVERIFY(!w.samplesPanel()->isSampling());
-  QTRY_VERIFY_WITH_TIMEOUT(commandLineOf(pid).isEmpty(), 5000);  // the child is gone, not left behind
+  QTRY_VERIFY_WITH_TIMEOUT(commandLineOf(pid).isEmpty(), test::kPatienceMs);  // the child is gone, not left behind
 }
 
 void TestStudio::setupFilesAndLadders() {
@@ -650,7 +650,7 @@ void TestStudio::repeatsWithSeedsOneAfterAnother() {
   QTRY_VERIFY_WITH_TIMEOUT(storedStatus("studio-seeds-s" + std::to_string(1337 + 2)) == "finished", 120000);
   QCOMPARE(storedStatus("studio-seeds-s" + std::to_string(1337 + 1)), QString("finished"));
   QCOMPARE(w.queuedRuns(), 0);
-  QTRY_VERIFY(!w.runController()->isActive());
+  QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->isActive(), test::kPatienceMs);
   // One after another: the second started after the first had ended.
   Db db(default_db_path(), Db::Mode::existing);
   Stmt times(db, "SELECT created, ended FROM runs WHERE name LIKE 'studio-seeds-s%' ORDER BY id");
@@ -706,7 +706,7 @@ void TestStudio::findsLargestBatchInAChild() {
   QSignalSpy tries(&finder, &BatchFinder::tried), done(&finder, &BatchFinder::finished);
   finder.start(tinyRun(data_, 3, "find"));
   QVERIFY(finder.isRunning());
-  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, test::kPatienceMs);
   QCOMPARE(tries.count(), 3);
   QCOMPARE(tries.at(2).at(0).toLongLong(), 4);
   QCOMPARE(tries.at(2).at(1).toBool(), false);
@@ -719,7 +719,7 @@ void TestStudio::findsLargestBatchInAChild() {
 
   fake("echo 'tokamak: find-batch measures GPU memory (hint: run it with --set device=cuda)' >&2\nexit 1\n");
   finder.start(tinyRun(data_, 3, "find"));
-  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 10000);
+  QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, test::kPatienceMs);
   QCOMPARE(done.at(1).at(0).toLongLong(), 0);
   QVERIFY2(done.at(1).at(1).toString().contains("find-batch measures GPU memory"),
            qPrintable(done.at(1).at(1).toString()));

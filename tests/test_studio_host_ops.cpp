@@ -17,8 +17,10 @@
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/sshd_server.h"
+#include "tests/support/ssh_host.h"
+#include "tests/support/studio_host.h"
 #include "tests/support/tiny.h"
+#include "tests/support/test_support.h"
 #include "ui/main_window.h"
 #include "ui/remote/host_job.h"
 #include "ui/remote/where_box.h"
@@ -39,21 +41,12 @@ class TestStudioHostOps : public QObject {
   Q_OBJECT
 
   std::unique_ptr<test::ScratchEnv> env_;
-  std::unique_ptr<test::SshdServer> sshd_;
+  std::unique_ptr<test::SshHost> ssh_;
   std::string hostData_, data_;
-  QString sshConfig_;
 
-  void chooseHost(MainWindow& w) {
-    WhereBox* where = w.setupPanel()->whereBox();
-    where->findChild<QComboBox*>("where")->setCurrentText("tokamak-test");
-    where->findChild<QLineEdit*>("hostTokamak")->setText(bin());
-  }
-  RemoteHost host() const {
-    SshOptions o;
-    o.config_file = sshConfig_.toStdString(), o.control_dir = cache_dir() + "/ssh";
-    make_dirs(o.control_dir);  // the studio's `tokamak remote` shares this connection
-    return RemoteHost(parse_ssh_target("tokamak-test"), o, bin().toStdString());
-  }
+  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", bin()); }
+  // Over the studio's own shared connection, as its `tokamak remote` reaches the host.
+  RemoteHost host() const { return ssh_->by_alias(bin().toStdString()); }
   QStringList problems(MainWindow& w) {
     QStringList out;
     auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
@@ -65,24 +58,19 @@ class TestStudioHostOps : public QObject {
   void initTestCase() {
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY(env_->ok());
-    hostData_ = env_->path("host-data");
-    make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);
     // The host keeps its dataset cache apart from this side's, so what it lists is its own.
-    sshd_ = std::make_unique<test::SshdServer>(
-        test::host_environment(hostData_, {"TOKAMAK_DATASETS=" + QString::fromStdString(hostData_ + "/dataset-cache")}));
-    QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
-    sshConfig_ = sshd_->writeSshConfig("tokamak-test");
-    qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
+    const QString cache = QString::fromStdString(env_->path("host-data") + "/dataset-cache");
+    ssh_ = std::make_unique<test::SshHost>(*env_, QStringList{"TOKAMAK_DATASETS=" + cache}, "tokamak-test");
+    QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
+    hostData_ = ssh_->data();
   }
 
-  void cleanup() { test::kill_runs_under(hostData_); }
-
-  void cleanupTestCase() {
-    if (sshd_) host().close();
-    sshd_.reset();
-    qunsetenv("TOKAMAK_SSH_CONFIG");
+  void cleanup() {
+    if (ssh_) ssh_->end_runs();
   }
+
+  void cleanupTestCase() { ssh_.reset(); }
 
   void pickerListsTheHostsDatasets() {
     // Shards prepared on the host, in its data folder's datasets/: the host's path, listed by the host.
@@ -111,7 +99,7 @@ class TestStudioHostOps : public QObject {
     QCOMPARE(QString::fromStdString(w.setupPanel()->config().data.path), QString::fromStdString(shards));
     // A host's path is the host's: not checked on this computer.
     box->setPath("/only/on/the/host/shards");
-    QTRY_VERIFY(!problems(w).join('\n').contains("does not exist"));
+    QTRY_VERIFY_WITH_TIMEOUT(!problems(w).join('\n').contains("does not exist"), test::kPatienceMs);
     w.setupPanel()->whereBox()->findChild<QComboBox*>("where")->setCurrentIndex(0);  // this computer
     QVERIFY(picker->isHidden());
     QTRY_VERIFY2(problems(w).join('\n').contains("'/only/on/the/host/shards' does not exist"),

@@ -26,6 +26,7 @@
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
+#include "tests/support/test_support.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/run/live_runs.h"
@@ -140,7 +141,7 @@ class TestStudioJournal : public QObject {
     // The studio process dies at once, with no chance to say goodbye.
     QCOMPARE(::kill(static_cast<pid_t>(studio.processId()), SIGKILL), 0);
     QVERIFY(studio.waitForFinished(10000));
-    QTRY_VERIFY_WITH_TIMEOUT(ended(readerPid), 10000);  // its reader ends too
+    QTRY_VERIFY_WITH_TIMEOUT(ended(readerPid), test::kPatienceMs);  // its reader ends too
     QVERIFY2(alive(runPid) && run_process_alive(folderOf(uid)), "the run must train on without the studio");
     const uint64_t bytesThen = read_run_state(folderOf(uid)).journal_bytes;
     QTRY_VERIFY_WITH_TIMEOUT(read_run_state(folderOf(uid)).journal_bytes > bytesThen, 30000);  // nobody reads
@@ -172,9 +173,9 @@ class TestStudioJournal : public QObject {
     const qint64 longPid = rc->processId();
     // Pause reaches it through its run folder.
     w->pauseAction()->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(read_run_state(folderOf(longUid)).state == "paused", 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(read_run_state(folderOf(longUid)).state == "paused", test::kPatienceMs);
     w->resumeAction()->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(read_run_state(folderOf(longUid)).state == "running", 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(read_run_state(folderOf(longUid)).state == "running", test::kPatienceMs);
     // Sample: the run writes one at its next step.
     const int samplesBefore = w->samplesPanel()->sampleCount();
     QVERIFY(w->sampleAction()->isEnabled());
@@ -184,7 +185,7 @@ class TestStudioJournal : public QObject {
     // Closed with "Keep training": only the reader ends.
     w->setCloseQuestion([] { return int(MainWindow::CloseKeepTraining); });
     w->close();
-    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), test::kPatienceMs);
     QVERIFY(!rc->hasEnded());
     w.reset();
     QVERIFY(run_process_alive(folderOf(longUid)));

@@ -1,5 +1,5 @@
-// The live plots under load: the event loop keeps answering within 50 ms while 100,000 steps stream through
-// the real bridge → controller → plots path into the real window; and the plot controls (X axis, smoothing
+// The live plots under load: 100,000 steps streamed through the real bridge → controller → plots path into
+// the real window are drawn in batched, decimated redraws; and the plot controls (X axis, smoothing
 // over a visible raw curve, log Y, hover read-out) do what they say.
 #include <QtTest>
 
@@ -7,7 +7,6 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QSlider>
-#include <QElapsedTimer>
 #include <atomic>
 #include <thread>
 
@@ -21,6 +20,7 @@
 #include "ui/setup/model_box.h"
 #include "ui/run/event_bridge.h"
 #include "ui/run/run_controller.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
 using namespace tokamak::ui;
@@ -44,21 +44,14 @@ EvalEvent fakeEval(int64_t step, double wall, double valLoss) {
   return e;
 }
 
-// Largest gap between ticks of a 5 ms timer: how long the event loop was busy at a stretch.
-class LatencyProbe : public QObject {
- public:
-  LatencyProbe() {
-    timer_.setInterval(5);
-    connect(&timer_, &QTimer::timeout, this, [this] { worst_ = std::max(worst_, clock_.restart() - 5); });
-    clock_.start();
-    timer_.start();
+// The points a graph hands to the painter at its current size: QCPGraph::getLines (protected), reached
+// through a pointer to member named in a derived class, which the language allows.
+struct DrawnPoints : QCPGraph {
+  static int of(const QCPGraph* g) {
+    QVector<QPointF> lines;
+    (g->*(&DrawnPoints::getLines))(&lines, QCPDataRange(0, g->dataCount()));
+    return static_cast<int>(lines.size());
   }
-  qint64 worst() const { return worst_; }
-
- private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 worst_ = 0;
 };
 
 }  // namespace
@@ -67,22 +60,33 @@ class TestStudioPlots : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void staysResponsiveWith100kPoints();
+  void redrawsAreCoalescedAndDecimatedWith100kPoints();
   void controlsRebuildTheCurves();
   void pickerOffersEveryMetric();
   void stepProfileBar();
   void measuredMemoryBesideTheEstimate();
 };
 
-void TestStudioPlots::staysResponsiveWith100kPoints() {
+// 100,000 steps through the real bridge → controller → plots path into the real window, told in counts,
+// never in milliseconds (how long a redraw takes is experiments/bench/plot_latency.sh's job): the steps reach
+// the plots in batches (frames), each plot redraws at most once per frame, and what a plot paints is bounded
+// by its width in pixels, not by the points it holds (QCustomPlot's adaptive sampling).
+void TestStudioPlots::redrawsAreCoalescedAndDecimatedWith100kPoints() {
   MainWindow w;
   w.resize(1500, 950);
   w.show();
   QVERIFY(QTest::qWaitForWindowExposed(&w));
+  QCoreApplication::processEvents();  // the first layout's replots are not the run's
+  int frames = 0;
+  connect(w.runController(), &RunController::batchArrived, this, [&frames] { ++frames; });
+  const QList<MetricPlot*> plots = w.livePlots()->plots();
+  std::vector<int> replots(plots.size(), 0);
+  for (int i = 0; i < plots.size(); ++i)
+    connect(plots[i], &QCustomPlot::afterReplot, this, [&replots, i] { ++replots[i]; });
   EventBridge* bridge = w.runController()->bridge();
   constexpr int64_t kPoints = 100000;
   std::atomic<bool> done{false};
-  // A trainer far faster than any real one: 100k steps in about two seconds, from another thread.
+  // A trainer far faster than any real one, from another thread, in bursts of 1,000 steps.
   std::thread producer([&] {
     for (int64_t i = 1; i <= kPoints; ++i) {
       bridge->on_step(fakeStep(i));
@@ -90,17 +94,39 @@ void TestStudioPlots::staysResponsiveWith100kPoints() {
     }
     done = true;
   });
-  LatencyProbe probe;
-  QTRY_VERIFY_WITH_TIMEOUT(done.load() && w.livePlots()->trainPoints() == kPoints, 60000);
+  QTRY_VERIFY_WITH_TIMEOUT(done.load() && w.livePlots()->trainPoints() == kPoints, 300000);
   producer.join();
-  // With all 100k points on every plot, keep redrawing (a few more steps per batch) for a second.
+  // With all 100k points on every plot, a few more steps one at a time: each is a frame of its own.
   for (int64_t i = kPoints + 1; i <= kPoints + 50; ++i) {
     bridge->on_step(fakeStep(i));
     QTest::qWait(20);
   }
-  QTRY_COMPARE(w.livePlots()->trainPoints(), int(kPoints + 50));
-  qInfo("worst event-loop stall while plotting: %lld ms", probe.worst());
-  QVERIFY2(probe.worst() < 50, qPrintable(QString("event loop stalled for %1 ms").arg(probe.worst())));
+  QTRY_COMPARE_WITH_TIMEOUT(w.livePlots()->trainPoints(), int(kPoints + 50), test::kPatienceMs);
+  QCoreApplication::processEvents();  // the last frame's queued replots
+  qInfo("%lld steps arrived in %d frames", static_cast<long long>(kPoints + 50), frames);
+  // Batched: far fewer frames than steps (a frame per step would be 100,050).
+  QVERIFY2(frames >= 1 && frames <= kPoints / 20, qPrintable(QString("%1 frames").arg(frames)));
+  constexpr int kSlack = 5;  // a replot not caused by data: the picked plot's title, an axis that grew
+  for (int i = 0; i < plots.size(); ++i) {
+    MetricPlot* p = plots[i];
+    QVERIFY2(replots[i] <= frames + kSlack,
+             qPrintable(QString("%1: %2 replots for %3 frames").arg(p->title()).arg(replots[i]).arg(frames)));
+    const int width = p->axisRect()->width();
+    QVERIFY(width > 0);
+    for (int g = 0; g < p->graphCount(); ++g) {
+      const QCPGraph* graph = p->graph(g);
+      if (graph->dataCount() < kPoints) continue;
+      QVERIFY(graph->adaptiveSampling());
+      const int drawn = DrawnPoints::of(graph);
+      QVERIFY2(drawn > 0 && drawn <= 4 * width + 16,
+               qPrintable(QString("%1/%2: %3 of %4 points drawn on %5 px")
+                              .arg(p->title())
+                              .arg(g)
+                              .arg(drawn)
+                              .arg(graph->dataCount())
+                              .arg(width)));
+    }
+  }
 }
 
 void TestStudioPlots::controlsRebuildTheCurves() {

@@ -24,8 +24,10 @@
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/sshd_server.h"
+#include "tests/support/ssh_host.h"
+#include "tests/support/studio_host.h"
 #include "tests/support/tiny.h"
+#include "tests/support/test_support.h"
 #include "ui/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/run/live_runs.h"
@@ -73,42 +75,28 @@ class TestStudioRemote : public QObject {
   Q_OBJECT
 
   std::unique_ptr<test::ScratchEnv> env_;
-  std::unique_ptr<test::SshdServer> sshd_;
+  std::unique_ptr<test::SshHost> ssh_;
   std::string hostData_, data_;
-  QString sshConfig_;
 
-  void chooseHost(MainWindow& w) {
-    WhereBox* where = w.setupPanel()->whereBox();
-    where->findChild<QComboBox*>("where")->setCurrentText("tokamak-test");
-    where->findChild<QLineEdit*>("hostTokamak")->setText(bin());
-  }
+  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", bin()); }
 
  private Q_SLOTS:
   void initTestCase() {
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY(env_->ok());
-    hostData_ = env_->path("host-data");
-    make_dirs(hostData_);
     data_ = env_->corpus_excerpt(20000);
-    sshd_ = std::make_unique<test::SshdServer>(test::host_environment(hostData_));
-    QVERIFY2(sshd_->ok(), qPrintable(sshd_->error()));
     // The studio uses the user's ssh config; this test gives it one of its own (TOKAMAK_SSH_CONFIG).
-    sshConfig_ = sshd_->writeSshConfig("tokamak-test", "Host *.example\n  User x\n");
-    qputenv("TOKAMAK_SSH_CONFIG", sshConfig_.toLocal8Bit());
+    ssh_ = std::make_unique<test::SshHost>(*env_, QStringList{}, "tokamak-test", "Host *.example\n  User x\n");
+    QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
+    hostData_ = ssh_->data();
   }
 
   // A run a failed test left training on the host is ended here, by pid (run_reaper.h).
-  void cleanup() { test::kill_runs_under(hostData_); }
-
-  void cleanupTestCase() {
-    if (sshd_) {
-      SshOptions shared;
-      shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
-      RemoteHost(parse_ssh_target("tokamak-test"), shared).close();
-    }
-    sshd_.reset();
-    qunsetenv("TOKAMAK_SSH_CONFIG");
+  void cleanup() {
+    if (ssh_) ssh_->end_runs();
   }
+
+  void cleanupTestCase() { ssh_.reset(); }
 
   void whereListsHostsAndTestsTheConnection() {
     MainWindow w;
@@ -175,13 +163,11 @@ class TestStudioRemote : public QObject {
     // The connection dies for good (client and ControlMaster) and the studio goes with it: the run goes on on
     // the host, and the next studio finds it among its known hosts' live runs and follows it again.
     const QString controlDir = QString::fromStdString(cache_dir() + "/ssh/");
-    QTRY_VERIFY(!sshProcessesUsing(controlDir).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!sshProcessesUsing(controlDir).isEmpty(), test::kPatienceMs);
     for (qint64 pid : sshProcessesUsing(controlDir)) ::kill(static_cast<pid_t>(pid), SIGKILL);
     w.reset();
     QVERIFY(LiveRuns::knownHosts().contains("tokamak-test"));
-    SshOptions shared;
-    shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
-    RemoteHost host(parse_ssh_target("tokamak-test"), shared, bin().toStdString());
+    RemoteHost host = ssh_->by_alias(bin().toStdString());
     bool live = false;
     for (const RemoteRun& r : host.runs(true)) live = live || r.uid == uid;
     QVERIFY2(live, "the run must go on training on the host");
@@ -219,9 +205,7 @@ class TestStudioRemote : public QObject {
   // Two runs going on a known host: the next studio shows one and records the other in the background, so both
   // end with the local store equal to their journals though only one was ever on the live page.
   void everyLiveHostRunIsRecorded() {
-    SshOptions shared;
-    shared.config_file = sshConfig_.toStdString(), shared.control_dir = cache_dir() + "/ssh";
-    RemoteHost host(parse_ssh_target("tokamak-test"), shared, bin().toStdString());
+    RemoteHost host = ssh_->by_alias(bin().toStdString());
     std::vector<std::string> uids;
     for (const char* name : {"remote-a", "remote-b"}) {
       Config c;

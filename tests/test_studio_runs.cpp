@@ -27,6 +27,7 @@
 #include "engine/config/hf_config.h"
 #include "engine/store/run_store.h"
 #include "tests/support/tiny.h"
+#include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/summary_table.h"
@@ -264,7 +265,7 @@ void TestStudioRuns::showsRunAddedWhileOpen() {
     RunStore writer(db_.toStdString());  // another connection, as a training process would be
     addRun(writer, "uid-new", "added later", kBaseConfig, 5000, 1717001200);
   }
-  QTRY_COMPARE_WITH_TIMEOUT(panel.proxyModel()->rowCount(), 3, 3000);
+  QTRY_COMPARE_WITH_TIMEOUT(panel.proxyModel()->rowCount(), 3, test::kPatienceMs);
   QVERIFY(rowOfName(panel, QStringLiteral("added later")) >= 0);
   QCOMPARE(panel.selectedRunIds(), QList<qint64>{base_});  // the refresh kept the selection
 }

@@ -6,6 +6,9 @@
 #include <exception>
 
 namespace tokamak::test {
+// How long a test waits for something that happens soon (a window to close, a file to appear): long enough
+// for a busy 2-core laptop. It only stops a hung test; no test asserts on how fast anything happens.
+constexpr int kPatienceMs = 60000;
 // The set-up's cache folder (assets, venv); QSKIP-able checks are left to each suite.
 std::string cache_dir();
 // Path to an asset in the cache, or empty when the set-up has not fetched it.
