@@ -8,9 +8,7 @@ warmup=5
 py=${TOKAMAK_CACHE:-$HOME/.cache/tokamak}/venv/bin/python
 bin=${TOKAMAK_BIN:-$root/build/app/tokamak}
 IFS=, read -r L H C T <<< "$shape"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export XDG_DATA_HOME=$work/data
+. "$root/experiments/bench/scratch.sh"  # $work; ends what it started on every way out
 precisions=(fp32)
 grep -qE 'avx512_bf16|amx_bf16' /proc/cpuinfo && precisions+=(bf16)
 

@@ -10,9 +10,8 @@ repeat=${1:-3}
 points=${2:-100000}
 cmake --build "$build" --target plot_latency >/dev/null
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), avx512_bf16: $(grep -c avx512_bf16 /proc/cpuinfo | sed 's/^0$/no/;s/^[1-9].*/yes/'), load $(cut -d' ' -f1-3 /proc/loadavg)"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+. "$root/experiments/bench/scratch.sh"  # $work; ends what it started on every way out
 for _ in $(seq "$repeat"); do
-  XDG_CONFIG_HOME=$scratch/config XDG_DATA_HOME=$scratch/data QT_QPA_PLATFORM=offscreen \
+  QT_QPA_PLATFORM=offscreen \
     "$build/experiments/plot_latency" "$points"
 done

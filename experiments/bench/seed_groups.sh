@@ -5,7 +5,8 @@
 #   experiments/bench/seed_groups.sh RUNS.db
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-db=${1:?usage: $0 RUNS.db}
+db=$(realpath -m "${1:?usage: $0 RUNS.db}")
+. experiments/bench/scratch.sh  # the runs' folders in a scratch folder; ends what it started on every way out
 for lr in 0.001 0.003; do
   for seed in 1 2 3; do
     build/app/tokamak train --preset nano --db "$db" --name "nano-lr$lr-s$seed" \

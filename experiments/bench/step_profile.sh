@@ -13,8 +13,7 @@ sets=()
 for kv in "${@:3}"; do sets+=(--set "$kv"); done
 py=${TOKAMAK_CACHE:-$HOME/.cache/tokamak}/venv/bin/python
 bin=${TOKAMAK_BIN:-$root/build/app/tokamak}
-export XDG_DATA_HOME=$(mktemp -d)
-trap 'rm -rf "$XDG_DATA_HOME"' EXIT
+. "$root/experiments/bench/scratch.sh"  # $work; ends what it started on every way out
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$repeats"); do
   for profile in true false; do

@@ -16,8 +16,7 @@ pairs=${1:-3}
 steps=${2:-60}
 from=${FROM:-20}
 shift 2 || shift $# || true
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$root/experiments/bench/scratch.sh"  # $work; ends what it started on every way out
 db=$work/runs.db
 sets=(--set train.steps="$steps")
 for kv in "$@"; do sets+=(--set "$kv"); done
@@ -32,7 +31,7 @@ newest() { "$build/app/tokamak" runs list --db "$db" --limit 1 | awk '$1 ~ /^[0-
 : > "$work/studio.tok_s"
 : > "$work/cli.tok_s"
 for p in $(seq "$pairs"); do
-  XDG_CONFIG_HOME=$work/config xvfb-run -a -s "-screen 0 1920x1080x24" "$build/app/studio/tokamak-studio" --db "$db" \
+  xvfb-run -a -s "-screen 0 1920x1080x24" "$build/app/studio/tokamak-studio" --db "$db" \
     --config "$work/studio.json" --screenshot "$work/shot.png" --after-steps "$steps" 2>/dev/null
   reports "$(newest)" > "$work/run.tok_s"
   studio=$(median < "$work/run.tok_s")
