@@ -26,6 +26,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+  # Precompiled headers (CMake's -include cmake_pch.hxx): ccache caches them and the files that use them
+  # only with this sloppiness (its manual, "Precompiled headers").
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
 fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \

@@ -5,7 +5,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <unistd.h>
@@ -113,7 +112,7 @@ class TestCheckpoint : public QObject {
     return error_of([&] { load_checkpoint(file, *m, opt.get(), true, c10::kCPU); });
   }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(dir_.isValid());
     torch::manual_seed(3);

@@ -13,7 +13,7 @@ using tokamak::test::error_of;
 class TestConfig : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void setParsesEachType() {
     Config c;
     apply_overrides(c, {"train.steps=200", "train.lr=3e-4", "model.tie_weights=false", "opt.precision=bf16"});

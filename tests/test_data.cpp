@@ -1,7 +1,6 @@
 // Shards and datasets: the llm.c shard format (round trip, damaged files), source resolution (text file,
 // folder of documents, shard folders and globs), the content-keyed token cache, and their errors.
 // Caches go to a temporary TOKAMAK_CACHE whose assets/ links to the set-up's real assets.
-// LibTorch (through loader.h) before Qt: Qt's `slots` macro breaks LibTorch headers that use the word.
 #include "engine/train/loader.h"
 #include "engine/data/dataset.h"
 #include "engine/data/dataset_source.h"
@@ -52,7 +51,7 @@ class TestData : public QObject {
 
   std::string path(const QString& name) const { return dir_.filePath(name).toStdString(); }
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(cache_.isValid() && dir_.isValid());
     std::string ranks = test::asset("gpt2.tiktoken"), jargon = test::asset("jargon.txt");

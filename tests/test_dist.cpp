@@ -7,7 +7,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -154,7 +153,7 @@ class TestDist : public QObject {
   std::unique_ptr<test::ScratchEnv> env_;
   std::string data_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     test::disable_flight_recorder();  // before any process group: ranks as threads (dist_ranks.h)
     at::set_num_threads(1);

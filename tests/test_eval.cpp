@@ -6,7 +6,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -107,7 +106,7 @@ QJsonObject json_of(const QByteArray& out) {
 class TestEval : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void scoringEqualsTheOneRowReference_data() {
     QTest::addColumn<int>("context");
     QTest::addColumn<int>("rows");

@@ -1,7 +1,6 @@
 // Bad inputs met before training starts: token ids outside the model's vocabulary, a FIFO given as data, a
 // symlink loop in a data folder, text that is not UTF-8, an interrupted or refused `--prepare --out`, run names
 // that would climb out of the data folder, and LibTorch errors that carry a C++ backtrace.
-// LibTorch before Qt: Qt's `slots` macro breaks LibTorch headers that use the word.
 #include <ATen/ATen.h>
 
 #include "engine/config/config.h"

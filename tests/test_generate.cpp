@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <set>
@@ -32,7 +31,7 @@ GPTOptions tiny(const std::string& attention, int64_t vocab = 64) {
 class TestGenerate : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void cachedLogitsEqualTheFullForward_data() {
     QTest::addColumn<QString>("attention");
     QTest::newRow("sdpa") << "sdpa";

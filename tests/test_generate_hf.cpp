@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -82,7 +81,7 @@ class TestGenerateHf : public QObject {
   QTemporaryDir dir_;
   std::string path(const std::string& n) const { return dir_.path().toStdString() + "/" + n; }
 
- private slots:
+ private Q_SLOTS:
   void roundTripGivesIdenticalTensors_data() {
     QTest::addColumn<bool>("tie");
     QTest::addColumn<bool>("bias");

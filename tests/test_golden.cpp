@@ -51,7 +51,7 @@ double excess(const at::Tensor& ours, const at::Tensor& ref, double abs_tol, dou
 class TestGolden : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     // The set-up's venv always has torch in CI: a missing reference is a failure, not a skip.
     QVERIFY2(dir_.isValid(), "no temporary folder");

@@ -11,7 +11,6 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <QTemporaryDir>

@@ -1,6 +1,5 @@
 // The training data loader over synthetic shards whose token values name their own position (shard A holds
 // 0, 1, 2, ...; shard B starts at 20000), so every row of a batch says where in the source it came from.
-// LibTorch before Qt: Qt's `slots` macro breaks LibTorch headers that use the word.
 #include "engine/train/loader.h"
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
@@ -47,7 +46,7 @@ class TestLoader : public QObject {
   PreparedDataset two_shards_;  // A: 0..9999, B: 20000..27999
   std::vector<uint16_t> a_, b_;
 
- private slots:
+ private Q_SLOTS:
   void initTestCase() {
     QVERIFY(dir_.isValid());
     two_shards_.source = "two-shards";

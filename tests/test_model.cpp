@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include "engine/config/config.h"
@@ -52,7 +51,7 @@ double loss_of(GPTImpl& model, const Batch2& b) { return model.forward(b.x, b.y)
 class TestModel : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void parameterCountsMatchGpt2_data() {
     QTest::addColumn<QString>("preset");
     QTest::addColumn<qlonglong>("expected");

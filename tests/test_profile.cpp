@@ -2,7 +2,6 @@
 // the loop reports beside them, each phase that must take time does, and train.profile=false leaves them out.
 #include <ATen/ATen.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <cmath>
@@ -37,7 +36,7 @@ Config profiled_run(const std::string& data, const std::vector<std::string>& mor
 
 class TestProfile : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void phasesAddUpToTheStepTime_data() {
     QTest::addColumn<int>("accum");
     QTest::newRow("1 micro-step") << 1;

@@ -6,7 +6,6 @@
 // queue nothing.
 #include "engine/train/checkpoint.h"
 #include "tests/support/big_batch.h"
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>

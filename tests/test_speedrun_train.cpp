@@ -5,7 +5,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <cmath>

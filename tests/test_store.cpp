@@ -21,7 +21,7 @@ using namespace tokamak::test;
 
 class TestStore : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void migrationFromVersion1();
   void exportsSurviveMigrationToV3_data();
   void exportsSurviveMigrationToV3();

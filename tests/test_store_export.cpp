@@ -20,7 +20,7 @@ using namespace tokamak::test;
 
 class TestStoreExport : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void roundTrip_data();
   void roundTrip();
   void importIsAllOrNothing_data();

@@ -25,7 +25,7 @@ using namespace tokamak::test;
 
 class TestStoreSink : public QObject {
   Q_OBJECT
- private slots:
+ private Q_SLOTS:
   void rowsVisibleWhileRunning();
   void sigkillLosesNoCommittedRow();
   void endStatus_data();

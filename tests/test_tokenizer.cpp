@@ -176,7 +176,7 @@ std::string need_asset(const std::string& name) {
 class TestTokenizer : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   void initTestCase();
   void matches_tiktoken_data();
   void matches_tiktoken();

@@ -2,7 +2,6 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
-// Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 
 #include <cmath>
@@ -83,7 +82,7 @@ std::vector<std::pair<std::string, at::Tensor>> named(GPTImpl& m) {
 class TestTrain : public QObject {
   Q_OBJECT
 
- private slots:
+ private Q_SLOTS:
   // opt.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
   // emulates bf16 GEMMs ~100× slower than fp32), and the run records the concrete value, so its config says
   // what it trained with.
