@@ -30,7 +30,7 @@
 #include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
 #include "engine/store/store_sink.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

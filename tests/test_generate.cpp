@@ -10,7 +10,7 @@
 #include "engine/config/config.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

@@ -14,7 +14,7 @@
 #include "engine/model/hf.h"
 #include "engine/model/hf_tokenizer.h"
 #include "engine/util/files.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "engine/util/safetensors.h"
 #include "tests/support/scratch_env.h"

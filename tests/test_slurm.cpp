@@ -4,7 +4,7 @@
 // scancel leaves the run stopped with a checkpoint it resumes from; `scontrol requeue` of a --requeue job
 // resumes from that checkpoint and finishes the planned steps as one run; the bad cases give one line and
 // queue nothing.
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "tests/support/big_batch.h"
 #include <QDir>
 #include <QElapsedTimer>

@@ -14,7 +14,7 @@
 #include "engine/model/gpt.h"
 #include "engine/store/run_groups.h"
 #include "engine/store/scoreboard.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/trainer.h"

@@ -28,7 +28,7 @@
 #include "engine/remote/remote_host.h"
 #include "engine/remote/run_folder.h"
 #include "engine/store/run_store.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

@@ -10,7 +10,7 @@
 
 #include "engine/config/config.h"
 #include "engine/model/gpt.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"

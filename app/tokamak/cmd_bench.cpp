@@ -14,7 +14,7 @@
 #include "engine/config/ladder.h"
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
-#include "engine/train/device.h"
+#include "engine/runtime/device.h"
 #include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"

@@ -10,7 +10,7 @@
 #include "app/tokamak/commands.h"
 #include "engine/eval/eval_task.h"
 #include "engine/store/run_store.h"
-#include "engine/train/device.h"
+#include "engine/runtime/device.h"
 
 namespace tokamak::cli {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
-#include "engine/train/checkpoint.h"
-#include "engine/train/device.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/runtime/device.h"
 #include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"

@@ -5,7 +5,7 @@
 
 #include "app/tokamak/commands.h"
 #include "engine/generate/generate.h"
-#include "engine/train/device.h"
+#include "engine/runtime/device.h"
 
 namespace tokamak::cli {
 namespace {

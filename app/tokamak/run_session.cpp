@@ -10,7 +10,7 @@
 
 #include "engine/metrics/device.h"
 #include "engine/store/run_store.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 

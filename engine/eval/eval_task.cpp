@@ -11,7 +11,7 @@
 #include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
 #include "engine/store/run_store.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/util/error.h"
 
 namespace tokamak {

@@ -7,8 +7,8 @@
 #include "engine/data/tokenizer.h"
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
-#include "engine/train/checkpoint.h"
-#include "engine/train/device.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/runtime/device.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 

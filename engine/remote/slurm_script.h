@@ -1,6 +1,6 @@
 // The batch script of a Slurm job that trains one Tokamak run (docs/REMOTE.md, "Slurm", explains it line by
 // line). Text only: `tokamak slurm submit` writes it into the run folder and hands it to sbatch. Inside the
-// job, srun starts one `tokamak train` per task with the environment engine/dist/dist_env.cpp reads
+// job, srun starts one `tokamak train` per task with the environment engine/parallel/dist_env.cpp reads
 // (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID; MASTER_ADDR/MASTER_PORT from the script), rank 0 writes
 // the run folder and its journal, and a requeued job resumes from the newest checkpoint of the same run.
 #pragma once

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 
-#include "engine/dist/reducer.h"
+#include "engine/parallel/reducer.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"

@@ -1,9 +1,9 @@
 // The training loop (see trainer.h). It reads top to bottom: set-up, then one iteration per optimizer step:
 // schedule → forward/backward over the micro-batches → clip → AdamW → (every log_every steps) the only host
-// sync, metrics, evaluation, samples and checkpoints. Data parallel (engine/dist) adds four things: the
+// sync, metrics, evaluation, samples and checkpoints. Data parallel (engine/parallel) adds four things: the
 // gradient reducer inside forward/backward, the loss averaged over ranks, and at report steps the agreed
 // stop; only rank 0 reports, samples and checkpoints. With dist.zero=1 (ZeRO-1) the clip and AdamW are the
-// sharded ones of engine/dist/zero.h and a checkpoint first gathers the state from every rank.
+// sharded ones of engine/parallel/zero.h and a checkpoint first gathers the state from every rank.
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
@@ -16,9 +16,9 @@
 
 #include "engine/train/loader.h"
 #include "engine/data/tokenizer.h"
-#include "engine/dist/dist_env.h"
-#include "engine/dist/reducer.h"
-#include "engine/dist/zero.h"
+#include "engine/parallel/dist_env.h"
+#include "engine/parallel/reducer.h"
+#include "engine/parallel/zero.h"
 #include "engine/eval/eval_task.h"
 #include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
@@ -30,8 +30,8 @@
 #include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"
 #include "engine/remote/run_folder.h"
-#include "engine/train/checkpoint.h"
-#include "engine/train/device.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/runtime/device.h"
 #include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
@@ -46,7 +46,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string non_finite_name(double v) { return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
 
-// Data parallel on CUDA: rank r of a machine takes GPU local_rank (engine/dist/process_group.h).
+// Data parallel on CUDA: rank r of a machine takes GPU local_rank (engine/parallel/process_group.h).
 c10::Device run_device(const Config& c, const DistEnv& dist) {
   const c10::Device d = parse_device(c.device);
   return d.is_cuda() && dist.distributed() ? rank_device(d, dist, cuda_device_count()) : d;
@@ -97,7 +97,7 @@ class Run {
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
   std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (opt.optimizer)
-  std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/dist/zero.h)
+  std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/parallel/zero.h)
   std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;

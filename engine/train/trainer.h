@@ -36,7 +36,7 @@ struct TrainControl {
 // A config with dist.gpus > 1 is refused here: it needs one process per rank (`tokamak train --gpus N`).
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nullptr);
 
-// One process of a data-parallel group (engine/dist/dist_env.h; world_size 1 is the same as train() above).
+// One process of a data-parallel group (engine/parallel/dist_env.h; world_size 1 is the same as train() above).
 // dist.gpus becomes the group's size. Rank 0 sends every event and writes checkpoints and samples; the
 // other ranks send only on_end. Stop is agreed by all ranks at report steps (train.log_every); pause is
 // not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.

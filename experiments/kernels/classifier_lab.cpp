@@ -21,7 +21,7 @@
 
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/reference.h"
-#include "engine/train/device.h"
+#include "engine/runtime/device.h"
 
 using namespace tokamak;
 

@@ -12,10 +12,10 @@
 #include <cmath>
 #include <thread>
 
-#include "engine/dist/reducer.h"
-#include "engine/dist/zero.h"
+#include "engine/parallel/reducer.h"
+#include "engine/parallel/zero.h"
 #include "engine/model/gpt.h"
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/train/optimizer.h"
 
 namespace tokamak::test {

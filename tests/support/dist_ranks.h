@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
-#include "engine/dist/process_group.h"
+#include "engine/parallel/process_group.h"
 #include "engine/train/loader.h"
 
 namespace tokamak::test {

@@ -1,6 +1,6 @@
 // ZeRO-1: AdamW on this rank's shard, the global-norm clip, and gathering / scattering the full-size state
 // for checkpoints (see zero.h).
-#include "engine/dist/zero.h"
+#include "engine/parallel/zero.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
@@ -9,8 +9,8 @@
 #include <map>
 #include <unordered_map>
 
-#include "engine/dist/process_group.h"
-#include "engine/dist/reducer.h"
+#include "engine/parallel/process_group.h"
+#include "engine/parallel/reducer.h"
 #include "engine/util/error.h"
 
 namespace tokamak {

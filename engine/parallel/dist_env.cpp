@@ -1,7 +1,7 @@
 // Reading the launcher's environment (see dist_env.h). torchrun's names come first because our own launcher
 // uses them too; Slurm's are read only inside an srun step, so a bare `tokamak train` in a batch script
 // (which also sees SLURM_PROCID=0 and SLURM_NTASKS) stays a single process instead of waiting for peers.
-#include "engine/dist/dist_env.h"
+#include "engine/parallel/dist_env.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // The local launcher (see launch.h). Workers run in their own process group, so a Ctrl-C at the terminal
 // reaches only the launcher, which forwards it once; each worker also dies with the launcher
 // (PR_SET_PDEATHSIG), so killing the launcher never leaves ranks behind.
-#include "engine/dist/launch.h"
+#include "engine/parallel/launch.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -16,7 +16,7 @@
 #include <iterator>
 #include <thread>
 
-#include "engine/dist/dist_env.h"
+#include "engine/parallel/dist_env.h"
 #include "engine/util/error.h"
 
 extern char** environ;

@@ -1,5 +1,5 @@
 // configure_cpu: LibTorch's threads and glibc's allocator set-up for a training process.
-#include "engine/train/device.h"
+#include "engine/runtime/device.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dist/dist_env.h"
+#include "engine/parallel/dist_env.h"
 
 namespace c10d {
 class Backend;

@@ -43,7 +43,7 @@ uint64_t checkpoint_bytes(const GPTImpl& model, bool with_optimizer);
 void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& run_uid);
 
 // Writes durably (unique temporary, fsync, rename, fsync of the folder). optimizer may be null (weights only);
-// it is AdamW, or a ZeRO-1 run's gathered full-size state (engine/dist/zero.h): the file is the same.
+// it is AdamW, or a ZeRO-1 run's gathered full-size state (engine/parallel/zero.h): the file is the same.
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
                      const CheckpointInfo& info, const c10::Device& device);
 // The config and position of a checkpoint, from its header alone (no tensor is read).

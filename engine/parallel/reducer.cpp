@@ -6,7 +6,7 @@
 // blocking the host. So communication overlaps the rest of backward on a separate stream ordered by events,
 // as llm.c's zero.cuh does by hand. On CPU, Gloo runs each collective on its own threads while the autograd
 // thread goes on.
-#include "engine/dist/reducer.h"
+#include "engine/parallel/reducer.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/function_hook.h>

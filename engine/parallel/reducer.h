@@ -5,7 +5,7 @@
 // that are done; when a bucket is complete (and every bucket before it has started, so all ranks start the
 // same collectives in the same order) its all-reduce starts while backward goes on with earlier layers.
 // With gradient accumulation only the last micro-step's backward starts collectives.
-// ZeRO-1 (dist.zero=1, engine/dist/zero.h) reduce-scatters each bucket instead: every bucket is padded to a
+// ZeRO-1 (dist.zero=1, engine/parallel/zero.h) reduce-scatters each bucket instead: every bucket is padded to a
 // multiple of the world size and rank r ends with the mean gradient of its slice r of each bucket only.
 #pragma once
 #include <ATen/core/Tensor.h>
@@ -17,7 +17,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/dist/process_group.h"
+#include "engine/parallel/process_group.h"
 
 namespace tokamak {
 

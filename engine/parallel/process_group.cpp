@@ -1,7 +1,7 @@
 // The c10d process group (see process_group.h). Gloo comes from libtorch_cpu with Debian's libgloo-dev
 // headers (the wheel ships c10d's headers but not Gloo's); we only hand Gloo's objects around as pointers
 // that libtorch_cpu made, so the header version matters for compiling, not for the layout of anything we touch.
-#include "engine/dist/process_group.h"
+#include "engine/parallel/process_group.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>

@@ -1,7 +1,7 @@
 // Checkpoint save and load over safetensors (see checkpoint.h). Loading checks everything it can before it
 // touches the model: a refused checkpoint leaves the model and optimizer as they were only up to the first
 // bad tensor's predecessors, so callers discard both on an Error (all of them do: it ends the command or run).
-#include "engine/train/checkpoint.h"
+#include "engine/runtime/checkpoint.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/gpt.h"
-#include "engine/train/optimizer.h"
+#include "engine/runtime/optimizer_state.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 #include "engine/util/safetensors.h"
