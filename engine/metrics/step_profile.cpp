@@ -1,6 +1,7 @@
 // The step profile's two clocks (see step_profile.h): host time on a CPU, CUDA timing events on a GPU.
 #include "engine/metrics/step_profile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -16,26 +17,31 @@ struct StepProfile::Impl {
   using Clock = std::chrono::steady_clock;
   c10::Device device;
   std::array<double, kPhaseCount> ms{};
+  int64_t steps = 0;
   Clock::time_point last;  // CPU: the previous mark
 #ifdef TOKAMAK_WITH_CUDA
-  // One event per mark, reused from one report step to the next (creating events is not free); the phase of
-  // the interval that ends at marks[i] is phase_of[i].
+  // One event per mark, reused from one window to the next (creating events is not free); the interval that
+  // ends at marks[i] was spent in phase_of[i], unless marks[i] starts a step (the gap between steps is not
+  // a phase: other gets it as the rest of step_ms).
   std::vector<c10::cuda::CUDAEvent> marks;
   std::vector<Phase> phase_of;
+  std::vector<bool> starts;
   size_t used = 0;
-  bool read = true;  // the events since begin() were summed into ms
+  bool read = true;  // the events since reset() were summed into ms
 
-  void record(Phase p) {
+  void record(Phase p, bool start) {
     if (used == marks.size()) marks.emplace_back(cudaEventDefault);  // timing enabled
-    if (phase_of.size() < used + 1) phase_of.resize(used + 1);
+    if (phase_of.size() < used + 1) phase_of.resize(used + 1), starts.resize(used + 1);
     marks[used].record(c10::cuda::getCurrentCUDAStream(device.index() < 0 ? 0 : device.index()));
-    phase_of[used++] = p;
+    phase_of[used] = p, starts[used] = start;
+    ++used, read = false;
   }
   // After the device synchronized: every event has completed, reading them waits for nothing.
   void sum() {
     if (read) return;
     ms.fill(0);
-    for (size_t i = 1; i < used; ++i) ms[static_cast<int>(phase_of[i])] += marks[i - 1].elapsed_time(marks[i]);
+    for (size_t i = 1; i < used; ++i)
+      if (!starts[i]) ms[static_cast<int>(phase_of[i])] += marks[i - 1].elapsed_time(marks[i]);
     read = true;
   }
 #endif
@@ -45,21 +51,25 @@ struct StepProfile::Impl {
 StepProfile::StepProfile(const c10::Device& device) : impl_(std::make_unique<Impl>(device)) {}
 StepProfile::~StepProfile() = default;
 
-void StepProfile::begin() {
+void StepProfile::reset() {
   impl_->ms.fill(0);
+  impl_->steps = 0;
 #ifdef TOKAMAK_WITH_CUDA
-  if (impl_->device.is_cuda()) {
-    impl_->used = 0, impl_->read = false;
-    impl_->record(Phase::kOther);  // the start: no interval ends here
-    return;
-  }
+  impl_->used = 0, impl_->read = true;
+#endif
+}
+
+void StepProfile::begin() {
+  ++impl_->steps;
+#ifdef TOKAMAK_WITH_CUDA
+  if (impl_->device.is_cuda()) return impl_->record(Phase::kOther, /*start=*/true);
 #endif
   impl_->last = Impl::Clock::now();
 }
 
 void StepProfile::lap(Phase p) {
 #ifdef TOKAMAK_WITH_CUDA
-  if (impl_->device.is_cuda()) return impl_->record(p);
+  if (impl_->device.is_cuda()) return impl_->record(p, /*start=*/false);
 #endif
   const auto now = Impl::Clock::now();
   impl_->ms[static_cast<int>(p)] += std::chrono::duration<double, std::milli>(now - impl_->last).count();
@@ -73,8 +83,15 @@ std::array<double, kPhaseCount> StepProfile::phases_ms() const {
   return impl_->ms;
 }
 
-void StepProfile::add_to(Metrics& out, bool data_parallel) const {
-  const auto ms = phases_ms();
+int64_t StepProfile::steps() const { return impl_->steps; }
+
+void StepProfile::add_to(Metrics& out, bool data_parallel, double step_ms) const {
+  std::array<double, kPhaseCount> ms = phases_ms();
+  const double n = static_cast<double>(std::max<int64_t>(impl_->steps, 1));
+  double sum = 0;
+  for (double& m : ms) sum += (m /= n);
+  // What no mark covers: the report itself, the checkpoint and evaluation checks between steps.
+  ms[static_cast<int>(Phase::kOther)] += std::max(0.0, step_ms - sum);
   for (int i = 0; i < kPhaseCount; ++i)
     if (data_parallel || static_cast<Phase>(i) != Phase::kAllreduce) out.add(phase_names()[i].metric, ms[i]);
 }

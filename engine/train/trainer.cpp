@@ -347,11 +347,11 @@ EndEvent Run::execute() {
     else optimizer_->step(lr, found_inf);
   };
   StepMeter meter;
-  // Report steps (only they sync the host) are also the profiled ones: the phases' metrics describe a step
-  // that the step_ms beside them includes.
   const auto reports = [&](int64_t s) { return s % c_.train.log_every == 0 || s == steps || s == start_step_ + 1; };
+  // Every step of a report window is profiled, the same steps the meter times: the phases beside step_ms are
+  // the mean of those steps and add up to it (the rest between steps is other). No mark syncs the host.
   StepProfile profile(device_);
-  bool profiling = false;
+  const bool profiling = c_.train.profile;
   const auto lap = [&](Phase p) {
     if (profiling) profile.lap(p);
   };
@@ -369,7 +369,6 @@ EndEvent Run::execute() {
         end.status = "stopped";
         break;
       }
-      profiling = c_.train.profile && reports(step + 1);
       if (profiling) profile.begin();
       const double lr = learning_rate(c_.train, step, c_.opt.schedule);
       if (reducer_) reducer_->zero_grad();
@@ -440,8 +439,9 @@ EndEvent Run::execute() {
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
         add_overlap_metrics(e.metrics);
-        if (profiling) profile.add_to(e.metrics, group_ != nullptr);  // phase_*_ms
+        if (profiling) profile.add_to(e.metrics, group_ != nullptr, 1000.0 * window.seconds / window.steps);
         sink_.on_step(e);
+        if (profiling) profile.reset();  // the next window starts
       }
       const auto io_start = Clock::now();
       const double trained_s = train_seconds();  // training time up to here, the evaluation's own time left out

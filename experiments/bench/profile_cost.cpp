@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < reps; ++r) {
     Metrics metrics;
+    profile.reset();
     profile.begin();
     profile.lap(Phase::kOther);
     for (int m = 0; m < accum; ++m) {
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
     profile.lap(Phase::kOther);
     profile.lap(Phase::kOptimizer);
     profile.lap(Phase::kOther);
-    profile.add_to(metrics, false);
+    profile.add_to(metrics, false, 1.0);
     sink += metrics.get("phase_other_ms");
   }
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
