@@ -333,7 +333,7 @@ void TestStudio::runLifecycle() {
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too, and MFU
   // against the CPU's measured GEMM peak (engine/metrics/cpu_peak.h).
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
-  for (MetricPlot* p : w.livePlots()->plots()) QVERIFY2(p->pointCount(0) > 0, qPrintable(p->title()));
+  for (MetricPlot* p : w.livePlots()->plots()) QVERIFY2(p->shownPointCount() > 0, qPrintable(p->title()));
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);
   QTRY_VERIFY_WITH_TIMEOUT(w.samplesPanel()->sampleCount() > 0, 30000);
   QVERIFY(w.samplesPanel()->text().contains("step 10"));

@@ -1,7 +1,9 @@
 // The setup dock on first start (no saved settings) at common screen sizes, and at the narrowest and widest
 // the user can drag it: every button, label and choice of the setup is reachable by vertical scrolling alone,
 // and none is cut. An earlier fixed two-column layout showed only its first column at 1600×1000, with
-// "Open ladde…" cut and every speed-up switch out of sight at the right (issue 28).
+// "Open ladde…" cut and every speed-up switch out of sight at the right (issue 28). On first start every
+// speed-up switch is in sight without scrolling, 1366×768 included (issue 34: they were below the fold under
+// Where, Dataset and Model), and Where is on the toolbar.
 #include <QtTest>
 
 #include <QAbstractButton>
@@ -10,10 +12,13 @@
 #include <QLabel>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QTemporaryDir>
+#include <QToolBar>
 
 #include "tests/support/scratch_env.h"
 #include "ui/main_window.h"
+#include "ui/remote/where_box.h"
 #include "ui/setup/section_columns.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/setup/switches_box.h"
@@ -66,6 +71,23 @@ QStringList cutControls(SetupPanel* panel) {
     if (wraps && !label->text().isEmpty() && label->heightForWidth(label->width()) > label->height())
       out << describe(w) +
                  QString(" cut: %1 px high, needs %2").arg(label->height()).arg(label->heightForWidth(label->width()));
+  }
+  return out;
+}
+
+// The speed-up switches (every choice, check box and number of the SwitchesBox) that do not lie wholly inside
+// the scroll area's viewport as it is scrolled now; `count` gets how many there are.
+QStringList switchesOutOfSight(SetupPanel* panel, int* count) {
+  QStringList out;
+  QWidget* viewport = panel->sections()->viewport();
+  *count = 0;
+  for (QWidget* w : panel->switchesBox()->findChildren<QWidget*>()) {
+    if (!qobject_cast<QComboBox*>(w) && !qobject_cast<QAbstractButton*>(w) && !qobject_cast<QSpinBox*>(w)) continue;
+    if (w->window() != panel->window()) continue;  // a combo's popup
+    ++*count;
+    const QRect r(w->mapTo(viewport, QPoint(0, 0)), w->size());
+    if (!w->isVisible() || !viewport->rect().contains(r))
+      out << describe(w) + QString(" at y %1–%2, viewport 0–%3").arg(r.top()).arg(r.bottom()).arg(viewport->height());
   }
   return out;
 }
@@ -136,6 +158,17 @@ void TestStudioLayout::setupIsReachable() {
   if (dockWidth == 0)
     QVERIFY2(w.centralWidget()->width() >= w.width() / 2,
              qPrintable(QString("plots %1 px of %2").arg(w.centralWidget()->width()).arg(w.width())));
+  if (dockWidth == 0) {
+    // As the window opens, unscrolled, every speed-up switch is in sight; and Where is a toolbar line.
+    QCOMPARE(panel->sections()->verticalScrollBar()->value(), 0);
+    int count = 0;
+    const QStringList hidden = switchesOutOfSight(panel, &count);
+    QVERIFY2(count >= 14, qPrintable(QString("%1 switches found").arg(count)));  // precision … ZeRO-1
+    QVERIFY2(hidden.isEmpty(), qPrintable(hidden.join("\n")));
+    QWidget* where = panel->whereBox();
+    QVERIFY(qobject_cast<QToolBar*>(where->parentWidget()));
+    QVERIFY2(where->isVisible(), "Where is in the toolbar's overflow menu");  // a toolbar too long hides it there
+  }
   // Beside the other sections, the switches start at the top: in sight without scrolling.
   SwitchesBox* switches = panel->switchesBox();
   if (panel->sections()->columns() == 2)

@@ -20,6 +20,7 @@
 #include "ui/setup/model_box.h"
 #include "ui/run/event_bridge.h"
 #include "ui/run/run_controller.h"
+#include "ui/status/run_status.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;
@@ -65,6 +66,10 @@ class TestStudioPlots : public QObject {
   void pickerOffersEveryMetric();
   void stepProfileBar();
   void measuredMemoryBesideTheEstimate();
+  void seventhPlotOpensOnThePhases();
+  void legendsBesideTheCurves();
+  void ratesReadFromZero();
+  void noEtaAfterTheRunEnds();
 };
 
 // 100,000 steps through the real bridge → controller → plots path into the real window, told in counts,
@@ -248,6 +253,146 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
   QVERIFY(!measured->isHidden());
   box.showMeasuredPeak(0, "cpu");
   QVERIFY(measured->isHidden());
+}
+
+namespace {
+
+// A report as the journal hands it over (json_events.cpp reads its keys in alphabetical order): the phases,
+// then skipped_steps before step_ms.
+StepEvent profiledStep(int64_t i) {
+  StepEvent e = fakeStep(i);
+  e.metrics.add("phase_backward_ms", 60), e.metrics.add("phase_data_ms", 0.5);
+  e.metrics.add("phase_forward_ms", 30), e.metrics.add("phase_optimizer_ms", 5), e.metrics.add("phase_other_ms", 1);
+  e.metrics.add_count("skipped_steps", 0);
+  e.metrics.add("step_ms", 97);
+  return e;
+}
+
+}  // namespace
+
+// The seventh plot opens on something to read (issue 34: it opened on skipped_steps, a counter that stays 0):
+// each phase's ms per step over time when the run reports phases, else the first key of its own but flat
+// counters; a key the user picks stays picked when phases arrive later.
+void TestStudioPlots::seventhPlotOpensOnThePhases() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 20; ++i) steps.push_back(profiledStep(i));
+  plots.appendSteps(steps);
+  plots.flush();
+  MetricPlot* picked = plots.pickedPlot();
+  QCOMPARE(plots.metricPicker()->currentData().toString(), QString("phases"));
+  QCOMPARE(picked->title(), QString("Step phases"));
+  QCOMPARE(picked->pointCount(0), 0);           // the one-key series is not drawn
+  QCOMPARE(picked->shownPointCount(), 5 * 20);  // five phases (no all-reduce in one process), every report
+  QVERIFY(picked->legend->visible());
+  int entries = 0;  // legend->itemCount() counts a grid's empty cells too
+  for (int g = 0; g < picked->graphCount(); ++g) entries += picked->legend->hasItemWithPlottable(picked->graph(g));
+  QCOMPARE(entries, 5);
+
+  LivePlots unprofiled;
+  steps.clear();
+  for (int64_t i = 1; i <= 20; ++i) {
+    steps.push_back(fakeStep(i));
+    steps.back().metrics.add_count("skipped_steps", 0);
+    steps.back().metrics.add("step_ms", 97);
+  }
+  unprofiled.appendSteps(steps);
+  unprofiled.flush();
+  QCOMPARE(unprofiled.metricPicker()->currentText(), QString("step_ms"));
+  QCOMPARE(unprofiled.pickedPlot()->pointCount(0), 20);
+  QVERIFY(!unprofiled.pickedPlot()->legend->visible());  // one curve needs no legend
+
+  // The user's pick is kept when phases are first reported after it.
+  const int lr = unprofiled.metricPicker()->findText("lr");
+  unprofiled.metricPicker()->setCurrentIndex(lr);
+  Q_EMIT unprofiled.metricPicker()->activated(lr);
+  unprofiled.appendSteps({profiledStep(21)});
+  unprofiled.flush();
+  QCOMPARE(unprofiled.metricPicker()->currentText(), QString("lr"));
+  QCOMPARE(unprofiled.pickedPlot()->pointCount(0), 21);
+}
+
+// Legends stand beside the curves, never on them (issue 34): in the first window at 1366×768, every plot's
+// legend lies wholly in its plot and outside the rectangle its data is drawn in.
+void TestStudioPlots::legendsBesideTheCurves() {
+  MainWindow w;
+  w.fitTo(QRect(0, 0, 1366, 768));
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 200; ++i) steps.push_back(profiledStep(i));
+  w.livePlots()->appendSteps(steps);
+  w.livePlots()->appendEvals({fakeEval(100, 1.0, 4.5), fakeEval(200, 2.0, 4.2)});
+  w.livePlots()->flush();
+  QList<QCustomPlot*> all;
+  for (MetricPlot* p : w.livePlots()->plots()) all << p;
+  all << w.livePlots()->phaseBars();
+  int legends = 0;
+  for (QCustomPlot* p : all) {
+    p->replot();  // lays the plot out at its size now
+    if (!p->legend->visible()) continue;
+    ++legends;
+    const QRect legend = p->legend->outerRect(), data = p->axisRect()->rect();
+    const QString where = QString("%1: legend %2,%3 %4×%5, data %6,%7 %8×%9, plot %10×%11")
+                              .arg(p->objectName())
+                              .arg(legend.x())
+                              .arg(legend.y())
+                              .arg(legend.width())
+                              .arg(legend.height())
+                              .arg(data.x())
+                              .arg(data.y())
+                              .arg(data.width())
+                              .arg(data.height())
+                              .arg(p->width())
+                              .arg(p->height());
+    QVERIFY2(!legend.intersects(data), qPrintable(where));
+    QVERIFY2(p->rect().contains(legend), qPrintable(where));
+  }
+  QCOMPARE(legends, 4);  // loss (train, val), memory (allocated, reserved, peak), the phases twice
+}
+
+// Rates and sizes are read against zero (issue 34: a steady 5,000 tok/s filled the plot's height with a
+// ±0.5 tok/s wobble): throughput, MFU and memory start at 0; a loss keeps its own range.
+void TestStudioPlots::ratesReadFromZero() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 100; ++i) {
+    StepEvent e;
+    e.step = i, e.tokens = i * 64, e.wall_s = i * 0.1;
+    e.metrics.add("loss", 4.0 + 0.001 * (i % 2));
+    e.metrics.add("tok_s", 5000 + (i % 2 ? 0.5 : -0.5));
+    e.metrics.add("mfu", 0.4 + 0.0001 * (i % 2));
+    steps.push_back(e);
+  }
+  plots.appendSteps(steps);
+  plots.flush();
+  for (MetricPlot* p : plots.plots()) {
+    if (p->title() != "Throughput" && p->title() != "MFU") continue;
+    QCOMPARE(p->yAxis->range().lower, 0.0);
+    QVERIFY2(p->yAxis->range().upper >= p->graph(0)->data()->at(0)->value, qPrintable(p->title()));
+  }
+  QVERIFY(plots.lossPlot()->yAxis->range().lower > 3.9);  // a loss is read by its changes
+  // Still from zero after a zoom is undone.
+  MetricPlot* speed = plots.plots().at(1);
+  QCOMPARE(speed->title(), QString("Throughput"));
+  speed->yAxis->setRange(4999, 5001);
+  speed->followData();
+  QCOMPARE(speed->yAxis->range().lower, 0.0);
+}
+
+// The status bar keeps no ETA once the run has ended (issue 34: "ETA 18m33s" stayed after Stop).
+void TestStudioPlots::noEtaAfterTheRunEnds() {
+  MainWindow w;
+  RunStart start;
+  start.device = "cpu", start.total_steps = 1000;
+  w.runStatus()->runStarted(start, {"cpu"});
+  for (int64_t i = 1; i <= 3; ++i) w.runStatus()->stepped(fakeStep(i * 10));
+  QVERIFY2(w.runStatus()->text().contains("ETA"), qPrintable(w.runStatus()->text()));
+  EndEvent end;
+  end.status = "stopped", end.step = 30;
+  Q_EMIT w.runController()->runEnded(end);
+  QCOMPARE(w.runStatus()->stateText(), QString("stopped"));
+  QVERIFY2(!w.runStatus()->text().contains("ETA"), qPrintable(w.runStatus()->text()));
 }
 
 QTEST_MAIN(TestStudioPlots)

@@ -82,6 +82,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_->addTab(live, tr("Live run"));
   pages_->addTab(runs_, tr("Runs, compare and export"));
   setCentralWidget(pages_);
+  // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
+  // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
+  // live page. Showing the runs page narrows the setup dock to what is left (one column).
+  auto onlyShownPageCounts = [this] {
+    for (int i = 0; i < pages_->count(); ++i) {
+      QSizePolicy policy = pages_->widget(i)->sizePolicy();
+      policy.setHorizontalPolicy(i == pages_->currentIndex() ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+      pages_->widget(i)->setSizePolicy(policy);
+    }
+  };
+  connect(pages_, &QTabWidget::currentChanged, this, onlyShownPageCounts);
+  onlyShownPageCounts();
   statusBar()->addPermanentWidget(status_);
 
   buildActions();
@@ -176,6 +188,10 @@ void MainWindow::buildActions() {
   livePickerAction_->setVisible(false);
   connect(livePicker_, &QComboBox::activated, this, &MainWindow::pickLiveRun);
   start_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  // Where the next run trains, beside Start: as a section of the setup it pushed the speed-ups below the fold.
+  QToolBar* where = addToolBar(tr("Where"));
+  where->setObjectName("whereToolBar");
+  where->addWidget(setup_->whereBox());
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Save setup…"), setup_, &SetupPanel::saveSetupAs);
@@ -377,7 +393,7 @@ void MainWindow::onRunStarted(const RunStart& start) {
 void MainWindow::onRunEnded(const EndEvent& end) {
   live_->refresh();  // the picker drops the run that ended
   const QString status = QString::fromStdString(end.status);
-  status_->setState(status);
+  status_->runEnded(status);
   const StepEvent& last = controller_->lastStep();
   const double peak = last.metric("mem_peak");
   if (peak > 0)
@@ -491,9 +507,10 @@ void MainWindow::fitTo(const QRect& available) {
   const QSize size(small ? available.width() : available.width() * 94 / 100, available.height() * 94 / 100);
   resize(size);
   move(available.center() - QPoint(size.width() / 2, size.height() / 2));
-  // Two columns show the whole setup at once, but not at the price of plots too narrow to read.
+  // Two columns show the speed-ups beside the model, without scrolling, but not at the price of plots too
+  // narrow to read: they keep half the window and three columns of plots.
   const int two = setup_->widthFor(2);
-  const int dock = size.width() - two >= kMinPlotsWidth ? two : setup_->widthFor(1);
+  const int dock = size.width() - two >= std::max(kMinPlotsWidth, size.width() / 2) ? two : setup_->widthFor(1);
   resizeDocks({setupDock_}, {dock}, Qt::Horizontal);
   resizeDocks({samplesDock_}, {std::min(220, size.height() / 4)}, Qt::Vertical);
 }

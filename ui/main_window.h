@@ -68,7 +68,7 @@ class MainWindow : public QMainWindow {
   void showLivePage();
   void showRunsPage();
   // The first start's layout (no saved one): most of `available` (a screen's free area), and a setup dock
-  // as wide as its sections need, in two columns when that leaves the plots kMinPlotsWidth.
+  // as wide as its sections need, in two columns when that leaves the plots kMinPlotsWidth and half the window.
   void fitTo(const QRect& available);
 
  public Q_SLOTS:
@@ -83,7 +83,7 @@ class MainWindow : public QMainWindow {
 
  public:
   static constexpr int kCloseGraceMs = 30000;
-  static constexpr int kMinPlotsWidth = 800;
+  static constexpr int kMinPlotsWidth = 660;  // three columns of MetricPlot's 220-pixel minimum
 
  private:
   void buildActions();

@@ -23,6 +23,21 @@ namespace tokamak::ui {
 namespace {
 // Series colours are the one thing not taken from the palette: they must tell curves apart on light and dark.
 const QColor kBlue(31, 119, 180), kOrange(255, 127, 14), kGreen(44, 160, 44), kRed(214, 39, 40), kPurple(148, 103, 189);
+
+// The picker's entry for all phases at once (its item data; a metric's entry has its key).
+const QString kPhases = QStringLiteral("phases");
+
+bool isPhase(const std::string& key) { return key.rfind("phase_", 0) == 0; }
+
+int phaseIndex(const std::string& key) {
+  for (int p = 0; p < tokamak::kPhaseCount; ++p)
+    if (key == tokamak::phase_names()[p].metric) return p;
+  return -1;
+}
+
+// Counters that stay 0 unless something went wrong: a flat line at 0 is no first picture of a run.
+bool flatCounter(const std::string& key) { return key == "skipped_steps" || key == "zero_saved_bytes"; }
+
 }  // namespace
 
 LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
@@ -73,6 +88,12 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   train_ = loss_->addSeries(tr("train"), kBlue);
   val_ = loss_->addSeries(tr("val"), kOrange);
   pickedS_ = picked_->addSeries(QString(), kBlue);
+  for (int p = 0; p < tokamak::kPhaseCount; ++p) {
+    phaseS_[p] = picked_->addSeries(QString::fromUtf8(tokamak::phase_names()[p].label), phaseColor(tokamak::Phase(p)));
+    picked_->setSeriesShown(phaseS_[p], false);
+  }
+  // Rates and sizes read against zero: autoscaled, a steady 5,000 tok/s looked like a ±0.5 tok/s wobble.
+  for (MetricPlot* p : {speed_, mfu_, memory_}) p->setYFromZero(true);
   routes_ = {
       {"loss", loss_, train_, 1, false},
       {"val_loss", loss_, val_, 1, false},
@@ -102,6 +123,7 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
       if (p != lr_) p->setSmoothing(v / 100.0);
   });
   connect(picker_, &QComboBox::currentIndexChanged, this, [this] { showPicked(); });
+  connect(picker_, &QComboBox::activated, this, [this] { userPicked_ = true; });
   connect(follow, &QPushButton::clicked, this, [this] {
     for (MetricPlot* p : plots_) p->followData();
   });
@@ -118,42 +140,65 @@ void LivePlots::append(const std::string& key, double step, double tokens, doubl
   // default plots it feeds, so a step costs one lookup per metric.
   auto h = std::find_if(history_.begin(), history_.end(), [&](const History& x) { return x.key == key; });
   if (h == history_.end()) {
-    // The phases have a picture of their own (the stacked bar): not the picked plot's default either.
-    const auto routed = [&](const std::string& k) {
-      return k.rfind("phase_", 0) == 0 ||
-             std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
-    };
     h = history_.insert(history_.end(), History{key, {}, {}, {}, {}, {}});
     for (size_t r = 0; r < routes_.size(); ++r)
       if (routes_[r].key == key) h->routes.push_back(r);
     {
       const QSignalBlocker quiet(picker_);
-      picker_->addItem(QString::fromStdString(key));
+      if (isPhase(key) && picker_->findData(kPhases) < 0) picker_->insertItem(0, tr("step phases"), kPhases);
+      picker_->addItem(QString::fromStdString(key), QString::fromStdString(key));
       if (pickedKey_.empty()) picker_->setCurrentIndex(-1);
     }
-    // By default the last plot shows the first metric that has no plot of its own (none: it stays empty
-    // rather than draw a default plot's curve twice).
-    if (!routed(key) && (pickedKey_.empty() || routed(pickedKey_))) picker_->setCurrentIndex(picker_->count() - 1);
+    // A phase first reported while the phases are shown joins them.
+    if (const int p = phaseIndex(key); p >= 0 && pickedKey_ == kPhases.toStdString()) {
+      h->pickedSeries = phaseS_[p];
+      picked_->setSeriesShown(phaseS_[p], true);
+    }
+    autoPick();
   }
   for (size_t i : h->routes) {
     const Route& r = routes_[i];
     if (!r.positiveOnly || value > 0) r.plot->append(r.series, step, tokens, wall, value * r.scale);
   }
   h->step.push_back(step), h->tokens.push_back(tokens), h->wall.push_back(wall), h->value.push_back(value);
-  if (h->picked) picked_->append(pickedS_, step, tokens, wall, value);
+  if (h->pickedSeries >= 0) picked_->append(h->pickedSeries, step, tokens, wall, value);
 }
 
-// The picked metric's whole history, redrawn: a choice made late still shows the run from its start.
+void LivePlots::autoPick() {
+  if (userPicked_) return;
+  int want = picker_->findData(kPhases);
+  const auto routed = [&](const std::string& k) {
+    return isPhase(k) || std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) { return r.key == k; });
+  };
+  // No such key: the plot stays empty rather than draw a default plot's curve twice.
+  for (size_t i = 0; want < 0 && i < history_.size(); ++i)
+    if (!routed(history_[i].key) && !flatCounter(history_[i].key))
+      want = picker_->findData(QString::fromStdString(history_[i].key));
+  if (want >= 0 && want != picker_->currentIndex()) picker_->setCurrentIndex(want);
+}
+
+// The picked metric's whole history (or every phase's), redrawn: a choice made late still shows the run from
+// its start.
 void LivePlots::showPicked() {
   picked_->clear();
-  pickedKey_ = picker_->currentText().toStdString();
-  picked_->setTitle(pickedKey_.empty() ? tr("Metric") : picker_->currentText());
-  picked_->renameSeries(pickedS_, picker_->currentText());
+  const bool phases = picker_->currentData().toString() == kPhases;
+  const QString text = picker_->currentText();
+  pickedKey_ = phases ? kPhases.toStdString() : text.toStdString();
+  picked_->setTitle(phases ? tr("Step phases") : text.isEmpty() ? tr("Metric") : text);
+  picked_->yAxis->setLabel(phases ? tr("ms per step") : QString());
+  picked_->renameSeries(pickedS_, phases ? QString() : text);
+  picked_->setSeriesShown(pickedS_, !phases);
+  std::array<bool, tokamak::kPhaseCount> reported{};
   for (History& h : history_) {
-    h.picked = h.key == pickedKey_;
-    if (h.picked)
-      for (int i = 0; i < h.value.size(); ++i) picked_->append(pickedS_, h.step[i], h.tokens[i], h.wall[i], h.value[i]);
+    const int p = phaseIndex(h.key);
+    h.pickedSeries = phases ? (p >= 0 ? phaseS_[p] : -1) : (h.key == pickedKey_ ? pickedS_ : -1);
+    if (phases && p >= 0) reported[size_t(p)] = true;
+    if (h.pickedSeries >= 0)
+      for (int i = 0; i < h.value.size(); ++i)
+        picked_->append(h.pickedSeries, h.step[i], h.tokens[i], h.wall[i], h.value[i]);
   }
+  // Only the phases the run reports: one process has no all-reduce to explain.
+  for (int p = 0; p < tokamak::kPhaseCount; ++p) picked_->setSeriesShown(phaseS_[p], reported[size_t(p)]);
   picked_->flush();
 }
 
@@ -204,7 +249,11 @@ void LivePlots::clear() {
   phases_->setRuns({});
   history_.clear();
   pickedKey_.clear();
+  userPicked_ = false;
   picked_->setTitle(tr("Metric"));
+  picked_->yAxis->setLabel(QString());
+  picked_->setSeriesShown(pickedS_, true);
+  for (int s : phaseS_) picked_->setSeriesShown(s, false);
   const QSignalBlocker quiet(picker_);
   picker_->clear();
 }

@@ -1,6 +1,7 @@
 // LivePlots: the live-run page's grid of plots — train and validation loss, tok/s, MFU, memory (allocated,
 // reserved, peak), learning rate, grad norm — plus one plot of any metric the run reports, chosen in a
-// picker that lists every metric key seen so far (a metric added to the trainer appears there unedited),
+// picker that lists every metric key seen so far (a metric added to the trainer appears there unedited) and,
+// first, "step phases": each phase's ms per step over time, what that plot opens on when the run reports them,
 // with the controls that apply to all of them: X axis (step, tokens, wall time), log Y, smoothing, and
 // "follow" after a zoom. Beside them the step profile as a stacked bar (ms per step by phase, the mean over
 // the reports after the first, as `runs compare` takes it). Fed in batches by the run controller.
@@ -56,11 +57,12 @@ class LivePlots : public QWidget {
     std::string key;
     QVector<double> step, tokens, wall, value;
     std::vector<size_t> routes;  // indices into routes_
-    bool picked = false;         // drawn in the picked plot
+    int pickedSeries = -1;       // the picked plot's series it feeds, -1: not drawn there
   };
   MetricPlot* add(const QString& title, const QString& unit);
   void append(const std::string& key, double step, double tokens, double wall, double value);
   void showPicked();
+  void autoPick();  // until the user picks: the phases, else the first key without a plot of its own
   void showPhases();
 
   QComboBox* xAxis_;
@@ -74,6 +76,8 @@ class LivePlots : public QWidget {
   QList<MetricPlot*> plots_;
   MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_, *picked_;
   int train_ = 0, val_ = 0, pickedS_ = 0;
+  std::array<int, tokamak::kPhaseCount> phaseS_{};  // the picked plot's series of each phase
+  bool userPicked_ = false;
   PhaseBars* phases_;
   std::array<std::vector<double>, tokamak::kPhaseCount> phaseValues_;  // each report's, in step order
   bool phasesChanged_ = false;

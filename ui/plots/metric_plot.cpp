@@ -19,7 +19,17 @@ MetricPlot::MetricPlot(const QString& title, const QString& unit, QWidget* paren
   titleElement_ = new QCPTextElement(this, title, QFont(font().family(), font().pointSize(), QFont::Bold));
   plotLayout()->addElement(0, 0, titleElement_);
   yAxis->setLabel(unit);
+  // The legend goes under the title (updateLegend): inside the axis rect it covered the curves' newest points.
+  axisRect()->insetLayout()->take(legend);
   legend->setVisible(false);
+  legend->setFont(QFont(font().family(), 8));
+  legend->setBorderPen(Qt::NoPen);
+  legend->setIconSize(QSize(14, 8));
+  legend->setIconTextPadding(3);
+  legend->setRowSpacing(0);
+  legend->setMargins(QMargins(2, 0, 2, 0));
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  legend->setWrap(3);  // three entries a line: a plot's narrowest width still fits them
   tracer_ = new QCPItemTracer(this);
   tracer_->setStyle(QCPItemTracer::tsCircle);
   tracer_->setSize(6);
@@ -35,21 +45,50 @@ int MetricPlot::addSeries(const QString& name, const QColor& color) {
   s.raw = addGraph();
   s.smooth = addGraph();
   s.raw->setName(name);
-  s.smooth->setName(name + tr(" (smoothed)"));
+  s.smooth->setName(name);  // the legend's entry while smoothing (styleSeries)
   s.raw->setAdaptiveSampling(true);
   s.smooth->setAdaptiveSampling(true);
   series_.push_back(s);
   styleSeries(series_.back());
-  legend->setVisible(series_.size() > 1);
-  for (auto& other : series_) other.smooth->removeFromLegend();
+  updateLegend();
   return static_cast<int>(series_.size()) - 1;
+}
+
+void MetricPlot::setSeriesShown(int series, bool shown) {
+  Series& s = series_[series];
+  s.shown = shown;
+  styleSeries(s);
+  updateLegend();
+  replot(rpQueuedReplot);
+}
+
+void MetricPlot::updateLegend() {
+  const bool want = std::count_if(series_.begin(), series_.end(), [](const Series& s) { return s.shown; }) > 1;
+  const bool placed = legend->layout() != nullptr;
+  if (want && !placed) {
+    plotLayout()->insertRow(1);
+    plotLayout()->addElement(1, 0, legend);
+    plotLayout()->setRowStretchFactor(1, 0.001);  // as tall as its lines, the axis rect takes the rest
+  } else if (!want && placed) {
+    plotLayout()->take(legend);
+    plotLayout()->simplify();
+  }
+  legend->setVisible(want);  // a legend out of the layout would still be drawn, at its last place
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // entries taken out leave no holes
+  for (int i = 0; i < legend->elementCount(); ++i)            // tight lines: a small plot keeps its height for data
+    if (QCPLayoutElement* item = legend->elementAt(i)) item->setMargins(QMargins(4, 0, 4, 0));
+}
+
+void MetricPlot::setYFromZero(bool fromZero) {
+  fromZero_ = fromZero;
+  followData();
 }
 
 void MetricPlot::renameSeries(int series, const QString& name) {
   Series& s = series_[series];
   s.name = name;
   s.raw->setName(name);
-  s.smooth->setName(name + tr(" (smoothed)"));
+  s.smooth->setName(name);
 }
 
 void MetricPlot::setTitle(const QString& title) {
@@ -65,7 +104,13 @@ void MetricPlot::styleSeries(Series& s) {
   s.raw->setPen(QPen(light, 1));
   // 1 px on purpose: a wider pen takes the raster engine's slow stroker, ~35 ms per replot at 100k points.
   s.smooth->setPen(QPen(s.color, 1));
-  s.smooth->setVisible(smoothing);
+  s.raw->setVisible(s.shown);
+  s.smooth->setVisible(smoothing && s.shown);
+  // The legend's line is the curve drawn strongest: the smoothed one while smoothing (the raw one is faint).
+  (smoothing ? s.raw : s.smooth)->removeFromLegend();
+  QCPGraph* entry = smoothing ? s.smooth : s.raw;
+  if (s.shown) entry->addToLegend();
+  else entry->removeFromLegend();
 }
 
 void MetricPlot::append(int series, double step, double tokens, double wall, double value) {
@@ -84,6 +129,13 @@ void MetricPlot::addGap() {
 int MetricPlot::pointCount(int series) const {
   const QVector<double>& v = series_.at(series).value;
   return static_cast<int>(v.size()) - gapCount(series);
+}
+
+int MetricPlot::shownPointCount() const {
+  int n = 0;
+  for (int i = 0; i < series_.size(); ++i)
+    if (series_[i].shown) n += pointCount(i);
+  return n;
 }
 
 int MetricPlot::gapCount(int series) const {
@@ -116,7 +168,7 @@ void MetricPlot::flush() {
     s.flushed = n;
   }
   if (!any) return;
-  if (follow_) rescaleAxes(true);
+  if (follow_) fitRange();
   replot(rpQueuedReplot);
 }
 
@@ -138,6 +190,7 @@ void MetricPlot::rebuild() {
     s.smooth->data()->clear();
     styleSeries(s);
   }
+  updateLegend();
   follow_ = true;
   flush();
   replot(rpQueuedReplot);
@@ -164,15 +217,22 @@ void MetricPlot::setSmoothing(double weight) {
 
 void MetricPlot::followData() {
   follow_ = true;
-  rescaleAxes(true);
+  fitRange();
   replot(rpQueuedReplot);
+}
+
+void MetricPlot::fitRange() {
+  rescaleAxes(true);
+  if (!fromZero_ || logY_) return;
+  const QCPRange r = yAxis->range();
+  if (r.lower > 0) yAxis->setRange(0, r.upper * 1.05);  // a little room over the top point
 }
 
 QString MetricPlot::readoutAt(double key) const {
   QStringList lines;
   const QString x = xAxis_ == XAxis::Tokens ? tr("tokens") : xAxis_ == XAxis::WallTime ? tr("seconds") : tr("step");
   for (const Series& s : series_) {
-    if (s.flushed == 0) continue;
+    if (s.flushed == 0 || !s.shown) continue;
     const QVector<double>& k = keys(s);
     // The point of this series nearest to the cursor's x.
     int i = static_cast<int>(std::lower_bound(k.begin(), k.begin() + s.flushed, key) - k.begin());
@@ -201,13 +261,20 @@ void MetricPlot::mouseDoubleClickEvent(QMouseEvent* event) {
 
 void MetricPlot::mouseMoveEvent(QMouseEvent* event) {
   QCustomPlot::mouseMoveEvent(event);
-  if (series_.isEmpty() || series_.front().flushed == 0) return;
+  const Series* s = hoverSeries();
+  if (!s) return;
   const double key = xAxis->pixelToCoord(event->pos().x());
-  tracer_->setGraph(smoothing_ > 0 ? series_.front().smooth : series_.front().raw);
+  tracer_->setGraph(smoothing_ > 0 ? s->smooth : s->raw);
   tracer_->setGraphKey(key);
   tracer_->setVisible(true);
   QToolTip::showText(event->globalPosition().toPoint(), readoutAt(key), this);
   replot(rpQueuedReplot);
+}
+
+const MetricPlot::Series* MetricPlot::hoverSeries() const {
+  for (const Series& s : series_)
+    if (s.shown && s.flushed > 0) return &s;
+  return nullptr;
 }
 
 void MetricPlot::changeEvent(QEvent* event) {

@@ -11,6 +11,8 @@ const QColor kPhaseColor[tokamak::kPhaseCount] = {QColor(0xbcbd22), QColor(0x1f7
                                                   QColor(0xd62728), QColor(0x2ca02c), QColor(0x7f7f7f)};
 }  // namespace
 
+QColor phaseColor(tokamak::Phase phase) { return kPhaseColor[static_cast<int>(phase)]; }
+
 PhaseBars::PhaseBars(QWidget* parent) : QCustomPlot(parent) {
   setObjectName(QStringLiteral("phaseBars"));
   setMinimumSize(200, 120);  // a cell of the live plots' grid, as small as a MetricPlot

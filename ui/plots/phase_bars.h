@@ -12,6 +12,9 @@
 
 namespace tokamak::ui {
 
+// A phase's colour, the same in the bars and in the live plot of the phases over time.
+QColor phaseColor(tokamak::Phase phase);
+
 class PhaseBars : public QCustomPlot {
   Q_OBJECT
  public:

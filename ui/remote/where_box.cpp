@@ -4,7 +4,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
-#include <QFormLayout>
+#include <QHBoxLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -20,7 +20,8 @@
 
 namespace tokamak::ui {
 
-WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
+WhereBox::WhereBox(QWidget* parent) : QWidget(parent) {
+  setObjectName("whereBox");
   where_ = new QComboBox;
   where_->setObjectName("where");
   where_->setEditable(true);
@@ -47,13 +48,18 @@ WhereBox::WhereBox(QWidget* parent) : QGroupBox(tr("Where"), parent) {
   test_->setObjectName("testConnection");
   result_ = new QLabel;
   result_->setObjectName("connectionResult");
-  result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  auto* form = new QFormLayout(this);
-  form->addRow(tr("Train on"), where_);
-  form->addRow(tr("Tokamak there"), tokamak_);
-  form->addRow(test_);
-  form->addRow(result_);
+  tokamakLabel_ = new QLabel(tr("Tokamak there"));
+  where_->setMinimumContentsLength(14);  // "user@host:port" typed in full
+  where_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  auto* line = new QHBoxLayout(this);
+  line->setContentsMargins(4, 0, 4, 0);
+  line->addWidget(new QLabel(tr("Train on")));
+  line->addWidget(where_);
+  line->addWidget(tokamakLabel_);
+  line->addWidget(tokamak_);
+  line->addWidget(test_);
+  line->addWidget(result_, 1);
   // The last choice comes back with the studio (a typed host too).
   QSettings settings("Tokamak", "Tokamak Studio");
   if (const QString saved = settings.value("where/host").toString(); !saved.isEmpty()) where_->setCurrentText(saved);
@@ -74,12 +80,21 @@ QString WhereBox::tokamakCommand() const {
   return t.isEmpty() ? "tokamak" : t;
 }
 
-QString WhereBox::resultText() const { return result_->text(); }
+QString WhereBox::resultText() const { return resultText_; }
+
+void WhereBox::showResult(const QString& text) {
+  resultText_ = text;
+  // A toolbar line has no room for a wrapped paragraph: the start of the line here, all of it on hover.
+  result_->setText(
+      result_->fontMetrics().elidedText(text, Qt::ElideRight, 48 * result_->fontMetrics().averageCharWidth()));
+  result_->setToolTip(text);
+}
 
 void WhereBox::update() {
   const bool remote = !host().isEmpty();
   datasets_.clear();  // another host (or none): the last test's list is not its
-  tokamak_->setEnabled(remote);
+  tokamak_->setVisible(remote);
+  tokamakLabel_->setVisible(remote);
   test_->setEnabled(remote && !job_);
   QString problem;
   if (remote) {
@@ -89,7 +104,7 @@ void WhereBox::update() {
       problem = QString::fromStdString(e.what());
     }
   }
-  result_->setText(problem);
+  showResult(problem);
   QSettings settings("Tokamak", "Tokamak Studio");
   settings.setValue("where/host", host());
   settings.setValue("where/tokamak", tokamak_->text());
@@ -100,12 +115,12 @@ void WhereBox::testConnection() {
   if (job_ || host().isEmpty()) return;
   const QString front = tokamakFrontPath();
   if (front.isEmpty()) {
-    result_->setText(engineMissingText());
+    showResult(engineMissingText());
     return Q_EMIT tested(false);
   }
   job_ = new QProcess(this);
   test_->setEnabled(false);
-  result_->setText(tr("connecting to %1…").arg(host()));
+  showResult(tr("connecting to %1…").arg(host()));
   connect(job_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
     const QByteArray out = job_->readAllStandardOutput();
     const QStringList err = QString::fromUtf8(job_->readAllStandardError()).split('\n', Qt::SkipEmptyParts);
@@ -116,7 +131,7 @@ void WhereBox::testConnection() {
     if (!ok) {
       QString why = errorLineOf(err);
       if (why.startsWith("tokamak: ")) why = why.mid(9);
-      result_->setText(why.isEmpty() ? tr("the connection test failed") : why);
+      showResult(why.isEmpty() ? tr("the connection test failed") : why);
       return Q_EMIT tested(false);
     }
     const QJsonObject r = QJsonDocument::fromJson(out).object();
@@ -129,8 +144,8 @@ void WhereBox::testConnection() {
                            d["kind"].toString().toStdString(), d["description"].toString().toStdString(),
                            static_cast<uint64_t>(d["tokens"].toDouble())});
     }
-    result_->setText(tr("Tokamak %1 · %2 · %3 · %n dataset(s)", nullptr, int(datasets_.size()))
-                         .arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
+    showResult(tr("Tokamak %1 · %2 · %3 · %n dataset(s)", nullptr, int(datasets_.size()))
+                   .arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
     Q_EMIT tested(true);
   });
   job_->start(front, {"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});

@@ -3,9 +3,12 @@
 // disk and datasets, or one line saying why not. It only chooses: RunController (ui/run) starts a host's run as the
 // child `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
 // bridge, plots, samples, store) is the path a local run takes. The test runs `tokamak remote test` as a
-// child, so the window never waits on the network.
+// child, so the window never waits on the network. It is one line, in the window's toolbar beside Start (issue
+// 34: as a section of the setup it pushed the speed-up switches below the fold of a 768-pixel screen); the
+// tokamak command field shows only with a host chosen, and the test's result is shortened to fit, whole in its
+// tooltip.
 #pragma once
-#include <QGroupBox>
+#include <QWidget>
 #include <QString>
 #include <vector>
 
@@ -19,7 +22,7 @@ class QPushButton;
 
 namespace tokamak::ui {
 
-class WhereBox : public QGroupBox {
+class WhereBox : public QWidget {
   Q_OBJECT
  public:
   explicit WhereBox(QWidget* parent = nullptr);
@@ -42,8 +45,11 @@ class WhereBox : public QGroupBox {
 
  private:
   void update();
+  void showResult(const QString& text);
 
+  QString resultText_;  // the result label shows it shortened
   QComboBox* where_;
+  QLabel* tokamakLabel_;
   QLineEdit* tokamak_;
   QPushButton* test_;
   QLabel* result_;

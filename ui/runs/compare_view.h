@@ -1,14 +1,12 @@
-// CompareView: selected runs side by side. Their curves overlaid in one plot (a colour per run; metric and X
-// axis chosen by the user — the metric picker offers the five usual plots, then every other metric key the
-// runs recorded, so a metric added to the trainer can be compared without an edit here; the X axis is step,
-// tokens, wall time or any of those metrics), the scoreboard with speedup over a chosen baseline run, the
-// step profile as a stacked bar per run (ms per step by phase), the runs as a ladder's waterfall (each run's
-// speedup over the one before it, in the order compared), and the config keys in which the runs differ.
-// "Group" draws runs that belong together — same config but the seed, a name pattern, the same first tag
-// (engine/store/run_groups.h) — as one mean curve with a band (min–max or ± one standard deviation), and adds
-// a row per group under the scoreboard. Tabs beside the plot hold the config diff, every metric summarised
-// (last / min / max / best / mean of last K) and the runs' samples side by side at a chosen step and prompt.
+// CompareView: selected runs side by side, and the controls over them (metric, X axis, baseline, grouping,
+// band). It holds the runs read from the store and hands each part what it shows: the overlaid curves
+// (compare_curves.h), the scoreboard (scoreboard_table.h), the step profiles and the ladder's waterfall beside
+// it (scoreboard_charts.h), and in tabs beside the plot the config differences (config_diff.h), every metric
+// summarised (summary_table.h) and the runs' samples at a chosen step (sample_compare.h). "Group" draws runs
+// that belong together — same config but the seed, a name pattern, the same first tag
+// (engine/store/run_groups.h) — as one mean curve with a band, and adds a row per group under the scoreboard.
 // The arithmetic is the engine's (scoreboard.h, run_groups.h), so the numbers match `tokamak runs compare`.
+// The member functions for the controls are in compare_view_controls.cpp.
 #pragma once
 
 #include <QList>
@@ -20,6 +18,7 @@
 
 #include "engine/store/run_store.h"
 #include "engine/store/scoreboard.h"
+#include "ui/runs/compare_curves.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -82,16 +81,12 @@ class CompareView : public QWidget {
   QColor colorOf(int runIndex) const;
 
  private:
-  struct YAxis {
-    std::string key;  // the stored name
-    double scale;
-    QString label;
-  };
   void rebuildMetricChoices();
   void rebuildPlot();
   void rebuildScoreboard();
   void rebuildDiff();
-  void applyGroupControls();  // the group box and pattern edit -> setGrouping
+  void applyGroupControls();      // the group box and pattern edit -> setGrouping
+  QStringList runLabels() const;  // the compared runs' labels, in order
 
   QList<qint64> ids_;
   std::vector<std::vector<tokamak::MetricRow>> metrics_;  // [run][row]
@@ -102,8 +97,8 @@ class CompareView : public QWidget {
   QString groupError_;
   BandKind band_ = BandKind::MinMax;
   tokamak::Scoreboard board_;
-  std::vector<YAxis> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
-  int metric_ = 0;           // index into axes_
+  std::vector<CurveChoice> axes_;  // the picker's choices: the five defaults (PlotMetric order), then the rest
+  int metric_ = 0;                 // index into axes_
   XAxis xAxis_ = XAxis::Step;
   std::string xKey_;  // a metric as the X axis; "" = xAxis_
   int baseline_ = 0;

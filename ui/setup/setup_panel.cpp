@@ -75,12 +75,14 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   filesRow->addWidget(ladder);
   filesRow->addStretch(1);
 
+  // Where is a line of the window's toolbar (MainWindow places it), not a section: the dock's height goes to
+  // what is trained and how fast.
+  where_ = new WhereBox;
   // What to train in the left column, how fast in the right one when the dock is wide enough for two; in one
   // column the speed-ups come right after the model, before the training numbers, so they are never far.
   sections_ = new SectionColumns;
   sections_->setObjectName("setupSections");
   sections_->addSection(files, 0);
-  sections_->addSection(where_ = new WhereBox, 0);
   sections_->addSection(dataset_, 0);
   sections_->addSection(model_, 0);
   sections_->addSection(switches_, 1);
@@ -121,6 +123,12 @@ SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   setConfig(Config{});
 }
 
+SetupPanel::~SetupPanel() {
+  if (where_ && !where_->parent()) delete where_.data();  // never placed (the panel alone); placed, its toolbar owns it
+}
+
+WhereBox* SetupPanel::whereBox() const { return where_.data(); }
+
 QWidget* SetupPanel::trainingBox() {
   auto* box = new QGroupBox(tr("Training"));
   auto* form = new QFormLayout(box);
@@ -139,10 +147,8 @@ QWidget* SetupPanel::trainingBox() {
   findBatch_ = new QPushButton(tr("Find largest batch"));
   findBatch_->setObjectName("findLargestBatch");
   connect(findBatch_, &QPushButton::clicked, this, &SetupPanel::findLargestBatch);
-  auto* batchRow = new QHBoxLayout;
-  batchRow->addWidget(batch, 1);
-  batchRow->addWidget(findBatch_);
-  form->addRow(tr("Batch size"), batchRow);
+  form->addRow(tr("Batch size"), batch);
+  form->addRow(QString(), findBatch_);  // under the batch, not beside it: the column stays narrow enough for two
 
   auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
   keys_->bind("train.steps", steps);
@@ -251,6 +257,7 @@ void SetupPanel::chooseWeights() {
 void SetupPanel::setEditable(bool editable) {
   // Disabling the parent keeps each switch's own availability: re-enabling restores exactly that.
   form_->setEnabled(editable);
+  if (where_) where_->setEnabled(editable);
 }
 
 int SetupPanel::widthFor(int columns) const {

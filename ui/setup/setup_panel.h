@@ -2,6 +2,7 @@
 // plus saved setups, ladders from experiments/, and the config problems that keep Start disabled. It reads
 // and writes the engine's Config through KeyBindings, so every widget is a config key.
 #pragma once
+#include <QPointer>
 #include <QStringList>
 #include <QWidget>
 
@@ -27,6 +28,7 @@ class SetupPanel : public QWidget {
   Q_OBJECT
  public:
   explicit SetupPanel(QWidget* parent = nullptr);
+  ~SetupPanel() override;
 
   Config config() const;  // what Start would run now
   void setConfig(const Config& config);
@@ -44,7 +46,8 @@ class SetupPanel : public QWidget {
   ModelBox* modelBox() const { return model_; }
   SwitchesBox* switchesBox() const { return switches_; }
   KeyBindings* keys() const { return keys_; }
-  WhereBox* whereBox() const { return where_; }  // ui/remote: this computer or an SSH host
+  // ui/remote: this computer or an SSH host. Not in the panel's sections: MainWindow puts it in a toolbar.
+  WhereBox* whereBox() const;
   SectionColumns* sections() const { return sections_; }
   // The narrowest the panel can be with its sections in `columns` columns (1 or 2), nothing cut.
   int widthFor(int columns) const;
@@ -71,7 +74,7 @@ class SetupPanel : public QWidget {
   SectionColumns* sections_;
   QWidget* form_;  // the sections' content: disabled while a run uses the setup, still scrollable
   DatasetBox* dataset_;
-  WhereBox* where_;
+  QPointer<WhereBox> where_;  // its toolbar may be destroyed before this panel
   ModelBox* model_;
   SwitchesBox* switches_;
   SpeedrunBox* speedrun_ = nullptr;  // issue 27's switches (ui/setup/speedrun_box.h)

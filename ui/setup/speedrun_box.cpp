@@ -104,6 +104,7 @@ QLayout* targetRow(KeyBindings* keys) {
   auto* target = numberEdit("train.target_val_loss");
   target->setObjectName(QStringLiteral("targetValLoss"));
   target->setPlaceholderText(QObject::tr("0 = off"));
+  target->setMaximumWidth(target->fontMetrics().averageCharWidth() * 10);  // "3.28": no need for a line's width
   keys->bind("train.target_val_loss", target);
   row->addWidget(target, 1);
   auto* stop = new QCheckBox(QObject::tr("stop there"));

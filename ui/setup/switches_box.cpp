@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -51,81 +52,87 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   title->setObjectName("switchesTitle");
   title->setWordWrap(true);
   layout->addWidget(title);
+  // One frame, a group's name beside its first row: a frame per group cost a title bar each and put the last
+  // switches below the fold of a 768-pixel screen (issue 34).
+  auto* frame = new QGroupBox;
+  auto* form = new QFormLayout(frame);
+  form->setVerticalSpacing(3);
+  layout->addWidget(frame);
   auto group = [&](const QString& title) {
-    auto* g = new QGroupBox(title);
-    auto* form = new QFormLayout(g);
-    layout->addWidget(g);
-    return form;
+    if (form->rowCount() > 0) form->addItem(new QSpacerItem(0, 6));  // a little air between groups
+    return title;
+  };
+  // A row: `label` (a group's name on its first row, "" after) beside one widget or several side by side.
+  auto row = [&](const QString& label, std::initializer_list<QWidget*> widgets) {
+    if (widgets.size() == 1) return form->addRow(label, *widgets.begin());
+    auto* line = new QHBoxLayout;
+    for (QWidget* w : widgets) line->addWidget(w);
+    line->addStretch(1);
+    form->addRow(label, line);
   };
 
-  QFormLayout* precision = group(tr("Precision"));
   auto* prec = choices("opt.precision");
   prec->setToolTip(tr("Number format of matmuls, activations and weights"));
   keys->bind("opt.precision", prec);
-  precision->addRow(tr("Precision"), prec);
+  row(group(tr("Precision")), {prec});
 
-  QFormLayout* attention = group(tr("Attention"));
   auto* attn = choices("opt.attention");
   attn->setToolTip(tr("How attention is computed; sdpa never stores the T×T scores"));
   keys->bind("opt.attention", attn);
-  attention->addRow(tr("Attention"), attn);
+  row(group(tr("Attention")), {attn});
   auto* backend = choices("opt.sdpa_backend");
   backend->setToolTip(tr("Which fused kernel computes sdpa attention; auto lets LibTorch pick"));
   keys->bind("opt.sdpa_backend", backend);
-  attention->addRow(tr("SDPA backend"), backend);
+  row(tr("Backend"), {backend});
 
-  QFormLayout* kernels = group(tr("Kernels"));
   auto* layers = choices("opt.layers");
   layers->setToolTip(tr("Which kernels compute LayerNorm, GELU and the classifier"));
   keys->bind("opt.layers", layers);
-  kernels->addRow(tr("Layers"), layers);
+  row(group(tr("Kernels")), {layers});
   auto* graphs = check(tr("CUDA graphs"), QString::fromStdString(cuda_graphs_choices().back().help));
   keys->bind("opt.cuda_graphs", graphs);
-  kernels->addRow(graphs);
+  row(QString(), {graphs});
   auto* pad =
       check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
                                            "fast tile sizes; padded logits are masked. A100: 112K → 127K tok/s."));
   pad->setProperty("onValue", "64");
   pad->setProperty("offValue", "1");
   keys->bind("model.vocab_pad_multiple", pad);
-  kernels->addRow(pad);
+  row(QString(), {pad});
 
-  QFormLayout* optimizer = group(tr("Optimizer"));
   auto* fused = check(tr("Fused AdamW"), tr("One multi-tensor kernel for the whole optimizer step instead of a loop "
                                             "over parameters. H100: 55K → 79K tok/s at batch 1."));
   keys->bind("opt.fused_adamw", fused);
-  optimizer->addRow(fused);
+  row(group(tr("Optimizer")), {fused});
 
-  QFormLayout* data = group(tr("Data"));
-  auto* pin = check(tr("Pinned memory, non-blocking copies"),
-                    tr("Page-locked batches copied to the GPU while it computes (CUDA). Reported: execution time "
+  auto* pin = check(tr("Pinned memory"),
+                    tr("Page-locked batches, copied to the GPU without blocking while it computes (CUDA). Reported: "
+                       "execution time "
                        "down more than 25%.\nPartly checked = auto: pinned on CUDA, nothing to pin on a CPU."));
   pin->setTristate(true);
   pin->setProperty("autoValue", "auto");
   keys->bind("opt.pin_memory", pin);
-  data->addRow(pin);
+  row(group(tr("Data")), {pin});
   auto* prefetch = check(tr("Prefetch the next batch"), tr("Prepare the next batch on a background thread while "
                                                            "the step runs, so the device never waits for data."));
   keys->bind("opt.prefetch", prefetch);
-  data->addRow(prefetch);
+  row(QString(), {prefetch});
 
-  QFormLayout* memory = group(tr("Memory"));
   auto* ckpt = check(tr("Activation checkpointing"), tr("Recompute each block in backward instead of keeping its "
                                                         "activations: memory ÷2 for about +25% time."));
   keys->bind("opt.activation_checkpointing", ckpt);
-  memory->addRow(ckpt);
+  row(group(tr("Memory")), {ckpt});
   auto* tie = check(tr("Tie weights"), tr("The output layer shares the token embedding: −38M parameters at 124M."));
   keys->bind("model.tie_weights", tie);
-  memory->addRow(tie);
+  row(QString(), {tie});
   auto* accum = new QSpinBox;
   accum->setRange(1, 4096);
   accum->setToolTip(
       tr("Micro-batches per optimizer step: a large effective batch in small memory "
          "(activation memory ÷ accumulation steps)."));
   keys->bind("train.grad_accum", accum);
-  memory->addRow(tr("Gradient accumulation"), accum);
+  row(QString(), {new QLabel(tr("Gradient accumulation")), accum});
 
-  QFormLayout* multi = group(tr("Multi-GPU"));
   auto* gpus = new QSpinBox;
   gpus->setRange(1, 64);
   gpus->setToolTip(
@@ -133,7 +140,7 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
          "Reported: 8×H100 at 3.05M tok/s."));
   gpus->setProperty("tip", gpus->toolTip());
   keys->bind("dist.gpus", gpus);
-  multi->addRow(tr("GPUs"), gpus);
+  row(group(tr("GPUs")), {gpus});
   auto* zero = check(tr("Shard optimizer state (ZeRO-1)"),
                      tr("With several GPUs (or CPU processes): each rank keeps AdamW's state for 1/N of the "
                         "weights; gradients are reduce-scattered and the weights all-gathered. Same losses, "
@@ -141,11 +148,13 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   zero->setProperty("onValue", "1");
   zero->setProperty("offValue", "0");
   keys->bind("dist.zero", zero);
-  multi->addRow(zero);
+  row(QString(), {zero});
 
   unavailable_ = new QLabel;
   unavailable_->setObjectName("unavailableSwitches");
   unavailable_->setWordWrap(true);
+  // Wrapped to the switches' width: its long lines (one per refused switch) must not widen the column.
+  unavailable_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   layout->addWidget(unavailable_);
 }
 

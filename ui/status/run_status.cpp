@@ -51,6 +51,11 @@ void RunStatus::stepped(const StepEvent& e) {
 
 void RunStatus::setState(const QString& state) { state_->setText(state); }
 
+void RunStatus::runEnded(const QString& status) {
+  setState(status);
+  eta_->clear();
+}
+
 void RunStatus::setProgress(const ProgressEvent& p) {
   if (p.total == 0) return;
   step_->setText(tr("%1: %2%").arg(QString::fromStdString(p.what)).arg(100.0 * p.done / p.total, 0, 'f', 0));

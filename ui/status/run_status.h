@@ -19,6 +19,8 @@ class RunStatus : public QWidget {
   void runStarted(const RunStart& start, const QStringList& rankDevices);
   void stepped(const StepEvent& step);
   void setState(const QString& state);  // "preparing", "running", "paused", "stopping", or an end status
+  // The run's end (finished, stopped, failed, crashed): its state, and no ETA for a run that is over.
+  void runEnded(const QString& status);
   void setProgress(const ProgressEvent& progress);
 
   QString stateText() const;
