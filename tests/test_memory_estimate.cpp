@@ -4,15 +4,18 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/CPUAllocator.h>
 
+#include "engine/model/gpt.h"
+
 // Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
 #include <sys/resource.h>
 
-#include <atomic>
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
-#include "engine/model/gpt.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/train/events.h"
 #include "engine/train/trainer.h"
@@ -46,7 +49,9 @@ class TestMemoryEstimate : public QObject {
 namespace {
 
 // LibTorch's CPU allocator with a count of the bytes live in it and their peak: installed once for the
-// process (a higher priority than the default), it measures exactly what a step's tensors hold at most.
+// process (a higher priority than the default), it measures exactly what a step's tensors hold at most. Its
+// pointers are "simple" (the context is the data, as raw_allocate requires); the inner allocations are kept by
+// address until freed.
 class PeakAllocator : public at::Allocator {
  public:
   static PeakAllocator& installed() {
@@ -57,33 +62,56 @@ class PeakAllocator : public at::Allocator {
     }();
     return *a;
   }
-  void reset_peak() { peak_ = live_.load(); }
-  int64_t peak() const { return peak_.load(); }
-  int64_t live() const { return live_.load(); }
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    peak_ = live_;
+  }
+  int64_t peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return peak_;
+  }
+  int64_t live() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return live_;
+  }
 
   at::DataPtr allocate(size_t n) override {
-    auto* held = new Held{inner_->allocate(n), static_cast<int64_t>(n), this};
-    const int64_t now = live_ += held->bytes;
-    for (int64_t p = peak_.load(); now > p && !peak_.compare_exchange_weak(p, now);) {}
-    void* data = held->inner.get();
-    return {data, held, &release, held->inner.device()};
+    at::DataPtr inner = inner_->allocate(n);
+    void* data = inner.get();
+    const c10::Device device = inner.device();
+    if (data) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      live_ += static_cast<int64_t>(n);
+      peak_ = std::max(peak_, live_);
+      held_.emplace(data, Held{std::move(inner), static_cast<int64_t>(n)});
+    }
+    return {data, data, &release, device};
   }
+  at::DeleterFnPtr raw_deleter() const override { return &release; }
   void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 
  private:
   struct Held {
     at::DataPtr inner;
     int64_t bytes;
-    PeakAllocator* owner;
   };
   explicit PeakAllocator(at::Allocator* inner) : inner_(inner) {}
-  static void release(void* ctx) {
-    auto* held = static_cast<Held*>(ctx);
-    held->owner->live_ -= held->bytes;
-    delete held;  // frees the memory through the inner allocator's own deleter
+  static void release(void* data) {
+    PeakAllocator& self = installed();
+    at::DataPtr inner;  // freed by its own deleter when it leaves this scope, outside the lock
+    {
+      std::lock_guard<std::mutex> lock(self.mutex_);
+      auto it = self.held_.find(data);
+      if (it == self.held_.end()) return;
+      self.live_ -= it->second.bytes;
+      inner = std::move(it->second.inner);
+      self.held_.erase(it);
+    }
   }
   at::Allocator* inner_;
-  std::atomic<int64_t> live_{0}, peak_{0};
+  std::mutex mutex_;
+  std::unordered_map<void*, Held> held_;
+  int64_t live_ = 0, peak_ = 0;
 };
 
 }  // namespace

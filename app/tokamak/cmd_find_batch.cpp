@@ -47,6 +47,7 @@ void run_find_batch(const FindBatchArgs& a) {
     c.train.steps = 2, c.train.warmup_steps = 0, c.train.log_every = 1;
     c.train.eval_every = 0, c.train.eval_batches = 1, c.train.sample_every = -1;
     c.train.resume.clear();
+    c.memory_check = false;  // the tries measure the limit: the estimate's refusal is not an out-of-memory
     c.name = "find-largest-batch";
     EventSink quiet;
     EndEvent end;
