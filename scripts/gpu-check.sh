@@ -1,46 +1,144 @@
 #!/usr/bin/env bash
-# The one command for a GPU machine: runs the GPU test suites (test_gpu, test_kernels' CUDA parity), the batch
-# finder and the benchmark ladders, and prints their
-# tables, in well under 10 minutes. Two ways to get the programs:
-#   - from a kit made by scripts/gpu-kit.sh (this script inside carry/kit): nothing is built;
-#   - from a checkout (scripts/gpu-check.sh): an engine-only build against python3's torch into build-gpu.
-# Results (test log, bench tables, a run-store JSON export named after the GPU) go to OUT (default
-# ./gpu-check-<host>). PYTHON (default python3) must import torch 2.11; STEPS (default 20) timed steps a rung.
-set -euo pipefail
+# The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
+# Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
+#   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
+#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder (~6 min)
+#   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
+#      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
+#      on test_kernels (~9 min at most)
+# Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
+# row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
+# PyTorch tables follow the summary, and part 1 exports the run store to OUT/runs-GPU.json: three files at most,
+# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes stay in SCRATCH (default a
+# new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
+# DEVICE=cpu rehearses the same steps with the same programs on a CPU at tiny sizes, so that only the GPU can
+# surprise (tests/gpu_kit_check.sh runs it in CI). PYTHON (default python3) must import torch 2.11; STEPS
+# (default 20) timed steps a rung; BATCH (default 64, the ladder's last rung) the PyTorch peer's batch; BUDGET
+# (default 540) seconds for all steps (a step that would pass it is cut short, later ones are skipped).
+set -uo pipefail  # no -e: a failed step is a row of the summary, never the end of the sitting
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
+device=${DEVICE:-cuda}
+part=${PART:-1}
 steps=${STEPS:-20}
-out=${OUT:-$PWD/gpu-check-$(hostname -s)}
-mkdir -p "$out"
-torch_lib=$("$py" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))') || {
-  echo "gpu-check: $py cannot import torch (hint: set PYTHON to a Python with torch 2.11)" >&2; exit 1; }
-"$py" -c 'import torch, sys; v = torch.__version__; sys.exit(0 if v.startswith("2.11") else f"gpu-check: torch {v}, the kit needs 2.11")'
-if [ -d "$here/bin" ]; then
-  bin=$here/bin ladders=$here/ladders
-  export LD_LIBRARY_PATH=$here/lib:$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export TOKAMAK_CACHE=$here/cache
-else
-  root=$(cd "$here/.." && pwd)
-  BUILD_DIR=$root/build-gpu TOKAMAK_GUI=OFF TOKAMAK_TORCH_PYTHON=$py TOKAMAK_TARGETS="tokamak tokamak-engine test_gpu test_kernels" \
-    "$root/scripts/build.sh"
-  bin=$root/build-gpu ladders=$root/experiments/ladders
-  [ -d "$bin/app" ] && { cp "$bin"/app/tokamak "$bin"/app/tokamak-engine "$bin"/tests/test_gpu "$bin"/tests/test_kernels "$out/"; bin=$out; }
-  export LD_LIBRARY_PATH=$torch_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-export XDG_DATA_HOME=$out/data  # a run store of this sitting only
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
-gpu=$(head -1 "$out/gpu.txt" | cut -d, -f1 | tr ' ' '-')
+batch=${BATCH:-64}
+budget=${BUDGET:-540}  # seconds for all steps: the device tool ends a command at 600, unpacking comes first
+deadline=$((SECONDS + budget))
+out=${OUT:-$PWD/gpu-check-out}
+scratch=${SCRATCH:-$(mktemp -d /tmp/tokamak-gpu-check-XXXXXX)}
+bin=$here/bin
+[ -x "$bin/tokamak" ] || { echo "gpu-check: no kit beside this script (hint: scripts/gpu-kit.sh packs one; run kit/gpu-check.sh from it)" >&2; exit 1; }
+mkdir -p "$out" "$scratch/cache" "$scratch/steps"
+summary=$out/summary.md log=$out/log.txt tables=$scratch/tables.md
+: > "$log"
+: > "$tables"
+rows=()
 
-echo "== GPU test suite" >&2
-"$bin/test_gpu" 2>&1 | tee "$out/test_gpu.txt"
-echo "== kernel parity on the GPU (issue 12)" >&2
-"$bin/test_kernels" 2>&1 | tee "$out/test_kernels.txt" || echo "gpu-check: test_kernels failed (see test_kernels.txt)" >&2
-echo "== tokamak find-batch (gpt2, bf16, context 1024)" >&2
-"$bin/tokamak" find-batch --preset gpt2 --set device=cuda --set opt.precision=bf16 --max 128 \
-  | tee "$out/find-batch.txt" || echo "gpu-check: find-batch failed" >&2
-for ladder in h100-writeup a100-writeup; do
-  echo "== tokamak bench --ladder $ladder (STEPS=$steps)" >&2
-  "$bin/tokamak" bench --ladder "$ladders/$ladder.json" --steps "$steps" --warmup 5 | tee "$out/bench-$ladder.txt"
-done
-"$bin/tokamak" runs export --format json > "$out/runs-$gpu.json" || echo "gpu-check: export failed" >&2
-echo "results in $out" >&2
+# LibTorch and CUDA's libraries come from the machine's torch wheel (torch/lib, nvidia/*/lib beside it); the
+# kit's lib/ holds the rest (Qt Core/Test, PCRE2, SQLite, ICU, jemalloc).
+site=$("$py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>>"$log") || site=
+torch_version=$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null) || torch_version="none ($py cannot import torch)"
+libs=$here/lib
+[ -n "$site" ] && libs+=":$site/torch/lib" && for d in "$site"/nvidia/*/lib; do [ -d "$d" ] && libs+=":$d"; done
+export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Assets from the kit; the dataset cache, run store and settings in the scratch folder.
+[ -e "$scratch/cache/assets" ] || ln -s "$here/cache/assets" "$scratch/cache/assets"
+export TOKAMAK_CACHE=$scratch/cache XDG_DATA_HOME=$scratch/data XDG_CONFIG_HOME=$scratch/config TMPDIR=$scratch
+export PYTHONUNBUFFERED=1 TOKAMAK_TOKAMAK_BIN=$bin/tokamak
+
+if [ "$device" = cpu ]; then
+  where="CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
+  gpu=cpu
+  # Tiny sizes: the same commands, the same code paths, seconds instead of minutes.
+  sizes=(--set device=cpu --set model.n_layer=1 --set model.n_head=2 --set model.n_embd=32 --set model.context=32
+         --set train.batch_size=2 --set opt.pin_memory=auto)
+  # torch.compile traces as on the GPU, but without inductor's C++ build (minutes on two cores).
+  bench_len=(--steps 2 --warmup 1) find_max=4 compile=(--compile --compile-backend aot_eager)
+  peer=(--device cpu --shape 1,2,32,32 --batch 2 --steps 3 --warmup 1 --precision bf16)
+else
+  where=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9.\n-' '-')
+  gpu=${gpu:-gpu}
+  sizes=()
+  bench_len=(--steps "$steps" --warmup 5) find_max=128 compile=(--compile)
+  peer=(--device cuda --preset gpt2 --batch "$batch" --steps 30 --warmup 10 --precision bf16)
+fi
+
+# The summary is rewritten after every step: a sitting the device tool cuts off still brings back what it did.
+write_summary() {
+  {
+    printf '# gpu-check part %s on %s\n\n' "$part" "$where"
+    printf 'torch %s, kit %s, %s\n\n' "$torch_version" "$(cat "$here/VERSION" 2>/dev/null || echo '?')" "$(date -u '+%F %T UTC')"
+    printf '| step | status | s | result |\n|---|---|---|---|\n'
+    printf '%s\n' "${rows[@]}"
+    cat "$tables"
+  } > "$summary.tmp" && mv "$summary.tmp" "$summary"
+}
+
+# step NAME SECONDS PATTERN COMMAND...: runs COMMAND for at most SECONDS, appends its output to the log and one
+# row to the summary; the result column is the last output line matching PATTERN (or the last line).
+step() {
+  local name=$1 limit=$2 pattern=$3 t0=$SECONDS rc=0 status result file left=$((deadline - SECONDS))
+  shift 3
+  if [ "$left" -lt 10 ]; then skip "$name" "no time left of BUDGET=$budget s"; return; fi
+  [ "$limit" -le "$left" ] || limit=$left
+  file=$scratch/steps/${name// /_}.txt
+  echo "== $name" >&2
+  if declare -F "$1" >/dev/null; then "$@" > "$file" 2>&1 || rc=$?  # a function of this script
+  else timeout --kill-after=10 "$limit" "$@" > "$file" 2>&1 || rc=$?; fi
+  { printf '\n== %s (exit %s, %s s): %s\n' "$name" "$rc" $((SECONDS - t0)) "$*"; cat "$file"; } >> "$log"
+  case $rc in
+    0) status=ok ;;
+    124|137) status="timed out (${limit} s)" ;;
+    *) status="failed (exit $rc)" ;;
+  esac
+  result=$(grep -E -- "$pattern" "$file" | tail -1)
+  [ -n "$result" ] || result=$(grep -v '^[[:space:]]*$' "$file" | tail -1)
+  rows+=("| $name | $status | $((SECONDS - t0)) | $(printf '%s' "${result:0:160}" | tr '|' '/') |")
+  write_summary
+}
+skip() { rows+=("| $1 | skipped | 0 | $2 |"); write_summary; }
+
+# Every program of the kit finds every library it needs (prints the missing ones, fails if any).
+libraries() {
+  local missing
+  missing=$(for b in "$bin"/*; do ldd "$b" | sed "s|^|$(basename "$b"): |"; done | grep "not found")
+  [ -z "$missing" ] && { echo "every library found"; return 0; }
+  echo "$missing"
+  return 1
+}
+# A table a step printed, kept for the summary.
+keep_table() { { printf '\n### %s\n\n```\n' "$1"; cat "$2"; printf '```\n'; } >> "$tables"; write_summary; }
+
+if [ "$part" = 1 ]; then
+  step "libraries" 60 'found|not found' libraries
+  step "test_gpu" 240 '^Totals' "$bin/test_gpu"
+  step "test_kernels" 120 '^Totals' "$bin/test_kernels"
+  step "find-batch" 120 'largest|does not fit' "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
+    --set opt.precision=bf16 "${sizes[@]}" --max "$find_max"
+  step "bench h100-writeup" 240 '^[0-9]+  ' "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
+    "${bench_len[@]}" "${sizes[@]}"
+  keep_table "bench h100-writeup" "$scratch/steps/bench_h100-writeup.txt"
+  # Bench and find-batch write no checkpoints: one here would be 1.5 GB on a GPU, and no file comes back from it.
+  step "no checkpoints" 30 'none' sh -c '! find "$1" -name "*.safetensors" | grep -q . && echo "none written"' _ "$scratch"
+  step "export" 30 'runs' sh -c '"$1" runs export --format json > "$2" && echo "$(basename "$2"): $(grep -o "\"uid\"" "$2" | wc -l) runs"' \
+    _ "$bin/tokamak" "$out/runs-$gpu.json"
+else
+  step "libraries" 60 'found|not found' libraries
+  step "pytorch eager" 120 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}"
+  keep_table "pytorch eager" "$scratch/steps/pytorch_eager.txt"
+  step "pytorch compiled + profile" 240 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}" "${compile[@]}" --profile
+  keep_table "pytorch compiled + profile" "$scratch/steps/pytorch_compiled_+_profile.txt"
+  if [ "$device" = cpu ]; then
+    skip "memcheck test_kernels" "no GPU: compute-sanitizer runs on the device only"
+  elif ! command -v compute-sanitizer >/dev/null; then
+    skip "memcheck test_kernels" "compute-sanitizer is not on the PATH"
+  else
+    step "memcheck test_kernels" 240 'ERROR SUMMARY|^Totals' compute-sanitizer --tool memcheck --error-exitcode 99 \
+      "$bin/test_kernels"
+  fi
+fi
+cat "$summary"
+echo "results in $out (summary.md, log.txt, runs-$gpu.json); scratch in $scratch" >&2
+grep -q '| failed\|| timed out' "$summary" && exit 1
+exit 0

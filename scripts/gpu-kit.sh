@@ -1,39 +1,55 @@
 #!/usr/bin/env bash
-# Packs what a GPU server needs to check Tokamak on CUDA, built here: an air-gapped node usually has CUDA and
-# a Python with torch 2.11 but no Qt, no Debian -dev packages and no internet. Building here and carrying the
-# binaries proved simpler than carrying headers (both machines are x86-64, and LibTorch's ABI is the wheel's).
-# The kit (carry/kit, git-ignored, tens of MB) holds: the engine-only build (tokamak, tokamak-engine and the
-# test suites that need no GUI), the shared libraries they need that are neither LibTorch's nor CUDA's nor
-# the C library's (Qt Core/Test, PCRE2, SQLite, ICU, libstdc++), the ladders, the assets and gpu-check.sh.
-# Copy it beside any checkout (or anywhere) and run `carry/kit/gpu-check.sh` on the GPU machine.
-# KIT (default carry/kit) and BUILD_DIR (default build-nogui) may be set.
+# Packs what the GPU sitting runs (scripts/gpu-check.sh) into one file that the device tool can carry:
+# carry/kit.tar.xz (KIT_TAR), which unpacks to kit/. A GPU machine has CUDA and a Python with torch 2.11 but no
+# Qt, no Debian packages and no internet; both are x86-64 and LibTorch's ABI is the wheel's, so the programs are
+# built here and carried. The kit holds only what gpu-check.sh runs: tokamak, tokamak-engine, test_gpu and
+# test_kernels, stripped; the shared libraries they need that are neither LibTorch's, CUDA's, the C and C++
+# runtime's (the machine's torch wheel, driver and system provide those) — Qt Core/Test, PCRE2, SQLite, ICU,
+# jemalloc; the ladders, the assets, the PyTorch peer and gpu-check.sh. The device tool carries 64 MiB with the
+# working tree: tests/gpu_kit_check.sh checks in CI that the packed kit plus the tracked tree stays under 48 MiB.
+# BUILD_DIR (default build) is where the four programs are taken from; a studio build's are an engine-only
+# build's (none links Qt Widgets). Missing ones are built there first (an engine-only build in a new folder).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-kit=${KIT:-$root/carry/kit}
-build=${BUILD_DIR:-$root/build-nogui}
+build=${BUILD_DIR:-$root/build}
+tar_path=${KIT_TAR:-$root/carry/kit.tar.xz}
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
+programs=(app/tokamak app/tokamak-engine tests/test_gpu tests/test_kernels)
 
-BUILD_DIR=$build TOKAMAK_GUI=OFF TOKAMAK_TARGETS= "$root/scripts/build.sh"
-
-rm -rf "$kit"
-mkdir -p "$kit/bin" "$kit/lib" "$kit/ladders" "$kit/cache/assets"
-cp "$build/app/tokamak" "$build/app/tokamak-engine" "$kit/bin/"
-for t in "$build"/tests/test_*; do
-  [ -x "$t" ] && [ -f "$t" ] && cp "$t" "$kit/bin/"
+for p in "${programs[@]}"; do
+  if [ ! -x "$build/$p" ]; then
+    BUILD_DIR=$build TOKAMAK_GUI=${TOKAMAK_GUI:-OFF} TOKAMAK_TARGETS="tokamak tokamak-engine test_gpu test_kernels" \
+      "$root/scripts/build.sh"
+    break
+  fi
 done
-# Shared libraries: everything ldd resolves except LibTorch (the GPU machine's torch provides it), CUDA's
-# (its driver and toolkit) and the C library itself (it must be the machine's own).
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/tokamak-kit-XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+kit=$stage/kit
+mkdir -p "$kit/bin" "$kit/lib" "$kit/ladders" "$kit/cache/assets"
+for p in "${programs[@]}"; do cp "$build/$p" "$kit/bin/"; done
+# Shared libraries: what ldd resolves, less LibTorch and CUDA's (the machine's torch wheel), the C library and
+# the loader (they must be the machine's own), and libstdc++/libgcc_s (the machine's are at least as new: its
+# torch runs on them, and an older copy first on the path would break it).
 skip='/torch/lib/|/nvidia/|libcuda\.|libcudart|libnv|libcublas|libcudnn|libnccl|libcusparse|libcufft|libcurand|libcusolver|libcupti'
-skip+='|/libc\.so|/libm\.so|/libdl\.so|/libpthread\.so|/librt\.so|/libutil\.so|/ld-linux|linux-vdso'
+skip+='|/libc\.so|/libm\.so|/libmvec\.so|/libdl\.so|/libpthread\.so|/librt\.so|/libutil\.so|/ld-linux|linux-vdso'
+skip+='|/libstdc\+\+\.so|/libgcc_s\.so'
 for b in "$kit"/bin/*; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u | grep -Ev "$skip" |
   while read -r lib; do cp -L "$lib" "$kit/lib/"; done
+strip --strip-unneeded "$kit"/bin/* "$kit"/lib/*
 cp "$root"/experiments/ladders/*.json "$kit/ladders/"
 for a in gpt2.tiktoken jargon.txt; do
   [ -f "$cache/assets/$a" ] || { echo "gpu-kit: missing asset $cache/assets/$a (hint: run scripts/setup.sh)" >&2; exit 1; }
   cp "$cache/assets/$a" "$kit/cache/assets/"
 done
-cp "$root/scripts/gpu-check.sh" "$kit/"
+cp "$root/scripts/gpu-check.sh" "$root/experiments/bench/pytorch_loop.py" "$kit/"
+echo "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown) built $(date -u +%F)" > "$kit/VERSION"
 # The GPU machine's C library must be at least as new as the newest symbol version these files ask for.
 glibc=$(for f in "$kit"/bin/* "$kit"/lib/*; do objdump -T "$f" 2>/dev/null; done | grep -o 'GLIBC_[0-9.]*' |
   sort -uV | tail -1)
-echo "$(du -sh "$kit" | cut -f1) in $kit ($(ls "$kit/bin" | wc -l) programs, $(ls "$kit/lib" | wc -l) libraries); needs ${glibc/GLIBC_/glibc }+, CUDA, and python3 with torch 2.11" >&2
+# xz -6 on all cores: -9 saves little here (ICU's data is most of it) and costs CI a minute.
+mkdir -p "$(dirname "$tar_path")"
+tar -C "$stage" -cf - kit | xz -6 -T0 > "$tar_path.tmp"
+mv "$tar_path.tmp" "$tar_path"
+echo "$tar_path: $(du -k "$tar_path" | cut -f1) KiB packed, $(du -sk "$kit" | cut -f1) KiB unpacked ($(ls "$kit/bin" | wc -l) programs, $(ls "$kit/lib" | wc -l) libraries); needs ${glibc/GLIBC_/glibc }+, CUDA, and python3 with torch 2.11" >&2

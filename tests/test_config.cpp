@@ -146,6 +146,44 @@ class TestConfig : public QObject {
 
   void defaultsAreValid() { QVERIFY(config_problems(Config{}, 0).empty()); }
 
+  // Issue 33: flash and cuDNN attention take 16-bit inputs; with fp32 or tf32 the run would fail at its first
+  // step on a GPU, so the config is refused in one line (on CUDA, where the backends exist).
+  void sixteenBitBackendsRefuseFp32_data() {
+    QTest::addColumn<QString>("precision");
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<bool>("refused");
+    QTest::newRow("fp32 + flash") << "fp32"
+                                  << "flash" << true;
+    QTest::newRow("tf32 + flash") << "tf32"
+                                  << "flash" << true;
+    QTest::newRow("fp32 + cudnn") << "fp32"
+                                  << "cudnn" << true;
+    QTest::newRow("tf32 + cudnn") << "tf32"
+                                  << "cudnn" << true;
+    QTest::newRow("bf16 + flash") << "bf16"
+                                  << "flash" << false;
+    QTest::newRow("bf16-pure + cudnn") << "bf16-pure"
+                                       << "cudnn" << false;
+    QTest::newRow("fp32 + efficient") << "fp32"
+                                      << "efficient" << false;
+    QTest::newRow("fp32 + math") << "fp32"
+                                 << "math" << false;
+  }
+  void sixteenBitBackendsRefuseFp32() {
+    QFETCH(QString, precision);
+    QFETCH(QString, backend);
+    QFETCH(bool, refused);
+    Config c;
+    apply_overrides(
+        c, {"device=cuda", "opt.precision=" + precision.toStdString(), "opt.sdpa_backend=" + backend.toStdString()});
+    const auto problems = config_problems(c, /*cuda_devices=*/1);
+    QCOMPARE(int(problems.size()), refused ? 1 : 0);
+    if (!refused) return;
+    const QString line = QString::fromStdString(problems.front());
+    QCOMPARE(line, "opt.sdpa_backend=" + backend + " needs 16-bit attention inputs, but opt.precision=" + precision +
+                       " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
+  }
+
   // Issue 11: a switch that does nothing yet is refused even where its device exists, naming the issue.
   void refusedSwitches_data() {
     QTest::addColumn<QString>("assignment");

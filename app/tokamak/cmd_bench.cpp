@@ -94,7 +94,9 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
     // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
     reset_peak_memory(parse_device(c.device));
-    train(c, sinks);
+    TrainControl control;
+    control.checkpoints = false;  // a rung is measured, not kept
+    train(c, sinks, &control);
   } catch (const std::exception& e) {
     rec.status = "failed", rec.error = torch_error_text(e);
   }
@@ -107,9 +109,9 @@ void run_bench(const BenchArgs& a) {
   bool target = false;
   for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
   // A speedrun ladder's rungs train to their own train.steps (or their target) unless --steps is given.
-  const std::string length = target && !a.steps_given
-                                 ? "each to its target or its own train.steps"
-                                 : std::to_string(a.warmup) + " warm-up + " + std::to_string(a.steps) + " timed steps each";
+  const std::string length = target && !a.steps_given ? "each to its target or its own train.steps"
+                                                      : std::to_string(a.warmup) + " warm-up + " +
+                                                            std::to_string(a.steps) + " timed steps each";
   std::fprintf(stderr, "ladder %s: %zu rungs × %lld seed%s, %s\n%s\n", ladder.name.c_str(), ladder.rungs.size(),
                static_cast<long long>(a.seeds), a.seeds == 1 ? "" : "s", length.c_str(), ladder.description.c_str());
   std::unique_ptr<StoreSink> probe;

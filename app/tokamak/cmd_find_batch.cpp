@@ -5,10 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
@@ -24,21 +22,8 @@ namespace {
 struct FindBatchArgs {
   ConfigArgs config;
   int64_t max_batch = 4096;
+  bool max_given = false;
   bool json = false;
-};
-
-// The tries' end-of-run checkpoints go to a scratch folder that is removed afterwards.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "tokamak-find-batch-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) throw Error("cannot make a scratch folder in the temp directory", "set TMPDIR");
-    path = templ;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
 };
 
 void print(bool json, const nlohmann::json& j, const std::string& text) {
@@ -48,11 +33,12 @@ void print(bool json, const nlohmann::json& j, const std::string& text) {
 
 void run_find_batch(const FindBatchArgs& a) {
   Config base = a.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
-  if (parse_device(base.device).is_cpu())
+  // On a CPU the limit is the OOM killer, not an error a try can catch: only an explicit --max bounds it there
+  // (scripts/gpu-check.sh rehearses the GPU sitting on a CPU that way).
+  if (parse_device(base.device).is_cpu() && !a.max_given)
     throw Error("find-batch measures GPU memory; on a CPU memory is not what limits the batch",
                 "run it with --set device=cuda, or choose the CPU batch by tok/s (tokamak bench)");
   validate_config(base, cuda_device_count());
-  ScratchDir scratch;
   int64_t largest = 0;
   for (int64_t b = 1; b <= a.max_batch; b *= 2) {
     Config c = base;
@@ -61,12 +47,14 @@ void run_find_batch(const FindBatchArgs& a) {
     c.train.steps = 2, c.train.warmup_steps = 0, c.train.log_every = 1;
     c.train.eval_every = 0, c.train.eval_batches = 1, c.train.sample_every = -1;
     c.train.resume.clear();
-    c.train.checkpoint_dir = scratch.path;
+    c.memory_check = false;  // the tries measure the limit: the estimate's refusal is not an out-of-memory
     c.name = "find-largest-batch";
     EventSink quiet;
     EndEvent end;
+    TrainControl control;
+    control.checkpoints = false;  // a try is thrown away: no checkpoint (1.5 GB for GPT-2 124M)
     try {
-      end = train(c, quiet, nullptr);
+      end = train(c, quiet, &control);
     } catch (const std::exception& e) {
       end.status = "failed", end.error = torch_error_text(e);
     }
@@ -92,9 +80,12 @@ void add_find_batch_command(CLI::App& app) {
   auto a = std::make_shared<FindBatchArgs>();
   CLI::App* cmd = app.add_subcommand("find-batch", "the largest batch that trains on a GPU (doubling from 1)");
   a->config.add_to(*cmd);
-  cmd->add_option("--max", a->max_batch, "stop doubling here")->check(CLI::PositiveNumber);
+  cmd->add_option("--max", a->max_batch, "stop doubling here (on a CPU it must be given)")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", a->json, "one JSON object per try and one with the answer on stdout");
-  cmd->callback([a] { run_find_batch(*a); });
+  cmd->callback([a, cmd] {
+    a->max_given = cmd->count("--max") > 0;
+    run_find_batch(*a);
+  });
 }
 
 }  // namespace tokamak::cli

@@ -178,6 +178,11 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(!(c.opt.optimizer == "muon" && c.dist.zero == 1),
        "opt.optimizer=muon cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's "
        "Newton–Schulz step needs each whole matrix's gradient on one rank: set dist.zero=0");
+  // FlashAttention and cuDNN's attention take 16-bit inputs only; LibTorch refuses fp32 ones at the first step.
+  const bool fp32_inputs = c.opt.precision == "fp32" || c.opt.precision == "tf32";
+  need(!(fp32_inputs && (c.opt.sdpa_backend == "flash" || c.opt.sdpa_backend == "cudnn")),
+       "opt.sdpa_backend=" + c.opt.sdpa_backend + " needs 16-bit attention inputs, but opt.precision=" +
+           c.opt.precision + " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
   need(!(t.stop_at_target && t.target_val_loss <= 0),
        "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);

@@ -112,10 +112,20 @@ static int64_t allocator_held_bytes() {
   return resident > allocated ? static_cast<int64_t>(resident - allocated) : 0;
 }
 
+#ifdef TOKAMAK_WITH_CUDA
+// The caching allocator sets itself up at the first CUDA allocation; before that (and on a machine without a
+// GPU) asking it for statistics throws "did you call init?". Nothing allocated means nothing to report or reset.
+static bool cuda_allocator_ready(const c10::Device& device) {
+  c10::cuda::CUDACachingAllocator::CUDAAllocator* a = c10::cuda::CUDACachingAllocator::get();
+  return a && a->initialized() && (device.index() < 0 ? 0 : device.index()) < cuda_device_count();
+}
+#endif
+
 MemoryUse memory_use(const c10::Device& device) {
   MemoryUse m;
 #ifdef TOKAMAK_WITH_CUDA
   if (device.is_cuda()) {
+    if (!cuda_allocator_ready(device)) return m;
     auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
     const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
     m.allocated = stats.allocated_bytes[agg].current;
@@ -134,7 +144,8 @@ MemoryUse memory_use(const c10::Device& device) {
 
 void reset_peak_memory(const c10::Device& device) {
 #ifdef TOKAMAK_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+  if (device.is_cuda() && cuda_allocator_ready(device))
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
 #endif
 }
 

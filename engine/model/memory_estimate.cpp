@@ -54,7 +54,10 @@ MemoryEstimate estimate_memory(const Config& c) {
     const double rows = std::min(2 * width * s * b * vocab, static_cast<double>(kernels::kClassifierBlockBytes));
     m.logits = bytes(rows + 4 * (s * b * h + vocab * h));
   } else {
-    m.logits = bytes(4 * s * b * vocab);
+    // Native's cross-entropy peaks in log_softmax's backward, holding three fp32 B·T·V tensors at once: its
+    // saved output, the gradient nll_loss hands it, and the gradient it makes (the bf16 logits and their fp32
+    // copy are gone by then). Measured in tests/test_memory_estimate.cpp (nativeHeadPeakIsThreeFp32Logits).
+    m.logits = bytes(12 * s * b * static_cast<double>(c.model.vocab_size));
   }
   return m;
 }

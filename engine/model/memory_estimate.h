@@ -17,7 +17,7 @@ struct MemoryEstimate {
   int64_t optimizer = 0;   // bytes: AdamW's exp_avg and exp_avg_sq, in the weights' dtype (per rank: 1/N with ZeRO-1)
   int64_t optimizer_saved = 0;  // bytes of AdamW state a rank does not hold thanks to dist.zero=1 ((N-1)/N of it)
   int64_t activations = 0;      // bytes kept for backward by the transformer blocks (Korthikanti's per-layer term)
-  int64_t logits = 0;           // bytes of the output layer: fp32 logits over the padded vocabulary, 4·s·b·v
+  int64_t logits = 0;           // bytes of the output layer at its peak: native, 3 fp32 logits, 12·s·b·v
   int64_t total() const { return weights + gradients + optimizer + activations + logits; }
 };
 

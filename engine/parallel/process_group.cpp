@@ -150,7 +150,16 @@ ProcessGroup::ProcessGroup(const DistEnv& env, const c10::Device& device, std::c
   }
 }
 
-ProcessGroup::~ProcessGroup() = default;
+// A group is shut down before it is destroyed, as torch.distributed.destroy_process_group does: NCCL's
+// communicators are finalised and its watchdog thread ended while the CUDA context still exists, rather than
+// torn down by a destructor at process exit (a hang or "process group not shut down" warnings). Gloo: nothing.
+ProcessGroup::~ProcessGroup() {
+  if (!impl_ || !impl_->backend) return;
+  try {
+    impl_->backend->shutdown();
+  } catch (const std::exception&) {  // a group whose peer died: nothing is left to finalise cleanly
+  }
+}
 
 PendingWork ProcessGroup::all_reduce_sum(at::Tensor& tensor) {
   std::vector<at::Tensor> t{tensor};

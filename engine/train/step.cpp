@@ -8,6 +8,7 @@
 #include "engine/metrics/step_profile.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
+#include "engine/train/math_mode.h"
 #include "engine/util/error.h"
 
 namespace tokamak {
@@ -33,9 +34,6 @@ void apply_math_mode(Precision precision, const std::string& sdpa_backend) {
   ctx.setSDPUseCuDNN(all ? defaults.cudnn : b == SdpaBackend::kCudnn);
   ctx.setSDPUseMath(all ? defaults.math : b == SdpaBackend::kMath);
 }
-
-static bool uses_autocast(Precision p) { return p == Precision::kBf16 || p == Precision::kFp16; }
-static c10::ScalarType autocast_dtype(Precision p) { return p == Precision::kFp16 ? at::kHalf : at::kBFloat16; }
 
 StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t micro_steps,
                             Precision precision, const c10::Device& device, const at::Tensor& loss_scale,

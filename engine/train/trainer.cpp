@@ -23,6 +23,7 @@
 #include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
+#include "engine/model/autocast.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/metrics/cpu_peak.h"
 #include "engine/metrics/flops.h"
@@ -32,6 +33,7 @@
 #include "engine/remote/run_folder.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/device.h"
+#include "engine/train/math_mode.h"
 #include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
@@ -75,6 +77,7 @@ class Run {
  private:
   void set_up();
   void checkpoint(int64_t step);
+  bool writes_checkpoints() const { return !control_ || control_->checkpoints; }
   void sample(int64_t step);
   void evaluate_tasks(int64_t step);
   bool wait_while_paused();
@@ -211,7 +214,8 @@ void Run::set_up() {
   // By default checkpoints go to the run folder (engine/remote/run_folder.h), beside the run's journal.
   checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
-  if (main_) prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true));
+  if (main_ && writes_checkpoints())
+    prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true));
 
   RunStart start;
   start.run_uid = uid_;
@@ -248,6 +252,7 @@ void Run::set_up() {
 }
 
 void Run::checkpoint(int64_t step) {
+  if (!writes_checkpoints()) return;  // every rank has the same control: none waits in a gather
   // ZeRO-1: every rank takes part in gathering the state into rank 0, which writes the ordinary file.
   std::unique_ptr<OptimizerState> gathered = sharded_ ? sharded_->gather_state() : nullptr;
   if (!main_) return;  // ranks hold the same weights: one writer
@@ -262,6 +267,11 @@ void Run::checkpoint(int64_t step) {
 }
 
 void Run::sample(int64_t step) {
+  // Under the run's autocast, so a forced flash or cuDNN backend gets the bf16 inputs it needs; and with the math
+  // backend allowed, for the KV cache's shapes (one-token queries, a mask) that those backends refuse.
+  MathModeGuard modes;
+  at::globalContext().setSDPUseMath(true);
+  AutocastGuard autocast(device_.type(), uses_autocast(precision_), autocast_dtype(precision_));
   SampleOptions so;
   so.max_new_tokens = c_.train.sample_tokens;
   so.temperature = c_.train.sample_temperature;
@@ -513,10 +523,11 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist) {
   Config c = config;
   c.dist.gpus = dist.world_size;
-  validate_config(c, cuda_device_count());
+  // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
   c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the run records what it trains with
+  validate_config(c, cuda_device_count());
   c.opt.layers = resolved_layers(c, c.opt.precision);
-  check_memory(c);                                                  // before the model or any batch is allocated
+  check_memory(c);  // before the model or any batch is allocated
   Run run(c, sink, control, dist);
   return run.execute();
 }

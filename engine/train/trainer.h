@@ -26,6 +26,9 @@ struct TrainControl {
   // The uid of a new run ("" = a random one; a resumed run keeps its checkpoint's). The CLI picks it, so that
   // the run folder and its journal exist before the trainer starts (engine/remote/run_folder.h).
   std::string run_uid;
+  // false: a throwaway run (a bench rung, a find-batch try) writes no checkpoint at all, not even its last: a
+  // GPT-2 124M one is 1.5 GB that nobody reads.
+  bool checkpoints = true;
   // For tests and tools: called after each step's backward, before the skip decision, with the step number
   // (1-based) and the model's parameters (gradients in .grad()). Tests poison a gradient here.
   std::function<void(int64_t step, const std::vector<at::Tensor>& params)> gradient_hook;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU sitting rehearsed in CI, on a machine without a GPU (issue 33), so that only the GPU can surprise:
+# packs the kit from this build's programs (scripts/gpu-kit.sh), checks that it and the tracked tree fit in what the
+# device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, both parts,
+# with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device tool would
+# bring it back: summary.md with every step ok (memcheck skipped without a GPU), log.txt, runs-cpu.json with the
+# ladder's six rungs, nothing else. Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
+set -euo pipefail
+build=$1 root=$2
+py=${TOKAMAK_TORCH_PYTHON:-${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}/venv/bin/python}
+work=$(mktemp -d "${TMPDIR:-/tmp}/tokamak-gpu-kit-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+KIT_TAR=$work/kit.tar.xz BUILD_DIR=$build "$root/scripts/gpu-kit.sh"
+kit_bytes=$(stat -c %s "$work/kit.tar.xz")
+tree_bytes=$(cd "$root" && git ls-files -z | xargs -0 stat -c %s | awk '{s += $1} END {print s + 0}')
+[ "$tree_bytes" -gt 0 ] || fail "cannot list the tracked tree of $root (git ls-files)"
+limit=$((48 * 1024 * 1024))
+echo "packed kit $((kit_bytes / 1024)) KiB + tracked tree $((tree_bytes / 1024)) KiB = $(((kit_bytes + tree_bytes) / 1024)) KiB of $((limit / 1024)) KiB"
+[ $((kit_bytes + tree_bytes)) -le $limit ] ||
+  fail "the kit and the tree no longer fit the device tool's carry with room to spare (hint: carry fewer libraries)"
+
+tar xJf "$work/kit.tar.xz" -C "$work"
+[ -x "$work/kit/gpu-check.sh" ] || fail "the kit unpacks without kit/gpu-check.sh"
+for part in 1 2; do
+  out=$work/out$part
+  rc=0
+  DEVICE=cpu PART=$part OUT=$out SCRATCH=$work/scratch$part PYTHON=$py "$work/kit/gpu-check.sh" || rc=$?
+  [ -f "$out/summary.md" ] || fail "part $part wrote no summary.md"
+  [ "$rc" = 0 ] || { cat "$out/summary.md"; fail "part $part: gpu-check.sh exited $rc"; }
+  files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
+  want="./log.txt ./summary.md "
+  [ "$part" = 1 ] && want="./log.txt ./runs-cpu.json ./summary.md "
+  [ "$files" = "$want" ] || fail "part $part: OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
+  steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
+  expected=7
+  [ "$part" = 2 ] && expected=4
+  [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "part $part: $((steps - 1)) steps in the summary, expected $expected"; }
+  ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
+  skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
+  [ $((ok + skipped)) = "$expected" ] || { cat "$out/summary.md"; fail "part $part: not every step ok"; }
+done
+grep -q '^| memcheck test_kernels | skipped |' "$work/out2/summary.md" || fail "memcheck should be skipped without a GPU"
+runs=$(grep -o '"uid"' "$work/out1/runs-cpu.json" | wc -l)
+[ "$runs" -ge 6 ] || fail "runs-cpu.json holds $runs runs, expected the ladder's 6 rungs"
+grep -q 'every library found' "$work/out1/summary.md" || fail "a library of the kit was not found"
+echo "gpu-check rehearsal: both parts ok"
+sed -n '/^| step/,/^$/p' "$work/out1/summary.md" "$work/out2/summary.md"
