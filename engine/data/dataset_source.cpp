@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/data/hub/hub_catalog.h"
 #include "engine/data/jsonl.h"
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
@@ -146,6 +147,14 @@ ResolvedSource resolve_source(const std::string& source) {
   }
   if (!path_exists(source)) {
     if (source.find_first_of("*?[") != std::string::npos) return from_glob(source);
+    // A bare name: a dataset fetched or prepared under data_dir()/datasets/ (`tokamak datasets` lists them).
+    if (source.find('/') == std::string::npos) {
+      const std::string fetched = data_dir() + "/datasets/" + source;
+      if (is_directory(fetched)) return from_folder(fetched);
+      if (find_hub_dataset(source))
+        throw Error("dataset '" + source + "' is not on this machine (" + fetched + ")",
+                    "get it with `tokamak datasets get " + source + " --shards N` (docs/DATASETS.md)");
+    }
     throw Error("dataset path '" + source + "' does not exist", kSourceHint);
   }
   if (is_directory(source)) return from_folder(source);
