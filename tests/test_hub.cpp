@@ -12,8 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "engine/remote/remote_host.h"
 #include "engine/util/files.h"
 #include "tests/support/nginx_server.h"
+#include "tests/support/sshd_server.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 using test::HubFileOptions;
@@ -245,6 +248,80 @@ class TestHub : public QObject {
                  .code,
              0);
     QCOMPARE(hub.requests().size(), before);
+  }
+
+  // --host: the host fetches from the Hub itself (its own HF_ENDPOINT and data folder) and its progress and
+  // result are shown here; its failures are its one line, naming the host.
+  void hostFetchesItselfOverSsh() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const std::string hostData = data_dir() + "/host";
+    test::SshdServer sshd(test::host_environment(
+        hostData, {"HF_ENDPOINT=" + hub.endpoint(), "HF_HOME=" + QString::fromStdString(hostData) + "/hf"}));
+    QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
+    const SshOptions o = sshd.client();
+    const QStringList ssh = {"--host",        QString::fromStdString(sshd.target().spec()),
+                             "--tokamak",     qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"),
+                             "--identity",    QString::fromStdString(o.identity),
+                             "--known-hosts", QString::fromStdString(o.known_hosts),
+                             "--ssh-config",  "/dev/null"};
+    // This side's HF_ENDPOINT is a dead port: only the host's reaches the Hub.
+    const QProcessEnvironment here = QProcessEnvironment::systemEnvironment();
+    const Ran r = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "1", "--json"} + ssh, here);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QString there = QString::fromStdString(hostData) + "/tokamak/datasets/fineweb10B";
+    QCOMPARE(contents(there + "/fineweb_train_000001.bin"), train_[0]);
+    QCOMPARE(contents(there + "/fineweb_val_000000.bin"), val_);
+    QVERIFY(!QDir(datasetDir("fineweb10B")).exists());
+    const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
+    QCOMPARE(result["path"].get<std::string>(), there.toStdString());
+    QCOMPARE(result["tokens"].get<uint64_t>(), uint64_t(7000));
+    const Ran missing = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "5", "--json"} + ssh, here);
+    QCOMPARE(missing.code, 1);
+    QVERIFY2(missing.errors().size() == 1 && missing.errors()[0].contains("HTTP 404") &&
+                 missing.errors()[0].contains("(on " + QString::fromStdString(sshd.target().spec()) + ")"),
+             missing.err.constData());
+    RemoteHost(sshd.target(), o).close();
+    SshOptions shared = o;  // the CLI's own shared connection
+    shared.control_dir = cache_dir() + "/ssh";
+    RemoteHost(sshd.target(), shared).close();
+  }
+
+  // The speedrun's validation on fetched shards: data.path names the dataset, data.val_path its val shard,
+  // train.val_tokens the tokens every evaluation covers (the CLI's start table and each eval event say so).
+  void nanoRunTrainsOnFetchedShardsWithTheSpeedrunsValidation() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const QProcessEnvironment env = environment(hub.endpoint());
+    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "2"}, env).code, 0);
+    const auto train = [&](const std::string& val_tokens) {
+      return runTokamak(
+          QStringList{"train", "--json"} +
+              test::tiny_run_args({"data.path=fineweb10B", "data.val_path=fineweb10B/fineweb_val_000000.bin",
+                                   "train.val_tokens=" + val_tokens, "train.batch_size=2", "train.steps=20",
+                                   "train.eval_every=10", "train.sample_every=-1", "train.log_every=10", "threads=1"}),
+          env);
+    };
+    const Ran r = train("2560");  // 40 batches of 2 × 32 tokens
+    QVERIFY2(r.code == 0, r.err.constData());
+    std::vector<double> losses;
+    for (const QByteArray& l : r.out.split('\n'))
+      if (auto j = nlohmann::json::parse(l.toStdString(), nullptr, false); j.is_object() && j["event"] == "eval")
+        losses.push_back(j["val_loss"].get<double>());
+    QCOMPARE(losses.size(), size_t(2));
+    for (double v : losses) QVERIFY(v > 0 && v < 20);
+    // The val shard holds 3000 tokens: 93 windows of 32 (2976 tokens), not 47 × 64 = 3008.
+    const Ran too_many = train("3008");
+    QCOMPARE(too_many.code, 1);
+    QVERIFY2(too_many.errors().size() == 1 && too_many.errors()[0].contains("fewer than train.val_tokens (3008)"),
+             too_many.err.constData());
+    // Not a multiple of batch_size × context: refused before any work, naming the key.
+    const Ran ragged = train("100");
+    QCOMPARE(ragged.code, 1);
+    QVERIFY2(ragged.errors().size() == 1 && ragged.errors()[0].contains("train.val_tokens (100) must be a multiple"),
+             ragged.err.constData());
   }
 
   // A tmpfs mounted over the datasets folder in a mount namespace of the command's own (root; fails in one

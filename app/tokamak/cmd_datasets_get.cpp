@@ -42,7 +42,8 @@ class ProgressPrinter {
   explicit ProgressPrinter(bool as_json) : json_(as_json), tty_(::isatty(2)) {}
   void show(const FetchProgress& p) {
     const int percent = p.total ? static_cast<int>(100 * p.done / p.total) : 0;
-    if (percent == shown_ && !(tty_ && !json_)) return;
+    const bool all_in = p.files_done == p.files && !all_shown_;  // the last line says every file is in
+    if (percent == shown_ && !(tty_ && !json_) && !(all_in && !json_)) return;
     const double rate = p.seconds > 0 ? static_cast<double>(p.fetched) / p.seconds : 0;
     const double eta = rate > 0 && p.total > p.done ? static_cast<double>(p.total - p.done) / rate : 0;
     if (json_) {
@@ -65,10 +66,10 @@ class ProgressPrinter {
     if (tty_) {
       std::fprintf(stderr, "\r%-100s", line);
       bar_ = true;
-    } else if (percent / 10 != shown_ / 10 || shown_ < 0) {
+    } else if (percent / 10 != shown_ / 10 || shown_ < 0 || all_in) {
       std::fprintf(stderr, "%s\n", line);
     }
-    shown_ = percent;
+    shown_ = percent, all_shown_ = all_shown_ || all_in;
   }
   void end() {
     if (bar_) std::fprintf(stderr, "\n"), bar_ = false;
@@ -83,7 +84,7 @@ class ProgressPrinter {
     else std::snprintf(buf, sizeof buf, "%d s", static_cast<int>(s));
     return buf;
   }
-  bool json_, tty_, bar_ = false;
+  bool json_, tty_, bar_ = false, all_shown_ = false;
   int shown_ = -1;
 };
 
