@@ -180,6 +180,36 @@ class TestLoader : public QObject {
     QVERIFY(loader.val_batch(0).inputs.min().item<int64_t>() >= 40000);
   }
 
+  // train.val_tokens: the val batches 0 .. N/(B·T)-1 hold exactly the first N val tokens as inputs, each once
+  // and in order (the targets one further), over two val shards; the windows after them are never used.
+  void valTokensAreExactlyTheFirstN() {
+    PreparedDataset d = two_shards_;
+    d.val_shards = {make_shard(dir_, "b_val_000000.bin", 40000, 1000),
+                    make_shard(dir_, "b_val_000001.bin", 50000, 3000)};
+    const int64_t B = 4, T = 16,
+                  N = 2048;  // 1000 tokens hold 62 windows of the first shard, the rest come from the second
+    LoaderOptions o = options(B, T, 0.1, false);
+    o.val_tokens = N;
+    Loader loader(d, o);
+    std::vector<int64_t> inputs;
+    for (int64_t i = 0; i < N / (B * T); ++i) {
+      Batch v = loader.val_batch(i);
+      QVERIFY(torch::equal(v.inputs.narrow(1, 1, T - 1), v.targets.narrow(1, 0, T - 1)));
+      for (int64_t r = 0; r < B; ++r)
+        for (int64_t x : row(v.inputs, r)) inputs.push_back(x);
+    }
+    std::vector<int64_t> want;
+    for (int k = 0; k < 62 * 16; ++k) want.push_back(40000 + k);
+    for (int k = 0; static_cast<int64_t>(want.size()) < N; ++k) want.push_back(50000 + k);
+    QVERIFY(inputs == want);
+    // The next batch starts over: nothing past the N-th token is ever evaluated.
+    QVERIFY(torch::equal(loader.val_batch(N / (B * T)).inputs, loader.val_batch(0).inputs));
+    // More than the val data hold: one line naming the key.
+    o.val_tokens = 4096;
+    const QString e = error_of([&] { Loader l(d, o); });
+    QVERIFY2(e.contains("fewer than train.val_tokens (4096)"), qPrintable(e));
+  }
+
   void errors_data() {
     QTest::addColumn<int>("tokens");
     QTest::addColumn<int>("T");

@@ -1,5 +1,6 @@
 // `tokamak datasets [--json]`: what this machine has ready to train on (engine/data/dataset_list.h). The
-// studio runs it on an SSH host to fill its dataset picker with the host's paths.
+// studio runs it on an SSH host to fill its dataset picker with the host's paths. `datasets get` fetches from
+// the Hugging Face Hub (cmd_datasets_get.cpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,7 +18,9 @@ void add_datasets_command(CLI::App& app) {
                                    "The datasets this machine has: the default corpus, tokenized "
                                    "text in the cache, token shards under the data folder's datasets/");
   c->add_flag("--json", *json_out, "one JSON object per dataset");
-  c->callback([json_out] {
+  add_datasets_get_command(c);
+  c->callback([json_out, c] {
+    if (c->got_subcommand("get")) return;
     for (const DatasetListing& d : list_datasets()) {
       if (*json_out)
         std::printf("%s\n", nlohmann::json({{"name", d.name},

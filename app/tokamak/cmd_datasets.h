@@ -6,4 +6,6 @@ class App;
 
 namespace tokamak::cli {
 void add_datasets_command(CLI::App& app);
+// `tokamak datasets get` (cmd_datasets_get.cpp).
+void add_datasets_get_command(CLI::App* datasets);
 }  // namespace tokamak::cli

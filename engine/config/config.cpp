@@ -149,6 +149,12 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
          "train.batch_tokens (" + std::to_string(t.batch_tokens) +
              ") must be a multiple of batch_size × context × gpus (" + std::to_string(per_micro) + ")");
   }
+  if (t.val_tokens > 0) {
+    const int64_t per_batch = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+    need(per_batch > 0 && t.val_tokens % per_batch == 0,
+         "train.val_tokens (" + std::to_string(t.val_tokens) + ") must be a multiple of batch_size × context × gpus (" +
+             std::to_string(per_batch) + "), so every validation token is evaluated once: change one of them");
+  }
 
   int index = -1;
   bool device_ok = true;

@@ -12,6 +12,9 @@ struct DataConfig {
   std::string path = "default";      // "default" (The Jargon File), a text file, a folder of text files, or .bin shards
   double val_fraction = 0.05;        // tail of the tokens held out for validation when there are no *_val_* shards
   std::string jsonl_field = "text";  // FILE.jsonl: the field of each line that holds its document
+  // A separate validation source (fineweb10B's val shard, say): all of its tokens are validation, and neither
+  // the data's own val shards nor a val_fraction tail are used; "" = those, as before.
+  std::string val_path;
 };
 
 struct ModelConfig {
@@ -57,6 +60,9 @@ struct TrainConfig {
   bool profile = true;                // time the phases of report steps (phase_*_ms metrics)
   int64_t eval_every = 100;           // steps between validation losses; 0 = only at the end
   int64_t eval_batches = 8;           // validation batches per evaluation
+  // > 0: every evaluation covers exactly the first N validation tokens (the speedrun's 10,485,760), each once,
+  // instead of eval_batches batches; N must be a multiple of batch_size × context × gpus.
+  int64_t val_tokens = 0;
   std::string eval_tasks;             // "hellaswag:PATH,ppl:PATH": run every eval_every steps (engine/eval)
   int64_t sample_every = 100;         // steps between generated samples; 0 = only at the end, -1 = never
   int64_t sample_tokens = 48;         // tokens generated per sample

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/data/hub/hub_catalog.h"
 #include "engine/data/jsonl.h"
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
@@ -146,6 +147,16 @@ ResolvedSource resolve_source(const std::string& source) {
   }
   if (!path_exists(source)) {
     if (source.find_first_of("*?[") != std::string::npos) return from_glob(source);
+    // A dataset fetched or prepared under data_dir()/datasets/ (`tokamak datasets` lists them), by its name
+    // or as NAME/FILE (data.val_path=fineweb10B/fineweb_val_000000.bin).
+    if (source[0] != '/' && source[0] != '.') {
+      const std::string name = source.substr(0, source.find('/'));
+      const std::string fetched = data_dir() + "/datasets/" + source;
+      if (path_exists(fetched)) return resolve_source(fetched);
+      if (find_hub_dataset(name) && !is_directory(data_dir() + "/datasets/" + name))
+        throw Error("dataset '" + name + "' is not on this machine (" + data_dir() + "/datasets/" + name + ")",
+                    "get it with `tokamak datasets get " + name + " --shards N` (docs/DATASETS.md)");
+    }
     throw Error("dataset path '" + source + "' does not exist", kSourceHint);
   }
   if (is_directory(source)) return from_folder(source);

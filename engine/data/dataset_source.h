@@ -17,6 +17,8 @@ struct ResolvedSource {
 // Rules (the error names the path and says what to give instead):
 //  - "" or "default": the default corpus asset jargon.txt.
 //  - a path that does not exist but holds * ? or [: a glob(3) pattern; every match is a shard.
+//  - a relative NAME or NAME/FILE that is not a path here: data_dir()/datasets/NAME[/FILE] (where `tokamak
+//    datasets get` puts what it fetches); a catalog name that is not there yet is an Error saying how to get it.
 //  - anything else that is not a regular file (a FIFO, a device, a socket) is refused: reading one would block
 //    or never end.
 //  - a file: a shard when its name ends in .bin or it starts with the shard magic; JSON-lines when its name ends

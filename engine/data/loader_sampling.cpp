@@ -101,6 +101,7 @@ WindowSampler::WindowSampler(const std::string& name, std::vector<Segment> train
                     " data ranks its own windows of " + std::to_string(W) + " tokens",
                 "use a longer dataset, fewer GPUs (dist.gpus) or a smaller model.context");
 
+  if (opt_.val_tokens > 0) cut_val(name);
   val_prefix_.assign(1, 0);
   for (const auto& s : val_) val_prefix_.push_back(val_prefix_.back() + (s.size >= W ? (s.size - 1) / T : 0));
   val_windows_ = val_prefix_.back();
@@ -109,6 +110,25 @@ WindowSampler::WindowSampler(const std::string& name, std::vector<Segment> train
                 "use longer validation shards or a smaller model.context");
   train_tokens_ = total_of(train_);
   val_tokens_ = total_of(val_);
+}
+
+// Keeps the first val_tokens / T windows of the validation data (each T inputs and the next token as the last
+// target) and nothing after them, so an evaluation of every window sees exactly those tokens once.
+void WindowSampler::cut_val(const std::string& name) {
+  const uint64_t T = static_cast<uint64_t>(opt_.context);
+  uint64_t want = opt_.val_tokens / T, have = 0;
+  std::vector<Segment> kept;
+  for (const Segment& s : val_) {
+    if (want == 0) break;
+    const uint64_t windows = s.size > T ? std::min((s.size - 1) / T, want) : 0;
+    if (windows) kept.push_back({s.data, windows * T + 1}), want -= windows, have += windows;
+  }
+  if (want > 0)
+    throw Error("the validation data of dataset " + name + " holds " + std::to_string(have * T) +
+                    " tokens in windows of " + std::to_string(T) + ", fewer than train.val_tokens (" +
+                    std::to_string(opt_.val_tokens) + ")",
+                "lower train.val_tokens, or give longer validation data (data.val_path)");
+  val_ = std::move(kept);
 }
 
 const uint16_t* WindowSampler::train_start(uint64_t index) const {

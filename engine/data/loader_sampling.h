@@ -23,6 +23,7 @@ struct SamplerOptions {
   int64_t batch_size = 8;  // B
   int64_t context = 128;   // T; windows hold T+1 tokens
   double val_fraction = 0.05;
+  uint64_t val_tokens = 0;  // > 0: the validation windows cover exactly the first N val tokens (a multiple of T)
   int rank = 0;
   int world_size = 1;
 };
@@ -46,6 +47,7 @@ class WindowSampler {
 
  private:
   const uint16_t* train_start(uint64_t index) const;
+  void cut_val(const std::string& name);
   SamplerOptions opt_;
   std::vector<Segment> train_, val_;
   std::vector<uint64_t> train_prefix_;  // starts before segment s: windows in train_[0..s)

@@ -131,6 +131,7 @@ Loader::Loader(const PreparedDataset& data, const LoaderOptions& options) : impl
   so.batch_size = options.batch_size;
   so.context = options.context;
   so.val_fraction = options.val_fraction;
+  so.val_tokens = options.val_tokens;
   so.rank = options.rank;
   so.world_size = options.world_size;
   m.sampler = WindowSampler(name, std::move(train), std::move(val), so);

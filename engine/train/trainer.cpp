@@ -104,6 +104,7 @@ class Run {
   std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
+  int64_t val_batches_ = 0;  // train.val_tokens: evaluations cover exactly its windows (0 = train.eval_batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   Clock::time_point started_, last_checkpoint_;
   // Time to train.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
@@ -141,6 +142,20 @@ void Run::set_up() {
     sink_.on_progress(progress);
     return !(control_ && control_->stop.load());
   });
+  if (!c_.data.val_path.empty()) {
+    // Separate validation data: every token of it is validation (a val shard named alone is a "train" file).
+    progress.what = "tokenizing " + c_.data.val_path;
+    PreparedDataset val = prepare_dataset(c_.data.val_path, [&](uint64_t done, uint64_t total) {
+      progress.done = done, progress.total = total;
+      sink_.on_progress(progress);
+      return !(control_ && control_->stop.load());
+    });
+    data.val_shards = val.train_shards;
+    data.val_shards.insert(data.val_shards.end(), val.val_shards.begin(), val.val_shards.end());
+    data.val_tokens = val.train_tokens + val.val_tokens;
+    data.warnings.insert(data.warnings.end(), val.warnings.begin(), val.warnings.end());
+    data.description += "; validation: " + val.description;
+  }
   check_token_ids(data, c_.model.vocab_size);  // before any id can reach the embedding
   for (const auto& w : data.warnings) sink_.on_warning({w});
   for (const EvalTaskSpec& spec : parse_eval_tasks(c_.train.eval_tasks)) {
@@ -157,6 +172,16 @@ void Run::set_up() {
   lo.batch_size = c_.train.batch_size;
   lo.context = train_context(c_);
   lo.val_fraction = c_.data.val_fraction;
+  lo.val_tokens = static_cast<uint64_t>(c_.train.val_tokens);
+  if (c_.train.val_tokens > 0) {
+    // Every validation window once: the ranks take interleaved batches of B windows (Loader::val_batch).
+    const int64_t per_batch = c_.train.batch_size * train_context(c_) * dist_.world_size;
+    if (c_.train.val_tokens % per_batch != 0)
+      throw Error("train.val_tokens (" + std::to_string(c_.train.val_tokens) + ") is not a multiple of batch_size × "
+                  "context × ranks (" + std::to_string(per_batch) + ")",
+                  "change train.val_tokens or train.batch_size");
+    val_batches_ = c_.train.val_tokens / per_batch;
+  }
   lo.seed = static_cast<uint64_t>(c_.train.seed);
   lo.device = device_;
   lo.pin_memory = pin_memory_on(c_.opt.pin_memory, device_.is_cuda());
@@ -458,7 +483,8 @@ EndEvent Run::execute() {
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(
-            *model_, [&](int64_t i) { return loader_->val_batch(i); }, c_.train.eval_batches, precision_, device_);
+            *model_, [&](int64_t i) { return loader_->val_batch(i); }, val_batches_ ? val_batches_ : c_.train.eval_batches,
+            precision_, device_);
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);

@@ -44,6 +44,11 @@ __attribute__((constructor)) void isolate_test_process() {
   ::unsetenv("TOKAMAK_DATASETS");
   ::setenv("XDG_DATA_HOME", (root + "/data").c_str(), 1);
   ::setenv("XDG_CONFIG_HOME", (root + "/config").c_str(), 1);  // also where QSettings keeps the studio's settings
+  // The Hugging Face Hub: never the real one, nor this machine's token (a suite points HF_ENDPOINT at its own
+  // server, tests/support/nginx_server.h).
+  ::setenv("HF_HOME", (root + "/hf").c_str(), 1);
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:9", 1);  // the discard port: nothing answers there
+  for (const char* name : {"HF_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE"}) ::unsetenv(name);
   std::atexit(remove_scratch);
 }
 

@@ -1,0 +1,371 @@
+// `tokamak datasets get` against a real HTTP server (Debian's nginx, tests/support/nginx_server.h) laid out as
+// the Hugging Face Hub, with small llm.c shards: what arrives is byte for byte what is served and lists as a
+// dataset; a killed download resumes with a Range request for the rest only; damaged files, 401, 404,
+// HF_HUB_OFFLINE and a full disk each end in one line with nothing half-written in place. Every assertion is
+// on bytes, counts and the server's access log, never on time.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QThread>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+#include <signal.h>
+
+#include "engine/remote/remote_host.h"
+#include "engine/util/files.h"
+#include "tests/support/nginx_server.h"
+#include "tests/support/sshd_server.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+using test::HubFileOptions;
+using test::HubRepoOptions;
+using test::llmc_shard;
+
+namespace {
+
+struct Ran {
+  int code = -1;
+  QByteArray out, err;
+  // stderr's lines that are not progress: what the user is told.
+  QStringList errors() const {
+    QStringList l;
+    for (const QByteArray& line : err.split('\n'))
+      if (line.startsWith("tokamak: ")) l << QString::fromUtf8(line);
+    return l;
+  }
+};
+
+QProcessEnvironment environment(const QString& endpoint, const QStringList& more = {}) {
+  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+  e.insert("HF_ENDPOINT", endpoint);
+  for (const QString& kv : more) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+  return e;
+}
+
+Ran runTokamak(const QStringList& args, const QProcessEnvironment& env) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
+  Ran r;
+  if (!p.waitForFinished(120000)) p.kill(), p.waitForFinished();
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = p.readAllStandardOutput(), r.err = p.readAllStandardError();
+  return r;
+}
+
+QString datasetDir(const QString& name) { return QString::fromStdString(data_dir()) + "/datasets/" + name; }
+
+QByteArray contents(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QStringList entries(const QString& dir) {
+  return QDir(dir).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+}
+
+QStringList gets(const QStringList& requests) {
+  QStringList l;
+  for (const QString& r : requests)
+    if (r.startsWith("GET ")) l << r;
+  return l;
+}
+
+}  // namespace
+
+class TestHub : public QObject {
+  Q_OBJECT
+
+  // fineweb10B's layout, a few thousand tokens a shard: the val shard behind a redirect (as the Hub sends
+  // large files to its file store), the others served where they are named, one without X-Linked-Etag.
+  QByteArray val_ = llmc_shard(3000, 1), train_[3] = {llmc_shard(4000, 2), llmc_shard(4100, 3), llmc_shard(4200, 4)};
+
+  void serveFineweb(test::NginxServer& hub, int shards = 3) {
+    const std::string repo = "kjj0/fineweb10B-gpt2";
+    hub.addFile(repo, "fineweb_val_000000.bin", val_, {true, true, {}});
+    for (int i = 0; i < shards; ++i)
+      hub.addFile(repo, "fineweb_train_00000" + std::to_string(i + 1) + ".bin", train_[i], {false, i != 1, {}});
+  }
+
+ private Q_SLOTS:
+  void init() { remove_tree(data_dir() + "/datasets"); }  // every test starts with no dataset here
+
+  void wholeDownloadIsWhatIsServedAndListsAsADataset() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const QProcessEnvironment env = environment(hub.endpoint());
+    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QString dir = datasetDir("fineweb10B");
+    QCOMPARE(entries(dir),
+             QStringList({"fineweb_train_000001.bin", "fineweb_train_000002.bin", "fineweb_val_000000.bin"}));
+    QCOMPARE(contents(dir + "/fineweb_val_000000.bin"), val_);
+    QCOMPARE(contents(dir + "/fineweb_train_000001.bin"), train_[0]);
+    QCOMPARE(contents(dir + "/fineweb_train_000002.bin"), train_[1]);
+    // The last line is the result; progress came before it.
+    const QList<QByteArray> lines = r.out.trimmed().split('\n');
+    const auto result = nlohmann::json::parse(lines.back().toStdString());
+    QCOMPARE(result["event"].get<std::string>(), std::string("dataset"));
+    QCOMPARE(result["tokens"].get<uint64_t>(), uint64_t(3000 + 4000 + 4100));
+    QCOMPARE(result["bytes"].get<qint64>(), qint64(val_.size() + train_[0].size() + train_[1].size()));
+    QVERIFY(nlohmann::json::parse(lines.front().toStdString())["event"] == "progress");
+    // Three files came once each, the val shard through the redirect.
+    const QStringList got = gets(hub.requests());
+    QCOMPARE(got.size(), 4);
+    QVERIFY(got.filter("/datasets/kjj0/fineweb10B-gpt2/resolve/main/fineweb_val_000000.bin 302").size() == 1);
+    QVERIFY(got.filter("/store/kjj0/fineweb10B-gpt2/fineweb_val_000000.bin 200").size() == 1);
+
+    // `tokamak datasets` lists it with its tokens, and a second get asks the server nothing.
+    const Ran list = runTokamak({"datasets", "--json"}, env);
+    bool listed = false;
+    for (const QByteArray& l : list.out.split('\n'))
+      if (auto j = nlohmann::json::parse(l.toStdString(), nullptr, false); j.is_object() && j["name"] == "fineweb10B")
+        listed = j["tokens"].get<uint64_t>() == 11100 && j["path"] == dir.toStdString();
+    QVERIFY2(listed, list.out.constData());
+    const int before = hub.requests().size();
+    const Ran again = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
+    QCOMPARE(again.code, 0);
+    QCOMPARE(nlohmann::json::parse(again.out.trimmed().split('\n').back().toStdString())["already_here"].get<int>(), 3);
+    QCOMPARE(hub.requests().size(), before);
+  }
+
+  void killedDownloadResumesWithARangeRequest() {
+    test::NginxServer hub;
+    const QByteArray big = llmc_shard(60000, 7);  // 121 KB at 16 KB/s: the kill lands mid-file
+    hub.addRepo("slow/shards", {"16k", "", true});
+    hub.addFile("slow/shards", "data_train_000001.bin", big);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const QString part = datasetDir("shards") + "/.data_train_000001.bin.part";
+    QProcess p;
+    p.setProcessEnvironment(environment(hub.endpoint()));
+    p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"datasets", "get", "hf:slow/shards", "--json"});
+    QVERIFY(p.waitForStarted());
+    while (QFileInfo(part).size() == 0 && p.state() == QProcess::Running) QThread::msleep(20);
+    ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+    p.waitForFinished();
+    const qint64 have = QFileInfo(part).size();
+    QVERIFY2(have > 0 && have < big.size(), qPrintable(QString::number(have)));
+    QVERIFY(!QFile::exists(datasetDir("shards") + "/data_train_000001.bin"));
+
+    const Ran r = runTokamak({"datasets", "get", "hf:slow/shards", "--json"}, environment(hub.endpoint()));
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(contents(datasetDir("shards") + "/data_train_000001.bin"), big);
+    QVERIFY(!QFile::exists(part));
+    const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
+    QCOMPARE(result["resumed_from"].get<qint64>(), have);
+    QCOMPARE(result["fetched"].get<qint64>(), big.size() - have);
+    // The server saw the second request ask for the rest only, and sent just that.
+    const QStringList got = gets(hub.requests()).filter("data_train_000001.bin");
+    QCOMPARE(got.size(), 2);
+    QCOMPARE(got.last(), QString("GET /datasets/slow/shards/resolve/main/data_train_000001.bin 206 bytes=%1- %2")
+                             .arg(have)
+                             .arg(big.size() - have));
+  }
+
+  void damagedFileIsRefusedInOneLine_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QByteArray>("etag");
+    QTest::addColumn<QString>("why");
+    QTest::newRow("wrong magic") << llmc_shard(2000, 1, 12345) << QByteArray() << "magic 12345";
+    QTest::newRow("truncated body") << llmc_shard(2000, 1, 20240520, 3000) << QByteArray() << "header says 3000 tokens";
+    QTest::newRow("wrong sha256") << llmc_shard(2000, 1) << test::sha256_hex("something else") << "sha256";
+  }
+  void damagedFileIsRefusedInOneLine() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QByteArray, etag);
+    QFETCH(QString, why);
+    test::NginxServer hub;
+    hub.addFile("bad/damaged", "x_train_000001.bin", bytes, {false, true, etag});
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:bad/damaged", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.trimmed().count('\n') == 0, r.err.constData());
+    const QString line = QString::fromUtf8(r.err.trimmed());
+    QVERIFY2(line.contains("x_train_000001.bin of dataset bad/damaged failed its check") && line.contains(why),
+             qPrintable(line));
+    QCOMPARE(entries(datasetDir("damaged")), QStringList());  // nothing in place, no .part
+  }
+
+  void refusedWithoutTokenNamesHfToken() {
+    test::NginxServer hub;
+    hub.addRepo("gated/shards", {"", "s3cret", true});
+    const QByteArray shard = llmc_shard(2000, 3);
+    hub.addFile("gated/shards", "g_train_000001.bin", shard);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HTTP 401") && r.errors()[0].contains("HF_TOKEN"),
+             r.err.constData());
+    QVERIFY(!QDir(datasetDir("shards")).exists());
+    // The token is sent: from HF_TOKEN, and from the Hub's token file.
+    QCOMPARE(
+        runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint(), {"HF_TOKEN=s3cret"}))
+            .code,
+        0);
+    QCOMPARE(contents(datasetDir("shards") + "/g_train_000001.bin"), shard);
+    remove_tree(datasetDir("shards").toStdString());
+    const QString hfHome = QString::fromStdString(data_dir()) + "/hf-home";
+    QDir().mkpath(hfHome);
+    QFile token(hfHome + "/token");
+    QVERIFY(token.open(QIODevice::WriteOnly) && token.write("s3cret\n") > 0);
+    token.close();
+    QCOMPARE(
+        runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint(), {"HF_HOME=" + hfHome}))
+            .code,
+        0);
+  }
+
+  void missingFileNamesRepoAndFile() {
+    test::NginxServer hub;
+    serveFineweb(hub, 2);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "3", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HTTP 404") &&
+                 r.errors()[0].contains("fineweb_train_000003.bin of dataset kjj0/fineweb10B-gpt2"),
+             r.err.constData());
+    QCOMPARE(gets(hub.requests()).size(), 0);  // sizes are asked for first: no byte was fetched
+    QVERIFY(!QDir(datasetDir("fineweb10B")).exists());
+  }
+
+  void offlineMakesNoRequest() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "1", "--json"},
+                             environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HF_HUB_OFFLINE"), r.err.constData());
+    QCOMPARE(hub.requests(), QStringList());
+    // What is here is enough offline.
+    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "1"}, environment(hub.endpoint())).code, 0);
+    const int before = hub.requests().size();
+    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "1"},
+                        environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}))
+                 .code,
+             0);
+    QCOMPARE(hub.requests().size(), before);
+  }
+
+  // --host: the host fetches from the Hub itself (its own HF_ENDPOINT and data folder) and its progress and
+  // result are shown here; its failures are its one line, naming the host.
+  void hostFetchesItselfOverSsh() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const std::string hostData = data_dir() + "/host";
+    test::SshdServer sshd(test::host_environment(
+        hostData, {"HF_ENDPOINT=" + hub.endpoint(), "HF_HOME=" + QString::fromStdString(hostData) + "/hf"}));
+    QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
+    const SshOptions o = sshd.client();
+    const QStringList ssh = {"--host",        QString::fromStdString(sshd.target().spec()),
+                             "--tokamak",     qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"),
+                             "--identity",    QString::fromStdString(o.identity),
+                             "--known-hosts", QString::fromStdString(o.known_hosts),
+                             "--ssh-config",  "/dev/null"};
+    // This side's HF_ENDPOINT is a dead port: only the host's reaches the Hub.
+    const QProcessEnvironment here = QProcessEnvironment::systemEnvironment();
+    const Ran r = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "1", "--json"} + ssh, here);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QString there = QString::fromStdString(hostData) + "/tokamak/datasets/fineweb10B";
+    QCOMPARE(contents(there + "/fineweb_train_000001.bin"), train_[0]);
+    QCOMPARE(contents(there + "/fineweb_val_000000.bin"), val_);
+    QVERIFY(!QDir(datasetDir("fineweb10B")).exists());
+    const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
+    QCOMPARE(result["path"].get<std::string>(), there.toStdString());
+    QCOMPARE(result["tokens"].get<uint64_t>(), uint64_t(7000));
+    const Ran missing = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "5", "--json"} + ssh, here);
+    QCOMPARE(missing.code, 1);
+    QVERIFY2(missing.errors().size() == 1 && missing.errors()[0].contains("HTTP 404") &&
+                 missing.errors()[0].contains("(on " + QString::fromStdString(sshd.target().spec()) + ")"),
+             missing.err.constData());
+    RemoteHost(sshd.target(), o).close();
+    SshOptions shared = o;  // the CLI's own shared connection
+    shared.control_dir = cache_dir() + "/ssh";
+    RemoteHost(sshd.target(), shared).close();
+  }
+
+  // The speedrun's validation on fetched shards: data.path names the dataset, data.val_path its val shard,
+  // train.val_tokens the tokens every evaluation covers (the CLI's start table and each eval event say so).
+  void nanoRunTrainsOnFetchedShardsWithTheSpeedrunsValidation() {
+    test::NginxServer hub;
+    serveFineweb(hub);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const QProcessEnvironment env = environment(hub.endpoint());
+    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "2"}, env).code, 0);
+    const auto train = [&](const std::string& val_tokens) {
+      return runTokamak(
+          QStringList{"train", "--json"} +
+              test::tiny_run_args({"data.path=fineweb10B", "data.val_path=fineweb10B/fineweb_val_000000.bin",
+                                   "train.val_tokens=" + val_tokens, "train.batch_size=2", "train.steps=20",
+                                   "train.eval_every=10", "train.sample_every=-1", "train.log_every=10", "threads=1"}),
+          env);
+    };
+    const Ran r = train("2560");  // 40 batches of 2 × 32 tokens
+    QVERIFY2(r.code == 0, r.err.constData());
+    std::vector<double> losses;
+    for (const QByteArray& l : r.out.split('\n'))
+      if (auto j = nlohmann::json::parse(l.toStdString(), nullptr, false); j.is_object() && j["event"] == "eval")
+        losses.push_back(j["val_loss"].get<double>());
+    QCOMPARE(losses.size(), size_t(2));
+    for (double v : losses) QVERIFY(v > 0 && v < 20);
+    // The val shard holds 3000 tokens: 93 windows of 32 (2976 tokens), not 47 × 64 = 3008.
+    const Ran too_many = train("3008");
+    QCOMPARE(too_many.code, 1);
+    QVERIFY2(too_many.errors().size() == 1 && too_many.errors()[0].contains("fewer than train.val_tokens (3008)"),
+             too_many.err.constData());
+    // Not a multiple of batch_size × context: refused before any work, naming the key.
+    const Ran ragged = train("100");
+    QCOMPARE(ragged.code, 1);
+    QVERIFY2(ragged.errors().size() == 1 && ragged.errors()[0].contains("train.val_tokens (100) must be a multiple"),
+             ragged.err.constData());
+  }
+
+  // A tmpfs mounted over the datasets folder in a mount namespace of the command's own (root; fails in one
+  // line where it cannot mount). Too small from the start: refused before the first byte, with the amounts.
+  // Filled while a file comes: one line, the .part kept for a resume.
+  void fullDiskIsOneLine() {
+    test::NginxServer hub;
+    const QByteArray big = llmc_shard(100000, 9);  // 201 KB at 32 KB/s
+    hub.addRepo("big/shards", {"32k", "", true});
+    hub.addFile("big/shards", "b_train_000001.bin", big);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const QString datasets = QString::fromStdString(data_dir()) + "/datasets";
+    QDir().mkpath(datasets);
+    const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+    // $0 the folder, $1 the tmpfs size, $2 the tokamak binary; prints the exit code and the .part's size.
+    const QString script = R"(mount -t tmpfs -o size=$1 tokamak-full "$0" || exit 99
+"$2" datasets get hf:big/shards --json 2>"$0/../err" & pid=$!
+if [ "$1" != 64k ]; then
+  while [ ! -s "$0/shards/.b_train_000001.bin.part" ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done
+  dd if=/dev/zero of="$0/filler" bs=4k 2>/dev/null
+fi
+wait $pid; echo "code=$?"; stat -c 'part=%s' "$0/shards/.b_train_000001.bin.part" 2>/dev/null; ls "$0/shards" 2>/dev/null
+cat "$0/../err" >&2)";
+    for (const QString size : {"64k", "256k"}) {
+      QProcess p;
+      p.setProcessEnvironment(environment(hub.endpoint()));
+      p.start("unshare", {"-m", "sh", "-c", script, datasets, size, bin});
+      QVERIFY(p.waitForFinished(120000));
+      const QString out = p.readAllStandardOutput(), err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+      QVERIFY2(p.exitCode() != 99, qPrintable("cannot mount a tmpfs (needs root and `unshare -m`): " + err));
+      QVERIFY2(out.contains("code=1"), qPrintable(out + err));
+      QVERIFY2(!err.contains('\n'), qPrintable(err));
+      QVERIFY2(!out.contains("\nb_train_000001.bin"), qPrintable(out));  // never in place
+      if (size == "64k") {
+        QVERIFY2(err.contains("not enough disk space") && err.contains("201.0 kB more"), qPrintable(err));
+        QCOMPARE(gets(hub.requests()).size(), 1);  // the listing only
+      } else {
+        QVERIFY2(err.contains("the disk is full") && err.contains(".part files are kept"), qPrintable(err));
+        const int part = out.section("part=", 1).section('\n', 0, 0).toInt();
+        QVERIFY2(part > 0 && part < big.size(), qPrintable(out));
+      }
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHub)
+#include "test_hub.moc"
