@@ -2,7 +2,6 @@
 #include "engine/remote/queue_worker.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,15 +28,37 @@ namespace {
 
 std::string lock_path(const std::string& db) { return (db.empty() ? default_db_path() : db) + ".queue-lock"; }
 
-// The lock is an flock on an open file description: the kernel drops it when the holder dies, however.
-int take_lock(const std::string& db, bool exclusive) {
+// The lock is an open-file-description lock (F_OFD_SETLK) on DB.queue-lock: the kernel drops it when its holder
+// dies, however it dies, and F_OFD_GETLK asks who holds it without taking it (a probing flock would, for an
+// instant, and make a starting worker believe another one is there).
+struct flock whole_file(short type) {
+  struct flock l {};
+  l.l_type = type, l.l_whence = SEEK_SET, l.l_start = 0, l.l_len = 0;
+  return l;
+}
+
+int open_lock(const std::string& db) {
   const int fd = ::open(lock_path(db).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot open the queue lock " + lock_path(db) + ": " + std::strerror(errno), "");
-  if (::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+  return fd;
+}
+
+int take_lock(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
     ::close(fd);
     return -1;
   }
   return fd;
+}
+
+bool lock_held(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
 }
 
 // The end event's step and the checkpoint written at that step, from the last segment of a run's journal.
@@ -84,6 +105,8 @@ class Worker {
     }
     return going || queue_.next_queued().has_value();
   }
+
+  bool has_work() { return !queue_.in_state("running").empty() || (!queue_.paused() && queue_.next_queued()); }
 
  private:
   void note(const std::string& s) {
@@ -169,21 +192,22 @@ class Worker {
 }  // namespace
 
 bool work_queue(const QueueWorkerOptions& o) {
-  const int lock = take_lock(o.db, true);
+  int lock = take_lock(o.db);
   if (lock < 0) return false;
-  write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
   Worker w(o);
-  while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
-  ::close(lock);
-  return true;
+  for (;;) {
+    write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
+    while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
+    // one of the two sees the other and the queue is never left with work and no worker.
+    ::close(lock);
+    if (!w.has_work()) return true;
+    if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
+  }
 }
 
 long queue_worker_pid(const std::string& db) {
-  const int fd = take_lock(db, false);
-  if (fd >= 0) {
-    ::close(fd);
-    return 0;
-  }
+  if (!lock_held(db)) return 0;
   try {
     return std::stol(read_file(lock_path(db) + ".pid"));
   } catch (const std::exception&) {

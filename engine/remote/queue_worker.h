@@ -1,4 +1,4 @@
-// The worker of this computer's queue (engine/store/run_queue.h): one process per run store (an flock on
+// The worker of this computer's queue (engine/store/run_queue.h): one process per run store (a lock on
 // DB.queue-lock), outliving whoever started it, that starts queued runs detached (as `train --detach` does)
 // up to the queue's `parallel`, notes how each ended, and for a sweep with early stopping records each
 // trial's metric at its rung and promotes the best (engine/config/asha.h), which resume from their checkpoint.
