@@ -60,7 +60,8 @@ std::string value_text(const ojson& v) {
   return v.dump();
 }
 
-Axis read_axis(const std::string& source, const std::string& key, const ojson& spec, const Config& base) {
+// grid: a range needs its count (its values are spaced on it); random search draws from the range itself.
+Axis read_axis(const std::string& source, const std::string& key, const ojson& spec, const Config& base, bool grid) {
   Axis a;
   a.key = key;
   // The key must exist: config_from_json names the nearest one when it does not.
@@ -90,6 +91,7 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
   a.log = scale == "log";
   if (!(a.min <= a.max)) refuse(source, "\"" + key + "\" has min above max", "swap them");
   if (a.log && a.min <= 0) refuse(source, "\"" + key + "\" is log-spaced from " + value_text(a.min), "log needs min > 0");
+  if (!grid) return a;
   const int64_t count = spec.value("count", int64_t{0});
   if (count < 1) refuse(source, "\"" + key + "\" has no count", "add \"count\": N (values on the grid)");
   for (int64_t i = 0; i < count; ++i) {
@@ -183,8 +185,12 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
   }
   if (!root.contains("sweep") || !root["sweep"].is_object() || root["sweep"].empty())
     refuse(source, "no \"sweep\" object", "add \"sweep\": {\"train.lr\": [1e-3, 3e-3]}");
+  plan.method = root.value("method", std::string("grid"));
+  if (plan.method != "grid" && plan.method != "random")
+    refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
   std::vector<Axis> axes;
-  for (const auto& [key, spec] : root["sweep"].items()) axes.push_back(read_axis(source, key, spec, base));
+  for (const auto& [key, spec] : root["sweep"].items())
+    axes.push_back(read_axis(source, key, spec, base, plan.method == "grid"));
   if (root.contains("seeds")) {
     if (root["sweep"].contains("train.seed"))
       refuse(source, "train.seed is swept and \"seeds\" is given", "keep one of them");
@@ -199,7 +205,6 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
   for (const Axis& a : axes) plan.keys.push_back(a.key);
   read_metric_and_asha(source, root, plan);
 
-  plan.method = root.value("method", std::string("grid"));
   std::vector<std::vector<ojson>> points;
   if (plan.method == "grid") {
     points.push_back({});
@@ -212,7 +217,7 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
         }
       points.swap(next);
     }
-  } else if (plan.method == "random") {
+  } else {
     const int64_t count = root.value("count", int64_t{0});
     if (count < 1) refuse(source, "random search needs \"count\"", "add \"count\": N (how many points to draw)");
     uint64_t state = root.value("seed", uint64_t{0});
@@ -231,8 +236,6 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
         }
       points.swap(with_seeds);
     }
-  } else {
-    refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
   }
 
   for (size_t i = 0; i < points.size(); ++i) {

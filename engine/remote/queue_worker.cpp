@@ -162,15 +162,19 @@ class Worker {
   }
 
   // Writes the folder and the config this segment trains with, then starts it. Idempotent until the pid file.
+  // What cannot start (a config this version refuses, a folder that cannot be written) fails its row only.
   void launch(const QueueItem& q) {
-    const RunFolder f{q.folder};
-    Config c;
     try {
-      c = config_from_json(q.config_json);
-    } catch (const Error& e) {
+      launch_or_throw(q);
+    } catch (const std::exception& e) {
       queue_.finish(q.id, "failed", e.what(), now_seconds());
-      return;
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") could not start: " + e.what());
     }
+  }
+
+  void launch_or_throw(const QueueItem& q) {
+    const RunFolder f{q.folder};
+    Config c = config_from_json(q.config_json);
     c.name = q.name;
     c.train.resume = q.resume;
     if (!path_exists(f.info_file())) create_run_folder(f, {q.run_uid, q.name, this_host(), f.path, now_seconds()});
