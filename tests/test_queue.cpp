@@ -127,7 +127,8 @@ class TestQueue : public QObject {
     // Paused: whatever worker `add` started has nothing to start.
     for (const QJsonValue& v : items) QCOMPARE(v.toObject()["state"].toString(), QString("queued"));
     Result bad = cli({"queue", "move", QString::number(b), "--to", "0"});
-    QVERIFY2(bad.code == 1 && bad.err.contains("is removed, not queued") && bad.err.count('\n') == 1, bad.err.constData());
+    QVERIFY2(bad.code == 1 && bad.err.contains("is removed, not queued") && bad.err.count('\n') == 1,
+             bad.err.constData());
     bad = cli({"queue", "add", "--set", "train.stepz=3"});
     QVERIFY2(bad.code == 1 && bad.err.contains("did you mean 'train.steps'"), bad.err.constData());
     bad = cli({"queue", "add", "--host", "somewhere"});
@@ -165,8 +166,9 @@ class TestQueue : public QObject {
     QCOMPARE(itemOf(a)["run_state"].toString(), QString("paused"));  // the run outlived its worker
 
     QCOMPARE(cli({"queue", "resume"}).code, 0);  // a new worker
-    QTRY_VERIFY_WITH_TIMEOUT(queueList()["worker_pid"].toInteger() > 0 && queueList()["worker_pid"].toInteger() != worker,
-                             test::kPatienceMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        queueList()["worker_pid"].toInteger() > 0 && queueList()["worker_pid"].toInteger() != worker,
+        test::kPatienceMs);
     QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
     QCOMPARE(itemOf(b)["state"].toString(), QString("queued"));  // one at a time: the adopted run counts
     QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
@@ -201,11 +203,10 @@ class TestQueue : public QObject {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000);
     Config base;
-    apply_overrides(base, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                                    "train.sample_every=-1", "train.eval_every=4",
-                                                    "train.eval_batches=2", "train.warmup_steps=2", "threads=1",
-                                                    "train.steps=16", "train.checkpoint_minutes=0",
-                                                    "train.grad_clip=0"}));
+    apply_overrides(base, test::tiny_run_overrides(
+                              {"data.path=" + data, "train.batch_size=2", "train.log_every=1", "train.sample_every=-1",
+                               "train.eval_every=4", "train.eval_batches=2", "train.warmup_steps=2", "threads=1",
+                               "train.steps=16", "train.checkpoint_minutes=0", "train.grad_clip=0"}));
     // Two rates that learn and two that blow up; η = 2: rungs at steps 4 and 8, the end at 16.
     const std::string file = env_->path("lr.json");
     write_file_atomically(file, R"({"name": "lr", "base": )" + config_to_json(base, -1) +
@@ -238,20 +239,21 @@ class TestQueue : public QObject {
     QCOMPARE(int(at[0].size()), 4);
     for (int k : {0, 1}) {
       std::vector<QJsonObject> rung = at[k];
-      std::sort(rung.begin(), rung.end(),
-                [](const QJsonObject& x, const QJsonObject& y) { return rank_key(x["metric"]) < rank_key(y["metric"]); });
+      std::sort(rung.begin(), rung.end(), [](const QJsonObject& x, const QJsonObject& y) {
+        return rank_key(x["metric"]) < rank_key(y["metric"]);
+      });
       const size_t top = rung.size() / 2;
       QVERIFY2(top >= 1, qPrintable(QString("rung %1 has %2 results").arg(k).arg(rung.size())));
       for (size_t i = 0; i < rung.size(); ++i) {
         if (i < top && std::isfinite(rank_key(rung[i]["metric"])))
           QVERIFY2(rung[i]["promoted"].toBool(), qPrintable(QString("rung %1: a top trial kept back").arg(k)));
-        if (!rung[i]["promoted"].toBool())
-          QVERIFY(rank_key(rung[i]["metric"]) >= rank_key(rung[top - 1]["metric"]));
+        if (!rung[i]["promoted"].toBool()) QVERIFY(rank_key(rung[i]["metric"]) >= rank_key(rung[top - 1]["metric"]));
       }
       // Only promoted trials reach the next rung.
       for (const QJsonObject& next : at[k + 1]) {
         bool was = false;
-        for (const QJsonObject& here : at[k]) was = was || (here["trial"] == next["trial"] && here["promoted"].toBool());
+        for (const QJsonObject& here : at[k])
+          was = was || (here["trial"] == next["trial"] && here["promoted"].toBool());
         QVERIFY(was);
       }
     }
@@ -290,7 +292,8 @@ class TestQueue : public QObject {
     QCOMPARE(evals.size(), ref_eval.size());
     QCOMPARE(int(evals.size()), 4);
     for (size_t i = 0; i < evals.size(); ++i)
-      QVERIFY2(evals[i]["val_loss"].toDouble() == ref_eval[i]["val_loss"].toDouble(), qPrintable(QString("eval %1").arg(i)));
+      QVERIFY2(evals[i]["val_loss"].toDouble() == ref_eval[i]["val_loss"].toDouble(),
+               qPrintable(QString("eval %1").arg(i)));
   }
 };
 

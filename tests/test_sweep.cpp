@@ -95,13 +95,15 @@ class TestSweep : public QObject {
                                 << "bad.json: trial 0 (train.steps=many): config key 'train.steps' expects int";
     QTest::newRow("unknown base key") << R"({"base": {"trian": {"steps": 3}}, "sweep": {"train.lr": [1]}})"
                                       << "bad.json: base: unknown config key 'trian.steps'";
-    QTest::newRow("no sweep") << R"({"name": "x"})" << "bad.json: no \"sweep\" object";
+    QTest::newRow("no sweep") << R"({"name": "x"})"
+                              << "bad.json: no \"sweep\" object";
     QTest::newRow("bad range") << R"({"sweep": {"train.lr": {"min": 0, "max": 1, "count": 3, "scale": "log"}}})"
                                << "bad.json: \"train.lr\" is log-spaced from 0";
     QTest::newRow("rung off evals")
         << R"({"base": {"train": {"eval_every": 7}}, "sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 10}})"
         << "early_stopping.min_steps=10 is not a multiple of train.eval_every=7";
-    QTest::newRow("resume") << R"({"sweep": {"train.resume": ["a"]}})" << "bad.json: train.resume cannot be swept";
+    QTest::newRow("resume") << R"({"sweep": {"train.resume": ["a"]}})"
+                            << "bad.json: train.resume cannot be swept";
   }
   void badFilesAreRefusedInOneLineNamingTheKey() {
     QFETCH(QString, file);
@@ -119,14 +121,16 @@ class TestSweep : public QObject {
     // Fewer than η results: nobody is in the top 1/η yet.
     QVERIFY(asha_promotions({{1, 2.0, 2.0, false}}, 2).empty());
     // Four results, η = 2: the best two, NaN (diverged) last whatever its order.
-    std::vector<RungResult> rung = {{1, 3.0, 3.0, false}, {2, nan, nan, false}, {3, 1.0, 1.0, false}, {4, 2.0, 2.0, false}};
+    std::vector<RungResult> rung = {
+        {1, 3.0, 3.0, false}, {2, nan, nan, false}, {3, 1.0, 1.0, false}, {4, 2.0, 2.0, false}};
     QCOMPARE(asha_promotions(rung, 2), (std::vector<int64_t>{3, 4}));
     rung[2].promoted = true;  // promoted before: not again
     QCOMPARE(asha_promotions(rung, 2), (std::vector<int64_t>{4}));
     // A target not reached (+inf) ranks by its val loss, and never above one that reached it.
     const double inf = INFINITY;
-    QCOMPARE(asha_promotions({{1, inf, 5.0, false}, {2, inf, 4.0, false}, {3, 9.0, 6.0, false}, {4, nan, nan, false}}, 2),
-             (std::vector<int64_t>{3, 2}));
+    QCOMPARE(
+        asha_promotions({{1, inf, 5.0, false}, {2, inf, 4.0, false}, {3, 9.0, 6.0, false}, {4, nan, nan, false}}, 2),
+        (std::vector<int64_t>{3, 2}));
   }
 
   void trialMetricReadsTheJournal() {
@@ -137,7 +141,9 @@ class TestSweep : public QObject {
     QCOMPARE(trial_metric({"final_val_loss", false}, journal, 8).metric, 4.0);
     QCOMPARE(trial_metric({"best_val_loss", false}, journal, 0).metric, 4.0);
     QVERIFY(std::isinf(trial_metric({"time_to_target", false}, journal, 0).metric));
-    QVERIFY(std::isnan(trial_metric({"final_val_loss", false}, journal + "\n{\"event\":\"eval\",\"step\":20,\"val_loss\":null}\n", 0).metric));
+    QVERIFY(std::isnan(
+        trial_metric({"final_val_loss", false}, journal + "\n{\"event\":\"eval\",\"step\":20,\"val_loss\":null}\n", 0)
+            .metric));
   }
 
   void queueKeepsOrderReorderRemovalAndPause() {
@@ -156,7 +162,7 @@ class TestSweep : public QObject {
           ids.push_back(q.add(item));
         }
       });
-      q.move(ids[3], 0);  // d next
+      q.move(ids[3], 0);   // d next
       q.move(ids[0], 99);  // a last (past the end: the end)
       q.remove(ids[1]);
       q.set_paused(true);

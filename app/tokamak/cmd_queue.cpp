@@ -29,12 +29,23 @@ struct QueueArgs {
 };
 
 nlohmann::json item_json(const QueueItem& q, int64_t index) {
-  nlohmann::json j = {{"id", q.id},           {"index", index},         {"state", q.state},
-                      {"target", q.target},   {"name", q.name},         {"run_uid", q.run_uid},
-                      {"folder", q.folder},   {"error", q.error},       {"created", q.created},
-                      {"started", q.started}, {"ended", q.ended},       {"sweep_id", q.sweep_id},
-                      {"point", q.point},     {"rung", q.rung},         {"halt_step", q.halt_step},
-                      {"resume", q.resume},   {"config", nlohmann::json::parse(q.config_json, nullptr, false)}};
+  nlohmann::json j = {{"id", q.id},
+                      {"index", index},
+                      {"state", q.state},
+                      {"target", q.target},
+                      {"name", q.name},
+                      {"run_uid", q.run_uid},
+                      {"folder", q.folder},
+                      {"error", q.error},
+                      {"created", q.created},
+                      {"started", q.started},
+                      {"ended", q.ended},
+                      {"sweep_id", q.sweep_id},
+                      {"point", q.point},
+                      {"rung", q.rung},
+                      {"halt_step", q.halt_step},
+                      {"resume", q.resume},
+                      {"config", nlohmann::json::parse(q.config_json, nullptr, false)}};
   // A running item's run, as its folder says (paused by `runs control` shows here too).
   if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file()))
     j["run_state"] = read_run_state(RunFolder{q.folder}).state;
@@ -62,12 +73,14 @@ void list(const QueueArgs& a) {
   if (items.empty()) std::printf("  (empty)\n");
   for (const QueueItem& q : items)
     std::printf("  %4lld  %-8s %s%s%s\n", static_cast<long long>(q.id), q.state.c_str(), q.name.c_str(),
-                q.run_uid.empty() ? "" : ("  run " + q.run_uid).c_str(), q.error.empty() ? "" : ("  " + q.error).c_str());
+                q.run_uid.empty() ? "" : ("  run " + q.run_uid).c_str(),
+                q.error.empty() ? "" : ("  " + q.error).c_str());
 }
 
 void add(const QueueArgs& a) {
   if (!a.host.empty())
-    throw Error("queue --host: not implemented yet", "queue on this computer, or start the run with `tokamak remote train`");
+    throw Error("queue --host: not implemented yet",
+                "queue on this computer, or start the run with `tokamak remote train`");
   Config c = a.config.resolve();
   if (!a.name.empty()) c.name = a.name;
   validate_config(c, gpus_here());
@@ -101,8 +114,7 @@ void pause(const QueueArgs& a, bool paused) {
   RunStore store(a.db);
   RunQueue(store).set_paused(paused);
   if (!paused) ensure_queue_worker(store.path());
-  std::fprintf(stderr, "%s\n",
-               paused ? "queue paused: runs going on go on; nothing new starts" : "queue resumed");
+  std::fprintf(stderr, "%s\n", paused ? "queue paused: runs going on go on; nothing new starts" : "queue resumed");
 }
 
 void work(const QueueArgs& a) {
@@ -123,7 +135,8 @@ void work(const QueueArgs& a) {
 
 void add_queue_command(CLI::App& app) {
   auto args = std::make_shared<QueueArgs>();
-  CLI::App* queue = app.add_subcommand("queue", "This computer's queue of runs: list, add, remove, move, pause, resume");
+  CLI::App* queue =
+      app.add_subcommand("queue", "This computer's queue of runs: list, add, remove, move, pause, resume");
   queue->require_subcommand(1);
   auto db = [&](CLI::App* c) {
     c->add_option("--db", args->db, "run store that holds the queue (default: $XDG_DATA_HOME/tokamak/runs.db)");

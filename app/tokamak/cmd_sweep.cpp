@@ -43,14 +43,14 @@ nlohmann::json plan_json(const SweepPlan& p) {
           {"keys", p.keys},
           {"metric", p.metric.name},
           {"direction", p.metric.maximize ? "max" : "min"},
-          {"asha",
-           {{"min_steps", p.asha.min_steps}, {"eta", p.asha.eta}, {"rungs", asha_rungs(p.asha, steps)}}},
+          {"asha", {{"min_steps", p.asha.min_steps}, {"eta", p.asha.eta}, {"rungs", asha_rungs(p.asha, steps)}}},
           {"trials", trials}};
 }
 
 void sweep(const SweepArgs& a) {
   if (!a.host.empty())
-    throw Error("sweep --host: not implemented yet", "run the sweep on the host itself (`ssh HOST tokamak sweep FILE`)");
+    throw Error("sweep --host: not implemented yet",
+                "run the sweep on the host itself (`ssh HOST tokamak sweep FILE`)");
   if (!a.slurm.empty()) throw Error("sweep --slurm: not implemented yet", "run the sweep on this computer's queue");
   if (a.file.empty()) throw Error("no sweep file given", "write `tokamak sweep FILE.json` (docs/SWEEPS.md)");
   const SweepPlan plan = plan_sweep(read_file(a.file), a.file, gpus_here());
@@ -58,8 +58,8 @@ void sweep(const SweepArgs& a) {
       asha_rungs(plan.asha, plan.trials.empty() ? 0 : plan.trials.front().config.train.steps);
   if (a.dry_run) {
     if (a.json) return (void)std::printf("%s\n", plan_json(plan).dump().c_str());
-    std::printf("sweep %s: %zu trials (%s), metric %s (%s)", plan.name.c_str(), plan.trials.size(),
-                plan.method.c_str(), plan.metric.name.c_str(), plan.metric.maximize ? "max" : "min");
+    std::printf("sweep %s: %zu trials (%s), metric %s (%s)", plan.name.c_str(), plan.trials.size(), plan.method.c_str(),
+                plan.metric.name.c_str(), plan.metric.maximize ? "max" : "min");
     if (!rungs.empty()) {
       std::printf(", ASHA η=%lld rungs at step", static_cast<long long>(plan.asha.eta));
       for (int64_t r : rungs) std::printf(" %lld", static_cast<long long>(r));
@@ -72,9 +72,8 @@ void sweep(const SweepArgs& a) {
   const int64_t id = SweepStore(store).queue_plan(plan, "local");
   ensure_queue_worker(store.path());
   if (a.json)
-    std::printf("%s\n", nlohmann::json({{"sweep_id", id}, {"name", plan.name}, {"trials", plan.trials.size()}})
-                            .dump()
-                            .c_str());
+    std::printf("%s\n",
+                nlohmann::json({{"sweep_id", id}, {"name", plan.name}, {"trials", plan.trials.size()}}).dump().c_str());
   else
     std::printf("sweep %lld (%s): %zu trials queued\nwatch it: tokamak sweep status %lld\n", static_cast<long long>(id),
                 plan.name.c_str(), plan.trials.size(), static_cast<long long>(id));

@@ -48,9 +48,9 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
-  bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
-  bool detach = false;   // --detach: start the run in a session of its own and return (run_session.h)
-  int64_t gpus = 0;      // --gpus: dist.gpus
+  bool control = false;      // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
+  bool detach = false;       // --detach: start the run in a session of its own and return (run_session.h)
+  int64_t gpus = 0;          // --gpus: dist.gpus
   int64_t halt_at_step = 0;  // --halt-at-step: TrainControl::halt_at_step (a sweep's rung)
 };
 

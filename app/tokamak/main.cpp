@@ -1,6 +1,7 @@
-// tokamak: the command line. `runs`, `tokenize`, `config`, `datasets`, `remote`, `queue` and `sweep` run here without LibTorch (it takes
-// ~0.5 s just to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are handed, command line
-// and all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
+// tokamak: the command line. `runs`, `tokenize`, `config`, `datasets`, `remote`, `queue` and `sweep` run here without
+// LibTorch (it takes ~0.5 s just to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are
+// handed, command line and all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a
+// non-zero exit code.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 

@@ -71,7 +71,8 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
     if (e.message().rfind("unknown config key", 0) == 0) refuse(source, e.message(), e.hint());
   }
   if (key == "train.resume" || key == "name")
-    refuse(source, key + " cannot be swept", "a sweep names its runs and resumes them itself; leave it out of \"sweep\"");
+    refuse(source, key + " cannot be swept",
+           "a sweep names its runs and resumes them itself; leave it out of \"sweep\"");
   for (const KeyDoc& d : config_keys(base))
     if (d.key == key) a.integer = d.type == "int";
   if (spec.is_array()) {
@@ -90,7 +91,8 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
     refuse(source, "\"" + key + "\" has scale \"" + scale + "\"", "write \"scale\": \"log\" or \"linear\"");
   a.log = scale == "log";
   if (!(a.min <= a.max)) refuse(source, "\"" + key + "\" has min above max", "swap them");
-  if (a.log && a.min <= 0) refuse(source, "\"" + key + "\" is log-spaced from " + value_text(a.min), "log needs min > 0");
+  if (a.log && a.min <= 0)
+    refuse(source, "\"" + key + "\" is log-spaced from " + value_text(a.min), "log needs min > 0");
   if (!grid) return a;
   const int64_t count = spec.value("count", int64_t{0});
   if (count < 1) refuse(source, "\"" + key + "\" has no count", "add \"count\": N (values on the grid)");
@@ -105,8 +107,8 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
 ojson draw(const Axis& a, uint64_t& state) {
   const double u = uniform01(state);
   if (!a.range) return a.values[std::min(a.values.size() - 1, static_cast<size_t>(u * a.values.size()))];
-  return number_value(a, a.log ? std::exp(std::log(a.min) + u * (std::log(a.max) - std::log(a.min)))
-                               : a.min + u * (a.max - a.min));
+  return number_value(
+      a, a.log ? std::exp(std::log(a.min) + u * (std::log(a.max) - std::log(a.min))) : a.min + u * (a.max - a.min));
 }
 
 // Short labels for names: the key's last part, or the whole key when two swept keys share it.
@@ -150,8 +152,9 @@ void check_for_asha(const std::string& source, const SweepPlan& plan, const Swee
                " is not a multiple of train.eval_every=" + std::to_string(tc.eval_every),
            "set train.eval_every in \"base\" to a divisor of min_steps, so every rung step has a val loss");
   if (asha_rungs(plan.asha, tc.steps).empty())
-    refuse(source, who + ": early_stopping.min_steps=" + std::to_string(plan.asha.min_steps) +
-                       " is not below train.steps=" + std::to_string(tc.steps),
+    refuse(source,
+           who + ": early_stopping.min_steps=" + std::to_string(plan.asha.min_steps) +
+               " is not below train.steps=" + std::to_string(tc.steps),
            "lower min_steps or raise train.steps");
   if (plan.metric.name == "time_to_target" && tc.target_val_loss <= 0)
     refuse(source, who + ": metric time_to_target needs train.target_val_loss", "set it in \"base\"");
@@ -223,9 +226,10 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
     uint64_t state = root.value("seed", uint64_t{0});
     for (int64_t i = 0; i < count; ++i) {
       points.push_back({});
-      for (const Axis& a : axes) points.back().push_back(a.key == "train.seed" && root.contains("seeds")
-                                                            ? ojson(nullptr)  // filled below: every seed
-                                                            : draw(a, state));
+      for (const Axis& a : axes)
+        points.back().push_back(a.key == "train.seed" && root.contains("seeds")
+                                    ? ojson(nullptr)  // filled below: every seed
+                                    : draw(a, state));
     }
     if (root.contains("seeds")) {  // each drawn point runs once per seed
       std::vector<std::vector<ojson>> with_seeds;
@@ -282,7 +286,7 @@ TrialResult trial_metric(const SweepMetric& metric, const std::string& journal, 
     if (std::isnan(best) || v < best) best = v;
     if (!std::isfinite(target))
       target = j.contains("time_to_target_s") && j["time_to_target_s"].is_number() ? j["time_to_target_s"].get<double>()
-                                                                                    : inf;
+                                                                                   : inf;
   }
   if (!std::isfinite(last)) return {nan, last};  // nothing evaluated, or diverged: the worst
   return {metric.name == "best_val_loss" ? best : metric.name == "time_to_target" ? target : last, last};

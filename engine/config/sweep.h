@@ -27,7 +27,7 @@ struct SweepTrial {
 
 struct SweepPlan {
   std::string name;
-  std::string method;  // grid | random
+  std::string method;             // grid | random
   std::vector<std::string> keys;  // the swept keys, in the file's order (train.seed last when seeds are given)
   SweepMetric metric;
   AshaSpec asha;  // min_steps 0 = every trial trains to the end

@@ -88,7 +88,8 @@ SegmentEnd read_segment_end(const RunFolder& f) {
 class Worker {
  public:
   explicit Worker(const QueueWorkerOptions& o)
-      : o_(o), store_(o.db), queue_(store_), sweeps_(store_), engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
+      : o_(o), store_(o.db), queue_(store_), sweeps_(store_),
+        engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
 
   // One pass: reap, settle ended runs, start what may start. False when there is nothing left to do.
   bool tick() {
@@ -143,7 +144,8 @@ class Worker {
       const std::string journal = path_exists(f.journal()) ? read_file(f.journal()) : "";
       if (ok) sweeps_.record_final(q, journal);
       else sweeps_.record_failure(q, end.step);
-      for (const Promotion& p : sweeps_.promotions(q.sweep_id)) queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
+      for (const Promotion& p : sweeps_.promotions(q.sweep_id))
+        queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
     }
     return false;
   }

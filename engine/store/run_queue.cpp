@@ -42,10 +42,10 @@ int64_t RunQueue::add(const QueueItem& q) {
 
 std::vector<QueueItem> RunQueue::list(bool with_removed) {
   std::vector<QueueItem> items;
-  Stmt s(store_.db(), (std::string("SELECT ") + kColumns + " FROM queue" +
-                       (with_removed ? "" : " WHERE state != 'removed'") +
-                       " ORDER BY state != 'queued', CASE WHEN state = 'queued' THEN position ELSE -id END")
-                          .c_str());
+  Stmt s(store_.db(),
+         (std::string("SELECT ") + kColumns + " FROM queue" + (with_removed ? "" : " WHERE state != 'removed'") +
+          " ORDER BY state != 'queued', CASE WHEN state = 'queued' THEN position ELSE -id END")
+             .c_str());
   while (s.step()) items.push_back(read_item(s));
   return items;
 }
@@ -101,8 +101,9 @@ static std::string setting(Db& db, const char* key, const std::string& fallback)
 
 static void put_setting(RunStore& store, const char* key, const std::string& value) {
   store.transaction([&] {
-    Stmt s(store.db(), "INSERT INTO queue_settings (key, value) VALUES (?, ?) "
-                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    Stmt s(store.db(),
+           "INSERT INTO queue_settings (key, value) VALUES (?, ?) "
+           "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     s.bind(1, std::string(key)).bind(2, value).run();
   });
 }

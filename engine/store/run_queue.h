@@ -19,12 +19,12 @@ class RunStore;
 struct QueueItem {
   int64_t id = 0;
   int64_t position = 0;
-  std::string state;            // queued | running | done | failed | stopped | removed
+  std::string state;             // queued | running | done | failed | stopped | removed
   std::string target = "local";  // where it trains; only this computer is implemented
-  std::string name;             // the run's name (fixed when queued, so its folder is known before it starts)
-  std::string config_json;      // the full config it trains with
-  std::string run_uid, folder;  // set when first claimed; a promoted trial keeps both (it is the same run)
-  std::string error;            // failed: why, in one line
+  std::string name;              // the run's name (fixed when queued, so its folder is known before it starts)
+  std::string config_json;       // the full config it trains with
+  std::string run_uid, folder;   // set when first claimed; a promoted trial keeps both (it is the same run)
+  std::string error;             // failed: why, in one line
   double created = 0, started = 0, ended = 0;
   int64_t sweep_id = 0;   // 0 = not part of a sweep
   int64_t point = 0;      // the sweep's point index

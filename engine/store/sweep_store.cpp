@@ -83,8 +83,10 @@ std::vector<Promotion> SweepStore::promotions(int64_t sweep_id) {
       asha.min_steps = s.int64(0), asha.eta = s.int64(1), maximize = s.int64(2) != 0;
     }
     if (asha.min_steps <= 0) return;
-    const int64_t top = db.query_int("SELECT coalesce(max(r.rung), -1) FROM sweep_rungs r JOIN queue q ON q.id = "
-                                     "r.queue_id WHERE q.sweep_id = " + std::to_string(sweep_id));
+    const int64_t top = db.query_int(
+        "SELECT coalesce(max(r.rung), -1) FROM sweep_rungs r JOIN queue q ON q.id = "
+        "r.queue_id WHERE q.sweep_id = " +
+        std::to_string(sweep_id));
     // From the highest rung down, as ASHA prefers to carry a trial further over starting another.
     for (int64_t k = top; k >= 0; --k) {
       std::vector<RungResult> rung;
