@@ -195,8 +195,11 @@ class TestQueue : public QObject {
     QVERIFY2(r.code == 1 && r.err.contains("trial 1 (train.lr=0.001 train.warmup_steps=-5): train.warmup_steps"),
              r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
-    r = cli({"sweep", QString::fromStdString(file), "--slurm", "x"});
-    QVERIFY2(r.code == 1 && r.err.contains("not implemented yet"), r.err.constData());
+    write_file_atomically(file, R"({"base": {"train": {"eval_every": 10}}, "sweep": {"train.lr": [1e-3]},
+                                    "early_stopping": {"min_steps": 10}})");
+    r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
+    QVERIFY2(r.code == 1 && r.err.contains("early_stopping with --slurm: not implemented yet"), r.err.constData());
+    QCOMPARE(queueList()["items"].toArray().size(), 0);
   }
 
   void ashaStopsTheWorstAndResumesPromotedTrialsBitExact() {

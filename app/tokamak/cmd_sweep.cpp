@@ -1,7 +1,8 @@
-// `tokamak sweep FILE [--dry-run] [--json]` and `tokamak sweep status [ID]`: a sweep file
+// `tokamak sweep FILE [--dry-run] [--json] [--slurm ...]` and `tokamak sweep status [ID]`: a sweep file
 // (docs/SWEEPS.md) expanded and validated (engine/config/sweep.h), then queued on this computer as one trial
-// per point (engine/store/sweep_store.h); the queue worker runs them and, with early stopping, stops and
-// promotes them at their rungs. Nothing is queued unless every trial is valid.
+// per point (engine/store/sweep_store.h) — the queue worker runs them and, with early stopping, stops and
+// promotes them at their rungs — or submitted as one Slurm job array (cmd_sweep_slurm.cpp). Nothing is queued
+// unless every trial is valid.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -10,10 +11,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "app/tokamak/cmd_sweep.h"
 #include "app/tokamak/commands.h"
 #include "engine/config/sweep.h"
 #include "engine/remote/queue_worker.h"
+#include "engine/remote/run_folder.h"
 #include "engine/remote/run_launch.h"
+#include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_store.h"
 #include "engine/util/error.h"
@@ -23,9 +27,10 @@ namespace tokamak::cli {
 namespace {
 
 struct SweepArgs {
-  std::string file, db, host, slurm;
+  std::string file, db, host;
   int64_t id = 0;
-  bool dry_run = false, json = false;
+  bool dry_run = false, json = false, slurm = false;
+  SweepSlurmArgs on_slurm;
 };
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
@@ -51,7 +56,6 @@ void sweep(const SweepArgs& a) {
   if (!a.host.empty())
     throw Error("sweep --host: not implemented yet",
                 "run the sweep on the host itself (`ssh HOST tokamak sweep FILE`)");
-  if (!a.slurm.empty()) throw Error("sweep --slurm: not implemented yet", "run the sweep on this computer's queue");
   if (a.file.empty()) throw Error("no sweep file given", "write `tokamak sweep FILE.json` (docs/SWEEPS.md)");
   const SweepPlan plan = plan_sweep(read_file(a.file), a.file, gpus_here());
   const std::vector<int64_t> rungs =
@@ -67,6 +71,11 @@ void sweep(const SweepArgs& a) {
     std::printf("\n");
     for (const SweepTrial& t : plan.trials) std::printf("  %s\n", t.name.c_str());
     return;
+  }
+  if (a.slurm) {
+    SweepSlurmArgs on = a.on_slurm;
+    on.db = a.db, on.json = a.json;
+    return submit_sweep_to_slurm(plan, on);
   }
   RunStore store(a.db);
   const int64_t id = SweepStore(store).queue_plan(plan, "local");
@@ -94,6 +103,8 @@ nlohmann::json status_json(const SweepStatus& s) {
                       {"name", t.item.name},
                       {"state", t.item.state},
                       {"run_uid", t.item.run_uid},
+                      {"folder", t.item.folder},
+                      {"target", t.item.target},
                       {"error", t.item.error},
                       {"config", nlohmann::json::parse(t.item.config_json, nullptr, false)},
                       {"rungs", rungs}});
@@ -107,11 +118,28 @@ nlohmann::json status_json(const SweepStatus& s) {
           {"trials", trials}};
 }
 
+// A scheduler's trials (a Slurm job array) have no worker here: their rows are settled when they are shown,
+// from their run folders, as the local worker settles its own.
+void settle_scheduled(RunStore& store, SweepStore& sweeps, const SweepStatus& s) {
+  RunQueue queue(store);
+  for (const SweepTrialStatus& t : s.trials) {
+    const QueueItem& q = t.item;
+    if (q.target == "local" || q.state != "running" || !path_exists(RunFolder{q.folder}.info_file())) continue;
+    const RunState r = read_run_state(RunFolder{q.folder});
+    if (r.state == "queued" || r.state == "running" || r.state == "paused") continue;
+    const bool ok = r.state == "finished";
+    queue.finish(q.id, ok ? "done" : r.state == "stopped" ? "stopped" : "failed", ok ? "" : r.error, now_seconds());
+    if (ok) sweeps.record_final(q, read_file(RunFolder{q.folder}.journal()));
+    else sweeps.record_failure(q, 0);
+  }
+}
+
 void status(const SweepArgs& a) {
   RunStore store(a.db);
   SweepStore sweeps(store);
   std::vector<int64_t> ids = a.id > 0 ? std::vector<int64_t>{a.id} : sweeps.sweep_ids();
   for (int64_t id : ids) {
+    settle_scheduled(store, sweeps, sweeps.status(id));
     const SweepStatus s = sweeps.status(id);
     if (a.json) {
       std::printf("%s\n", status_json(s).dump().c_str());
@@ -142,7 +170,17 @@ void add_sweep_command(CLI::App& app) {
   c->add_flag("--json", args->json, "one JSON object (the plan with --dry-run)");
   c->add_option("--db", args->db, "run store whose queue takes the trials (default: $XDG_DATA_HOME/tokamak/runs.db)");
   c->add_option("--host", args->host, "sweep on an SSH host's queue: not implemented yet");
-  c->add_option("--slurm", args->slurm, "sweep as one Slurm job array: not implemented yet");
+  c->add_flag("--slurm", args->slurm,
+              "submit the trials as one Slurm job array on this computer's Slurm (without early_stopping)");
+  SweepSlurmArgs& sl = args->on_slurm;
+  c->add_option("--partition", sl.spec.partition, "--slurm: the partition");
+  c->add_option("--account", sl.spec.account, "--slurm: the account");
+  c->add_option("--qos", sl.spec.qos, "--slurm: the QoS");
+  c->add_option("--nodes", sl.spec.nodes, "--slurm: nodes per trial (default 1)");
+  c->add_option("--gpus-per-node", sl.spec.gpus_per_node, "--slurm: GPUs per node, one rank each");
+  c->add_option("--ntasks-per-node", sl.spec.ntasks_per_node, "--slurm: CPU nodes: Gloo ranks per node");
+  c->add_option("--time", sl.time, "--slurm: each trial's time limit, HH:MM:SS");
+  c->add_option("--tokamak", sl.tokamak, "--slurm: the tokamak command on the nodes (default: this program)");
   CLI::App* s = c->add_subcommand("status", "Each trial of a sweep (all sweeps without ID): state, metric per rung");
   s->add_option("id", args->id, "sweep id");
   s->add_flag("--json", args->json, "one JSON object per sweep");

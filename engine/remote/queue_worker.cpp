@@ -95,9 +95,9 @@ class Worker {
   bool tick() {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {}  // our runs' zombies would look alive (run_folder.h)
     bool going = false;
-    for (const QueueItem& q : queue_.in_state("running")) going = settle(q) || going;
+    for (const QueueItem& q : local_running()) going = settle(q) || going;
     if (queue_.paused()) return going;
-    int64_t running = static_cast<int64_t>(queue_.in_state("running").size());
+    auto running = static_cast<int64_t>(local_running().size());
     while (running < queue_.parallel()) {
       std::optional<QueueItem> next = queue_.next_queued();
       if (!next) break;
@@ -107,9 +107,17 @@ class Worker {
     return going || queue_.next_queued().has_value();
   }
 
-  bool has_work() { return !queue_.in_state("running").empty() || (!queue_.paused() && queue_.next_queued()); }
+  bool has_work() { return !local_running().empty() || (!queue_.paused() && queue_.next_queued()); }
 
  private:
+  // Rows a scheduler runs (a sweep on Slurm) are the scheduler's: this worker neither starts nor settles them.
+  std::vector<QueueItem> local_running() {
+    std::vector<QueueItem> mine;
+    for (QueueItem& q : queue_.in_state("running"))
+      if (q.target == "local") mine.push_back(std::move(q));
+    return mine;
+  }
+
   void note(const std::string& s) {
     if (o_.note) o_.note(s);
   }

@@ -14,7 +14,8 @@ static int64_t steps_of(const QueueItem& q) { return config_from_json(q.config_j
 
 SweepStore::SweepStore(RunStore& store) : store_(store) {}
 
-int64_t SweepStore::queue_plan(const SweepPlan& plan, const std::string& target) {
+int64_t SweepStore::queue_plan(const SweepPlan& plan, const std::string& target,
+                               const std::vector<std::pair<std::string, std::string>>* submitted) {
   int64_t id = 0;
   store_.transaction([&] {
     Stmt s(store_.db(),
@@ -29,7 +30,11 @@ int64_t SweepStore::queue_plan(const SweepPlan& plan, const std::string& target)
       q.sweep_id = id, q.point = t.point, q.rung = 0;
       const std::vector<int64_t> rungs = asha_rungs(plan.asha, t.config.train.steps);
       q.halt_step = rungs.empty() ? 0 : rungs.front();
-      queue.add(q);
+      const int64_t row = queue.add(q);
+      if (!submitted) continue;
+      const auto& [uid, folder] = submitted->at(static_cast<size_t>(t.point));
+      Stmt run(store_.db(), "UPDATE queue SET state = 'running', run_uid = ?, folder = ?, started = ? WHERE id = ?");
+      run.bind(1, uid).bind(2, folder).bind(3, now_seconds()).bind(4, row).run();
     }
   });
   return id;

@@ -44,7 +44,10 @@ class SweepStore {
   explicit SweepStore(RunStore& store);
 
   // Records the sweep and queues every trial in one transaction (all or none); returns the sweep's id.
-  int64_t queue_plan(const SweepPlan& plan, const std::string& target);
+  // submitted: trials already handed to a scheduler (Slurm), each its (uid, folder): their rows are running
+  // from the start, and the local worker leaves rows whose target is not "local" alone.
+  int64_t queue_plan(const SweepPlan& plan, const std::string& target,
+                     const std::vector<std::pair<std::string, std::string>>* submitted = nullptr);
   // The trial's segment ended where it was asked to stop (its rung): its metric there and its checkpoint.
   void record_rung(const QueueItem& q, const std::string& journal, int64_t step, const std::string& checkpoint);
   // The trial trained to train.steps: its final result, at the rung after the last.
