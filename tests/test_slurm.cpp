@@ -203,7 +203,7 @@ class TestSlurm : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err));
     for (const char* line : {"#SBATCH --partition=debug", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2",
                              "#SBATCH --time=01:00:00", "#SBATCH --requeue", "#SBATCH --signal=B:USR1@120",
-                             "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)",
+                             "first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)",
                              "srun --kill-on-bad-exit=1 "})
       QVERIFY2(r.out.contains(line), qPrintable(QString(line) + " missing from:\n" + r.out));
     QVERIFY(r.out.startsWith("#!/bin/bash\n"));
@@ -254,6 +254,105 @@ class TestSlurm : public QObject {
     QVERIFY(id > 0);
     QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
     QCOMPARE(store.run(id).world_size, int64_t(2));
+  }
+
+  // A debug partition's short limit is accepted and sets the checkpoint interval: half of the job's time
+  // (nothing of the run is lost to a limit the interval used to be longer than).
+  void shortTimeLimitSetsTheCheckpointInterval() {
+    const Ran r = cli(QStringList{"slurm", "submit", "--json", "--partition", "down", "--nodes", "1",
+                                  "--ntasks-per-node", "1", "--time", "00:10:00", "--set", "train.checkpoint_minutes=30"} +
+                      setArgs(test::dist_tiny_sets(data_)));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains("train.checkpoint_minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
+    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const Config c = config_from_json(read_file(sub.value("folder").toString().toStdString() + "/config.json"));
+    QCOMPARE(c.train.checkpoint_minutes, 5.0);
+    QCOMPARE(cli({"slurm", "cancel", QString::number(sub.value("job_id").toInteger())}).code, 0);
+  }
+
+  // MASTER_ADDR is the first node's name when it resolves, else its NodeAddr from Slurm (NodeName=n1,
+  // NodeAddr=127.0.0.1 on a one-node cluster): the job script's lines run with a stand-in scontrol.
+  void masterAddrFallsBackToNodeAddr() {
+    QTemporaryDir fakeBin;
+    QFile fake(fakeBin.filePath("scontrol"));
+    QVERIFY(fake.open(QIODevice::WriteOnly));
+    fake.write("#!/bin/sh\n"
+               "case \"$1 $2\" in\n"
+               "  'show hostnames') echo \"$3\" | cut -d, -f1 ;;\n"
+               "  'show node') echo \"NodeName=$3 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=$3 Version=22.05\" ;;\n"
+               "esac\n");
+    fake.close();
+    fake.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    for (const auto& [nodes, expected] :
+         {std::pair<QString, QString>{"n1-nowhere-tokamak,n2", "127.0.0.1 (NodeAddr of n1-nowhere-tokamak, whose name "
+                                                                "does not resolve)"},
+          std::pair<QString, QString>{"localhost", "localhost (the first node's name)"}}) {
+      QProcess sh;
+      QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+      e.insert("PATH", fakeBin.path() + ":" + e.value("PATH"));
+      e.insert("SLURM_JOB_NODELIST", nodes);
+      sh.setProcessEnvironment(e);
+      sh.start("bash", {"-c", QString::fromStdString(slurm_master_addr_lines()) + "echo \"$MASTER_ADDR|$master\""});
+      QVERIFY(sh.waitForFinished(30000));
+      const QString out = QString::fromUtf8(sh.readAllStandardOutput()).trimmed();
+      QCOMPARE(out, expected.section(' ', 0, 0) + "|" + expected);
+    }
+  }
+
+  // `tokamak sweep --slurm`: the sweep is one job array, each trial one task that trains its own run to the end
+  // with its own values; `sweep status` settles the trials from their run folders. Early stopping is refused
+  // in one line before anything is written.
+  void sweepIsOneJobArray() {
+    Config base;
+    std::vector<std::string> sets = test::dist_tiny_sets(data_);
+    sets.push_back("train.steps=4");
+    apply_overrides(base, sets);
+    const QString file = QString::fromStdString(env_->path("array.json"));
+    write_file_atomically(file.toStdString(), R"({"name": "arr", "base": )" + config_to_json(base, -1) +
+                                                  R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
+    const QStringList slurm = {"--slurm", "--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1",
+                               "--time", "01:00:00"};
+    const Ran r = cli(QStringList{"sweep", file, "--json"} + slurm);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY(sub.value("job_id").toInteger() > 0);
+    QFile script(sub.value("script").toString());
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    QVERIFY(script.readAll().contains("#SBATCH --array=0-1\n"));
+    const QString id = QString::number(sub.value("sweep_id").toInteger());
+    QJsonArray trials;
+    QElapsedTimer t;
+    t.start();
+    for (bool going = true; going && t.elapsed() < 240000; QThread::msleep(300)) {
+      trials = QJsonDocument::fromJson(cli({"sweep", "status", id, "--json"}).out.toUtf8())["trials"].toArray();
+      going = false;
+      for (const QJsonValue& v : trials) going = going || v["state"].toString() == "running";
+    }
+    QCOMPARE(trials.size(), 2);
+    QStringList uids;
+    for (const QJsonValue& v : trials) {
+      QCOMPARE(v["state"].toString(), QString("done"));
+      QCOMPARE(v["target"].toString(), QString("slurm"));
+      const QList<QJsonObject> events = journal(v["folder"].toString());
+      QCOMPARE(ofKind(events, "start").size(), 1);
+      QCOMPARE(ofKind(events, "step").size(), 4);
+      QCOMPARE(ofKind(events, "end").value(0).value("status").toString(), QString("finished"));
+      // Each task trained its own trial: its run's config has the trial's rate.
+      QCOMPARE(ofKind(events, "start")[0]["config"]["train"]["lr"].toDouble(),
+               v["config"]["train"]["lr"].toDouble());
+      uids << v["run_uid"].toString();
+    }
+    QVERIFY(uids[0] != uids[1]);
+    QVERIFY(trials[0]["config"]["train"]["lr"].toDouble() != trials[1]["config"]["train"]["lr"].toDouble());
+
+    write_file_atomically(file.toStdString(),
+                          R"({"base": {"train": {"eval_every": 2, "steps": 4}}, "sweep": {"train.lr": [0.001]},
+                              "early_stopping": {"min_steps": 2}})");
+    const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
+    const Ran refused = cli(QStringList{"sweep", file} + slurm);
+    QVERIFY2(refused.code == 1 && refused.err.contains("early_stopping with --slurm: not implemented yet"),
+             qPrintable(refused.err));
+    QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
   }
 
   // A job that cannot start says why: its partition is down.
@@ -428,10 +527,10 @@ class TestSlurm : public QObject {
     QTest::newRow("no such partition") << (QStringList{"--partition", "nosuch"} + ok) << false
                                        << "tokamak: partition 'nosuch' does not exist on this computer (hint: use "
                                           "one of: debug, down)";
-    QTest::newRow("shorter than a checkpoint")
-        << QStringList{"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1", "--time", "00:10:00"} << false
-        << "tokamak: time limit 00:10:00 is shorter than one checkpoint interval (train.checkpoint_minutes=30) "
-           "(hint: ask for --time 00:30:00 or more";
+    QTest::newRow("no time before the requeue warning")
+        << QStringList{"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1", "--time", "00:01:00",
+                       "--requeue"}
+        << false << "tokamak: time limit 00:01:00 leaves no time before the requeue warning (120 s before the limit)";
   }
   void badCasesAreOneLine() {
     QFETCH(QStringList, args);

@@ -1,6 +1,6 @@
 // `tokamak slurm submit|status|cancel`: a run as a Slurm job (docs/REMOTE.md, "Slurm"). `submit` takes the
 // train options, checks what can be checked before anything is queued (sbatch is there, the partition
-// exists, the time limit holds one checkpoint interval), creates the run folder with its config and job
+// exists, the time limit sets the checkpoint interval when it is short), creates the run folder with its config and job
 // script, and hands the script to sbatch. In the job, srun starts the ranks and rank 0 writes the run folder's
 // journal, so `tokamak runs follow UID` and the studio follow a job's run as any other. `status` says what
 // the scheduler says (pending and why, running where, ended how); `cancel` is scancel (the ranks get SIGTERM,
@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -124,18 +125,38 @@ void submit_over_ssh(const SlurmArgs& a, const Config& c, const CommandHost& hos
                 out.value("run_uid", "").c_str(), out.value("folder", "").c_str());
 }
 
-// A job shorter than one checkpoint interval would lose all of its work to anything but a clean SIGTERM.
-// The interval is train.checkpoint_minutes (wall time, so it is known before the run); a step interval
-// (train.checkpoint_every) has no duration until a step has been measured, so it is not checked.
-void check_time_limit(const Config& c, int limit_s) {
-  const auto every_s = static_cast<int64_t>(c.train.checkpoint_minutes * 60);
-  if (every_s <= 0 || limit_s >= every_s) return;
-  char minutes[32];
-  std::snprintf(minutes, sizeof minutes, "%g", static_cast<double>(c.train.checkpoint_minutes));
-  throw Error("time limit " + format_slurm_time(limit_s) + " is shorter than one checkpoint interval (" +
-                  "train.checkpoint_minutes=" + minutes + ")",
-              "ask for --time " + format_slurm_time(static_cast<int>(every_s)) +
-                  " or more, or set train.checkpoint_minutes below the limit");
+// Debug partitions with 15–30 minute limits are common, and a sweep's short trials live there: a limit shorter
+// than the checkpoint interval sets the interval instead of being refused. The job has until its signal —
+// USR1 warn_s before the limit with --requeue, SIGTERM at the limit otherwise — so the interval becomes half of
+// that: a checkpoint midway, and the one every stop writes. Only a checkpoint that could not be written in the
+// time Slurm leaves after its signal is warned about (an estimate: model and AdamW state in fp32 at 200 MB/s,
+// against Slurm's default KillWait of 30 s). Returns the note to print ("" when nothing changed).
+std::string fit_checkpoints_to_limit(Config& c, const SlurmJobSpec& s) {
+  const int usable_s = s.time_limit_s - (s.requeue ? s.warn_s : 0);
+  if (usable_s <= 0)
+    throw Error("time limit " + format_slurm_time(s.time_limit_s) + " leaves no time before the requeue warning (" +
+                    std::to_string(s.warn_s) + " s before the limit)",
+                "ask for a longer --time, or leave out --requeue");
+  const double every_s = c.train.checkpoint_minutes * 60;
+  if (every_s <= 0 || s.time_limit_s >= every_s) return "";
+  c.train.checkpoint_minutes = std::max(1.0, usable_s / 2.0) / 60.0;
+  char note[400];
+  std::snprintf(note, sizeof note, "train.checkpoint_minutes=%g (from --time %s%s)", c.train.checkpoint_minutes,
+                format_slurm_time(s.time_limit_s).c_str(), s.requeue ? " and the requeue warning" : "");
+  const ModelConfig& m = c.model;
+  const double params = static_cast<double>(padded_vocab(m) * m.n_embd + m.context * m.n_embd +
+                                            12 * m.n_layer * m.n_embd * m.n_embd);
+  const double write_s = params * 12 / 200e6;
+  std::string out = note;
+  if (write_s > 30) {
+    char warn[300];
+    std::snprintf(warn, sizeof warn,
+                  "; warning: its checkpoint (about %.1f GB) may take about %.0f s to write, longer than the 30 s "
+                  "Slurm's default KillWait leaves after the signal: the last minutes of each job may be lost",
+                  params * 12 / 1e9, write_s);
+    out += warn;
+  }
+  return out;
 }
 
 void submit(SlurmArgs a) {
@@ -163,7 +184,8 @@ void submit(SlurmArgs a) {
                 "add --partition NAME (`sinfo` lists them); it is remembered for the next submit");
   c.dist.gpus = s.nodes * s.tasks_per_node();  // the world size the ranks will have (they take srun's)
   validate_config(c, s.gpus_per_node);
-  check_time_limit(c, s.time_limit_s);
+  if (const std::string note = fit_checkpoints_to_limit(c, s); !note.empty())
+    std::fprintf(stderr, "tokamak slurm: %s\n", note.c_str());
   if (!slurm.host().local()) return submit_over_ssh(a, c, slurm.host());
   if (!a.dry_run) {
     slurm.require_sbatch();

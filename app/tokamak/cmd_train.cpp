@@ -48,9 +48,10 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
-  bool control = false;  // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
-  bool detach = false;   // --detach: start the run in a session of its own and return (run_session.h)
-  int64_t gpus = 0;      // --gpus: dist.gpus
+  bool control = false;      // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
+  bool detach = false;       // --detach: start the run in a session of its own and return (run_session.h)
+  int64_t gpus = 0;          // --gpus: dist.gpus
+  int64_t halt_at_step = 0;  // --halt-at-step: TrainControl::halt_at_step (a sweep's rung)
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
@@ -114,6 +115,7 @@ int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
   std::vector<std::string> more;
   if (!args.db.empty()) more.insert(more.end(), {"--db", args.db});
   if (args.no_store) more.push_back("--no-store");
+  if (args.halt_at_step > 0) more.insert(more.end(), {"--halt-at-step", std::to_string(args.halt_at_step)});
   const long pid = start_detached(id, config_to_json(c, 2), more);
   if (args.json)
     std::printf(
@@ -151,6 +153,7 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
   if (main_rank) sinks.add(&printer);
   TrainControl control;
   control.run_uid = id.uid;
+  control.halt_at_step = args.halt_at_step;
   // Rank 0 keeps the journal: every event, whoever reads it (docs/ARCHITECTURE.md, "Run folders").
   std::unique_ptr<JournalWriter> journal;
   std::string journal_error;
@@ -282,6 +285,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus,
                   "data-parallel processes (dist.gpus): one per GPU, or Gloo processes on CPU; under torchrun/srun "
                   "their WORLD_SIZE is used");
+  cmd->add_option("--halt-at-step", args->halt_at_step,
+                  "end the run as stopped after this step, with a checkpoint, the schedule still that of "
+                  "train.steps (a sweep's rung: resuming from that checkpoint continues the same curve bit-exact)");
   cmd->callback([args] { run_train(*args); });
 }
 

@@ -16,4 +16,6 @@ void add_eval_command(CLI::App& app);
 void add_find_batch_command(CLI::App& app);
 void add_remote_command(CLI::App& app);
 void add_slurm_command(CLI::App& app);
+void add_queue_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 }  // namespace tokamak::cli

@@ -1,6 +1,7 @@
-// tokamak: the command line. `runs`, `tokenize`, `config`, `datasets` and `remote` run here without LibTorch (it takes
-// ~0.5 s just to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are handed, command line
-// and all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a non-zero exit code.
+// tokamak: the command line. `runs`, `tokenize`, `config`, `datasets`, `remote`, `queue` and `sweep` run here without
+// LibTorch (it takes ~0.5 s just to initialise); `train`, `generate`, `bench`, `export`, `eval` and `find-batch` are
+// handed, command line and all, to tokamak-engine in the same folder. Every failure ends as one line on stderr and a
+// non-zero exit code.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   tokamak::cli::add_runs_command(app);
   tokamak::cli::add_remote_command(app);
   tokamak::cli::add_slurm_command(app);
+  tokamak::cli::add_queue_command(app);
+  tokamak::cli::add_sweep_command(app);
   tokamak::cli::add_datasets_command(app);
   return tokamak::cli::run_app(app, argc, argv);
 }

@@ -73,35 +73,39 @@ std::string format_slurm_time(int seconds) {
 
 int slurm_master_port(long job_id) { return 20000 + static_cast<int>(job_id % 40000); }
 
-std::string slurm_job_script(const SlurmJobSpec& j) {
-  const std::string folder = shell_quote(j.run_folder);
-  std::ostringstream s;
-  s << "#!/bin/bash\n"
-    << "# Tokamak run " << j.run_uid << ", written by `tokamak slurm submit` (docs/REMOTE.md, \"Slurm\").\n"
-    << "#SBATCH --job-name=" << j.job_name << "\n"
+std::string slurm_master_addr_lines() {
+  // A node's Slurm name need not resolve (NodeName=n1 NodeAddr=127.0.0.1): the ranks would then wait out the
+  // rendezvous timeout. Its NodeAddr is what slurmctld itself reaches it by.
+  return "first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+         "if getent hosts \"$first\" >/dev/null 2>&1; then\n"
+         "  export MASTER_ADDR=$first; master=\"$first (the first node's name)\"\n"
+         "else\n"
+         "  export MASTER_ADDR=$(scontrol show node \"$first\" | tr ' ' '\\n' | sed -n 's/^NodeAddr=//p' | head -n 1)\n"
+         "  master=\"$MASTER_ADDR (NodeAddr of $first, whose name does not resolve)\"\n"
+         "fi\n";
+}
+
+// The #SBATCH lines every job of ours has (the caller adds --output, requeue and, for a sweep, --array).
+static void write_resources(std::ostringstream& s, const SlurmJobSpec& j) {
+  s << "#SBATCH --job-name=" << j.job_name << "\n"
     << "#SBATCH --partition=" << j.partition << "\n";
   if (!j.account.empty()) s << "#SBATCH --account=" << j.account << "\n";
   if (!j.qos.empty()) s << "#SBATCH --qos=" << j.qos << "\n";
   s << "#SBATCH --nodes=" << j.nodes << "\n"
     << "#SBATCH --ntasks-per-node=" << j.tasks_per_node() << "\n";
   if (j.gpus_per_node > 0) s << "#SBATCH --gpus-per-node=" << j.gpus_per_node << "\n";
-  s << "#SBATCH --time=" << format_slurm_time(j.time_limit_s) << "\n"
-    << "#SBATCH --output=" << j.run_folder << "/output.log\n"
-    << "#SBATCH --open-mode=append\n";
-  if (j.requeue)
-    s << "#SBATCH --requeue\n"
-      << "#SBATCH --signal=B:USR1@" << j.warn_s << "\n";
-  else s << "#SBATCH --no-requeue\n";
-  s << "\n"
-    << "export TOKAMAK_RUN_UID=" << j.run_uid << "\n"
-    << "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-    << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 40000))\n"
-    << "folder=" << folder << "\n"
+  s << "#SBATCH --time=" << format_slurm_time(j.time_limit_s) << "\n";
+}
+
+// From the rendezvous to the end: the same for one run and for each task of a sweep's array, once
+// TOKAMAK_RUN_UID, $folder and $checkpoints are set.
+static void write_body(std::ostringstream& s, const SlurmJobSpec& j) {
+  s << slurm_master_addr_lines() << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 40000))\n"
     << "resume=()\n"
-    << "last=$(ls -1v " << shell_quote(j.checkpoint_dir) << "/step_*.safetensors 2>/dev/null | tail -n 1)\n"
+    << "last=$(ls -1v \"$checkpoints\"/step_*.safetensors 2>/dev/null | tail -n 1)\n"
     << "if [ -n \"$last\" ]; then resume=(--set \"train.resume=$last\"); fi\n"
     << "echo \"tokamak job $SLURM_JOB_ID (restart ${SLURM_RESTART_COUNT:-0}) on $SLURM_JOB_NODELIST${last:+, resuming "
-       "from $last}\"\n";
+       "from $last}, MASTER_ADDR $master\"\n";
   if (j.requeue) s << "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n";
   s << "trap 'echo \"tokamak job: SIGTERM, the ranks write a checkpoint and stop\"' TERM\n"
     << "srun --kill-on-bad-exit=1 " << shell_quote(j.tokamak) << " train --config \"$folder/config.json\""
@@ -109,6 +113,52 @@ std::string slurm_job_script(const SlurmJobSpec& j) {
     << "ranks=$!\n"
     << "while :; do wait \"$ranks\"; status=$?; kill -0 \"$ranks\" 2>/dev/null || break; done\n"
     << "exit \"$status\"\n";
+}
+
+std::string slurm_job_script(const SlurmJobSpec& j) {
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# Tokamak run " << j.run_uid << ", written by `tokamak slurm submit` (docs/REMOTE.md, \"Slurm\").\n";
+  write_resources(s, j);
+  s << "#SBATCH --output=" << j.run_folder << "/output.log\n"
+    << "#SBATCH --open-mode=append\n";
+  if (j.requeue)
+    s << "#SBATCH --requeue\n"
+      << "#SBATCH --signal=B:USR1@" << j.warn_s << "\n";
+  else s << "#SBATCH --no-requeue\n";
+  s << "\n"
+    << "export TOKAMAK_RUN_UID=" << j.run_uid << "\n"
+    << "folder=" << shell_quote(j.run_folder) << "\n"
+    << "checkpoints=" << shell_quote(j.checkpoint_dir) << "\n";
+  write_body(s, j);
+  return s.str();
+}
+
+std::string slurm_array_script(const SlurmJobSpec& j, const std::vector<SlurmArrayTask>& tasks,
+                               const std::string& sweep_folder) {
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# Tokamak sweep: " << tasks.size()
+    << " trials, one array task each, written by `tokamak sweep --slurm` (docs/SWEEPS.md).\n";
+  write_resources(s, j);
+  s << "#SBATCH --array=0-" << (tasks.empty() ? 0 : tasks.size() - 1) << "\n"
+    << "#SBATCH --output=" << sweep_folder << "/task-%a.log\n"
+    << "#SBATCH --open-mode=append\n"
+    << "#SBATCH --no-requeue\n\n";
+  std::string uids, folders, checkpoints;
+  for (const SlurmArrayTask& t : tasks) {
+    uids += " " + t.run_uid;
+    folders += " " + shell_quote(t.run_folder);
+    checkpoints += " " + shell_quote(t.checkpoint_dir);
+  }
+  s << "uids=(" << uids << " )\n"
+    << "folders=(" << folders << " )\n"
+    << "checkpoint_dirs=(" << checkpoints << " )\n"
+    << "export TOKAMAK_RUN_UID=${uids[$SLURM_ARRAY_TASK_ID]}\n"
+    << "folder=${folders[$SLURM_ARRAY_TASK_ID]}\n"
+    << "checkpoints=${checkpoint_dirs[$SLURM_ARRAY_TASK_ID]}\n"
+    << "exec >>\"$folder/output.log\" 2>&1  # each trial's own log, as a single job's\n";
+  write_body(s, j);
   return s.str();
 }
 

@@ -5,6 +5,7 @@
 // the run folder and its journal, and a requeued job resumes from the newest checkpoint of the same run.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace tokamak {
 
@@ -32,6 +33,19 @@ std::string format_slurm_time(int seconds);  // D-HH:MM:SS when a day or more, e
 
 // The whole script (bash), ending with a newline.
 std::string slurm_job_script(const SlurmJobSpec& spec);
+
+// A sweep as one job array (`tokamak sweep --slurm`): task i trains tasks[i] (its run folder holds its
+// config.json) with spec's resources, each task a job of its own to Slurm (its own SLURM_JOB_ID, so its own
+// MASTER_PORT); the array's output goes to SWEEP_FOLDER/task-%a.log until the task appends to its run's output.log.
+struct SlurmArrayTask {
+  std::string run_uid, run_folder, checkpoint_dir;
+};
+std::string slurm_array_script(const SlurmJobSpec& spec, const std::vector<SlurmArrayTask>& tasks,
+                               const std::string& sweep_folder);
+
+// The script's lines that set MASTER_ADDR (and $master, how it was found, for the job's first line): the first
+// node's Slurm name when it resolves, else that node's NodeAddr from `scontrol show node`.
+std::string slurm_master_addr_lines();
 
 // The port the ranks of job JOB_ID meet on (also written into the script, so both agree): 20000 + id % 40000,
 // so two jobs sharing a first node rarely collide and a requeued job (same id) keeps its port.

@@ -119,6 +119,56 @@ ALTER TABLE runs ADD COLUMN journal_offset INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN journal_wall REAL NOT NULL DEFAULT 0;
 )SQL";
 
+// Version 5: the queue of this computer (engine/store/run_queue.h) and the sweeps that fill it. A queued run is
+// a row with its whole config, so the queue outlives every process that shows or works it; a sweep's trials
+// are queue rows, and what each reached at each rung of early stopping is a row of sweep_rungs.
+static const char* kSchemaV5 = R"SQL(
+CREATE TABLE sweeps (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  maximize INTEGER NOT NULL DEFAULT 0,
+  min_steps INTEGER NOT NULL DEFAULT 0,
+  eta INTEGER NOT NULL DEFAULT 3,
+  created REAL NOT NULL
+);
+CREATE TABLE queue (
+  id INTEGER PRIMARY KEY,
+  position INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued','running','done','failed','removed','stopped')),
+  target TEXT NOT NULL DEFAULT 'local',
+  name TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  run_uid TEXT NOT NULL DEFAULT '',
+  folder TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  created REAL NOT NULL,
+  started REAL,
+  ended REAL,
+  sweep_id INTEGER REFERENCES sweeps(id),
+  point INTEGER NOT NULL DEFAULT 0,
+  rung INTEGER NOT NULL DEFAULT 0,
+  halt_step INTEGER NOT NULL DEFAULT 0,
+  resume TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX queue_state ON queue(state, position);
+CREATE TABLE sweep_rungs (
+  queue_id INTEGER NOT NULL REFERENCES queue(id) ON DELETE CASCADE,
+  rung INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  metric REAL,
+  val_loss REAL,
+  checkpoint TEXT NOT NULL DEFAULT '',
+  promoted INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue_id, rung)
+) WITHOUT ROWID;
+CREATE TABLE queue_settings (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+)SQL";
+
 const char* schema_v1_sql() { return kSchemaV1; }
 
 static void migrate_to_2(Db& db) {
@@ -189,6 +239,7 @@ void prepare_schema(Db& db) {
     if (v < 2) migrate_to_2(db);
     if (v < 3) migrate_to_3(db);
     if (v < 4) db.exec(kSchemaV4);
+    if (v < 5) db.exec(kSchemaV5);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

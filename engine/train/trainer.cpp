@@ -509,6 +509,10 @@ EndEvent Run::execute() {
       io_seconds_ += io;
       if (target_stop)
         break;  // status stays "finished": the run did what it was asked (every rank agrees: val is shared)
+      if (!last && control_ && control_->halt_at_step > 0 && step >= control_->halt_at_step) {
+        end.status = "stopped";  // every rank has the same halt step: no agreement needed
+        break;
+      }
       if (!last && (group_ ? report && stop_agreed() : stop_agreed())) {
         end.status = "stopped";
         break;

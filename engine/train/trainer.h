@@ -23,6 +23,9 @@ struct TrainControl {
   std::atomic<bool> stop{false};    // finish the current step, write a checkpoint, end as "stopped"
   std::atomic<bool> pause{false};   // hold between steps until cleared (or stop is set)
   std::atomic<bool> sample{false};  // write a sample at the end of the next step (rank 0), then clear
+  // > 0: end the run as "stopped" after this step, with its checkpoint, while the schedule still follows
+  // train.steps: how a sweep's early stopping halts a trial at a rung so that it can resume bit-exact.
+  int64_t halt_at_step = 0;
   // The uid of a new run ("" = a random one; a resumed run keeps its checkpoint's). The CLI picks it, so that
   // the run folder and its journal exist before the trainer starts (engine/remote/run_folder.h).
   std::string run_uid;

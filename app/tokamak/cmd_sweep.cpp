@@ -1,0 +1,196 @@
+// `tokamak sweep FILE [--dry-run] [--json] [--slurm ...]` and `tokamak sweep status [ID]`: a sweep file
+// (docs/SWEEPS.md) expanded and validated (engine/config/sweep.h), then queued on this computer as one trial
+// per point (engine/store/sweep_store.h) — the queue worker runs them and, with early stopping, stops and
+// promotes them at their rungs — or submitted as one Slurm job array (cmd_sweep_slurm.cpp). Nothing is queued
+// unless every trial is valid.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "app/tokamak/cmd_sweep.h"
+#include "app/tokamak/commands.h"
+#include "engine/config/sweep.h"
+#include "engine/remote/queue_worker.h"
+#include "engine/remote/run_folder.h"
+#include "engine/remote/run_launch.h"
+#include "engine/store/run_queue.h"
+#include "engine/store/run_store.h"
+#include "engine/store/sweep_store.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace tokamak::cli {
+namespace {
+
+struct SweepArgs {
+  std::string file, db, host;
+  int64_t id = 0;
+  bool dry_run = false, json = false, slurm = false;
+  SweepSlurmArgs on_slurm;
+};
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json plan_json(const SweepPlan& p) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const SweepTrial& t : p.trials)
+    trials.push_back({{"point", t.point},
+                      {"name", t.name},
+                      {"summary", t.summary},
+                      {"config", nlohmann::json::parse(config_to_json(t.config, -1))}});
+  const int64_t steps = p.trials.empty() ? 0 : p.trials.front().config.train.steps;
+  return {{"name", p.name},
+          {"method", p.method},
+          {"keys", p.keys},
+          {"metric", p.metric.name},
+          {"direction", p.metric.maximize ? "max" : "min"},
+          {"asha", {{"min_steps", p.asha.min_steps}, {"eta", p.asha.eta}, {"rungs", asha_rungs(p.asha, steps)}}},
+          {"trials", trials}};
+}
+
+void sweep(const SweepArgs& a) {
+  if (!a.host.empty())
+    throw Error("sweep --host: not implemented yet",
+                "run the sweep on the host itself (`ssh HOST tokamak sweep FILE`)");
+  if (a.file.empty()) throw Error("no sweep file given", "write `tokamak sweep FILE.json` (docs/SWEEPS.md)");
+  const SweepPlan plan = plan_sweep(read_file(a.file), a.file, gpus_here());
+  const std::vector<int64_t> rungs =
+      asha_rungs(plan.asha, plan.trials.empty() ? 0 : plan.trials.front().config.train.steps);
+  if (a.dry_run) {
+    if (a.json) return (void)std::printf("%s\n", plan_json(plan).dump().c_str());
+    std::printf("sweep %s: %zu trials (%s), metric %s (%s)", plan.name.c_str(), plan.trials.size(), plan.method.c_str(),
+                plan.metric.name.c_str(), plan.metric.maximize ? "max" : "min");
+    if (!rungs.empty()) {
+      std::printf(", ASHA η=%lld rungs at step", static_cast<long long>(plan.asha.eta));
+      for (int64_t r : rungs) std::printf(" %lld", static_cast<long long>(r));
+    }
+    std::printf("\n");
+    for (const SweepTrial& t : plan.trials) std::printf("  %s\n", t.name.c_str());
+    return;
+  }
+  if (a.slurm) {
+    SweepSlurmArgs on = a.on_slurm;
+    on.db = a.db, on.json = a.json;
+    return submit_sweep_to_slurm(plan, on);
+  }
+  RunStore store(a.db);
+  const int64_t id = SweepStore(store).queue_plan(plan, "local");
+  ensure_queue_worker(store.path());
+  if (a.json)
+    std::printf("%s\n",
+                nlohmann::json({{"sweep_id", id}, {"name", plan.name}, {"trials", plan.trials.size()}}).dump().c_str());
+  else
+    std::printf("sweep %lld (%s): %zu trials queued\nwatch it: tokamak sweep status %lld\n", static_cast<long long>(id),
+                plan.name.c_str(), plan.trials.size(), static_cast<long long>(id));
+}
+
+nlohmann::json status_json(const SweepStatus& s) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const SweepTrialStatus& t : s.trials) {
+    nlohmann::json rungs = nlohmann::json::array();
+    for (const RungRow& r : t.rungs)
+      rungs.push_back({{"rung", r.rung},
+                       {"step", r.step},
+                       {"metric", number_or_null(r.metric)},
+                       {"val_loss", number_or_null(r.val_loss)},
+                       {"promoted", r.promoted}});
+    trials.push_back({{"queue_id", t.item.id},
+                      {"point", t.item.point},
+                      {"name", t.item.name},
+                      {"state", t.item.state},
+                      {"run_uid", t.item.run_uid},
+                      {"folder", t.item.folder},
+                      {"target", t.item.target},
+                      {"error", t.item.error},
+                      {"config", nlohmann::json::parse(t.item.config_json, nullptr, false)},
+                      {"rungs", rungs}});
+  }
+  return {{"sweep_id", s.id},
+          {"name", s.name},
+          {"metric", s.metric},
+          {"direction", s.maximize ? "max" : "min"},
+          {"asha", {{"min_steps", s.asha.min_steps}, {"eta", s.asha.eta}}},
+          {"created", s.created},
+          {"trials", trials}};
+}
+
+// A scheduler's trials (a Slurm job array) have no worker here: their rows are settled when they are shown,
+// from their run folders, as the local worker settles its own.
+void settle_scheduled(RunStore& store, SweepStore& sweeps, const SweepStatus& s) {
+  RunQueue queue(store);
+  for (const SweepTrialStatus& t : s.trials) {
+    const QueueItem& q = t.item;
+    if (q.target == "local" || q.state != "running" || !path_exists(RunFolder{q.folder}.info_file())) continue;
+    const RunState r = read_run_state(RunFolder{q.folder});
+    if (r.state == "queued" || r.state == "running" || r.state == "paused") continue;
+    const bool ok = r.state == "finished";
+    queue.finish(q.id, ok ? "done" : r.state == "stopped" ? "stopped" : "failed", ok ? "" : r.error, now_seconds());
+    if (ok) sweeps.record_final(q, read_file(RunFolder{q.folder}.journal()));
+    else sweeps.record_failure(q, 0);
+  }
+}
+
+void status(const SweepArgs& a) {
+  RunStore store(a.db);
+  SweepStore sweeps(store);
+  std::vector<int64_t> ids = a.id > 0 ? std::vector<int64_t>{a.id} : sweeps.sweep_ids();
+  for (int64_t id : ids) {
+    settle_scheduled(store, sweeps, sweeps.status(id));
+    const SweepStatus s = sweeps.status(id);
+    if (a.json) {
+      std::printf("%s\n", status_json(s).dump().c_str());
+      continue;
+    }
+    std::printf("sweep %lld (%s): metric %s\n", static_cast<long long>(s.id), s.name.c_str(), s.metric.c_str());
+    for (const SweepTrialStatus& t : s.trials) {
+      std::string rungs;
+      for (const RungRow& r : t.rungs) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " @%lld %.4g%s", static_cast<long long>(r.step), r.metric,
+                      r.promoted ? "↑" : "");
+        rungs += buf;
+      }
+      std::printf("  %-8s %s%s\n", t.item.state.c_str(), t.item.name.c_str(), rungs.c_str());
+    }
+  }
+  if (ids.empty() && !a.json) std::printf("no sweeps in %s\n", store.path().c_str());
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* c = app.add_subcommand("sweep", "Queue a sweep file's trials (docs/SWEEPS.md); `sweep status` shows them");
+  c->add_option("file", args->file, "sweep file (experiments/sweeps/*.json)");
+  c->add_flag("--dry-run", args->dry_run, "validate every trial and print them; queue nothing");
+  c->add_flag("--json", args->json, "one JSON object (the plan with --dry-run)");
+  c->add_option("--db", args->db, "run store whose queue takes the trials (default: $XDG_DATA_HOME/tokamak/runs.db)");
+  c->add_option("--host", args->host, "sweep on an SSH host's queue: not implemented yet");
+  c->add_flag("--slurm", args->slurm,
+              "submit the trials as one Slurm job array on this computer's Slurm (without early_stopping)");
+  SweepSlurmArgs& sl = args->on_slurm;
+  c->add_option("--partition", sl.spec.partition, "--slurm: the partition");
+  c->add_option("--account", sl.spec.account, "--slurm: the account");
+  c->add_option("--qos", sl.spec.qos, "--slurm: the QoS");
+  c->add_option("--nodes", sl.spec.nodes, "--slurm: nodes per trial (default 1)");
+  c->add_option("--gpus-per-node", sl.spec.gpus_per_node, "--slurm: GPUs per node, one rank each");
+  c->add_option("--ntasks-per-node", sl.spec.ntasks_per_node, "--slurm: CPU nodes: Gloo ranks per node");
+  c->add_option("--time", sl.time, "--slurm: each trial's time limit, HH:MM:SS");
+  c->add_option("--tokamak", sl.tokamak, "--slurm: the tokamak command on the nodes (default: this program)");
+  CLI::App* s = c->add_subcommand("status", "Each trial of a sweep (all sweeps without ID): state, metric per rung");
+  s->add_option("id", args->id, "sweep id");
+  s->add_flag("--json", args->json, "one JSON object per sweep");
+  s->add_option("--db", args->db, "run store");
+  s->callback([args] { status(*args); });
+  // `sweep status` runs its own callback; the parent's would also run: keep it to the file form.
+  c->callback([args, s] {
+    if (s->parsed()) return;
+    sweep(*args);
+  });
+}
+
+}  // namespace tokamak::cli

@@ -1,0 +1,257 @@
+// The queue worker (see queue_worker.h). Single-threaded on purpose: it forks its runs (run_launch.h).
+#include "engine/remote/queue_worker.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "engine/config/sweep.h"
+#include "engine/remote/run_launch.h"
+#include "engine/store/sweep_store.h"
+#include "engine/store/run_queue.h"
+#include "engine/store/run_store.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+extern char** environ;
+
+namespace tokamak {
+namespace {
+
+std::string lock_path(const std::string& db) { return (db.empty() ? default_db_path() : db) + ".queue-lock"; }
+
+// The lock is an open-file-description lock (F_OFD_SETLK) on DB.queue-lock: the kernel drops it when its holder
+// dies, however it dies, and F_OFD_GETLK asks who holds it without taking it (a probing flock would, for an
+// instant, and make a starting worker believe another one is there).
+struct flock whole_file(short type) {
+  struct flock l {};
+  l.l_type = type, l.l_whence = SEEK_SET, l.l_start = 0, l.l_len = 0;
+  return l;
+}
+
+int open_lock(const std::string& db) {
+  const int fd = ::open(lock_path(db).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open the queue lock " + lock_path(db) + ": " + std::strerror(errno), "");
+  return fd;
+}
+
+int take_lock(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool lock_held(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
+// The end event's step and the checkpoint written at that step, from the last segment of a run's journal.
+struct SegmentEnd {
+  int64_t step = -1;
+  std::string checkpoint;
+};
+
+SegmentEnd read_segment_end(const RunFolder& f) {
+  SegmentEnd e;
+  if (!path_exists(f.journal())) return e;
+  const std::string journal = read_file(f.journal());
+  size_t at = 0;
+  while (at < journal.size()) {
+    const size_t end = journal.find('\n', at);
+    if (end == std::string::npos) break;
+    const nlohmann::json j = nlohmann::json::parse(journal.begin() + at, journal.begin() + end, nullptr, false);
+    at = end + 1;
+    if (!j.is_object()) continue;
+    const std::string event = j.value("event", "");
+    if (event == "end") e.step = j.value("step", int64_t{-1});
+    if (event == "checkpoint") e.checkpoint = j.value("path", "");
+  }
+  return e;
+}
+
+class Worker {
+ public:
+  explicit Worker(const QueueWorkerOptions& o)
+      : o_(o), store_(o.db), queue_(store_), sweeps_(store_),
+        engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
+
+  // One pass: reap, settle ended runs, start what may start. False when there is nothing left to do.
+  bool tick() {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {}  // our runs' zombies would look alive (run_folder.h)
+    bool going = false;
+    for (const QueueItem& q : local_running()) going = settle(q) || going;
+    if (queue_.paused()) return going;
+    auto running = static_cast<int64_t>(local_running().size());
+    while (running < queue_.parallel()) {
+      std::optional<QueueItem> next = queue_.next_queued();
+      if (!next) break;
+      start(*next);
+      ++running, going = true;
+    }
+    return going || queue_.next_queued().has_value();
+  }
+
+  bool has_work() { return !local_running().empty() || (!queue_.paused() && queue_.next_queued()); }
+
+ private:
+  // Rows a scheduler runs (a sweep on Slurm) are the scheduler's: this worker neither starts nor settles them.
+  std::vector<QueueItem> local_running() {
+    std::vector<QueueItem> mine;
+    for (QueueItem& q : queue_.in_state("running"))
+      if (q.target == "local") mine.push_back(std::move(q));
+    return mine;
+  }
+
+  void note(const std::string& s) {
+    if (o_.note) o_.note(s);
+  }
+
+  // A running row: still going (true), or ended and recorded (false).
+  bool settle(const QueueItem& q) {
+    const RunFolder f{q.folder};
+    if (!path_exists(f.pid_file())) {  // claimed by a worker that died before its run started
+      note("queue item " + std::to_string(q.id) + " was claimed but never started: starting it");
+      launch(q);
+      return true;
+    }
+    const RunState s = read_run_state(f);
+    if (s.state == "running" || s.state == "paused") return true;
+    const SegmentEnd end = read_segment_end(f);
+    if (s.state == "stopped" && q.sweep_id > 0 && q.halt_step > 0 && end.step == q.halt_step) {
+      queue_.finish(q.id, "stopped", "", now_seconds());  // at its rung, checkpoint kept: may be promoted
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") reached its rung at step " +
+           std::to_string(end.step));
+      sweeps_.record_rung(q, read_file(f.journal()), end.step, end.checkpoint);
+      for (const Promotion& p : sweeps_.promotions(q.sweep_id)) {
+        queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
+        note("queue item " + std::to_string(p.queue_id) + " promoted to rung " + std::to_string(p.rung));
+      }
+      return false;
+    }
+    const bool ok = s.state == "finished";
+    queue_.finish(q.id, ok ? "done" : s.state == "stopped" ? "stopped" : "failed", ok ? "" : s.error, now_seconds());
+    note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + s.state +
+         (s.error.empty() ? "" : ": " + s.error));
+    if (q.sweep_id > 0) {
+      const std::string journal = path_exists(f.journal()) ? read_file(f.journal()) : "";
+      if (ok) sweeps_.record_final(q, journal);
+      else sweeps_.record_failure(q, end.step);
+      for (const Promotion& p : sweeps_.promotions(q.sweep_id))
+        queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
+    }
+    return false;
+  }
+
+  void start(const QueueItem& queued) {
+    QueueItem q = queued;
+    if (!q.folder.empty()) {  // a promoted trial: this segment's pid and exit are its own
+      ::unlink(RunFolder{q.folder}.pid_file().c_str());
+      ::unlink(RunFolder{q.folder}.exit_file().c_str());
+    }
+    if (q.run_uid.empty()) q.run_uid = new_run_uid();
+    if (q.folder.empty()) q.folder = run_folder_path(q.name, q.run_uid);
+    queue_.claim(q.id, q.run_uid, q.folder, now_seconds());
+    note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid);
+    launch(q);
+  }
+
+  // Writes the folder and the config this segment trains with, then starts it. Idempotent until the pid file.
+  // What cannot start (a config this version refuses, a folder that cannot be written) fails its row only.
+  void launch(const QueueItem& q) {
+    try {
+      launch_or_throw(q);
+    } catch (const std::exception& e) {
+      queue_.finish(q.id, "failed", e.what(), now_seconds());
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") could not start: " + e.what());
+    }
+  }
+
+  void launch_or_throw(const QueueItem& q) {
+    const RunFolder f{q.folder};
+    Config c = config_from_json(q.config_json);
+    c.name = q.name;
+    c.train.resume = q.resume;
+    if (!path_exists(f.info_file())) create_run_folder(f, {q.run_uid, q.name, this_host(), f.path, now_seconds()});
+    const std::string config = f.path + "/config.json";
+    write_file_atomically(config, config_to_json(c, 2));
+    std::vector<std::string> args = {"train", "--config", config, "--db", store_.path()};
+    if (q.halt_step > 0) args.insert(args.end(), {"--halt-at-step", std::to_string(q.halt_step)});
+    const long pid = launch_detached(engine_, args, f, q.run_uid);
+    write_pid_file(f, pid);  // the child writes the same; here too so that this pass already sees it
+  }
+
+  QueueWorkerOptions o_;
+  RunStore store_;
+  RunQueue queue_;
+  SweepStore sweeps_;
+  std::string engine_;
+};
+
+}  // namespace
+
+bool work_queue(const QueueWorkerOptions& o) {
+  int lock = take_lock(o.db);
+  if (lock < 0) return false;
+  Worker w(o);
+  for (;;) {
+    write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
+    while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
+    // one of the two sees the other and the queue is never left with work and no worker.
+    ::close(lock);
+    if (!w.has_work()) return true;
+    if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
+  }
+}
+
+long queue_worker_pid(const std::string& db) {
+  if (!lock_held(db)) return 0;
+  try {
+    return std::stol(read_file(lock_path(db) + ".pid"));
+  } catch (const std::exception&) {
+    return -1;  // held, but the pid was not written yet
+  }
+}
+
+void ensure_queue_worker(const std::string& db) {
+  if (queue_worker_pid(db) != 0) return;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw Error("cannot find this program to start the queue worker", "run `tokamak queue work` yourself");
+  const std::string store = db.empty() ? default_db_path() : db, log = data_dir() + "/queue-worker.log";
+  std::vector<std::string> args = {self, "queue", "work", "--db", store};
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot start the queue worker: ") + std::strerror(errno), "");
+  if (pid == 0) {
+    // A grandchild in its own session: the worker outlives this command and is nobody's zombie.
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();
+    int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) ::dup2(in, 0);
+    if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
+    ::execve(self.c_str(), argp.data(), environ);
+    ::_exit(127);
+  }
+  ::waitpid(pid, nullptr, 0);
+}
+
+}  // namespace tokamak

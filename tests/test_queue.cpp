@@ -1,0 +1,304 @@
+// The queue and sweeps through the real CLI: `tokamak queue` keeps order, reorder, removal and pause in the run
+// store and its detached worker runs the queue in that order, one at a time; a worker killed with SIGKILL is
+// replaced by a new one that watches the run already going instead of starting it again; a bad sweep file is
+// refused in one line with nothing queued; and a learning-rate sweep with ASHA on the tiny model stops the
+// worst trials at each rung while a promoted trial's curve is continuous and bit-equal to the same config
+// trained straight through.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include <signal.h>
+
+#include <cmath>
+#include <map>
+
+#include "engine/config/config.h"
+#include "engine/util/files.h"
+#include "tests/support/run_reaper.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+
+namespace {
+
+QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
+
+struct Result {
+  int code = -1;
+  QByteArray out, err;
+};
+
+Result cli(const QStringList& args, int timeout_ms = 300000) {
+  QProcess p;
+  p.start(bin(), args);
+  p.waitForFinished(timeout_ms);
+  if (p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished();
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+          p.readAllStandardError()};
+}
+
+QJsonObject queueList() { return QJsonDocument::fromJson(cli({"queue", "list", "--json"}).out).object(); }
+
+// The runs these tests queue: the tiny model on a corpus excerpt, threads=1, a step reported every step.
+std::vector<std::string> tinySets(const std::string& data, int steps) {
+  return test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
+                                   "train.sample_every=-1", "train.eval_every=0", "threads=1",
+                                   "train.steps=" + std::to_string(steps)});
+}
+
+QStringList addArgs(const std::string& data, int steps, const QString& name) {
+  QStringList a{"queue", "add", "--json", "--name", name};
+  for (const std::string& s : tinySets(data, steps)) a << "--set" << QString::fromStdString(s);
+  return a;
+}
+
+int64_t addRun(const std::string& data, int steps, const QString& name) {
+  const Result r = cli(addArgs(data, steps, name));
+  if (r.code != 0) qWarning("queue add failed: %s", r.err.constData());
+  return QJsonDocument::fromJson(r.out).object()["id"].toInteger();
+}
+
+QJsonObject itemOf(int64_t id) {
+  for (const QJsonValue& v : queueList()["items"].toArray())
+    if (v.toObject()["id"].toInteger() == id) return v.toObject();
+  return {};
+}
+
+bool queueSettled() {
+  for (const QJsonValue& v : queueList()["items"].toArray()) {
+    const QString s = v.toObject()["state"].toString();
+    if (s == "queued" || s == "running") return false;
+  }
+  return true;
+}
+
+QByteArray journalOf(const QJsonObject& item) {
+  QFile f(item["folder"].toString() + "/events.jsonl");
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+std::vector<QJsonObject> events(const QByteArray& journal, const QString& kind) {
+  std::vector<QJsonObject> out;
+  for (const QByteArray& line : journal.split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o["event"].toString() == kind) out.push_back(o);
+  }
+  return out;
+}
+
+// A metric as ASHA ranks it: NaN (diverged, failed) after everything.
+double rank_key(const QJsonValue& v) { return v.isDouble() ? v.toDouble() : INFINITY; }
+
+}  // namespace
+
+class TestQueue : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::ScratchEnv> env_;
+
+ private Q_SLOTS:
+  void init() { env_ = std::make_unique<test::ScratchEnv>(); }
+  void cleanup() {
+    const qint64 worker = queueList()["worker_pid"].toInteger();
+    if (worker > 0) ::kill(static_cast<pid_t>(worker), SIGKILL);
+    test::kill_runs_under(qEnvironmentVariable("XDG_DATA_HOME").toStdString());
+    env_.reset();
+  }
+
+  void queueRunsInItsOrderAfterReorderRemovalAndPause() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    const int64_t a = addRun(data, 6, "a"), b = addRun(data, 6, "b"), c = addRun(data, 6, "c");
+    QVERIFY(a > 0 && b > 0 && c > 0);
+    QCOMPARE(cli({"queue", "move", QString::number(c), "--to", "0"}).code, 0);
+    QCOMPARE(cli({"queue", "remove", QString::number(b)}).code, 0);
+    QJsonObject list = queueList();
+    QVERIFY(list["paused"].toBool());
+    QJsonArray items = list["items"].toArray();
+    QCOMPARE(items.size(), 2);  // removed items are not listed
+    QCOMPARE(items[0].toObject()["name"].toString(), QString("c"));
+    QCOMPARE(items[1].toObject()["name"].toString(), QString("a"));
+    // Paused: whatever worker `add` started has nothing to start.
+    for (const QJsonValue& v : items) QCOMPARE(v.toObject()["state"].toString(), QString("queued"));
+    Result bad = cli({"queue", "move", QString::number(b), "--to", "0"});
+    QVERIFY2(bad.code == 1 && bad.err.contains("is removed, not queued") && bad.err.count('\n') == 1,
+             bad.err.constData());
+    bad = cli({"queue", "add", "--set", "train.stepz=3"});
+    QVERIFY2(bad.code == 1 && bad.err.contains("did you mean 'train.steps'"), bad.err.constData());
+    bad = cli({"queue", "add", "--host", "somewhere"});
+    QVERIFY2(bad.code == 1 && bad.err.contains("not implemented yet"), bad.err.constData());
+
+    QCOMPARE(cli({"queue", "resume"}).code, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
+    const QJsonObject ic = itemOf(c), ia = itemOf(a);
+    QCOMPARE(ic["state"].toString(), QString("done"));
+    QCOMPARE(ia["state"].toString(), QString("done"));
+    // One at a time, in the queue's order: a started when c had ended.
+    QVERIFY(ia["started"].toDouble() >= ic["ended"].toDouble());
+    QVERIFY(itemOf(b).isEmpty());
+    // Ordinary runs: their folder's journal ran to the end, and the run store has them.
+    QCOMPARE(int(events(journalOf(ia), "step").size()), 6);
+    Result runs = cli({"runs", "show", ia["run_uid"].toString()});
+    QVERIFY2(runs.code == 0 && runs.out.contains("finished"), runs.err.constData());
+  }
+
+  void aKilledWorkerIsReplacedAndTheRunIsNotStartedTwice() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    const int64_t a = addRun(data, 1000000, "long"), b = addRun(data, 4, "after");
+    QCOMPARE(cli({"queue", "resume"}).code, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(events(journalOf(itemOf(a)), "step").size() > 0, test::kPatienceMs);
+    const QString uid = itemOf(a)["run_uid"].toString();
+    // Paused by hand, so the run is surely going (not ended) while its worker dies and another comes.
+    QCOMPARE(cli({"runs", "control", uid, "pause"}).code, 0);
+    QTRY_COMPARE_WITH_TIMEOUT(itemOf(a)["run_state"].toString(), QString("paused"), test::kPatienceMs);
+    const qint64 worker = queueList()["worker_pid"].toInteger();
+    QVERIFY(worker > 0);
+    QCOMPARE(::kill(static_cast<pid_t>(worker), SIGKILL), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(queueList()["worker_pid"].toInteger(), qint64(0), test::kPatienceMs);
+    QCOMPARE(itemOf(a)["run_state"].toString(), QString("paused"));  // the run outlived its worker
+
+    QCOMPARE(cli({"queue", "resume"}).code, 0);  // a new worker
+    QTRY_VERIFY_WITH_TIMEOUT(
+        queueList()["worker_pid"].toInteger() > 0 && queueList()["worker_pid"].toInteger() != worker,
+        test::kPatienceMs);
+    QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
+    QCOMPARE(itemOf(b)["state"].toString(), QString("queued"));  // one at a time: the adopted run counts
+    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
+    const QJsonObject ia = itemOf(a), ib = itemOf(b);
+    QCOMPARE(ia["run_uid"].toString(), uid);
+    QCOMPARE(int(events(journalOf(ia), "start").size()), 1);  // started once, by the first worker
+    QCOMPARE(ia["state"].toString(), QString("stopped"));
+    QCOMPARE(ib["state"].toString(), QString("done"));
+    QVERIFY(ib["started"].toDouble() >= ia["ended"].toDouble());
+  }
+
+  void aBadSweepFileQueuesNothing() {
+    QVERIFY(env_->ok());
+    const std::string file = env_->path("bad.json");
+    write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "opt.optimiser": ["adamw", "muon"]}})");
+    Result r = cli({"sweep", QString::fromStdString(file)});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("unknown config key 'opt.optimiser'") && r.err.contains("did you mean 'opt.optimizer'"),
+             r.err.constData());
+    QCOMPARE(r.err.count('\n'), 1);
+    write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "train.warmup_steps": [10, -5]}})");
+    r = cli({"sweep", QString::fromStdString(file)});
+    QVERIFY2(r.code == 1 && r.err.contains("trial 1 (train.lr=0.001 train.warmup_steps=-5): train.warmup_steps"),
+             r.err.constData());
+    QCOMPARE(queueList()["items"].toArray().size(), 0);
+    write_file_atomically(file, R"({"base": {"train": {"eval_every": 10}}, "sweep": {"train.lr": [1e-3]},
+                                    "early_stopping": {"min_steps": 10}})");
+    r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
+    QVERIFY2(r.code == 1 && r.err.contains("early_stopping with --slurm: not implemented yet"), r.err.constData());
+    QCOMPARE(queueList()["items"].toArray().size(), 0);
+  }
+
+  void ashaStopsTheWorstAndResumesPromotedTrialsBitExact() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    Config base;
+    apply_overrides(base, test::tiny_run_overrides(
+                              {"data.path=" + data, "train.batch_size=2", "train.log_every=1", "train.sample_every=-1",
+                               "train.eval_every=4", "train.eval_batches=2", "train.warmup_steps=2", "threads=1",
+                               "train.steps=16", "train.checkpoint_minutes=0", "train.grad_clip=0"}));
+    // Two rates that learn and two that blow up; η = 2: rungs at steps 4 and 8, the end at 16.
+    const std::string file = env_->path("lr.json");
+    write_file_atomically(file, R"({"name": "lr", "base": )" + config_to_json(base, -1) +
+                                    R"(, "sweep": {"train.lr": [3e-3, 1e-2, 3, 10]},
+                                   "early_stopping": {"method": "asha", "min_steps": 4, "eta": 2}})");
+    Result dry = cli({"sweep", QString::fromStdString(file), "--dry-run", "--json"});
+    QVERIFY2(dry.code == 0, dry.err.constData());
+    const QJsonObject plan = QJsonDocument::fromJson(dry.out).object();
+    QCOMPARE(plan["trials"].toArray().size(), 4);
+    QCOMPARE(plan["asha"].toObject()["rungs"].toArray(), (QJsonArray{4, 8}));
+    QCOMPARE(queueList()["items"].toArray().size(), 0);  // a dry run queues nothing
+
+    Result r = cli({"sweep", QString::fromStdString(file), "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const qint64 sweep = QJsonDocument::fromJson(r.out).object()["sweep_id"].toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 10 * test::kPatienceMs);
+    const QJsonObject status =
+        QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out).object();
+    const QJsonArray trials = status["trials"].toArray();
+    QCOMPARE(trials.size(), 4);
+
+    // At each rung, every trial stopped there ranks below every trial of the top half of that rung.
+    std::map<int, std::vector<QJsonObject>> at;  // rung → results
+    for (const QJsonValue& t : trials)
+      for (const QJsonValue& g : t.toObject()["rungs"].toArray()) {
+        QJsonObject row = g.toObject();
+        row["trial"] = t.toObject()["point"];
+        at[row["rung"].toInt()].push_back(row);
+      }
+    QCOMPARE(int(at[0].size()), 4);
+    for (int k : {0, 1}) {
+      std::vector<QJsonObject> rung = at[k];
+      std::sort(rung.begin(), rung.end(), [](const QJsonObject& x, const QJsonObject& y) {
+        return rank_key(x["metric"]) < rank_key(y["metric"]);
+      });
+      const size_t top = rung.size() / 2;
+      QVERIFY2(top >= 1, qPrintable(QString("rung %1 has %2 results").arg(k).arg(rung.size())));
+      for (size_t i = 0; i < rung.size(); ++i) {
+        if (i < top && std::isfinite(rank_key(rung[i]["metric"])))
+          QVERIFY2(rung[i]["promoted"].toBool(), qPrintable(QString("rung %1: a top trial kept back").arg(k)));
+        if (!rung[i]["promoted"].toBool()) QVERIFY(rank_key(rung[i]["metric"]) >= rank_key(rung[top - 1]["metric"]));
+      }
+      // Only promoted trials reach the next rung.
+      for (const QJsonObject& next : at[k + 1]) {
+        bool was = false;
+        for (const QJsonObject& here : at[k])
+          was = was || (here["trial"] == next["trial"] && here["promoted"].toBool());
+        QVERIFY(was);
+      }
+    }
+    // The blown-up rates are stopped at the first rung, worst there.
+    for (const QJsonValue& t : trials) {
+      const QJsonObject o = t.toObject();
+      if (o["config"].toObject()["train"].toObject()["lr"].toDouble() >= 10) {
+        QCOMPARE(o["rungs"].toArray().size(), 1);
+        QVERIFY(o["state"].toString() == "stopped" || o["state"].toString() == "failed");
+      }
+    }
+
+    // The trial that trained to the end did so in three segments (two resumes), one continuous curve…
+    QJsonObject winner;
+    for (const QJsonValue& t : trials)
+      if (t.toObject()["state"].toString() == "done") winner = t.toObject();
+    QVERIFY(!winner.isEmpty());
+    const QByteArray journal = journalOf(itemOf(winner["queue_id"].toInteger()));
+    QCOMPARE(int(events(journal, "start").size()), 3);
+    const std::vector<QJsonObject> steps = events(journal, "step");
+    QCOMPARE(int(steps.size()), 16);
+    for (int i = 0; i < 16; ++i) QCOMPARE(steps[size_t(i)]["step"].toInt(), i + 1);
+    // …bit-equal to its config trained straight through.
+    QJsonObject config = winner["config"].toObject();
+    config["name"] = "straight";
+    const std::string straight = env_->path("straight.json");
+    write_file_atomically(straight, QJsonDocument(config).toJson().toStdString());
+    Result s = cli({"train", "--json", "--no-store", "--config", QString::fromStdString(straight)});
+    QVERIFY2(s.code == 0, s.err.right(400).constData());
+    const std::vector<QJsonObject> ref = events(s.out, "step"), ref_eval = events(s.out, "eval");
+    const std::vector<QJsonObject> evals = events(journal, "eval");
+    QCOMPARE(ref.size(), steps.size());
+    // Exact equality (QCOMPARE on doubles would allow a relative 1e-12).
+    for (size_t i = 0; i < ref.size(); ++i)
+      QVERIFY2(steps[i]["loss"].toDouble() == ref[i]["loss"].toDouble(), qPrintable(QString("step %1").arg(i + 1)));
+    QCOMPARE(evals.size(), ref_eval.size());
+    QCOMPARE(int(evals.size()), 4);
+    for (size_t i = 0; i < evals.size(); ++i)
+      QVERIFY2(evals[i]["val_loss"].toDouble() == ref_eval[i]["val_loss"].toDouble(),
+               qPrintable(QString("eval %1").arg(i)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestQueue)
+#include "test_queue.moc"

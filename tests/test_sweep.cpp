@@ -1,0 +1,226 @@
+// Sweeps and the queue's rows without any process: the planner (grid count and names, log spacing, random
+// points reproducible from the sweep's seed, bad files refused in one line naming the key), ASHA's rungs and
+// promotions, and the queue's order, reorder, removal and pause as the run store keeps them.
+#include <QtTest>
+
+#include <cmath>
+#include <set>
+
+#include "engine/config/asha.h"
+#include "engine/config/sweep.h"
+#include "engine/store/run_queue.h"
+#include "engine/store/run_store.h"
+#include "engine/store/sweep_store.h"
+#include "tests/support/test_support.h"
+
+using namespace tokamak;
+
+namespace {
+
+const char* kGrid = R"({
+  "name": "lrs",
+  "base": {"train": {"steps": 100, "eval_every": 10}},
+  "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 4, "scale": "log"}, "opt.optimizer": ["adamw", "muon"]},
+  "seeds": [1, 2],
+  "metric": "best_val_loss",
+  "early_stopping": {"method": "asha", "min_steps": 10, "eta": 3}
+})";
+
+const char* kRandom = R"({
+  "name": "r", "method": "random", "count": 6, "seed": %1,
+  "sweep": {"train.lr": {"min": 1e-4, "max": 1e-1, "scale": "log"}, "train.batch_size": {"min": 2, "max": 9},
+            "opt.schedule": ["cosine", "wsd"]}
+})";
+
+std::vector<std::string> names_of(const SweepPlan& p) {
+  std::vector<std::string> n;
+  for (const SweepTrial& t : p.trials) n.push_back(t.name);
+  return n;
+}
+
+}  // namespace
+
+class TestSweep : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void gridExpandsEveryCombinationWithItsName() {
+    const SweepPlan p = plan_sweep(kGrid, "grid.json", 0);
+    QCOMPARE(p.trials.size(), size_t{4 * 2 * 2});  // 4 rates × 2 optimizers × 2 seeds
+    QCOMPARE(p.keys, (std::vector<std::string>{"train.lr", "opt.optimizer", "train.seed"}));
+    // The first key outermost, the seeds innermost; each name says its point and values.
+    QCOMPARE(p.trials[0].name, std::string("lrs-p0-lr=0.0001-optimizer=adamw-seed=1"));
+    QCOMPARE(p.trials[1].name, std::string("lrs-p1-lr=0.0001-optimizer=adamw-seed=2"));
+    QCOMPARE(p.trials[2].name, std::string("lrs-p2-lr=0.0001-optimizer=muon-seed=1"));
+    QCOMPARE(p.trials[15].name, std::string("lrs-p15-lr=0.01-optimizer=muon-seed=2"));
+    const std::vector<std::string> names = names_of(p);
+    QCOMPARE(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+    // Log spacing: each rate the same factor above the one before (here 100^(1/3)), the ends exact.
+    const double r0 = p.trials[0].config.train.lr, r1 = p.trials[4].config.train.lr, r2 = p.trials[8].config.train.lr;
+    QCOMPARE(r0, 1e-4);
+    QVERIFY(std::abs(r1 / r0 - r2 / r1) < 1e-12);
+    QVERIFY(std::abs(r1 / r0 - std::cbrt(100.0)) < 1e-12);
+    QCOMPARE(p.trials[12].config.train.lr, 1e-2);
+    QCOMPARE(p.trials[2].config.opt.optimizer, std::string("muon"));
+    QCOMPARE(p.trials[1].config.train.seed, int64_t{2});
+    // The base applies to every trial; the run's name is the trial's.
+    QCOMPARE(p.trials[7].config.train.steps, int64_t{100});
+    QCOMPARE(p.trials[7].config.name, p.trials[7].name);
+    QCOMPARE(p.metric.name, std::string("best_val_loss"));
+    QCOMPARE(asha_rungs(p.asha, 100), (std::vector<int64_t>{10, 30, 90}));
+  }
+
+  void randomPointsRepeatFromTheSweepSeed() {
+    const SweepPlan a = plan_sweep(QString(kRandom).arg(7).toStdString(), "r.json", 0);
+    const SweepPlan b = plan_sweep(QString(kRandom).arg(7).toStdString(), "r.json", 0);
+    const SweepPlan c = plan_sweep(QString(kRandom).arg(8).toStdString(), "r.json", 0);
+    QCOMPARE(a.trials.size(), size_t{6});
+    QCOMPARE(names_of(a), names_of(b));
+    for (size_t i = 0; i < a.trials.size(); ++i) {
+      QCOMPARE(a.trials[i].config.train.lr, b.trials[i].config.train.lr);  // bit-equal, not close
+      QVERIFY(a.trials[i].config.train.lr >= 1e-4 && a.trials[i].config.train.lr <= 1e-1);
+      QVERIFY(a.trials[i].config.train.batch_size >= 2 && a.trials[i].config.train.batch_size <= 9);
+    }
+    QVERIFY(names_of(a) != names_of(c));
+  }
+
+  void badFilesAreRefusedInOneLineNamingTheKey_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("unknown key") << R"({"sweep": {"train.lrr": [1e-3]}})"
+                                 << "bad.json: unknown config key 'train.lrr' (hint: did you mean 'train.lr'?";
+    QTest::newRow("refused value") << R"({"sweep": {"train.lr": [1e-3, -1.0]}})"
+                                   << "bad.json: trial 1 (train.lr=-1): train.lr must be in";
+    QTest::newRow("wrong type") << R"({"sweep": {"train.steps": ["many"]}})"
+                                << "bad.json: trial 0 (train.steps=many): config key 'train.steps' expects int";
+    QTest::newRow("unknown base key") << R"({"base": {"trian": {"steps": 3}}, "sweep": {"train.lr": [1]}})"
+                                      << "bad.json: base: unknown config key 'trian.steps'";
+    QTest::newRow("no sweep") << R"({"name": "x"})"
+                              << "bad.json: no \"sweep\" object";
+    QTest::newRow("bad range") << R"({"sweep": {"train.lr": {"min": 0, "max": 1, "count": 3, "scale": "log"}}})"
+                               << "bad.json: \"train.lr\" is log-spaced from 0";
+    QTest::newRow("rung off evals")
+        << R"({"base": {"train": {"eval_every": 7}}, "sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 10}})"
+        << "early_stopping.min_steps=10 is not a multiple of train.eval_every=7";
+    QTest::newRow("resume") << R"({"sweep": {"train.resume": ["a"]}})"
+                            << "bad.json: train.resume cannot be swept";
+  }
+  void badFilesAreRefusedInOneLineNamingTheKey() {
+    QFETCH(QString, file);
+    QFETCH(QString, says);
+    const QString error = test::error_of([&] { plan_sweep(file.toStdString(), "bad.json", 0); });
+    QVERIFY2(error.contains(says), qPrintable(error));
+    QVERIFY2(!error.contains('\n'), qPrintable(error));
+  }
+
+  void ashaPromotesTheTopOfEachRungOnce() {
+    QCOMPARE(asha_rungs({4, 2}, 16), (std::vector<int64_t>{4, 8}));
+    QCOMPARE(asha_rungs({4, 2}, 4), std::vector<int64_t>{});
+    QVERIFY(asha_rungs({0, 2}, 100).empty());
+    const double nan = std::nan("");
+    // Fewer than η results: nobody is in the top 1/η yet.
+    QVERIFY(asha_promotions({{1, 2.0, 2.0, false}}, 2).empty());
+    // Four results, η = 2: the best two, NaN (diverged) last whatever its order.
+    std::vector<RungResult> rung = {
+        {1, 3.0, 3.0, false}, {2, nan, nan, false}, {3, 1.0, 1.0, false}, {4, 2.0, 2.0, false}};
+    QCOMPARE(asha_promotions(rung, 2), (std::vector<int64_t>{3, 4}));
+    rung[2].promoted = true;  // promoted before: not again
+    QCOMPARE(asha_promotions(rung, 2), (std::vector<int64_t>{4}));
+    // A target not reached (+inf) ranks by its val loss, and never above one that reached it.
+    const double inf = INFINITY;
+    QCOMPARE(
+        asha_promotions({{1, inf, 5.0, false}, {2, inf, 4.0, false}, {3, 9.0, 6.0, false}, {4, nan, nan, false}}, 2),
+        (std::vector<int64_t>{3, 2}));
+  }
+
+  void trialMetricReadsTheJournal() {
+    const std::string journal =
+        "{\"event\":\"eval\",\"step\":4,\"val_loss\":5.0}\n{\"event\":\"eval\",\"step\":8,\"val_loss\":4.0}\n"
+        "{\"event\":\"eval\",\"step\":12,\"val_loss\":4.5}\n{\"event\":\"eval\",\"step\":16,\"val_lo";
+    QCOMPARE(trial_metric({"final_val_loss", false}, journal, 0).metric, 4.5);  // the cut line is not read
+    QCOMPARE(trial_metric({"final_val_loss", false}, journal, 8).metric, 4.0);
+    QCOMPARE(trial_metric({"best_val_loss", false}, journal, 0).metric, 4.0);
+    QVERIFY(std::isinf(trial_metric({"time_to_target", false}, journal, 0).metric));
+    QVERIFY(std::isnan(
+        trial_metric({"final_val_loss", false}, journal + "\n{\"event\":\"eval\",\"step\":20,\"val_loss\":null}\n", 0)
+            .metric));
+  }
+
+  void queueKeepsOrderReorderRemovalAndPause() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("runs.db").toStdString();
+    std::vector<int64_t> ids;
+    {
+      RunStore store(db);
+      RunQueue q(store);
+      QVERIFY(!q.paused());
+      QCOMPARE(q.parallel(), int64_t{1});
+      store.transaction([&] {
+        for (const char* name : {"a", "b", "c", "d"}) {
+          QueueItem item;
+          item.name = name, item.config_json = config_to_json(Config{}, -1);
+          ids.push_back(q.add(item));
+        }
+      });
+      q.move(ids[3], 0);   // d next
+      q.move(ids[0], 99);  // a last (past the end: the end)
+      q.remove(ids[1]);
+      q.set_paused(true);
+      q.set_parallel(2);
+      QVERIFY(!test::error_of([&] { q.set_parallel(0); }).isEmpty());
+      QVERIFY(test::error_of([&] { q.move(ids[1], 0); }).contains("is removed, not queued"));
+    }
+    RunStore store(db);  // what another process (the studio, a new worker) reads
+    RunQueue q(store);
+    std::vector<std::string> order;
+    for (const QueueItem& i : q.list()) order.push_back(i.name + ":" + i.state);
+    QCOMPARE(order, (std::vector<std::string>{"d:queued", "c:queued", "a:queued"}));
+    QCOMPARE(q.list(true).size(), size_t{4});
+    QVERIFY(q.paused());
+    QCOMPARE(q.parallel(), int64_t{2});
+    QCOMPARE(q.next_queued()->name, std::string("d"));
+    q.claim(ids[3], "0123456789abcdef", "/x", 1.0);
+    QVERIFY(test::error_of([&] { q.claim(ids[3], "u", "/y", 2.0); }).contains("no longer queued"));
+    QVERIFY(test::error_of([&] { q.remove(ids[3]); }).contains("tokamak runs control 0123456789abcdef stop"));
+    QCOMPARE(q.next_queued()->name, std::string("c"));
+  }
+
+  void aSweepIsQueuedWholeAndPromotionsComeFromTheStore() {
+    QTemporaryDir dir;
+    RunStore store(dir.filePath("runs.db").toStdString());
+    const SweepPlan plan = plan_sweep(
+        R"({"name": "s", "base": {"train": {"steps": 16, "eval_every": 4}}, "sweep": {"train.lr": [1, 2, 3, 4]},
+            "early_stopping": {"min_steps": 4, "eta": 2}})",
+        "s.json", 0);
+    SweepStore sweeps(store);
+    const int64_t id = sweeps.queue_plan(plan, "local");
+    RunQueue q(store);
+    const std::vector<QueueItem> items = q.list();
+    QCOMPARE(items.size(), size_t{4});
+    for (const QueueItem& i : items) QCOMPARE(i.halt_step, int64_t{4});
+    // Each trial stops at rung 0 with its val loss there; the best half is promoted, resuming from its checkpoint.
+    const double losses[] = {5.0, 3.0, 9.0, 4.0};
+    for (size_t i = 0; i < items.size(); ++i) {
+      q.claim(items[i].id, "u" + std::to_string(i), "/f", 1.0);
+      q.finish(items[i].id, "stopped", "", 2.0);
+      sweeps.record_rung(q.item(items[i].id),
+                         "{\"event\":\"eval\",\"step\":4,\"val_loss\":" + std::to_string(losses[i]) + "}\n", 4,
+                         "/f/step_4.safetensors");
+    }
+    const std::vector<Promotion> p = sweeps.promotions(id);
+    QCOMPARE(p.size(), size_t{2});
+    QCOMPARE(p[0].queue_id, items[1].id);
+    QCOMPARE(p[1].queue_id, items[3].id);
+    QCOMPARE(p[0].rung, int64_t{1});
+    QCOMPARE(p[0].halt_step, int64_t{8});
+    QCOMPARE(p[0].resume, std::string("/f/step_4.safetensors"));
+    QVERIFY(sweeps.promotions(id).empty());  // decided once
+    const SweepStatus s = sweeps.status(id);
+    QCOMPARE(s.trials.size(), size_t{4});
+    QVERIFY(s.trials[1].rungs.at(0).promoted);
+    QVERIFY(!s.trials[2].rungs.at(0).promoted);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSweep)
+#include "test_sweep.moc"
