@@ -76,6 +76,9 @@ QList<QJsonObject> ofKind(const QList<QJsonObject>& events, const QString& kind)
   return out;
 }
 
+// train.lr of the config an event or a sweep's trial carries.
+double lrOf(const QJsonObject& o) { return o["config"].toObject()["train"].toObject()["lr"].toDouble(); }
+
 QString runFolders() { return QString::fromStdString(std::getenv("XDG_DATA_HOME")) + "/tokamak/checkpoints"; }
 
 }  // namespace
@@ -338,12 +341,11 @@ class TestSlurm : public QObject {
       QCOMPARE(ofKind(events, "step").size(), 4);
       QCOMPARE(ofKind(events, "end").value(0).value("status").toString(), QString("finished"));
       // Each task trained its own trial: its run's config has the trial's rate.
-      QCOMPARE(ofKind(events, "start")[0]["config"]["train"]["lr"].toDouble(),
-               v["config"]["train"]["lr"].toDouble());
+      QCOMPARE(lrOf(ofKind(events, "start")[0]), lrOf(v.toObject()));
       uids << v["run_uid"].toString();
     }
     QVERIFY(uids[0] != uids[1]);
-    QVERIFY(trials[0]["config"]["train"]["lr"].toDouble() != trials[1]["config"]["train"]["lr"].toDouble());
+    QVERIFY(lrOf(trials[0].toObject()) != lrOf(trials[1].toObject()));
 
     write_file_atomically(file.toStdString(),
                           R"({"base": {"train": {"eval_every": 2, "steps": 4}}, "sweep": {"train.lr": [0.001]},
