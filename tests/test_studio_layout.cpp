@@ -182,6 +182,17 @@ void TestStudioLayout::setupIsReachable() {
   const QPoint at = zero->mapTo(panel->sections()->viewport(), QPoint(0, 0));
   QVERIFY2(panel->sections()->viewport()->rect().contains(QRect(at, zero->size())),
            qPrintable(QString("dist.zero at %1,%2").arg(at.x()).arg(at.y())));
+  // With a host typed, Where's line grows by the tokamak command field and still fits its toolbar.
+  if (dockWidth == 0) {
+    WhereBox* where = panel->whereBox();
+    where->findChild<QComboBox*>("where")->setCurrentText("someone@gpu-server.example.org:2222");
+    settle();
+    QVERIFY(where->findChild<QWidget*>("hostTokamak")->isVisible());
+    QVERIFY2(where->isVisible(), "Where went into the toolbar's overflow menu");
+    const QRect line(where->mapTo(&w, QPoint(0, 0)), where->size());
+    QVERIFY2(line.right() < w.width(),
+             qPrintable(QString("Where ends at x %1 of %2").arg(line.right()).arg(w.width())));
+  }
 }
 
 QTEST_MAIN(TestStudioLayout)

@@ -207,6 +207,7 @@ void MetricPlot::setLogY(bool log) {
   yAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
   if (log) yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
   else yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  fitTicks();
   followData();
 }
 
@@ -275,6 +276,16 @@ const MetricPlot::Series* MetricPlot::hoverSeries() const {
   for (const Series& s : series_)
     if (s.shown && s.flushed > 0) return &s;
   return nullptr;
+}
+
+void MetricPlot::resizeEvent(QResizeEvent* event) {
+  QCustomPlot::resizeEvent(event);
+  fitTicks();
+}
+
+void MetricPlot::fitTicks() {
+  // Five ticks in a plot 140 px high (a 768-pixel screen) wrote their labels over each other.
+  yAxis->ticker()->setTickCount(std::clamp(height() / 40, 2, 5));
 }
 
 void MetricPlot::changeEvent(QEvent* event) {

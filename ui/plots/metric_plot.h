@@ -52,6 +52,7 @@ class MetricPlot : public QCustomPlot {
   void wheelEvent(QWheelEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Series {
@@ -67,6 +68,7 @@ class MetricPlot : public QCustomPlot {
   const QVector<double>& keys(const Series& s) const;
   void rebuild();
   void fitRange();                    // rescale to the data (from 0 with setYFromZero)
+  void fitTicks();                    // as many Y ticks as the height has room for
   void updateLegend();                // under the title with two or more shown series, else gone
   const Series* hoverSeries() const;  // the first shown series with points
   void applyPalette();

@@ -50,7 +50,8 @@ WhereBox::WhereBox(QWidget* parent) : QWidget(parent) {
   result_->setObjectName("connectionResult");
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   tokamakLabel_ = new QLabel(tr("Tokamak there"));
-  where_->setMinimumContentsLength(14);  // "user@host:port" typed in full
+  tokamak_->setMaximumWidth(tokamak_->fontMetrics().averageCharWidth() * 18);  // the toolbar's line fits 1366 px
+  where_->setMinimumContentsLength(14);                                        // "user@host:port" typed in full
   where_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   auto* line = new QHBoxLayout(this);
   line->setContentsMargins(4, 0, 4, 0);
@@ -86,7 +87,7 @@ void WhereBox::showResult(const QString& text) {
   resultText_ = text;
   // A toolbar line has no room for a wrapped paragraph: the start of the line here, all of it on hover.
   result_->setText(
-      result_->fontMetrics().elidedText(text, Qt::ElideRight, 48 * result_->fontMetrics().averageCharWidth()));
+      result_->fontMetrics().elidedText(text, Qt::ElideRight, 32 * result_->fontMetrics().averageCharWidth()));
   result_->setToolTip(text);
 }
 
