@@ -77,7 +77,8 @@ class TestProfile : public QObject {
       const StepEvent& e = r.steps[i];
       const double compute = e.metric("phase_forward_ms") + e.metric("phase_backward_ms");
       QVERIFY2(compute > 0.5 * e.metric("step_ms") && compute < e.metric("step_ms"),
-               qPrintable(QString("step %1: forward+backward %2 of %3 ms").arg(e.step).arg(compute).arg(e.metric("step_ms"))));
+               qPrintable(
+                   QString("step %1: forward+backward %2 of %3 ms").arg(e.step).arg(compute).arg(e.metric("step_ms"))));
     }
     QString each;
     for (const PhaseName& phase : phase_names())
