@@ -146,6 +146,17 @@ class TestSweep : public QObject {
             .metric));
   }
 
+  void spearmanRanksWithTies() {
+    QCOMPARE(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+    QCOMPARE(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+    // Monotone but not linear: still 1 (ranks, not values).
+    QCOMPARE(spearman({1e-4, 1e-3, 1e-2}, {1, 8, 1000}), 1.0);
+    // Ties take their average rank: x ranks 1.5 1.5 3 4, y ranks 1 2 3 4 → 0.9487 (from the formula by hand).
+    QVERIFY(std::abs(spearman({1, 1, 2, 3}, {1, 2, 3, 4}) - 0.9486832980505138) < 1e-12);
+    QVERIFY(std::isnan(spearman({1, 2}, {1, 2})));
+    QVERIFY(std::isnan(spearman({5, 5, 5}, {1, 2, 3})));
+  }
+
   void queueKeepsOrderReorderRemovalAndPause() {
     QTemporaryDir dir;
     const std::string db = dir.filePath("runs.db").toStdString();

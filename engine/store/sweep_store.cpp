@@ -133,13 +133,13 @@ SweepStatus SweepStore::status(int64_t sweep_id) {
   Db& db = store_.db();
   SweepStatus st;
   {
-    Stmt s(db, "SELECT id, name, metric, maximize, min_steps, eta, created FROM sweeps WHERE id = ?");
+    Stmt s(db, "SELECT id, name, metric, maximize, min_steps, eta, created, spec_json FROM sweeps WHERE id = ?");
     s.bind(1, sweep_id);
     if (!s.step())
       throw Error("no sweep " + std::to_string(sweep_id) + " in " + store_.path(),
                   "`tokamak sweep status` lists the sweeps");
     st.id = s.int64(0), st.name = s.text(1), st.metric = s.text(2), st.maximize = s.int64(3) != 0;
-    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6);
+    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6), st.spec_json = s.text(7);
   }
   std::vector<int64_t> ids;
   {

@@ -33,6 +33,7 @@ struct SweepTrialStatus {
 struct SweepStatus {
   int64_t id = 0;
   std::string name, metric;
+  std::string spec_json;  // the sweep file as read
   bool maximize = false;
   AshaSpec asha;
   double created = 0;
