@@ -230,6 +230,12 @@ class TestQueue : public QObject {
         QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out).object();
     const QJsonArray trials = status["trials"].toArray();
     QCOMPARE(trials.size(), 4);
+    // Which key matters: the rate's rank correlation with the metric at the first rung, over all four trials.
+    const QJsonObject importance = status["importance"].toArray().at(0).toObject();
+    QCOMPARE(importance["key"].toString(), QString("train.lr"));
+    QCOMPARE(importance["measure"].toString(), QString("spearman"));
+    QCOMPARE(importance["n"].toInt(), 4);
+    QVERIFY(importance["rho"].isDouble());
 
     // At each rung, every trial stopped there ranks below every trial of the top half of that rung.
     std::map<int, std::vector<QJsonObject>> at;  // rung → results

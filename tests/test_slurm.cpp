@@ -201,13 +201,13 @@ class TestSlurm : public QObject {
   // The script that would be submitted, and nothing written or queued.
   void dryRunShowsTheScript() {
     const Ran r = cli(QStringList{"slurm", "submit", "--dry-run", "--partition", "debug", "--nodes", "1",
-                                      "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"} +
-                          setArgs(test::dist_tiny_sets(data_)));
+                                  "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"} +
+                      setArgs(test::dist_tiny_sets(data_)));
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    for (const char* line : {"#SBATCH --partition=debug", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2",
-                             "#SBATCH --time=01:00:00", "#SBATCH --requeue", "#SBATCH --signal=B:USR1@120",
-                             "first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)",
-                             "srun --kill-on-bad-exit=1 "})
+    for (const char* line :
+         {"#SBATCH --partition=debug", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2", "#SBATCH --time=01:00:00",
+          "#SBATCH --requeue", "#SBATCH --signal=B:USR1@120",
+          "first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)", "srun --kill-on-bad-exit=1 "})
       QVERIFY2(r.out.contains(line), qPrintable(QString(line) + " missing from:\n" + r.out));
     QVERIFY(r.out.startsWith("#!/bin/bash\n"));
     QVERIFY2(!QDir(runFolders()).exists() || QDir(runFolders()).isEmpty(), "a dry run created a run folder");
@@ -262,9 +262,10 @@ class TestSlurm : public QObject {
   // A debug partition's short limit is accepted and sets the checkpoint interval: half of the job's time
   // (nothing of the run is lost to a limit the interval used to be longer than).
   void shortTimeLimitSetsTheCheckpointInterval() {
-    const Ran r = cli(QStringList{"slurm", "submit", "--json", "--partition", "down", "--nodes", "1",
-                                  "--ntasks-per-node", "1", "--time", "00:10:00", "--set", "train.checkpoint_minutes=30"} +
-                      setArgs(test::dist_tiny_sets(data_)));
+    const Ran r =
+        cli(QStringList{"slurm", "submit", "--json", "--partition", "down", "--nodes", "1", "--ntasks-per-node", "1",
+                        "--time", "00:10:00", "--set", "train.checkpoint_minutes=30"} +
+            setArgs(test::dist_tiny_sets(data_)));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains("train.checkpoint_minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
     const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -279,16 +280,18 @@ class TestSlurm : public QObject {
     QTemporaryDir fakeBin;
     QFile fake(fakeBin.filePath("scontrol"));
     QVERIFY(fake.open(QIODevice::WriteOnly));
-    fake.write("#!/bin/sh\n"
-               "case \"$1 $2\" in\n"
-               "  'show hostnames') echo \"$3\" | cut -d, -f1 ;;\n"
-               "  'show node') echo \"NodeName=$3 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=$3 Version=22.05\" ;;\n"
-               "esac\n");
+    fake.write(
+        "#!/bin/sh\n"
+        "case \"$1 $2\" in\n"
+        "  'show hostnames') echo \"$3\" | cut -d, -f1 ;;\n"
+        "  'show node') echo \"NodeName=$3 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=$3 Version=22.05\" ;;\n"
+        "esac\n");
     fake.close();
     fake.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     for (const auto& [nodes, expected] :
-         {std::pair<QString, QString>{"n1-nowhere-tokamak,n2", "127.0.0.1 (NodeAddr of n1-nowhere-tokamak, whose name "
-                                                                "does not resolve)"},
+         {std::pair<QString, QString>{"n1-nowhere-tokamak,n2",
+                                      "127.0.0.1 (NodeAddr of n1-nowhere-tokamak, whose name "
+                                      "does not resolve)"},
           std::pair<QString, QString>{"localhost", "localhost (the first node's name)"}}) {
       QProcess sh;
       QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
@@ -313,8 +316,8 @@ class TestSlurm : public QObject {
     const QString file = QString::fromStdString(env_->path("array.json"));
     write_file_atomically(file.toStdString(), R"({"name": "arr", "base": )" + config_to_json(base, -1) +
                                                   R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
-    const QStringList slurm = {"--slurm", "--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1",
-                               "--time", "01:00:00"};
+    const QStringList slurm = {"--slurm",           "--partition", "debug",  "--nodes", "1",
+                               "--ntasks-per-node", "1",           "--time", "01:00:00"};
     const Ran r = cli(QStringList{"sweep", file, "--json"} + slurm);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
@@ -406,7 +409,7 @@ class TestSlurm : public QObject {
 
     // Resumable: one process continues the same run from that checkpoint, with the next step.
     const Ran resumed = cli({"train", "--json", "--set", QString::fromStdString("train.resume=" + saved.back()),
-                                 "--set", QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
+                             "--set", QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
     QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
     const QString firstStep = QString("\"step\":%1,").arg(last + 1);
     QVERIFY2(resumed.out.contains(firstStep), qPrintable(resumed.out.left(2000)));
@@ -530,8 +533,8 @@ class TestSlurm : public QObject {
                                        << "tokamak: partition 'nosuch' does not exist on this computer (hint: use "
                                           "one of: debug, down)";
     QTest::newRow("no time before the requeue warning")
-        << QStringList{"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1", "--time", "00:01:00",
-                       "--requeue"}
+        << QStringList{"--partition", "debug",  "--nodes",  "1",        "--ntasks-per-node",
+                       "1",           "--time", "00:01:00", "--requeue"}
         << false << "tokamak: time limit 00:01:00 leaves no time before the requeue warning (120 s before the limit)";
   }
   void badCasesAreOneLine() {
@@ -547,8 +550,8 @@ class TestSlurm : public QObject {
     const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
     const Ran r = cli(QStringList{"slurm", "submit"} + args + QStringList{"--set", "train.checkpoint_minutes=30"} +
-                              setArgs(test::dist_tiny_sets(data_)),
-                          env);
+                          setArgs(test::dist_tiny_sets(data_)),
+                      env);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.startsWith(expected), qPrintable(r.err));
     QCOMPARE(r.err.trimmed().count('\n'), 0);

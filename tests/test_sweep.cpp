@@ -146,6 +146,65 @@ class TestSweep : public QObject {
             .metric));
   }
 
+  // With η = 3 and three trials the second rung holds one: ASHA alone would stop there. When nothing is left to
+  // run and nothing has finished, the best trial of the highest rung reached goes on, to the end.
+  void theBestGoesOnWhenNothingElseCan() {
+    QTemporaryDir dir;
+    RunStore store(dir.filePath("runs.db").toStdString());
+    const SweepPlan plan = plan_sweep(
+        R"({"base": {"train": {"steps": 20, "eval_every": 2}}, "sweep": {"train.lr": [1, 2, 3]},
+            "early_stopping": {"min_steps": 2, "eta": 3}})",
+        "s.json", 0);
+    SweepStore sweeps(store);
+    const int64_t id = sweeps.queue_plan(plan, "local");
+    RunQueue q(store);
+    const std::vector<QueueItem> items = q.list();
+    const auto stop_at = [&](const QueueItem& item, int64_t step, double loss) {
+      q.finish(item.id, "stopped", "", 2.0);
+      sweeps.record_rung(
+          q.item(item.id),
+          "{\"event\":\"eval\",\"step\":" + std::to_string(step) + ",\"val_loss\":" + std::to_string(loss) + "}\n",
+          step, "/f/step_" + std::to_string(step) + ".safetensors");
+    };
+    for (size_t i = 0; i < 3; ++i) q.claim(items[i].id, "u" + std::to_string(i), "/f", 1.0);
+    stop_at(items[0], 2, 7.0);
+    stop_at(items[1], 2, 6.0);
+    QVERIFY(sweeps.promotions(id).empty());  // 2 of 3 reported, and one is still running: nothing yet
+    stop_at(items[2], 2, 8.0);
+    std::vector<Promotion> p = sweeps.promotions(id);  // the top third of three: the best
+    QCOMPARE(p.size(), size_t{1});
+    QCOMPARE(p[0].queue_id, items[1].id);
+    QCOMPARE(p[0].halt_step, int64_t{6});
+    q.claim(items[1].id, "u1", "/f", 3.0);
+    stop_at(q.item(items[1].id), 6, 5.0);
+    p = sweeps.promotions(id);  // alone at rung 1, nothing left to run: it goes on to rung 2 (step 18)
+    QCOMPARE(p.size(), size_t{1});
+    QCOMPARE(p[0].queue_id, items[1].id);
+    QCOMPARE(p[0].rung, int64_t{2});
+    QCOMPARE(p[0].halt_step, int64_t{18});
+    QCOMPARE(p[0].resume, std::string("/f/step_6.safetensors"));
+    q.claim(items[1].id, "u1", "/f", 4.0);
+    stop_at(q.item(items[1].id), 18, 4.0);
+    p = sweeps.promotions(id);  // and to the end
+    QCOMPARE(p.size(), size_t{1});
+    QCOMPARE(p[0].halt_step, int64_t{0});
+    q.claim(items[1].id, "u1", "/f", 5.0);
+    q.finish(items[1].id, "done", "", 6.0);
+    sweeps.record_final(q.item(items[1].id), "{\"event\":\"eval\",\"step\":20,\"val_loss\":3.5}\n");
+    QVERIFY(sweeps.promotions(id).empty());  // one trial finished: the others stay stopped
+  }
+
+  void spearmanRanksWithTies() {
+    QCOMPARE(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+    QCOMPARE(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+    // Monotone but not linear: still 1 (ranks, not values).
+    QCOMPARE(spearman({1e-4, 1e-3, 1e-2}, {1, 8, 1000}), 1.0);
+    // Ties take their average rank: x ranks 1.5 1.5 3 4, y ranks 1 2 3 4 → 0.9487 (from the formula by hand).
+    QVERIFY(std::abs(spearman({1, 1, 2, 3}, {1, 2, 3, 4}) - 0.9486832980505138) < 1e-12);
+    QVERIFY(std::isnan(spearman({1, 2}, {1, 2})));
+    QVERIFY(std::isnan(spearman({5, 5, 5}, {1, 2, 3})));
+  }
+
   void queueKeepsOrderReorderRemovalAndPause() {
     QTemporaryDir dir;
     const std::string db = dir.filePath("runs.db").toStdString();
@@ -215,6 +274,12 @@ class TestSweep : public QObject {
     QCOMPARE(p[0].halt_step, int64_t{8});
     QCOMPARE(p[0].resume, std::string("/f/step_4.safetensors"));
     QVERIFY(sweeps.promotions(id).empty());  // decided once
+    // Promoted trials are back in the queue, first (the last promoted at the head), from their checkpoint.
+    QCOMPARE(q.next_queued()->id, items[3].id);
+    QCOMPARE(q.item(items[1].id).state, std::string("queued"));
+    QCOMPARE(q.item(items[1].id).resume, std::string("/f/step_4.safetensors"));
+    QCOMPARE(q.item(items[1].id).halt_step, int64_t{8});
+    QCOMPARE(q.item(items[0].id).state, std::string("stopped"));
     const SweepStatus s = sweeps.status(id);
     QCOMPARE(s.trials.size(), size_t{4});
     QVERIFY(s.trials[1].rungs.at(0).promoted);

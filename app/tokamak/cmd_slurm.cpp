@@ -144,8 +144,8 @@ std::string fit_checkpoints_to_limit(Config& c, const SlurmJobSpec& s) {
   std::snprintf(note, sizeof note, "train.checkpoint_minutes=%g (from --time %s%s)", c.train.checkpoint_minutes,
                 format_slurm_time(s.time_limit_s).c_str(), s.requeue ? " and the requeue warning" : "");
   const ModelConfig& m = c.model;
-  const double params = static_cast<double>(padded_vocab(m) * m.n_embd + m.context * m.n_embd +
-                                            12 * m.n_layer * m.n_embd * m.n_embd);
+  const double params =
+      static_cast<double>(padded_vocab(m) * m.n_embd + m.context * m.n_embd + 12 * m.n_layer * m.n_embd * m.n_embd);
   const double write_s = params * 12 / 200e6;
   std::string out = note;
   if (write_s > 30) {

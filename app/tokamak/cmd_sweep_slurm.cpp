@@ -64,19 +64,18 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
     throw;
   }
   for (size_t i = 0; i < runs.size(); ++i)
-    write_file_atomically(runs[i].second + "/slurm.json",
-                          nlohmann::json({{"job_id", job}, {"array_task_id", i}, {"host", slurm.host().key()}}).dump() +
-                              "\n");
+    write_file_atomically(
+        runs[i].second + "/slurm.json",
+        nlohmann::json({{"job_id", job}, {"array_task_id", i}, {"host", slurm.host().key()}}).dump() + "\n");
   RunStore store(a.db);
   const int64_t id = SweepStore(store).queue_plan(plan, "slurm", &runs);
   if (a.json)
-    std::printf("%s\n", nlohmann::json({{"sweep_id", id},
-                                        {"name", plan.name},
-                                        {"job_id", job},
-                                        {"trials", runs.size()},
-                                        {"script", script_path}})
-                            .dump()
-                            .c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json(
+            {{"sweep_id", id}, {"name", plan.name}, {"job_id", job}, {"trials", runs.size()}, {"script", script_path}})
+            .dump()
+            .c_str());
   else
     std::printf("sweep %lld (%s): job array %ld with %zu trials\nwatch it: tokamak sweep status %lld\n",
                 static_cast<long long>(id), plan.name.c_str(), job, runs.size(), static_cast<long long>(id));

@@ -3,6 +3,7 @@
 // sweep file names the same trials on every machine.
 #include "engine/config/sweep.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -290,6 +291,33 @@ TrialResult trial_metric(const SweepMetric& metric, const std::string& journal, 
   }
   if (!std::isfinite(last)) return {nan, last};  // nothing evaluated, or diverged: the worst
   return {metric.name == "best_val_loss" ? best : metric.name == "time_to_target" ? target : last, last};
+}
+
+static std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < v.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) rank[order[k]] = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    i = j + 1;
+  }
+  return rank;
+}
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (x.size() != y.size() || x.size() < 3) return nan;
+  const std::vector<double> rx = average_ranks(x), ry = average_ranks(y);
+  const double n = static_cast<double>(x.size()), mean = (n + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean), sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : nan;
 }
 
 }  // namespace tokamak

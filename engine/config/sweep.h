@@ -47,4 +47,8 @@ struct TrialResult {
 };
 TrialResult trial_metric(const SweepMetric& metric, const std::string& journal, int64_t step);
 
+// Spearman's rank correlation of x and y (ties get their average rank): how much a swept key matters to the
+// metric, for the sweep's "which key matters most". NaN with fewer than 3 pairs or when one side is constant.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
 }  // namespace tokamak

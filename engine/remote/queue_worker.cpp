@@ -91,6 +91,12 @@ class Worker {
       : o_(o), store_(o.db), queue_(store_), sweeps_(store_),
         engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
 
+  // A worker killed between recording a trial's rung and deciding on it left nothing half-done (the decision is
+  // one transaction) but may have left it undecided: decide now, for every sweep.
+  void catch_up() {
+    for (int64_t id : sweeps_.sweep_ids()) promote(id);
+  }
+
   // One pass: reap, settle ended runs, start what may start. False when there is nothing left to do.
   bool tick() {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {}  // our runs' zombies would look alive (run_folder.h)
@@ -138,10 +144,7 @@ class Worker {
       note("queue item " + std::to_string(q.id) + " (" + q.name + ") reached its rung at step " +
            std::to_string(end.step));
       sweeps_.record_rung(q, read_file(f.journal()), end.step, end.checkpoint);
-      for (const Promotion& p : sweeps_.promotions(q.sweep_id)) {
-        queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
-        note("queue item " + std::to_string(p.queue_id) + " promoted to rung " + std::to_string(p.rung));
-      }
+      promote(q.sweep_id);
       return false;
     }
     const bool ok = s.state == "finished";
@@ -152,10 +155,15 @@ class Worker {
       const std::string journal = path_exists(f.journal()) ? read_file(f.journal()) : "";
       if (ok) sweeps_.record_final(q, journal);
       else sweeps_.record_failure(q, end.step);
-      for (const Promotion& p : sweeps_.promotions(q.sweep_id))
-        queue_.promote(p.queue_id, p.rung, p.halt_step, p.resume);
+      promote(q.sweep_id);
     }
     return false;
+  }
+
+  void promote(int64_t sweep_id) {
+    for (const Promotion& p : sweeps_.promotions(sweep_id))
+      note("queue item " + std::to_string(p.queue_id) + " promoted to rung " + std::to_string(p.rung) +
+           (p.halt_step > 0 ? " (to step " + std::to_string(p.halt_step) + ")" : " (to the end)"));
   }
 
   void start(const QueueItem& queued) {
@@ -209,6 +217,7 @@ bool work_queue(const QueueWorkerOptions& o) {
   int lock = take_lock(o.db);
   if (lock < 0) return false;
   Worker w(o);
+  w.catch_up();
   for (;;) {
     write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
     while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));

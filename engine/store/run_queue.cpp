@@ -141,16 +141,6 @@ void RunQueue::finish(int64_t id, const std::string& state, const std::string& e
   });
 }
 
-void RunQueue::promote(int64_t id, int64_t rung, int64_t halt_step, const std::string& resume) {
-  store_.transaction([&] {
-    const int64_t first = store_.db().query_int("SELECT coalesce(min(position), 1) FROM queue WHERE state = 'queued'");
-    Stmt s(store_.db(),
-           "UPDATE queue SET state = 'queued', position = ?, rung = ?, halt_step = ?, resume = ?, ended = NULL "
-           "WHERE id = ? AND state = 'stopped'");
-    s.bind(1, first - 1).bind(2, rung).bind(3, halt_step).bind(4, resume).bind(5, id).run();
-  });
-}
-
 std::vector<QueueItem> RunQueue::in_state(const std::string& state) {
   std::vector<QueueItem> items;
   Stmt s(store_.db(), (std::string("SELECT ") + kColumns + " FROM queue WHERE state = ? ORDER BY position").c_str());

@@ -5,7 +5,7 @@
 // States: queued (waiting) → running (a run uid and folder are set in the same transaction that claims the
 // row, before any process starts) → done | failed | stopped (the run was stopped, by a person or by a sweep's
 // early stopping at a rung: its checkpoint is kept) ; queued → removed. A sweep may put a stopped row back to
-// queued (promoted at a rung: it resumes from its checkpoint).
+// queued (promoted at a rung: it resumes from its checkpoint; engine/store/sweep_store.h).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -60,8 +60,6 @@ class RunQueue {
   void claim(int64_t id, const std::string& run_uid, const std::string& folder, double now);
   // running → done | failed | stopped.
   void finish(int64_t id, const std::string& state, const std::string& error, double now);
-  // stopped → queued, first in the queue, resuming from `resume` and stopping at halt_step (0 = the end).
-  void promote(int64_t id, int64_t rung, int64_t halt_step, const std::string& resume);
   std::vector<QueueItem> in_state(const std::string& state);
 
  private:

@@ -92,31 +92,57 @@ std::vector<Promotion> SweepStore::promotions(int64_t sweep_id) {
         "SELECT coalesce(max(r.rung), -1) FROM sweep_rungs r JOIN queue q ON q.id = "
         "r.queue_id WHERE q.sweep_id = " +
         std::to_string(sweep_id));
-    // From the highest rung down, as ASHA prefers to carry a trial further over starting another.
-    for (int64_t k = top; k >= 0; --k) {
+    const auto promote = [&](int64_t id, int64_t k) {
+      const QueueItem q = RunQueue(store_).item(id);
+      const std::vector<int64_t> rungs = asha_rungs(asha, steps_of(q));
+      if (q.state != "stopped" || k >= static_cast<int64_t>(rungs.size())) return false;  // the end has no next rung
+      Stmt c(db, "SELECT checkpoint FROM sweep_rungs WHERE queue_id = ? AND rung = ?");
+      c.bind(1, id).bind(2, k);
+      const std::string checkpoint = c.step() ? c.text(0) : "";
+      Stmt m(db, "UPDATE sweep_rungs SET promoted = 1 WHERE queue_id = ? AND rung = ?");
+      m.bind(1, id).bind(2, k).run();
+      const int64_t next = k + 1 < static_cast<int64_t>(rungs.size()) ? rungs[static_cast<size_t>(k + 1)] : 0;
+      // Back in the queue, first, in the same transaction as the decision: a worker killed now loses neither.
+      const int64_t first = db.query_int("SELECT coalesce(min(position), 1) FROM queue WHERE state = 'queued'");
+      Stmt u(db,
+             "UPDATE queue SET state = 'queued', position = ?, rung = ?, halt_step = ?, resume = ?, ended = NULL "
+             "WHERE id = ?");
+      u.bind(1, first - 1).bind(2, k + 1).bind(3, next).bind(4, checkpoint).bind(5, id).run();
+      out.push_back({id, k + 1, next, checkpoint});
+      return true;
+    };
+    const auto results = [&](int64_t k) {
       std::vector<RungResult> rung;
-      {
-        Stmt s(db,
-               "SELECT r.queue_id, r.metric, r.val_loss, r.promoted FROM sweep_rungs r JOIN queue q ON q.id = "
-               "r.queue_id WHERE q.sweep_id = ? AND r.rung = ? AND q.state != 'removed'");
-        s.bind(1, sweep_id).bind(2, k);
-        while (s.step()) {
-          const double m = s.real(1);
-          rung.push_back({s.int64(0), maximize && !std::isnan(m) ? -m : m, s.real(2), s.int64(3) != 0});
-        }
+      Stmt s(db,
+             "SELECT r.queue_id, r.metric, r.val_loss, r.promoted FROM sweep_rungs r JOIN queue q ON q.id = "
+             "r.queue_id WHERE q.sweep_id = ? AND r.rung = ? AND q.state != 'removed'");
+      s.bind(1, sweep_id).bind(2, k);
+      while (s.step()) {
+        const double m = s.real(1);
+        rung.push_back({s.int64(0), maximize && !std::isnan(m) ? -m : m, s.real(2), s.int64(3) != 0});
       }
-      for (int64_t id : asha_promotions(rung, asha.eta)) {
-        const QueueItem q = RunQueue(store_).item(id);
-        const std::vector<int64_t> rungs = asha_rungs(asha, steps_of(q));
-        if (q.state != "stopped" || k >= static_cast<int64_t>(rungs.size())) continue;  // the end has no next rung
-        Stmt c(db, "SELECT checkpoint FROM sweep_rungs WHERE queue_id = ? AND rung = ?");
-        c.bind(1, id).bind(2, k);
-        const std::string checkpoint = c.step() ? c.text(0) : "";
-        Stmt m(db, "UPDATE sweep_rungs SET promoted = 1 WHERE queue_id = ? AND rung = ?");
-        m.bind(1, id).bind(2, k).run();
-        const int64_t next = k + 1 < static_cast<int64_t>(rungs.size()) ? rungs[static_cast<size_t>(k + 1)] : 0;
-        out.push_back({id, k + 1, next, checkpoint});
-      }
+      return rung;
+    };
+    // From the highest rung down, as ASHA prefers to carry a trial further over starting another.
+    for (int64_t k = top; k >= 0; --k)
+      for (int64_t id : asha_promotions(results(k), asha.eta)) promote(id, k);
+    // With few trials the top rungs never hold η of them, and ASHA alone would end the sweep with nothing trained
+    // to the end. When nothing is left to run and no trial has finished, the best trial of the highest rung
+    // reached goes on (one at a time, until one finishes).
+    const std::string sweep = std::to_string(sweep_id);
+    if (!out.empty() ||
+        db.query_int("SELECT count(*) FROM queue WHERE sweep_id = " + sweep + " AND state IN ('queued','running')") >
+            0 ||
+        db.query_int("SELECT count(*) FROM queue WHERE sweep_id = " + sweep + " AND state = 'done'") > 0)
+      return;
+    for (int64_t k = top; k >= 0; --k) {
+      std::vector<RungResult> open;
+      for (const RungResult& r : results(k))
+        if (!r.promoted) open.push_back(r);
+      bool done = false;
+      for (int64_t id : asha_promotions(open, 1))  // every one in order, best first: the first that can go on
+        if ((done = promote(id, k))) break;
+      if (done) return;
     }
   });
   return out;
@@ -133,13 +159,13 @@ SweepStatus SweepStore::status(int64_t sweep_id) {
   Db& db = store_.db();
   SweepStatus st;
   {
-    Stmt s(db, "SELECT id, name, metric, maximize, min_steps, eta, created FROM sweeps WHERE id = ?");
+    Stmt s(db, "SELECT id, name, metric, maximize, min_steps, eta, created, spec_json FROM sweeps WHERE id = ?");
     s.bind(1, sweep_id);
     if (!s.step())
       throw Error("no sweep " + std::to_string(sweep_id) + " in " + store_.path(),
                   "`tokamak sweep status` lists the sweeps");
     st.id = s.int64(0), st.name = s.text(1), st.metric = s.text(2), st.maximize = s.int64(3) != 0;
-    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6);
+    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6), st.spec_json = s.text(7);
   }
   std::vector<int64_t> ids;
   {

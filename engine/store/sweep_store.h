@@ -13,7 +13,7 @@ namespace tokamak {
 
 class RunStore;
 
-// A stopped trial to put back in the queue: resume from `resume`, stop at halt_step (0 = the end).
+// A stopped trial put back in the queue: it resumes from `resume` and stops at halt_step (0 = the end).
 struct Promotion {
   int64_t queue_id = 0, rung = 0, halt_step = 0;
   std::string resume;
@@ -33,6 +33,7 @@ struct SweepTrialStatus {
 struct SweepStatus {
   int64_t id = 0;
   std::string name, metric;
+  std::string spec_json;  // the sweep file as read
   bool maximize = false;
   AshaSpec asha;
   double created = 0;
@@ -54,7 +55,8 @@ class SweepStore {
   void record_final(const QueueItem& q, const std::string& journal);
   // The trial failed (diverged, crashed): NaN at the rung it was heading for, so it ranks last there.
   void record_failure(const QueueItem& q, int64_t step);
-  // ASHA's promotions now, each marked in the store in the same transaction that returns it.
+  // ASHA's promotions now: each marked at its rung and its row put back at the head of the queue (to resume
+  // from its checkpoint) in one transaction, and returned. Idempotent: what was decided is not decided again.
   std::vector<Promotion> promotions(int64_t sweep_id);
 
   std::vector<int64_t> sweep_ids();
