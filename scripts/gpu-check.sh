@@ -9,8 +9,8 @@
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
 # row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
 # PyTorch tables follow the summary, and part 1 exports the run store to OUT/runs-GPU.json: three files at most,
-# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes stay in SCRATCH (default a
-# new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
+# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes
+# stay in SCRATCH (default a new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
 # DEVICE=cpu rehearses the same steps with the same programs on a CPU at tiny sizes, so that only the GPU can
 # surprise (tests/gpu_kit_check.sh runs it in CI). PYTHON (default python3) must import torch 2.11; STEPS
 # (default 20) timed steps a rung; BATCH (default 64, the ladder's last rung) the PyTorch peer's batch; BUDGET
