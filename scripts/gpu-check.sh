@@ -2,10 +2,11 @@
 # The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder (~6 min)
+#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
 #      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
-#      on test_kernels (~9 min at most)
+#      on test_kernels
+# Each stays within BUDGET (540 s) of steps, so unpacking and the transfers fit the tool's 10 minutes.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
 # row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
 # PyTorch tables follow the summary, and part 1 exports the run store to OUT/runs-GPU.json: three files at most,
