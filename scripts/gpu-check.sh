@@ -2,15 +2,16 @@
 # The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder (~6 min)
+#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
 #      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
-#      on test_kernels (~9 min at most)
+#      on test_kernels
+# Each stays within BUDGET (540 s) of steps, so unpacking and the transfers fit the tool's 10 minutes.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
 # row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
 # PyTorch tables follow the summary, and part 1 exports the run store to OUT/runs-GPU.json: three files at most,
-# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes stay in SCRATCH (default a
-# new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
+# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes
+# stay in SCRATCH (default a new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
 # DEVICE=cpu rehearses the same steps with the same programs on a CPU at tiny sizes, so that only the GPU can
 # surprise (tests/gpu_kit_check.sh runs it in CI). PYTHON (default python3) must import torch 2.11; STEPS
 # (default 20) timed steps a rung; BATCH (default 64, the ladder's last rung) the PyTorch peer's batch; BUDGET
@@ -40,13 +41,18 @@ site=$("$py" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch._
 torch_version=$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null) || torch_version="none ($py cannot import torch)"
 libs=$here/lib
 [ -n "$site" ] && libs+=":$site/torch/lib" && for d in "$site"/nvidia/*/lib; do [ -d "$d" ] && libs+=":$d"; done
-export LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+libs+=${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Only the kit's programs get that path: python3 keeps its own libraries (the kit's older SQLite or zlib first on
+# its path could break its modules).
+kit=(env "LD_LIBRARY_PATH=$libs")
 # Assets from the kit; the dataset cache, run store and settings in the scratch folder.
 [ -e "$scratch/cache/assets" ] || ln -s "$here/cache/assets" "$scratch/cache/assets"
 export TOKAMAK_CACHE=$scratch/cache XDG_DATA_HOME=$scratch/data XDG_CONFIG_HOME=$scratch/config TMPDIR=$scratch
 export PYTHONUNBUFFERED=1 TOKAMAK_TOKAMAK_BIN=$bin/tokamak
 
+slow=1  # the step limits are the GPU's; a CPU shared with builds (CI) gets five times as long
 if [ "$device" = cpu ]; then
+  slow=5
   where="CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
   gpu=cpu
   # Tiny sizes: the same commands, the same code paths, seconds instead of minutes.
@@ -81,6 +87,7 @@ step() {
   local name=$1 limit=$2 pattern=$3 t0=$SECONDS rc=0 status result file left=$((deadline - SECONDS))
   shift 3
   if [ "$left" -lt 10 ]; then skip "$name" "no time left of BUDGET=$budget s"; return; fi
+  limit=$((limit * slow))
   [ "$limit" -le "$left" ] || limit=$left
   file=$scratch/steps/${name// /_}.txt
   echo "== $name" >&2
@@ -102,7 +109,7 @@ skip() { rows+=("| $1 | skipped | 0 | $2 |"); write_summary; }
 # Every program of the kit finds every library it needs (prints the missing ones, fails if any).
 libraries() {
   local missing
-  missing=$(for b in "$bin"/*; do ldd "$b" | sed "s|^|$(basename "$b"): |"; done | grep "not found")
+  missing=$(for b in "$bin"/*; do "${kit[@]}" ldd "$b" | sed "s|^|$(basename "$b"): |"; done | grep "not found")
   [ -z "$missing" ] && { echo "every library found"; return 0; }
   echo "$missing"
   return 1
@@ -112,17 +119,17 @@ keep_table() { { printf '\n### %s\n\n```\n' "$1"; cat "$2"; printf '```\n'; } >>
 
 if [ "$part" = 1 ]; then
   step "libraries" 60 'found|not found' libraries
-  step "test_gpu" 240 '^Totals' "$bin/test_gpu"
-  step "test_kernels" 120 '^Totals' "$bin/test_kernels"
-  step "find-batch" 120 'largest|does not fit' "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
+  step "test_gpu" 240 '^Totals' "${kit[@]}" "$bin/test_gpu"
+  step "test_kernels" 120 '^Totals' "${kit[@]}" "$bin/test_kernels"
+  step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
     --set opt.precision=bf16 "${sizes[@]}" --max "$find_max"
-  step "bench h100-writeup" 240 '^[0-9]+  ' "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
+  step "bench h100-writeup" 240 '^[0-9]+  ' "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
     "${bench_len[@]}" "${sizes[@]}"
   keep_table "bench h100-writeup" "$scratch/steps/bench_h100-writeup.txt"
   # Bench and find-batch write no checkpoints: one here would be 1.5 GB on a GPU, and no file comes back from it.
   step "no checkpoints" 30 'none' sh -c '! find "$1" -name "*.safetensors" | grep -q . && echo "none written"' _ "$scratch"
-  step "export" 30 'runs' sh -c '"$1" runs export --format json > "$2" && echo "$(basename "$2"): $(grep -o "\"uid\"" "$2" | wc -l) runs"' \
-    _ "$bin/tokamak" "$out/runs-$gpu.json"
+  step "export" 30 'runs' sh -c 'LD_LIBRARY_PATH=$3 "$1" runs export --format json > "$2" && echo "$(basename "$2"): $(grep -o "\"uid\"" "$2" | wc -l) runs"' \
+    _ "$bin/tokamak" "$out/runs-$gpu.json" "$libs"
 else
   step "libraries" 60 'found|not found' libraries
   step "pytorch eager" 120 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}"
@@ -134,8 +141,8 @@ else
   elif ! command -v compute-sanitizer >/dev/null; then
     skip "memcheck test_kernels" "compute-sanitizer is not on the PATH"
   else
-    step "memcheck test_kernels" 240 'ERROR SUMMARY|^Totals' compute-sanitizer --tool memcheck --error-exitcode 99 \
-      "$bin/test_kernels"
+    step "memcheck test_kernels" 240 'ERROR SUMMARY|^Totals' "${kit[@]}" compute-sanitizer --tool memcheck \
+      --error-exitcode 99 "$bin/test_kernels"
   fi
 fi
 cat "$summary"

@@ -1,5 +1,6 @@
 // The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events, and a
 // run store that can only be read.
+#include <QDirIterator>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -102,6 +103,30 @@ class TestCli : public QObject {
     auto doc = QJsonDocument::fromJson(r.out, &error);
     QCOMPARE(error.error, QJsonParseError::NoError);
     QCOMPARE(doc.object()["model"].toObject()["preset"].toString(), QString("nano"));
+  }
+
+  // Issue 33: bench rungs and find-batch tries are measured and thrown away, so neither writes a checkpoint (for
+  // GPT-2 124M each would be 1.5 GB); find-batch runs on a CPU only when --max bounds it.
+  void benchAndFindBatchWriteNoCheckpoint() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString ladder = QString::fromStdString(scratch.path("ladder.json"));
+    QFile f(ladder);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
+    f.close();
+    const QStringList sizes = tokamak::test::tiny_run_args(
+        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
+    const Result bench = runTokamak(QStringList{"bench", "--ladder", ladder, "--steps", "1", "--warmup", "1", "--db",
+                                                QString::fromStdString(scratch.path("runs.db"))} +
+                                    sizes);
+    QVERIFY2(bench.code == 0, bench.err.constData());
+    QVERIFY2(bench.out.contains("two") && !bench.out.contains("failed"), bench.out.constData());
+    const Result find = runTokamak(QStringList{"find-batch", "--max", "2"} + sizes);
+    QVERIFY2(find.code == 0, find.err.constData());
+    QVERIFY2(find.out.contains("largest batch that trains: 2"), find.out.constData());
+    QDirIterator it(QFileInfo(ladder).path(), {"*.safetensors"}, QDir::Files, QDirIterator::Subdirectories);
+    QVERIFY2(!it.hasNext(), qPrintable("a throwaway run wrote " + (it.hasNext() ? it.next() : QString())));
   }
 
   // The event protocol of docs/ARCHITECTURE.md ("Events before start"), both orders on purpose: in an empty

@@ -139,7 +139,7 @@ def main():
         with profile(activities=activities) as prof:
             for _ in range(3):
                 train_step()
-        key = "cuda_time_total" if cuda else "cpu_time_total"
+        key = "self_device_time_total" if cuda else "self_cpu_time_total"
         print(f"profile of 3 steps, by {key}:")
         print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=60))
 
