@@ -17,6 +17,7 @@
 #include <QTimer>
 
 #include "engine/data/dataset.h"
+#include "ui/setup/dataset_catalog.h"
 
 namespace tokamak::ui {
 namespace {
@@ -62,6 +63,9 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   auto* form = new QFormLayout(this);
   form->addRow(hostLabel_, hostData_);
   hostLabel_->hide(), hostData_->hide();
+  catalog_ = new DatasetCatalog;
+  catalogLabel_ = new QLabel(tr("From the Hub"));
+  form->addRow(catalogLabel_, catalog_);
   form->addRow(tr("Source"), kind_);
   form->addRow(tr("Path"), pathRow);
   form->addRow(countRow);
@@ -83,6 +87,10 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   });
   connect(browse_, &QPushButton::clicked, this, &DatasetBox::browse);
   connect(hostData_, &QComboBox::activated, this, &DatasetBox::pickHostDataset);
+  connect(catalog_, &DatasetCatalog::chosen, this, [this](const QString& dir) {
+    setPath(dir);
+    countTokens();
+  });
   connect(count_, &QPushButton::clicked, this, &DatasetBox::countTokens);
   connect(cancel_, &QPushButton::clicked, this, &DatasetBox::cancelCount);
   kindChanged();
@@ -135,6 +143,8 @@ void DatasetBox::setHost(const QString& host, const std::vector<tokamak::Dataset
   for (const tokamak::DatasetListing& d : datasets)
     hostData_->addItem(QString::fromStdString(d.name + " — " + d.description), QString::fromStdString(d.path));
   hostLabel_->setVisible(!host.isEmpty());
+  catalogLabel_->setVisible(host.isEmpty());  // the catalog is this computer's (docs/DATASETS.md: --host)
+  catalog_->setVisible(host.isEmpty());
   hostData_->setVisible(!host.isEmpty());
   kindChanged();
 }
