@@ -168,18 +168,18 @@ void DatasetGet::poll() {
     const bool running = alive(f.pid);  // before reading: lines written before it ended are all there
     QFile log(file(name, ".log"));
     bool moved = false;
-    if (log.open(QIODevice::ReadOnly) && log.seek(f.offset)) {
-      while (log.canReadLine()) {
-        const QByteArray line = log.readLine();
-        f.offset += line.size();
-        const QJsonObject j = QJsonDocument::fromJson(line).object();
-        if (j["event"].toString() == QLatin1String("dataset")) f.done = true;
-        if (j["event"].toString() != QLatin1String("progress")) continue;
-        f.state.done = j["done"].toInteger(), f.state.total = j["total"].toInteger();
-        f.state.bytesPerS = j["bytes_per_s"].toDouble(), f.state.etaS = j["eta_s"].toDouble();
-        f.state.filesDone = j["files_done"].toInt(), f.state.files = j["files"].toInt();
-        moved = true;
-      }
+    // Whole lines only: the last one may still be being written. (QFile::canReadLine sees only its buffer.)
+    const QByteArray fresh = log.open(QIODevice::ReadOnly) && log.seek(f.offset) ? log.readAll() : QByteArray();
+    const qsizetype whole = fresh.lastIndexOf('\n') + 1;
+    f.offset += whole;
+    for (const QByteArray& line : fresh.left(whole).split('\n')) {
+      const QJsonObject j = QJsonDocument::fromJson(line).object();
+      if (j["event"].toString() == QLatin1String("dataset")) f.done = true;
+      if (j["event"].toString() != QLatin1String("progress")) continue;
+      f.state.done = j["done"].toInteger(), f.state.total = j["total"].toInteger();
+      f.state.bytesPerS = j["bytes_per_s"].toDouble(), f.state.etaS = j["eta_s"].toDouble();
+      f.state.filesDone = j["files_done"].toInt(), f.state.files = j["files"].toInt();
+      moved = true;
     }
     if (moved) Q_EMIT progressed(name, f.state);
     if (running) continue;
