@@ -31,6 +31,7 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   kind_->addItem(tr("Text file"));
   kind_->addItem(tr("Folder of text files"));
   kind_->addItem(tr("Token shards (.bin, folder or glob)"));
+  kind_->setItemData(kShards, tr("llm.c token shards; FineWeb's come from the Hub with Get…"), Qt::ToolTipRole);
   path_ = new QLineEdit;
   path_->setObjectName("data.path");
   path_->setPlaceholderText(tr("path"));
@@ -143,8 +144,6 @@ void DatasetBox::setHost(const QString& host, const std::vector<tokamak::Dataset
   for (const tokamak::DatasetListing& d : datasets)
     hostData_->addItem(QString::fromStdString(d.name + " — " + d.description), QString::fromStdString(d.path));
   hostLabel_->setVisible(!host.isEmpty());
-  catalogLabel_->setVisible(host.isEmpty());  // the catalog is this computer's (docs/DATASETS.md: --host)
-  catalog_->setVisible(host.isEmpty());
   hostData_->setVisible(!host.isEmpty());
   kindChanged();
 }
@@ -162,6 +161,12 @@ void DatasetBox::pickHostDataset(int index) {
 }
 
 void DatasetBox::kindChanged() {
+  // The Hub's datasets are token shards, and this computer's (docs/DATASETS.md: --host fetches on a host):
+  // the row shows with "Token shards", or while a download goes on, and costs the first window no height.
+  const bool hub =
+      host_.isEmpty() && (kind_->currentIndex() == kShards || !catalog_->downloads()->downloads().isEmpty());
+  catalogLabel_->setVisible(hub);
+  catalog_->setVisible(hub);
   const bool own = kind_->currentIndex() != kDefault;
   path_->setEnabled(own);
   browse_->setEnabled(own && host_.isEmpty());  // a file dialog shows this computer's files, not the host's
