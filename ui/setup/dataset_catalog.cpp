@@ -141,6 +141,8 @@ void DatasetCatalog::showCurrent() {
   const QString name = currentName();
   const CatalogEntry* e = get_->entry(name);
   const bool getting = get_->isGetting(name);
+  // A narrow column cuts the entry's text: its tooltip says it whole.
+  if (e) list_->setToolTip(list_->currentText() + "\n" + e->repo + ": " + e->about);
   getButton_->setEnabled(e && !getting && !e->present());
   cancel_->setVisible(getting);
   progress_->setVisible(getting);
