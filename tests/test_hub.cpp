@@ -125,6 +125,20 @@ class TestHub : public QObject {
       if (auto j = nlohmann::json::parse(l.toStdString(), nullptr, false); j.is_object() && j["name"] == "fineweb10B")
         listed = j["tokens"].get<uint64_t>() == 11100 && j["path"] == dir.toStdString();
     QVERIFY2(listed, list.out.constData());
+    // The catalog says how much of each dataset is here (what the studio's picker shows).
+    const Ran cat = runTokamak({"datasets", "catalog", "--json"}, env);
+    QCOMPARE(cat.code, 0);
+    int entries_seen = 0;
+    for (const QByteArray& l : cat.out.trimmed().split('\n')) {
+      const auto j = nlohmann::json::parse(l.toStdString());
+      ++entries_seen;
+      const bool ours = j["name"] == "fineweb10B";
+      QCOMPARE(j["train_present"].get<int>(), ours ? 2 : 0);
+      QCOMPARE(j["val_present"].get<bool>(), ours);
+      QCOMPARE(j["bytes_present"].get<qint64>(), ours ? qint64(val_.size() + train_[0].size() + train_[1].size()) : 0);
+      if (ours) QCOMPARE(j["train_shards"].get<int>(), 103);
+    }
+    QCOMPARE(entries_seen, 3);
     const int before = hub.requests().size();
     const Ran again = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
     QCOMPARE(again.code, 0);

@@ -20,7 +20,7 @@ void add_datasets_command(CLI::App& app) {
   c->add_flag("--json", *json_out, "one JSON object per dataset");
   add_datasets_get_command(c);
   c->callback([json_out, c] {
-    if (c->got_subcommand("get")) return;
+    if (c->got_subcommand("get") || c->got_subcommand("catalog")) return;
     for (const DatasetListing& d : list_datasets()) {
       if (*json_out)
         std::printf("%s\n", nlohmann::json({{"name", d.name},

@@ -16,6 +16,7 @@
 #include "app/tokamak/cmd_remote.h"
 #include "engine/data/hub/hub_fetch.h"
 #include "engine/data/hub/hub_files.h"
+#include "engine/data/hub/hub_status.h"
 #include "engine/remote/process.h"
 #include "engine/util/error.h"
 
@@ -167,9 +168,42 @@ void get_on_host(const GetArgs& a) {
   print_result(result, a.json, a.json ? "" : host.target().spec() + ":");
 }
 
+// `datasets catalog`: what the catalog offers and how much of each this machine has.
+void catalog(bool as_json) {
+  for (const HubCatalogStatus& s : hub_catalog_status()) {
+    const HubCatalogEntry& e = s.entry;
+    const uint64_t bytes = (static_cast<uint64_t>(e.train_shards) + 1) * s.shard_bytes();
+    if (as_json) {
+      emit({{"name", e.name},
+            {"repo", e.repo},
+            {"about", e.about},
+            {"path", s.dir},
+            {"train_shards", e.train_shards},
+            {"shard_tokens", e.shard_tokens},
+            {"shard_bytes", s.shard_bytes()},
+            {"bytes", bytes},
+            {"val_present", s.val_present},
+            {"train_present", s.train_present},
+            {"partial", s.partial},
+            {"bytes_present", s.bytes_present}});
+      continue;
+    }
+    std::printf("%-18s %s: %d of %d train shards here%s%s (%s of about %s)\n    %s\n", e.name.c_str(), e.repo.c_str(),
+                s.train_present, e.train_shards, s.val_present ? " + val" : "",
+                s.partial ? (", " + std::to_string(s.partial) + " partial").c_str() : "",
+                human_bytes(s.bytes_present).c_str(), human_bytes(bytes).c_str(), e.about.c_str());
+  }
+}
+
 }  // namespace
 
 void add_datasets_get_command(CLI::App* datasets) {
+  auto catalog_json = std::make_shared<bool>(false);
+  CLI::App* cat = datasets->add_subcommand(
+      "catalog", "The datasets `datasets get` knows, and how many of their shards this machine has");
+  cat->add_flag("--json", *catalog_json, "one JSON object per dataset");
+  cat->callback([catalog_json] { catalog(*catalog_json); });
+
   auto a = std::make_shared<GetArgs>();
   CLI::App* c = datasets->add_subcommand(
       "get",

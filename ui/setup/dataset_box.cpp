@@ -17,6 +17,7 @@
 #include <QTimer>
 
 #include "engine/data/dataset.h"
+#include "ui/setup/dataset_catalog.h"
 
 namespace tokamak::ui {
 namespace {
@@ -30,6 +31,7 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   kind_->addItem(tr("Text file"));
   kind_->addItem(tr("Folder of text files"));
   kind_->addItem(tr("Token shards (.bin, folder or glob)"));
+  kind_->setItemData(kShards, tr("llm.c token shards; FineWeb's come from the Hub with Get…"), Qt::ToolTipRole);
   path_ = new QLineEdit;
   path_->setObjectName("data.path");
   path_->setPlaceholderText(tr("path"));
@@ -62,6 +64,9 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   auto* form = new QFormLayout(this);
   form->addRow(hostLabel_, hostData_);
   hostLabel_->hide(), hostData_->hide();
+  catalog_ = new DatasetCatalog;
+  catalogLabel_ = new QLabel(tr("From the Hub"));
+  form->addRow(catalogLabel_, catalog_);
   form->addRow(tr("Source"), kind_);
   form->addRow(tr("Path"), pathRow);
   form->addRow(countRow);
@@ -83,6 +88,10 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   });
   connect(browse_, &QPushButton::clicked, this, &DatasetBox::browse);
   connect(hostData_, &QComboBox::activated, this, &DatasetBox::pickHostDataset);
+  connect(catalog_, &DatasetCatalog::chosen, this, [this](const QString& dir) {
+    setPath(dir);
+    countTokens();
+  });
   connect(count_, &QPushButton::clicked, this, &DatasetBox::countTokens);
   connect(cancel_, &QPushButton::clicked, this, &DatasetBox::cancelCount);
   kindChanged();
@@ -152,6 +161,12 @@ void DatasetBox::pickHostDataset(int index) {
 }
 
 void DatasetBox::kindChanged() {
+  // The Hub's datasets are token shards, and this computer's (docs/DATASETS.md: --host fetches on a host):
+  // the row shows with "Token shards", or while a download goes on, and costs the first window no height.
+  const bool hub =
+      host_.isEmpty() && (kind_->currentIndex() == kShards || !catalog_->downloads()->downloads().isEmpty());
+  catalogLabel_->setVisible(hub);
+  catalog_->setVisible(hub);
   const bool own = kind_->currentIndex() != kDefault;
   path_->setEnabled(own);
   browse_->setEnabled(own && host_.isEmpty());  // a file dialog shows this computer's files, not the host's

@@ -21,6 +21,8 @@ class QTimer;
 
 namespace tokamak::ui {
 
+class DatasetCatalog;
+
 class DatasetBox : public QGroupBox {
   Q_OBJECT
  public:
@@ -39,6 +41,8 @@ class DatasetBox : public QGroupBox {
   // counted here) and whose DATASETS (`tokamak datasets` there, from "Test connection") fill "On the host".
   void setHost(const QString& host, const std::vector<tokamak::DatasetListing>& datasets = {});
   QString host() const { return host_; }
+  // The Hub catalog row ("Get…"): this computer's only; hidden while a host is chosen.
+  DatasetCatalog* catalog() const { return catalog_; }
 
  public Q_SLOTS:
   void countTokens();
@@ -57,6 +61,8 @@ class DatasetBox : public QGroupBox {
   void pickHostDataset(int index);
 
   QComboBox* kind_;
+  DatasetCatalog* catalog_;
+  QLabel* catalogLabel_;
   QComboBox* hostData_;  // the host's datasets (shown only for a host)
   QLabel* hostLabel_;
   QString host_;

@@ -1,0 +1,206 @@
+// DatasetGet: catalog listing and detached downloads followed through their logs (see dataset_get.h).
+#include "ui/setup/dataset_get.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocale>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTimer>
+
+#include <signal.h>
+
+#include "engine/util/files.h"
+#include "ui/run/engine_process.h"
+
+namespace tokamak::ui {
+namespace {
+
+QString size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
+
+QString duration(double s) {
+  if (s >= 3600) return QString("%1h%2m").arg(int(s / 3600)).arg(int(s / 60) % 60, 2, 10, QChar('0'));
+  if (s >= 60) return QString("%1m%2s").arg(int(s / 60)).arg(int(s) % 60, 2, 10, QChar('0'));
+  return QString("%1 s").arg(int(s));
+}
+
+// Alive and not a zombie: a detached child is reparented, and a container's init may never reap it.
+bool alive(qint64 pid) {
+  QFile stat(QString("/proc/%1/stat").arg(pid));
+  if (pid <= 0 || !stat.open(QIODevice::ReadOnly)) return false;
+  const QByteArray s = stat.readAll();
+  const int close = s.lastIndexOf(')');  // the command name may hold spaces and parentheses
+  return close > 0 && s.size() > close + 2 && s[close + 2] != 'Z' && s[close + 2] != 'X';
+}
+
+QString file(const QString& name, const char* ext) { return DatasetGet::folder() + "/" + name + ext; }
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+CatalogEntry entryOf(const QJsonObject& j) {
+  CatalogEntry e;
+  e.name = j["name"].toString(), e.repo = j["repo"].toString(), e.about = j["about"].toString();
+  e.path = j["path"].toString();
+  e.trainShards = j["train_shards"].toInt(), e.trainPresent = j["train_present"].toInt();
+  e.partial = j["partial"].toInt(), e.valPresent = j["val_present"].toBool();
+  e.shardTokens = j["shard_tokens"].toInteger(), e.shardBytes = j["shard_bytes"].toInteger();
+  e.bytes = j["bytes"].toInteger(), e.bytesPresent = j["bytes_present"].toInteger();
+  return e;
+}
+
+}  // namespace
+
+QString CatalogEntry::state() const {
+  if (present()) return QObject::tr("present (%1)").arg(size(bytesPresent));
+  QString s = trainPresent || valPresent ? QObject::tr("%1 of %2 shards here (%3 of ~%4)")
+                                               .arg(trainPresent)
+                                               .arg(trainShards)
+                                               .arg(size(bytesPresent), size(bytes))
+                                         : QObject::tr("absent (~%1)").arg(size(bytes));
+  if (partial) s += QObject::tr(", %n partial", nullptr, partial);
+  return s;
+}
+
+QString DownloadState::text() const {
+  const int percent = total > 0 ? int(100 * done / total) : 0;
+  QString s =
+      QObject::tr("%1 of %2 (%3%), %4/%5 files").arg(size(done), size(total)).arg(percent).arg(filesDone).arg(files);
+  if (bytesPerS > 0) s += QObject::tr(", %1 MB/s, %2 left").arg(bytesPerS / 1e6, 0, 'f', 1).arg(duration(etaS));
+  return s;
+}
+
+DatasetGet::DatasetGet(QObject* parent) : QObject(parent), timer_(new QTimer(this)) {
+  timer_->setInterval(500);  // the CLI writes at most one line per whole percent: reading twice a second is ample
+  connect(timer_, &QTimer::timeout, this, &DatasetGet::poll);
+  adoptRunning();
+}
+
+DatasetGet::~DatasetGet() {
+  // The downloads go on without us; only the catalog listing is ours.
+  if (lister_) lister_->disconnect(this), lister_->kill(), lister_->waitForFinished(2000);
+}
+
+QString DatasetGet::folder() { return QString::fromStdString(data_dir()) + "/downloads"; }
+
+const CatalogEntry* DatasetGet::entry(const QString& name) const {
+  for (const CatalogEntry& e : catalog_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+void DatasetGet::refreshCatalog() {
+  if (lister_) return;  // one answer is on its way
+  const QString front = tokamakFrontPath();
+  if (front.isEmpty()) return Q_EMIT catalogFailed(engineMissingText());
+  lister_ = new QProcess(this);
+  connect(lister_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+    QProcess* p = lister_;
+    lister_ = nullptr;
+    p->deleteLater();
+    const QList<QByteArray> lines = p->readAllStandardOutput().split('\n');
+    if (status != QProcess::NormalExit || code != 0) {
+      const QString err = QString::fromUtf8(p->readAllStandardError());
+      return Q_EMIT catalogFailed(errorLineOf(err.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)));
+    }
+    catalog_.clear();
+    for (const QByteArray& l : lines)
+      if (const QJsonObject j = QJsonDocument::fromJson(l).object(); !j.isEmpty()) catalog_ << entryOf(j);
+    Q_EMIT catalogChanged();
+  });
+  connect(lister_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart || !lister_) return;
+    lister_->deleteLater(), lister_ = nullptr;
+    Q_EMIT catalogFailed(tr("could not start tokamak datasets catalog"));
+  });
+  lister_->start(front, {"datasets", "catalog", "--json"});
+}
+
+QString DatasetGet::start(const QString& name, int shards) {
+  if (following_.contains(name)) return tr("%1 is already being fetched").arg(name);
+  const QString front = tokamakFrontPath();
+  if (front.isEmpty()) return engineMissingText();
+  if (!QDir().mkpath(folder())) return tr("cannot create %1 (is the data folder writable?)").arg(folder());
+  for (const char* ext : {".log", ".err"}) QFile::remove(file(name, ext));
+  QProcess p;
+  p.setProgram(front);
+  p.setArguments({"datasets", "get", name, "--shards", QString::number(shards), "--json"});
+  p.setStandardOutputFile(file(name, ".log"));
+  p.setStandardErrorFile(file(name, ".err"));
+  qint64 pid = 0;
+  if (!p.startDetached(&pid)) return tr("could not start %1: %2").arg(front, p.errorString());
+  // The pid file is how a later studio finds it; written whole or not at all.
+  write_file_atomically(file(name, ".pid").toStdString(), std::to_string(pid) + "\n");
+  following_[name].pid = pid;
+  timer_->start();
+  return {};
+}
+
+void DatasetGet::cancel(const QString& name) {
+  auto it = following_.find(name);
+  if (it == following_.end()) return;
+  it->cancelled = true;
+  // SIGTERM ends it where it is: the files in place are whole, the .part files stay for the next Get….
+  if (alive(it->pid)) ::kill(static_cast<pid_t>(it->pid), SIGTERM);
+  poll();
+}
+
+void DatasetGet::adoptRunning() {
+  for (const QString& f : QDir(folder()).entryList({"*.pid"}, QDir::Files)) {
+    const QString name = f.chopped(4);
+    const qint64 pid = readAll(file(name, ".pid")).trimmed().toLongLong();
+    if (!alive(pid)) {
+      QFile::remove(file(name, ".pid"));  // it ended while no studio was looking; the catalog shows what came
+      continue;
+    }
+    following_[name].pid = pid;
+  }
+  if (!following_.isEmpty()) timer_->start(), QTimer::singleShot(0, this, &DatasetGet::poll);
+}
+
+void DatasetGet::poll() {
+  for (const QString& name : following_.keys()) {
+    Follow& f = following_[name];
+    const bool running = alive(f.pid);  // before reading: lines written before it ended are all there
+    QFile log(file(name, ".log"));
+    bool moved = false;
+    // Whole lines only: the last one may still be being written. (QFile::canReadLine sees only its buffer.)
+    const QByteArray fresh = log.open(QIODevice::ReadOnly) && log.seek(f.offset) ? log.readAll() : QByteArray();
+    const qsizetype whole = fresh.lastIndexOf('\n') + 1;
+    f.offset += whole;
+    for (const QByteArray& line : fresh.left(whole).split('\n')) {
+      const QJsonObject j = QJsonDocument::fromJson(line).object();
+      if (j["event"].toString() == QLatin1String("dataset")) f.done = true;
+      if (j["event"].toString() != QLatin1String("progress")) continue;
+      f.state.done = j["done"].toInteger(), f.state.total = j["total"].toInteger();
+      f.state.bytesPerS = j["bytes_per_s"].toDouble(), f.state.etaS = j["eta_s"].toDouble();
+      f.state.filesDone = j["files_done"].toInt(), f.state.files = j["files"].toInt();
+      moved = true;
+    }
+    if (moved) Q_EMIT progressed(name, f.state);
+    if (running) continue;
+    QString why;
+    if (!f.done) {
+      const QString err = QString::fromUtf8(readAll(file(name, ".err")));
+      why = f.cancelled ? tr("cancelled") : errorLineOf(err.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts));
+      if (why.isEmpty()) why = tr("the download stopped without a word (see %1)").arg(file(name, ".err"));
+    }
+    end(name, why);
+  }
+}
+
+void DatasetGet::end(const QString& name, const QString& error) {
+  following_.remove(name);
+  QFile::remove(file(name, ".pid"));
+  if (error.isEmpty())
+    for (const char* ext : {".log", ".err"}) QFile::remove(file(name, ext));
+  if (following_.isEmpty()) timer_->stop();
+  Q_EMIT finished(name, error);
+  refreshCatalog();
+}
+
+}  // namespace tokamak::ui
