@@ -29,23 +29,43 @@ if [ ${#targets[@]} -eq 0 ]; then
   for exe in "$build"/fuzz_*; do [ -x "$exe" ] && targets+=("$(basename "$exe")"); done
 fi
 mkdir -p "$build/crashes"
-failed=()
+# One libFuzzer process is one thread and -max_total_time is wall time, so running one target per core gives
+# each its full time and the phase takes seconds × targets ÷ cores.
+jobs=${FUZZ_JOBS:-$(nproc)}
+run_one() {  # run_one TARGET: fuzzes it; its exit status says whether it found something
+  local t=$1 seeds=()
+  mkdir -p "$build/corpus/$t"
+  [ -d "$root/tests/fuzz/corpus/$t" ] && seeds=("$root/tests/fuzz/corpus/$t")
+  # -timeout: one input taking over 10 s is a hang; -rss_limit_mb: a leak or a huge allocation is a finding.
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$build/$t" "$build/corpus/$t" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$build/$t.log" 2>&1
+}
 for t in "${targets[@]}"; do
   [ -x "$build/$t" ] || { echo "fuzz: no target $t in $build" >&2; exit 1; }
-  mkdir -p "$build/corpus/$t"
-  seeds=()
-  [ -d "$root/tests/fuzz/corpus/$t" ] && seeds=("$root/tests/fuzz/corpus/$t")
-  echo "fuzz: $t for ${seconds} s" >&2
-  # -timeout: one input taking over 10 s is a hang; -rss_limit_mb: a leak or a huge allocation is a finding.
-  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-       "$build/$t" "$build/corpus/$t" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-       -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$build/$t.log" 2>&1; then
-    failed+=("$t")
-    tail -n 40 "$build/$t.log" >&2
-  else
-    grep -E "stat::number_of_executed_units|stat::new_units_added" "$build/$t.log" | tr '\n' ' ' >&2; echo >&2
-  fi
 done
+failed=()
+declare -A pids=()
+report_one() {  # report_one TARGET PID: waits for it and says how it went
+  if wait "$2"; then
+    echo "fuzz: $1: $(grep -E "stat::number_of_executed_units|stat::new_units_added" "$build/$1.log" | tr '\n' ' ')" >&2
+  else
+    failed+=("$1")
+    tail -n 40 "$build/$1.log" >&2
+  fi
+}
+running=()
+for t in "${targets[@]}"; do
+  if [ ${#running[@]} -ge "$jobs" ]; then
+    report_one "${running[0]}" "${pids[${running[0]}]}"
+    running=("${running[@]:1}")
+  fi
+  echo "fuzz: $t for ${seconds} s" >&2
+  run_one "$t" &
+  pids[$t]=$!
+  running+=("$t")
+done
+for t in "${running[@]}"; do report_one "$t" "${pids[$t]}"; done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (inputs in $build/crashes/; see docs/RELIABILITY.md for how to replay)" >&2
   echo "fuzz: $(( ${#targets[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
