@@ -36,6 +36,7 @@
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/status/run_status.h"
+#include "ui/sweep/sweep_actions.h"
 
 // The icon lives in tokamak_ui's resources; a static library's resources must be registered by hand.
 static void initResources() { Q_INIT_RESOURCE(tokamak); }
@@ -81,6 +82,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_ = new QTabWidget;
   pages_->addTab(live, tr("Live run"));
   pages_->addTab(runs_, tr("Runs, compare and export"));
+  sweeps_ = new SweepActions(
+      pages_, [this] { return setup_->config(); }, this);  // the Sweeps page
   setCentralWidget(pages_);
   // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
   // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
@@ -148,12 +151,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
   // found is followed again, its journal replayed from its start; the picker offers the others.
   connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
-  connect(controller_, &RunController::stateChanged, this, [this] {
-    if (controller_->isActive() || pickedUid_.isEmpty()) return;
-    const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
-    pickedUid_.clear();
-    attachTo(picked);
-  }, Qt::QueuedConnection);
+  connect(
+      controller_, &RunController::stateChanged, this,
+      [this] {
+        if (controller_->isActive() || pickedUid_.isEmpty()) return;
+        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+        pickedUid_.clear();
+        attachTo(picked);
+      },
+      Qt::QueuedConnection);
   live_->refresh();
 }
 
@@ -201,6 +207,8 @@ void MainWindow::buildActions() {
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addActions({start_, slurm_->action(), pause_, resume_, stop_, sample_});
+  run->addSeparator();
+  run->addAction(sweeps_->action());
 }
 
 void MainWindow::buildDocks() {
@@ -223,6 +231,7 @@ void MainWindow::setDatabase(const QString& path) {
   slurm_->setDatabase(path);
   recorders_->setDatabase(path);
   runs_->setDatabase(path);
+  sweeps_->setDatabase(path);
 }
 
 void MainWindow::startRun() {
