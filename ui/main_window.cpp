@@ -82,8 +82,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_ = new QTabWidget;
   pages_->addTab(live, tr("Live run"));
   pages_->addTab(runs_, tr("Runs, compare and export"));
-  sweeps_ = new SweepActions(
-      pages_, [this] { return setup_->config(); }, this);  // the Sweeps page
+  sweeps_ = new SweepActions(pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
   setCentralWidget(pages_);
   // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
   // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
@@ -151,15 +150,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
   // found is followed again, its journal replayed from its start; the picker offers the others.
   connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
-  connect(
-      controller_, &RunController::stateChanged, this,
-      [this] {
-        if (controller_->isActive() || pickedUid_.isEmpty()) return;
-        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
-        pickedUid_.clear();
-        attachTo(picked);
-      },
-      Qt::QueuedConnection);
+  connect(controller_, &RunController::stateChanged, this, [this] {
+    if (controller_->isActive() || pickedUid_.isEmpty()) return;
+    const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+    pickedUid_.clear();
+    attachTo(picked);
+  }, Qt::QueuedConnection);
   live_->refresh();
 }
 

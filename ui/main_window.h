@@ -95,7 +95,7 @@ class MainWindow : public QMainWindow {
   void onRunEnded(const EndEvent& end);
   void updateActions();
   void finishClosing();
-  void showLiveRuns();  // the picker, and the first live run attached when the studio starts
+  void showLiveRuns();             // the picker, and the first live run attached when the studio starts
   void recordOthers();
   void attachTo(const LiveRun& run);
   void pickLiveRun(int index);
