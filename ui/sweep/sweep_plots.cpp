@@ -58,14 +58,19 @@ SweepKeyPlots::SweepKeyPlots(QWidget* parent) : QWidget(parent) {
 int SweepKeyPlots::pointCount(int key) const { return key >= 0 && key < points_.size() ? points_[key] : 0; }
 
 void SweepKeyPlots::setResults(const SweepResults& s) {
-  if (plots_.size() != s.keys.size()) {  // rebuilt only when the sweep changes shape: no flicker while it runs
+  QStringList shape;  // rebuilt only when the sweep's keys change: no flicker while it runs
+  for (const SweptKey& k : s.keys) shape << k.key;
+  shape << QString::number(s.colorKey);
+  if (shape != shape_) {
+    shape_ = shape;
     qDeleteAll(plots_);
     plots_.clear();
-    const int columns = s.keys.size() <= 2 ? int(s.keys.size()) : 3;
+    // Two columns up to four keys: beside the parallel coordinates the page stays as narrow as the live plots.
+    const int columns = s.keys.size() <= 4 ? std::max(1, std::min(2, int(s.keys.size()))) : 3;
     for (int k = 0; k < s.keys.size(); ++k) {
       auto* plot = new QCustomPlot;
       plot->setObjectName(QStringLiteral("sweepKeyPlot_") + s.keys[k].key);
-      plot->setMinimumSize(220, 160);
+      plot->setMinimumSize(170, 130);
       if (s.colorKey >= 0) legendAbove(plot);
       grid_->addWidget(plot, k / std::max(1, columns), k % std::max(1, columns));
       plots_ << plot;
@@ -145,7 +150,7 @@ void SweepKeyPlots::setResults(const SweepResults& s) {
 ParallelCoordinates::ParallelCoordinates(QWidget* parent) : QWidget(parent) {
   plot_ = new QCustomPlot;
   plot_->setObjectName(QStringLiteral("sweepParallelCoordinates"));
-  plot_->setMinimumSize(300, 160);
+  plot_->setMinimumSize(260, 130);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(plot_);

@@ -27,6 +27,7 @@ class SweepKeyPlots : public QWidget {
   QGridLayout* grid_;
   QList<QCustomPlot*> plots_;
   QList<int> points_;
+  QStringList shape_;  // the keys and colour key the plots were built for
 };
 
 class ParallelCoordinates : public QWidget {

@@ -58,6 +58,7 @@ void SweepView::build() {
   picker_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   connect(picker_, &QComboBox::activated, this, [this](int i) { showSweep(picker_->itemData(i).toLongLong()); });
   state_ = new QLabel;
+  state_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // the buttons keep their room
   auto* sweep = new QPushButton(tr("New sweep…"));
   connect(sweep, &QPushButton::clicked, this, &SweepView::newSweepRequested);
   longer_ = new QPushButton(tr("Train the best longer…"));
@@ -190,11 +191,9 @@ bool SweepView::showSweep(qint64 id) {
   }
   const int index = picker_->findData(id);
   if (index >= 0) picker_->setCurrentIndex(index);
-  state_->setText(tr("%1 queued · %2 running · %3 ended · ranked by %4 (%5)")
-                      .arg(results_.queued)
-                      .arg(results_.running)
-                      .arg(results_.ended)
-                      .arg(results_.metric, results_.maximize ? tr("max") : tr("min")));
+  state_->setText(
+      tr("%1 queued · %2 running · %3 ended").arg(results_.queued).arg(results_.running).arg(results_.ended));
+  state_->setToolTip(tr("Ranked by %1 (%2 is better)").arg(results_.metric, results_.maximize ? tr("higher") : tr("lower")));
   keyPlots_->setResults(results_);
   parallel_->setResults(results_);
   fillSweepTable(table_, results_);
