@@ -200,7 +200,7 @@ class TestStudioSweep : public QObject {
     QCOMPARE(view.currentSweep(), id);
     const SweepResults& r = view.results();
     QCOMPARE(r.trials.size(), 4);
-    for (const TrialResult& t : r.trials) QVERIFY2(std::isfinite(t.metric), qPrintable(t.name));
+    for (const SweepTrialRow& t : r.trials) QVERIFY2(std::isfinite(t.metric), qPrintable(t.name));
 
     // Ranked: further trained first, then by the metric (lower is better); the best trained to the end.
     QTableWidget* table = view.table();
@@ -266,7 +266,7 @@ class TestStudioSweep : public QObject {
     for (const QString& w : written) QVERIFY(QFileInfo(w).size() > 0);
 
     // Train the best longer: the best's config with more steps, queued; the worker trains it.
-    const TrialResult best = r.trials.first();
+    const SweepTrialRow best = r.trials.first();
     QSignalSpy queued(&view, &SweepView::trainQueued);
     QVERIFY(view.trainBestLonger(36));
     QTRY_VERIFY_WITH_TIMEOUT(!queued.isEmpty(), test::kPatienceMs);

@@ -90,7 +90,7 @@ void SweepKeyPlots::setResults(const SweepResults& s) {
       g->setLineStyle(QCPGraph::lsNone);
       g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, runColor(c), 7));
       g->setPen(QPen(runColor(c)));
-      for (const TrialResult& t : s.trials) {
+      for (const SweepTrialRow& t : s.trials) {
         if (!std::isfinite(t.metric) || !t.values[k].isValid()) continue;
         if (s.colorKey >= 0 && t.values[s.colorKey].toString() != series[c]) continue;
         const double x = xOf(key, t.values[k]);
@@ -103,7 +103,7 @@ void SweepKeyPlots::setResults(const SweepResults& s) {
     best->setName(s.colorKey >= 0 ? tr("best of each") : tr("best"));
     best->setLineStyle(QCPGraph::lsNone);
     best->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), Qt::NoBrush, 13));
-    for (const TrialResult& t : s.trials)
+    for (const SweepTrialRow& t : s.trials)
       if (std::isfinite(t.metric) && t.values[k].isValid() && (!t.bestOf.isEmpty() || (s.colorKey < 0 && t.rank == 1)))
         best->addData(xOf(key, t.values[k]), t.metric);
     if (s.colorKey >= 0) best->removeFromLegend();
@@ -170,17 +170,17 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   lines_ = 0;
   const int axes = int(s.keys.size()) + 1;  // the swept keys, then the metric
   // Each axis normalised to 0..1 over the trials drawn (log for a log range, evenly spaced categories).
-  const auto coordinate = [&](int a, const TrialResult& t) {
+  const auto coordinate = [&](int a, const SweepTrialRow& t) {
     return a < s.keys.size() ? (s.keys[a].choice ? xOf(s.keys[a], t.values[a])
                                 : s.keys[a].log  ? std::log10(std::max(1e-300, t.values[a].toDouble()))
                                                  : t.values[a].toDouble())
                              : t.metric;
   };
-  QList<const TrialResult*> drawn;
-  for (const TrialResult& t : s.trials)
+  QList<const SweepTrialRow*> drawn;
+  for (const SweepTrialRow& t : s.trials)
     if (std::isfinite(t.metric)) drawn << &t;
   QList<double> lo(axes, INFINITY), hi(axes, -INFINITY);
-  for (const TrialResult* t : drawn)
+  for (const SweepTrialRow* t : drawn)
     for (int a = 0; a < axes; ++a)
       lo[a] = std::min(lo[a], coordinate(a, *t)), hi[a] = std::max(hi[a], coordinate(a, *t));
   for (int a = 0; a < s.keys.size(); ++a)
@@ -191,7 +191,7 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   const QCPRange metricRange(lo.value(axes - 1), hi.value(axes - 1));
   // Drawn worst first, so the best lines lie on top.
   for (int i = int(drawn.size()) - 1; i >= 0; --i) {
-    const TrialResult& t = *drawn[i];
+    const SweepTrialRow& t = *drawn[i];
     auto* curve = new QCPCurve(plot_->xAxis, plot_->yAxis);
     for (int a = 0; a < axes; ++a) curve->addData(a, a, norm(a, coordinate(a, t)));
     // The best end of the metric is the gradient's bright end.

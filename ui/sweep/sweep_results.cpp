@@ -50,7 +50,7 @@ QList<SweptKey> keysOf(const std::string& specJson) {
 
 }  // namespace
 
-bool SweepResults::ranksAbove(const TrialResult& a, const TrialResult& b, bool maximize) {
+bool SweepResults::ranksAbove(const SweepTrialRow& a, const SweepTrialRow& b, bool maximize) {
   const bool fa = std::isfinite(a.metric), fb = std::isfinite(b.metric);
   if (fa != fb) return fa;
   if (fa && a.rung != b.rung) return a.rung > b.rung;
@@ -71,7 +71,7 @@ SweepResults readSweep(tokamak::RunStore& store, qint64 id) {
   s.importance = sweep_importance(st);
   std::map<QString, std::pair<double, int>> sums;  // the colour key's values at the first rung
   for (const SweepTrialStatus& t : st.trials) {
-    TrialResult r;
+    SweepTrialRow r;
     r.queueId = t.item.id, r.point = t.item.point;
     r.name = QString::fromStdString(t.item.name), r.state = QString::fromStdString(t.item.state);
     r.runUid = QString::fromStdString(t.item.run_uid), r.folder = QString::fromStdString(t.item.folder);
@@ -99,12 +99,12 @@ SweepResults readSweep(tokamak::RunStore& store, qint64 id) {
     else ++s.ended;
     s.trials << r;
   }
-  std::stable_sort(s.trials.begin(), s.trials.end(), [&](const TrialResult& a, const TrialResult& b) {
+  std::stable_sort(s.trials.begin(), s.trials.end(), [&](const SweepTrialRow& a, const SweepTrialRow& b) {
     return SweepResults::ranksAbove(a, b, s.maximize);
   });
   QStringList marked;
   for (int i = 0; i < s.trials.size(); ++i) {
-    TrialResult& r = s.trials[i];
+    SweepTrialRow& r = s.trials[i];
     r.rank = i + 1;
     if (s.colorKey < 0 || !std::isfinite(r.metric)) continue;
     const QString value = r.values[s.colorKey].toString();

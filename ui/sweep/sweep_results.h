@@ -24,7 +24,7 @@ struct SweptKey {
   QStringList categories;  // a choice key's values, in the sweep file's order
 };
 
-struct TrialResult {
+struct SweepTrialRow {
   qint64 queueId = 0, point = 0;
   QString name, state, runUid, folder, error;
   QString configJson;      // the whole config the trial trained with
@@ -44,14 +44,14 @@ struct SweepResults {
   qint64 minSteps = 0, eta = 3;
   QList<SweptKey> keys;
   int colorKey = -1;          // the choice key whose values colour the plots (-1: none)
-  QList<TrialResult> trials;  // ranked: best first
+  QList<SweepTrialRow> trials;  // ranked: best first
   std::vector<KeyImportance> importance;
   QList<QPair<QString, double>> choiceMeans;  // the colour key's values: mean metric at the first rung
   qint64 firstRungStep = 0;
   int queued = 0, running = 0, ended = 0;
   // Whether A ranks above B: further trained first (a higher rung), then the better metric there; a
   // trial with no finite metric last.
-  static bool ranksAbove(const TrialResult& a, const TrialResult& b, bool maximize);
+  static bool ranksAbove(const SweepTrialRow& a, const SweepTrialRow& b, bool maximize);
 };
 
 // Reads sweep ID from the store. Throws the store's one-line error when there is no such sweep.

@@ -41,7 +41,7 @@ QStringList sweepTableHeader(const SweepResults& s) {
 
 QList<QStringList> sweepTableRows(const SweepResults& s) {
   QList<QStringList> rows;
-  for (const TrialResult& t : s.trials) {
+  for (const SweepTrialRow& t : s.trials) {
     QStringList r{QString::number(t.rank), t.name};
     for (const QVariant& v : t.values) r << valueText(v);
     r << metricText(t.metric) << (t.rung >= 0 ? QString::number(t.step) : QString()) << t.state << t.bestOf;
@@ -57,7 +57,7 @@ void fillSweepTable(QTableWidget* table, const SweepResults& s) {
   table->setHorizontalHeaderLabels(header);
   table->setRowCount(int(rows.size()));
   for (int r = 0; r < rows.size(); ++r) {
-    const TrialResult& t = s.trials[r];
+    const SweepTrialRow& t = s.trials[r];
     for (int c = 0; c < rows[r].size(); ++c) {
       auto* item = new QTableWidgetItem(rows[r][c]);
       if (t.rank == 1 && std::isfinite(t.metric)) {
@@ -94,7 +94,7 @@ QString writeSweepTable(const SweepResults& s, const QString& format, const QStr
   } else if (format == QLatin1String("json")) {
     QJsonArray trials;
     for (int i = 0; i < s.trials.size(); ++i) {
-      const TrialResult& t = s.trials[i];
+      const SweepTrialRow& t = s.trials[i];
       QJsonObject o{{"rank", t.rank}, {"name", t.name}, {"state", t.state}, {"step", t.step}, {"best_of", t.bestOf}};
       o.insert(QStringLiteral("metric"), std::isfinite(t.metric) ? QJsonValue(t.metric) : QJsonValue());
       QJsonObject values;

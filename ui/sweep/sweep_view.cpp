@@ -181,7 +181,7 @@ bool SweepView::showSweep(qint64 id) {
   try {
     SweepResults r = readSweep(*s, id);
     QString print = QString::number(id);
-    for (const TrialResult& t : r.trials)
+    for (const SweepTrialRow& t : r.trials)
       print += QStringLiteral("|%1:%2:%3:%4").arg(t.queueId).arg(t.state).arg(t.rung).arg(t.metric, 0, 'g', 17);
     if (id == current_ && print == fingerprint_) return true;  // nothing new: no redraw
     current_ = id, fingerprint_ = print, results_ = std::move(r);
@@ -228,7 +228,7 @@ void SweepView::askTrainLonger() {
 bool SweepView::trainBestLonger(qint64 steps) {
   if (process_ || results_.trials.isEmpty() || !std::isfinite(results_.trials.front().metric) || steps < 1)
     return false;
-  const TrialResult& best = results_.trials.front();
+  const SweepTrialRow& best = results_.trials.front();
   nlohmann::json config = nlohmann::json::parse(best.configJson.toStdString(), nullptr, false);
   if (!config.is_object()) return false;
   const QString name = QStringLiteral("%1-longer-%2").arg(best.name).arg(steps);
