@@ -249,7 +249,7 @@ class TestStudioSweep : public QObject {
     QCOMPARE(view.keyPlots()->plots()[1]->xAxis->scaleType(), QCPAxis::stLinear);
     QVERIFY(view.keyPlots()->plots()[1]->xAxis->ticker().dynamicCast<QCPAxisTickerText>());
     QCOMPARE(view.parallel()->lineCount(), 4);
-    QCOMPARE(view.parallel()->axisLabels(), (QStringList{"lr (log)", "optimizer", "best_val_loss"}));
+    QCOMPARE(view.parallel()->axisLabels(), (QStringList{"lr (log)", "optimizer", "metric"}));
 
     // Exports: the ranked table in three formats, the plots beside each other.
     const QString csv = QString::fromStdString(env_->path("trials.csv"));

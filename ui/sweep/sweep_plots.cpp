@@ -206,7 +206,7 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   small.setPointSizeF(small.pointSizeF() * 0.8);
   for (int a = 0; a < axes; ++a) {
     const bool metric = a == axes - 1;
-    ticker->addTick(a, metric ? s.metric : shortKey(s.keys[a].key) + (s.keys[a].log ? tr(" (log)") : QString()));
+    ticker->addTick(a, metric ? tr("metric") : shortKey(s.keys[a].key) + (s.keys[a].log ? tr(" (log)") : QString()));
     auto* line = new QCPItemLine(plot_);
     line->start->setCoords(a, 0), line->end->setCoords(a, 1);
     line->setPen(QPen(QColor(0x80, 0x80, 0x80)));

@@ -43,7 +43,7 @@ struct SweepResults {
   bool maximize = false;
   qint64 minSteps = 0, eta = 3;
   QList<SweptKey> keys;
-  int colorKey = -1;          // the choice key whose values colour the plots (-1: none)
+  int colorKey = -1;            // the choice key whose values colour the plots (-1: none)
   QList<SweepTrialRow> trials;  // ranked: best first
   std::vector<KeyImportance> importance;
   QList<QPair<QString, double>> choiceMeans;  // the colour key's values: mean metric at the first rung

@@ -191,9 +191,11 @@ bool SweepView::showSweep(qint64 id) {
   }
   const int index = picker_->findData(id);
   if (index >= 0) picker_->setCurrentIndex(index);
-  state_->setText(
-      tr("%1 queued · %2 running · %3 ended").arg(results_.queued).arg(results_.running).arg(results_.ended));
-  state_->setToolTip(tr("Ranked by %1 (%2 is better)").arg(results_.metric, results_.maximize ? tr("higher") : tr("lower")));
+  state_->setText(results_.queued + results_.running == 0
+                      ? tr("all %1 ended").arg(results_.ended)
+                      : tr("%1 queued · %2 running").arg(results_.queued).arg(results_.running));
+  state_->setToolTip(
+      tr("Ranked by %1 (%2 is better)").arg(results_.metric, results_.maximize ? tr("higher") : tr("lower")));
   keyPlots_->setResults(results_);
   parallel_->setResults(results_);
   fillSweepTable(table_, results_);
