@@ -200,7 +200,9 @@ class TestStudioSweep : public QObject {
     QCOMPARE(view.currentSweep(), id);
     const SweepResults& r = view.results();
     QCOMPARE(r.trials.size(), 4);
-    for (const SweepTrialRow& t : r.trials) QVERIFY2(std::isfinite(t.metric), qPrintable(t.name));
+    qint64 trained = 0;  // each trial trained to the step of its highest rung (a promoted one resumes)
+    for (const SweepTrialRow& t : r.trials) QVERIFY2(std::isfinite(t.metric), qPrintable(t.name)), trained += t.step;
+    qInfo("the sweep trained %lld steps in all (4 trials to the end would be 108)", static_cast<long long>(trained));
 
     // Ranked: further trained first, then by the metric (lower is better); the best trained to the end.
     QTableWidget* table = view.table();
@@ -298,7 +300,7 @@ class TestStudioSweep : public QObject {
     pages->setCurrentWidget(w.sweeps()->view());
     w.sweeps()->view()->refresh();
     QVERIFY(w.sweeps()->view()->currentSweep() > 0);
-    QTest::qWait(500);
+    QTest::qWait(3000);  // the dataset box's token count ends, as a user would see it
     QVERIFY(w.grab().save(out));
   }
 };
