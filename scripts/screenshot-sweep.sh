@@ -21,11 +21,12 @@ cleanup() {
 trap cleanup EXIT
 export XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work/config
 build/app/tokamak sweep "$file" --db "$db"
-# Until nothing of it is queued or running (the worker exits then).
+# Until the worker has exited and nothing is queued or running (a trial stopped at a rung is "stopped" for a
+# moment before the worker promotes it; the worker exits only once it has decided).
 until build/app/tokamak queue list --json --db "$db" | python3 -c '
 import json, sys
-items = json.load(sys.stdin)["items"]
-sys.exit(0 if all(i["state"] not in ("queued", "running") for i in items) else 1)'; do
+q = json.load(sys.stdin)
+sys.exit(0 if q["worker_pid"] == 0 and all(i["state"] not in ("queued", "running") for i in q["items"]) else 1)'; do
   sleep 2
 done
 build/app/tokamak sweep status --db "$db"

@@ -68,7 +68,10 @@ int queueRows(const QString& db) {
   return int(RunQueue(store).list(true).size());
 }
 
+// Nothing queued or running, and the worker gone: a trial stopped at its rung is "stopped" for a moment before
+// the worker promotes it, but the worker only exits once it has decided.
 bool settled(const QString& db) {
+  if (queue_worker_pid(db.toStdString()) != 0) return false;
   RunStore store(db.toStdString());
   for (const QueueItem& q : RunQueue(store).list())
     if (q.state == "queued" || q.state == "running") return false;
@@ -201,7 +204,10 @@ class TestStudioSweep : public QObject {
     const SweepResults& r = view.results();
     QCOMPARE(r.trials.size(), 4);
     qint64 trained = 0;  // each trial trained to the step of its highest rung (a promoted one resumes)
-    for (const SweepTrialRow& t : r.trials) QVERIFY2(std::isfinite(t.metric), qPrintable(t.name)), trained += t.step;
+    for (const SweepTrialRow& t : r.trials) {
+      QVERIFY2(std::isfinite(t.metric), qPrintable(t.name));
+      trained += t.step;
+    }
     qInfo("the sweep trained %lld steps in all (4 trials to the end would be 108)", static_cast<long long>(trained));
 
     // Ranked: further trained first, then by the metric (lower is better); the best trained to the end.
