@@ -36,6 +36,7 @@
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/status/run_status.h"
+#include "ui/sweep/sweep_actions.h"
 
 // The icon lives in tokamak_ui's resources; a static library's resources must be registered by hand.
 static void initResources() { Q_INIT_RESOURCE(tokamak); }
@@ -81,6 +82,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_ = new QTabWidget;
   pages_->addTab(live, tr("Live run"));
   pages_->addTab(runs_, tr("Runs, compare and export"));
+  sweeps_ = new SweepActions(pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
   setCentralWidget(pages_);
   // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
   // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
@@ -201,6 +203,8 @@ void MainWindow::buildActions() {
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addActions({start_, slurm_->action(), pause_, resume_, stop_, sample_});
+  run->addSeparator();
+  run->addAction(sweeps_->action());
 }
 
 void MainWindow::buildDocks() {
@@ -223,6 +227,7 @@ void MainWindow::setDatabase(const QString& path) {
   slurm_->setDatabase(path);
   recorders_->setDatabase(path);
   runs_->setDatabase(path);
+  sweeps_->setDatabase(path);
 }
 
 void MainWindow::startRun() {

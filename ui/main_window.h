@@ -30,6 +30,7 @@ class RunStatus;
 class SamplesPanel;
 class SetupPanel;
 class SlurmSubmit;
+class SweepActions;
 struct RunBatch;
 
 class MainWindow : public QMainWindow {
@@ -58,6 +59,7 @@ class MainWindow : public QMainWindow {
   QAction* stopAction() const { return stop_; }
   QAction* sampleAction() const { return sample_; }
   SlurmSubmit* slurmSubmit() const { return slurm_; }
+  SweepActions* sweeps() const { return sweeps_; }
   LiveRuns* liveRuns() const { return live_; }
   QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
@@ -117,6 +119,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* samplesDock_;
   QAction *start_, *pause_, *resume_, *stop_, *sample_;
   SlurmSubmit* slurm_;
+  SweepActions* sweeps_;
   LiveRuns* live_;
   HostRecorders* recorders_;  // a host's live runs the live page does not show, recorded all the same
   QComboBox* livePicker_;

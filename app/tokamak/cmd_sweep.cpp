@@ -5,7 +5,6 @@
 // unless every trial is valid.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -19,6 +18,7 @@
 #include "engine/remote/run_launch.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
+#include "engine/store/sweep_importance.h"
 #include "engine/store/sweep_store.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -88,41 +88,11 @@ void sweep(const SweepArgs& a) {
                 plan.name.c_str(), plan.trials.size(), static_cast<long long>(id));
 }
 
-// Which swept key matters most: Spearman's rank correlation between each numeric swept key and the metric at
-// the first rung (the one step every trial reached, so early-stopped trials count as much as the rest; the
-// end when there is no early stopping), over the trials with a finite metric there, strongest first.
+// Which swept key matters most (engine/store/sweep_importance.h), strongest first.
 nlohmann::json importance_json(const SweepStatus& s) {
-  const nlohmann::json spec = nlohmann::json::parse(s.spec_json, nullptr, false);
-  std::vector<std::string> keys;
-  if (spec.is_object() && spec.contains("sweep") && spec["sweep"].is_object())
-    for (const auto& [key, v] : spec["sweep"].items()) keys.push_back(key);
-  if (spec.is_object() && spec.contains("seeds")) keys.push_back("train.seed");
   nlohmann::json out = nlohmann::json::array();
-  for (const std::string& key : keys) {
-    std::vector<double> x, y;
-    for (const SweepTrialStatus& t : s.trials) {
-      if (t.rungs.empty() || !std::isfinite(t.rungs.front().metric)) continue;
-      const nlohmann::json config = nlohmann::json::parse(t.item.config_json, nullptr, false);
-      const size_t dot = key.find('.');
-      const nlohmann::json* v = nullptr;
-      if (dot == std::string::npos && config.contains(key)) v = &config[key];
-      else if (dot != std::string::npos && config.contains(key.substr(0, dot)) &&
-               config[key.substr(0, dot)].contains(key.substr(dot + 1)))
-        v = &config[key.substr(0, dot)][key.substr(dot + 1)];
-      if (!v || !v->is_number()) {
-        x.clear();
-        break;  // a choice (opt.optimizer): no order to correlate with; the studio compares its values' means
-      }
-      x.push_back(v->get<double>()), y.push_back(t.rungs.front().metric);
-    }
-    const double rho = spearman(x, y);
-    out.push_back({{"key", key}, {"measure", "spearman"}, {"rho", number_or_null(rho)}, {"n", x.size()}});
-  }
-  std::stable_sort(out.begin(), out.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-    const double ra = a["rho"].is_number() ? std::abs(a["rho"].get<double>()) : -1;
-    const double rb = b["rho"].is_number() ? std::abs(b["rho"].get<double>()) : -1;
-    return ra > rb;
-  });
+  for (const KeyImportance& k : sweep_importance(s))
+    out.push_back({{"key", k.key}, {"measure", k.measure}, {"rho", number_or_null(k.rho)}, {"n", k.n}});
   return out;
 }
 

@@ -1,0 +1,383 @@
+// The Sweep… dialog (see sweep_dialog.h).
+#include "ui/sweep/sweep_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCompleter>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QTemporaryFile>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "engine/config/config.h"
+#include "engine/config/sweep.h"
+#include "engine/util/files.h"
+#include "ui/device/device_info.h"
+#include "ui/run/engine_process.h"
+
+namespace tokamak::ui {
+
+// One swept key: the key, then its values as a list or as a range.
+class SweepAxisRow : public QWidget {
+ public:
+  SweepAxisRow(const QStringList& keys, const SweepAxis& a, const std::function<void()>& changed) {
+    auto* row = new QHBoxLayout(this);
+    row->setContentsMargins(0, 0, 0, 0);
+    key = new QComboBox;
+    key->setEditable(true);
+    key->addItems(keys);
+    key->setEditText(a.key);
+    key->completer()->setFilterMode(Qt::MatchContains);
+    key->setMinimumContentsLength(16);
+    key->setToolTip(tr("The config key to sweep (tokamak config --defaults lists them)"));
+    kind = new QComboBox;
+    kind->addItems({tr("values"), tr("range")});
+    kind->setCurrentIndex(a.range ? 1 : 0);
+    values = new QLineEdit(a.values.join(QStringLiteral(", ")));
+    values->setPlaceholderText(tr("adamw, muon  or  1e-3, 3e-3"));
+    min = new QLineEdit(QString::number(a.min, 'g', 6));
+    max = new QLineEdit(QString::number(a.max, 'g', 6));
+    min->setPlaceholderText(tr("min")), max->setPlaceholderText(tr("max"));
+    min->setMaximumWidth(80), max->setMaximumWidth(80);
+    count = new QSpinBox;
+    count->setRange(1, 1000);
+    count->setValue(a.count);
+    count->setPrefix(QStringLiteral("×"));
+    count->setToolTip(tr("How many values on the range (grid search)"));
+    scale = new QComboBox;
+    scale->addItems({QStringLiteral("log"), QStringLiteral("linear")});
+    scale->setCurrentIndex(a.log ? 0 : 1);
+    remove = new QToolButton;
+    remove->setText(QStringLiteral("✕"));
+    remove->setToolTip(tr("Do not sweep this key"));
+    for (QWidget* w : std::initializer_list<QWidget*>{key, kind, values, min, max, count, scale, remove})
+      row->addWidget(w, w == values ? 1 : 0);
+    const auto showKind = [this] {
+      const bool r = kind->currentIndex() == 1;
+      values->setVisible(!r);
+      for (QWidget* w : std::initializer_list<QWidget*>{min, max, count, scale}) w->setVisible(r);
+    };
+    showKind();
+    connect(kind, &QComboBox::currentIndexChanged, this, showKind);
+    connect(key, &QComboBox::editTextChanged, this, changed);
+    connect(kind, &QComboBox::currentIndexChanged, this, changed);
+    connect(scale, &QComboBox::currentIndexChanged, this, changed);
+    connect(count, &QSpinBox::valueChanged, this, changed);
+    for (QLineEdit* e : {values, min, max}) connect(e, &QLineEdit::textChanged, this, changed);
+  }
+  SweepAxis axis() const {
+    SweepAxis a;
+    a.key = key->currentText().trimmed();
+    a.range = kind->currentIndex() == 1;
+    a.values = splitValues(values->text());
+    a.min = min->text().toDouble(), a.max = max->text().toDouble();
+    a.count = count->value();
+    a.log = scale->currentIndex() == 0;
+    return a;
+  }
+  QComboBox *key, *kind, *scale;
+  QLineEdit *values, *min, *max;
+  QSpinBox* count;
+  QToolButton* remove;
+};
+
+SweepDialog::SweepDialog(const std::string& baseJson, QWidget* parent) : QDialog(parent), base_(baseJson) {
+  setWindowTitle(tr("Sweep"));
+  setObjectName(QStringLiteral("sweepDialog"));
+  for (const KeyDoc& d : config_keys())
+    if (d.key != "name" && d.key != "train.resume") keys_ << QString::fromStdString(d.key);
+  replanTimer_ = new QTimer(this);
+  replanTimer_->setSingleShot(true);
+  replanTimer_->setInterval(200);
+  connect(replanTimer_, &QTimer::timeout, this, &SweepDialog::replan);
+  build();
+  SweepForm f;  // a start that plans at once: the learning rate over two decades
+  f.axes << SweepAxis{QStringLiteral("train.lr"), true, {}, 3e-4, 3e-3, 4, true};
+  setForm(f);
+}
+
+SweepDialog::~SweepDialog() {
+  if (!process_) return;
+  process_->disconnect(this);
+  process_->waitForFinished(30000);  // the sweep's one transaction: let it land rather than kill it mid-way
+  if (!tempFile_.isEmpty()) QFile::remove(tempFile_);
+}
+
+void SweepDialog::build() {
+  auto* top = new QVBoxLayout(this);
+  auto* form = new QFormLayout;
+  name_ = new QLineEdit;
+  form->addRow(tr("Name"), name_);
+  baseLabel_ = new QLabel(tr("Base: the current setup"));
+  baseLabel_->setWordWrap(true);
+  form->addRow(tr("Base"), baseLabel_);
+  top->addLayout(form);
+  auto* keysBox = new QWidget;
+  axesLayout_ = new QVBoxLayout(keysBox);
+  axesLayout_->setContentsMargins(0, 0, 0, 0);
+  top->addWidget(new QLabel(tr("<b>Keys to sweep</b> (grid: the first key outermost)")));
+  top->addWidget(keysBox);
+  auto* addKey = new QPushButton(tr("Add key"));
+  connect(addKey, &QPushButton::clicked, this, [this] {
+    addAxisRow(SweepAxis{QStringLiteral("opt.optimizer"), false, {"adamw", "muon"}});
+    scheduleReplan();
+  });
+  auto* search = new QHBoxLayout;
+  method_ = new QComboBox;
+  method_->addItems({QStringLiteral("grid"), QStringLiteral("random")});
+  count_ = new QSpinBox, seed_ = new QSpinBox;
+  count_->setRange(1, 10000), seed_->setRange(0, 1 << 30);
+  count_->setPrefix(tr("points: ")), seed_->setPrefix(tr("seed: "));
+  seeds_ = new QLineEdit;
+  seeds_->setPlaceholderText(tr("train.seed values, e.g. 1, 2"));
+  for (QWidget* w : std::initializer_list<QWidget*>{addKey, new QLabel(tr("Method")), method_, count_, seed_,
+                                                    new QLabel(tr("Seeds")), seeds_})
+    search->addWidget(w, w == seeds_ ? 1 : 0);
+  top->addLayout(search);
+  auto* rank = new QHBoxLayout;
+  metric_ = new QComboBox, direction_ = new QComboBox;
+  metric_->addItems(
+      {QStringLiteral("best_val_loss"), QStringLiteral("final_val_loss"), QStringLiteral("time_to_target")});
+  direction_->addItems({QStringLiteral("min"), QStringLiteral("max")});
+  asha_ = new QCheckBox(tr("Early stopping (ASHA)"));
+  asha_->setToolTip(tr("Stop the worst trials at rungs min_steps, ×η, ×η²…; the best go on (docs/SWEEPS.md)"));
+  minSteps_ = new QSpinBox, eta_ = new QSpinBox;
+  minSteps_->setRange(1, 100000000), eta_->setRange(2, 100);
+  minSteps_->setPrefix(tr("min_steps ")), eta_->setPrefix(tr("η "));
+  for (QWidget* w :
+       std::initializer_list<QWidget*>{new QLabel(tr("Metric")), metric_, direction_, asha_, minSteps_, eta_})
+    rank->addWidget(w);
+  rank->addStretch(1);
+  top->addLayout(rank);
+  summary_ = new QLabel;
+  summary_->setObjectName(QStringLiteral("sweepPlanSummary"));
+  problemLabel_ = new QLabel;
+  problemLabel_->setObjectName(QStringLiteral("sweepProblem"));
+  problemLabel_->setStyleSheet(QStringLiteral("color: #b00020"));
+  problemLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trials_ = new QListWidget;
+  trials_->setObjectName(QStringLiteral("sweepTrials"));
+  top->addWidget(summary_);
+  top->addWidget(trials_, 1);
+  top->addWidget(problemLabel_);
+  auto* buttons = new QHBoxLayout;
+  auto* open = new QPushButton(tr("Open sweep file…"));
+  connect(open, &QPushButton::clicked, this, &SweepDialog::chooseFile);
+  start_ = new QPushButton(tr("Start"));
+  start_->setDefault(true);
+  start_->setToolTip(tr("Queue every trial on this computer (tokamak sweep) and start the queue worker"));
+  connect(start_, &QPushButton::clicked, this, &SweepDialog::start);
+  auto* cancel = new QPushButton(tr("Cancel"));
+  connect(cancel, &QPushButton::clicked, this, &QDialog::reject);
+  buttons->addWidget(open);
+  buttons->addStretch(1);
+  buttons->addWidget(start_);
+  buttons->addWidget(cancel);
+  top->addLayout(buttons);
+  const auto changed = [this] { scheduleReplan(); };
+  connect(name_, &QLineEdit::textChanged, this, changed);
+  connect(seeds_, &QLineEdit::textChanged, this, changed);
+  for (QComboBox* c : {method_, metric_, direction_}) connect(c, &QComboBox::currentIndexChanged, this, changed);
+  for (QSpinBox* s : {count_, seed_, minSteps_, eta_}) connect(s, &QSpinBox::valueChanged, this, changed);
+  connect(asha_, &QCheckBox::toggled, this, changed);
+  const auto enable = [this] {
+    count_->setEnabled(method_->currentIndex() == 1), seed_->setEnabled(method_->currentIndex() == 1);
+    minSteps_->setEnabled(asha_->isChecked()), eta_->setEnabled(asha_->isChecked());
+  };
+  connect(method_, &QComboBox::currentIndexChanged, this, enable);
+  connect(asha_, &QCheckBox::toggled, this, enable);
+  enable();
+  resize(820, 560);
+}
+
+SweepAxisRow* SweepDialog::addAxisRow(const SweepAxis& axis) {
+  auto* row = new SweepAxisRow(keys_, axis, [this] { scheduleReplan(); });
+  connect(row->remove, &QToolButton::clicked, this, [this, row] { removeAxisRow(row); });
+  axesLayout_->addWidget(row);
+  rows_ << row;
+  return row;
+}
+
+void SweepDialog::removeAxisRow(SweepAxisRow* row) {
+  rows_.removeAll(row);
+  row->deleteLater();
+  scheduleReplan();
+}
+
+SweepForm SweepDialog::form() const {
+  SweepForm f;
+  f.name = name_->text().trimmed();
+  for (const SweepAxisRow* r : rows_) f.axes << r->axis();
+  f.random = method_->currentIndex() == 1;
+  f.count = count_->value(), f.seed = seed_->value();
+  for (const QString& s : splitValues(seeds_->text())) f.seeds << s.toLongLong();
+  f.metric = metric_->currentText();
+  f.maximize = direction_->currentIndex() == 1;
+  f.asha = asha_->isChecked();
+  f.minSteps = minSteps_->value(), f.eta = eta_->value();
+  return f;
+}
+
+void SweepDialog::setForm(const SweepForm& f) {
+  const QSignalBlocker blockName(name_);
+  name_->setText(f.name);
+  for (SweepAxisRow* r : rows_) delete r;
+  rows_.clear();
+  for (const SweepAxis& a : f.axes) addAxisRow(a);
+  method_->setCurrentIndex(f.random ? 1 : 0);
+  count_->setValue(f.count), seed_->setValue(int(f.seed));
+  QStringList seeds;
+  for (qint64 s : f.seeds) seeds << QString::number(s);
+  seeds_->setText(seeds.join(QStringLiteral(", ")));
+  metric_->setCurrentText(f.metric);
+  direction_->setCurrentIndex(f.maximize ? 1 : 0);
+  asha_->setChecked(f.asha);
+  minSteps_->setValue(int(f.minSteps)), eta_->setValue(int(f.eta));
+  replan();
+}
+
+void SweepDialog::setDatabase(const QString& path) { db_ = path; }
+
+std::string SweepDialog::sweepFile() const { return sweepFileText(form(), base_); }
+
+bool SweepDialog::openFile(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    showProblem(tr("%1: cannot be read (%2)").arg(path, file.errorString()));
+    return false;
+  }
+  SweepForm f;
+  std::string base;
+  const QString why = sweepFormFromFile(file.readAll().toStdString(), &f, &base);
+  if (!why.isEmpty()) {
+    showProblem(QStringLiteral("%1: %2").arg(path, why));
+    return false;
+  }
+  base_ = base;
+  baseLabel_->setText(tr("Base: the \"base\" of %1").arg(QFileInfo(path).fileName()));
+  setForm(f);
+  return true;
+}
+
+void SweepDialog::chooseFile() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QStringLiteral("experiments/sweeps"),
+                                                    tr("Sweep files (*.json)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+void SweepDialog::scheduleReplan() { replanTimer_->start(); }
+
+void SweepDialog::showProblem(const QString& problem) {
+  problem_ = problem;
+  problemLabel_->setText(problem);
+  start_->setEnabled(problem.isEmpty() && !process_);
+}
+
+void SweepDialog::replan() {
+  replanTimer_->stop();
+  names_.clear(), rungs_.clear();
+  trials_->clear();
+  try {
+    const SweepPlan plan =
+        plan_sweep(sweepFile(), form().name.isEmpty() ? "sweep" : form().name.toStdString(), deviceInfo().gpuCount());
+    for (const SweepTrial& t : plan.trials) names_ << QString::fromStdString(t.name);
+    const int64_t steps = plan.trials.empty() ? 0 : plan.trials.front().config.train.steps;
+    for (int64_t r : asha_rungs(plan.asha, steps)) rungs_ << r;
+    QStringList rungText;
+    for (qint64 r : rungs_) rungText << QString::number(r);
+    summary_->setText(tr("%n trial(s), %1, ranked by %2 (%3); each trains %4 steps", nullptr, int(names_.size()))
+                          .arg(QString::fromStdString(plan.method), QString::fromStdString(plan.metric.name),
+                               plan.metric.maximize ? tr("max") : tr("min"))
+                          .arg(steps) +
+                      (rungs_.isEmpty()
+                           ? QString()
+                           : tr("; ASHA η=%1 stops them at rungs %2").arg(plan.asha.eta).arg(rungText.join(", "))));
+    trials_->addItems(names_);
+    showProblem({});
+  } catch (const std::exception& e) {
+    summary_->setText(tr("Nothing is queued until every trial is valid."));
+    // One line: the engine's error names the key, the trial and the fix.
+    showProblem(QString::fromUtf8(e.what()).simplified());
+  }
+}
+
+bool SweepDialog::start() {
+  replan();
+  if (!problem_.isEmpty() || process_) return false;
+  const QString tokamak = tokamakFrontPath();
+  if (tokamak.isEmpty()) {
+    showProblem(tr("the tokamak program was not found beside tokamak-engine (hint: build it with scripts/build.sh)"));
+    return false;
+  }
+  // Written first under a temporary name in the sweeps folder; renamed into the sweep's own folder once the
+  // store has given the sweep its id, so a sweep that was not queued leaves no file behind.
+  const QString dir = QString::fromStdString(data_dir()) + QStringLiteral("/sweeps");
+  QDir().mkpath(dir);
+  QTemporaryFile temp(dir + QStringLiteral("/.sweep-XXXXXX.json"));
+  temp.setAutoRemove(false);
+  if (!temp.open() || temp.write(QByteArray::fromStdString(sweepFile())) < 0 || !temp.flush()) {
+    showProblem(tr("cannot write the sweep file in %1: %2").arg(dir, temp.errorString()));
+    return false;
+  }
+  tempFile_ = temp.fileName();
+  temp.close();
+  QStringList args{QStringLiteral("sweep"), tempFile_, QStringLiteral("--json")};
+  if (!db_.isEmpty()) args << QStringLiteral("--db") << db_;
+  process_ = new QProcess(this);
+  connect(process_, &QProcess::finished, this, &SweepDialog::childEnded);
+  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e == QProcess::FailedToStart) childEnded();
+  });
+  start_->setEnabled(false);
+  summary_->setText(tr("Queuing the sweep…"));
+  process_->start(tokamak, args);
+  return true;
+}
+
+void SweepDialog::childEnded() {
+  if (!process_) return;
+  QProcess* p = process_;
+  process_ = nullptr;
+  p->deleteLater();
+  const bool ok =
+      p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0 && p->error() != QProcess::FailedToStart;
+  const QJsonObject out = QJsonDocument::fromJson(p->readAllStandardOutput()).object();
+  if (!ok || !out.contains(QStringLiteral("sweep_id"))) {
+    QFile::remove(tempFile_);
+    tempFile_.clear();
+    const QStringList lines =
+        QString::fromUtf8(p->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
+    QString why = errorLineOf(lines);
+    if (why.isEmpty()) why = p->errorString();
+    showProblem(why);
+    return Q_EMIT failed(why);
+  }
+  const qint64 id = out.value(QStringLiteral("sweep_id")).toInteger();
+  const QString name = out.value(QStringLiteral("name")).toString();
+  const QString folder = QString::fromStdString(data_dir()) + QStringLiteral("/sweeps/%1-%2").arg(name).arg(id);
+  QDir().mkpath(folder);
+  const QString file = folder + QStringLiteral("/sweep.json");
+  QFile::remove(file);
+  if (!QFile::rename(tempFile_, file)) QFile::remove(tempFile_);
+  tempFile_.clear();
+  showProblem({});
+  Q_EMIT started(id, name, QFileInfo::exists(file) ? file : QString());
+  accept();
+}
+
+}  // namespace tokamak::ui
