@@ -131,8 +131,6 @@ class TestQueue : public QObject {
              bad.err.constData());
     bad = cli({"queue", "add", "--set", "train.stepz=3"});
     QVERIFY2(bad.code == 1 && bad.err.contains("did you mean 'train.steps'"), bad.err.constData());
-    bad = cli({"queue", "add", "--host", "somewhere"});
-    QVERIFY2(bad.code == 1 && bad.err.contains("not implemented yet"), bad.err.constData());
 
     QCOMPARE(cli({"queue", "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);

@@ -1,7 +1,8 @@
 // `tokamak queue list|add|remove|move|pause|resume|work`: this computer's queue of runs, kept in the run store
 // (engine/store/run_queue.h) and worked by one detached worker per store (engine/remote/queue_worker.h) that
 // `add` and `resume` start when none is running. LibTorch-free: the worker starts each run as
-// `tokamak-engine train` in a session of its own.
+// `tokamak-engine train` in a session of its own. With --host the same command runs on an SSH host against
+// its own store and worker (host_command.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -10,6 +11,8 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
+#include "app/tokamak/host_command.h"
+#include "engine/remote/gpu_slots.h"
 #include "engine/remote/queue_worker.h"
 #include "engine/remote/run_folder.h"
 #include "engine/remote/run_launch.h"
@@ -23,10 +26,20 @@ namespace {
 
 struct QueueArgs {
   ConfigArgs config;
-  std::string db, name, host;
-  int64_t id = 0, to = 0, parallel = 0;
-  bool json = false;
+  HostArgs host;
+  std::string db, name, gpus;
+  int64_t id = 0, to = 0, parallel = 0, gpus_per_run = 0;
+  bool json = false, gpus_per_run_given = false, gpus_given = false;
 };
+
+// The words after `tokamak` that do the same on the host: SUBCOMMAND, then WORDS, --json and --db as given.
+std::vector<std::string> host_words(const QueueArgs& a, const std::string& subcommand,
+                                    std::vector<std::string> words = {}, bool json = false) {
+  words.insert(words.begin(), {"queue", subcommand});
+  if (json && a.json) words.push_back("--json");
+  if (!a.db.empty()) words.insert(words.end(), {"--db", a.db});
+  return words;
+}
 
 nlohmann::json item_json(const QueueItem& q, int64_t index) {
   nlohmann::json j = {{"id", q.id},
@@ -49,19 +62,22 @@ nlohmann::json item_json(const QueueItem& q, int64_t index) {
   // A running item's run, as its folder says (paused by `runs control` shows here too).
   if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file()))
     j["run_state"] = read_run_state(RunFolder{q.folder}).state;
+  // The GPUs of its own the worker gave it (CUDA_VISIBLE_DEVICES), when it got some.
+  if (!q.folder.empty())
+    if (const std::string gpus = recorded_gpus(RunFolder{q.folder}.gpus_file()); !gpus.empty()) j["gpus"] = gpus;
   return j;
 }
 
 void list(const QueueArgs& a) {
+  if (a.host.given()) return run_on_host(a.host, host_words(a, "list", {}, true));
   RunStore store(a.db);
   RunQueue queue(store);
   const std::vector<QueueItem> items = queue.list();
   const long worker = queue_worker_pid(a.db);
   if (a.json) {
-    nlohmann::json out = {{"paused", queue.paused()},
-                          {"parallel", queue.parallel()},
-                          {"worker_pid", worker},
-                          {"items", nlohmann::json::array()}};
+    nlohmann::json out = {{"paused", queue.paused()}, {"parallel", queue.parallel()},
+                          {"worker_pid", worker},     {"gpus_per_run", queue.gpus_per_run()},
+                          {"gpus", queue.gpus()},     {"items", nlohmann::json::array()}};
     int64_t index = 0;
     for (const QueueItem& q : items) out["items"].push_back(item_json(q, q.state == "queued" ? index++ : -1));
     std::printf("%s\n", out.dump().c_str());
@@ -77,10 +93,18 @@ void list(const QueueArgs& a) {
                 q.error.empty() ? "" : ("  " + q.error).c_str());
 }
 
+// `add --host`: the config file travels on ssh's stdin; the host resolves and validates it (its GPUs, its paths).
+void add_on_host(const QueueArgs& a) {
+  std::vector<std::string> words;
+  if (!a.config.file.empty()) words.insert(words.end(), {"--config", "/dev/stdin"});
+  if (!a.config.preset.empty()) words.insert(words.end(), {"--preset", a.config.preset});
+  for (const std::string& set : a.config.sets) words.insert(words.end(), {"--set", set});
+  if (!a.name.empty()) words.insert(words.end(), {"--name", a.name});
+  run_on_host(a.host, host_words(a, "add", words, true), a.config.file.empty() ? "" : read_file(a.config.file));
+}
+
 void add(const QueueArgs& a) {
-  if (!a.host.empty())
-    throw Error("queue --host: not implemented yet",
-                "queue on this computer, or start the run with `tokamak remote train`");
+  if (a.host.given()) return add_on_host(a);
   Config c = a.config.resolve();
   if (!a.name.empty()) c.name = a.name;
   validate_config(c, gpus_here());
@@ -98,12 +122,15 @@ void add(const QueueArgs& a) {
 }
 
 void remove(const QueueArgs& a) {
+  if (a.host.given()) return run_on_host(a.host, host_words(a, "remove", {std::to_string(a.id)}));
   RunStore store(a.db);
   RunQueue(store).remove(a.id);
   std::fprintf(stderr, "removed queue item %lld\n", static_cast<long long>(a.id));
 }
 
 void move(const QueueArgs& a) {
+  if (a.host.given())
+    return run_on_host(a.host, host_words(a, "move", {std::to_string(a.id), "--to", std::to_string(a.to)}));
   RunStore store(a.db);
   RunQueue(store).move(a.id, a.to);
   std::fprintf(stderr, "moved queue item %lld to place %lld\n", static_cast<long long>(a.id),
@@ -111,6 +138,7 @@ void move(const QueueArgs& a) {
 }
 
 void pause(const QueueArgs& a, bool paused) {
+  if (a.host.given()) return run_on_host(a.host, host_words(a, paused ? "pause" : "resume"));
   RunStore store(a.db);
   RunQueue(store).set_paused(paused);
   if (!paused) ensure_queue_worker(store.path());
@@ -120,6 +148,8 @@ void pause(const QueueArgs& a, bool paused) {
 void work(const QueueArgs& a) {
   RunStore store(a.db);
   if (a.parallel != 0) RunQueue(store).set_parallel(a.parallel);
+  if (a.gpus_per_run_given) RunQueue(store).set_gpus_per_run(a.gpus_per_run);
+  if (a.gpus_given) RunQueue(store).set_gpus(a.gpus == "all" ? "" : a.gpus);
   QueueWorkerOptions o;
   o.db = store.path();
   o.note = [](const std::string& s) {
@@ -135,47 +165,65 @@ void work(const QueueArgs& a) {
 
 void add_queue_command(CLI::App& app) {
   auto args = std::make_shared<QueueArgs>();
-  CLI::App* queue =
-      app.add_subcommand("queue", "This computer's queue of runs: list, add, remove, move, pause, resume");
+  CLI::App* queue = app.add_subcommand(
+      "queue", "The queue of runs of this computer (or of an SSH host): list, add, remove, move, pause, resume");
   queue->require_subcommand(1);
   auto db = [&](CLI::App* c) {
     c->add_option("--db", args->db, "run store that holds the queue (default: $XDG_DATA_HOME/tokamak/runs.db)");
   };
+  auto where = [&](CLI::App* c) { add_host_options(c, args->host); };
   CLI::App* c = queue->add_subcommand("list", "The queue: waiting runs in order, then the rest, newest first");
-  c->add_flag("--json", args->json, "one JSON object: paused, parallel, worker_pid, items (with config)");
+  c->add_flag("--json", args->json,
+              "one JSON object: paused, parallel, gpus_per_run, gpus, worker_pid, items (with config)");
   db(c);
+  where(c);
   c->callback([args] { list(*args); });
 
   c = queue->add_subcommand("add", "Queue a run (train options); a worker starts it when its turn comes");
   args->config.add_to(*c);
   c->add_option("--name", args->name, "run name (default: derived from the model and switches)");
-  c->add_option("--host", args->host, "queue on an SSH host: not implemented yet");
   c->add_flag("--json", args->json, "one JSON object: id, name");
   db(c);
+  where(c);
   c->callback([args] { add(*args); });
 
   c = queue->add_subcommand("remove", "Take a waiting run out of the queue (a running one: stop its run)");
   c->add_option("id", args->id, "queue item id (`tokamak queue list`)")->required();
   db(c);
+  where(c);
   c->callback([args] { remove(*args); });
 
   c = queue->add_subcommand("move", "Move a waiting run to another place in the queue");
   c->add_option("id", args->id, "queue item id")->required();
   c->add_option("--to", args->to, "its new place among the waiting runs: 0 = next")->required();
   db(c);
+  where(c);
   c->callback([args] { move(*args); });
 
   c = queue->add_subcommand("pause", "Start nothing new (runs already going on go on)");
   db(c);
+  where(c);
   c->callback([args] { pause(*args, true); });
   c = queue->add_subcommand("resume", "Start queued runs again (and a worker when none is running)");
   db(c);
+  where(c);
   c->callback([args] { pause(*args, false); });
 
   c = queue->add_subcommand("work", "Work the queue in this process until it is empty (what add/resume start)");
   c->add_option("--parallel", args->parallel, "runs at once, kept for later workers (default: as set, else 1)");
+  CLI::Option* per_run =
+      c->add_option("--gpus-per-run", args->gpus_per_run,
+                    "GPUs of its own (CUDA_VISIBLE_DEVICES) for each run on device cuda, kept for later workers "
+                    "(default: as set, else 1; 0 = every run sees every GPU)");
+  CLI::Option* gpus =
+      c->add_option("--gpus", args->gpus,
+                    "the GPUs the queue hands out, e.g. 0,1,3, kept for later workers ('all' = every GPU of this "
+                    "machine, the default)");
   db(c);
-  c->callback([args] { work(*args); });
+  c->callback([args, per_run, gpus] {
+    args->gpus_per_run_given = per_run->count() > 0, args->gpus_given = gpus->count() > 0;
+    work(*args);
+  });
 }
 
 }  // namespace tokamak::cli

@@ -2,7 +2,8 @@
 // (docs/SWEEPS.md) expanded and validated (engine/config/sweep.h), then queued on this computer as one trial
 // per point (engine/store/sweep_store.h) — the queue worker runs them and, with early stopping, stops and
 // promotes them at their rungs — or submitted as one Slurm job array (cmd_sweep_slurm.cpp). Nothing is queued
-// unless every trial is valid.
+// unless every trial is valid. With --host the same command runs on an SSH host (host_command.h), the sweep
+// file on its stdin: the host's own queue and worker train the trials there.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "app/tokamak/cmd_sweep.h"
 #include "app/tokamak/commands.h"
+#include "app/tokamak/host_command.h"
 #include "engine/config/sweep.h"
 #include "engine/remote/queue_worker.h"
 #include "engine/remote/run_folder.h"
@@ -27,7 +29,8 @@ namespace tokamak::cli {
 namespace {
 
 struct SweepArgs {
-  std::string file, db, host;
+  HostArgs host;
+  std::string file, db;
   int64_t id = 0;
   bool dry_run = false, json = false, slurm = false;
   SweepSlurmArgs on_slurm;
@@ -52,11 +55,35 @@ nlohmann::json plan_json(const SweepPlan& p) {
           {"trials", trials}};
 }
 
+// `sweep FILE --host H`: the file read here travels on stdin; the host plans, checks and queues it (its GPUs,
+// its data paths), or submits it to its Slurm with --slurm (the host as a cluster's login node).
+void sweep_on_host(const SweepArgs& a) {
+  std::vector<std::string> words = {"sweep", "/dev/stdin"};
+  if (a.dry_run) words.push_back("--dry-run");
+  if (a.json) words.push_back("--json");
+  if (!a.db.empty()) words.insert(words.end(), {"--db", a.db});
+  if (a.slurm) {
+    const SweepSlurmArgs& sl = a.on_slurm;
+    words.push_back("--slurm");
+    auto opt = [&](const char* name, const std::string& v) {
+      if (!v.empty()) words.insert(words.end(), {name, v});
+    };
+    auto num = [&](const char* name, int64_t v) {
+      if (v > 0) words.insert(words.end(), {name, std::to_string(v)});
+    };
+    opt("--partition", sl.spec.partition), opt("--account", sl.spec.account), opt("--qos", sl.spec.qos);
+    opt("--time", sl.time), opt("--tokamak", sl.tokamak);
+    num("--nodes", sl.spec.nodes), num("--gpus-per-node", sl.spec.gpus_per_node);
+    num("--ntasks-per-node", sl.spec.ntasks_per_node);
+  }
+  HostArgs host = a.host;
+  host.tokamak = a.on_slurm.tokamak;  // the sweep's --tokamak: the command there (and on its Slurm nodes)
+  run_on_host(host, words, read_file(a.file), a.file);
+}
+
 void sweep(const SweepArgs& a) {
-  if (!a.host.empty())
-    throw Error("sweep --host: not implemented yet",
-                "run the sweep on the host itself (`ssh HOST tokamak sweep FILE`)");
   if (a.file.empty()) throw Error("no sweep file given", "write `tokamak sweep FILE.json` (docs/SWEEPS.md)");
+  if (a.host.given()) return sweep_on_host(a);
   const SweepPlan plan = plan_sweep(read_file(a.file), a.file, gpus_here());
   const std::vector<int64_t> rungs =
       asha_rungs(plan.asha, plan.trials.empty() ? 0 : plan.trials.front().config.train.steps);
@@ -145,6 +172,13 @@ void settle_scheduled(RunStore& store, SweepStore& sweeps, const SweepStatus& s)
 }
 
 void status(const SweepArgs& a) {
+  if (a.host.given()) {
+    std::vector<std::string> words = {"sweep", "status"};
+    if (a.id > 0) words.push_back(std::to_string(a.id));
+    if (a.json) words.push_back("--json");
+    if (!a.db.empty()) words.insert(words.end(), {"--db", a.db});
+    return run_on_host(a.host, words);
+  }
   RunStore store(a.db);
   SweepStore sweeps(store);
   std::vector<int64_t> ids = a.id > 0 ? std::vector<int64_t>{a.id} : sweeps.sweep_ids();
@@ -179,7 +213,6 @@ void add_sweep_command(CLI::App& app) {
   c->add_flag("--dry-run", args->dry_run, "validate every trial and print them; queue nothing");
   c->add_flag("--json", args->json, "one JSON object (the plan with --dry-run)");
   c->add_option("--db", args->db, "run store whose queue takes the trials (default: $XDG_DATA_HOME/tokamak/runs.db)");
-  c->add_option("--host", args->host, "sweep on an SSH host's queue: not implemented yet");
   c->add_flag("--slurm", args->slurm,
               "submit the trials as one Slurm job array on this computer's Slurm (without early_stopping)");
   SweepSlurmArgs& sl = args->on_slurm;
@@ -190,11 +223,15 @@ void add_sweep_command(CLI::App& app) {
   c->add_option("--gpus-per-node", sl.spec.gpus_per_node, "--slurm: GPUs per node, one rank each");
   c->add_option("--ntasks-per-node", sl.spec.ntasks_per_node, "--slurm: CPU nodes: Gloo ranks per node");
   c->add_option("--time", sl.time, "--slurm: each trial's time limit, HH:MM:SS");
-  c->add_option("--tokamak", sl.tokamak, "--slurm: the tokamak command on the nodes (default: this program)");
+  c->add_option("--tokamak", sl.tokamak,
+                "--slurm: the tokamak command on the nodes (default: this program); with --host: the tokamak "
+                "command there (and on its nodes)");
+  add_host_options(c, args->host, false);
   CLI::App* s = c->add_subcommand("status", "Each trial of a sweep (all sweeps without ID): state, metric per rung");
   s->add_option("id", args->id, "sweep id");
   s->add_flag("--json", args->json, "one JSON object per sweep");
   s->add_option("--db", args->db, "run store");
+  add_host_options(s, args->host);
   s->callback([args] { status(*args); });
   // `sweep status` runs its own callback; the parent's would also run: keep it to the file form.
   c->callback([args, s] {

@@ -163,8 +163,13 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   } catch (const Error&) {
     device_ok = false;  // choice_problem has named it
   }
-  if (device_ok && cuda && cuda_devices == 0)
-    p.push_back("device is '" + c.device + "' but no CUDA GPU is visible: set device=cpu");
+  if (device_ok && cuda && cuda_devices == 0) {
+    // A queue that hands out GPUs (engine/remote/gpu_slots.h) sets CUDA_VISIBLE_DEVICES: name what it said.
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    p.push_back("device is '" + c.device + "' but no CUDA GPU is visible" +
+                (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : std::string()) +
+                ": set device=cpu");
+  }
   for (const std::string& e : eval_task_problems(c)) p.push_back(e);
   // The speedrun's switches where they cannot run.
   const std::vector<std::string> not_gpt2 = not_gpt2_switches(m);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "engine/config/sweep.h"
+#include "engine/remote/gpu_slots.h"
 #include "engine/remote/run_launch.h"
 #include "engine/store/sweep_store.h"
 #include "engine/store/run_queue.h"
@@ -107,7 +108,10 @@ class Worker {
     while (running < queue_.parallel()) {
       std::optional<QueueItem> next = queue_.next_queued();
       if (!next) break;
-      start(*next);
+      const GpuChoice gpus = gpus_for(*next);
+      if (gpus.refused) continue;  // its row failed, with why
+      if (!gpus.free) break;       // it waits, in its turn, until a run ends and gives its GPUs back
+      start(*next, gpus.gpus);
       ++running, going = true;
     }
     return going || queue_.next_queued().has_value();
@@ -128,12 +132,52 @@ class Worker {
     if (o_.note) o_.note(s);
   }
 
+  // The GPUs a row gets (gpu_slots.h): none needed or none to hand out (gpus empty), none free yet (!free), or
+  // more than the pool holds (refused: the row is failed here, it could never start).
+  struct GpuChoice {
+    std::vector<std::string> gpus;
+    bool free = true, refused = false;
+  };
+  GpuChoice gpus_for(const QueueItem& q) {
+    GpuChoice choice;
+    int64_t need = 0;
+    try {
+      need = gpus_needed(config_from_json(q.config_json), queue_.gpus_per_run());
+    } catch (const std::exception&) {
+      return choice;  // a config this version refuses fails at launch, with its own line
+    }
+    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here());
+    if (need == 0 || pool.empty()) return choice;  // no GPU here: the run says so itself
+    if (need > static_cast<int64_t>(pool.size())) {
+      const std::string why = "needs " + std::to_string(need) + " GPUs of its own; the queue hands out " +
+                              std::to_string(pool.size()) + " (" + join_gpu_list(pool) +
+                              "): set dist.gpus lower, or `tokamak queue work --gpus-per-run 0` to share them";
+      queue_.finish(q.id, "failed", why, now_seconds());
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
+      choice.refused = true;
+      return choice;
+    }
+    std::vector<std::vector<std::string>> held;
+    for (const QueueItem& r : local_running())
+      if (const std::string g = recorded_gpus(RunFolder{r.folder}.gpus_file()); r.id != q.id && !g.empty())
+        held.push_back(parse_gpu_list(g));
+    const std::optional<std::vector<std::string>> picked = pick_gpus(pool, held, need);
+    if (picked) choice.gpus = *picked;
+    else choice.free = false;
+    return choice;
+  }
+
   // A running row: still going (true), or ended and recorded (false).
   bool settle(const QueueItem& q) {
     const RunFolder f{q.folder};
     if (!path_exists(f.pid_file())) {  // claimed by a worker that died before its run started
       note("queue item " + std::to_string(q.id) + " was claimed but never started: starting it");
-      launch(q);
+      // Its GPUs, when its folder already records them; else as a row of its turn gets them.
+      const std::string recorded = recorded_gpus(f.gpus_file());
+      GpuChoice gpus{recorded.empty() ? std::vector<std::string>{} : parse_gpu_list(recorded)};
+      if (recorded.empty()) gpus = gpus_for(q);
+      if (gpus.refused) return false;
+      launch(q, gpus.gpus);
       return true;
     }
     const RunState s = read_run_state(f);
@@ -166,7 +210,7 @@ class Worker {
            (p.halt_step > 0 ? " (to step " + std::to_string(p.halt_step) + ")" : " (to the end)"));
   }
 
-  void start(const QueueItem& queued) {
+  void start(const QueueItem& queued, const std::vector<std::string>& gpus) {
     QueueItem q = queued;
     if (!q.folder.empty()) {  // a promoted trial: this segment's pid and exit are its own
       ::unlink(RunFolder{q.folder}.pid_file().c_str());
@@ -175,22 +219,23 @@ class Worker {
     if (q.run_uid.empty()) q.run_uid = new_run_uid();
     if (q.folder.empty()) q.folder = run_folder_path(q.name, q.run_uid);
     queue_.claim(q.id, q.run_uid, q.folder, now_seconds());
-    note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid);
-    launch(q);
+    note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid +
+         (gpus.empty() ? "" : " on GPU " + join_gpu_list(gpus)));
+    launch(q, gpus);
   }
 
   // Writes the folder and the config this segment trains with, then starts it. Idempotent until the pid file.
   // What cannot start (a config this version refuses, a folder that cannot be written) fails its row only.
-  void launch(const QueueItem& q) {
+  void launch(const QueueItem& q, const std::vector<std::string>& gpus) {
     try {
-      launch_or_throw(q);
+      launch_or_throw(q, gpus);
     } catch (const std::exception& e) {
       queue_.finish(q.id, "failed", e.what(), now_seconds());
       note("queue item " + std::to_string(q.id) + " (" + q.name + ") could not start: " + e.what());
     }
   }
 
-  void launch_or_throw(const QueueItem& q) {
+  void launch_or_throw(const QueueItem& q, const std::vector<std::string>& gpus) {
     const RunFolder f{q.folder};
     Config c = config_from_json(q.config_json);
     c.name = q.name;
@@ -200,7 +245,16 @@ class Worker {
     write_file_atomically(config, config_to_json(c, 2));
     std::vector<std::string> args = {"train", "--config", config, "--db", store_.path()};
     if (q.halt_step > 0) args.insert(args.end(), {"--halt-at-step", std::to_string(q.halt_step)});
-    const long pid = launch_detached(engine_, args, f, q.run_uid);
+    // The GPUs it gets are recorded before it starts: a worker that starts after this one's death knows
+    // which GPUs are held without asking the run.
+    std::vector<std::string> env;
+    if (gpus.empty()) {
+      ::unlink(f.gpus_file().c_str());  // a promoted trial's earlier segment may have had some
+    } else {
+      write_file_atomically(f.gpus_file(), join_gpu_list(gpus) + "\n");
+      env.push_back("CUDA_VISIBLE_DEVICES=" + join_gpu_list(gpus));
+    }
+    const long pid = launch_detached(engine_, args, f, q.run_uid, env);
     write_pid_file(f, pid);  // the child writes the same; here too so that this pass already sees it
   }
 

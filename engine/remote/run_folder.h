@@ -8,6 +8,7 @@
 //   control/      commands for the run, one file each (engine/remote/control_file.h)
 //   paused        present while the run is paused
 //   exit          at the end: {"status":..,"code":..,"error":..}
+//   cuda_visible_devices  a queued run's GPUs of its own, as the queue's worker gave them (gpu_slots.h)
 // LibTorch-free: `tokamak runs follow|control|list` read these without starting the engine.
 #pragma once
 #include <cstdint>
@@ -30,6 +31,7 @@ struct RunFolder {
   std::string output_log() const { return path + "/output.log"; }
   std::string control_dir() const { return path + "/control"; }
   std::string paused_file() const { return path + "/paused"; }
+  std::string gpus_file() const { return path + "/cuda_visible_devices"; }
 };
 
 // What run.json holds.

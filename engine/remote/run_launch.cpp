@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -28,13 +29,26 @@ int gpus_here() {
   return n;
 }
 
+std::vector<std::string> child_environment(const char* const* base, const std::string& uid,
+                                           const std::vector<std::string>& more) {
+  std::vector<std::string> set = {"TOKAMAK_RUN_UID=" + uid};
+  set.insert(set.end(), more.begin(), more.end());
+  auto key = [](const std::string& kv) { return kv.substr(0, kv.find('=') + 1); };
+  std::vector<std::string> env;
+  for (const char* const* e = base; e && *e; ++e) {
+    const std::string kv = *e;
+    if (std::none_of(set.begin(), set.end(), [&](const std::string& s) { return key(s) == key(kv); }))
+      env.push_back(kv);
+  }
+  env.insert(env.end(), set.begin(), set.end());
+  return env;
+}
+
 long launch_detached(const std::string& engine, const std::vector<std::string>& args, const RunFolder& folder,
-                     const std::string& uid) {
+                     const std::string& uid, const std::vector<std::string>& more_env) {
   std::vector<std::string> argv = {engine};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::vector<std::string> env = {"TOKAMAK_RUN_UID=" + uid};
-  for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "TOKAMAK_RUN_UID=", 16) != 0) env.push_back(*e);
+  std::vector<std::string> env = child_environment(environ, uid, more_env);
   std::vector<char*> argp, envp;
   for (auto& a : argv) argp.push_back(a.data());
   for (auto& e : env) envp.push_back(e.data());

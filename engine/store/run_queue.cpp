@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/remote/gpu_slots.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
 #include "engine/util/error.h"
@@ -114,6 +115,19 @@ int64_t RunQueue::parallel() { return std::max<int64_t>(1, std::stoll(setting(st
 void RunQueue::set_parallel(int64_t n) {
   if (n < 1) throw Error("--parallel " + std::to_string(n) + ": at least one run at a time", "write --parallel 1");
   put_setting(store_, "parallel", std::to_string(n));
+}
+
+int64_t RunQueue::gpus_per_run() { return std::max<int64_t>(0, std::stoll(setting(store_.db(), "gpus_per_run", "1"))); }
+void RunQueue::set_gpus_per_run(int64_t n) {
+  if (n < 0)
+    throw Error("--gpus-per-run " + std::to_string(n) + ": cannot be negative",
+                "write --gpus-per-run 1 (a GPU of its own per run) or 0 (every run sees every GPU)");
+  put_setting(store_, "gpus_per_run", std::to_string(n));
+}
+std::string RunQueue::gpus() { return setting(store_.db(), "gpus", ""); }
+void RunQueue::set_gpus(const std::string& list) {
+  if (!list.empty()) parse_gpu_list(list);  // refused in one line before anything is kept
+  put_setting(store_, "gpus", list);
 }
 
 std::optional<QueueItem> RunQueue::next_queued() {

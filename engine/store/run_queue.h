@@ -52,6 +52,12 @@ class RunQueue {
   // How many runs the worker keeps going at once (1 by default).
   int64_t parallel();
   void set_parallel(int64_t n);
+  // GPUs of its own for each `cuda` run (engine/remote/gpu_slots.h): 1 by default, 0 = off.
+  int64_t gpus_per_run();
+  void set_gpus_per_run(int64_t n);
+  // The GPUs the worker hands out, "0,1,3" ("" = every GPU of the machine); checked by parse_gpu_list.
+  std::string gpus();
+  void set_gpus(const std::string& list);
 
   // --- for the worker (each its own transaction) ---
   // The first queued row, or none.
