@@ -69,8 +69,12 @@ QJsonObject itemOf(int64_t id) {
   return {};
 }
 
+// Settled: nothing queued or running, and the worker gone. Rows alone are not enough: a trial that halted at a
+// rung is "stopped" for a moment before its worker promotes it back into the queue.
 bool queueSettled() {
-  for (const QJsonValue& v : queueList()["items"].toArray()) {
+  const QJsonObject list = queueList();
+  if (list["worker_pid"].toInteger() != 0) return false;
+  for (const QJsonValue& v : list["items"].toArray()) {
     const QString s = v.toObject()["state"].toString();
     if (s == "queued" || s == "running") return false;
   }
