@@ -155,15 +155,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
   // found is followed again, its journal replayed from its start; the picker offers the others.
   connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
-  connect(
-      controller_, &RunController::stateChanged, this,
-      [this] {
-        if (controller_->isActive() || pickedUid_.isEmpty()) return;
-        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
-        pickedUid_.clear();
-        attachTo(picked);
-      },
-      Qt::QueuedConnection);
+  connect(controller_, &RunController::stateChanged, this, [this] {
+    if (controller_->isActive() || pickedUid_.isEmpty()) return;
+    const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+    pickedUid_.clear();
+    attachTo(picked);
+  }, Qt::QueuedConnection);
   live_->refresh();
 }
 
