@@ -113,7 +113,7 @@ int queueChild() {
     return 1;
   }
   QDeadlineTimer deadline(test::kPatienceMs);
-  while (w.queueDock()->workerPid() == 0 && !deadline.hasExpired()) QTest::qWait(50);
+  while (w.queueDock()->workerPid() <= 0 && !deadline.hasExpired()) QTest::qWait(50);
   std::printf("QUEUED %lld\n", static_cast<long long>(w.queueDock()->workerPid()));
   std::fflush(stdout);
   for (;;) QTest::qWait(1000);  // until SIGKILLed

@@ -72,8 +72,9 @@ bool askLadderRun(QWidget* parent, QString* path, QList<qint64>* seeds) {
 
 LadderCompare::LadderCompare(RunsPanel* runs) : QObject(runs), runs_(runs) {
   RunsTableModel* model = runs_->runsModel();
-  connect(model, &QAbstractItemModel::rowsInserted, this, &LadderCompare::update);
-  connect(model, &QAbstractItemModel::modelReset, this, &LadderCompare::update);
+  // Queued: the runs page is in the middle of its reload when its model says so.
+  connect(model, &QAbstractItemModel::rowsInserted, this, &LadderCompare::update, Qt::QueuedConnection);
+  connect(model, &QAbstractItemModel::modelReset, this, &LadderCompare::update, Qt::QueuedConnection);
 }
 
 QList<qint64> LadderCompare::runsOf(const QString& ladder) const {
