@@ -1,13 +1,13 @@
 // QueueDock: the queue's table, its buttons, the poll and the worker's start (see queue_dock.h).
 #include "ui/queue/queue_dock.h"
 
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProcess>
 #include <QStyle>
 #include <QTableView>
 #include <QTimer>
+#include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -82,21 +82,22 @@ QueueDock::QueueDock(QWidget* parent) : QDockWidget(tr("Queue"), parent) {
     if (!ladder.isEmpty()) Q_EMIT compareLadderRequested(ladder);
   });
 
-  status_ = new QLabel;
-  status_->setObjectName("queueStatus");
   message_ = new QLabel;
   message_->setObjectName("queueMessage");
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   message_->hide();
-  auto* bar = new QHBoxLayout;
+  // A tool bar, not a row of buttons: narrower than its buttons it folds the last ones into its » menu, so the
+  // dock never widens the window's bottom area (and with it squeezes the setup dock's two columns).
+  auto* bar = new QToolBar;
+  bar->setObjectName("queueToolBar");
+  bar->setIconSize(QSize(16, 16));
   for (QToolButton* b : {add_, runNow_, up_, down_, remove_, pause_, follow_, compare_}) bar->addWidget(b);
-  bar->addStretch(1);
-  bar->addWidget(status_);
   auto* body = new QWidget;
   auto* layout = new QVBoxLayout(body);
   layout->setContentsMargins(4, 2, 4, 2);
-  layout->addLayout(bar);
+  layout->setSpacing(2);
+  layout->addWidget(bar);
   layout->addWidget(message_);
   layout->addWidget(view_, 1);
   setWidget(body);
@@ -164,12 +165,10 @@ void QueueDock::reload() {
     showMessage(describeError(e), true);
     return;
   }
-  const int waiting = model_->waitingCount();
-  status_->setText(tr("%n waiting", nullptr, waiting) + " · " +
-                   (paused_           ? tr("paused")
-                    : workerPid_ != 0 ? tr("working")
-                                      : tr("idle")));
-  status_->setToolTip(workerPid_ > 0 ? tr("Queue worker: pid %1").arg(workerPid_) : tr("No queue worker running"));
+  // The state in the title (the dock's tab when it shares the samples' place): no row of its own.
+  const QString state = paused_ ? tr("paused") : workerPid_ != 0 ? tr("working") : tr("idle");
+  setWindowTitle(tr("Queue (%1, %2)").arg(tr("%n waiting", nullptr, model_->waitingCount()), state));
+  setToolTip(workerPid_ > 0 ? tr("Queue worker: pid %1").arg(workerPid_) : tr("No queue worker running"));
   pause_->setChecked(paused_);
   pause_->setText(paused_ ? tr("Resume queue") : tr("Pause queue"));
   announceStarts();

@@ -86,7 +86,6 @@ class QueueDock : public QDockWidget {
 
   QueueModel* model_;
   QTableView* view_;
-  QLabel* status_;
   QLabel* message_;
   QTimer* poll_;
   QProcess* starter_ = nullptr;  // `tokamak queue resume`, starting a worker
