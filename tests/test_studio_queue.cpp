@@ -235,7 +235,7 @@ class TestStudioQueue : public QObject {
     QVERIFY2(dock->message().contains("runs control"), qPrintable(dock->message()));
     const QString uid = QString::fromStdString(storeItem("p-long").run_uid);
     QCOMPARE(runCli({"runs", "control", uid, "stop"}), 0);
-    QTRY_VERIFY_WITH_TIMEOUT(storeItem("p-long").state == "stopped", test::kPatienceMs);
+    QTRY_VERIFY_WITH_TIMEOUT(storeItem("p-long").state == "stopped", 120000);
     // Nothing new started: the worker has nothing it may do and ends; the next run still waits.
     QTRY_COMPARE_WITH_TIMEOUT(dock->workerPid(), qint64(0), test::kPatienceMs);
     QCOMPARE(storeItem("p-next").state, std::string("queued"));
@@ -400,6 +400,7 @@ class TestStudioQueue : public QObject {
   QString writeLadder(const std::string& name, int64_t steps) {
     nlohmann::json base = nlohmann::json::object();
     for (const std::string& kv : tinySets(data_, steps)) base[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+    base["opt.fused_adamw"] = false;  // on by default: the third rung turns it on
     const nlohmann::json ladder = {{"name", name},
                                    {"base", base},
                                    {"rungs",
