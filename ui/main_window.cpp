@@ -24,6 +24,8 @@
 #include "engine/config/config.h"
 #include "engine/util/error.h"
 #include "ui/plots/live_plots.h"
+#include "ui/queue/ladder_queue.h"
+#include "ui/queue/queue_dock.h"
 #include "ui/remote/slurm_submit.h"
 #include "ui/remote/where_box.h"
 #include "ui/device/device_info.h"
@@ -105,7 +107,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::runEnded, this, &MainWindow::onRunEnded);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::updateActions);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
-  connect(controller_, &RunController::stateChanged, this, &MainWindow::startNextQueued, Qt::QueuedConnection);
   connect(controller_, &RunController::storeChanged, runs_, &RunsPanel::refresh);
   // Where the next run trains (ui/remote); a host's dropped connection shows until its events flow again.
   auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
@@ -128,6 +129,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
   connect(runs_, &RunsPanel::repeatRequested, this, &MainWindow::queueRuns);
+  // The queue (ui/queue): a run it starts is followed when the live page is free; any running one on request.
+  ladderCompare_ = new LadderCompare(runs_);
+  queue_->setSetupSource([this] { return setup_->config(); });
+  connect(queue_, &QueueDock::runStarted, this, [this](const QString& uid) { followRun(uid, true); });
+  connect(queue_, &QueueDock::followRequested, this, [this](const QString& uid) { followRun(uid, false); });
+  connect(queue_, &QueueDock::compareLadderRequested, this, &MainWindow::compareLadder);
   connect(runs_, &RunsPanel::resumeRequested, this,
           [this](const QString& checkpoint, const QString& json) { loadRunConfig(json, checkpoint); });
   // "Sample now" on a host's run asks the run itself (its checkpoints are files there).
@@ -205,6 +212,13 @@ void MainWindow::buildActions() {
   run->addActions({start_, slurm_->action(), pause_, resume_, stop_, sample_});
   run->addSeparator();
   run->addAction(sweeps_->action());
+  run->addAction(tr("Add setup to queue"), this,
+                 [this] { queue_->addCurrentSetup(), queue_->show(), queue_->raise(); });
+  run->addAction(tr("Run ladder…"), this, [this] {
+    QString path;
+    QList<qint64> seeds;
+    if (askLadderRun(this, &path, &seeds)) runLadder(path, seeds);
+  });
 }
 
 void MainWindow::buildDocks() {
@@ -216,10 +230,16 @@ void MainWindow::buildDocks() {
   samplesDock_->setObjectName("samplesDock");
   samplesDock_->setWidget(samples_);
   addDockWidget(Qt::BottomDockWidgetArea, samplesDock_);
+  // The queue shares the samples' place (a tab): a dock of its own would take the plots' height.
+  queue_ = new QueueDock(this);
+  addDockWidget(Qt::BottomDockWidgetArea, queue_);
+  tabifyDockWidget(samplesDock_, queue_);
+  samplesDock_->raise();
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);  // the setup runs the full height
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(setupDock_->toggleViewAction());
   view->addAction(samplesDock_->toggleViewAction());
+  view->addAction(queue_->toggleViewAction());
 }
 
 void MainWindow::setDatabase(const QString& path) {
@@ -228,6 +248,7 @@ void MainWindow::setDatabase(const QString& path) {
   recorders_->setDatabase(path);
   runs_->setDatabase(path);
   sweeps_->setDatabase(path);
+  queue_->setDatabase(path);
 }
 
 void MainWindow::startRun() {
@@ -254,43 +275,45 @@ void MainWindow::followSlurmJob(const QString& host, const QString& tokamak, con
       10000);
 }
 
-void MainWindow::queueRuns(const QStringList& configJsons) {
-  if (queue_.isEmpty()) queueDone_ = 0, queueTotal_ = 0;
-  queue_ << configJsons;
-  queueTotal_ += int(configJsons.size());
-  startNextQueued();
+bool MainWindow::queueRuns(const QStringList& configJsons) {
+  QList<Config> configs;
+  try {
+    for (const QString& json : configJsons) configs << config_from_json(json.toStdString());
+  } catch (const Error& e) {
+    statusBar()->showMessage(tr("Not queued: %1").arg(QString::fromStdString(e.what())), 10000);
+    return false;
+  }
+  queue_->show();
+  queue_->raise();
+  const bool queued = queue_->addConfigs(configs);
+  statusBar()->showMessage(queue_->message(), 10000);
+  return queued;
 }
 
-void MainWindow::startNextQueued() {
-  if (controller_->isActive() || closing_) return;
-  if (queuedActive_) {  // the queued run before has ended
-    queuedActive_ = false;
-    ++queueDone_;
-    const std::string ended = controller_->lastEnd().status;
-    if (ended != "finished" && !queue_.isEmpty()) {
-      statusBar()->showMessage(tr("Run %1: the %n queued run(s) after it were dropped", nullptr, int(queue_.size()))
-                                   .arg(QString::fromStdString(ended)));
-      queue_.clear();
-      return;
-    }
-  }
-  if (queue_.isEmpty()) return;
-  Config c;
-  try {
-    c = config_from_json(queue_.takeFirst().toStdString());
-  } catch (const Error& e) {
-    queue_.clear();
-    return showFailure(tr("was not started"), QString::fromStdString(e.what()));
-  }
-  plots_->clear();
-  samples_->clear();
-  failure_->hide();
-  queuedActive_ = true;
+bool MainWindow::runLadder(const QString& path, const QList<qint64>& seeds) {
+  queue_->show();
+  queue_->raise();
+  const bool queued = queue_->queueLadder(path, seeds);
+  statusBar()->showMessage(queue_->message(), 10000);
+  return queued;
+}
+
+bool MainWindow::compareLadder(const QString& ladder) {
+  showRunsPage();
+  if (ladderCompare_->compare(ladder)) return true;
+  statusBar()->showMessage(tr("No run of ladder %1 has started yet").arg(ladder), 10000);
+  return false;
+}
+
+// A queue run that started is shown when the live page is free (nothing followed, or its run has ended); one
+// the user picks is shown at once (the run followed now trains on, as with the live-runs picker).
+void MainWindow::followRun(const QString& uid, bool onlyWhenFree) {
+  if (closing_ || uid == controller_->runUid()) return;
   autoAttach_ = false;
-  showLivePage();
-  if (controller_->start(c)) status_->setState(tr("preparing"));
-  statusBar()->showMessage(
-      tr("Queued run %1 of %2: %3").arg(queueDone_ + 1).arg(queueTotal_).arg(QString::fromStdString(c.name)));
+  if (!controller_->isActive()) return attachTo(LiveRun{{}, {}, uid, {}, {}});
+  if (onlyWhenFree && !controller_->hasEnded()) return;
+  pickedUid_ = uid, pickedHost_.clear(), pickedTokamak_.clear();  // attached once the current reader has ended
+  if (!controller_->hasEnded()) controller_->detach();
 }
 
 void MainWindow::pauseRun() { controller_->pause(); }

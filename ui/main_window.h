@@ -33,6 +33,9 @@ class SlurmSubmit;
 class SweepActions;
 struct RunBatch;
 
+class QueueDock;
+class LadderCompare;
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
@@ -63,10 +66,13 @@ class MainWindow : public QMainWindow {
   LiveRuns* liveRuns() const { return live_; }
   QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
-  // Runs these configs (JSON) one after another, each when the run before it has finished ("Repeat with
-  // seeds"); a queued run that does not finish (stopped, failed) drops the rest, as closing the window does.
-  void queueRuns(const QStringList& configJsons);
-  int queuedRuns() const { return int(queue_.size()); }
+  // Puts these configs (JSON) on this computer's queue ("Repeat with seeds"): they run one after another in
+  // the queue's worker, outliving the studio, and the live page follows each as it starts when it is free.
+  bool queueRuns(const QStringList& configJsons);
+  QueueDock* queueDock() const { return queue_; }
+  // "Run ladder…" without its dialogs: every rung × seed of the ladder file on the queue.
+  bool runLadder(const QString& path, const QList<qint64>& seeds);
+  bool compareLadder(const QString& ladder);  // the runs page compares the ladder's runs
   void showLivePage();
   void showRunsPage();
   // The first start's layout (no saved one): most of `available` (a screen's free area), and a setup dock
@@ -95,11 +101,11 @@ class MainWindow : public QMainWindow {
   void onRunEnded(const EndEvent& end);
   void updateActions();
   void finishClosing();
-  void showLiveRuns();             // the picker, and the first live run attached when the studio starts
+  void showLiveRuns();  // the picker, and the first live run attached when the studio starts
   void recordOthers();
   void attachTo(const LiveRun& run);
   void pickLiveRun(int index);
-  void startNextQueued();
+  void followRun(const QString& uid, bool onlyWhenFree);        // a queue run on the live page
   void showFailure(const QString& status, const QString& why);  // status: failed | crashed
   void followSlurmJob(const QString& host, const QString& tokamak, const QJsonObject& job, const Config& config);
   void loadRunConfig(const QString& configJson, const QString& resumeFrom);
@@ -127,10 +133,9 @@ class MainWindow : public QMainWindow {
   QString pickedUid_, pickedHost_, pickedTokamak_;  // attached once the current reader has ended
   bool autoAttach_ = true;  // at start, until the user starts or picks a run: follow the first live run found
   std::function<int()> closeQuestion_;
-  bool closing_ = false;  // the user asked to close; the window closes when the run has ended
-  QStringList queue_;     // configs waiting to run (queueRuns)
-  int queueDone_ = 0, queueTotal_ = 0;
-  bool queuedActive_ = false;  // the active run came from the queue
+  bool closing_ = false;          // the user asked to close; the window closes when the run has ended
+  QueueDock* queue_;              // this computer's queue (ui/queue)
+  LadderCompare* ladderCompare_;  // the runs page's compare view kept on a ladder
 };
 
 }  // namespace tokamak::ui

@@ -90,7 +90,7 @@ class RunsPanel : public QWidget {
  Q_SIGNALS:
   void rerunRequested(const QString& configJson);  // "re-run with changes": the main window loads this config
   void resumeRequested(const QString& checkpointPath, const QString& configJson);
-  void repeatRequested(const QStringList& configJsons);  // the main window runs them one after another
+  void repeatRequested(const QStringList& configJsons);  // the main window puts them on the queue (ui/queue)
 
  protected:
   void showEvent(QShowEvent* event) override;

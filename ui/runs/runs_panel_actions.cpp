@@ -156,7 +156,7 @@ bool RunsPanel::repeatWithSeeds(qint64 id, int count) {
     showError(describeError(e));
     return false;
   }
-  showNotice(tr("Queued %n run(s) of #%1 with new seeds: they run one after another on the live page.", nullptr, count)
+  showNotice(tr("Queued %n run(s) of #%1 with new seeds: they run one after another from the queue.", nullptr, count)
                  .arg(id));
   Q_EMIT repeatRequested(configs);
   return true;
