@@ -243,6 +243,7 @@ class TestConfig : public QObject {
     for (bool cuda : {false, true}) {
       Config c;
       if (cuda) c.device = "cuda";
+      if (key == "opt.muon_ns") c.opt.optimizer = "muon";  // it chooses Muon's orthogonalisation: AdamW has none
       set_key(c, key.toStdString(), value.toStdString());
       const auto problems = config_problems(c, cuda ? 1 : 0);
       const bool refused = !implemented || (needsCuda && !cuda) || (cuda && !onCuda);

@@ -1,7 +1,9 @@
 // The speedrun's optimizer and schedule (issue 27) and time to a target loss: Muon's Newton–Schulz iteration
 // orthogonalises (singular vectors kept, singular values near 1) and one full Muon + AdamW step equals a
 // float64 reference written here; the warm-up/stable/decay schedule; every switch learns on the tiny run;
-// Muon resumes bit-exact; the target is recorded (and stops the run) or "not reached" on the scoreboard.
+// Muon resumes bit-exact; the target is recorded (and stops the run) or "not reached" on the scoreboard. Issue 37's
+// switches (Polar Express, NorMuon, head and embedding lrs, U-net skips, value embeddings, the warm-ups) learn and
+// resume bit-exact here too; their references are in test_speedrun_next.cpp.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
@@ -149,6 +151,34 @@ class TestSpeedrunTrain : public QObject {
     QCOMPARE(muon.steps_taken(), 2);
   }
 
+  // The warm-ups by their definition (linear in the step, the last warm-up step at the full value; sequence
+  // lengths in multiples of 16, at least 16), and the trainer feeding exactly those shapes: each step's tokens.
+  void warmupsRampLinearly() {
+    Config c;
+    c.train.batch_size = 8, c.train.context = 128, c.model.context = 128, c.train.grad_accum = 2;
+    c.train.seq_warmup = 10, c.train.batch_warmup = 4;
+    const int64_t lens[] = {16, 32, 48, 64, 64, 80, 96, 112, 128, 128, 128};  // ceil(128·(s+1)/10) up to 16s
+    const int64_t rows[] = {2, 4, 6, 8, 8};
+    for (int64_t s = 0; s <= 10; ++s) {
+      QCOMPARE(seq_len_at(c, s), lens[s]);
+      QCOMPARE(batch_rows_at(c, s), rows[std::min<int64_t>(s, 4)]);
+      QCOMPARE(tokens_at_step(c, s), rows[std::min<int64_t>(s, 4)] * lens[s] * 2);
+    }
+    c.train.seq_warmup = c.train.batch_warmup = 0;
+    QCOMPARE(tokens_at_step(c, 0), tokens_per_step(c));
+
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Recorder r;
+    Config run = tiny_run(env.corpus_excerpt(60000), {"train.steps=5", "train.seq_warmup=4", "train.batch_warmup=2"});
+    QCOMPARE(QString::fromStdString(train(run, r).status), QString("finished"));
+    // context 32, batch 4: lengths 16, 16, 32, 32, 32 (ceil(32·(s+1)/4) up to 16s) and rows 2, 4, 4, 4, 4.
+    const int64_t want[] = {32, 64, 128, 128, 128};
+    int64_t total = 0;
+    QCOMPARE(static_cast<int>(r.steps.size()), 5);
+    for (int i = 0; i < 5; ++i) QCOMPARE(r.steps[i].tokens, total += want[i]);
+  }
+
   void wsdHoldsThenDecaysLinearly() {
     TrainConfig t;
     t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1, t.decay_fraction = 0.2;
@@ -191,12 +221,50 @@ class TestSpeedrunTrain : public QObject {
     QVERIFY2(first > 10 && last < first - 3, qPrintable(QString("%1 → %2").arg(first).arg(last)));
   }
 
-  // Muon's momentum is in the checkpoint: 4 + 4 steps give the losses of 8, bit for bit on the CPU.
+  // Issue 37's switches, alone or with what they need, on the tiny run (two functions: Qt's watchdog bounds each).
+  void nextOptimizerSwitchesLearn_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::newRow("muon, polar express") << "opt.optimizer=muon opt.muon_ns=polar_express";
+    QTest::newRow("normuon") << "opt.optimizer=normuon";
+    QTest::newRow("normuon, polar express, loop AdamW")
+        << "opt.optimizer=normuon opt.muon_ns=polar_express opt.fused_adamw=false";
+    QTest::newRow("untied head and embeddings at their own lr")
+        << "model.tie_weights=false opt.head_lr=0.015 opt.embed_lr=0.03";
+    QTest::newRow("sequence length warm-up") << "train.seq_warmup=20";
+    QTest::newRow("batch size warm-up") << "train.batch_warmup=20";
+  }
+  void nextOptimizerSwitchesLearn() { everySwitchLearns(); }
+  void nextModelSwitchesLearn_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::newRow("unet skips, 4 blocks") << "model.unet_skips=true model.n_layer=4";
+    QTest::newRow("unet skips, activation checkpointing")
+        << "model.unet_skips=true opt.activation_checkpointing=true";
+    QTest::newRow("value embeddings, 1 table") << "model.value_embeddings=1";
+    QTest::newRow("value embeddings at their own lr, muon")
+        << "model.value_embeddings=1 opt.embed_lr=0.03 opt.optimizer=muon";
+  }
+  void nextModelSwitchesLearn() { everySwitchLearns(); }
+
+  // Muon's momentum (NorMuon's second moment, AdamW's groups, the skip weights) is in the checkpoint: 4 + 4 steps
+  // give the losses of 8, bit for bit on the CPU.
+  void muonResumesBitExact_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::newRow("muon, wsd") << "opt.optimizer=muon opt.schedule=wsd";
+    QTest::newRow("normuon, polar express") << "opt.optimizer=normuon opt.muon_ns=polar_express";
+    QTest::newRow("head and embed lr, untied")
+        << "opt.optimizer=muon model.tie_weights=false opt.head_lr=0.002 opt.embed_lr=0.03";
+    QTest::newRow("unet skips") << "opt.optimizer=muon model.unet_skips=true";
+    QTest::newRow("value embeddings") << "opt.optimizer=muon model.value_embeddings=1";
+    QTest::newRow("warm-ups, resumed inside them") << "train.seq_warmup=6 train.batch_warmup=6";
+  }
   void muonResumesBitExact() {
+    QFETCH(QString, sets);
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    Config c = tiny_run(env.corpus_excerpt(60000), {"train.steps=8", "train.checkpoint_every=4", "opt.optimizer=muon",
-                                                    "opt.schedule=wsd", "train.checkpoint_dir=" + env.path("ckpt")});
+    std::vector<std::string> more = {"train.steps=8", "train.checkpoint_every=4",
+                                     "train.checkpoint_dir=" + env.path("ckpt")};
+    for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
+    Config c = tiny_run(env.corpus_excerpt(60000), more);
     Recorder whole;
     QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
     QCOMPARE(whole.checkpoints.front().step, 4);
@@ -206,9 +274,10 @@ class TestSpeedrunTrain : public QObject {
     QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
     QCOMPARE(static_cast<int>(rest.steps.size()), 4);
     for (int i = 0; i < 4; ++i) QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
-    // Resuming with AdamW instead is refused before step 1, naming the state it lacks.
+    // Resuming a Muon run with AdamW instead is refused before step 1, naming the state it lacks.
+    if (c.opt.optimizer == "adamw") return;
     Config adamw = resumed;
-    adamw.opt.optimizer = "adamw";
+    adamw.opt.optimizer = "adamw", adamw.opt.muon_ns = "newton_schulz";
     Recorder failed;
     try {
       train(adamw, failed);

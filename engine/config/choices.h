@@ -41,12 +41,14 @@ const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_gra
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class MlpAct { kGelu, kRelu2 };
 enum class PositionKind { kLearned, kRope };
-enum class OptimizerKind { kAdamW, kMuon };
+enum class OptimizerKind { kAdamW, kMuon, kNorMuon };
+enum class MuonNs { kNewtonSchulz, kPolarExpress };
 enum class ScheduleKind { kCosine, kWsd };
 const std::vector<Choice<NormKind>>& norm_choices();            // model.norm
 const std::vector<Choice<MlpAct>>& mlp_act_choices();           // model.mlp_act
 const std::vector<Choice<PositionKind>>& position_choices();    // model.position
 const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // opt.optimizer
+const std::vector<Choice<MuonNs>>& muon_ns_choices();           // opt.muon_ns
 const std::vector<Choice<ScheduleKind>>& schedule_choices();    // opt.schedule
 enum class PinMemory { kAuto, kOn, kOff };
 const std::vector<Choice<PinMemory>>& pin_memory_choices();  // opt.pin_memory

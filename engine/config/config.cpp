@@ -75,6 +75,25 @@ int64_t tokens_per_step(const Config& c) {
   return c.train.batch_size * train_context(c) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
 }
 
+// Linear in the step, the last warm-up step reaching the full value (as train.warmup_steps does for the lr).
+int64_t seq_len_at(const Config& c, int64_t step) {
+  const int64_t T = train_context(c), w = c.train.seq_warmup;
+  if (w <= 0 || step >= w) return T;
+  constexpr int64_t kQuantum = 16;  // few distinct shapes: each new one costs kernels a first-call set-up
+  const int64_t ramp = (T * (step + 1) + w - 1) / w;
+  return std::min(T, std::max(kQuantum, (ramp + kQuantum - 1) / kQuantum * kQuantum));
+}
+
+int64_t batch_rows_at(const Config& c, int64_t step) {
+  const int64_t B = c.train.batch_size, w = c.train.batch_warmup;
+  if (w <= 0 || step >= w) return B;
+  return std::min(B, std::max<int64_t>(1, (B * (step + 1) + w - 1) / w));
+}
+
+int64_t tokens_at_step(const Config& c, int64_t step) {
+  return batch_rows_at(c, step) * seq_len_at(c, step) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
+}
+
 std::string resolved_layers(const Config& c, const std::string& precision) {
   if (c.opt.layers == "auto" && c.model.logit_softcap > 0) return "native";
   return resolved_layers(c.opt.layers, c.device, precision);
@@ -100,8 +119,14 @@ std::string default_run_name(const Config& c) {
   if (c.model.qk_norm) name += "-qknorm";
   if (c.model.logit_softcap > 0) name += "-softcap";
   if (c.model.zero_init_proj) name += "-zeroinit";
+  if (c.model.unet_skips) name += "-unet";
+  if (c.model.value_embeddings > 0) name += "-ve" + std::to_string(c.model.value_embeddings);
+  if (c.opt.head_lr > 0) name += "-headlr";
+  if (c.opt.embed_lr > 0) name += "-embedlr";
   if (c.opt.optimizer != "adamw")
     name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
+  if (c.opt.muon_ns != "newton_schulz")
+    name += "-" + std::string(find_choice(muon_ns_choices(), "opt.muon_ns", c.opt.muon_ns).value);
   if (c.opt.schedule != "cosine")
     name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
   return name;
@@ -114,6 +139,8 @@ std::vector<std::string> not_gpt2_switches(const ModelConfig& m) {
   if (m.position != "learned") s.push_back("model.position=" + m.position);
   if (m.qk_norm) s.push_back("model.qk_norm=true");
   if (m.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(m.logit_softcap).substr(0, 6));
+  if (m.unet_skips) s.push_back("model.unet_skips=true");
+  if (m.value_embeddings > 0) s.push_back("model.value_embeddings=" + std::to_string(m.value_embeddings));
   // zero_init_proj changes only the starting weights: the model is still GPT-2's function.
   return s;
 }
@@ -186,9 +213,28 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(!(m.logit_softcap > 0 && c.opt.layers == "fused"),
        "model.logit_softcap needs the logits, which opt.layers=fused never stores: set opt.layers=native or "
        "model.logit_softcap=0");
-  need(!(c.opt.optimizer == "muon" && c.dist.zero == 1),
-       "opt.optimizer=muon cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's "
-       "Newton–Schulz step needs each whole matrix's gradient on one rank: set dist.zero=0");
+  need(!((c.opt.optimizer == "muon" || c.opt.optimizer == "normuon") && c.dist.zero == 1),
+       "opt.optimizer=" + c.opt.optimizer +
+           " cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's orthogonalisation "
+           "needs each whole matrix's gradient on one rank: set dist.zero=0");
+  need(!(c.opt.head_lr > 0 && m.tie_weights),
+       "opt.head_lr gives the head its own lr, but model.tie_weights=true makes the head the token embedding: set "
+       "model.tie_weights=false or opt.head_lr=0");
+  const std::string tables = std::to_string(m.value_embeddings);
+  need(2 * m.value_embeddings <= m.n_layer,
+       "model.value_embeddings=" + tables + " mixes each table into one of the first and one of the last blocks, " +
+           "which needs 2 × " + tables + " blocks, but model.n_layer=" + std::to_string(m.n_layer) +
+           ": lower model.value_embeddings or raise model.n_layer");
+  need(!(m.value_embeddings > 0 && c.opt.activation_checkpointing),
+       "model.value_embeddings cannot run with opt.activation_checkpointing yet (the checkpointed block takes one "
+       "input): set opt.activation_checkpointing=false or model.value_embeddings=0");
+  need(!(m.unet_skips && m.n_layer < 2),
+       "model.unet_skips joins the first half of the blocks to the second, but model.n_layer=" +
+           std::to_string(m.n_layer) + " has no halves: raise model.n_layer or set model.unet_skips=false");
+  need(!(c.opt.muon_ns != "newton_schulz" && c.opt.optimizer == "adamw"),
+       "opt.muon_ns=" + c.opt.muon_ns +
+           " chooses how Muon orthogonalises its update, but opt.optimizer=adamw has "
+           "no such step: set opt.optimizer=muon or opt.muon_ns=newton_schulz");
   // FlashAttention and cuDNN's attention take 16-bit inputs only; LibTorch refuses fp32 ones at the first step.
   const bool fp32_inputs = c.opt.precision == "fp32" || c.opt.precision == "tf32";
   need(!(fp32_inputs && (c.opt.sdpa_backend == "flash" || c.opt.sdpa_backend == "cudnn")),

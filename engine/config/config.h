@@ -37,6 +37,12 @@ struct ModelConfig {
   bool qk_norm = false;              // RMS-normalise each head's queries and keys before attention
   double logit_softcap = 0;          // > 0: logits = cap · tanh(logits / cap); 0 = off
   bool zero_init_proj = false;       // output projections (attention and MLP c_proj, an untied head) start at zero
+  // U-net skips: a learned weight per pair adds block k's output to the input of block n_layer - 1 - k, for each k
+  // of the first half (the weights start at 1)
+  bool unet_skips = false;
+  // k > 0: k extra token-embedding tables; table i is mixed into the attention values of block i and of block
+  // n_layer - k + i (v ← λ0·v + λ1·table_i[token], λ learned from (0.5, 0.5)); 0 = off
+  int64_t value_embeddings = 0;
   std::string init_from;  // Hugging Face GPT-2 weights (folder or model.safetensors) to start from; "" = random
 };
 
@@ -81,6 +87,11 @@ struct TrainConfig {
   double decay_fraction = 0.2;  // opt.schedule=wsd: the last fraction of steps decays linearly to min_lr_ratio
   double muon_lr = 0.02;        // opt.optimizer=muon: peak learning rate of the hidden matrices (Muon's group)
   double muon_momentum = 0.95;  // Muon's Nesterov momentum
+  double normuon_beta2 = 0.95;  // opt.optimizer=normuon: running mean of each neuron's squared update
+  // Ramps over the first N steps (0 = off), linear in the step: the trained sequence length from 16 tokens to
+  // train.context (in multiples of 16), and the sequences of each micro-batch from 1 to train.batch_size.
+  int64_t seq_warmup = 0;
+  int64_t batch_warmup = 0;
 };
 
 struct OptConfig {
@@ -95,6 +106,11 @@ struct OptConfig {
   bool cuda_graphs = false;               // CUDA: replay the whole step from a captured graph
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
   std::string optimizer = "adamw";        // adamw | muon (Muon for hidden matrices, AdamW for the rest)
+  std::string muon_ns = "newton_schulz";  // how Muon orthogonalises: newton_schulz | polar_express
+  // Peak learning rates of AdamW's other groups, on train.lr's schedule; 0 = train.lr. head_lr needs an untied
+  // head (model.tie_weights=false); embed_lr is the token (and learned position) embeddings'.
+  double head_lr = 0;
+  double embed_lr = 0;
   std::string schedule = "cosine";        // cosine | wsd (warm-up, stable, linear decay)
 };
 
@@ -157,6 +173,11 @@ int64_t train_context(const Config& config);  // T
 int64_t padded_vocab(const ModelConfig& model);
 int64_t grad_accum_steps(const Config& config);  // from batch_tokens when set
 int64_t tokens_per_step(const Config& config);   // B * T * grad_accum * gpus
+// The warm-ups (train.seq_warmup, train.batch_warmup) at 0-based `step`: the sequence length trained on, the
+// sequences of each micro-batch, and the tokens the whole step takes (all ranks); the full values after them.
+int64_t seq_len_at(const Config& config, int64_t step);
+int64_t batch_rows_at(const Config& config, int64_t step);
+int64_t tokens_at_step(const Config& config, int64_t step);
 std::string default_run_name(const Config& config);
 // opt.layers=auto made concrete for this config under a resolved precision: resolved_layers (choices.h), but
 // native whenever the model needs the logits that fused never stores (model.logit_softcap).

@@ -7,6 +7,7 @@
 #include <torch/nn/functional/dropout.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <tuple>
 
 #include "engine/kernels/bias_gelu.h"
@@ -66,19 +67,29 @@ void AttentionImpl::position_and_norm(torch::Tensor& q, torch::Tensor& k, int64_
   if (o_.position == PositionKind::kRope) q = apply_rope(q, first), k = apply_rope(k, first);
 }
 
+torch::Tensor AttentionImpl::mix_values(const torch::Tensor& v, const torch::Tensor& ve) const {
+  if (!o_.value_embedding) return v;
+  if (!ve.defined()) throw std::logic_error("a block with a value embedding was run without one");
+  const int64_t B = v.size(0), H = v.size(1), T = v.size(2), D = v.size(3);
+  // The speedrun's value embeddings: the token's own vector, learned apart, added to the values it attends with;
+  // in the values' dtype (under autocast the table is fp32, the values bf16).
+  return (value_lambdas[0] * v + value_lambdas[1] * ve.view({B, T, H, D}).transpose(1, 2)).to(v.scalar_type());
+}
+
 AttentionImpl::AttentionImpl(const BlockOptions& o) : o_(o) {
   c_attn = register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, 3 * o.n_embd).bias(o.bias)));
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, o.n_embd).bias(o.bias)));
+  if (o.value_embedding) value_lambdas = register_parameter("value_lambdas", torch::tensor({0.5f, 0.5f}));
   if (o.attention == AttentionKind::kBufferedMask)
     mask_ = register_buffer("mask", torch::ones({o.context, o.context}).tril().view({1, 1, o.context, o.context}));
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
   auto qkv = c_attn(x).split(C, /*dim=*/2);
   auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
   auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
-  auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
+  auto v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
   position_and_norm(q, k, 0);
   const double p = is_training() ? o_.dropout : 0.0;
   torch::Tensor y;
@@ -105,12 +116,12 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x) {
   return y;
 }
 
-torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cache) {
+torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
   auto qkv = c_attn(x).split(C, /*dim=*/2);
   auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
   auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
-  auto v = qkv[2].view({B, T, H, D}).transpose(1, 2);
+  auto v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
   const int64_t past = cache.length();
   position_and_norm(q, k, past);  // the new tokens sit at positions past ..; the cache holds rotated keys
   cache.k = past ? torch::cat({cache.k, k}, 2) : k;
@@ -138,8 +149,8 @@ BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * o.n_embd, o.n_embd).bias(o.bias)));
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
-  auto a = attn->forward(ln_1->forward(x));
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
+  auto a = attn->forward(ln_1->forward(x), ve);
   torch::Tensor h, y, f;
   // Fused on CUDA: residual add + ln_2 in one kernel, and the GELU's backward fused with c_fc's bias gradient
   // (engine/kernels/). GPTImpl refuses fused on CUDA until these are verified on a GPU; the CPU's fused
@@ -160,8 +171,8 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return h + m;
 }
 
-torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache) {
-  auto h = x + attn->forward_cached(ln_1->forward(x), cache);
+torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {
+  auto h = x + attn->forward_cached(ln_1->forward(x), cache, ve);
   return h + c_proj(mlp_activation(c_fc(ln_2->forward(h)), o_.mlp_act, o_.layers));
 }
 

@@ -25,6 +25,7 @@ struct BlockOptions {
   MlpAct mlp_act = MlpAct::kGelu;
   PositionKind position = PositionKind::kLearned;
   bool qk_norm = false;
+  bool value_embedding = false;  // this block mixes a value embedding into its values (model.value_embeddings)
 };
 
 constexpr double kLayerNormEps = 1e-5;  // GPT-2's
@@ -62,24 +63,27 @@ struct KVCache {
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const BlockOptions& o);
-  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // (B, T, C) -> (B, T, C); ve (B, T, C): the value embedding of x's tokens, with BlockOptions::value_embedding
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& ve = {});
   // Inference only (no dropout): x holds the T new tokens, which attend to the cache and to each other
   // causally; their keys and values are appended to the cache. Fused attention whatever the variant.
-  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache);
+  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve = {});
   torch::nn::Linear c_attn{nullptr};  // (3C, C)
   torch::nn::Linear c_proj{nullptr};  // (C, C)
+  torch::Tensor value_lambdas;        // (2,): v ← λ0·v + λ1·ve; only with a value embedding
  private:
   BlockOptions o_;
   torch::Tensor mask_;  // (1, 1, context, context) lower-triangular; only for kBufferedMask
   // QK-norm and rotary, on (B, H, T, D) queries and keys at positions first ..
   void position_and_norm(torch::Tensor& q, torch::Tensor& k, int64_t first) const;
+  torch::Tensor mix_values(const torch::Tensor& v, const torch::Tensor& ve) const;  // (B, H, T, D) each
 };
 
 class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const BlockOptions& o);
-  torch::Tensor forward(const torch::Tensor& x);
-  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache);  // inference: see AttentionImpl
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& ve = {});  // ve: see AttentionImpl
+  torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve = {});
   std::shared_ptr<LayerNormImpl> ln_1, ln_2;
   std::shared_ptr<AttentionImpl> attn;
   torch::nn::Linear c_fc{nullptr};    // (4C, C)

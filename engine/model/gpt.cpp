@@ -13,6 +13,18 @@
 #include "engine/util/error.h"
 
 namespace tokamak {
+namespace {
+
+// Which of model.value_embeddings' k tables block `layer` of n mixes in: table i for block i and for block
+// n - k + i (the speedrun's 2024-12-17 layout: the first and the last blocks, in the same order); -1 for none.
+int64_t value_table(const GPTOptions& o, int64_t layer) {
+  const int64_t k = o.value_embeddings, n = o.n_layer;
+  if (layer < k) return layer;
+  if (layer >= n - k) return layer - (n - k);
+  return -1;
+}
+
+}  // namespace
 
 GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   GPTOptions o;
@@ -32,6 +44,8 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   o.block.qk_norm = m.qk_norm;
   o.logit_softcap = m.logit_softcap;
   o.zero_init_proj = m.zero_init_proj;
+  o.unet_skips = m.unet_skips;
+  o.value_embeddings = m.value_embeddings;
   o.n_layer = m.n_layer;
   o.context = m.context;
   o.vocab_size = m.vocab_size;
@@ -48,7 +62,10 @@ int64_t count_parameters(const GPTOptions& o) {
   const int64_t block = linear + 2 * norm;
   const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;
   const int64_t positions = o.block.position == PositionKind::kRope ? 0 : o.context * C;
-  return o.padded_vocab * C + positions + o.n_layer * block + norm + head;
+  const int64_t skips = o.unet_skips ? o.n_layer / 2 : 0;
+  int64_t values = o.value_embeddings * o.padded_vocab * C;  // the tables, and each mixing block's two lambdas
+  for (int64_t i = 0; i < o.n_layer; ++i) values += value_table(o, i) >= 0 ? 2 : 0;
+  return o.padded_vocab * C + positions + o.n_layer * block + norm + head + skips + values;
 }
 
 GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {
@@ -56,9 +73,18 @@ GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {
   wte = register_module("wte", torch::nn::Embedding(o.padded_vocab, C));
   if (o.block.position == PositionKind::kLearned) wpe = register_module("wpe", torch::nn::Embedding(o.context, C));
   blocks = register_module("blocks", torch::nn::ModuleList());
-  for (int64_t i = 0; i < o.n_layer; ++i) blocks->push_back(Block(o.block));
+  for (int64_t i = 0; i < o.n_layer; ++i) {
+    BlockOptions bo = o.block;
+    bo.value_embedding = value_table(o, i) >= 0;
+    blocks->push_back(Block(bo));
+  }
   ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(C, o.block.layers, o.block.norm));
   lm_head = o.tie_weights ? wte->weight : register_parameter("lm_head", torch::empty({o.padded_vocab, C}));
+  if (o.unet_skips) skip_weights = register_parameter("skip_weights", torch::ones({o.n_layer / 2}));
+  if (o.value_embeddings > 0) {
+    value_embeds = register_module("value_embeds", torch::nn::ModuleList());
+    for (int64_t i = 0; i < o.value_embeddings; ++i) value_embeds->push_back(torch::nn::Embedding(o.padded_vocab, C));
+  }
   init_weights();
 }
 
@@ -70,7 +96,10 @@ void GPTImpl::init_weights() {
     const std::string& name = item.key();
     torch::Tensor& p = item.value();
     if (p.dim() == 1) {
-      if (name.find("ln_") == std::string::npos) p.zero_();  // LayerNorms keep their ones/zeros
+      // Norms, U-net skips and value-embedding lambdas keep the values they were made with.
+      const bool keep = name.find("ln_") != std::string::npos || name == "skip_weights" ||
+                        name.find("value_lambdas") != std::string::npos;
+      if (!keep) p.zero_();
       continue;
     }
     bool residual = name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0;
@@ -90,7 +119,28 @@ void GPTImpl::init_weights() {
     wte->weight.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
     if (!options_.tie_weights)
       lm_head.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
+    if (value_embeds)
+      for (const auto& table : value_embeds->parameters())
+        table.narrow(0, options_.vocab_size, options_.padded_vocab - options_.vocab_size).zero_();
   }
+}
+
+template <class Run>
+torch::Tensor GPTImpl::run_blocks(torch::Tensor x, const Run& run) {
+  const size_t n = blocks->size(), half = n / 2;
+  if (!options_.unet_skips) {
+    for (size_t i = 0; i < n; ++i) x = run(i, x);
+    return x;
+  }
+  // U-net (the speedrun's 2024-11-10 record): block n - 1 - k starts from x + w · (output of block k) for each
+  // k of the first half, so the outputs come back in reverse order; an odd middle block has no partner.
+  std::vector<torch::Tensor> outputs;
+  for (size_t i = 0; i < half; ++i) outputs.push_back(x = run(i, x));
+  for (size_t i = half; i < n; ++i) {
+    if (i >= n - half) x = x + skip_weights[static_cast<int64_t>(i - (n - half))] * outputs[n - 1 - i];
+    x = run(i, x);
+  }
+  return x;
 }
 
 GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& targets) {
@@ -105,11 +155,16 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   auto x = embed(idx, 0);  // (B, T, C)
   if (is_training() && dropout_ > 0)
     x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
-  for (const auto& m : *blocks) {
-    auto& block = *m->as<BlockImpl>();
-    x = options_.checkpoint_blocks && is_training() && torch::GradMode::is_enabled() ? checkpointed_forward(block, x)
-                                                                                     : block.forward(x);
-  }
+  const bool checkpoint = options_.checkpoint_blocks && is_training() && torch::GradMode::is_enabled();
+  x = run_blocks(x, [&](size_t i, const torch::Tensor& in) {
+    auto& block = blocks->at<BlockImpl>(i);
+    const torch::Tensor ve = value_embedding(idx, i);
+    // config_problems refuses this pair: the checkpointed block takes its one input only.
+    if (checkpoint && ve.defined())
+      throw Error("model.value_embeddings cannot run with opt.activation_checkpointing yet",
+                  "set opt.activation_checkpointing=false");
+    return checkpoint ? checkpointed_forward(block, in) : block.forward(in, ve);
+  });
   x = ln_f->forward(x);
   GPTOutput out;
   if (targets.defined() && options_.block.layers == LayersKind::kFused) {
@@ -138,7 +193,9 @@ torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCa
                     std::to_string(options_.context) + ")",
                 "start a new cache over the last model.context tokens");
   auto x = embed(idx, past);
-  for (size_t i = 0; i < blocks->size(); ++i) x = blocks->at<BlockImpl>(i).forward_cached(x, cache[i]);
+  x = run_blocks(x, [&](size_t i, const torch::Tensor& in) {
+    return blocks->at<BlockImpl>(i).forward_cached(in, cache[i], value_embedding(idx, i));
+  });
   return logits_of(ln_f->forward(x));
 }
 
@@ -146,6 +203,11 @@ torch::Tensor GPTImpl::embed(const torch::Tensor& idx, int64_t first) {
   // Learned positions are added here; rotary ones are applied to queries and keys in each block.
   if (!wpe) return wte(idx);
   return wte(idx) + wpe(torch::arange(first, first + idx.size(1), idx.options()));
+}
+
+torch::Tensor GPTImpl::value_embedding(const torch::Tensor& idx, size_t layer) {
+  const int64_t t = value_table(options_, static_cast<int64_t>(layer));
+  return t < 0 ? torch::Tensor() : value_embeds->at<torch::nn::EmbeddingImpl>(t).forward(idx);
 }
 
 torch::Tensor GPTImpl::logits_of(const torch::Tensor& x) {
@@ -162,6 +224,12 @@ int64_t GPTImpl::num_parameters() const {
   return n;
 }
 
-int64_t GPTImpl::num_flop_parameters() const { return num_parameters() - (wpe ? wpe->weight.numel() : 0); }
+// Position and value-embedding tables are looked up, not multiplied: no FLOPs.
+int64_t GPTImpl::num_flop_parameters() const {
+  int64_t tables = wpe ? wpe->weight.numel() : 0;
+  if (value_embeds)
+    for (const auto& t : value_embeds->parameters()) tables += t.numel();
+  return num_parameters() - tables;
+}
 
 }  // namespace tokamak

@@ -26,6 +26,8 @@ struct GPTOptions {
   bool checkpoint_blocks = false;  // activation checkpointing, per block
   double logit_softcap = 0;        // > 0: logits = cap · tanh(logits / cap) (model.logit_softcap)
   bool zero_init_proj = false;     // c_proj weights (and an untied head) start at zero (model.zero_init_proj)
+  bool unet_skips = false;         // model.unet_skips: block outputs of the first half added to the second's inputs
+  int64_t value_embeddings = 0;    // model.value_embeddings: tables mixed into the values of the first/last blocks
 
   static GPTOptions from_config(const ModelConfig& model, const OptConfig& opt);
 };
@@ -58,12 +60,20 @@ class GPTImpl : public torch::nn::Module {
   void init_weights();
   torch::Tensor logits_of(const torch::Tensor& x);  // final-norm output -> (B, T, vocab_size), soft-capped
   torch::Tensor embed(const torch::Tensor& idx, int64_t first);
+  // Block i's output from block i's input, with the U-net skips (model.unet_skips): `skips` holds the first
+  // half's outputs; `run` is the block's own forward (plain, checkpointed or cached).
+  template <class Run>
+  torch::Tensor run_blocks(torch::Tensor x, const Run& run);
+  // Block `layer`'s value embedding of idx (B, T) -> (B, T, C), or undefined when it has none.
+  torch::Tensor value_embedding(const torch::Tensor& idx, size_t layer);
   GPTOptions options_;
   torch::nn::Embedding wte{nullptr};  // (padded_vocab, C)
   torch::nn::Embedding wpe{nullptr};  // (context, C); none with model.position=rope
   torch::nn::ModuleList blocks{nullptr};
   std::shared_ptr<LayerNormImpl> ln_f;
-  torch::Tensor lm_head;  // (padded_vocab, C); the same tensor as wte->weight when tied
+  torch::Tensor lm_head;       // (padded_vocab, C); the same tensor as wte->weight when tied
+  torch::Tensor skip_weights;  // (n_layer / 2,): model.unet_skips' weights, ones at the start; else undefined
+  torch::nn::ModuleList value_embeds{nullptr};  // model.value_embeddings tables, (padded_vocab, C) each
   double dropout_ = 0.0;
 };
 TORCH_MODULE(GPT);

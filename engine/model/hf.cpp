@@ -58,6 +58,8 @@ std::string not_gpt2(const GPTOptions& o) {
   if (o.block.position != PositionKind::kLearned) s.push_back("model.position=rope");
   if (o.block.qk_norm) s.push_back("model.qk_norm=true");
   if (o.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(o.logit_softcap).substr(0, 6));
+  if (o.unet_skips) s.push_back("model.unet_skips=true");
+  if (o.value_embeddings > 0) s.push_back("model.value_embeddings=" + std::to_string(o.value_embeddings));
   std::string names;
   for (const std::string& n : s) names += (names.empty() ? "" : ", ") + n;
   return names;

@@ -75,7 +75,8 @@ ShardedAdamW::ShardedAdamW(const std::vector<std::pair<std::string, at::Tensor>>
     // detach(): a view that shares the parameter's storage, updated in place without autograd.
     at::Tensor param_view = params[i].detach().view({-1}).narrow(0, piece.in_param, piece.numel);
     at::Tensor grad_view = reducer.shard(b).narrow(0, piece.in_shard, piece.numel);
-    slots.push_back({names_[i], param_view, grad_view, /*decay=*/params[i].dim() >= 2});
+    slots.push_back(
+        {names_[i], param_view, grad_view, /*decay=*/params[i].dim() >= 2, adamw_lr_scale(names_[i], options)});
   }
   adamw_ = std::make_unique<AdamW>(slots, options);
 }

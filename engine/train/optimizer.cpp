@@ -12,22 +12,35 @@
 
 namespace tokamak {
 
+double adamw_lr_scale(const std::string& name, const AdamWOptions& o) {
+  if (name == "lm_head") return o.head_lr_scale;
+  if (name == "wte.weight" || name == "wpe.weight" || name.rfind("value_embeds.", 0) == 0) return o.embed_lr_scale;
+  return 1;
+}
+
 AdamW::AdamW(const std::vector<std::pair<std::string, at::Tensor>>& params, const AdamWOptions& options)
     : options_(options) {
-  groups_.resize(2);  // 0: decayed (2-D weights), 1: not decayed (biases, LayerNorm)
-  groups_[0].weight_decay = options.weight_decay;
   for (const auto& [name, p] : params)
-    if (p.requires_grad()) add({name, p, at::Tensor(), p.dim() >= 2});
+    if (p.requires_grad()) add({name, p, at::Tensor(), p.dim() >= 2, adamw_lr_scale(name, options)});
 }
 
 AdamW::AdamW(const std::vector<AdamWSlot>& slots, const AdamWOptions& options) : options_(options) {
-  groups_.resize(2);
-  groups_[0].weight_decay = options.weight_decay;
   for (const AdamWSlot& s : slots) add(s);
 }
 
 void AdamW::add(const AdamWSlot& s) {
-  Group& g = groups_[s.decay ? 0 : 1];
+  // One group per (weight decay, lr): decayed 2-D weights, not decayed biases and norms, and groups of their own
+  // for a head or embeddings with their own lr (opt.head_lr, opt.embed_lr); each is one fused kernel call.
+  const double decay = s.decay ? options_.weight_decay : 0.0;
+  Group* found = nullptr;
+  for (Group& g : groups_)
+    if (g.weight_decay == decay && g.lr_scale == s.lr_scale) found = &g;
+  if (!found) {
+    groups_.emplace_back();
+    found = &groups_.back();
+    found->weight_decay = decay, found->lr_scale = s.lr_scale;
+  }
+  Group& g = *found;
   g.names.push_back(s.name);
   g.params.push_back(s.param);
   g.grads.push_back(s.grad);
@@ -45,8 +58,8 @@ void AdamW::step(double lr, const at::Tensor& found_inf) {
   ++step_;
   for (Group& g : groups_) {
     if (g.params.empty()) continue;
-    if (options_.fused) step_fused(g, lr, found_inf);
-    else step_loop(g, lr);
+    if (options_.fused) step_fused(g, lr * g.lr_scale, found_inf);
+    else step_loop(g, lr * g.lr_scale);
   }
 }
 

@@ -18,7 +18,13 @@ struct TrainConfig;
 struct AdamWOptions {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
   bool fused = false;
+  // opt.head_lr / opt.embed_lr as multiples of train.lr (1 = the same): the untied head's ("lm_head") and the
+  // embeddings' ("wte.weight", "wpe.weight") learning rates.
+  double head_lr_scale = 1, embed_lr_scale = 1;
 };
+
+// The multiple of the schedule's lr at which AdamW updates the parameter `name`.
+double adamw_lr_scale(const std::string& name, const AdamWOptions& options);
 
 // What the training loop steps: AdamW, or Muon with AdamW beside it (engine/train/muon.h).
 class Optimizer : public OptimizerState {
@@ -37,6 +43,7 @@ struct AdamWSlot {
   at::Tensor param;  // updated in place
   at::Tensor grad;   // undefined: use param.grad()
   bool decay = true;
+  double lr_scale = 1;  // this tensor's lr as a multiple of the step's (adamw_lr_scale)
 };
 
 class AdamW : public Optimizer {
@@ -58,6 +65,7 @@ class AdamW : public Optimizer {
     std::vector<std::string> names;
     std::vector<at::Tensor> params, grads, exp_avg, exp_avg_sq, steps;  // grads[i] undefined: params[i].grad()
     double weight_decay = 0;
+    double lr_scale = 1;
   };
   void add(const AdamWSlot& slot);
   void step_loop(Group& g, double lr);

@@ -197,11 +197,17 @@ void Run::set_up() {
   std::vector<std::pair<std::string, at::Tensor>> params;
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
   AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
+  if (c_.opt.head_lr > 0) ao.head_lr_scale = c_.opt.head_lr / c_.train.lr;
+  if (c_.opt.embed_lr > 0) ao.embed_lr_scale = c_.opt.embed_lr / c_.train.lr;
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
   if (!zero) {
-    if (parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer) == OptimizerKind::kMuon)
+    const OptimizerKind kind = parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer);
+    if (kind != OptimizerKind::kAdamW)
       optimizer_ =
-          std::make_unique<Muon>(params, ao, MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr});
+          std::make_unique<Muon>(params, ao,
+                                 MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr, kNewtonSchulzSteps,
+                                             parse_choice(muon_ns_choices(), "opt.muon_ns", c_.opt.muon_ns),
+                                             kind == OptimizerKind::kNorMuon, c_.train.normuon_beta2});
     else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
 
@@ -371,7 +377,8 @@ EndEvent Run::execute() {
   EndEvent end;
   started_ = last_checkpoint_ = Clock::now();
   set_up();
-  const int64_t steps = c_.train.steps, tokens_per = tokens_per_step(c_);
+  const int64_t steps = c_.train.steps;
+  int64_t window_tokens = 0;  // trained since the last report (warm-ups make steps of different sizes)
   const double fpt =
       flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
   const double peak = peak_;
@@ -408,9 +415,19 @@ EndEvent Run::execute() {
       const double lr = learning_rate(c_.train, step, c_.opt.schedule);
       if (reducer_) reducer_->zero_grad();
       else optimizer_->zero_grad();
-      StepOutput out = forward_backward(
-          *model_, [&](int64_t micro) { return loader_->train_batch(step, micro, accum_); }, accum_, precision_,
-          device_, {}, reducer_.get(), profiling ? &profile : nullptr);
+      // train.batch_warmup / train.seq_warmup: the first rows and tokens of the step's own batches, so the data
+      // position (and a resume) does not depend on them.
+      const int64_t rows = batch_rows_at(c_, step), len = seq_len_at(c_, step);
+      const auto next_batch = [&](int64_t micro) {
+        Batch b = loader_->train_batch(step, micro, accum_);
+        if (rows < b.inputs.size(0) || len < b.inputs.size(1)) {
+          b.inputs = b.inputs.narrow(0, 0, rows).narrow(1, 0, len);
+          b.targets = b.targets.narrow(0, 0, rows).narrow(1, 0, len);
+        }
+        return b;
+      };
+      StepOutput out = forward_backward(*model_, next_batch, accum_, precision_, device_, {}, reducer_.get(),
+                                        profiling ? &profile : nullptr);
       if (group_) {
         // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
         group_->all_reduce_sum(out.loss).wait();
@@ -441,7 +458,8 @@ EndEvent Run::execute() {
       lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       ++step;
       meter.step();
-      tokens_ += tokens_per;
+      tokens_ += tokens_at_step(c_, step - 1);
+      window_tokens += tokens_at_step(c_, step - 1);
       if (!skip_reason.empty()) count_skipped(step, skipped_in_a_row_ + 1, skipped_ + 1, skip_reason);
 
       const bool last = step == steps;
@@ -457,7 +475,8 @@ EndEvent Run::execute() {
         StepEvent e;
         e.step = step, e.tokens = tokens_;
         e.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
-        const double tok_s = static_cast<double>(window.steps * tokens_per) / window.seconds;
+        const double tok_s = static_cast<double>(window_tokens) / window.seconds;
+        window_tokens = 0;
         e.metrics.add("loss", out.loss.item<double>());  // left out when this step was skipped (not finite)
         e.metrics.add("lr", lr);
         e.metrics.add("grad_norm", norm.item<double>());
@@ -527,7 +546,7 @@ EndEvent Run::execute() {
     try {
       if (!check_every_step) skipped_in_a_row_ = static_cast<int64_t>(in_a_row_dev.item<float>());
       const int64_t good = step - skipped_in_a_row_, tokens_then = tokens_;
-      tokens_ -= skipped_in_a_row_ * tokens_per;
+      for (int64_t k = 1; k <= skipped_in_a_row_; ++k) tokens_ -= tokens_at_step(c_, step - k);
       // ZeRO-1 would need every rank alive and in step to gather the state: its last periodic checkpoint stands.
       if (good > start_step_ && !sharded_) checkpoint(good);
       tokens_ = tokens_then;
