@@ -9,6 +9,8 @@
 #include "ui/screenshots/screenshot_driver.h"
 #include "ui/setup/setup_files.h"
 #include "ui/setup/setup_panel.h"
+#include "ui/sweep/sweep_actions.h"
+#include "ui/sweep/sweep_dialog.h"
 
 namespace {
 
@@ -38,12 +40,13 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   QCommandLineOption config("config", "Open this setup (JSON, as saved by the studio or `tokamak config`).", "FILE");
   QCommandLineOption db("db", "Run store to use (default: ~/.local/share/tokamak/runs.db).", "FILE");
+  QCommandLineOption sweep("sweep", "Open Run > Sweep... on this sweep file (experiments/sweeps/*.json).", "FILE");
   // Hidden: how docs/screenshots are made under Xvfb (see ui/screenshots/screenshot_driver.h).
   QCommandLineOption setupShot("setup-screenshot", "", "PATH");
   QCommandLineOption liveShot("screenshot", "", "PATH");
   QCommandLineOption afterSteps("after-steps", "", "N", "50");
   for (QCommandLineOption* o : {&setupShot, &liveShot, &afterSteps}) o->setFlags(QCommandLineOption::HiddenFromHelp);
-  cli.addOptions({config, db, setupShot, liveShot, afterSteps});
+  cli.addOptions({config, db, sweep, setupShot, liveShot, afterSteps});
   cli.process(app);
 
   tokamak::ui::MainWindow window;
@@ -58,6 +61,13 @@ int main(int argc, char** argv) {
     window.setupPanel()->setConfig(c);
   }
   window.show();
+  if (cli.isSet(sweep)) {
+    tokamak::ui::SweepDialog* dialog = window.sweeps()->openDialog();
+    if (!dialog->openFile(cli.value(sweep))) {
+      std::fprintf(stderr, "tokamak-studio: %s\n", qPrintable(dialog->problem()));
+      return 1;
+    }
+  }
   if (cli.isSet(setupShot) || cli.isSet(liveShot)) {
     auto* driver = new tokamak::ui::ScreenshotDriver(
         &window, {cli.value(setupShot), cli.value(liveShot), cli.value(afterSteps).toLongLong()});
