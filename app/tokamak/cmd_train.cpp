@@ -133,7 +133,9 @@ int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
 
 // Runs BODY as the owner of the run folder: the pid file first, the exit file last, whatever BODY does.
 int as_owner(const RunFolder& folder, const std::function<EndEvent()>& body) {
-  write_pid_file(folder, ::getpid());
+  // Written again only when the launcher's child did not write it before exec: its time is when this process
+  // began, from which ControlFolder takes the control commands as this process's.
+  if (!pid_file_names(folder, ::getpid())) write_pid_file(folder, ::getpid());
   EndEvent end;
   try {
     end = body();

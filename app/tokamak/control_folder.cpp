@@ -1,8 +1,12 @@
 // ControlFolder (see control_folder.h).
 #include "app/tokamak/control_folder.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 
 #include "engine/remote/control_file.h"
 #include "engine/util/files.h"
@@ -13,8 +17,14 @@ ControlFolder::ControlFolder(const RunFolder& folder, ControlHandlers handlers,
                              std::function<void(const std::string&)> note)
     : folder_(folder), handlers_(std::move(handlers)), note_(std::move(note)) {
   make_dirs(folder_.control_dir());
-  // Commands left from an earlier process of this run (a resume) were meant for that one.
-  take_control_commands(folder_.control_dir());
+  // Commands left from an earlier process of this run (a resume) were meant for that one; those written since
+  // this process's pid file (which `runs control` needs to find it running) are for this one — a stop sent
+  // while the engine was still loading must not be lost.
+  struct stat pid{};
+  const int64_t since = ::stat(folder_.pid_file().c_str(), &pid) == 0
+                            ? int64_t(pid.st_mtim.tv_sec) * 1000000000 + pid.st_mtim.tv_nsec
+                            : std::numeric_limits<int64_t>::max();
+  drop_control_commands_before(folder_.control_dir(), since);
   std::remove(folder_.paused_file().c_str());
   thread_ = std::thread([this] { poll_loop(); });
 }

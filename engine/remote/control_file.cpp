@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "engine/util/error.h"
@@ -48,6 +49,24 @@ std::vector<std::string> take_control_commands(const std::string& dir) {
     commands.push_back(command);
   }
   return commands;
+}
+
+int drop_control_commands_before(const std::string& dir, int64_t before_ns) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return 0;
+  std::vector<std::string> old;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.size() <= 4 || n.compare(n.size() - 4, 4, ".cmd") != 0) continue;
+    // The name starts with the writer's clock in nanoseconds (write_control_command); one that does not
+    // parse is nobody's command now.
+    char* end = nullptr;
+    const long long ns = std::strtoll(n.c_str(), &end, 10);
+    if (end == n.c_str() || ns < before_ns) old.push_back(dir + "/" + n);
+  }
+  ::closedir(d);
+  for (const std::string& path : old) std::remove(path.c_str());
+  return static_cast<int>(old.size());
 }
 
 }  // namespace tokamak

@@ -5,6 +5,7 @@
 // or a named pipe: two commands in quick succession are both kept, and no writer ever blocks on a run that
 // is not reading.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,5 +19,9 @@ void write_control_command(const std::string& dir, const std::string& command);
 
 // Takes (reads and deletes) the commands waiting in DIR, oldest first.
 std::vector<std::string> take_control_commands(const std::string& dir);
+
+// Deletes the commands in DIR written before BEFORE_NS (nanoseconds since the epoch, the clock their names
+// carry), leaving later ones for take_control_commands. Returns how many it deleted.
+int drop_control_commands_before(const std::string& dir, int64_t before_ns);
 
 }  // namespace tokamak

@@ -63,6 +63,10 @@ void write_pid_file(const RunFolder& f, long pid) {
   write_file_atomically(f.pid_file(), std::to_string(pid) + " " + start_time(pid) + "\n");
 }
 
+bool pid_file_names(const RunFolder& f, long pid) {
+  return path_exists(f.pid_file()) && read_file(f.pid_file()) == std::to_string(pid) + " " + start_time(pid) + "\n";
+}
+
 long read_pid(const RunFolder& f) {
   if (!path_exists(f.pid_file())) return 0;
   std::istringstream in(read_file(f.pid_file()));

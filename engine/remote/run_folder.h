@@ -46,6 +46,9 @@ RunFolderInfo read_run_folder_info(const RunFolder& f);  // throws an Error nami
 
 // The pid file: PID of the owning process and its start time (/proc/PID/stat, clock ticks since boot).
 void write_pid_file(const RunFolder& f, long pid);
+// True when F's pid file already names process PID (its pid and start time): the launcher's child wrote it
+// before exec.
+bool pid_file_names(const RunFolder& f, long pid);
 // True while the process the pid file names is alive (same pid, same start time); false without a pid file.
 bool run_process_alive(const RunFolder& f);
 long read_pid(const RunFolder& f);  // 0 without a pid file

@@ -13,7 +13,9 @@ std::vector<std::string> swept_keys(const std::string& spec_json) {
   std::vector<std::string> keys;
   if (spec.is_object() && spec.contains("sweep") && spec["sweep"].is_object())
     for (const auto& [key, v] : spec["sweep"].items()) keys.push_back(key);
-  if (spec.is_object() && spec.contains("seeds")) keys.push_back("train.seed");
+  // One seed is a constant, not a swept key: no plot or correlation for it.
+  if (spec.is_object() && spec.contains("seeds") && spec["seeds"].is_array() && spec["seeds"].size() > 1)
+    keys.push_back("train.seed");
   return keys;
 }
 
