@@ -244,7 +244,8 @@ class TestStudioQueue : public QObject {
     pause->click();
     QVERIFY(!dock->paused());
     QTRY_VERIFY_WITH_TIMEOUT(storeItem("p-next").state == "done", test::kPatienceMs);
-    QTRY_COMPARE_WITH_TIMEOUT(dockNames(dock, "done"), QStringList({"p-next", "p-long"}), test::kPatienceMs);  // newest first
+    QTRY_COMPARE_WITH_TIMEOUT(dockNames(dock, "done"), QStringList({"p-next", "p-long"}),
+                              test::kPatienceMs);  // newest first
   }
 
   // "Run next now" on the last of three waiting runs of a paused queue: it moves first, the queue works, and it

@@ -20,7 +20,7 @@ ControlFolder::ControlFolder(const RunFolder& folder, ControlHandlers handlers,
   // Commands left from an earlier process of this run (a resume) were meant for that one; those written since
   // this process's pid file (which `runs control` needs to find it running) are for this one — a stop sent
   // while the engine was still loading must not be lost.
-  struct stat pid{};
+  struct stat pid {};
   const int64_t since = ::stat(folder_.pid_file().c_str(), &pid) == 0
                             ? int64_t(pid.st_mtim.tv_sec) * 1000000000 + pid.st_mtim.tv_nsec
                             : std::numeric_limits<int64_t>::max();
