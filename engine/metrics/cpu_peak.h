@@ -11,17 +11,28 @@ struct CpuPeak {
   std::string source;  // how it was found, for the start-up line ("measured: 2048³ fp32 GEMM, 2 threads")
 };
 
-// Times kCpuPeakSize³ matmuls in `precision` ("fp32" or "bf16"; anything else counts as fp32) on LibTorch's
-// current thread count; the result is cached in cache_dir()/cpu_peak.json under the CPU model, precision,
-// threads and LibTorch version; the higher of this measurement and the cached best is returned (and kept), so
-// a measurement taken on a busy machine does not stay the peak.
+// Times square matmuls (kCpuPeakSize³, or smaller where one product is slow) in `precision` ("fp32" or "bf16"; anything
+// else counts as fp32) on LibTorch's current thread count; the result is cached in cache_dir()/cpu_peak.json under the
+// CPU model, precision, threads and LibTorch version; the higher of this measurement and the cached best is returned
+// (and kept), so a measurement taken on a busy machine does not stay the peak.
 CpuPeak cpu_peak_flops(const std::string& precision);
 
-// The GEMM's side: large enough that LibTorch reaches its steady rate, small enough to measure in well under
-// a second in fp32 on two cores.
+// The GEMM's largest side: large enough that LibTorch reaches its steady rate, small enough to measure in well
+// under a second in fp32 on two cores.
 constexpr int kCpuPeakSize = 2048;
+// The side the sizing starts from. A CPU without native bf16 (AVX2 only) runs bf16 GEMMs in a scalar fallback
+// ~100× slower than fp32: one 2048³ product there takes minutes, so the side doubles from here only while one
+// product takes under kCpuPeakProductSeconds.
+constexpr int kCpuPeakMinSize = 256;
+constexpr double kCpuPeakProductSeconds = 0.05;
 
-// The measurement alone, uncached: the best of `repeats` timed products after one warm-up.
-double measure_cpu_gemm_flops(const std::string& precision, int size = kCpuPeakSize, int repeats = 3);
+struct GemmRate {
+  double flops = -1;  // FLOP/s, the best of the timed products
+  int size = 0;       // the side it was measured at
+};
+
+// The measurement alone, uncached: sizes the product (kCpuPeakMinSize doubling up to max_size while one product
+// is quicker than kCpuPeakProductSeconds), then takes the best of `repeats` timed products at that size.
+GemmRate measure_cpu_gemm_flops(const std::string& precision, int max_size = kCpuPeakSize, int repeats = 3);
 
 }  // namespace tokamak
