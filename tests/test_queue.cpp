@@ -200,7 +200,7 @@ class TestQueue : public QObject {
     write_file_atomically(file, R"({"base": {"train": {"eval_every": 10}}, "sweep": {"train.lr": [1e-3]},
                                     "early_stopping": {"min_steps": 10}})");
     r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
-    QVERIFY2(r.code == 1 && r.err.contains("early_stopping with --slurm: not implemented yet"), r.err.constData());
+    QVERIFY2(r.code == 1 && r.err.contains("--slurm needs a time limit per trial"), r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
   }
 

@@ -306,8 +306,7 @@ class TestSlurm : public QObject {
   }
 
   // `tokamak sweep --slurm`: the sweep is one job array, each trial one task that trains its own run to the end
-  // with its own values; `sweep status` settles the trials from their run folders. Early stopping is refused
-  // in one line before anything is written.
+  // with its own values; each task settles its trial when it ends (`sweep status` shows them).
   void sweepIsOneJobArray() {
     Config base;
     std::vector<std::string> sets = test::dist_tiny_sets(data_);
@@ -349,15 +348,78 @@ class TestSlurm : public QObject {
     }
     QVERIFY(uids[0] != uids[1]);
     QVERIFY(lrOf(trials[0].toObject()) != lrOf(trials[1].toObject()));
+  }
 
-    write_file_atomically(file.toStdString(),
-                          R"({"base": {"train": {"eval_every": 2, "steps": 4}}, "sweep": {"train.lr": [0.001]},
-                              "early_stopping": {"min_steps": 2}})");
-    const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
-    const Ran refused = cli(QStringList{"sweep", file} + slurm);
-    QVERIFY2(refused.code == 1 && refused.err.contains("early_stopping with --slurm: not implemented yet"),
-             qPrintable(refused.err));
-    QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
+  // ASHA on Slurm: the array's tasks stop at the first rung; each task, when its training ends, records its
+  // trial's metric there and submits the trials ASHA promotes as jobs of their own, which resume the same run
+  // from its rung checkpoint. Every trial reaches rung 0, the best goes on to the end as one run, at least one
+  // stops at its rung, and the sweep spends fewer steps than the grid.
+  void ashaSweepPromotesAsJobs() {
+    Config base;
+    std::vector<std::string> sets = test::dist_tiny_sets(data_);
+    sets.insert(sets.end(), {"train.steps=8", "train.eval_every=2", "train.eval_batches=2"});
+    apply_overrides(base, sets);
+    const QString file = QString::fromStdString(env_->path("asha.json"));
+    write_file_atomically(file.toStdString(), R"({"name": "asha", "base": )" + config_to_json(base, -1) +
+                                                  R"(, "sweep": {"train.lr": [0.0005, 0.001, 0.002, 0.004]},
+                                                  "early_stopping": {"min_steps": 2, "eta": 2}})");
+    const Ran r = cli({"sweep", file, "--json", "--slurm", "--partition", "debug", "--nodes", "1", "--ntasks-per-node",
+                       "1", "--time", "01:00:00"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const qint64 arrayJob = sub.value("job_id").toInteger();
+    QFile script(sub.value("script").toString());
+    QVERIFY(script.open(QIODevice::ReadOnly));
+    const QByteArray text = script.readAll();
+    QVERIFY2(text.contains("halt_steps=( 2 2 2 2 )") && text.contains(" sweep advance --job "), text.constData());
+    const QString id = QString::number(sub.value("sweep_id").toInteger());
+    QJsonArray trials;
+    QElapsedTimer t;
+    t.start();
+    for (bool going = true; going && t.elapsed() < 400000; QThread::msleep(500)) {
+      trials = QJsonDocument::fromJson(cli({"sweep", "status", id, "--json"}).out.toUtf8())["trials"].toArray();
+      going = false;
+      for (const QJsonValue& v : trials)
+        going = going || v["state"].toString() == "running" || v["state"].toString() == "queued";
+    }
+    QCOMPARE(trials.size(), 4);
+    int done = 0, stoppedAtRung = 0, steps = 0, ownJobs = 0, promoted = 0;
+    for (const QJsonValue& v : trials) {
+      const QString state = v["state"].toString(), folder = v["folder"].toString();
+      const QList<QJsonObject> events = journal(folder);
+      const QList<QJsonObject> stepEvents = ofKind(events, "step");
+      steps += stepEvents.size();
+      if (stepEvents.size() > 2) ++promoted;
+      const QJsonArray rungs = v["rungs"].toArray();
+      QVERIFY2(!rungs.isEmpty(), qPrintable(v["name"].toString()));
+      QCOMPARE(rungs[0]["step"].toInt(), 2);
+      // The metric ASHA ranked is the val loss the run reported at step 2.
+      double valAt2 = -1;
+      for (const QJsonObject& e : ofKind(events, "eval"))
+        if (e["step"].toInt() == 2 && valAt2 < 0) valAt2 = e["val_loss"].toDouble();
+      QVERIFY2(valAt2 > 0, qPrintable(folder));
+      QCOMPARE(rungs[0]["metric"].toDouble(), valAt2);
+      // One run however many segments: steps 1 … its last, each once.
+      for (int i = 0; i < stepEvents.size(); ++i) QCOMPARE(stepEvents[i]["step"].toInt(), i + 1);
+      if (state == "done") {
+        ++done;
+        QCOMPARE(stepEvents.size(), 8);
+        QVERIFY(ofKind(events, "start").size() >= 2);  // it was resumed at least once, at a rung
+      } else {
+        QCOMPARE(state, QString("stopped"));
+        QVERIFY2(stepEvents.size() == 2 || stepEvents.size() == 4, qPrintable(folder));
+        if (stepEvents.size() == 2) ++stoppedAtRung;
+      }
+      QFile slurmFile(folder + "/slurm.json");
+      QVERIFY(slurmFile.open(QIODevice::ReadOnly));
+      if (QJsonDocument::fromJson(slurmFile.readAll())["job_id"].toInteger() != arrayJob) ++ownJobs;
+    }
+    qInfo("ASHA on Slurm: %d trials done, %d stopped at rung 0, %d steps of the grid's 32, %d promoted jobs", done,
+          stoppedAtRung, steps, ownJobs);
+    QVERIFY2(done >= 1, "no trial trained to the end");
+    QVERIFY2(stoppedAtRung >= 1, "early stopping stopped nothing at rung 0");
+    QVERIFY2(steps < 4 * 8, qPrintable(QString::number(steps)));
+    QCOMPARE(ownJobs, promoted);  // every promoted trial went on in a job of its own, the others only in the array
   }
 
   // A job that cannot start says why: its partition is down.

@@ -31,6 +31,7 @@ namespace {
 struct SweepArgs {
   HostArgs host;
   std::string file, db;
+  std::string job_file, run_uid;  // sweep advance
   int64_t id = 0;
   bool dry_run = false, json = false, slurm = false;
   SweepSlurmArgs on_slurm;
@@ -155,20 +156,28 @@ nlohmann::json status_json(const SweepStatus& s) {
           {"trials", trials}};
 }
 
-// A scheduler's trials (a Slurm job array) have no worker here: their rows are settled when they are shown,
-// from their run folders, as the local worker settles its own.
-void settle_scheduled(RunStore& store, SweepStore& sweeps, const SweepStatus& s) {
-  RunQueue queue(store);
-  for (const SweepTrialStatus& t : s.trials) {
-    const QueueItem& q = t.item;
-    if (q.target == "local" || q.state != "running" || !path_exists(RunFolder{q.folder}.info_file())) continue;
-    const RunState r = read_run_state(RunFolder{q.folder});
-    if (r.state == "queued" || r.state == "running" || r.state == "paused") continue;
-    const bool ok = r.state == "finished";
-    queue.finish(q.id, ok ? "done" : r.state == "stopped" ? "stopped" : "failed", ok ? "" : r.error, now_seconds());
-    if (ok) sweeps.record_final(q, read_file(RunFolder{q.folder}.journal()));
-    else sweeps.record_failure(q, 0);
-  }
+// A scheduler's trials (a Slurm job array) have no worker here: when shown, the trials whose jobs ended are
+// settled from their run folders and ASHA's promotions submitted, as the tasks themselves do when they end
+// (a job killed at its time limit never gets to), so a sweep whose last task died still moves on.
+void settle_scheduled(RunStore& store, const SweepStatus& s, bool json) {
+  bool scheduled = false;
+  for (const SweepTrialStatus& t : s.trials) scheduled = scheduled || t.item.target != "local";
+  if (!scheduled) return;
+  advance_slurm_sweep(store, s.id, sweep_job_file_of(s), [json](const std::string& line) {
+    if (!json) std::fprintf(stderr, "%s\n", line.c_str());
+  });
+}
+
+// `sweep advance --job FILE --run UID`: what a Slurm sweep's task runs on its batch host after training.
+void advance(const SweepArgs& a) {
+  RunStore store(a.db);
+  for (const QueueItem& q : RunQueue(store).list())
+    if (q.run_uid == a.run_uid && q.sweep_id > 0)
+      return advance_slurm_sweep(store, q.sweep_id, a.job_file, [](const std::string& line) {
+        std::printf("%s\n", line.c_str()), std::fflush(stdout);
+      });
+  throw Error("run " + a.run_uid + " is no sweep trial in " + store.path(),
+              "pass the --run and --db the sweep's job script passes (`tokamak sweep status` lists the trials)");
 }
 
 void status(const SweepArgs& a) {
@@ -183,7 +192,7 @@ void status(const SweepArgs& a) {
   SweepStore sweeps(store);
   std::vector<int64_t> ids = a.id > 0 ? std::vector<int64_t>{a.id} : sweeps.sweep_ids();
   for (int64_t id : ids) {
-    settle_scheduled(store, sweeps, sweeps.status(id));
+    settle_scheduled(store, sweeps.status(id), a.json);
     const SweepStatus s = sweeps.status(id);
     if (a.json) {
       std::printf("%s\n", status_json(s).dump().c_str());
@@ -214,7 +223,7 @@ void add_sweep_command(CLI::App& app) {
   c->add_flag("--json", args->json, "one JSON object (the plan with --dry-run)");
   c->add_option("--db", args->db, "run store whose queue takes the trials (default: $XDG_DATA_HOME/tokamak/runs.db)");
   c->add_flag("--slurm", args->slurm,
-              "submit the trials as one Slurm job array on this computer's Slurm (without early_stopping)");
+              "submit the trials as one Slurm job array on this computer's Slurm (promoted trials: a job each)");
   SweepSlurmArgs& sl = args->on_slurm;
   c->add_option("--partition", sl.spec.partition, "--slurm: the partition");
   c->add_option("--account", sl.spec.account, "--slurm: the account");
@@ -233,9 +242,15 @@ void add_sweep_command(CLI::App& app) {
   s->add_option("--db", args->db, "run store");
   add_host_options(s, args->host);
   s->callback([args] { status(*args); });
-  // `sweep status` runs its own callback; the parent's would also run: keep it to the file form.
-  c->callback([args, s] {
-    if (s->parsed()) return;
+  CLI::App* adv = c->add_subcommand(
+      "advance", "What a Slurm sweep's task runs when its training ends: settle, promote, submit the promoted");
+  adv->add_option("--job", args->job_file, "the sweep folder's slurm-job.json")->required();
+  adv->add_option("--run", args->run_uid, "the trial's run uid")->required();
+  adv->add_option("--db", args->db, "run store");
+  adv->callback([args] { advance(*args); });
+  // `sweep status` and `sweep advance` run their own callbacks; the parent's would also run: keep it to the file.
+  c->callback([args, s, adv] {
+    if (s->parsed() || adv->parsed()) return;
     sweep(*args);
   });
 }

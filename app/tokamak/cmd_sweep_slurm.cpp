@@ -1,4 +1,7 @@
-// submit_sweep_to_slurm (see cmd_sweep.h): on Slurm the scheduler is the queue, so a sweep is one job array.
+// submit_sweep_to_slurm and advance_slurm_sweep (see cmd_sweep.h): on Slurm the scheduler is the queue, so a
+// sweep is one job array, and each promoted trial one more job that resumes its run.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -6,19 +9,125 @@
 #include "app/tokamak/cmd_sweep.h"
 #include "engine/remote/run_folder.h"
 #include "engine/remote/slurm_client.h"
+#include "engine/remote/sweep_settle.h"
 #include "engine/store/run_store.h"
+#include "engine/store/run_queue.h"
 #include "engine/store/sweep_store.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 
 namespace tokamak::cli {
+namespace {
+
+// The resources every job of the sweep asks for, kept beside its array script: a promoted trial's job is
+// submitted later, by whichever task or `sweep status` decides it, with the same ones.
+nlohmann::json job_to_json(const SlurmJobSpec& s) {
+  return {{"partition", s.partition},
+          {"account", s.account},
+          {"qos", s.qos},
+          {"nodes", s.nodes},
+          {"gpus_per_node", s.gpus_per_node},
+          {"ntasks_per_node", s.ntasks_per_node},
+          {"time_limit_s", s.time_limit_s},
+          {"job_name", s.job_name},
+          {"tokamak", s.tokamak},
+          {"db", s.db}};
+}
+
+SlurmJobSpec job_from_json(const std::string& path) {
+  const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
+  if (!j.is_object() || !j.contains("partition"))
+    throw Error("sweep job file " + path + " is not one `tokamak sweep --slurm` wrote",
+                "pass the slurm-job.json of the sweep's folder (data_dir()/sweeps/NAME-ID/)");
+  SlurmJobSpec s;
+  s.partition = j.value("partition", ""), s.account = j.value("account", ""), s.qos = j.value("qos", "");
+  s.nodes = j.value("nodes", 1), s.gpus_per_node = j.value("gpus_per_node", 0);
+  s.ntasks_per_node = j.value("ntasks_per_node", 0), s.time_limit_s = j.value("time_limit_s", 0);
+  s.job_name = j.value("job_name", ""), s.tokamak = j.value("tokamak", "tokamak"), s.db = j.value("db", "");
+  s.sweep_job_file = path;
+  return s;
+}
+
+void write_slurm_file(const std::string& folder, long job, long task, const std::string& host,
+                      const std::string& job_file) {
+  nlohmann::json j = {{"job_id", job}, {"host", host}, {"job_file", job_file}};
+  if (task >= 0) j["array_task_id"] = task;
+  write_file_atomically(folder + "/slurm.json", j.dump() + "\n");
+}
+
+// A promoted trial (its row queued again, target slurm): claimed, then submitted as a job of its own that
+// resumes its run from the newest checkpoint and stops at its next rung (or trains to the end).
+void submit_promoted(RunQueue& queue, const SlurmClient& slurm, const SlurmJobSpec& base, const QueueItem& q,
+                     const std::function<void(const std::string&)>& note) {
+  try {
+    queue.claim(q.id, q.run_uid, q.folder, now_seconds());
+  } catch (const Error&) {
+    return;  // another task, or `sweep status`, took it first
+  }
+  const RunFolder f{q.folder};
+  // The last segment's pid and exit file would read as "stopped" while this job waits in the queue.
+  ::unlink(f.pid_file().c_str());
+  ::unlink(f.exit_file().c_str());
+  SlurmJobSpec s = base;
+  s.run_uid = q.run_uid, s.run_folder = q.folder, s.halt_step = q.halt_step;
+  const Config c = config_from_json(q.config_json);
+  s.checkpoint_dir = c.train.checkpoint_dir.empty() ? q.folder : c.train.checkpoint_dir;
+  const std::string script = q.folder + "/job-rung" + std::to_string(q.rung) + ".sh";
+  try {
+    write_file_atomically(script, slurm_job_script(s));
+    const long job = slurm.submit(script);
+    write_slurm_file(q.folder, job, -1, slurm.host().key(), base.sweep_job_file);
+    note("queue item " + std::to_string(q.id) + " (" + q.name + ") promoted to rung " + std::to_string(q.rung) +
+         ": job " + std::to_string(job) +
+         (q.halt_step > 0 ? " (to step " + std::to_string(q.halt_step) + ")" : " (to the end)"));
+  } catch (const std::exception& e) {
+    queue.finish(q.id, "failed", std::string("could not submit its promoted job: ") + e.what(), now_seconds());
+    note("queue item " + std::to_string(q.id) + " (" + q.name + ") could not be submitted: " + e.what());
+  }
+}
+
+}  // namespace
+
+void advance_slurm_sweep(RunStore& store, int64_t sweep_id, const std::string& job_file,
+                         const std::function<void(const std::string&)>& note) {
+  RunQueue queue(store);
+  SweepStore sweeps(store);
+  for (const SweepTrialStatus& t : sweeps.status(sweep_id).trials) {
+    const QueueItem& q = t.item;
+    if (q.target == "local" || q.state != "running" || !path_exists(RunFolder{q.folder}.info_file())) continue;
+    std::string what;
+    if (settle_ended_run(queue, sweeps, q, &what))
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + what);
+  }
+  sweeps.promotions(sweep_id);  // idempotent: rows it put back are queued until a job is submitted for them
+  std::vector<QueueItem> promoted;
+  for (const SweepTrialStatus& t : sweeps.status(sweep_id).trials)
+    if (t.item.target == "slurm" && t.item.state == "queued" && !t.item.folder.empty()) promoted.push_back(t.item);
+  if (promoted.empty()) return;
+  if (job_file.empty() || !path_exists(job_file)) {
+    note("sweep " + std::to_string(sweep_id) + ": " + std::to_string(promoted.size()) +
+         " promoted trials wait, but the sweep's slurm-job.json is missing: they cannot be submitted");
+    return;
+  }
+  const SlurmJobSpec base = job_from_json(job_file);
+  const SlurmClient slurm{CommandHost()};
+  slurm.require_sbatch();  // before any claim: a machine without Slurm leaves them queued for one that has it
+  for (const QueueItem& q : promoted) submit_promoted(queue, slurm, base, q, note);
+}
+
+std::string sweep_job_file_of(const SweepStatus& s) {
+  for (const SweepTrialStatus& t : s.trials) {
+    if (t.item.target != "slurm" || t.item.folder.empty()) continue;
+    const std::string path = t.item.folder + "/slurm.json";
+    if (!path_exists(path)) continue;
+    const nlohmann::json j = nlohmann::json::parse(read_file(path), nullptr, false);
+    if (j.is_object() && j.contains("job_file")) return j["job_file"].get<std::string>();
+  }
+  return "";
+}
 
 void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   SlurmJobSpec& s = a.spec;
-  if (plan.asha.min_steps > 0)
-    throw Error("early_stopping with --slurm: not implemented yet",
-                "leave early_stopping out (every trial then trains to the end as one task of the array), or sweep "
-                "on this computer's queue");
   if (s.partition.empty()) throw Error("--slurm needs --partition", "add --partition NAME (`sinfo` lists them)");
   if (a.time.empty()) throw Error("--slurm needs a time limit per trial", "add --time HH:MM:SS");
   if (s.gpus_per_node <= 0 && s.ntasks_per_node <= 0)
@@ -45,7 +154,8 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
     const std::string checkpoints = configs[i].train.checkpoint_dir.empty() ? folder : configs[i].train.checkpoint_dir;
     create_run_folder(RunFolder{folder}, {uid, configs[i].name, this_host(), folder, now_seconds()});
     write_file_atomically(folder + "/config.json", config_to_json(configs[i], 2));
-    tasks.push_back({uid, folder, checkpoints});
+    const std::vector<int64_t> rungs = asha_rungs(plan.asha, configs[i].train.steps);
+    tasks.push_back({uid, folder, checkpoints, rungs.empty() ? 0 : rungs.front()});
     runs.emplace_back(uid, folder);
   }
   s.job_name = "tokamak-sweep-" + safe_file_name(plan.name);
@@ -53,6 +163,8 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   s.tokamak = !a.tokamak.empty() ? a.tokamak : ec ? std::string("tokamak") : self;
   s.db = a.db;
+  s.sweep_job_file = sweep_folder + "/slurm-job.json";
+  write_file_atomically(s.sweep_job_file, job_to_json(s).dump(1) + "\n");
   const std::string script_path = sweep_folder + "/job.sh";
   write_file_atomically(script_path, slurm_array_script(s, tasks, sweep_folder));
   long job = 0;
@@ -64,9 +176,7 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
     throw;
   }
   for (size_t i = 0; i < runs.size(); ++i)
-    write_file_atomically(
-        runs[i].second + "/slurm.json",
-        nlohmann::json({{"job_id", job}, {"array_task_id", i}, {"host", slurm.host().key()}}).dump() + "\n");
+    write_slurm_file(runs[i].second, job, static_cast<long>(i), slurm.host().key(), s.sweep_job_file);
   RunStore store(a.db);
   const int64_t id = SweepStore(store).queue_plan(plan, "slurm", &runs);
   if (a.json)

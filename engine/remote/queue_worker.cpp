@@ -16,6 +16,7 @@
 #include "engine/config/sweep.h"
 #include "engine/remote/gpu_slots.h"
 #include "engine/remote/run_launch.h"
+#include "engine/remote/sweep_settle.h"
 #include "engine/store/sweep_store.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
@@ -60,30 +61,6 @@ bool lock_held(const std::string& db) {
   const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
   ::close(fd);
   return held;
-}
-
-// The end event's step and the checkpoint written at that step, from the last segment of a run's journal.
-struct SegmentEnd {
-  int64_t step = -1;
-  std::string checkpoint;
-};
-
-SegmentEnd read_segment_end(const RunFolder& f) {
-  SegmentEnd e;
-  if (!path_exists(f.journal())) return e;
-  const std::string journal = read_file(f.journal());
-  size_t at = 0;
-  while (at < journal.size()) {
-    const size_t end = journal.find('\n', at);
-    if (end == std::string::npos) break;
-    const nlohmann::json j = nlohmann::json::parse(journal.begin() + at, journal.begin() + end, nullptr, false);
-    at = end + 1;
-    if (!j.is_object()) continue;
-    const std::string event = j.value("event", "");
-    if (event == "end") e.step = j.value("step", int64_t{-1});
-    if (event == "checkpoint") e.checkpoint = j.value("path", "");
-  }
-  return e;
 }
 
 class Worker {
@@ -180,27 +157,10 @@ class Worker {
       launch(q, gpus.gpus);
       return true;
     }
-    const RunState s = read_run_state(f);
-    if (s.state == "running" || s.state == "paused") return true;
-    const SegmentEnd end = read_segment_end(f);
-    if (s.state == "stopped" && q.sweep_id > 0 && q.halt_step > 0 && end.step == q.halt_step) {
-      queue_.finish(q.id, "stopped", "", now_seconds());  // at its rung, checkpoint kept: may be promoted
-      note("queue item " + std::to_string(q.id) + " (" + q.name + ") reached its rung at step " +
-           std::to_string(end.step));
-      sweeps_.record_rung(q, read_file(f.journal()), end.step, end.checkpoint);
-      promote(q.sweep_id);
-      return false;
-    }
-    const bool ok = s.state == "finished";
-    queue_.finish(q.id, ok ? "done" : s.state == "stopped" ? "stopped" : "failed", ok ? "" : s.error, now_seconds());
-    note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + s.state +
-         (s.error.empty() ? "" : ": " + s.error));
-    if (q.sweep_id > 0) {
-      const std::string journal = path_exists(f.journal()) ? read_file(f.journal()) : "";
-      if (ok) sweeps_.record_final(q, journal);
-      else sweeps_.record_failure(q, end.step);
-      promote(q.sweep_id);
-    }
+    std::string what;
+    if (!settle_ended_run(queue_, sweeps_, q, &what)) return true;
+    note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + what);
+    if (q.sweep_id > 0) promote(q.sweep_id);
     return false;
   }
 

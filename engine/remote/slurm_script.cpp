@@ -109,10 +109,15 @@ static void write_body(std::ostringstream& s, const SlurmJobSpec& j) {
   if (j.requeue) s << "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n";
   s << "trap 'echo \"tokamak job: SIGTERM, the ranks write a checkpoint and stop\"' TERM\n"
     << "srun --kill-on-bad-exit=1 " << shell_quote(j.tokamak) << " train --config \"$folder/config.json\""
-    << (j.db.empty() ? std::string() : " --db " + shell_quote(j.db)) << " \"${resume[@]}\" &\n"
+    << (j.db.empty() ? std::string() : " --db " + shell_quote(j.db)) << " \"${resume[@]}\" \"${halt[@]}\" &\n"
     << "ranks=$!\n"
-    << "while :; do wait \"$ranks\"; status=$?; kill -0 \"$ranks\" 2>/dev/null || break; done\n"
-    << "exit \"$status\"\n";
+    << "while :; do wait \"$ranks\"; status=$?; kill -0 \"$ranks\" 2>/dev/null || break; done\n";
+  if (!j.sweep_job_file.empty())
+    // Outside srun: one process on the batch host. A job killed before this line is settled by `sweep status`.
+    s << shell_quote(j.tokamak) << " sweep advance --job " << shell_quote(j.sweep_job_file)
+      << " --run \"$TOKAMAK_RUN_UID\"" << (j.db.empty() ? std::string() : " --db " + shell_quote(j.db))
+      << " || echo \"tokamak job: the sweep did not take this trial's end; \\`tokamak sweep status\\` will\"\n";
+  s << "exit \"$status\"\n";
 }
 
 std::string slurm_job_script(const SlurmJobSpec& j) {
@@ -129,7 +134,8 @@ std::string slurm_job_script(const SlurmJobSpec& j) {
   s << "\n"
     << "export TOKAMAK_RUN_UID=" << j.run_uid << "\n"
     << "folder=" << shell_quote(j.run_folder) << "\n"
-    << "checkpoints=" << shell_quote(j.checkpoint_dir) << "\n";
+    << "checkpoints=" << shell_quote(j.checkpoint_dir) << "\n"
+    << "halt=(" << (j.halt_step > 0 ? "--halt-at-step " + std::to_string(j.halt_step) : std::string()) << ")\n";
   write_body(s, j);
   return s.str();
 }
@@ -145,18 +151,23 @@ std::string slurm_array_script(const SlurmJobSpec& j, const std::vector<SlurmArr
     << "#SBATCH --output=" << sweep_folder << "/task-%a.log\n"
     << "#SBATCH --open-mode=append\n"
     << "#SBATCH --no-requeue\n\n";
-  std::string uids, folders, checkpoints;
+  std::string uids, folders, checkpoints, halts;
   for (const SlurmArrayTask& t : tasks) {
     uids += " " + t.run_uid;
     folders += " " + shell_quote(t.run_folder);
     checkpoints += " " + shell_quote(t.checkpoint_dir);
+    halts += " " + std::to_string(t.halt_step);
   }
   s << "uids=(" << uids << " )\n"
     << "folders=(" << folders << " )\n"
     << "checkpoint_dirs=(" << checkpoints << " )\n"
+    << "halt_steps=(" << halts << " )  # early stopping: each trial's first rung (0 = to the end)\n"
     << "export TOKAMAK_RUN_UID=${uids[$SLURM_ARRAY_TASK_ID]}\n"
     << "folder=${folders[$SLURM_ARRAY_TASK_ID]}\n"
     << "checkpoints=${checkpoint_dirs[$SLURM_ARRAY_TASK_ID]}\n"
+    << "halt=()\n"
+    << "if [ \"${halt_steps[$SLURM_ARRAY_TASK_ID]}\" -gt 0 ]; then halt=(--halt-at-step "
+       "\"${halt_steps[$SLURM_ARRAY_TASK_ID]}\"); fi\n"
     << "exec >>\"$folder/output.log\" 2>&1  # each trial's own log, as a single job's\n";
   write_body(s, j);
   return s.str();

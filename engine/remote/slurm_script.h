@@ -4,6 +4,7 @@
 // (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID; MASTER_ADDR/MASTER_PORT from the script), rank 0 writes
 // the run folder and its journal, and a requeued job resumes from the newest checkpoint of the same run.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct SlurmJobSpec {
   std::string checkpoint_dir;  // where the run's step_N.safetensors go (the run folder unless train.checkpoint_dir)
   std::string tokamak;         // the tokamak command on the cluster's nodes
   std::string db;              // --db for the ranks ("" = their default run store)
+  int64_t halt_step = 0;       // > 0: the ranks stop with a checkpoint after this step (a sweep's rung)
+  // A sweep's trial: after training, the job runs `tokamak sweep advance --job FILE --run UID`, which records
+  // where the trial got to and submits the trials ASHA promotes (app/tokamak/cmd_sweep_slurm.cpp).
+  std::string sweep_job_file;
 
   int tasks_per_node() const { return gpus_per_node > 0 ? gpus_per_node : ntasks_per_node; }
 };
@@ -39,6 +44,7 @@ std::string slurm_job_script(const SlurmJobSpec& spec);
 // MASTER_PORT); the array's output goes to SWEEP_FOLDER/task-%a.log until the task appends to its run's output.log.
 struct SlurmArrayTask {
   std::string run_uid, run_folder, checkpoint_dir;
+  int64_t halt_step = 0;  // early stopping: the trial's first rung (0 = train to the end)
 };
 std::string slurm_array_script(const SlurmJobSpec& spec, const std::vector<SlurmArrayTask>& tasks,
                                const std::string& sweep_folder);
