@@ -8,6 +8,7 @@
 #include <QDeadlineTimer>
 #include <QMimeData>
 #include <QProcess>
+#include <QSpinBox>
 #include <QTableView>
 #include <QToolButton>
 #include <QtTest>
@@ -166,6 +167,44 @@ class TestStudioQueue : public QObject {
     QVERIFY(!dock->addConfigs({tinyRun(data_, 3, "q-d"), bad}));
     QVERIFY2(dock->message().contains("q-bad") && dock->message().contains("batch_size"), qPrintable(dock->message()));
     QCOMPARE(storeNames().size(), 3);
+  }
+
+  // "at once" and "GPUs each" are the store's queue settings, the ones the worker reads at every pass (and
+  // `tokamak queue list` prints): set from the dock they are in the store; set by another process, the dock
+  // shows them.
+  void runsAtOnceAndGpusEachAreTheStoresSettings() {
+    MainWindow w;
+    QueueDock* dock = w.queueDock();
+    QVERIFY(dock->setPaused(true));
+    auto* parallel = dock->findChild<QSpinBox*>("queueParallel");
+    auto* gpus = dock->findChild<QSpinBox*>("queueGpusPerRun");
+    QVERIFY(parallel && gpus);
+    QCOMPARE(parallel->value(), 1);
+    QCOMPARE(gpus->value(), 1);
+    parallel->setValue(2);
+    gpus->setValue(0);
+    {
+      RunStore store;
+      QCOMPARE(RunQueue(store).parallel(), int64_t{2});
+      QCOMPARE(RunQueue(store).gpus_per_run(), int64_t{0});
+    }
+    QProcess list;
+    list.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"queue", "list", "--json"});
+    QVERIFY(list.waitForFinished(test::kPatienceMs));
+    const nlohmann::json j = nlohmann::json::parse(list.readAllStandardOutput().toStdString());
+    QCOMPARE(j["parallel"].get<int64_t>(), int64_t{2});
+    QCOMPARE(j["gpus_per_run"].get<int64_t>(), int64_t{0});
+    {
+      RunStore store;
+      RunQueue(store).set_parallel(3);
+      RunQueue(store).set_gpus_per_run(2);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(parallel->value(), 3, test::kPatienceMs);
+    QCOMPARE(gpus->value(), 2);
+    {
+      RunStore store;
+      QCOMPARE(RunQueue(store).parallel(), int64_t{3});  // showing it did not write it back as something else
+    }
   }
 
   void reorderInTheDockMovesTheStoresOrder() {

@@ -6,6 +6,8 @@
 #include <QProcess>
 #include <QTableView>
 #include <QTimer>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -79,6 +81,24 @@ QueueDock::QueueDock(QWidget* parent) : QDockWidget(tr("Queue"), parent) {
     if (!ladder.isEmpty()) Q_EMIT compareLadderRequested(ladder);
   });
 
+  parallel_ = new QSpinBox;
+  parallel_->setObjectName("queueParallel");
+  parallel_->setRange(1, 64);
+  parallel_->setPrefix(tr("at once: "));
+  parallel_->setToolTip(
+      tr("How many queued runs train at the same time on this computer (1 by default). On a "
+         "machine with several GPUs, one per GPU with \"GPUs each\" at 1"));
+  gpusPerRun_ = new QSpinBox;
+  gpusPerRun_->setObjectName("queueGpusPerRun");
+  gpusPerRun_->setRange(0, 64);
+  gpusPerRun_->setPrefix(tr("GPUs each: "));
+  gpusPerRun_->setSpecialValueText(tr("GPUs each: shared"));
+  gpusPerRun_->setToolTip(
+      tr("GPUs of its own for each CUDA run (CUDA_VISIBLE_DEVICES from the free ones; a run of "
+         "dist.gpus N takes N). 0: every run sees every GPU. CPU runs take none"));
+  connect(parallel_, &QSpinBox::valueChanged, this, [this](int n) { setParallel(n); });
+  connect(gpusPerRun_, &QSpinBox::valueChanged, this, [this](int n) { setGpusPerRun(n); });
+
   message_ = new QLabel;
   message_->setObjectName("queueMessage");
   message_->setWordWrap(true);
@@ -90,6 +110,9 @@ QueueDock::QueueDock(QWidget* parent) : QDockWidget(tr("Queue"), parent) {
   bar->setObjectName("queueToolBar");
   bar->setIconSize(QSize(16, 16));
   for (QToolButton* b : {add_, runNow_, up_, down_, remove_, pause_, follow_, compare_}) bar->addWidget(b);
+  bar->addSeparator();
+  bar->addWidget(parallel_);
+  bar->addWidget(gpusPerRun_);
   auto* body = new QWidget;
   auto* layout = new QVBoxLayout(body);
   layout->setContentsMargins(4, 2, 4, 2);
@@ -157,6 +180,9 @@ void QueueDock::reload() {
     RunQueue queue(*store_);
     paused_ = queue.paused();
     workerPid_ = queue_worker_pid(store_->path());
+    const QSignalBlocker a(parallel_), b(gpusPerRun_);  // what the store says, not a new setting
+    parallel_->setValue(static_cast<int>(queue.parallel()));
+    gpusPerRun_->setValue(static_cast<int>(queue.gpus_per_run()));
     if (model_->reload(*store_)) selectItem(selected);
   } catch (const std::exception& e) {
     showMessage(describeError(e), true);

@@ -19,6 +19,7 @@ class RunStore;
 }
 class QLabel;
 class QProcess;
+class QSpinBox;
 class QTableView;
 class QTimer;
 class QToolButton;
@@ -47,6 +48,10 @@ class QueueDock : public QDockWidget {
   bool moveBy(qint64 id, int delta);
   bool removeItem(qint64 id);
   bool setPaused(bool paused);
+  // How many runs the worker keeps going at once, and how many GPUs of its own each `cuda` run gets (0 = they
+  // share every GPU): RunQueue::set_parallel / set_gpus_per_run, read by the worker at every pass.
+  bool setParallel(int runs);
+  bool setGpusPerRun(int gpus);
   // Puts a waiting run at the head and lets the queue work (resumes it, starts a worker if none).
   bool runNow(qint64 id);
   // Every rung of a ladder file (engine/config/ladder.h) once per seed (train.seed), named as `tokamak bench`
@@ -90,6 +95,7 @@ class QueueDock : public QDockWidget {
   QTimer* poll_;
   QProcess* starter_ = nullptr;  // `tokamak queue resume`, starting a worker
   QToolButton *add_, *runNow_, *up_, *down_, *remove_, *pause_, *follow_, *compare_;
+  QSpinBox *parallel_, *gpusPerRun_;
 };
 
 }  // namespace tokamak::ui

@@ -107,6 +107,33 @@ bool QueueDock::setPaused(bool paused) {
   return true;
 }
 
+bool QueueDock::setParallel(int runs) {
+  if (!ensureStore()) return false;
+  try {
+    RunQueue(*store_).set_parallel(runs);
+  } catch (const std::exception& e) {
+    showMessage(describeError(e), true);
+    return false;
+  }
+  showMessage(tr("Up to %n runs at once", nullptr, runs), false);
+  reload();
+  return true;
+}
+
+bool QueueDock::setGpusPerRun(int gpus) {
+  if (!ensureStore()) return false;
+  try {
+    RunQueue(*store_).set_gpus_per_run(gpus);
+  } catch (const std::exception& e) {
+    showMessage(describeError(e), true);
+    return false;
+  }
+  showMessage(gpus == 0 ? tr("CUDA runs share every GPU") : tr("Each CUDA run gets %n GPUs of its own", nullptr, gpus),
+              false);
+  reload();
+  return true;
+}
+
 bool QueueDock::runNow(qint64 id) {
   if (!moveItem(id, 0)) return false;
   return paused_ ? setPaused(false) : (startWorker(), true);
