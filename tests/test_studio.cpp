@@ -1,10 +1,11 @@
 // The studio end to end: the real MainWindow (offscreen) configures a tiny nano run, starts it in a detached
-// tokamak-engine process followed through its journal, watches the plots and samples fill, pauses and resumes, stops (checkpoint written),
-// finds the run in the runs page, samples from the checkpoint (another child), resumes the stopped run; a
-// SIGKILLed run leaves the window up and the run crashed; a 2-rank Gloo run starts from the GPUs box; bad
-// setups list their problems and keep Start off; a failed run says why; closing during a run asks and stops
-// cleanly without blocking; setups, ladders and settings persist.
+// tokamak-engine process followed through its journal, watches the plots and samples fill, pauses and resumes, stops
+// (checkpoint written), finds the run in the runs page, samples from the checkpoint (another child), resumes the
+// stopped run; a SIGKILLed run leaves the window up and the run crashed; a 2-rank Gloo run starts from the GPUs box;
+// bad setups list their problems and keep Start off; a failed run says why; closing during a run asks and stops cleanly
+// without blocking; setups, ladders and settings persist.
 #include <QScopeGuard>
+#include <QToolButton>
 #include <QtTest>
 #include <QStandardItemModel>
 
@@ -145,6 +146,7 @@ class TestStudio : public QObject {
   void initTestCase();
   void setupShowsEstimateAndAvailability();
   void speedrunSwitchesAndTarget();
+  void nextSpeedrunSwitchesBehindMore();
   void badInputs_data();
   void badInputs();
   void countsTokensOffTheGuiThread();
@@ -246,6 +248,53 @@ void TestStudio::speedrunSwitchesAndTarget() {
   auto* model = qobject_cast<QStandardItemModel*>(optimizer->model());
   QVERIFY(!model->item(optimizer->findData("muon"))->isEnabled());
   QVERIFY(optimizer->itemData(optimizer->findData("muon"), Qt::ToolTipRole).toString().contains("Unavailable"));
+}
+
+// Issue 37's switches sit under "More switches" (closed on a first start, so the speed-up switches stay in
+// sight at 1366×768): each is a key of the setup with the engine's help as its tooltip, a setup that uses one
+// opens it, and what it does not combine with is listed with the engine's reason.
+void TestStudio::nextSpeedrunSwitchesBehindMore() {
+  MainWindow w;
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  w.setupPanel()->setConfig(tinyRun(data_, 50, "next"));
+  auto* more = w.setupPanel()->findChild<QToolButton*>("speedrunMore");
+  auto* extra = w.setupPanel()->findChild<QWidget*>("speedrunExtra");
+  auto* headLr = w.setupPanel()->findChild<QLineEdit*>("opt.head_lr");
+  auto* valueEmb = w.setupPanel()->findChild<QLineEdit*>("model.value_embeddings");
+  auto* seqWarmup = w.setupPanel()->findChild<QLineEdit*>("train.seq_warmup");
+  auto* muonNs = w.setupPanel()->findChild<QComboBox*>("opt.muon_ns");
+  auto* unet = w.setupPanel()->findChild<QCheckBox*>("model.unet_skips");
+  QVERIFY(more && extra && headLr && valueEmb && seqWarmup && muonNs && unet);
+  QVERIFY(!extra->isVisible() && !more->isChecked());
+  QVERIFY(unet->isVisible());  // a checkbox beside QK-norm, not behind More
+  QVERIFY2(valueEmb->toolTip().contains("model.value_embeddings"), qPrintable(valueEmb->toolTip()));
+  QVERIFY(muonNs->findData("polar_express") >= 0);
+  more->click();
+  QVERIFY(extra->isVisible());
+  valueEmb->setText("1");
+  seqWarmup->setText("20");
+  unet->setChecked(true);
+  muonNs->setCurrentIndex(muonNs->findData("polar_express"));
+  Config c = w.setupPanel()->config();
+  QCOMPARE(c.model.value_embeddings, int64_t{1});
+  QCOMPARE(c.train.seq_warmup, int64_t{20});
+  QVERIFY(c.model.unet_skips);
+  QCOMPARE(QString::fromStdString(c.opt.muon_ns), QString("polar_express"));
+  // A head lr with the head tied to the embedding: listed with the engine's fix.
+  headLr->setText("0.01");
+  auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
+  QTRY_VERIFY_WITH_TIMEOUT(list->count() > 0 && list->item(0)->text().contains("model.tie_weights=false"),
+                           test::kPatienceMs);
+  // A new window given a setup that uses one of them opens "More" by itself.
+  MainWindow again;
+  again.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&again));
+  Config uses = tinyRun(data_, 50, "uses");
+  uses.train.batch_warmup = 10;
+  again.setupPanel()->setConfig(uses);
+  QTRY_VERIFY_WITH_TIMEOUT(again.setupPanel()->findChild<QWidget*>("speedrunExtra")->isVisible(), test::kPatienceMs);
+  QCOMPARE(again.setupPanel()->findChild<QLineEdit*>("train.batch_warmup")->text(), QString("10"));
 }
 
 void TestStudio::badInputs_data() {

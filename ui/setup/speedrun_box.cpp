@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <algorithm>
 
 #include "engine/config/choices.h"
@@ -19,9 +20,9 @@
 namespace tokamak::ui {
 namespace {
 
-constexpr const char* kChoiceKeys[] = {"model.norm", "model.mlp_act", "model.position", "opt.optimizer",
-                                       "opt.schedule"};
-constexpr const char* kSwitchKeys[] = {"model.qk_norm", "model.zero_init_proj"};
+constexpr const char* kChoiceKeys[] = {"model.norm",    "model.mlp_act", "model.position",
+                                       "opt.optimizer", "opt.schedule",  "opt.muon_ns"};
+constexpr const char* kSwitchKeys[] = {"model.qk_norm", "model.zero_init_proj", "model.unet_skips"};
 
 // The registry's help of `key` (the tooltip of a key without a choice table).
 QString keyHelp(const std::string& key) {
@@ -55,29 +56,76 @@ SpeedrunBox::SpeedrunBox(KeyBindings* keys, QWidget* parent)
       tr("The GPT-2 speedrun's switches (modded-nanogpt): they change what is learned per token, so "
          "compare runs by time to a target loss (Training → Target val loss), not by tok/s alone"));
   auto* form = new QFormLayout(this);
-  const QString labels[] = {tr("Norm"), tr("MLP activation"), tr("Positions"), tr("Optimizer"), tr("LR schedule")};
+  const QString labels[] = {tr("Norm"),      tr("MLP activation"), tr("Positions"),
+                            tr("Optimizer"), tr("LR schedule"),    tr("Orthogonaliser")};
+  QComboBox* muonNs = nullptr;  // the last choice: it goes under "More"
   for (size_t i = 0; i < std::size(kChoiceKeys); ++i) {
     auto* box = choiceBox(kChoiceKeys[i]);
     keys->bind(kChoiceKeys[i], box);
-    form->addRow(labels[i], box);
+    if (i + 1 < std::size(kChoiceKeys)) form->addRow(labels[i], box);
+    else muonNs = box;
   }
   auto* qk = new QCheckBox(tr("QK-norm"));
   auto* zero = new QCheckBox(tr("Zero-initialised output projections"));
-  for (auto [box, key] : {std::pair{qk, kSwitchKeys[0]}, std::pair{zero, kSwitchKeys[1]}}) {
+  auto* unet = new QCheckBox(tr("U-net skips"));
+  for (auto [box, key] :
+       {std::pair{qk, kSwitchKeys[0]}, std::pair{zero, kSwitchKeys[1]}, std::pair{unet, kSwitchKeys[2]}}) {
     box->setProperty("tip", keyHelp(key));
     box->setToolTip(keyHelp(key));
     keys->bind(key, box);
-    form->addRow(box);
   }
+  auto* checks = new QHBoxLayout;
+  checks->addWidget(qk);
+  checks->addWidget(unet);
+  checks->addStretch(1);
+  form->addRow(checks);
+  form->addRow(zero);
   auto* softcap = numberEdit("model.logit_softcap");
   keys->bind("model.logit_softcap", softcap);
   form->addRow(tr("Logit soft-cap"), softcap);
   auto* muonLr = numberEdit("train.muon_lr");
   keys->bind("train.muon_lr", muonLr);
   form->addRow(tr("Muon learning rate"), muonLr);
+  // Issue 37's switches behind a disclosure: shown, they would push the speed-up switches below the fold at
+  // 1366×768. A setup that uses one opens it (updateAvailability).
+  more_ = new QToolButton;
+  more_->setObjectName(QStringLiteral("speedrunMore"));
+  more_->setCheckable(true);
+  more_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  more_->setArrowType(Qt::RightArrow);
+  more_->setText(tr("More switches"));
+  more_->setToolTip(
+      tr("Polar Express, head and embedding learning rates, value embeddings, sequence and batch "
+         "warm-ups"));
+  more_->setAutoRaise(true);
+  form->addRow(more_);
+  auto* extra = new QWidget;
+  extra->setObjectName(QStringLiteral("speedrunExtra"));
+  auto* extraForm = new QFormLayout(extra);
+  extraForm->setContentsMargins(0, 0, 0, 0);
+  extraForm->addRow(labels[std::size(kChoiceKeys) - 1], muonNs);
+  for (auto [label, key] : {std::pair{tr("Head lr"), "opt.head_lr"}, std::pair{tr("Embedding lr"), "opt.embed_lr"},
+                            std::pair{tr("Value embeddings"), "model.value_embeddings"},
+                            std::pair{tr("Sequence warm-up steps"), "train.seq_warmup"},
+                            std::pair{tr("Batch warm-up steps"), "train.batch_warmup"}}) {
+    auto* e = numberEdit(key);
+    e->setObjectName(QString::fromLatin1(key));
+    e->setPlaceholderText(tr("0 = off"));
+    keys->bind(key, e);
+    extraForm->addRow(label, e);
+  }
+  extra->hide();
+  form->addRow(extra);
+  connect(more_, &QToolButton::toggled, this, [this, extra](bool on) {
+    more_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    extra->setVisible(on);
+  });
 }
 
 void SpeedrunBox::updateAvailability(const Config& config, int cudaDevices) {
+  if (config.opt.muon_ns != "newton_schulz" || config.opt.head_lr > 0 || config.opt.embed_lr > 0 ||
+      config.model.value_embeddings > 0 || config.train.seq_warmup > 0 || config.train.batch_warmup > 0)
+    more_->setChecked(true);
   for (const char* key : kChoiceKeys) {
     auto* combo = qobject_cast<QComboBox*>(keys_->widget(key));
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());

@@ -1,6 +1,7 @@
 // SpeedrunBox: the speedrun's switches (issue 27) — the model and optimizer changes that make a run need fewer
 // tokens to a target loss rather than more tokens per second: RMSNorm, ReLU², rotary positions, QK-norm,
-// logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule. Each tooltip is
+// logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule; issue 37's Polar
+// Express, NorMuon, U-net skips, value embeddings, head and embedding lrs, sequence and batch warm-ups. Each tooltip is
 // the engine's choice row or key help (what it does and what the speedrun measured); a value that cannot run
 // with the rest of the setup is greyed out with the engine's own reason. Also the time-to-target fields that
 // sit under Steps (targetRow).
@@ -10,6 +11,7 @@
 class QLabel;
 class QLayout;
 class QSpinBox;
+class QToolButton;
 
 namespace tokamak {
 struct Config;
@@ -28,6 +30,7 @@ class SpeedrunBox : public QGroupBox {
 
  private:
   KeyBindings* keys_;
+  QToolButton* more_;  // opens issue 37's fields
 };
 
 // train.target_val_loss and train.stop_at_target side by side, bound to `keys`: the row under Steps. A row of
