@@ -193,7 +193,13 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
     if (main_rank && dist.source != "tokamak")
       files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
-    end = train(c, sinks, &control, dist);
+    try {
+      end = train(c, sinks, &control, dist);
+    } catch (const Cancelled& e) {
+      // Stopped before step 1 (still tokenizing): the user's stop, so the run ends stopped, not failed.
+      std::fprintf(stderr, "tokamak: stopped before step 1: %s\n", e.message().c_str());
+      end.status = "stopped";
+    }
   }
   if (store) {
     store->flush();

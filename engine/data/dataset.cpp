@@ -112,7 +112,7 @@ void tokenize_documents(size_t count, const OpenDocument& open, uint64_t total_b
   uint64_t done = 0;
   auto report = [&](uint64_t d) {
     if (progress && !progress(d, total_bytes))
-      throw Error("tokenizing was cancelled", "start it again; nothing half-written is kept");
+      throw Cancelled("tokenizing was cancelled", "start it again; nothing half-written is kept");
   };
   bool first = true;
   auto emit = [&](const std::vector<int32_t>& ids) {
@@ -438,7 +438,7 @@ PreparedDataset prepare_dataset_into(const std::string& source, const std::strin
       val.add(m.tokens() + to_train, m.size() - to_train);
       pos += m.size();
       if (progress && !progress(pos, total))
-        throw Error("writing shards was cancelled", "'" + out_dir + "' was left as it was; start again");
+        throw Cancelled("writing shards was cancelled", "'" + out_dir + "' was left as it was; start again");
     }
     n_train_shards = train.finish().size(), n_val_shards = val.finish().size();
     out.train_tokens = train.tokens();

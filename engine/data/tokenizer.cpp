@@ -146,7 +146,8 @@ std::vector<int32_t> encode_here(const bpe::RankTable& ranks, const bpe::Pretoke
   ids.reserve(text.size() / 3 + 16);
   size_t done = 0;
   for (Chunk& c : chunks) {
-    if (progress && !progress(done, text.size())) throw Error("tokenizing cancelled");
+    if (progress && !progress(done, text.size()))
+      throw Cancelled("tokenizing was cancelled", "start it again; nothing half-written is kept");
     encode_clean(ranks, bpe::sanitize_utf8(text.substr(c.begin, c.end - c.begin), c.fixed, invalid), cursor, cache,
                  ids);
     done = c.end;
@@ -200,7 +201,9 @@ std::vector<int32_t> encode_threaded(const bpe::RankTable& ranks, const bpe::Pre
     if (cancel || !progress) continue;  // nothing to report: wait for the workers
     lock.unlock();                      // the caller's callback runs without our lock held, and may throw
     try {
-      if (!progress(done.load(), text.size())) fail(std::make_exception_ptr(Error("tokenizing cancelled")));
+      if (!progress(done.load(), text.size()))
+        fail(std::make_exception_ptr(
+            Cancelled("tokenizing was cancelled", "start it again; nothing half-written is kept")));
     } catch (...) {
       fail(std::current_exception());
     }

@@ -19,4 +19,10 @@ class Error : public std::runtime_error {
   std::string hint_;
 };
 
+// Work the user stopped before it was done (a run stopped while it still tokenizes its data): not a failure.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tokamak
