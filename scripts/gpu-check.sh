@@ -2,10 +2,12 @@
 # The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder
+#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the
+#      native-against-fused rungs, the model sizes
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
 #      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
 #      on test_kernels
+# or, where the lease has room for one command only, PART=all: both parts' steps, the most wanted first.
 # Each stays within BUDGET (540 s) of steps, so unpacking and the transfers fit the tool's 10 minutes.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
 # row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
@@ -25,6 +27,7 @@ steps=${STEPS:-20}
 batch=${BATCH:-64}
 budget=${BUDGET:-540}  # seconds for all steps: the device tool ends a command at 600, unpacking comes first
 deadline=$((SECONDS + budget))
+reserve=${RESERVE:-20}  # seconds of the budget kept for the last steps (no checkpoints, export)
 out=${OUT:-$PWD/gpu-check-out}
 scratch=${SCRATCH:-$(mktemp -d /tmp/tokamak-gpu-check-XXXXXX)}
 bin=$here/bin
@@ -57,16 +60,17 @@ if [ "$device" = cpu ]; then
   gpu=cpu
   # Tiny sizes: the same commands, the same code paths, seconds instead of minutes.
   sizes=(--set device=cpu --set model.n_layer=1 --set model.n_head=2 --set model.n_embd=32 --set model.context=32
+         --set train.context=32
          --set train.batch_size=2 --set opt.pin_memory=auto)
   # torch.compile traces as on the GPU, but without inductor's C++ build (minutes on two cores).
-  bench_len=(--steps 2 --warmup 1) find_max=4 compile=(--compile --compile-backend aot_eager)
+  bench_len=(--steps 2 --warmup 1) size_len=(--steps 1 --warmup 1) find_max=4 compile=(--compile --compile-backend aot_eager)
   peer=(--device cpu --shape 1,2,32,32 --batch 2 --steps 3 --warmup 1 --precision bf16)
 else
   where=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9.\n-' '-')
   gpu=${gpu:-gpu}
   sizes=()
-  bench_len=(--steps "$steps" --warmup 5) find_max=128 compile=(--compile)
+  bench_len=(--steps "$steps" --warmup 5) size_len=(--steps 10 --warmup 3) find_max=128 compile=(--compile)
   peer=(--device cuda --preset gpt2 --batch "$batch" --steps 30 --warmup 10 --precision bf16)
 fi
 
@@ -84,7 +88,7 @@ write_summary() {
 # step NAME SECONDS PATTERN COMMAND...: runs COMMAND for at most SECONDS, appends its output to the log and one
 # row to the summary; the result column is the last output line matching PATTERN (or the last line).
 step() {
-  local name=$1 limit=$2 pattern=$3 t0=$SECONDS rc=0 status result file left=$((deadline - SECONDS))
+  local name=$1 limit=$2 pattern=$3 t0=$SECONDS rc=0 status result file left=$((deadline - reserve - SECONDS))
   shift 3
   if [ "$left" -lt 10 ]; then skip "$name" "no time left of BUDGET=$budget s"; return; fi
   limit=$((limit * slow))
@@ -117,34 +121,83 @@ libraries() {
 # A table a step printed, kept for the summary.
 keep_table() { { printf '\n### %s\n\n```\n' "$1"; cat "$2"; printf '```\n'; } >> "$tables"; write_summary; }
 
-if [ "$part" = 1 ]; then
-  step "libraries" 60 'found|not found' libraries
-  step "test_gpu" 240 '^Totals' "${kit[@]}" "$bin/test_gpu"
-  step "test_kernels" 120 '^Totals' "${kit[@]}" "$bin/test_kernels"
+# The sitting's steps; each part runs a list of them in its order.
+# tokamak bench exits 0 when a rung fails (the scoreboard shows it): in the sitting a failed rung fails its step.
+rungs_ok=(bash -c 'f=$(mktemp); "$@" 2>&1 | tee "$f"; rc=${PIPESTATUS[0]}; ! grep -q "^  failed: " "$f" && [ "$rc" = 0 ]' _)
+s_libraries() { step "libraries" 60 'found|not found' libraries; }
+s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
+s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
+s_find_batch() {
   step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
     --set opt.precision=bf16 "${sizes[@]}" --max "$find_max"
-  step "bench h100-writeup" 240 '^[0-9]+  ' "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
+}
+s_bench_h100() {
+  step "bench h100-writeup" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
     "${bench_len[@]}" "${sizes[@]}"
   keep_table "bench h100-writeup" "$scratch/steps/bench_h100-writeup.txt"
-  # Bench and find-batch write no checkpoints: one here would be 1.5 GB on a GPU, and no file comes back from it.
+}
+# The library's layers against Tokamak's fused classifier at the last rung. Its CUDA kernels are refused until
+# verified on a GPU, so this ladder lives here, not in experiments/ladders (whose rungs promise only what runs), and
+# lifts the refusal for itself (TOKAMAK_UNVERIFIED_CUDA) in the command where test_kernels checks those kernels.
+s_bench_kernels() {
+  cat > "$scratch/kernels.json" <<'JSON'
+{"name": "h100-kernels", "cumulative": false,
+ "base": {"model.preset": "gpt2", "device": "cuda", "train.batch_size": 64, "train.eval_every": 0, "train.sample_every": -1,
+          "train.warmup_steps": 10, "opt.precision": "bf16", "opt.attention": "sdpa", "opt.fused_adamw": true,
+          "opt.pin_memory": true, "opt.prefetch": true, "model.vocab_pad_multiple": 64},
+ "rungs": [{"name": "native layers", "set": {"opt.layers": "native"}},
+           {"name": "fused classifier", "set": {"opt.layers": "fused"}}]}
+JSON
+  step "bench kernels" 90 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" TOKAMAK_UNVERIFIED_CUDA=1 "$bin/tokamak" bench \
+    --ladder "$scratch/kernels.json" "${bench_len[@]}" "${sizes[@]}"
+  keep_table "bench kernels" "$scratch/steps/bench_kernels.txt"
+}
+s_bench_sizes() {
+  step "bench model sizes" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/model-size-sweep.json" \
+    "${size_len[@]}" "${sizes[@]}"
+  keep_table "bench model sizes" "$scratch/steps/bench_model_sizes.txt"
+}
+# Bench and find-batch write no checkpoints: one here would be 1.5 GB on a GPU, and no file comes back from it.
+s_no_checkpoints() {
   step "no checkpoints" 30 'none' sh -c '! find "$1" -name "*.safetensors" | grep -q . && echo "none written"' _ "$scratch"
+}
+s_export() {
   step "export" 30 'runs' sh -c 'LD_LIBRARY_PATH=$3 "$1" runs export --format json > "$2" && echo "$(basename "$2"): $(grep -o "\"uid\"" "$2" | wc -l) runs"' \
     _ "$bin/tokamak" "$out/runs-$gpu.json" "$libs"
-else
-  step "libraries" 60 'found|not found' libraries
-  step "pytorch eager" 120 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}"
+}
+s_eager() {
+  step "pytorch eager" 90 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}"
   keep_table "pytorch eager" "$scratch/steps/pytorch_eager.txt"
+}
+s_compiled() {
   step "pytorch compiled + profile" 240 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}" "${compile[@]}" --profile
   keep_table "pytorch compiled + profile" "$scratch/steps/pytorch_compiled_+_profile.txt"
+}
+s_memcheck() {
   if [ "$device" = cpu ]; then
     skip "memcheck test_kernels" "no GPU: compute-sanitizer runs on the device only"
   elif ! command -v compute-sanitizer >/dev/null; then
     skip "memcheck test_kernels" "compute-sanitizer is not on the PATH"
   else
-    step "memcheck test_kernels" 240 'ERROR SUMMARY|^Totals' "${kit[@]}" compute-sanitizer --tool memcheck \
+    step "memcheck test_kernels" 120 'ERROR SUMMARY|^Totals' "${kit[@]}" compute-sanitizer --tool memcheck \
       --error-exitcode 99 "$bin/test_kernels"
   fi
-fi
+}
+
+case $part in
+  1) plan=(s_libraries s_test_gpu s_test_kernels s_find_batch s_bench_h100 s_bench_kernels s_bench_sizes s_no_checkpoints
+           s_export) ;;
+  2) plan=(s_libraries s_eager s_compiled s_memcheck) ;;
+  # One command for a lease too short for two (15 device-minutes, a start included): the most wanted first, the
+  # store exported last with time kept for it (RESERVE).
+  all) plan=(s_libraries s_test_gpu s_test_kernels s_bench_h100 s_eager s_compiled s_bench_kernels s_find_batch
+             s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
+  *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
+esac
+for s in "${plan[@]}"; do
+  [ "$s" = s_no_checkpoints ] && reserve=0  # the last two steps may use the time kept for them
+  "$s"
+done
 cat "$summary"
 echo "results in $out (summary.md, log.txt, runs-$gpu.json); scratch in $scratch" >&2
 grep -q '| failed\|| timed out' "$summary" && exit 1

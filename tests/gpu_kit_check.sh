@@ -4,7 +4,7 @@
 # device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, both parts,
 # with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device tool would
 # bring it back: summary.md with every step ok (memcheck skipped without a GPU), log.txt, runs-cpu.json with the
-# ladder's six rungs, nothing else. Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
+# three ladders' 12 rungs, nothing else. Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
 set -euo pipefail
 build=$1 root=$2
 py=${TOKAMAK_TORCH_PYTHON:-${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}/venv/bin/python}
@@ -35,7 +35,7 @@ for part in 1 2; do
   [ "$part" = 1 ] && want="./log.txt ./runs-cpu.json ./summary.md "
   [ "$files" = "$want" ] || fail "part $part: OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
   steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-  expected=7
+  expected=9
   [ "$part" = 2 ] && expected=4
   [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "part $part: $((steps - 1)) steps in the summary, expected $expected"; }
   ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
@@ -44,7 +44,7 @@ for part in 1 2; do
 done
 grep -q '^| memcheck test_kernels | skipped |' "$work/out2/summary.md" || fail "memcheck should be skipped without a GPU"
 runs=$(grep -o '"uid"' "$work/out1/runs-cpu.json" | wc -l)
-[ "$runs" -ge 6 ] || fail "runs-cpu.json holds $runs runs, expected the ladder's 6 rungs"
+[ "$runs" -ge 12 ] || fail "runs-cpu.json holds $runs runs, expected 12 (6 + 2 + 4 rungs)"
 grep -q 'every library found' "$work/out1/summary.md" || fail "a library of the kit was not found"
 echo "gpu-check rehearsal: both parts ok"
 sed -n '/^| step/,/^$/p' "$work/out1/summary.md" "$work/out2/summary.md"
