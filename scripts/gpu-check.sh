@@ -2,8 +2,8 @@
 # The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the
-#      native-against-fused rungs, the model sizes
+#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the kernel
+#      profile of its last rungs, the model sizes
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
 #      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
 #      on test_kernels
@@ -136,21 +136,20 @@ s_bench_h100() {
     "${bench_len[@]}" "${sizes[@]}"
   keep_table "bench h100-writeup" "$scratch/steps/bench_h100-writeup.txt"
 }
-# The library's layers against Tokamak's fused classifier at the last rung. Its CUDA kernels are refused until
-# verified on a GPU, so this ladder lives here, not in experiments/ladders (whose rungs promise only what runs), and
-# lifts the refusal for itself (TOKAMAK_UNVERIFIED_CUDA) in the command where test_kernels checks those kernels.
-s_bench_kernels() {
+# Where the best rung's time goes, kernel by kernel (LibTorch's profiler), with the library's classifier beside
+# Tokamak's fused one: a ladder of the sitting's own, as its rungs are the h100-writeup ladder's last ones.
+s_kernels() {
   cat > "$scratch/kernels.json" <<'JSON'
-{"name": "h100-kernels", "cumulative": false,
+{"name": "kernels", "cumulative": false,
  "base": {"model.preset": "gpt2", "device": "cuda", "train.batch_size": 64, "train.eval_every": 0, "train.sample_every": -1,
           "train.warmup_steps": 10, "opt.precision": "bf16", "opt.attention": "sdpa", "opt.fused_adamw": true,
           "opt.pin_memory": true, "opt.prefetch": true, "model.vocab_pad_multiple": 64},
  "rungs": [{"name": "native layers", "set": {"opt.layers": "native"}},
            {"name": "fused classifier", "set": {"opt.layers": "fused"}}]}
 JSON
-  step "bench kernels" 90 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" TOKAMAK_UNVERIFIED_CUDA=1 "$bin/tokamak" bench \
-    --ladder "$scratch/kernels.json" "${bench_len[@]}" "${sizes[@]}"
-  keep_table "bench kernels" "$scratch/steps/bench_kernels.txt"
+  step "kernel profile" 90 'ms/step in all' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$scratch/kernels.json" \
+    "${bench_len[@]}" --kernels 15 --no-store "${sizes[@]}"
+  keep_table "kernel profile" "$scratch/steps/kernel_profile.txt"
 }
 s_bench_sizes() {
   step "bench model sizes" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/model-size-sweep.json" \
@@ -185,12 +184,12 @@ s_memcheck() {
 }
 
 case $part in
-  1) plan=(s_libraries s_test_gpu s_test_kernels s_find_batch s_bench_h100 s_bench_kernels s_bench_sizes s_no_checkpoints
+  1) plan=(s_libraries s_test_gpu s_test_kernels s_find_batch s_bench_h100 s_kernels s_bench_sizes s_no_checkpoints
            s_export) ;;
   2) plan=(s_libraries s_eager s_compiled s_memcheck) ;;
   # One command for a lease too short for two (15 device-minutes, a start included): the most wanted first, the
   # store exported last with time kept for it (RESERVE).
-  all) plan=(s_libraries s_test_gpu s_test_kernels s_bench_h100 s_eager s_compiled s_bench_kernels s_find_batch
+  all) plan=(s_libraries s_test_gpu s_test_kernels s_bench_h100 s_kernels s_eager s_compiled s_find_batch
              s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
   *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
 esac

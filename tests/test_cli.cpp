@@ -129,6 +129,36 @@ class TestCli : public QObject {
     QVERIFY2(!it.hasNext(), qPrintable("a throwaway run wrote " + (it.hasNext() ? it.next() : QString())));
   }
 
+  // `bench --kernels N`: after each rung, its N costliest operators (kernels on a GPU) over the timed steps from
+  // LibTorch's profiler, and a line of totals whose ms/step is the whole of what was profiled.
+  void benchKernelsTablesEachRung() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString ladder = QString::fromStdString(scratch.path("ladder.json"));
+    QFile f(ladder);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
+    f.close();
+    const Result bench = runTokamak(
+        QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
+        tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1",
+                                      "train.eval_every=0"}));
+    QVERIFY2(bench.code == 0, bench.err.constData());
+    const QStringList lines = QString::fromUtf8(bench.out).split('\n');
+    int tables = 0;
+    for (int i = 0; i < lines.size(); ++i) {
+      if (!lines[i].startsWith("operator (self)")) continue;
+      ++tables;
+      QVERIFY2(i + 4 < lines.size(), bench.out.constData());
+      for (int k = 1; k <= 3; ++k) QVERIFY2(lines[i + k].startsWith("aten::"), qPrintable(lines[i + k]));
+      QVERIFY2(lines[i + 1].startsWith("aten::mm "), qPrintable(lines[i + 1]));  // a GPT's time is its products
+      const QRegularExpression total("operators' self time: ([0-9.]+) ms/step in all;.* matmul ([0-9.]+)%");
+      const auto m = total.match(lines[i + 4]);
+      QVERIFY2(m.hasMatch() && m.captured(1).toDouble() > 0 && m.captured(2).toDouble() > 20, qPrintable(lines[i + 4]));
+    }
+    QCOMPARE(tables, 2);
+  }
+
   // The event protocol of docs/ARCHITECTURE.md ("Events before start"), both orders on purpose: in an empty
   // dataset cache the run first prepares the data (progress events, then start); a second run over the same
   // data finds it tokenized and starts at once. Each run's stdout holds only JSON lines.

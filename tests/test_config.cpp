@@ -203,19 +203,16 @@ class TestConfig : public QObject {
     QVERIFY2(config_problems(c, 0).front().find("not implemented yet") != std::string::npos, problems.front().c_str());
   }
 
-  // Issue 12: fused layers run on the CPU (its kernels are verified there) and are refused on CUDA only, until
-  // the CUDA kernels are verified on a GPU; the reason names the issue, and sampling maps them to native.
-  void fusedLayersAreRefusedOnCudaOnly() {
+  // Issue 12: fused layers run on the CPU and, since their CUDA kernels passed on a GPU (test_kernels and
+  // compute-sanitizer on an H200, 2026-11-26), on CUDA too.
+  void fusedLayersRunOnCudaToo() {
     Config c;
     apply_overrides(c, {"opt.layers=fused"});
     QVERIFY(config_problems(c, 0).empty());
     apply_overrides(c, {"device=cuda"});
     const auto problems = config_problems(c, /*cuda_devices=*/1);
-    QCOMPARE(int(problems.size()), 1);
-    const QString line = QString::fromStdString(problems.front());
-    QVERIFY2(line.startsWith("opt.layers=fused is not implemented yet on CUDA (") && line.contains("issue 12"),
-             qPrintable(line));
-    QVERIFY(choices_of("opt.layers")[2].value == "fused" && !choices_of("opt.layers")[2].missing_cuda.empty());
+    QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
+    QVERIFY(choices_of("opt.layers")[2].value == "fused" && choices_of("opt.layers")[2].missing_cuda.empty());
   }
 
   // Every row of every choice table: validation says exactly what the row says (implemented or not, which
@@ -302,7 +299,7 @@ class TestConfig : public QObject {
     QCOMPARE(int(parse_choice(layers_choices(), "opt.layers", "fused")), int(LayersKind::kFused));
     QString refused = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp16"); });
     QVERIFY2(refused.contains("opt.precision=fp16 is not implemented yet"), qPrintable(refused));
-    QCOMPARE(QString::fromStdString(portable_layers("fused")), QString("native"));  // sampling a fused run's weights
+    QCOMPARE(QString::fromStdString(portable_layers("fused")), QString("fused"));  // every device has its kernels now
     QCOMPARE(QString::fromStdString(portable_layers("scratch")), QString("scratch"));
     int index = -1;
     QCOMPARE(int(parse_device_kind("cuda:3", &index)), int(DeviceKind::kCuda));

@@ -40,7 +40,7 @@ constexpr int64_t kContext = 256;
 
 // A small GPT-2 (4 layers, width 256, context 256) trained for kSteps on learnable batches.
 struct TinyRun {
-  std::string device = "cuda", precision = "fp32", sdpa_backend = "auto";
+  std::string device = "cuda", precision = "fp32", sdpa_backend = "auto", layers = "native";
   int64_t batch = 8;
   bool check_syncs = false;  // sync-debug mode "error" around every step after the first two
 };
@@ -93,7 +93,8 @@ class SyncDebugGuard {
 std::vector<double> losses(const TinyRun& run) {
   const c10::Device device = parse_device(run.device);
   Config c;
-  apply_overrides(c, {"model.n_layer=4", "model.n_head=4", "model.n_embd=256", "model.context=256"});
+  apply_overrides(c, {"model.n_layer=4", "model.n_head=4", "model.n_embd=256", "model.context=256",
+                      "opt.layers=" + run.layers});
   // "auto" is what this device makes of it (bf16 on a GPU from the A100 on), as train() resolves it.
   const Precision precision = parse_precision(resolved_precision(run.precision, run.device));
   MathModeGuard modes;  // the forced TF32 and SDPA backend end with this run, whatever throws
@@ -258,6 +259,31 @@ class TestGpu : public QObject {
     for (size_t i = 0; i < fp32.size(); ++i)
       QVERIFY2(std::abs(other[i] - fp32[i]) <= 0.02 * fp32[i],
                qPrintable(QString("step %1: %2 %3 vs fp32 %4").arg(i).arg(precision).arg(other[i]).arg(fp32[i])));
+  }
+
+  // opt.layers=fused (the classifier's CUDA kernels: cross-entropy and its gradient in place, in chunks) learns
+  // what native learns: the same sums in another order, so every loss of kSteps within 1e-4 relative of native's
+  // in fp32 and within 1% in bf16 autocast (where both round their products to bf16).
+  void fusedLayersFollowNative_data() {
+    QTest::addColumn<QString>("precision");
+    QTest::newRow("fp32") << "fp32";
+    QTest::newRow("bf16") << "bf16";
+  }
+  void fusedLayersFollowNative() {
+    if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
+    QFETCH(QString, precision);
+    TinyRun run;
+    run.precision = precision.toStdString();
+    const std::vector<double> native = losses(run);
+    run.layers = "fused";
+    const std::vector<double> fused = losses(run);
+    qInfo("native %s\nfused  %s", qPrintable(describe(native)), qPrintable(describe(fused)));
+    QCOMPARE(fused.size(), native.size());
+    QVERIFY2(native.back() < native.front() - 1.0, qPrintable("native must learn on these batches: " + describe(native)));
+    const double tolerance = precision == "fp32" ? 1e-4 : 1e-2;
+    for (size_t i = 0; i < native.size(); ++i)
+      QVERIFY2(std::abs(fused[i] - native[i]) <= tolerance * native[i],
+               qPrintable(QString("step %1: fused %2 vs native %3").arg(i).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
   }
 
   // A run samples under its own precision: with flash or cuDNN attention forced, the samples' attention gets

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "app/tokamak/commands.h"
+#include "app/tokamak/kernel_table.h"
 #include "engine/config/ladder.h"
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
@@ -26,17 +27,22 @@ struct BenchArgs {
   std::string ladder, db;
   std::vector<std::string> sets;
   int64_t steps = 20, warmup = 5, seeds = 1;
+  int kernels = 0;  // --kernels N: the N costliest kernels of each rung's timed steps (0: no profiler)
   bool no_store = false;
   bool steps_given = false;  // --steps on the command line: it overrides a speedrun ladder's train.steps
 };
 
 // Collects what the scoreboard needs from a rung's run.
 struct RungRecorder : EventSink {
-  int64_t warmup = 0;
+  int64_t warmup = 0, last_step = 0;
+  KernelTable* kernels = nullptr;  // profiles the timed steps when set
+  bool cuda = false;
+  std::string kernel_table;
   double timed_tokens = 0, timed_seconds = 0, mfu_sum = 0, peak = 0, loss = NAN;
   int64_t timed_steps = 0;
   double best_val = NAN, time_to_target = NAN, steps_to_target = NAN;
   std::string status, error;
+  int top = 0;
   void on_eval(const EvalEvent& e) override {
     if (e.metrics.has("val_loss") && !(e.metric("val_loss") >= best_val)) best_val = e.metric("val_loss");
     if (e.metrics.has("time_to_target_s"))
@@ -50,6 +56,9 @@ struct RungRecorder : EventSink {
       if (e.metrics.has("mfu")) mfu_sum += e.metric("mfu");
       ++timed_steps;
     }
+    // A report step ends with a sync: the profiler sees exactly the kernels of the steps after it.
+    if (kernels && e.step == warmup) kernels->start(cuda);
+    if (kernels && e.step == last_step) kernel_table = kernels->table(timed_steps, top);
     if (e.metrics.has("mem_peak")) peak = std::max(peak, e.metric("mem_peak"));
     if (e.metrics.has("loss")) loss = e.metric("loss");
   }
@@ -85,7 +94,9 @@ Spread spread(const std::vector<double>& values) {
 // One training of a rung (one seed); returns what the scoreboard needs.
 RungRecorder run_rung(Config c, const BenchArgs& a) {
   RungRecorder rec;
-  rec.warmup = a.warmup;
+  rec.warmup = a.warmup, rec.last_step = c.train.steps;
+  KernelTable kernels;
+  if (a.kernels > 0) rec.kernels = &kernels, rec.top = a.kernels, rec.cuda = parse_device(c.device).is_cuda();
   FanOutSink sinks;
   sinks.add(&rec);
   std::unique_ptr<StoreSink> store;
@@ -96,10 +107,13 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     reset_peak_memory(parse_device(c.device));
     TrainControl control;
     control.checkpoints = false;  // a rung is measured, not kept
+    if (a.kernels > 0 && a.warmup == 0) kernels.start(rec.cuda);
     train(c, sinks, &control);
   } catch (const std::exception& e) {
     rec.status = "failed", rec.error = torch_error_text(e);
   }
+  if (kernels.running()) kernels.table(1, 0);  // a rung that ended early: the profiler must not outlive it
+  if (!rec.kernel_table.empty()) std::fputs(rec.kernel_table.c_str(), stdout), std::fflush(stdout);
   if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
   return rec;
 }
@@ -178,6 +192,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a config key in every rung (repeatable)");
   cmd->add_option("--db", a->db, "run store (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--no-store", a->no_store, "do not record the rungs as runs");
+  cmd->add_option("--kernels", a->kernels,
+                  "after each rung, its N costliest kernels (CUDA) or operators (CPU) over the timed steps, from "
+                  "LibTorch's profiler (profiled rungs run a little slower)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([a, cmd] {
     a->steps_given = cmd->count("--steps") > 0;
     run_bench(*a);

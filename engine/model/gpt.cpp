@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "engine/config/choices.h"
-#include "engine/config/unverified_cuda.h"
 #include "engine/config/config.h"
 #include "engine/kernels/classifier.h"
 #include "engine/util/error.h"
@@ -150,9 +149,6 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
     throw Error("sequence of " + std::to_string(T) + " tokens is longer than model.context (" +
                     std::to_string(options_.context) + ")",
                 "raise model.context or shorten the input");
-  // The CUDA kernels exist but are unverified: a fused model never runs them in its name (config refuses it too).
-  if (idx.is_cuda() && options_.block.layers == LayersKind::kFused && !unverified_cuda_allowed())
-    require_implemented_on_cuda(layers_choices(), "opt.layers", LayersKind::kFused);
   auto x = embed(idx, 0);  // (B, T, C)
   if (is_training() && dropout_ > 0)
     x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));

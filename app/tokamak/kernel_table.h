@@ -1,0 +1,26 @@
+// `tokamak bench --kernels N`: where a rung's timed steps spent their time, kernel by kernel, through LibTorch's
+// own profiler (Kineto; CUPTI on CUDA), printed after the rung. The step profile (phase_*_ms) says which phase
+// of a step costs; this says which kernels inside it, the view PyTorch's profiler gives of a Python loop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tokamak::cli {
+
+// Profiles from start() to table(): on a CUDA device its kernels and copies by device time, on a CPU the
+// operators by self time (each op's time less the ops it called). Only the thread that calls start() is
+// recorded on a CPU.
+class KernelTable {
+ public:
+  void start(bool cuda);
+  // The `top` costliest names, each with its calls and ms per step over `steps` steps, its share, and a line of
+  // totals by kind (matrix products, attention, Tokamak's kernels, optimizer, copies, other). Stops profiling.
+  std::string table(int64_t steps, int top);
+  bool running() const { return running_; }
+
+ private:
+  bool running_ = false, cuda_ = false;
+};
+
+}  // namespace tokamak::cli
