@@ -193,6 +193,11 @@ case $part in
              s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
   *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
 esac
+# PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
+if [ -n "${PLAN:-}" ]; then
+  read -r -a plan <<< "$PLAN"
+  for s in "${plan[@]}"; do declare -F "$s" >/dev/null || { echo "gpu-check: no step '$s' in PLAN" >&2; exit 2; }; done
+fi
 for s in "${plan[@]}"; do
   [ "$s" = s_no_checkpoints ] && reserve=0  # the last two steps may use the time kept for them
   "$s"

@@ -287,7 +287,7 @@ class TestKernels : public QObject {
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");
-    for (const char* kernel : {"classifier", "residual_layernorm", "bias_gelu"})
+    for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
         QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
   }
@@ -301,8 +301,10 @@ class TestKernels : public QObject {
     std::vector<at::Tensor> inputs, seeds;  // fp32 on the GPU; the fused side gets them in dtype
     std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> fused, reference;
     const int64_t N = 300, C = 96;  // rows not a multiple of any block's, C not of a warp's
-    if (kernel == "classifier") {
-      const int64_t V = 1000, Vp = 1024;
+    if (kernel.startsWith("classifier")) {
+      // Padded, the kernel takes 16-byte packs (V not a multiple of one: a pack holds classes and padding);
+      // unpadded (Vp = V, odd), the scalar kernel.
+      const int64_t V = 1001, Vp = kernel == "classifier" ? 1024 : V;
       at::Tensor w = at::randn({Vp, C}, on_gpu) * 0.1;
       w.narrow(0, V, Vp - V).zero_();
       at::Tensor t = at::randint(0, V, {N}, on_gpu.dtype(at::kLong));

@@ -28,6 +28,7 @@ std::set<ActivityType> activities(bool cuda) {
 // Template arguments and parameter lists make kernel names pages long: the name up to the first '<' or '(',
 // with its namespace, is what tells kernels apart in a table.
 std::string short_name(std::string name) {
+  for (size_t at; (at = name.find("(anonymous namespace)::")) != std::string::npos;) name.erase(at, 23);
   const size_t cut = name.find_first_of("<(");
   if (cut != std::string::npos && cut > 0) name = name.substr(0, cut);
   if (name.rfind("void ", 0) == 0) name = name.substr(5);
