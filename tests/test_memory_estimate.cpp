@@ -231,6 +231,13 @@ void TestMemoryEstimate::autoLayersAreSizedAsResolved() {
   QCOMPARE(estimate_memory(c).logits, qint64(12) * 1024 * 16 * 50257);
   QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda:1", "bf16")), QString("fused"));  // measured on an H200
   QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda", "tf32")), QString("native"));   // not measured
+  {
+    Config g;  // with activation checkpointing fused was slower on a GPU (GPT-2 XL): auto keeps native there
+    apply_overrides(g, {"device=cuda", "opt.activation_checkpointing=true"});
+    QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("native"));
+    apply_overrides(g, {"opt.activation_checkpointing=false"});
+    QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("fused"));
+  }
   QCOMPARE(QString::fromStdString(resolved_layers("scratch", "cpu", "fp32")), QString("scratch"));
   apply_overrides(c, {"opt.layers=auto", "model.logit_softcap=30"});
   QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("native"));
