@@ -14,6 +14,7 @@
 
 #include "app/tokamak/cmd_datasets.h"
 #include "app/tokamak/cmd_remote.h"
+#include "app/tokamak/json_line.h"
 #include "engine/data/hub/hub_fetch.h"
 #include "engine/data/hub/hub_files.h"
 #include "engine/data/hub/hub_status.h"
@@ -32,11 +33,6 @@ struct GetArgs {
   RemoteArgs remote;  // --host and its ssh options
 };
 
-void emit(const json& j) {
-  std::printf("%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-  std::fflush(stdout);
-}
-
 // Prints progress as the command line shows it: JSON events, a bar on a terminal, or a line every 10%.
 class ProgressPrinter {
  public:
@@ -49,7 +45,7 @@ class ProgressPrinter {
     const double eta = rate > 0 && p.total > p.done ? static_cast<double>(p.total - p.done) / rate : 0;
     if (json_) {
       shown_ = percent;
-      emit({{"event", "progress"},
+      emit_json_line({{"event", "progress"},
             {"what", "downloading " + p.dataset},
             {"done", p.done},
             {"total", p.total},
@@ -104,7 +100,7 @@ json result_event(const FetchResult& r) {
 }
 
 void print_result(const json& r, bool as_json, const std::string& where) {
-  if (as_json) return emit(r);
+  if (as_json) return emit_json_line(r);
   std::printf("%s%s\n", where.c_str(), r["path"].get<std::string>().c_str());
   std::fprintf(stderr, "%s: %zu files, %s, %llu tokens in %s%s (fetched %s%s)\n", r["name"].get<std::string>().c_str(),
                r["files"].get<size_t>(), human_bytes(r["bytes"].get<uint64_t>()).c_str(),
@@ -174,7 +170,7 @@ void catalog(bool as_json) {
     const HubCatalogEntry& e = s.entry;
     const uint64_t bytes = (static_cast<uint64_t>(e.train_shards) + 1) * s.shard_bytes();
     if (as_json) {
-      emit({{"name", e.name},
+      emit_json_line({{"name", e.name},
             {"repo", e.repo},
             {"about", e.about},
             {"path", s.dir},

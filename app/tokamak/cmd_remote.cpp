@@ -42,7 +42,7 @@ RemoteHost host_of(const RemoteArgs& a) {
 
 namespace {
 
-void note(const std::string& line) {
+void remote_note(const std::string& line) {
   std::fprintf(stderr, "tokamak remote: %s\n", line.c_str());
   std::fflush(stderr);
 }
@@ -118,13 +118,13 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
         try {
           host.control(uid, command);
         } catch (const std::exception& e) {
-          note(std::string(command) + " did not reach the run: " + e.what());
+          remote_note(std::string(command) + " did not reach the run: " + e.what());
         }
       };
     };
     channel = std::make_unique<ControlChannel>(
         ControlHandlers{send("pause"), send("resume"), send("stop"), send("sample"), [&] { parent_gone = true; }},
-        [](const std::string& s) { note(s); });
+        [](const std::string& s) { remote_note(s); });
   }
   uint64_t printed = a.from;  // journal bytes already printed by this process: each line goes out once
   int delay_s = 1;
@@ -145,7 +145,7 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
       delay_s = 1;  // data came: the connection works again
     }
     if (parent_gone) {
-      note("the reader went away; run " + uid + " goes on on " + host.target().spec());
+      remote_note("the reader went away; run " + uid + " goes on on " + host.target().spec());
       return 0;
     }
     const int code = f.code();
@@ -162,7 +162,7 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
       throw Error(why.substr(9));
     }
     if (permanent(why)) throw Error(why);
-    note("disconnected from " + host.target().spec() + " (" + why + ") — retrying in " + std::to_string(delay_s) +
+    remote_note("disconnected from " + host.target().spec() + " (" + why + ") — retrying in " + std::to_string(delay_s) +
          " s");
     for (int i = 0; i < delay_s * 10 && !parent_gone; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     delay_s = std::min(delay_s * 2, 30);
@@ -194,7 +194,7 @@ void train(const RemoteArgs& a) {
   const RemoteHost host = host_of(a);
   const std::string config = a.config.empty() ? "{}" : read_file(a.config);
   const RemoteRun run = host.start_run(config, a.sets);
-  note("started run " + run.uid + " on " + host.target().spec() + " in " + run.folder);
+  remote_note("started run " + run.uid + " on " + host.target().spec() + " in " + run.folder);
   if (int code = follow_run(a, host, run.uid); code != 0) throw CLI::RuntimeError(code);
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/tokamak/cmd_remote.h"
+#include "app/tokamak/json_line.h"
 #include "engine/config/eval_tasks.h"
 #include "engine/remote/download.h"
 #include "engine/store/run_store.h"
@@ -18,11 +19,6 @@ namespace tokamak::cli {
 namespace {
 
 using json = nlohmann::json;
-
-void emit(const json& j) {
-  std::printf("%s\n", j.dump(-1, ' ', false, json::error_handler_t::replace).c_str());
-  std::fflush(stdout);
-}
 
 // The host's path of UID's checkpoint CHOICE: "" = the newest, a step number, or a file name or path of one.
 std::string checkpoint_path(const RemoteHost& host, const std::string& uid, const std::string& choice) {
@@ -54,7 +50,7 @@ void download(const RemoteArgs& a) {
     const int percent = total ? static_cast<int>(100 * done / total) : 100;
     if (percent != shown) {
       shown = percent;
-      if (a.json) emit({{"event", "progress"}, {"what", what}, {"done", done}, {"total", total}});
+      if (a.json) emit_json_line({{"event", "progress"}, {"what", what}, {"done", done}, {"total", total}});
       else if (percent % 10 == 0) std::fprintf(stderr, "%s: %d%%\n", what.c_str(), percent);
     }
     return true;
@@ -62,7 +58,7 @@ void download(const RemoteArgs& a) {
   json files = json::array();
   for (const RemoteFileInfo& f : r.files) files.push_back({{"name", f.name}, {"bytes", f.bytes}, {"sha256", f.sha256}});
   if (a.json) {
-    emit({{"event", "downloaded"},
+    emit_json_line({{"event", "downloaded"},
           {"path", r.path},
           {"remote", remote},
           {"bytes", r.bytes},
@@ -109,7 +105,7 @@ void eval(const RemoteArgs& a) {
   }
   r["recorded"] = recorded;
   r["host"] = host.target().spec();
-  if (a.json) return emit(r);
+  if (a.json) return emit_json_line(r);
   for (const MetricValue& v : row.values) std::printf("%s %g\n", v.key.c_str(), v.value);
   std::fprintf(stderr, "%s\n",
                recorded ? ("recorded as metrics of run " + a.uid + " at step " + std::to_string(row.step)).c_str()
@@ -122,7 +118,7 @@ void export_model(const RemoteArgs& a) {
   const std::string checkpoint = checkpoint_path(host, a.uid, a.checkpoint);
   host.run({host.tokamak(), "export", "--format", a.format, "--checkpoint", checkpoint, "--out", a.out}, {}, 0);
   const json r = {{"event", "exported"}, {"host", host.target().spec()}, {"checkpoint", checkpoint}, {"path", a.out}};
-  if (a.json) emit(r);
+  if (a.json) emit_json_line(r);
   else std::printf("%s:%s\n", host.target().spec().c_str(), a.out.c_str());
 }
 

@@ -35,7 +35,7 @@ struct LiveArgs {
   bool control = false;
 };
 
-void note(const std::string& line) {
+void runs_note(const std::string& line) {
   std::fprintf(stderr, "tokamak runs: %s\n", line.c_str());
   std::fflush(stderr);
 }
@@ -82,19 +82,19 @@ int follow(const LiveArgs& a) {
         try {
           write_control_command(f.control_dir(), command);
         } catch (const std::exception& e) {
-          note(std::string(command) + " did not reach the run: " + e.what());
+          runs_note(std::string(command) + " did not reach the run: " + e.what());
         }
       };
     };
     channel = std::make_unique<ControlChannel>(
         ControlHandlers{send("pause"), send("resume"), send("stop"), send("sample"), [&] { reader_gone = true; }},
-        note);
+        runs_note);
   }
   using clock = std::chrono::steady_clock;
   const auto began = clock::now();
   for (;;) {
     if (reader_gone) {
-      note("the reader went away; run " + info.uid + " goes on");
+      runs_note("the reader went away; run " + info.uid + " goes on");
       return 0;
     }
     uint64_t next = offset;

@@ -1,5 +1,6 @@
 // The compare view's metric choices and overlaid curves (see compare_curves.h).
 #include "ui/runs/compare_curves.h"
+#include "ui/qt_helpers.h"
 
 #include <QObject>
 #include <QVector>
@@ -12,7 +13,6 @@
 namespace tokamak::ui {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // A group drawn as one curve: the mean, and a band (min to max, or one standard deviation either side) where
 // every run of the group reported.

@@ -2,6 +2,7 @@
 // compare_view.h). Each setter keeps its box in step (tests and the runs panel call them too) and redraws
 // what the choice changes.
 #include "ui/runs/compare_view.h"
+#include "ui/qt_helpers.h"
 
 #include <QComboBox>
 #include <QLineEdit>
@@ -10,7 +11,6 @@
 namespace tokamak::ui {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // The runs browser's model: reading the store into rows, merging refreshes, and editing tags and notes.
 #include "ui/runs/runs_model.h"
+#include "ui/qt_helpers.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -19,7 +20,6 @@ namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // NaN sorts below every number, so unreported values gather at one end instead of scattering.
 QVariant sortable(double v) { return std::isnan(v) ? QVariant(-std::numeric_limits<double>::max()) : QVariant(v); }

@@ -1,5 +1,6 @@
 // The scoreboard table: runs, then groups (see scoreboard_table.h).
 #include "ui/runs/scoreboard_table.h"
+#include "ui/qt_helpers.h"
 
 #include <QObject>
 #include <QTableWidget>
@@ -10,7 +11,6 @@
 namespace tokamak::ui {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // The columns after the name and setup, shared by a run's row and a group's (`spread` adds a group's ± parts).
 void fillNumbers(QTableWidget* t, int r, const tokamak::ScoreRow& row, bool target, const tokamak::ScoreGroup* spread) {

@@ -1,5 +1,6 @@
 // DatasetCatalog: the catalog row of the dataset picker and its Get… dialog (see dataset_catalog.h).
 #include "ui/setup/dataset_catalog.h"
+#include "ui/qt_helpers.h"
 
 #include <QComboBox>
 #include <QDialog>
@@ -17,7 +18,6 @@
 namespace tokamak::ui {
 namespace {
 
-QString size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
 
 // How many train shards to fetch, with the tokens and the disk they take; 0 when the user declines.
 int askShards(QWidget* parent, const CatalogEntry& e) {
@@ -35,7 +35,7 @@ int askShards(QWidget* parent, const CatalogEntry& e) {
     const qint64 total = (n + 1) * e.shardBytes;
     need->setText(QObject::tr("%L1 train tokens (+ the validation shard): %2 on disk, about %3 still to fetch")
                       .arg(n * e.shardTokens)
-                      .arg(size(total), size(qMax<qint64>(0, total - e.bytesPresent))));
+                      .arg(data_size(total), data_size(qMax<qint64>(0, total - e.bytesPresent))));
   };
   QObject::connect(shards, &QSpinBox::valueChanged, &d, update);
   update();

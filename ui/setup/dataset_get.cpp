@@ -1,5 +1,6 @@
 // DatasetGet: catalog listing and detached downloads followed through their logs (see dataset_get.h).
 #include "ui/setup/dataset_get.h"
+#include "ui/qt_helpers.h"
 
 #include <QDir>
 #include <QFile>
@@ -18,7 +19,6 @@
 namespace tokamak::ui {
 namespace {
 
-QString size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
 
 QString duration(double s) {
   if (s >= 3600) return QString("%1h%2m").arg(int(s / 3600)).arg(int(s / 60) % 60, 2, 10, QChar('0'));
@@ -56,12 +56,12 @@ CatalogEntry entryOf(const QJsonObject& j) {
 }  // namespace
 
 QString CatalogEntry::state() const {
-  if (present()) return QObject::tr("present (%1)").arg(size(bytesPresent));
+  if (present()) return QObject::tr("present (%1)").arg(data_size(bytesPresent));
   QString s = trainPresent || valPresent ? QObject::tr("%1 of %2 shards here (%3 of ~%4)")
                                                .arg(trainPresent)
                                                .arg(trainShards)
-                                               .arg(size(bytesPresent), size(bytes))
-                                         : QObject::tr("absent (~%1)").arg(size(bytes));
+                                               .arg(data_size(bytesPresent), data_size(bytes))
+                                         : QObject::tr("absent (~%1)").arg(data_size(bytes));
   if (partial) s += QObject::tr(", %n partial", nullptr, partial);
   return s;
 }
@@ -69,7 +69,7 @@ QString CatalogEntry::state() const {
 QString DownloadState::text() const {
   const int percent = total > 0 ? int(100 * done / total) : 0;
   QString s =
-      QObject::tr("%1 of %2 (%3%), %4/%5 files").arg(size(done), size(total)).arg(percent).arg(filesDone).arg(files);
+      QObject::tr("%1 of %2 (%3%), %4/%5 files").arg(data_size(done), data_size(total)).arg(percent).arg(filesDone).arg(files);
   if (bytesPerS > 0) s += QObject::tr(", %1 MB/s, %2 left").arg(bytesPerS / 1e6, 0, 'f', 1).arg(duration(etaS));
   return s;
 }

@@ -1,5 +1,6 @@
 // SetupPanel: the form, setup files and ladders, and the problem list (see setup_panel.h).
 #include "ui/setup/setup_panel.h"
+#include "ui/qt_helpers.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -33,13 +34,6 @@
 
 namespace tokamak::ui {
 namespace {
-
-QSpinBox* spin(int lo, int hi, const QString& tip) {
-  auto* s = new QSpinBox;
-  s->setRange(lo, hi);
-  s->setToolTip(tip);
-  return s;
-}
 
 QLineEdit* edit(const QString& tip) {
   auto* e = new QLineEdit;
@@ -142,7 +136,7 @@ QWidget* SetupPanel::trainingBox() {
   keys_->bind("device", device);
   form->addRow(tr("Device"), device);
 
-  auto* batch = spin(1, 1 << 20, tr("Sequences per micro-batch (train.batch_size)"));
+  auto* batch = spin_box(1, 1 << 20, tr("Sequences per micro-batch (train.batch_size)"));
   keys_->bind("train.batch_size", batch);
   findBatch_ = new QPushButton(tr("Find largest batch"));
   findBatch_->setObjectName("findLargestBatch");
@@ -150,26 +144,26 @@ QWidget* SetupPanel::trainingBox() {
   form->addRow(tr("Batch size"), batch);
   form->addRow(QString(), findBatch_);  // under the batch, not beside it: the column stays narrow enough for two
 
-  auto* steps = spin(1, 100000000, tr("Optimizer steps (train.steps)"));
+  auto* steps = spin_box(1, 100000000, tr("Optimizer steps (train.steps)"));
   keys_->bind("train.steps", steps);
   form->addRow(tr("Steps"), steps);
   form->addRow(tr("Target val loss"), targetRow(keys_));
   auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
   keys_->bind("train.lr", lr);
   form->addRow(tr("Learning rate"), lr);
-  auto* warmup = spin(0, 100000000, tr("Linear warm-up steps (train.warmup_steps)"));
+  auto* warmup = spin_box(0, 100000000, tr("Linear warm-up steps (train.warmup_steps)"));
   keys_->bind("train.warmup_steps", warmup);
   form->addRow(tr("Warm-up steps"), warmup);
-  auto* evalEvery = spin(0, 100000000, tr("Steps between validation losses; 0 = only at the end"));
+  auto* evalEvery = spin_box(0, 100000000, tr("Steps between validation losses; 0 = only at the end"));
   keys_->bind("train.eval_every", evalEvery);
   form->addRow(tr("Eval every"), evalEvery);
-  auto* sampleEvery = spin(-1, 100000000, tr("Steps between generated samples; 0 = only at the end, -1 = never"));
+  auto* sampleEvery = spin_box(-1, 100000000, tr("Steps between generated samples; 0 = only at the end, -1 = never"));
   keys_->bind("train.sample_every", sampleEvery);
   form->addRow(tr("Sample every"), sampleEvery);
-  auto* ckptEvery = spin(0, 100000000, tr("Steps between checkpoints; 0 = only at the end (and on stop)"));
+  auto* ckptEvery = spin_box(0, 100000000, tr("Steps between checkpoints; 0 = only at the end (and on stop)"));
   keys_->bind("train.checkpoint_every", ckptEvery);
   form->addRow(tr("Checkpoint every"), ckptEvery);
-  auto* threads = spin(0, 1024, tr("CPU threads for LibTorch; 0 = all cores"));
+  auto* threads = spin_box(0, 1024, tr("CPU threads for LibTorch; 0 = all cores"));
   keys_->bind("threads", threads);
   form->addRow(tr("CPU threads"), threads);
   auto* name = edit(tr("Run name in the runs browser; empty = derived from the model and switches"));
