@@ -58,13 +58,13 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
       {"fused", LayersKind::kFused,
        "Tokamak's own kernels: the classifier computes cross-entropy and its gradient over the logits in place, "
        "in one pass, without native's fp32 copies of the B·T·V logits. GPT-2 124M, batch 64 × 1024, bf16 on an "
-       "H200: 322K → 407K tok/s, peak memory 59 → 25 GiB. CPU, 4 layers × 256, batch 8 × 256: the head 1.2-1.3× "
+       "H200: 322K → 417K tok/s, peak memory 59 → 25 GiB. CPU, 4 layers × 256, batch 8 × 256: the head 1.2-1.3× "
        "faster than native in fp32 and bf16.",
        kAny, ""},
       // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
       {"auto", LayersKind::kNative,
        "What was measured fastest where it runs: the fused classifier on a GPU in bf16 (GPT-2 124M on an H200: "
-       "1.27× native's tok/s) and on a CPU in fp32 or bf16 (4 layers × 256, AVX-512 BF16 EPYC: whole steps "
+       "1.3× native's tok/s) and on a CPU in fp32 or bf16 (4 layers × 256, AVX-512 BF16 EPYC: whole steps "
        "1.05-1.1×; docs/PERFORMANCE.md), native elsewhere (not measured).",
        kAny, ""},
   };
