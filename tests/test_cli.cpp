@@ -28,6 +28,15 @@ Result runTokamak(const QStringList& args, const QProcessEnvironment& env = QPro
           p.readAllStandardError()};
 }
 
+// A ladder of two rungs ("one", and "two" at batch 2) in the scratch folder; "" when it cannot be written.
+QString two_rung_ladder(tokamak::test::ScratchEnv& scratch) {
+  const QString ladder = QString::fromStdString(scratch.path("ladder.json"));
+  QFile f(ladder);
+  if (!f.open(QIODevice::WriteOnly)) return "";
+  f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
+  return f.flush() ? ladder : "";
+}
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -110,11 +119,8 @@ class TestCli : public QObject {
   void benchAndFindBatchWriteNoCheckpoint() {
     tokamak::test::ScratchEnv scratch;
     QVERIFY(scratch.ok());
-    const QString ladder = QString::fromStdString(scratch.path("ladder.json"));
-    QFile f(ladder);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
-    f.close();
+    const QString ladder = two_rung_ladder(scratch);
+    QVERIFY(!ladder.isEmpty());
     const QStringList sizes = tokamak::test::tiny_run_args(
         {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
     const Result bench = runTokamak(QStringList{"bench", "--ladder", ladder, "--steps", "1", "--warmup", "1", "--db",
@@ -134,11 +140,8 @@ class TestCli : public QObject {
   void benchKernelsTablesEachRung() {
     tokamak::test::ScratchEnv scratch;
     QVERIFY(scratch.ok());
-    const QString ladder = QString::fromStdString(scratch.path("ladder.json"));
-    QFile f(ladder);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
-    f.close();
+    const QString ladder = two_rung_ladder(scratch);
+    QVERIFY(!ladder.isEmpty());
     const Result bench = runTokamak(
         QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
         tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1",
