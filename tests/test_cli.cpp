@@ -135,6 +135,37 @@ class TestCli : public QObject {
     QVERIFY2(!it.hasNext(), qPrintable("a throwaway run wrote " + (it.hasNext() ? it.next() : QString())));
   }
 
+  // `bench --rungs 1,3`: the rungs chosen alone, numbered as in the whole ladder; the skipped rung 2 of a
+  // cumulative ladder still sets its key in rung 3 (the run kept in the store has its weight decay).
+  void benchRunsTheChosenRungs() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString ladder = QString::fromStdString(scratch.path("three.json"));
+    QFile f(ladder);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.weight_decay": 0.05}},)"
+            R"( {"name": "three", "set": {"train.lr": 0.003}}]})");
+    f.close();
+    const QString db = QString::fromStdString(scratch.path("runs.db"));
+    const QStringList sizes = tokamak::test::tiny_run_args(
+        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
+    const QStringList bench = {"bench", "--ladder", ladder, "--steps", "1", "--warmup", "0", "--db", db};
+    const Result r = runTokamak(bench + QStringList{"--rungs", "1,3"} + sizes);
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QStringList rows = QString::fromUtf8(r.out).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(rows.size(), 3);  // the header and two rungs
+    QVERIFY2(rows[1].simplified().startsWith("1 one") && rows[2].simplified().startsWith("3 three"), r.out.constData());
+    const Result show = runTokamak({"runs", "show", "2", "--db", db});
+    QVERIFY2(show.code == 0 && show.out.contains("t/three"), show.out.constData());
+    QVERIFY(show.out.contains(R"("weight_decay": 0.05)"));  // rung two's key, in rung three's config
+    QVERIFY(show.out.contains(R"("lr": 0.003)"));
+    for (const QString& wrong : {"4", "0", "2-1", "x", "1,,3"}) {
+      const Result e = runTokamak(bench + QStringList{"--rungs", wrong} + sizes);
+      QVERIFY2(e.code != 0 && e.err.contains("--rungs " + wrong.toUtf8() + ":") && e.err.trimmed().count('\n') == 0,
+               e.err.constData());
+    }
+  }
+
   // `bench --kernels N`: after each rung, its N costliest operators (kernels on a GPU) over the timed steps from
   // LibTorch's profiler, and a line of totals whose ms/step is the whole of what was profiled.
   void benchKernelsTablesEachRung() {

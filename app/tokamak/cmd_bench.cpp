@@ -3,12 +3,17 @@
 // loss after the timed steps. A ladder whose rungs have a train.target_val_loss (a speedrun ladder) trains each
 // rung for its own train.steps (unless --steps is given) and adds the training time and steps to that target,
 // "not reached" with the best val loss otherwise. --seeds N runs every rung N times (train.seed, +1, ...;
-// named RUNG-sSEED, so `runs compare --group seed` groups them) and gives means ± sample std.
+// named RUNG-sSEED, so `runs compare --group seed` groups them) and gives means ± sample std. --rungs "1,8-16"
+// runs those rungs alone; a cumulative ladder's skipped rungs still set their keys in the rungs after them.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/kernel_table.h"
@@ -24,7 +29,7 @@ namespace tokamak::cli {
 namespace {
 
 struct BenchArgs {
-  std::string ladder, db;
+  std::string ladder, db, rungs;
   std::vector<std::string> sets;
   int64_t steps = 20, warmup = 5, seeds = 1;
   int kernels = 0;  // --kernels N: the N costliest kernels of each rung's timed steps (0: no profiler)
@@ -118,15 +123,50 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
   return rec;
 }
 
+// --rungs "1,3-5" (1-based, as the scoreboard numbers them) → the indices to run, in the ladder's order.
+std::vector<size_t> chosen_rungs(const std::string& list, size_t count) {
+  std::vector<bool> on(count, list.empty());
+  const auto bad = [&](const std::string& why) {
+    return Error("--rungs " + list + ": " + why, "give rung numbers from 1 to " + std::to_string(count) +
+                                                      " and ranges, as in --rungs 1,3-5");
+  };
+  size_t at = 0;
+  while (at < list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    at = comma + 1;
+    const size_t dash = item.find('-');
+    size_t first = 0, last = 0;
+    try {
+      size_t used = 0;
+      first = std::stoul(item.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? item.size() : dash)) throw std::invalid_argument(item);
+      last = dash == std::string::npos ? first : std::stoul(item.substr(dash + 1), &used);
+      if (dash != std::string::npos && used != item.size() - dash - 1) throw std::invalid_argument(item);
+    } catch (const std::logic_error&) {
+      throw bad("'" + item + "' is not a rung number or a range");
+    }
+    if (first > last) throw bad("'" + item + "' runs backwards");
+    if (first < 1 || last > count)
+      throw bad("'" + item + "' is outside the ladder's " + std::to_string(count) + " rungs");
+    for (size_t i = first; i <= last; ++i) on[i - 1] = true;
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < count; ++i)
+    if (on[i]) out.push_back(i);
+  return out;
+}
+
 void run_bench(const BenchArgs& a) {
   Ladder ladder = load_ladder(a.ladder, a.sets);
+  const std::vector<size_t> chosen = chosen_rungs(a.rungs, ladder.rungs.size());
   bool target = false;
   for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
   // A speedrun ladder's rungs train to their own train.steps (or their target) unless --steps is given.
   const std::string length = target && !a.steps_given ? "each to its target or its own train.steps"
                                                       : std::to_string(a.warmup) + " warm-up + " +
                                                             std::to_string(a.steps) + " timed steps each";
-  std::fprintf(stderr, "ladder %s: %zu rungs × %lld seed%s, %s\n%s\n", ladder.name.c_str(), ladder.rungs.size(),
+  std::fprintf(stderr, "ladder %s: %zu rungs × %lld seed%s, %s\n%s\n", ladder.name.c_str(), chosen.size(),
                static_cast<long long>(a.seeds), a.seeds == 1 ? "" : "s", length.c_str(), ladder.description.c_str());
   std::unique_ptr<StoreSink> probe;
   if (!a.no_store) probe = std::make_unique<StoreSink>(a.db);  // a bad --db fails before the first rung
@@ -135,7 +175,7 @@ void run_bench(const BenchArgs& a) {
   if (target)
     table[0].insert(table[0].end(), {"time to target", "± std", "steps to target", "reached", "time speedup"});
   double baseline = NAN, baseline_time = NAN;
-  for (size_t i = 0; i < ladder.rungs.size(); ++i) {
+  for (const size_t i : chosen) {
     LadderRung& rung = ladder.rungs[i];
     Config& c = rung.config;
     // A speedrun rung trains to its own steps (and stops at its target if it says so); others are timed.
@@ -158,7 +198,7 @@ void run_bench(const BenchArgs& a) {
       time.push_back(rec.time_to_target), steps.push_back(rec.steps_to_target);
     }
     const Spread rate = spread(tok_s), t = spread(time), st = spread(steps);
-    if (i == 0) baseline = rate.mean, baseline_time = t.mean;
+    if (i == chosen.front()) baseline = rate.mean, baseline_time = t.mean;  // speedups: over the first rung run
     std::vector<std::string> row = {std::to_string(i + 1),
                                     rung.name,
                                     finished ? format_rate(rate.mean) : "failed",
@@ -190,6 +230,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", a->warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
   cmd->add_option("--set", a->sets, "override a config key in every rung (repeatable)");
+  cmd->add_option("--rungs", a->rungs,
+                  "run only these rungs, e.g. 1,8-16 (a cumulative ladder's skipped rungs still set their keys in "
+                  "the rungs after them; speedups are over the first rung run)");
   cmd->add_option("--db", a->db, "run store (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--no-store", a->no_store, "do not record the rungs as runs");
   cmd->add_option("--kernels", a->kernels,
