@@ -224,6 +224,8 @@ int64_t GPTImpl::num_parameters() const {
 // Position and value-embedding tables are looked up, not multiplied: no FLOPs.
 int64_t GPTImpl::num_flop_parameters() const {
   int64_t tables = wpe ? wpe->weight.numel() : 0;
+  // An untied token embedding is a lookup like the others: the head's matmul is counted, its table is not.
+  if (!options_.tie_weights) tables += wte->weight.numel();
   if (value_embeds)
     for (const auto& t : value_embeds->parameters()) tables += t.numel();
   return num_parameters() - tables;

@@ -52,7 +52,7 @@ class GPTImpl : public torch::nn::Module {
   torch::Tensor forward_cached(const torch::Tensor& idx, std::vector<KVCache>& cache);
   // Parameters, tied ones counted once (what GPT-2's papers count).
   int64_t num_parameters() const;
-  // Parameters without position embeddings (the N of MFU's 6N FLOPs per token).
+  // Parameters without the lookup tables (position, value and an untied token embedding): the N of MFU's 6N.
   int64_t num_flop_parameters() const;
   const GPTOptions& options() const { return options_; }
 
