@@ -83,6 +83,25 @@ class TestTrain : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // A CPU's peak memory is the process's high-water mark of resident memory: reset_peak_memory sets it back to
+  // what is resident now, so each `bench` rung reports its own peak, not the largest one before it.
+  void cpuPeakMemoryResets() {
+    const c10::Device cpu(c10::kCPU);
+    constexpr int64_t kBytes = int64_t{512} << 20;
+    reset_peak_memory(cpu);
+    const int64_t before = memory_use(cpu).peak;
+    {
+      const at::Tensor big = at::ones({kBytes / 4});  // every page written
+      QCOMPARE(big[kBytes / 4 - 1].item<float>(), 1.0f);
+      QVERIFY2(memory_use(cpu).peak >= before + kBytes, qPrintable(QString::number(memory_use(cpu).peak)));
+    }
+    reset_peak_memory(cpu);
+    const int64_t after = memory_use(cpu).peak;
+    QVERIFY2(after < before + kBytes / 2, qPrintable(QString("peak %1 MiB after the reset, %2 MiB before the tensor")
+                                                         .arg(after >> 20)
+                                                         .arg(before >> 20)));
+  }
+
   // opt.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
   // emulates bf16 GEMMs ~100× slower than fp32), and the run records the concrete value, so its config says
   // what it trained with.

@@ -40,8 +40,9 @@ std::string short_name(std::string name) {
 std::string kind_of(const std::string& name) {
   static const std::regex matmul("gemm|nvjet|cutlass|xmma|sm90_|aten::(mm|addmm|bmm|matmul|linear)", std::regex::icase);
   static const std::regex attention("flash|fmha|attention|sdpa|cudnn", std::regex::icase);
-  static const std::regex ours("softmax_ce_grad|residual_layernorm|layernorm_backward_kernel|gelu_backward_bias|"
-                               "tokamak");
+  static const std::regex ours(
+      "softmax_ce_grad|residual_layernorm|layernorm_backward_kernel|gelu_backward_bias|"
+      "tokamak");
   static const std::regex optimizer("adam|multi_tensor|foreach|_fused_", std::regex::icase);
   static const std::regex copies("memcpy|memset|aten::copy_|aten::to", std::regex::icase);
   if (std::regex_search(name, ours)) return "tokamak";
@@ -57,11 +58,14 @@ struct Row {
   int64_t calls = 0;
 };
 
-// A CPU operator's self time: its duration less that of the operators it called on the same thread.
+// A CPU operator's self time: its duration less that of the operators it called on the same thread. Autograd's
+// nodes and Python-style scopes are left out: they only enclose operators.
 std::vector<std::pair<std::string, double>> cpu_self_times(const std::vector<prof::KinetoEvent>& events) {
   std::vector<const prof::KinetoEvent*> ops;
   for (const auto& e : events)
-    if (e.deviceType() == c10::DeviceType::CPU && e.name().rfind("aten::", 0) == 0) ops.push_back(&e);
+    if (e.deviceType() == c10::DeviceType::CPU &&
+        (e.name().rfind("aten::", 0) == 0 || e.name().rfind("tokamak::", 0) == 0))
+      ops.push_back(&e);  // ATen's operators and our own scopes (the fused classifier's row kernel)
   std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) {
     return a->startThreadId() != b->startThreadId() ? a->startThreadId() < b->startThreadId()
            : a->startNs() != b->startNs()           ? a->startNs() < b->startNs()

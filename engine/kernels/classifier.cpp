@@ -12,6 +12,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/record_function.h>
 #include <torch/autograd.h>
 
 #include <algorithm>
@@ -44,8 +45,8 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
   check_inputs(x_in, weight_in, targets, o.vocab_size);
   // Under bf16 autocast the matmuls run in bf16, as native's linear does there (on a CPU with AVX-512 BF16 that
   // is 2-3× the fp32 rate); the softmax and the loss are computed in fp32 either way.
-  const bool bf16 = at::autocast::is_autocast_enabled(at::kCPU) &&
-                    at::autocast::get_autocast_dtype(at::kCPU) == at::kBFloat16;
+  const bool bf16 =
+      at::autocast::is_autocast_enabled(at::kCPU) && at::autocast::get_autocast_dtype(at::kCPU) == at::kBFloat16;
   const at::ScalarType dtype = bf16 ? at::kBFloat16 : at::kFloat;
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const at::Tensor x = x_in.to(dtype).contiguous();
@@ -93,18 +94,21 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
       at::Tensor lc = rows.narrow(0, s - b, n);
       at::mm_out(lc, x.narrow(0, s, n), w.t());
       // Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the sum below is the
-      // same whatever the split.
-      at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
-        if (bf16) {
-          std::vector<float> scratch(static_cast<size_t>(V));
-          softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), Vp, tp + s, begin, end, V,
-                                 kIgnoreIndex, with_grad, static_cast<float>(scale), scratch.data(),
-                                 losses.data() + s);
-        } else {
-          softmax_xent_rows_f32(lc.data_ptr<float>(), Vp, tp + s, begin, end, V, kIgnoreIndex, with_grad,
-                                static_cast<float>(scale), losses.data() + s);
-        }
-      });
+      // same whatever the split. Named for the profiler (`bench --kernels`): it is no ATen operator.
+      {
+        RECORD_FUNCTION("tokamak::classifier_rows", std::vector<c10::IValue>());
+        at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
+          if (bf16) {
+            std::vector<float> scratch(static_cast<size_t>(V));
+            softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), Vp, tp + s, begin, end, V,
+                                   kIgnoreIndex, with_grad, static_cast<float>(scale), scratch.data(),
+                                   losses.data() + s);
+          } else {
+            softmax_xent_rows_f32(lc.data_ptr<float>(), Vp, tp + s, begin, end, V, kIgnoreIndex, with_grad,
+                                  static_cast<float>(scale), losses.data() + s);
+          }
+        });
+      }
       if (!with_grad) continue;
       at::Tensor dxc = dx.narrow(0, s, n);
       at::mm_out(dxc, lc, w);
@@ -172,8 +176,13 @@ class FusedClassifierFunction : public torch::autograd::Function<FusedClassifier
     ctx->saved_data.clear();
     // On a CPU reading g costs nothing, and a gradient of 1 (no accumulation) spares writing the (V, C) weight
     // gradient once more; on CUDA it would be a host sync, so there it is always a multiply.
-    if (!g.is_cuda() && g.item<double>() == 1.0) return {dx, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    return {dx * g.to(dx.scalar_type()), dw * g.to(dw.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
+    if (!g.is_cuda() && g.item<double>() == 1.0)
+      return {dx, dw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx * g.to(dx.scalar_type()),
+            dw * g.to(dw.scalar_type()),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
             at::Tensor()};
   }
 };

@@ -1,6 +1,8 @@
 // Device queries. CUDA calls are compiled only when LibTorch is a CUDA build (TOKAMAK_WITH_CUDA).
 #include "engine/metrics/device.h"
 
+#include "engine/runtime/device.h"
+
 #include <dlfcn.h>
 
 #include <torch/cuda.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <string>
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -94,6 +97,15 @@ static int64_t resident_bytes() {
   return resident * ::sysconf(_SC_PAGESIZE);
 }
 
+// The high-water mark of resident memory (VmHWM), which reset_peak_memory can set back; -1 if unreadable.
+static int64_t peak_resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmHWM:   123456 kB"
+  return -1;
+}
+
 // Bytes jemalloc holds for reuse (resident minus in use): what the training process keeps by its allocator
 // settings (app/tokamak/malloc_conf.cpp) beyond its tensors. 0 where the malloc is not jemalloc (glibc's has no
 // mallctl; the studio process, a test linking no jemalloc).
@@ -138,7 +150,8 @@ MemoryUse memory_use(const c10::Device& device) {
   ::getrusage(RUSAGE_SELF, &usage);
   m.allocated = resident_bytes();
   m.reserved = allocator_held_bytes();
-  m.peak = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  m.peak = peak_resident_bytes();
+  if (m.peak <= 0) m.peak = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   return m;
 }
 
@@ -147,6 +160,12 @@ void reset_peak_memory(const c10::Device& device) {
   if (device.is_cuda() && cuda_allocator_ready(device))
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
 #endif
+  if (device.is_cuda()) return;
+  // A CPU's peak is the process's high-water mark of resident memory, which only Linux can reset: hand back
+  // what the allocator keeps of the runs before (jemalloc's retained pages would count again), then set the
+  // mark to what is resident now. Without this every rung of `bench` after a larger one showed that one's peak.
+  trim_cpu_allocator(-1);
+  std::ofstream("/proc/self/clear_refs") << "5";
 }
 
 void synchronize(const c10::Device& device) {

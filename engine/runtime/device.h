@@ -14,7 +14,8 @@ int configure_cpu(int64_t threads);
 
 // The training process's jemalloc keeps freed pages for reuse (app/tokamak/malloc_conf.cpp). If what it holds
 // beyond the tensors in use (`held`, mem_reserved on a CPU) passes a quarter of physical memory, it gives them
-// back to the kernel now; a run whose steps reuse their sizes never gets there. Returns whether it trimmed.
+// back to the kernel now; a run whose steps reuse their sizes never gets there. held < 0: give them back
+// whatever they are (before measuring a new peak). Returns whether it trimmed.
 bool trim_cpu_allocator(int64_t held);
 
 }  // namespace tokamak
