@@ -143,8 +143,9 @@ class TestCli : public QObject {
     const QString ladder = QString::fromStdString(scratch.path("three.json"));
     QFile f(ladder);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.weight_decay": 0.05}},)"
-            R"( {"name": "three", "set": {"train.lr": 0.003}}]})");
+    f.write(
+        R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.weight_decay": 0.05}},)"
+        R"( {"name": "three", "set": {"train.lr": 0.003}}]})");
     f.close();
     const QString db = QString::fromStdString(scratch.path("runs.db"));
     const QStringList sizes = tokamak::test::tiny_run_args(
@@ -175,8 +176,8 @@ class TestCli : public QObject {
     QVERIFY(!ladder.isEmpty());
     const Result bench = runTokamak(
         QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
-        tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1",
-                                      "train.eval_every=0"}));
+        tokamak::test::tiny_run_args(
+            {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"}));
     QVERIFY2(bench.code == 0, bench.err.constData());
     const QStringList lines = QString::fromUtf8(bench.out).split('\n');
     int tables = 0;
@@ -193,11 +194,11 @@ class TestCli : public QObject {
     }
     QCOMPARE(tables, 2);
     // The fused classifier's row kernel is no ATen operator: it is named in the table all the same.
-    const Result fused = runTokamak(
-        QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1", "--kernels", "100",
-                    "--no-store"} +
-        tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1",
-                                      "train.eval_every=0", "opt.layers=fused"}));
+    const Result fused =
+        runTokamak(QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1",
+                               "--kernels", "100", "--no-store"} +
+                   tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1",
+                                                 "threads=1", "train.eval_every=0", "opt.layers=fused"}));
     QVERIFY2(fused.code == 0, fused.err.constData());
     QVERIFY2(QRegularExpression("\\ntokamak::classifier_rows +1\\.0 ").match(QString::fromUtf8(fused.out)).hasMatch(),
              fused.out.constData());
@@ -229,9 +230,9 @@ class TestCli : public QObject {
         if (!kinds.contains("start")) before_start << e;
         // A CPU's MFU divides by its measured GEMM rate (cpu_peak.h): a fraction, never more than the whole.
         if (e["event"] == "step")
-          QVERIFY2(e["loss"].isDouble() && e["tok_s"].toDouble() > 0 && e["mfu"].toDouble() > 0 &&
-                       e["mfu"].toDouble() < 1,
-                   line.constData());
+          QVERIFY2(
+              e["loss"].isDouble() && e["tok_s"].toDouble() > 0 && e["mfu"].toDouble() > 0 && e["mfu"].toDouble() < 1,
+              line.constData());
         if (e["event"] == "start") {
           QVERIFY2(e["peak_flops"].toDouble() > 1e8, line.constData());
           QVERIFY2(e["peak_source"].toString().contains("measured"), line.constData());

@@ -1,7 +1,7 @@
 // Signals and live runs, sent for real to a child `tokamak train`: SIGTERM, SIGHUP and SIGINT end a run the
 // way Stop does (status `stopped` in the store, a checkpoint on disk), a second signal ends it at once, a
 // reader of --json that goes away does not end the run, and a run still being trained cannot be resumed by a
-// second process.
+// second process; `bench` stops its ladder at the rung a signal ends.
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -168,6 +168,31 @@ class TestSignals : public QObject {
     QVERIFY2(err.contains("is still being trained by process " + QString::number(pid)), qPrintable(err));
     QVERIFY2(err.contains("hint:"), qPrintable(err));
     QCOMPARE(storedRun(db)["status"].toString(), QString("stopped"));  // the first run was left alone
+  }
+  // `bench` meets a stop signal as `train` does: the rung's run ends "stopped" in the store (not "crashed"), and
+  // the ladder ends there, its table so far on stdout and a one-line error naming the rung.
+  void stopSignalEndsABenchLadder() {
+    const QString db = dir_.filePath("bench.db"), ladder = dir_.filePath("two-rungs.json");
+    QFile f(ladder);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {}}]})");
+    f.close();
+    QProcess p;
+    start(p, bin(),
+          QStringList{"bench", "--ladder", ladder, "--steps", "1000000", "--warmup", "0", "--db", db} +
+              tokamak::test::tiny_run_args(
+                  {"train.batch_size=2", "train.sample_every=-1", "train.eval_every=0", "threads=1"}),
+          dir_.filePath("bench-data"));
+    QVERIFY(p.waitForStarted());
+    QTRY_COMPARE_WITH_TIMEOUT(storedRun(db)["status"].toString(), QString("running"), 60000);
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(60000));
+    const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
+    QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() != 0, err.constData());
+    QVERIFY2(err.contains("the ladder was stopped during rung 1 ('one')"), err.constData());
+    QVERIFY2(out.contains("one") && out.contains("stopped") && !out.contains("two"), out.constData());
+    QCOMPARE(storedRun(db)["name"].toString(), QString("t/one"));  // rung two never started
+    QCOMPARE(storedRun(db)["status"].toString(), QString("stopped"));
   }
 };
 

@@ -97,9 +97,9 @@ class TestTrain : public QObject {
     }
     reset_peak_memory(cpu);
     const int64_t after = memory_use(cpu).peak;
-    QVERIFY2(after < before + kBytes / 2, qPrintable(QString("peak %1 MiB after the reset, %2 MiB before the tensor")
-                                                         .arg(after >> 20)
-                                                         .arg(before >> 20)));
+    QVERIFY2(after < before + kBytes / 2,
+             qPrintable(
+                 QString("peak %1 MiB after the reset, %2 MiB before the tensor").arg(after >> 20).arg(before >> 20)));
   }
 
   // opt.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it

@@ -4,7 +4,8 @@
 // rung for its own train.steps (unless --steps is given) and adds the training time and steps to that target,
 // "not reached" with the best val loss otherwise. --seeds N runs every rung N times (train.seed, +1, ...;
 // named RUNG-sSEED, so `runs compare --group seed` groups them) and gives means ± sample std. --rungs "1,8-16"
-// runs those rungs alone; a cumulative ladder's skipped rungs still set their keys in the rungs after them.
+// runs those rungs alone; a cumulative ladder's skipped rungs still set their keys in the rungs after them. A stop
+// signal (Ctrl-C, SIGTERM, SIGHUP) ends the rung as `train` ends a run ("stopped") and the ladder with it.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/kernel_table.h"
+#include "app/tokamak/signals.h"
 #include "engine/config/ladder.h"
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
@@ -48,6 +50,7 @@ struct RungRecorder : EventSink {
   double best_val = NAN, time_to_target = NAN, steps_to_target = NAN;
   std::string status, error;
   int top = 0;
+  bool interrupted = false;  // Ctrl-C, SIGTERM or SIGHUP during the rung: it ended "stopped", the ladder ends too
   void on_eval(const EvalEvent& e) override {
     if (e.metrics.has("val_loss") && !(e.metric("val_loss") >= best_val)) best_val = e.metric("val_loss");
     if (e.metrics.has("time_to_target_s"))
@@ -113,7 +116,9 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     TrainControl control;
     control.checkpoints = false;  // a rung is measured, not kept
     if (a.kernels > 0 && a.warmup == 0) kernels.start(rec.cuda);
+    const StopOnSignals signals(&control.stop);  // as `train`: the step ends, the run is "stopped", not lost
     train(c, sinks, &control);
+    rec.interrupted = control.stop.load();
   } catch (const std::exception& e) {
     rec.status = "failed", rec.error = torch_error_text(e);
   }
@@ -127,8 +132,8 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
 std::vector<size_t> chosen_rungs(const std::string& list, size_t count) {
   std::vector<bool> on(count, list.empty());
   const auto bad = [&](const std::string& why) {
-    return Error("--rungs " + list + ": " + why, "give rung numbers from 1 to " + std::to_string(count) +
-                                                      " and ranges, as in --rungs 1,3-5");
+    return Error("--rungs " + list + ": " + why,
+                 "give rung numbers from 1 to " + std::to_string(count) + " and ranges, as in --rungs 1,3-5");
   };
   size_t at = 0;
   while (at < list.size()) {
@@ -175,6 +180,7 @@ void run_bench(const BenchArgs& a) {
   if (target)
     table[0].insert(table[0].end(), {"time to target", "± std", "steps to target", "reached", "time speedup"});
   double baseline = NAN, baseline_time = NAN;
+  bool stopped = false;  // a stop signal during a rung
   for (const size_t i : chosen) {
     LadderRung& rung = ladder.rungs[i];
     Config& c = rung.config;
@@ -196,12 +202,15 @@ void run_bench(const BenchArgs& a) {
       peak.push_back(rec.peak > 0 ? rec.peak : NAN);
       loss.push_back(rec.loss), best.push_back(rec.best_val);
       time.push_back(rec.time_to_target), steps.push_back(rec.steps_to_target);
+      if ((stopped = rec.interrupted)) break;
     }
     const Spread rate = spread(tok_s), t = spread(time), st = spread(steps);
     if (i == chosen.front()) baseline = rate.mean, baseline_time = t.mean;  // speedups: over the first rung run
     std::vector<std::string> row = {std::to_string(i + 1),
                                     rung.name,
-                                    finished ? format_rate(rate.mean) : "failed",
+                                    finished  ? format_rate(rate.mean)
+                                    : stopped ? "stopped"
+                                              : "failed",
                                     format_fixed(rate.mean / baseline, "%.2fx"),
                                     format_fixed(100 * spread(mfu).mean, "%.1f%%"),
                                     std::isfinite(spread(peak).mean) ? format_bytes(spread(peak).mean) : "-",
@@ -214,6 +223,12 @@ void run_bench(const BenchArgs& a) {
            format_fixed(t.std, "%.1f s"), format_fixed(st.mean, "%.0f"),
            std::to_string(t.n) + "/" + std::to_string(a.seeds), format_fixed(baseline_time / t.mean, "%.2fx")});
     table.push_back(row);
+    if (stopped) {
+      std::fputs(format_text_table(table).c_str(), stdout);
+      throw Error("the ladder was stopped during rung " + std::to_string(i + 1) + " ('" + rung.name + "')",
+                  "the rungs before it are in the table above; `--rungs " + std::to_string(i + 1) + "-" +
+                      std::to_string(ladder.rungs.size()) + "` runs the rest");
+    }
   }
   std::fputs(format_text_table(table).c_str(), stdout);
 }
