@@ -3,10 +3,11 @@
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
 #      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the kernel
-#      profile of its last rungs, the model sizes
+#      profile of its last rungs (each kernel named by the op that launched it, totals by kind), CUDA graphs
+#      against eager launches, the model sizes
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
-#      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; compute-sanitizer memcheck
-#      on test_kernels
+#      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; the strongest compile (every
+#      mode × batches 64 and 128); compute-sanitizer memcheck on test_kernels
 # or, where the lease has room for one command only, PART=all: both parts' steps, the most wanted first.
 # Each stays within BUDGET (540 s) of steps, so unpacking and the transfers fit the tool's 10 minutes.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
@@ -65,6 +66,7 @@ if [ "$device" = cpu ]; then
   # torch.compile traces as on the GPU, but without inductor's C++ build (minutes on two cores).
   bench_len=(--steps 2 --warmup 1) size_len=(--steps 1 --warmup 1) find_max=4 compile=(--compile --compile-backend aot_eager)
   peer=(--device cpu --shape 1,2,32,32 --batch 2 --steps 3 --warmup 1 --precision bf16)
+  strongest=(--device cpu --shape 1,2,32,32 --batch 2,3 --steps 2 --warmup 1 --precision bf16 --compile-backend aot_eager)
 else
   where=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr -c 'A-Za-z0-9.\n-' '-')
@@ -72,6 +74,7 @@ else
   sizes=()
   bench_len=(--steps "$steps" --warmup 5) size_len=(--steps 10 --warmup 3) find_max=128 compile=(--compile)
   peer=(--device cuda --preset gpt2 --batch "$batch" --steps 30 --warmup 10 --precision bf16)
+  strongest=(--device cuda --preset gpt2 --batch "${PEER_BATCHES:-64,128}" --steps 20 --warmup 8 --precision bf16)
 fi
 
 # The summary is rewritten after every step: a sitting the device tool cuts off still brings back what it did.
@@ -172,6 +175,29 @@ s_compiled() {
   step "pytorch compiled + profile" 240 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}" "${compile[@]}" --profile
   keep_table "pytorch compiled + profile" "$scratch/steps/pytorch_compiled_+_profile.txt"
 }
+# The strongest fair peer: SDPA's own attention (cuDNN on Hopper), every compile mode at both batches, fullgraph;
+# the best compiled line is "strongest compile", the peer every published ratio is against (PEER_MODES,
+# PEER_BATCHES narrow it for a short lease: max-autotune's GEMM tuning takes minutes).
+s_peer() {
+  step "pytorch strongest compile" 420 'strongest compile' "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
+    --modes "${PEER_MODES:-eager,default,max-autotune-no-cudagraphs,max-autotune}"
+  keep_table "pytorch strongest compile" "$scratch/steps/pytorch_strongest_compile.txt"
+}
+# The kernel labs (experiments/kernels/*_lab.cu): each production kernel beside its newer versions, checked against
+# a CPU reference and timed. Without a GPU each says so and exits (the rehearsal checks they are in the kit).
+s_labs() {
+  step "kernel labs" 60 'GB/s|no CUDA device' bash -c 'rc=0; for lab in "$0"/*_lab; do [ -x "$lab" ] || continue; "$lab" || rc=1; done; exit $rc' "$bin"
+  keep_table "kernel labs" "$scratch/steps/kernel_labs.txt"
+}
+# CUDA graphs against eager launches, where launches cost most (small batches) and at the ladder's batch. A CPU
+# has no graphs: the rehearsal runs the eager rungs of the same ladder.
+s_graphs() {
+  local rungs=()
+  [ "$device" = cpu ] && rungs=(--rungs 1,3)
+  step "bench cuda graphs" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/cuda-graphs.json" \
+    "${bench_len[@]}" --no-store "${rungs[@]}" "${sizes[@]}"
+  keep_table "bench cuda graphs" "$scratch/steps/bench_cuda_graphs.txt"
+}
 s_memcheck() {
   if [ "$device" = cpu ]; then
     skip "memcheck test_kernels" "no GPU: compute-sanitizer runs on the device only"
@@ -184,13 +210,13 @@ s_memcheck() {
 }
 
 case $part in
-  1) plan=(s_libraries s_test_gpu s_test_kernels s_find_batch s_bench_h100 s_kernels s_bench_sizes s_no_checkpoints
-           s_export) ;;
-  2) plan=(s_libraries s_eager s_compiled s_memcheck) ;;
+  1) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_find_batch s_bench_h100 s_kernels s_graphs s_bench_sizes
+           s_no_checkpoints s_export) ;;
+  2) plan=(s_libraries s_eager s_compiled s_peer s_memcheck) ;;
   # One command for a lease too short for two (15 device-minutes, a start included): the most wanted first, the
   # store exported last with time kept for it (RESERVE).
-  all) plan=(s_libraries s_test_gpu s_test_kernels s_bench_h100 s_kernels s_eager s_compiled s_find_batch
-             s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
+  all) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_bench_h100 s_kernels s_graphs s_compiled s_peer
+             s_find_batch s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
   *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
 esac
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.

@@ -35,8 +35,8 @@ for part in 1 2; do
   [ "$part" = 1 ] && want="./log.txt ./runs-cpu.json ./summary.md "
   [ "$files" = "$want" ] || fail "part $part: OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
   steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-  expected=9
-  [ "$part" = 2 ] && expected=4
+  expected=11
+  [ "$part" = 2 ] && expected=5
   [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "part $part: $((steps - 1)) steps in the summary, expected $expected"; }
   ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
   skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
@@ -46,5 +46,10 @@ grep -q '^| memcheck test_kernels | skipped |' "$work/out2/summary.md" || fail "
 runs=$(grep -o '"uid"' "$work/out1/runs-cpu.json" | wc -l)
 [ "$runs" -ge 12 ] || fail "runs-cpu.json holds $runs runs, expected 12 (8 + 4 rungs)"
 grep -q 'every library found' "$work/out1/summary.md" || fail "a library of the kit was not found"
+grep -q '^| kernel labs | ok | .*no CUDA device' "$work/out1/summary.md" || fail "the kit's kernel labs did not run"
+# The op-attributed profile: every rung's kernels (operators on a CPU) with what launched them, totals by kind.
+grep -q '^kind  *calls/step  *ms/step  *share' "$work/out1/summary.md" || fail "the kernel profile has no table by kind"
+grep -q '^| pytorch strongest compile | ok | .*strongest compile: mode=' "$work/out2/summary.md" ||
+  fail "the strongest-compile step named no strongest compile"
 echo "gpu-check rehearsal: both parts ok"
 sed -n '/^| step/,/^$/p' "$work/out1/summary.md" "$work/out2/summary.md"

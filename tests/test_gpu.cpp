@@ -93,8 +93,8 @@ class SyncDebugGuard {
 std::vector<double> losses(const TinyRun& run) {
   const c10::Device device = parse_device(run.device);
   Config c;
-  apply_overrides(c, {"model.n_layer=4", "model.n_head=4", "model.n_embd=256", "model.context=256",
-                      "opt.layers=" + run.layers});
+  apply_overrides(
+      c, {"model.n_layer=4", "model.n_head=4", "model.n_embd=256", "model.context=256", "opt.layers=" + run.layers});
   // "auto" is what this device makes of it (bf16 on a GPU from the A100 on), as train() resolves it.
   const Precision precision = parse_precision(resolved_precision(run.precision, run.device));
   MathModeGuard modes;  // the forced TF32 and SDPA backend end with this run, whatever throws
@@ -135,6 +135,16 @@ QString describe(const std::vector<double>& l) {
   for (double v : l) s << QString::number(v, 'f', 3);
   return s.join(' ');
 }
+
+// What a run's sink saw of its losses (one a step at train.log_every=1) and its end.
+struct LossRecorder : EventSink {
+  std::vector<double> losses;
+  std::string status, error;
+  void on_step(const StepEvent& e) override {
+    if (e.metrics.has("loss")) losses.push_back(e.metric("loss"));
+  }
+  void on_end(const EndEvent& e) override { status = e.status, error = e.error; }
+};
 
 // What a run's sink saw of its samples and its end.
 struct SampleRecorder : EventSink {
@@ -279,11 +289,14 @@ class TestGpu : public QObject {
     const std::vector<double> fused = losses(run);
     qInfo("native %s\nfused  %s", qPrintable(describe(native)), qPrintable(describe(fused)));
     QCOMPARE(fused.size(), native.size());
-    QVERIFY2(native.back() < native.front() - 1.0, qPrintable("native must learn on these batches: " + describe(native)));
+    QVERIFY2(native.back() < native.front() - 1.0,
+             qPrintable("native must learn on these batches: " + describe(native)));
     const double tolerance = precision == "fp32" ? 1e-4 : 1e-2;
     for (size_t i = 0; i < native.size(); ++i)
-      QVERIFY2(std::abs(fused[i] - native[i]) <= tolerance * native[i],
-               qPrintable(QString("step %1: fused %2 vs native %3").arg(i).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
+      QVERIFY2(
+          std::abs(fused[i] - native[i]) <= tolerance * native[i],
+          qPrintable(
+              QString("step %1: fused %2 vs native %3").arg(i).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
   }
 
   // A run samples under its own precision: with flash or cuDNN attention forced, the samples' attention gets
@@ -320,6 +333,54 @@ class TestGpu : public QObject {
     QVERIFY(!rec.samples.front().empty());
     QCOMPARE(at::globalContext().userEnabledMathSDP(), backend == "math");
     QCOMPARE(at::globalContext().userEnabledFlashSDP(), backend == "flash");
+  }
+
+  // opt.cuda_graphs: the step captured once and replayed trains as the eager step does — the losses of 20 steps
+  // bit for bit, wherever two eager runs agree bit for bit (they do unless a kernel of the step is
+  // nondeterministic on this GPU; then the graph must stay within twice their difference, and the test says so).
+  void cudaGraphsFollowEager_data() {
+    QTest::addColumn<QString>("layers");
+    QTest::newRow("native") << "native";
+    QTest::newRow("fused") << "fused";
+  }
+  void cudaGraphsFollowEager() {
+    if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
+    QFETCH(QString, layers);
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    MathModeGuard modes;
+    const std::string corpus = env.corpus_excerpt(200000);
+    const auto run = [&](bool graphs) {
+      Config c;
+      apply_overrides(c, test::tiny_run_overrides({"device=cuda", "opt.precision=bf16",
+                                                   "opt.layers=" + layers.toStdString(), "opt.fused_adamw=true",
+                                                   "data.path=" + corpus, "train.steps=20", "train.log_every=1",
+                                                   "train.batch_size=4", "train.eval_every=0", "train.sample_every=-1",
+                                                   "opt.cuda_graphs=" + std::string(graphs ? "true" : "false")}));
+      LossRecorder rec;
+      TrainControl control;
+      control.checkpoints = false;
+      train(c, rec, &control);
+      return rec;
+    };
+    const LossRecorder eager = run(false), again = run(false), graphed = run(true);
+    QVERIFY2(eager.status == "finished", eager.error.c_str());
+    QVERIFY2(graphed.status == "finished", graphed.error.c_str());
+    QCOMPARE(int(graphed.losses.size()), 20);
+    QCOMPARE(graphed.losses.size(), eager.losses.size());
+    QVERIFY2(eager.losses.back() < eager.losses.front(), "the eager run must learn");
+    double spread = 0;
+    for (size_t i = 0; i < eager.losses.size(); ++i)
+      spread = std::max(spread, std::abs(eager.losses[i] - again.losses[i]));
+    qInfo("eager  %s\ngraphed %s\neager vs eager: %g", qPrintable(describe(eager.losses)),
+          qPrintable(describe(graphed.losses)), spread);
+    for (size_t i = 0; i < eager.losses.size(); ++i)
+      QVERIFY2(std::abs(graphed.losses[i] - eager.losses[i]) <= 2 * spread,
+               qPrintable(QString("step %1: graphed %2 vs eager %3 (two eager runs differ by %4)")
+                              .arg(i + 1)
+                              .arg(graphed.losses[i], 0, 'g', 17)
+                              .arg(eager.losses[i], 0, 'g', 17)
+                              .arg(spread)));
   }
 
   // Each backend opt.sdpa_backend can force computes attention as the math reference does (bf16: 2%).

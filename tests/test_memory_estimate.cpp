@@ -23,7 +23,9 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 
+#include <QFile>
 #include <QProcess>
+#include <nlohmann/json.hpp>
 
 using namespace tokamak;
 
@@ -44,6 +46,7 @@ class TestMemoryEstimate : public QObject {
   void estimateTracksMeasuredPeakRss();
   void nativeHeadPeakIsThreeFp32Logits_data();
   void nativeHeadPeakIsThreeFp32Logits();
+  void estimateCoversTheGpuPeaks();
 };
 
 namespace {
@@ -176,20 +179,22 @@ void TestMemoryEstimate::gpt2_data() {
   QTest::addColumn<qint64>("batch");
   QTest::addColumn<qint64>("paramBytes");   // bytes per weight (grads and both AdamW states the same)
   QTest::addColumn<qint64>("activations");  // hand-computed, all 12 layers
-  // s·b·h·34 = 1024·16·768·34 = 427,819,008 per layer, × 12.
+  // s·b·h·(34 + 4) = 1024·16·768·38 = 478,150,656 per layer, × 12: autocast's fp32 LayerNorm inputs are the 4.
   QTest::newRow("bf16 sdpa b16") << "bf16"
-                                 << "sdpa" << false << qint64(16) << qint64(4) << qint64(5133828096);
-  // s·b·h·(34 + 5·a·s/h) = 786,432 · (34 + 80) = 89,653,248 per layer, × 12.
+                                 << "sdpa" << false << qint64(16) << qint64(4) << qint64(5737807872);
+  // s·b·h·(38 + 5·a·s/h) = 786,432 · (38 + 80) = 92,798,976 per layer, × 12.
   QTest::newRow("bf16 naive b1") << "bf16"
-                                 << "naive" << false << qint64(1) << qint64(4) << qint64(1075838976);
+                                 << "naive" << false << qint64(1) << qint64(4) << qint64(1113587712);
+  // fp32: every one of the 34 + 80 in 4 bytes: 786,432 · 114 · 2 = 179,306,496 per layer, × 12.
   QTest::newRow("fp32 naive b1 doubles") << "fp32"
                                          << "naive" << false << qint64(1) << qint64(4) << qint64(2151677952);
   QTest::newRow("buffered-mask keeps scores")
       << "bf16"
-      << "buffered-mask" << false << qint64(1) << qint64(4) << qint64(1075838976);
-  // 12 block inputs of 2·s·b·h = 25,165,824 each, plus one block's 427,819,008.
+      << "buffered-mask" << false << qint64(1) << qint64(4) << qint64(1113587712);
+  // 12 block inputs in the fp32 residual stream, 4·s·b·h = 50,331,648 each, plus one block's 478,150,656.
   QTest::newRow("checkpointing b16") << "bf16"
-                                     << "sdpa" << true << qint64(16) << qint64(4) << qint64(729808896);
+                                     << "sdpa" << true << qint64(16) << qint64(4) << qint64(1082130432);
+  // No autocast: every activation in 16 bits, Korthikanti's 34 (1024·16·768·34 = 427,819,008 per layer, × 12).
   QTest::newRow("bf16-pure halves state") << "bf16-pure"
                                           << "sdpa" << false << qint64(16) << qint64(2) << qint64(5133828096);
 }
@@ -212,7 +217,7 @@ void TestMemoryEstimate::gpt2() {
   QCOMPARE(m.optimizer, 2 * kGpt2Params * paramBytes);
   QCOMPARE(m.activations, activations);
   QCOMPARE(m.logits, 12 * 1024 * batch * 50257);  // three fp32 tensors of logits at log_softmax's backward
-  QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
+  QCOMPARE(m.total(), m.weights + m.optimizer + std::max(m.activations + m.logits, m.gradients));  // CPU: no overhead
 }
 
 // opt.layers=auto (the default) is sized as what it resolves to: fused on a CPU in fp32 and bf16 (measured
@@ -281,7 +286,7 @@ void TestMemoryEstimate::zeroShardsOptimizerState() {
   QCOMPARE(m.optimizer_saved, 2 * 4 * kGpt2Params - optimizer);  // what the rank does not hold
   QCOMPARE(m.weights, 4 * kGpt2Params);                          // weights and gradients stay whole
   QCOMPARE(m.gradients, 4 * kGpt2Params);
-  QCOMPARE(m.total(), m.weights + m.gradients + m.optimizer + m.activations + m.logits);
+  QCOMPARE(m.total(), m.weights + m.optimizer + std::max(m.activations + m.logits, m.gradients));  // CPU: no overhead
 }
 
 void TestMemoryEstimate::formatsBytes() {
@@ -383,3 +388,40 @@ void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
 
 QTEST_GUILESS_MAIN(TestMemoryEstimate)
 #include "test_memory_estimate.moc"
+
+// The estimate against every peak the allocator measured on an H200 (the GPU sittings' run-store exports in
+// experiments/results, GPT-2 124M to 1.5B, native and fused layers, batch 1 to 128, with and without activation
+// checkpointing): in bf16 it must cover each peak and stay within 5% of it, so the memory check neither refuses
+// what fits nor passes what then fails near the card's size.
+void TestMemoryEstimate::estimateCoversTheGpuPeaks() {
+  int checked = 0;
+  QStringList report;
+  for (const char* name : {"gpu-h200-sitting1-runs.json", "gpu-h200-sitting2-runs.json", "gpu-h200-sitting3-runs.json",
+                           "gpu-h200-sitting4-runs.json"}) {
+    QFile f(QString(TOKAMAK_SOURCE_DIR) + "/experiments/results/" + name);
+    QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+    const nlohmann::json runs = nlohmann::json::parse(f.readAll().toStdString());
+    for (const nlohmann::json& r : runs.is_array() ? runs : runs.at("runs")) {
+      double peak = 0;
+      for (const nlohmann::json& m : r.at("metrics"))
+        if (m.contains("mem_peak")) peak = std::max(peak, m.at("mem_peak").get<double>());
+      if (r.at("status") != "finished" || peak <= 0) continue;
+      const Config c = config_from_json(r.at("config").dump());
+      const double estimated = static_cast<double>(estimate_memory(c).total()), ratio = estimated / peak;
+      const QString line = QString("%1 %2: estimate %3 GiB, peak %4 GiB (%5)")
+                               .arg(name)
+                               .arg(QString::fromStdString(r.at("name").get<std::string>()))
+                               .arg(estimated / (1 << 30), 0, 'f', 2)
+                               .arg(peak / (1 << 30), 0, 'f', 2)
+                               .arg(ratio, 0, 'f', 3);
+      report << line;
+      // Held to it: bf16 with the layers and attention people train with; the write-ups' early rungs (hand-written
+      // layers, T×T attention scores) keep more than the formula counts (8–30% under) and are shown only.
+      if (c.opt.precision != "bf16" || c.opt.attention != "sdpa" || c.opt.layers == "scratch") continue;
+      ++checked;
+      QVERIFY2(ratio >= 1.0 && ratio <= 1.05, qPrintable(line));
+    }
+  }
+  qInfo("%s", qPrintable(report.join('\n')));
+  QVERIFY2(checked >= 30, qPrintable(QString::number(checked)));  // the exports' bf16 rungs were all read
+}

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <regex>
 #include <vector>
 
+#include "engine/metrics/op_kinds.h"
 #include "engine/store/scoreboard.h"  // format_text_table
 #include "engine/util/error.h"
 
@@ -36,54 +36,113 @@ std::string short_name(std::string name) {
   return name;
 }
 
-// The kind of a kernel or operator, by the names cuBLAS, FlashAttention, Tokamak's kernels and ATen give them.
-std::string kind_of(const std::string& name) {
-  static const std::regex matmul("gemm|nvjet|cutlass|xmma|sm90_|aten::(mm|addmm|bmm|matmul|linear)", std::regex::icase);
-  static const std::regex attention("flash|fmha|attention|sdpa|cudnn", std::regex::icase);
-  static const std::regex ours(
-      "softmax_ce_grad|residual_layernorm|layernorm_backward_kernel|gelu_backward_bias|"
-      "tokamak");
-  static const std::regex optimizer("adam|multi_tensor|foreach|_fused_", std::regex::icase);
-  static const std::regex copies("memcpy|memset|aten::copy_|aten::to", std::regex::icase);
-  if (std::regex_search(name, ours)) return "tokamak";
-  if (std::regex_search(name, attention)) return "attention";
-  if (std::regex_search(name, matmul)) return "matmul";
-  if (std::regex_search(name, optimizer)) return "optimizer";
-  if (std::regex_search(name, copies)) return "copies";
-  return "other";
+const std::string kNode = "autograd::engine::evaluate_function: ";
+bool is_op(const std::string& name) { return name.rfind("aten::", 0) == 0 || name.rfind("tokamak::", 0) == 0; }
+bool is_node(const std::string& name) { return name.rfind(kNode, 0) == 0; }
+
+// The CPU side of a profile: ATen's operators, Tokamak's scopes and autograd's nodes ("MmBackward0"), each with
+// the event that encloses it on its thread, and each operator's self time (its duration less that of the
+// operators it called; nodes only enclose).
+struct CpuEvents {
+  std::vector<std::string> names;
+  std::vector<int64_t> parent;  // -1: outermost
+  std::vector<double> self_ns;
+  std::vector<bool> op;
+  std::map<uint64_t, size_t> by_correlation;  // a CUDA kernel's linked correlation id → the op that launched it
+
+  // The event's name, then those enclosing it, innermost first.
+  std::vector<std::string> chain(int64_t i) const {
+    std::vector<std::string> out;
+    for (; i >= 0; i = parent[i]) out.push_back(names[i]);
+    return out;
+  }
+  // "aten::sum ← AddmmBackward0": an operator, and the autograd node or Tokamak scope it ran in, if any; a node
+  // or a scope is its own name.
+  std::string launched_by(int64_t i) const {
+    if (!op[i] || names[i].rfind("tokamak::", 0) == 0) return names[i];
+    for (int64_t p = parent[i]; p >= 0; p = parent[p])
+      if (!op[p] || names[p].rfind("tokamak::", 0) == 0) return names[i] + " ← " + names[p];
+    return names[i];
+  }
+};
+
+CpuEvents cpu_events(const std::vector<prof::KinetoEvent>& events) {
+  std::vector<const prof::KinetoEvent*> sorted;
+  for (const auto& e : events)
+    if (e.deviceType() == c10::DeviceType::CPU && (is_op(e.name()) || is_node(e.name()))) sorted.push_back(&e);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return a->startThreadId() != b->startThreadId() ? a->startThreadId() < b->startThreadId()
+           : a->startNs() != b->startNs()           ? a->startNs() < b->startNs()
+                                                    : a->endNs() > b->endNs();
+  });
+  CpuEvents out;
+  std::vector<size_t> open;  // the enclosing events, innermost last
+  std::vector<uint64_t> ends;
+  uint64_t thread = 0;
+  for (const auto* e : sorted) {
+    if (e->startThreadId() != thread) open.clear(), ends.clear(), thread = e->startThreadId();
+    while (!open.empty() && ends.back() <= e->startNs()) open.pop_back(), ends.pop_back();
+    const size_t i = out.names.size();
+    const bool op = is_op(e->name());
+    out.names.push_back(op ? e->name() : e->name().substr(kNode.size()));
+    out.parent.push_back(open.empty() ? -1 : static_cast<int64_t>(open.back()));
+    out.op.push_back(op);
+    const double d = static_cast<double>(e->durationNs());
+    out.self_ns.push_back(op ? d : 0);
+    if (op)  // the innermost operator around it spent this much less itself
+      for (auto it = open.rbegin(); it != open.rend(); ++it)
+        if (out.op[*it]) {
+          out.self_ns[*it] -= d;
+          break;
+        }
+    if (e->correlationId() > 0) out.by_correlation[e->correlationId()] = i;
+    open.push_back(i), ends.push_back(e->endNs());
+  }
+  return out;
+}
+
+// One timed piece of work: a CUDA kernel or a CPU operator's self time, with what launched it and its kind.
+struct Work {
+  std::string name, launched_by, kind;
+  double ns = 0;
+};
+
+std::vector<Work> profiled_work(const prof::ProfilerResult& result, bool cuda) {
+  const CpuEvents cpu = cpu_events(result.events());
+  std::vector<Work> work;
+  if (cuda) {
+    for (const auto& e : result.events()) {
+      if (e.deviceType() != c10::DeviceType::CUDA || e.durationNs() == 0) continue;
+      Work w{e.name(), "?", "unattributed", static_cast<double>(e.durationNs())};
+      const auto at = cpu.by_correlation.find(e.linkedCorrelationId());
+      if (at != cpu.by_correlation.end()) {
+        std::vector<std::string> chain = cpu.chain(static_cast<int64_t>(at->second));
+        chain.insert(chain.begin(), e.name());  // the kernel's own name speaks first (a GEMM in the head)
+        w.kind = op_kind(chain), w.launched_by = cpu.launched_by(static_cast<int64_t>(at->second));
+      }
+      work.push_back(w);
+    }
+  } else {
+    for (size_t i = 0; i < cpu.names.size(); ++i) {
+      if (!cpu.op[i]) continue;
+      const int64_t p = cpu.parent[i];
+      work.push_back(
+          {cpu.names[i], p < 0 ? "" : cpu.launched_by(p), op_kind(cpu.chain(static_cast<int64_t>(i))), cpu.self_ns[i]});
+    }
+  }
+  return work;
 }
 
 struct Row {
   double ns = 0;
   int64_t calls = 0;
+  std::string launched_by, kind;
 };
 
-// A CPU operator's self time: its duration less that of the operators it called on the same thread. Autograd's
-// nodes and Python-style scopes are left out: they only enclose operators.
-std::vector<std::pair<std::string, double>> cpu_self_times(const std::vector<prof::KinetoEvent>& events) {
-  std::vector<const prof::KinetoEvent*> ops;
-  for (const auto& e : events)
-    if (e.deviceType() == c10::DeviceType::CPU &&
-        (e.name().rfind("aten::", 0) == 0 || e.name().rfind("tokamak::", 0) == 0))
-      ops.push_back(&e);  // ATen's operators and our own scopes (the fused classifier's row kernel)
-  std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) {
-    return a->startThreadId() != b->startThreadId() ? a->startThreadId() < b->startThreadId()
-           : a->startNs() != b->startNs()           ? a->startNs() < b->startNs()
-                                                    : a->endNs() > b->endNs();
-  });
-  std::vector<std::pair<std::string, double>> self;
-  std::vector<size_t> open;  // indices into self of the enclosing ops, innermost last
-  std::vector<uint64_t> ends;
-  uint64_t thread = 0;
-  for (const auto* e : ops) {
-    if (e->startThreadId() != thread) open.clear(), ends.clear(), thread = e->startThreadId();
-    while (!open.empty() && ends.back() <= e->startNs()) open.pop_back(), ends.pop_back();
-    const double d = static_cast<double>(e->durationNs());
-    if (!open.empty()) self[open.back()].second -= d;
-    self.emplace_back(e->name(), d);
-    open.push_back(self.size() - 1), ends.push_back(e->endNs());
-  }
-  return self;
+std::string fixed(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
 }
 
 }  // namespace
@@ -100,46 +159,44 @@ std::string KernelTable::table(int64_t steps, int top) {
   if (!running_) return "";
   running_ = false;
   const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
-  std::vector<std::pair<std::string, double>> times;
-  if (cuda_) {
-    for (const auto& e : result->events())
-      if (e.deviceType() == c10::DeviceType::CUDA && e.durationNs() > 0)
-        times.emplace_back(e.name(), static_cast<double>(e.durationNs()));
-  } else {
-    times = cpu_self_times(result->events());
-  }
-  std::map<std::string, Row> by_name;
-  std::map<std::string, double> by_kind;
+  // Rows by (name, what launched it): one kernel launched by two ops is two rows, each with its own kind.
+  std::map<std::pair<std::string, std::string>, Row> by_name;
+  std::map<std::string, Row> by_kind;
   double total = 0;
-  for (const auto& [name, ns] : times) {
-    Row& r = by_name[short_name(name)];
-    r.ns += ns, ++r.calls;
-    by_kind[kind_of(name)] += ns;
-    total += ns;
+  for (const Work& w : profiled_work(*result, cuda_)) {
+    Row& r = by_name[{short_name(w.name), w.launched_by}];
+    r.ns += w.ns, ++r.calls, r.launched_by = w.launched_by, r.kind = w.kind;
+    Row& k = by_kind[w.kind];
+    k.ns += w.ns, ++k.calls;
+    total += w.ns;
   }
   if (total <= 0 || steps <= 0)
     return std::string("  kernels: the profiler recorded no ") + (cuda_ ? "device kernels" : "operators") +
            " (CUPTI missing, or nothing ran)\n";
-  std::vector<std::pair<std::string, Row>> rows(by_name.begin(), by_name.end());
+  std::vector<std::pair<std::pair<std::string, std::string>, Row>> rows(by_name.begin(), by_name.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   if (static_cast<int>(rows.size()) > top) rows.resize(top);
   const double per_step = 1e-6 / static_cast<double>(steps);
-  char buf[64];
-  std::vector<std::vector<std::string>> t = {{cuda_ ? "kernel" : "operator (self)", "calls/step", "ms/step", "share"}};
-  for (const auto& [name, r] : rows) {
-    std::vector<std::string> line = {name};
-    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(r.calls) / steps), line.push_back(buf);
-    std::snprintf(buf, sizeof buf, "%.2f", r.ns * per_step), line.push_back(buf);
-    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * r.ns / total), line.push_back(buf);
-    t.push_back(line);
-  }
+  std::vector<std::vector<std::string>> t = {
+      {cuda_ ? "kernel" : "operator (self)", "calls/step", "ms/step", "share", "kind", "launched by"}};
+  for (const auto& [key, r] : rows)
+    t.push_back({key.first, fixed(static_cast<double>(r.calls) / steps, "%.1f"), fixed(r.ns * per_step, "%.2f"),
+                 fixed(100 * r.ns / total, "%.1f%%"), r.kind, r.launched_by.empty() ? "-" : r.launched_by});
   std::string out = format_text_table(t);
-  std::snprintf(buf, sizeof buf, "  %s: %.2f ms/step in all;", cuda_ ? "device time" : "operators' self time",
-                total * per_step);
-  out += buf;
-  for (const auto& [kind, ns] : by_kind) {
-    std::snprintf(buf, sizeof buf, " %s %.1f%%", kind.c_str(), 100 * ns / total);
-    out += buf;
+  // Every kind of work, in op_kinds()'s order: the rows add up to the total below.
+  std::vector<std::vector<std::string>> kinds = {{"kind", "calls/step", "ms/step", "share"}};
+  for (const std::string& kind : op_kinds()) {
+    const auto it = by_kind.find(kind);
+    if (it == by_kind.end()) continue;
+    kinds.push_back({kind, fixed(static_cast<double>(it->second.calls) / steps, "%.1f"),
+                     fixed(it->second.ns * per_step, "%.2f"), fixed(100 * it->second.ns / total, "%.1f%%")});
+  }
+  out += format_text_table(kinds);
+  out += std::string("  ") + (cuda_ ? "device time" : "operators' self time") + ": " + fixed(total * per_step, "%.2f") +
+         " ms/step in all;";
+  for (const std::string& kind : op_kinds()) {
+    const auto it = by_kind.find(kind);
+    if (it != by_kind.end()) out += " " + kind + fixed(100 * it->second.ns / total, " %.1f%%");
   }
   return out + "\n";
 }

@@ -99,7 +99,8 @@ std::string resolved_layers(const Config& c, const std::string& precision) {
   // On a GPU, fused layers with activation checkpointing ran GPT-2 XL at 19.6K tok/s against native's 29.2K
   // (H200, 2026-11-26; docs/PERFORMANCE.md, cause not yet found): auto keeps native there.
   const std::string layers = resolved_layers(c.opt.layers, c.device, precision);
-  if (c.opt.layers == "auto" && layers == "fused" && c.opt.activation_checkpointing && c.device != "cpu") return "native";
+  if (c.opt.layers == "auto" && layers == "fused" && c.opt.activation_checkpointing && c.device != "cpu")
+    return "native";
   return layers;
 }
 
@@ -244,6 +245,26 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
   need(!(fp32_inputs && (c.opt.sdpa_backend == "flash" || c.opt.sdpa_backend == "cudnn")),
        "opt.sdpa_backend=" + c.opt.sdpa_backend + " needs 16-bit attention inputs, but opt.precision=" +
            c.opt.precision + " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
+  if (c.opt.cuda_graphs) {
+    // A graph replays one captured step: the same shapes, no host work inside it, one process.
+    need(t.batch_warmup == 0 && t.seq_warmup == 0,
+         "opt.cuda_graphs replays one captured step, but train.batch_warmup / train.seq_warmup change the batch's "
+         "shape: set them to 0 or opt.cuda_graphs=false");
+    const int64_t micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+    need(t.grad_accum <= 1 && (t.batch_tokens <= 0 || t.batch_tokens == micro),
+         "opt.cuda_graphs with gradient accumulation is not implemented yet: set train.grad_accum=1 (and "
+         "train.batch_tokens=0) or opt.cuda_graphs=false");
+    need(c.dist.gpus <= 1,
+         "opt.cuda_graphs with data parallel (dist.gpus > 1) is not implemented yet: set "
+         "opt.cuda_graphs=false");
+    need(c.opt.optimizer == "adamw" && c.opt.fused_adamw,
+         "opt.cuda_graphs needs fused AdamW (its lr and bias correction stay on the GPU), but opt.optimizer=" +
+             c.opt.optimizer + (c.opt.fused_adamw ? "" : " with opt.fused_adamw=false") +
+             ": set opt.optimizer=adamw and opt.fused_adamw=true, or opt.cuda_graphs=false");
+    need(!(m.dropout > 0),
+         "opt.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
+         "opt.cuda_graphs=false");
+  }
   need(!(t.stop_at_target && t.target_val_loss <= 0),
        "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);

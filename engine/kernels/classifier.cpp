@@ -42,6 +42,7 @@ void check_inputs(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const at::Tensor& weight_in,
                                                  const at::Tensor& targets, const ClassifierOptions& o,
                                                  bool with_grad) {
+  RECORD_FUNCTION("tokamak::classifier", std::vector<c10::IValue>());  // names its matmuls and glue in profiles
   check_inputs(x_in, weight_in, targets, o.vocab_size);
   // Under bf16 autocast the matmuls run in bf16, as native's linear does there (on a CPU with AVX-512 BF16 that
   // is 2-3× the fp32 rate); the softmax and the loss are computed in fp32 either way.

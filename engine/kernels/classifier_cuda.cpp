@@ -4,6 +4,7 @@
 // share of dweight (fp32). Nothing reads back to the host: the count of targets that are not ignored stays a
 // device scalar. Without TOKAMAK_WITH_CUDA the launcher in classifier.cpp throws instead.
 #ifdef TOKAMAK_WITH_CUDA
+#include <ATen/record_function.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
@@ -23,6 +24,7 @@ namespace tokamak::kernels {
 ClassifierResult classifier_forward_backward_cuda(const at::Tensor& x_in, const at::Tensor& weight_in,
                                                   const at::Tensor& targets, const ClassifierOptions& o,
                                                   bool with_grad) {
+  RECORD_FUNCTION("tokamak::classifier", std::vector<c10::IValue>());  // names its kernels and glue in profiles
   if (x_in.dim() != 2 || weight_in.dim() != 2 || x_in.size(1) != weight_in.size(1) || targets.size(0) != x_in.size(0) ||
       o.vocab_size < 1 || o.vocab_size > weight_in.size(0))
     throw Error("fused classifier: x must be (N, C), weight (Vp, C), targets (N,) and vocab_size in [1, Vp]",

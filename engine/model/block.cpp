@@ -4,6 +4,7 @@
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/rms_norm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/record_function.h>
 #include <torch/nn/functional/dropout.h>
 
 #include <cmath>
@@ -149,18 +150,25 @@ BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * o.n_embd, o.n_embd).bias(o.bias)));
 }
 
+// The residual stream's add, in a profiler scope of its own: `tokamak bench --kernels` counts the kernels inside it as
+// the residual's, where an add alone says nothing of what it is for.
+static torch::Tensor residual_add(const torch::Tensor& x, const torch::Tensor& branch) {
+  RECORD_FUNCTION("tokamak::residual", std::vector<c10::IValue>());
+  return x + branch;
+}
+
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
   auto a = attn->forward(ln_1->forward(x), ve);
   torch::Tensor h, y, f;
   // Fused on CUDA: residual add + ln_2 in one kernel, and the GELU's backward fused with c_fc's bias gradient
-  // (engine/kernels/). GPTImpl refuses fused on CUDA until these are verified on a GPU; the CPU's fused
-  // kernel is the classifier alone (the CPU's LayerNorm and GELU are the library's).
+  // (engine/kernels/, verified on an H200); the CPU's fused kernel is the classifier alone (the CPU's LayerNorm
+  // and GELU are the library's).
   const bool fused_cuda = o_.layers == LayersKind::kFused && x.is_cuda() && o_.norm == NormKind::kLayerNorm &&
                           o_.mlp_act == MlpAct::kGelu;  // the CUDA kernels are LayerNorm's and GELU's
   if (fused_cuda) {
     std::tie(h, y) = kernels::residual_layernorm(x, a, ln_2->weight, ln_2->bias);
   } else {
-    h = x + a;
+    h = residual_add(x, a);
     y = ln_2->forward(h);
   }
   if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias);
@@ -168,7 +176,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve
   auto m = c_proj(f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
-  return h + m;
+  return residual_add(h, m);
 }
 
 torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {

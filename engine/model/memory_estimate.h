@@ -3,6 +3,7 @@
 // Activation Recomputation in Large Transformer Models" (2022). The studio shows it as sizes and switches change, and
 // next to the measured peak after a run.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -18,13 +19,19 @@ struct MemoryEstimate {
   int64_t optimizer_saved = 0;  // bytes of AdamW state a rank does not hold thanks to dist.zero=1 ((N-1)/N of it)
   int64_t activations = 0;      // bytes kept for backward by the transformer blocks (Korthikanti's per-layer term)
   int64_t logits = 0;           // bytes of the output layer at its peak: native, 3 fp32 logits, 12·s·b·v
-  int64_t total() const { return weights + gradients + optimizer + activations + logits; }
+  int64_t overhead = 0;         // CUDA: what the allocator holds beside the tensors counted here (measured)
+  // The peak: weights and AdamW's state are there throughout; the activations and the output layer peak at the
+  // start of backward, before any gradient but the head's exists (gradients are set to none between steps), and
+  // the gradients are whole only at its end, when the activations are gone: the larger of the two moments.
+  int64_t total() const { return weights + optimizer + overhead + std::max(activations + logits, gradients); }
 };
 
 // Per layer, 16-bit activations take s·b·h·(34 + 5·a·s/h) bytes (s = context, b = micro-batch, h = width,
 // a = heads). Fused attention (opt.attention=sdpa) never stores the a·s² scores: the 5·a·s/h term goes.
 // Activation checkpointing keeps only each block's input (2·s·b·h) plus one block's full activations while it
-// is recomputed. fp32 and tf32 runs store 4-byte activations: twice the 16-bit figure.
+// is recomputed. fp32 and tf32 runs store 4-byte activations: twice the 16-bit figure. Autocast keeps the residual
+// stream and the LayerNorms' inputs in fp32 (4·s·b·h more a layer; 2·s·b·h more with the fused bias + GELU on CUDA).
+// Checked against every bf16 peak the GPU sittings measured (tests/test_memory_estimate.cpp).
 MemoryEstimate estimate_memory(const Config& config);
 
 // The memory of the device `config.device` names: physical memory for "cpu", the card's for CUDA.

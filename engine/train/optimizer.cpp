@@ -63,6 +63,20 @@ void AdamW::step(double lr, const at::Tensor& found_inf) {
   }
 }
 
+void Optimizer::step_device_lr(const at::Tensor&, const at::Tensor&) {
+  throw Error("this optimizer takes its learning rate from the host at every step, so a CUDA graph cannot replay it",
+              "set opt.optimizer=adamw with opt.fused_adamw=true, or opt.cuda_graphs=false");
+}
+
+void AdamW::step_device_lr(const at::Tensor& lr, const at::Tensor& found_inf) {
+  if (!options_.fused)
+    throw Error("AdamW's loop computes its bias correction on the host at every step, so a CUDA graph cannot replay it",
+                "set opt.fused_adamw=true, or opt.cuda_graphs=false");
+  ++step_;
+  for (Group& g : groups_)
+    if (!g.params.empty()) step_fused(g, g.lr_scale == 1 ? lr : lr * g.lr_scale, found_inf);
+}
+
 void AdamW::step_loop(Group& g, double lr) {
   const double bc1 = 1.0 - std::pow(options_.beta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(options_.beta2, static_cast<double>(step_));
@@ -80,7 +94,7 @@ void AdamW::step_loop(Group& g, double lr) {
   }
 }
 
-void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
+void AdamW::step_fused(Group& g, const std::variant<double, at::Tensor>& lr, const at::Tensor& found_inf) {
   std::vector<at::Tensor> grads;
   grads.reserve(g.params.size());
   for (size_t i = 0; i < g.params.size(); ++i) {
@@ -94,9 +108,14 @@ void AdamW::step_fused(Group& g, double lr, const at::Tensor& found_inf) {
   at::_foreach_add_(g.steps, 1);
   std::optional<at::Tensor> inf;
   if (found_inf.defined()) inf = found_inf;
-  at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps, lr, options_.beta1,
-                    options_.beta2, g.weight_decay, options_.eps, /*amsgrad=*/false, /*maximize=*/false,
-                    /*grad_scale=*/std::nullopt, inf);
+  if (const double* host = std::get_if<double>(&lr))
+    at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps, *host, options_.beta1,
+                      options_.beta2, g.weight_decay, options_.eps, /*amsgrad=*/false, /*maximize=*/false,
+                      /*grad_scale=*/std::nullopt, inf);
+  else
+    at::_fused_adamw_(g.params, grads, g.exp_avg, g.exp_avg_sq, /*max_exp_avg_sqs=*/{}, g.steps,
+                      std::get<at::Tensor>(lr), options_.beta1, options_.beta2, g.weight_decay, options_.eps,
+                      /*amsgrad=*/false, /*maximize=*/false, /*grad_scale=*/std::nullopt, inf);
   // A skipped update must not advance the bias correction either (as PyTorch's _fused_adamw does).
   if (inf) at::_foreach_sub_(g.steps, std::vector<at::Tensor>(g.steps.size(), *inf));
 }

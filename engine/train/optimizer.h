@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "engine/runtime/optimizer_state.h"
@@ -33,6 +34,9 @@ class Optimizer : public OptimizerState {
   // 1-element float tensor, or undefined): when it holds a non-zero value the update is skipped on the device,
   // with no host sync.
   virtual void step(double lr, const at::Tensor& found_inf = {}) = 0;
+  // The same update with the lr read from a 0-dim float tensor on the device, so that a captured CUDA graph
+  // (opt.cuda_graphs) takes each step's lr from its buffer instead of the capture's. Fused AdamW only.
+  virtual void step_device_lr(const at::Tensor& lr, const at::Tensor& found_inf);
   virtual void zero_grad() = 0;  // set_to_none: the next backward writes fresh gradients instead of adding
 };
 
@@ -54,6 +58,7 @@ class AdamW : public Optimizer {
   // One update with learning rate `lr`. found_inf (a 1-element float tensor, or undefined): when it holds a
   // non-zero value the update is skipped on the device, with no host sync.
   void step(double lr, const at::Tensor& found_inf = {}) override;
+  void step_device_lr(const at::Tensor& lr, const at::Tensor& found_inf) override;
   void zero_grad() override;
   int64_t steps_taken() const override { return step_; }
   void set_steps_taken(int64_t steps) override { step_ = steps; }
@@ -69,7 +74,8 @@ class AdamW : public Optimizer {
   };
   void add(const AdamWSlot& slot);
   void step_loop(Group& g, double lr);
-  void step_fused(Group& g, double lr, const at::Tensor& found_inf);
+  // lr: a double, or a 0-dim float tensor on the device (the tensor_lr overload of ATen's kernel).
+  void step_fused(Group& g, const std::variant<double, at::Tensor>& lr, const at::Tensor& found_inf);
   std::vector<Group> groups_;
   AdamWOptions options_;
   int64_t step_ = 0;

@@ -7,6 +7,7 @@
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/device.h"
 #include "engine/train/math_mode.h"
+#include "engine/train/cuda_graph_step.h"
 #include "engine/train/muon.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/step.h"
@@ -177,8 +179,10 @@ void Run::set_up() {
     // Every validation window once: the ranks take interleaved batches of B windows (Loader::val_batch).
     const int64_t per_batch = c_.train.batch_size * train_context(c_) * dist_.world_size;
     if (c_.train.val_tokens % per_batch != 0)
-      throw Error("train.val_tokens (" + std::to_string(c_.train.val_tokens) + ") is not a multiple of batch_size × "
-                  "context × ranks (" + std::to_string(per_batch) + ")",
+      throw Error("train.val_tokens (" + std::to_string(c_.train.val_tokens) +
+                      ") is not a multiple of batch_size × "
+                      "context × ranks (" +
+                      std::to_string(per_batch) + ")",
                   "change train.val_tokens or train.batch_size");
     val_batches_ = c_.train.val_tokens / per_batch;
   }
@@ -393,7 +397,11 @@ EndEvent Run::execute() {
   // Every step of a report window is profiled, the same steps the meter times: the phases beside step_ms are
   // the mean of those steps and add up to it (the rest between steps is other). No mark syncs the host.
   StepProfile profile(device_);
-  const bool profiling = c_.train.profile;
+  // opt.cuda_graphs: the step captured once and replayed (engine/train/cuda_graph_step.h). Inside a graph its
+  // phases cannot be timed apart: the step is timed whole, with no step profile.
+  std::unique_ptr<CudaGraphStep> graphed;
+  if (c_.opt.cuda_graphs) graphed = std::make_unique<CudaGraphStep>(device_);
+  const bool profiling = c_.train.profile && !graphed;
   const auto lap = [&](Phase p) {
     if (profiling) profile.lap(p);
   };
@@ -414,7 +422,7 @@ EndEvent Run::execute() {
       if (profiling) profile.begin();
       const double lr = learning_rate(c_.train, step, c_.opt.schedule);
       if (reducer_) reducer_->zero_grad();
-      else optimizer_->zero_grad();
+      else if (!graphed || !graphed->captured()) optimizer_->zero_grad();  // a graph refills its gradients in place
       // train.batch_warmup / train.seq_warmup: the first rows and tokens of the step's own batches, so the data
       // position (and a resume) does not depend on them.
       const int64_t rows = batch_rows_at(c_, step), len = seq_len_at(c_, step);
@@ -426,36 +434,65 @@ EndEvent Run::execute() {
         }
         return b;
       };
-      StepOutput out = forward_backward(*model_, next_batch, accum_, precision_, device_, {}, reducer_.get(),
-                                        profiling ? &profile : nullptr);
-      if (group_) {
-        // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
-        group_->all_reduce_sum(out.loss).wait();
-        out.loss.div_(static_cast<double>(dist_.world_size));
-        lap(Phase::kAllreduce);
-      }
-      if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
-      lap(Phase::kOther);
-      at::Tensor norm = sharded_ ? sharded_->clip_grad_norm(c_.train.grad_clip)  // the global norm of the shards
-                                 : clip_grad_norm(params, c_.train.grad_clip);
-      // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
-      at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
+      StepOutput out;
+      at::Tensor norm;
       std::string skip_reason;
-      if (check_every_step) {
-        if (bad.item<float>() == 0) {
-          skipped_in_a_row_ = 0;
-          optimizer_step(lr, {});
-        } else {
-          const double loss = out.loss.item<double>();
-          skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
-                                            : "loss is " + non_finite_name(loss);
-        }
+      if (graphed) {
+        const Batch batch = next_batch(0);
+        const GraphStepResult r = graphed->step(
+            batch.inputs, batch.targets, lr,
+            [&](const at::Tensor& inputs, const at::Tensor& targets, const at::Tensor& device_lr) {
+              const StepOutput o = forward_backward(
+                  *model_,
+                  [&](int64_t) {
+                    return Batch{inputs, targets};
+                  },
+                  1, precision_, device_, {}, nullptr, nullptr);
+              RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
+              at::Tensor n = clip_grad_norm(params, c_.train.grad_clip);
+              at::Tensor bad = at::logical_or(~at::isfinite(o.loss), ~at::isfinite(n)).to(at::kFloat);
+              optimizer_->step_device_lr(device_lr, bad);
+              skipped_dev.add_(bad);
+              in_a_row_dev.add_(bad).mul_(bad);
+              return GraphStepResult{o.loss, n, true};
+            },
+            [&] { optimizer_->zero_grad(); });
+        // A replay runs no host code: the host's count of AdamW's steps (checkpoints keep it) moves here.
+        if (!r.body_ran) optimizer_->set_steps_taken(optimizer_->steps_taken() + 1);
+        out.loss = r.loss, norm = r.norm;
       } else {
-        optimizer_step(lr, bad);
-        skipped_dev.add_(bad);
-        in_a_row_dev.add_(bad).mul_(bad);
+        out = forward_backward(*model_, next_batch, accum_, precision_, device_, {}, reducer_.get(),
+                               profiling ? &profile : nullptr);
+        if (group_) {
+          // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
+          group_->all_reduce_sum(out.loss).wait();
+          out.loss.div_(static_cast<double>(dist_.world_size));
+          lap(Phase::kAllreduce);
+        }
+        if (control_ && control_->gradient_hook) control_->gradient_hook(step + 1, params);
+        lap(Phase::kOther);
+        // Clip, the skip decision and the update, in a profiler scope of their own (`bench --kernels`: optimizer).
+        RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
+        norm = sharded_ ? sharded_->clip_grad_norm(c_.train.grad_clip)  // the global norm of the shards
+                        : clip_grad_norm(params, c_.train.grad_clip);
+        // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
+        at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
+        if (check_every_step) {
+          if (bad.item<float>() == 0) {
+            skipped_in_a_row_ = 0;
+            optimizer_step(lr, {});
+          } else {
+            const double loss = out.loss.item<double>();
+            skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
+                                              : "loss is " + non_finite_name(loss);
+          }
+        } else {
+          optimizer_step(lr, bad);
+          skipped_dev.add_(bad);
+          in_a_row_dev.add_(bad).mul_(bad);
+        }
+        lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       }
-      lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       ++step;
       meter.step();
       tokens_ += tokens_at_step(c_, step - 1);
@@ -502,8 +539,8 @@ EndEvent Run::execute() {
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
         double val = evaluate(
-            *model_, [&](int64_t i) { return loader_->val_batch(i); }, val_batches_ ? val_batches_ : c_.train.eval_batches,
-            precision_, device_);
+            *model_, [&](int64_t i) { return loader_->val_batch(i); },
+            val_batches_ ? val_batches_ : c_.train.eval_batches, precision_, device_);
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);

@@ -2,11 +2,14 @@
 the strong peer on a GPU (issue 33). Same shapes, same init scale, AdamW with decay on 2-D weights, SDPA attention,
 native LayerNorm/GELU, padded vocabulary, grad clip, one host sync a step (the loss, as `tokamak bench` reads it
 at log_every=1); data are random windows of random tokens (speed does not depend on them).
-On CUDA it is what people run to be fast: the batches made on the GPU, bf16 autocast, AdamW(fused=True), flash
-attention, and with --compile torch.compile, warmed up past its compilation before the timed steps.
+On CUDA it is what people run to be fast: the batches made on the GPU, bf16 autocast, AdamW(fused=True), SDPA's
+own attention backend (cuDNN on Hopper; --attention forces one), and torch.compile in any of its modes, warmed up
+past its compilation before the timed steps. Several modes, backends and batches run one after another; the best
+compiled line is printed last as "strongest compile", the peer every published ratio is against.
 
     python experiments/bench/pytorch_loop.py --preset nano --precision bf16 --steps 30
-    python3 experiments/bench/pytorch_loop.py --device cuda --preset gpt2 --batch 64 --precision bf16 --compile
+    python3 experiments/bench/pytorch_loop.py --device cuda --preset gpt2 --batch 64,128 --precision bf16 \
+        --modes eager,default,max-autotune-no-cudagraphs,max-autotune --fullgraph
 """
 import argparse
 import contextlib
@@ -59,36 +62,32 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1))
 
 
-def attention_backend(device, precision):
-    """Flash attention forced on CUDA in bf16 (what the fast loops use); LibTorch's choice elsewhere."""
-    if device != "cuda" or precision != "bf16":
+BACKENDS = ["auto", "cudnn", "flash", "efficient", "math"]
+MODES = ["eager", "default", "max-autotune-no-cudagraphs", "max-autotune"]
+
+
+def attention_backend(name):
+    """SDPA's own choice for "auto" (cuDNN on Hopper with LibTorch 2.11, as Tokamak's opt.sdpa_backend=auto);
+    otherwise that backend alone."""
+    if name == "auto":
         return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    return sdpa_kernel([SDPBackend.FLASH_ATTENTION])
+    return sdpa_kernel([{"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+                         "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}[name]])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--preset", default="nano", choices=PRESETS)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
-    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--compile", action="store_true", help="torch.compile the model (warm-up steps compile it)")
-    ap.add_argument("--compile-backend", default="inductor",
-                    help="torch.compile's backend; aot_eager traces the same graphs without generating code (the CPU "
-                         "rehearsal of scripts/gpu-check.sh: inductor's C++ build takes minutes on a small CPU)")
-    ap.add_argument("--profile", action="store_true", help="after the timed steps, PyTorch's profiler over 3 more")
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--shape", help="LAYERS,HEADS,WIDTH,CONTEXT instead of the preset's (e.g. 4,4,256,256)")
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--median-ms", action="store_true", help="print only the median ms/step (for scripts)")
-    args = ap.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("pytorch_loop: --device cuda but torch sees no GPU (hint: run it on the GPU machine)")
-    dev = torch.device(args.device)
+def csv(text, allowed, convert=str):
+    values = [convert(v) for v in text.split(",") if v]
+    bad = [v for v in values if allowed is not None and v not in allowed]
+    if bad or not values:
+        raise SystemExit(f"pytorch_loop: {text!r}: choose from {', '.join(map(str, allowed))} (comma-separated)")
+    return values
+
+
+def run_config(args, dev, mode, batch, attention):
+    """One configuration: a fresh model and optimizer, warm-up (compilation included), timed steps. Returns the
+    median ms a step, the peak memory and the profile table (if asked), or raises (out of memory, ...)."""
     cuda = args.device == "cuda"
-    torch.set_num_threads(args.threads)
     torch.manual_seed(1337)
     L, H, C, T = tuple(int(v) for v in args.shape.split(",")) if args.shape else PRESETS[args.preset]
     model = GPT(L, H, C, T).to(dev)
@@ -97,19 +96,27 @@ def main():
     # fused=True on CUDA only: the CPU comparisons in docs/PERFORMANCE.md were measured with the loop AdamW.
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": other, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.95), eps=1e-8, fused=cuda)
-    step_fn = torch.compile(model, backend=args.compile_backend) if args.compile else model
+    graphs = mode == "max-autotune"  # inductor's CUDA graph trees: each step must be marked as a new one
+    if mode == "eager":
+        step_fn = model
+    elif args.compile_backend == "inductor":
+        step_fn = torch.compile(model, mode=None if mode == "default" else mode, fullgraph=args.fullgraph)
+    else:  # aot_eager and the like take no mode: the CPU rehearsal traces the same graphs
+        step_fn = torch.compile(model, backend=args.compile_backend, fullgraph=args.fullgraph)
     tokens = torch.randint(50257, (1_000_000,), device=dev)
     offsets = torch.arange(T + 1, device=dev)
 
-    def batch():  # made where the model runs: on a GPU no host copy at all
-        ix = torch.randint(len(tokens) - T - 1, (args.batch, 1), device=dev)
+    def make_batch():  # made where the model runs: on a GPU no host copy at all
+        ix = torch.randint(len(tokens) - T - 1, (batch, 1), device=dev)
         w = tokens[ix + offsets]
         return w[:, :-1], w[:, 1:]
 
     def train_step():
-        x, y = batch()
+        if graphs and cuda:
+            torch.compiler.cudagraph_mark_step_begin()
+        x, y = make_batch()
         with torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.precision == "bf16"), \
-                attention_backend(args.device, args.precision):
+                attention_backend(attention):
             loss = step_fn(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -117,22 +124,17 @@ def main():
         opt.zero_grad(set_to_none=True)
         return loss.item()  # the one sync a step
 
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(dev)
     times = []
     for step in range(args.warmup + args.steps):
         t0 = time.perf_counter()
         train_step()
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
-    if args.median_ms:
-        print(f"{1000 * statistics.median(times):.1f}")
-        return
     ms = 1000 * statistics.median(times)
-    where = torch.cuda.get_device_name(dev) if cuda else f"{torch.get_num_threads()} threads"
-    peak = f", peak {torch.cuda.max_memory_allocated(dev) / 1e9:.1f} GB" if cuda else ""
-    extras = ", fused AdamW, flash SDPA" if cuda and args.precision == "bf16" else (", fused AdamW" if cuda else "")
-    print(f"pytorch {args.shape or args.preset} {args.precision} {'compiled (' + args.compile_backend + ')' if args.compile else 'eager'} "
-          f"B={args.batch} T={T} on {where}: {ms:.1f} ms/step (median of {len(times)}), "
-          f"{args.batch * T / (ms / 1000):,.0f} tok/s{peak} (torch {torch.__version__}{extras})")
+    peak = torch.cuda.max_memory_allocated(dev) / 1e9 if cuda else 0.0
+    table = ""
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
@@ -140,8 +142,81 @@ def main():
             for _ in range(3):
                 train_step()
         key = "self_device_time_total" if cuda else "self_cpu_time_total"
-        print(f"profile of 3 steps, by {key}:")
-        print(prof.key_averages().table(sort_by=key, row_limit=15, max_name_column_width=60))
+        table = f"profile of 3 steps, by {key}:\n" + prof.key_averages().table(
+            sort_by=key, row_limit=15, max_name_column_width=60)
+    return ms, T, peak, len(times), table
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="nano", choices=PRESETS)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model: --modes default")
+    ap.add_argument("--modes", default=None,
+                    help="comma-separated, each run in turn: " + ", ".join(MODES) + " (default: eager, or default "
+                         "with --compile); max-autotune also replays inductor's CUDA graphs")
+    ap.add_argument("--fullgraph", action="store_true", help="torch.compile(fullgraph=True): one graph or an error")
+    ap.add_argument("--attention", default="auto",
+                    help="SDPA backend(s), comma-separated: " + ", ".join(BACKENDS) + " (auto: SDPA's own choice)")
+    ap.add_argument("--compile-backend", default="inductor",
+                    help="torch.compile's backend; aot_eager traces the same graphs without generating code (the CPU "
+                         "rehearsal of scripts/gpu-check.sh: inductor's C++ build takes minutes on a small CPU)")
+    ap.add_argument("--profile", action="store_true", help="after the timed steps, PyTorch's profiler over 3 more")
+    ap.add_argument("--batch", default="16", help="batch size(s), comma-separated, e.g. 64,128")
+    ap.add_argument("--shape", help="LAYERS,HEADS,WIDTH,CONTEXT instead of the preset's (e.g. 4,4,256,256)")
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--median-ms", action="store_true", help="print only the median ms/step (for scripts)")
+    args = ap.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("pytorch_loop: --device cuda but torch sees no GPU (hint: run it on the GPU machine)")
+    modes = csv(args.modes, MODES) if args.modes else ["default" if args.compile else "eager"]
+    attentions = csv(args.attention, BACKENDS)
+    batches = csv(args.batch, None, int)
+    if any(b < 1 for b in batches):
+        raise SystemExit(f"pytorch_loop: --batch {args.batch}: every batch size must be at least 1")
+    dev = torch.device(args.device)
+    cuda = args.device == "cuda"
+    torch.set_num_threads(args.threads)
+    where = torch.cuda.get_device_name(dev) if cuda else f"{torch.get_num_threads()} threads"
+    # One line a configuration, each naming everything it ran with; the best compiled one is "strongest compile".
+    results = []
+    for mode in modes:
+        for attention in attentions:
+            for batch in batches:
+                try:
+                    ms, T, peak, n, table = run_config(args, dev, mode, batch, attention)
+                except Exception as e:  # out of memory at B=128, a mode this torch lacks: the next one still runs
+                    print(f"pytorch {args.shape or args.preset} mode={mode} attention={attention} B={batch}: failed: "
+                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+                    if cuda:
+                        torch.cuda.empty_cache()
+                    continue
+                finally:
+                    if mode != "eager":
+                        torch._dynamo.reset()  # the next configuration compiles afresh
+                if args.median_ms:
+                    print(f"{ms:.1f}")
+                    continue
+                tok_s = batch * T / (ms / 1000)
+                results.append((tok_s, mode, attention, batch, ms))
+                backend = "" if mode == "eager" or args.compile_backend == "inductor" else f" ({args.compile_backend})"
+                extras = ", fused AdamW" if cuda else ""
+                print(f"pytorch {args.shape or args.preset} {args.precision} mode={mode}{backend}"
+                      f"{' fullgraph' if args.fullgraph and mode != 'eager' else ''} attention={attention} B={batch} "
+                      f"T={T} on {where}: {ms:.1f} ms/step (median of {n}), {tok_s:,.0f} tok/s"
+                      f"{f', peak {peak:.1f} GB' if cuda else ''} (torch {torch.__version__}{extras})", flush=True)
+                if table:
+                    print(table, flush=True)
+    compiled = [r for r in results if r[1] != "eager"]
+    if compiled and not args.median_ms:
+        tok_s, mode, attention, batch, ms = max(compiled)
+        print(f"strongest compile: mode={mode} attention={attention} B={batch}: {tok_s:,.0f} tok/s ({ms:.1f} ms/step) "
+              f"on {where}, torch {torch.__version__}")
+    if not results and not args.median_ms:
+        raise SystemExit("pytorch_loop: every configuration failed (see the lines above)")
 
 
 if __name__ == "__main__":

@@ -110,12 +110,16 @@ void ModelBox::showEstimate(const Config& config) {
   params_->setText(tr("%1 (%L2)").arg(formatCount(static_cast<double>(m.parameters))).arg(m.parameters));
   estimate_->setText(tr("≈ %1 per process").arg(formatBytes(m.total())));
   estimate_->setProperty("bytes", static_cast<qint64>(m.total()));  // showMeasuredPeak names the difference
-  estimate_->setToolTip(tr("Weights %1 + gradients %2 + AdamW states %3 + activations %4 + logits %5.\n"
+  estimate_->setToolTip(tr("Weights %1 + AdamW states %2 + the larger of activations %3 + logits %4 (the start "
+                           "of backward) and gradients %5 (its end)%6.\n"
                            "Activations per Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer in 16-bit; "
-                           "fused attention drops the 5·a·s/h term, checkpointing keeps only block inputs, "
-                           "fp32 doubles it.")
-                            .arg(formatBytes(m.weights), formatBytes(m.gradients), formatBytes(m.optimizer),
-                                 formatBytes(m.activations), formatBytes(m.logits)) +
+                           "fused attention drops the 5·a·s/h term, bf16 autocast keeps the LayerNorms' inputs in "
+                           "fp32, checkpointing keeps only block inputs, fp32 doubles it.")
+                            .arg(formatBytes(m.weights), formatBytes(m.optimizer), formatBytes(m.activations),
+                                 formatBytes(m.logits), formatBytes(m.gradients),
+                                 m.overhead > 0
+                                     ? tr(" + %1 the GPU's allocator holds beside them").arg(formatBytes(m.overhead))
+                                     : QString()) +
                         (m.optimizer_saved > 0 ? tr("\nZeRO-1: AdamW state sharded over the ranks, %1 less per "
                                                     "process")
                                                      .arg(formatBytes(m.optimizer_saved))
