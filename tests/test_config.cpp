@@ -239,6 +239,37 @@ class TestConfig : public QObject {
     QVERIFY2(line.contains(expected) && line.contains("opt.cuda_graphs=false"), qPrintable(line));
   }
 
+  // opt.fused_glue changes the fused layers' bf16 CUDA kernels: refused on a CPU and where there are none to
+  // change (native or scratch layers, fp32), accepted with fused (or auto) layers in bf16 (or auto) on CUDA.
+  void fusedGlueNeedsFusedBf16LayersOnCuda_data() {
+    QTest::addColumn<QStringList>("sets");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("fused bf16 on cuda") << QStringList{"device=cuda", "opt.layers=fused", "opt.precision=bf16"} << "";
+    QTest::newRow("auto on cuda") << QStringList{"device=cuda"} << "";
+    QTest::newRow("on a cpu") << QStringList{"device=cpu", "opt.layers=fused", "opt.precision=bf16"}
+                              << "opt.fused_glue=true needs a CUDA device";
+    QTest::newRow("native layers") << QStringList{"device=cuda", "opt.layers=native", "opt.precision=bf16"}
+                                   << "but opt.layers=native with opt.precision=bf16 has none to change";
+    QTest::newRow("fp32") << QStringList{"device=cuda", "opt.layers=fused", "opt.precision=fp32"}
+                          << "but opt.layers=fused with opt.precision=fp32 has none to change";
+  }
+  void fusedGlueNeedsFusedBf16LayersOnCuda() {
+    QFETCH(QStringList, sets);
+    QFETCH(QString, expected);
+    Config c;
+    std::vector<std::string> all = {"opt.fused_glue=true"};
+    for (const QString& s : sets) all.push_back(s.toStdString());
+    apply_overrides(c, all);
+    const auto problems = config_problems(c, c.device == "cpu" ? 0 : 1);
+    if (expected.isEmpty()) {
+      QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
+      return;
+    }
+    QString joined;
+    for (const auto& p : problems) joined += QString::fromStdString(p) + "; ";
+    QVERIFY2(joined.contains(expected), qPrintable(joined));
+  }
+
   // Issue 12: fused layers run on the CPU and, since their CUDA kernels passed on a GPU (test_kernels and
   // compute-sanitizer on an H200, 2026-11-26), on CUDA too.
   void fusedLayersRunOnCudaToo() {

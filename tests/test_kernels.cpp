@@ -287,7 +287,9 @@ class TestKernels : public QObject {
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");
-    for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu"})
+    // "glue" and "out of place": opt.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
+    for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu",
+                               "residual_layernorm glue", "bias_gelu out of place"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
         QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
   }
@@ -317,12 +319,16 @@ class TestKernels : public QObject {
       reference = [=](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{kernels::classifier_reference(in[0], in[1], t, V)};
       };
-    } else if (kernel == "residual_layernorm") {
+    } else if (kernel.startsWith("residual_layernorm")) {
       inputs = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu), 1 + 0.1 * at::randn({C}, on_gpu),
                 0.1 * at::randn({C}, on_gpu)};
       seeds = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu)};
+      const bool glue = kernel.endsWith("glue");
       fused = [=](const std::vector<at::Tensor>& in) {
-        auto [h, y] = kernels::residual_layernorm(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype), in[3].to(dtype));
+        // The glue's dtypes: the residual stream stays fp32 and the LayerNorm's parameters too; the branch is dtype.
+        auto [h, y] =
+            glue ? kernels::residual_layernorm_glue(in[0], in[1].to(dtype), in[2], in[3])
+                 : kernels::residual_layernorm(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype), in[3].to(dtype));
         return std::vector<at::Tensor>{h, y};
       };
       reference = [=](const std::vector<at::Tensor>& in) {
@@ -332,8 +338,10 @@ class TestKernels : public QObject {
     } else {
       inputs = {at::randn({N, C}, on_gpu), 0.1 * at::randn({4 * C, C}, on_gpu), 0.1 * at::randn({4 * C}, on_gpu)};
       seeds = {at::randn({N, 4 * C}, on_gpu)};
+      const bool out_of_place = kernel.endsWith("out of place");
       fused = [=](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{kernels::bias_gelu(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype))};
+        return std::vector<at::Tensor>{
+            kernels::bias_gelu(in[0].to(dtype), in[1].to(dtype), in[2].to(dtype), out_of_place)};
       };
       reference = [=](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{kernels::bias_gelu_reference(in[0], in[1], in[2])};

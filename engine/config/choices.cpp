@@ -103,6 +103,20 @@ const std::vector<Choice<Switch>>& cuda_graphs_choices() {
   return t;
 }
 
+const std::vector<Choice<Switch>>& fused_glue_choices() {
+  static const std::vector<Choice<Switch>> t = {
+      {"false", Switch::kOff, "The fused layers' kernels with autocast's casts around them.", kAny, ""},
+      {"true", Switch::kOn,
+       "With opt.layers=fused in bf16: the residual add + LayerNorm takes the fp32 residual stream and the bf16 "
+       "branch and writes the bf16 input of the next matmul, no casts around it (16-byte loads); its backward writes "
+       "the branch's bf16 gradient in the same pass; the GELU backward runs out of place (no clone). Expected on an "
+       "H200 at GPT-2 124M, batch 64: ~13 ms of a 155 ms step (docs/PERFORMANCE.md); not yet verified on a GPU, so "
+       "not part of auto.",
+       kCuda, ""},
+  };
+  return t;
+}
+
 const std::vector<Choice<PinMemory>>& pin_memory_choices() {
   static const std::vector<Choice<PinMemory>> t = {
       {"auto", PinMemory::kAuto, "Pinned batches and non-blocking copies on CUDA; nothing to pin on a CPU.", kAny, ""},
@@ -205,10 +219,10 @@ bool pin_memory_on(const std::string& pin_memory, bool cuda) {
 }
 
 const std::vector<std::string>& choice_keys() {
-  static const std::vector<std::string> keys = {"opt.precision",  "opt.attention",   "opt.layers",  "opt.sdpa_backend",
-                                                "opt.pin_memory", "opt.cuda_graphs", "model.norm",  "model.mlp_act",
-                                                "model.position", "opt.optimizer",   "opt.muon_ns", "opt.schedule",
-                                                "device"};
+  static const std::vector<std::string> keys = {
+      "opt.precision",  "opt.attention", "opt.layers",    "opt.sdpa_backend", "opt.pin_memory", "opt.cuda_graphs",
+      "opt.fused_glue", "model.norm",    "model.mlp_act", "model.position",   "opt.optimizer",  "opt.muon_ns",
+      "opt.schedule",   "device"};
   return keys;
 }
 
@@ -218,6 +232,7 @@ std::vector<ChoiceInfo> choices_of(const std::string& key) {
   if (key == "opt.layers") return info(layers_choices());
   if (key == "opt.sdpa_backend") return info(sdpa_backend_choices());
   if (key == "opt.cuda_graphs") return info(cuda_graphs_choices());
+  if (key == "opt.fused_glue") return info(fused_glue_choices());
   if (key == "opt.pin_memory") return info(pin_memory_choices());
   if (key == "model.norm") return info(norm_choices());
   if (key == "model.mlp_act") return info(mlp_act_choices());

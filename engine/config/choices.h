@@ -37,6 +37,7 @@ const std::vector<Choice<LayersKind>>& layers_choices();         // opt.layers
 const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // opt.sdpa_backend
 const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
 const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_graphs
+const std::vector<Choice<Switch>>& fused_glue_choices();         // opt.fused_glue
 // The speedrun's switches (issue 27): model variants and the optimizer/schedule. Defaults are GPT-2's.
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class MlpAct { kGelu, kRelu2 };

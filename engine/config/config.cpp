@@ -265,6 +265,11 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
          "opt.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
          "opt.cuda_graphs=false");
   }
+  need(!(c.opt.fused_glue && (c.opt.layers == "native" || c.opt.layers == "scratch" ||
+                              (c.opt.precision != "bf16" && c.opt.precision != "auto"))),
+       "opt.fused_glue changes the fused layers' bf16 kernels, but opt.layers=" + c.opt.layers +
+           " with opt.precision=" + c.opt.precision +
+           " has none to change: set opt.layers=fused and opt.precision=bf16, or opt.fused_glue=false");
   need(!(t.stop_at_target && t.target_val_loss <= 0),
        "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);

@@ -104,6 +104,7 @@ struct OptConfig {
   std::string pin_memory = "auto";        // page-locked batches, non-blocking copies: auto = on CUDA, not on a CPU
   bool prefetch = true;                   // prepare the next batch on a background thread
   bool cuda_graphs = false;               // CUDA: replay the whole step from a captured graph
+  bool fused_glue = false;                // CUDA, fused layers, bf16: the glue between the matmuls without casts
   bool activation_checkpointing = false;  // recompute each block in backward: less memory, more time
   std::string optimizer = "adamw";        // adamw | muon (Muon for hidden matrices, AdamW for the rest)
   std::string muon_ns = "newton_schulz";  // how Muon orthogonalises: newton_schulz | polar_express

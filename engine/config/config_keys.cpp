@@ -118,6 +118,9 @@ const std::vector<Key>& registry() {
       TK_KEY("opt.fused_adamw", opt.fused_adamw, "one kernel for the whole optimizer step"),
       TK_CHOICE("opt.pin_memory", opt.pin_memory),
       TK_KEY("opt.prefetch", opt.prefetch, "prepare the next batch on a background thread"),
+      TK_KEY("opt.fused_glue", opt.fused_glue,
+             "true | false: with opt.layers=fused in bf16 on CUDA, bf16 activations between Tokamak's kernels with "
+             "no casts, and the GELU backward out of place"),
       TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "true | false: capture the training step once as a CUDA graph and replay it (CUDA)"),
       TK_KEY("opt.activation_checkpointing", opt.activation_checkpointing, "recompute blocks in backward"),
       TK_CHOICE("opt.optimizer", opt.optimizer),

@@ -32,10 +32,12 @@ using torch::autograd::variable_list;
 class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
  public:
   // x2: (N, C_in). Autocast stays on here, so addmm runs in its dtype as native's linear does.
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x2, const at::Tensor& w, const at::Tensor& b) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x2, const at::Tensor& w, const at::Tensor& b,
+                            bool out_of_place) {
     const at::Tensor pre = at::addmm(b, x2, w.t());  // (N, C_out): the bias in cuBLASLt's epilogue
     ctx->save_for_backward({x2, w, pre});
     ctx->saved_data["bias_dtype"] = int64_t(b.scalar_type());
+    ctx->saved_data["out_of_place"] = out_of_place;
     return at::gelu(pre, "tanh");
   }
 
@@ -49,21 +51,29 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
       throw Error("fused bias + GELU: no CUDA kernel for this dtype", "use fp32 or bf16");
     const c10::cuda::CUDAGuard device_guard(pre.device());
     const int64_t N = pre.size(0), C = pre.size(1);
-    at::Tensor d = grads[0].to(dtype).contiguous().clone();  // becomes d pre in place
     at::Tensor db = at::zeros({C}, pre.options().dtype(at::kFloat));
-    cuda::gelu_backward_bias(dtype == at::kBFloat16 ? cuda::DType::kBFloat16 : cuda::DType::kFloat, d.data_ptr(),
-                             pre.data_ptr(), db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+    at::Tensor d;
+    if (ctx->saved_data["out_of_place"].toBool() && dtype == at::kBFloat16 && C % 8 == 0 && pre.is_contiguous()) {
+      const at::Tensor g = grads[0].to(dtype).contiguous();
+      d = at::empty_like(pre);
+      cuda::gelu_backward_bias_out(g.data_ptr(), pre.data_ptr(), d.data_ptr(), db.data_ptr<float>(), N, C,
+                                   c10::cuda::getCurrentCUDAStream());
+    } else {
+      d = grads[0].to(dtype).contiguous().clone();  // becomes d pre in place
+      cuda::gelu_backward_bias(dtype == at::kBFloat16 ? cuda::DType::kBFloat16 : cuda::DType::kFloat, d.data_ptr(),
+                               pre.data_ptr(), db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     const at::Tensor dx = at::mm(d, w.to(dtype)).to(x2.scalar_type());
     const at::Tensor dw = at::mm(d.t(), x2.to(dtype)).to(w.scalar_type());
-    return {dx, dw, db.to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))};
+    return {dx, dw, db.to(static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt())), at::Tensor()};
   }
 };
 
 }  // namespace
 #endif
 
-at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool out_of_place) {
 #ifdef TOKAMAK_WITH_CUDA
   if (x.is_cuda()) {
     auto shape = x.sizes().vec();
@@ -72,7 +82,7 @@ at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Te
     const bool with_grad =
         at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad() || bias.requires_grad());
     if (!with_grad) return at::_addmm_activation(bias, x2, weight.t(), 1, 1, /*use_gelu=*/true).view(shape);
-    return BiasGeluFunction::apply(x2, weight, bias).view(shape);
+    return BiasGeluFunction::apply(x2, weight, bias, out_of_place).view(shape);
   }
 #endif
   return bias_gelu_reference(x, weight, bias);

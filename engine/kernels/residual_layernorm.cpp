@@ -79,8 +79,64 @@ class ResidualLayerNormFunction : public torch::autograd::Function<ResidualLayer
   }
 };
 
+// opt.fused_glue: x fp32 and the branch bf16 in, h fp32 and y bf16 out, no casts (see residual_layernorm_glue).
+class ResidualLayerNormGlueFunction : public torch::autograd::Function<ResidualLayerNormGlueFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& r_in,
+                               const at::Tensor& w_in, const at::Tensor& b_in) {
+    RECORD_FUNCTION("tokamak::residual_layernorm", std::vector<c10::IValue>());
+    const int64_t C = x_in.size(-1), N = x_in.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(x_in.device());
+    const at::Tensor x = x_in.contiguous(), r = r_in.contiguous(), w = w_in.contiguous(), b = b_in.contiguous();
+    at::Tensor h = at::empty_like(x), y = at::empty_like(x, x.options().dtype(at::kBFloat16));
+    at::Tensor mean = at::empty({N}, x.options()), rstd = at::empty_like(mean);
+    cuda::residual_layernorm_forward_mixed(x.data_ptr<float>(), r.data_ptr(), w.data_ptr<float>(), b.data_ptr<float>(),
+                                           h.data_ptr<float>(), y.data_ptr(), mean.data_ptr<float>(),
+                                           rstd.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    ctx->save_for_backward({h, w, mean, rstd});
+    return {h, y};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_FUNCTION("tokamak::layernorm_backward", std::vector<c10::IValue>());
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &h = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const int64_t C = h.size(-1), N = h.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(h.device());
+    if (!grads[1].defined()) {  // y unused: the residual stream's gradient flows on to x and the branch
+      const at::Tensor dh = grads[0].defined() ? grads[0].to(at::kFloat) : at::zeros_like(h);
+      return {dh, dh.to(at::kBFloat16), at::Tensor(), at::Tensor()};
+    }
+    const at::Tensor dy = grads[1].to(at::kBFloat16).contiguous();
+    const at::Tensor dh_in = grads[0].defined() ? grads[0].to(at::kFloat).contiguous() : at::Tensor();
+    at::Tensor dh = at::empty_like(h), dbranch = at::empty_like(h, h.options().dtype(at::kBFloat16));
+    at::Tensor dw = at::zeros({C}, h.options()), db = at::zeros_like(dw);
+    cuda::layernorm_backward_mixed(dy.data_ptr(), h.data_ptr<float>(), w.data_ptr<float>(), mean.data_ptr<float>(),
+                                   rstd.data_ptr<float>(), dh_in.defined() ? dh_in.data_ptr<float>() : nullptr,
+                                   dh.data_ptr<float>(), dbranch.data_ptr(), dw.data_ptr<float>(), db.data_ptr<float>(),
+                                   N, C, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return {dh, dbranch, dw, db};
+  }
+};
+
 }  // namespace
 #endif
+
+std::pair<at::Tensor, at::Tensor> residual_layernorm_glue(const at::Tensor& x, const at::Tensor& residual,
+                                                          const at::Tensor& weight, const at::Tensor& bias) {
+#ifdef TOKAMAK_WITH_CUDA
+  const int64_t C = x.size(-1);
+  if (x.is_cuda() && x.scalar_type() == at::kFloat && residual.scalar_type() == at::kBFloat16 &&
+      weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat && x.sizes() == residual.sizes() &&
+      C % 8 == 0 && C <= cuda::kMixedMaxC) {
+    const variable_list out = ResidualLayerNormGlueFunction::apply(x, residual, weight, bias);
+    return {out[0], out[1]};
+  }
+#endif
+  return residual_layernorm(x, residual, weight, bias);
+}
 
 std::pair<at::Tensor, at::Tensor> residual_layernorm(const at::Tensor& x, const at::Tensor& residual,
                                                      const at::Tensor& weight, const at::Tensor& bias) {

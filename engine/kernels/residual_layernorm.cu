@@ -73,6 +73,101 @@ __global__ void layernorm_backward_kernel(const T* dy, const T* h, const T* weig
   }
 }
 
+// opt.fused_glue: the dtypes a block has under bf16 autocast, with no casts around the kernel. x (the residual
+// stream) fp32, the branch bf16; h fp32 and y bf16 (the next matmul's input). One warp a row, lane l owning packs
+// l, l + 32, ... of 8 elements held in registers (16-byte loads and stores): C a multiple of 8, at most
+// kMixedMaxC. Lab: experiments/kernels/residual_layernorm_lab.cu (v2).
+constexpr int kMixedPacks = kMixedMaxC / 256;
+__global__ void residual_layernorm_forward_mixed_kernel(const float* x, const __nv_bfloat16* branch,
+                                                        const float* weight, const float* bias, float* h,
+                                                        __nv_bfloat16* y, float* mean, float* rstd, int64_t N,
+                                                        int64_t C) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= N) return;
+  const int64_t packs = C / 8;
+  float v[kMixedPacks][8];
+  float sum = 0.f;
+#pragma unroll
+  for (int p = 0; p < kMixedPacks; ++p) {
+    const int64_t pack = lane + 32 * p;
+    if (pack >= packs) break;
+    const int64_t at = row * C + pack * 8;
+    const float4 x0 = *reinterpret_cast<const float4*>(x + at), x1 = *reinterpret_cast<const float4*>(x + at + 4);
+    const uint4 bv = *reinterpret_cast<const uint4*>(branch + at);
+    const __nv_bfloat16* b = reinterpret_cast<const __nv_bfloat16*>(&bv);
+    const float xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[p][k] = xs[k] + __bfloat162float(b[k]), sum += v[p][k];
+    *reinterpret_cast<float4*>(h + at) = make_float4(v[p][0], v[p][1], v[p][2], v[p][3]);
+    *reinterpret_cast<float4*>(h + at + 4) = make_float4(v[p][4], v[p][5], v[p][6], v[p][7]);
+  }
+  const float m = warp_sum(sum) / C;
+  float sq = 0.f;
+#pragma unroll
+  for (int p = 0; p < kMixedPacks; ++p) {
+    if (lane + 32 * p >= packs) break;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) sq += (v[p][k] - m) * (v[p][k] - m);
+  }
+  const float s = rsqrtf(warp_sum(sq) / C + 1e-5f);
+#pragma unroll
+  for (int p = 0; p < kMixedPacks; ++p) {
+    const int64_t pack = lane + 32 * p;
+    if (pack >= packs) break;
+    uint4 out;
+    __nv_bfloat16* o = reinterpret_cast<__nv_bfloat16*>(&out);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int64_t c = pack * 8 + k;
+      o[k] = __float2bfloat16((v[p][k] - m) * s * weight[c] + bias[c]);
+    }
+    *reinterpret_cast<uint4*>(y + row * C + pack * 8) = out;
+  }
+  if (lane == 0) mean[row] = m, rstd[row] = s;
+}
+
+// Its backward, out of place: dh_out = dh_in (the residual stream's own gradient, fp32; null: none) + layer_norm's
+// input gradient for dy (bf16), and the branch's gradient, the same values in bf16, written in the same pass (no
+// cast after it). dweight and dbias (C,) fp32 get the row sums added (zero them first).
+__global__ void layernorm_backward_mixed_kernel(const __nv_bfloat16* dy, const float* h, const float* weight,
+                                                const float* mean, const float* rstd, const float* dh_in, float* dh_out,
+                                                __nv_bfloat16* dbranch, float* dweight, float* dbias, int64_t N,
+                                                int64_t C) {
+  extern __shared__ float shared[];  // dweight then dbias partial sums, (C,) each
+  float *sw = shared, *sb = shared + C;
+  for (int64_t i = threadIdx.x; i < 2 * C; i += blockDim.x) shared[i] = 0.f;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < N;
+       row += static_cast<int64_t>(gridDim.x) * kWarps) {
+    const __nv_bfloat16* dyr = dy + row * C;
+    const float* hr = h + row * C;
+    const float m = mean[row], s = rstd[row];
+    float a = 0.f, b = 0.f;  // sums of dy·w and dy·w·norm
+    for (int64_t i = lane; i < C; i += 32) {
+      const float g = __bfloat162float(dyr[i]) * weight[i];
+      a += g;
+      b += g * (hr[i] - m) * s;
+    }
+    a = warp_sum(a) / C;
+    b = warp_sum(b) / C;
+    for (int64_t i = lane; i < C; i += 32) {
+      const float norm = (hr[i] - m) * s, d = __bfloat162float(dyr[i]);
+      const float g = (dh_in ? dh_in[row * C + i] : 0.f) + (d * weight[i] - a - norm * b) * s;
+      dh_out[row * C + i] = g;
+      dbranch[row * C + i] = __float2bfloat16(g);
+      atomicAdd(&sw[i], d * norm);
+      atomicAdd(&sb[i], d);
+    }
+  }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < C; i += blockDim.x) {
+    atomicAdd(&dweight[i], sw[i]);
+    atomicAdd(&dbias[i], sb[i]);
+  }
+}
+
 int blocks_for(int64_t N) { return static_cast<int>((N + kWarps - 1) / kWarps); }
 
 }  // namespace
@@ -109,6 +204,24 @@ void layernorm_backward(DType dtype, const void* dy, const void* h, const void* 
         static_cast<const float*>(dy), static_cast<const float*>(h), static_cast<const float*>(weight), mean, rstd,
         static_cast<float*>(dh), dweight, dbias, N, C);
   }
+}
+
+void residual_layernorm_forward_mixed(const float* x, const void* branch, const float* weight, const float* bias,
+                                      float* h, void* y, float* mean, float* rstd, int64_t N, int64_t C,
+                                      cudaStream_t stream) {
+  if (N == 0) return;
+  residual_layernorm_forward_mixed_kernel<<<blocks_for(N), kWarps * 32, 0, stream>>>(
+      x, static_cast<const __nv_bfloat16*>(branch), weight, bias, h, static_cast<__nv_bfloat16*>(y), mean, rstd, N, C);
+}
+
+void layernorm_backward_mixed(const void* dy, const float* h, const float* weight, const float* mean, const float* rstd,
+                              const float* dh_in, float* dh_out, void* dbranch, float* dweight, float* dbias, int64_t N,
+                              int64_t C, cudaStream_t stream) {
+  if (N == 0) return;
+  const int blocks = blocks_for(N) < 1024 ? blocks_for(N) : 1024;
+  layernorm_backward_mixed_kernel<<<blocks, kWarps * 32, 2 * C * sizeof(float), stream>>>(
+      static_cast<const __nv_bfloat16*>(dy), h, weight, mean, rstd, dh_in, dh_out, static_cast<__nv_bfloat16*>(dbranch),
+      dweight, dbias, N, C);
 }
 
 }  // namespace tokamak::kernels::cuda

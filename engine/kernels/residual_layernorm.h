@@ -12,4 +12,10 @@ namespace tokamak::kernels {
 std::pair<at::Tensor, at::Tensor> residual_layernorm(const at::Tensor& x, const at::Tensor& residual,
                                                      const at::Tensor& weight, const at::Tensor& bias);
 
+// opt.fused_glue: the same in the dtypes a block has under bf16 autocast, with no cast around the kernel — x (the
+// residual stream) fp32 and the branch bf16 on CUDA give h fp32 and y bf16 (the next matmul's input), and backward
+// writes the branch's bf16 gradient in the same pass. Any other dtypes, device or width take residual_layernorm.
+std::pair<at::Tensor, at::Tensor> residual_layernorm_glue(const at::Tensor& x, const at::Tensor& residual,
+                                                          const at::Tensor& weight, const at::Tensor& bias);
+
 }  // namespace tokamak::kernels

@@ -166,12 +166,13 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve
   const bool fused_cuda = o_.layers == LayersKind::kFused && x.is_cuda() && o_.norm == NormKind::kLayerNorm &&
                           o_.mlp_act == MlpAct::kGelu;  // the CUDA kernels are LayerNorm's and GELU's
   if (fused_cuda) {
-    std::tie(h, y) = kernels::residual_layernorm(x, a, ln_2->weight, ln_2->bias);
+    std::tie(h, y) = o_.fused_glue ? kernels::residual_layernorm_glue(x, a, ln_2->weight, ln_2->bias)
+                                   : kernels::residual_layernorm(x, a, ln_2->weight, ln_2->bias);
   } else {
     h = residual_add(x, a);
     y = ln_2->forward(h);
   }
-  if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias);
+  if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias, o_.fused_glue);
   else f = mlp_activation(c_fc(y), o_.mlp_act, o_.layers);
   auto m = c_proj(f);
   if (is_training() && o_.dropout > 0)

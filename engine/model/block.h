@@ -20,6 +20,7 @@ struct BlockOptions {
   int64_t n_layer = 4;  // scales the init of residual projections (GPT-2: 0.02 / sqrt(2 * n_layer))
   AttentionKind attention = AttentionKind::kSdpa;
   LayersKind layers = LayersKind::kNative;
+  bool fused_glue = false;  // opt.fused_glue: the fused layers' glue kernels (CUDA, bf16)
   // The speedrun's switches (model.norm, model.mlp_act, model.position, model.qk_norm); defaults are GPT-2.
   NormKind norm = NormKind::kLayerNorm;
   MlpAct mlp_act = MlpAct::kGelu;

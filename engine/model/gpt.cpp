@@ -38,6 +38,7 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   // are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
   o.block.attention = find_choice(attention_choices(), "opt.attention", opt.attention).kind;
   o.block.layers = find_choice(layers_choices(), "opt.layers", opt.layers).kind;
+  o.block.fused_glue = opt.fused_glue;
   o.block.norm = find_choice(norm_choices(), "model.norm", m.norm).kind;
   o.block.mlp_act = find_choice(mlp_act_choices(), "model.mlp_act", m.mlp_act).kind;
   o.block.position = find_choice(position_choices(), "model.position", m.position).kind;

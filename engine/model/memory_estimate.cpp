@@ -52,7 +52,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   const bool autocast = precision == "bf16" || precision == "fp16";
   const bool fused_gelu = resolved_layers(c, precision) == "fused" && c.device.rfind("cuda", 0) == 0 &&
                           c.model.norm == "layernorm" && c.model.mlp_act == "gelu" && c.model.qkv_bias;
-  if (autocast) per_layer += 4 * s * b * h + (fused_gelu ? 2 * s * b * h : 0);
+  if (autocast) per_layer += 4 * s * b * h + (fused_gelu && !c.opt.fused_glue ? 2 * s * b * h : 0);
   // A checkpointed block keeps only its input: the residual stream's dtype (fp32 under autocast).
   const double block_input = (autocast ? 4 : 2 * width) * s * b * h;
   m.activations = bytes(c.opt.activation_checkpointing ? L * block_input + per_layer : L * per_layer);

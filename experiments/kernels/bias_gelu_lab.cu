@@ -6,7 +6,8 @@
 //   v1  the production kernel: in place over d (the ATen glue clones the incoming gradient first), 2-byte
 //       loads, 256 threads × 32 rows a block, shared column sums.
 //   v2  out of place (no clone: reads d and pre, writes dpre), 16-byte loads and stores (8 bf16 a thread),
-//       each block a strip of rows, column sums in registers, one atomicAdd per column and block.
+//       each block a strip of rows, column sums in registers, one atomicAdd per column and block: the kernel
+//       opt.fused_glue runs (gelu_backward_bias_out).
 //   bias_gelu_lab [N] [C] [ROUNDS]   (defaults: GPT-2 124M at batch 64: N = 65536, C = 3072)
 // Built by scripts/gpu-kit.sh (CMake target bias_gelu_lab, with CUDA); without a GPU it says so and exits 0.
 #include <cuda_bf16.h>
@@ -20,7 +21,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/bias_gelu.cu"  // v1: the production kernel itself, not a copy
+#include "engine/kernels/bias_gelu.cu"  // v1 and v2: the production kernels themselves, not copies
 
 namespace {
 
@@ -39,50 +40,6 @@ float gelu_grad_host(float x) {
   const float k0 = 0.7978845608028654f, k1 = 0.044715f;
   const float t = std::tanh(k0 * (x + k1 * x * x * x));
   return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
-}
-
-// v2 ------------------------------------------------------------------------------------------------------------
-constexpr int kV2Threads = 128, kV2Rows = 64, kPack = 8;  // 8 bf16 = 16 bytes
-
-__device__ __forceinline__ float gelu_grad_dev(float x) {
-  const float k0 = 0.7978845608028654f, k1 = 0.044715f;
-  const float t = tanhf(k0 * (x + k1 * x * x * x));
-  return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
-}
-
-// Thread t of a block owns columns [8·t, 8·t + 8) of every 8·kV2Threads-wide column tile, over the block's
-// kV2Rows rows: its 8 column sums stay in registers; C must be a multiple of 8.
-__global__ void gelu_backward_bias_v2(const __nv_bfloat16* d, const __nv_bfloat16* pre, __nv_bfloat16* out,
-                                      float* dbias, int64_t N, int64_t C) {
-  const int64_t first = static_cast<int64_t>(blockIdx.y) * kV2Rows;
-  const int64_t last = first + kV2Rows < N ? first + kV2Rows : N;
-  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * kV2Threads + threadIdx.x) * kPack;
-  if (c0 >= C) return;
-  float sums[kPack] = {};
-  for (int64_t r = first; r < last; ++r) {
-    const int64_t at = r * C + c0;
-    const uint4 dv = *reinterpret_cast<const uint4*>(d + at), pv = *reinterpret_cast<const uint4*>(pre + at);
-    const __nv_bfloat16* db = reinterpret_cast<const __nv_bfloat16*>(&dv);
-    const __nv_bfloat16* pb = reinterpret_cast<const __nv_bfloat16*>(&pv);
-    uint4 ov;
-    __nv_bfloat16* ob = reinterpret_cast<__nv_bfloat16*>(&ov);
-#pragma unroll
-    for (int k = 0; k < kPack; ++k) {
-      const float g = __bfloat162float(db[k]) * gelu_grad_dev(__bfloat162float(pb[k]));
-      ob[k] = __float2bfloat16(g);
-      sums[k] += g;
-    }
-    *reinterpret_cast<uint4*>(out + at) = ov;
-  }
-#pragma unroll
-  for (int k = 0; k < kPack; ++k) atomicAdd(&dbias[c0 + k], sums[k]);
-}
-
-void launch_v2(const __nv_bfloat16* d, const __nv_bfloat16* pre, __nv_bfloat16* out, float* dbias, int64_t N,
-               int64_t C) {
-  const dim3 grid(static_cast<unsigned>((C / kPack + kV2Threads - 1) / kV2Threads),
-                  static_cast<unsigned>((N + kV2Rows - 1) / kV2Rows));
-  gelu_backward_bias_v2<<<grid, kV2Threads>>>(d, pre, out, dbias, N, C);
 }
 
 // The check --------------------------------------------------------------------------------------------------------
@@ -177,7 +134,7 @@ int main(int argc, char** argv) {
        [](void* p) {
          auto* x = static_cast<Ctx*>(p);
          cudaMemsetAsync(x->dbias, 0, x->C * sizeof(float));
-         launch_v2(x->d, x->pre, x->out, x->dbias, x->N, x->C);
+         tokamak::kernels::cuda::gelu_backward_bias_out(x->d, x->pre, x->out, x->dbias, x->N, x->C, 0);
        },
        [](void* p) -> const __nv_bfloat16* { return static_cast<Ctx*>(p)->out; }},
   };

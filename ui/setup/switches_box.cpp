@@ -91,7 +91,9 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   row(group(tr("Kernels")), {layers});
   auto* graphs = check(tr("CUDA graphs"), QString::fromStdString(cuda_graphs_choices().back().help));
   keys->bind("opt.cuda_graphs", graphs);
-  row(QString(), {graphs});
+  auto* glue = check(tr("Fused glue"), QString::fromStdString(fused_glue_choices().back().help));
+  keys->bind("opt.fused_glue", glue);
+  row(QString(), {graphs, glue});
   auto* pad =
       check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
                                            "fast tile sizes; padded logits are masked. A100: 112K → 127K tok/s."));
@@ -173,7 +175,7 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
       if (!why.isEmpty()) reasons << why;  // the engine's line already names key=value
     }
   }
-  for (const char* key : {"opt.cuda_graphs", "opt.fused_adamw", "opt.pin_memory", "opt.prefetch",
+  for (const char* key : {"opt.cuda_graphs", "opt.fused_glue", "opt.fused_adamw", "opt.pin_memory", "opt.prefetch",
                           "opt.activation_checkpointing", "model.tie_weights", "model.vocab_pad_multiple"}) {
     auto* box = qobject_cast<QCheckBox*>(keys_->widget(key));
     const QString on = box->property("onValue").isValid() ? box->property("onValue").toString() : "true";
