@@ -63,6 +63,7 @@ class TestProfile : public QObject {
       for (const PhaseName& phase : phase_names()) {
         const char* key = phase.metric;
         if (std::string(key) == "phase_allreduce_ms") continue;
+        if (std::string(key) == "phase_head_ms" && !e.metrics.has(key)) continue;  // native layers: no head phase
         // Every phase runs code at every step (zero_grad and the report are "other"): none can be 0.
         QVERIFY2(e.metric(key) > 0, qPrintable(QString("step %1: %2 = %3").arg(e.step).arg(key).arg(e.metric(key))));
         phases += e.metric(key);
@@ -75,7 +76,8 @@ class TestProfile : public QObject {
     // in the wrong place, or a window whose phases were not divided by its steps, would move them.
     for (size_t i = 1; i < r.steps.size(); ++i) {
       const StepEvent& e = r.steps[i];
-      const double compute = e.metric("phase_forward_ms") + e.metric("phase_backward_ms");
+      const double compute = e.metric("phase_forward_ms") + e.metric("phase_backward_ms") +
+                             (e.metrics.has("phase_head_ms") ? e.metric("phase_head_ms") : 0.0);
       QVERIFY2(compute > 0.5 * e.metric("step_ms") && compute < e.metric("step_ms"),
                qPrintable(
                    QString("step %1: forward+backward %2 of %3 ms").arg(e.step).arg(compute).arg(e.metric("step_ms"))));
@@ -115,6 +117,29 @@ class TestProfile : public QObject {
     p.reset();
     QCOMPARE(p.steps(), int64_t(0));
     for (double v : p.phases_ms()) QCOMPARE(v, 0.0);
+  }
+
+  // The fused classifier computes the loss and both of its gradients inside the forward call: that work is the
+  // head phase, so forward and backward are the blocks' own (forward no longer several times backward, as a
+  // profile that folded the head's gradients into forward read); native layers have no head phase.
+  void fusedHeadIsAPhaseOfItsOwn() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    for (const char* layers : {"fused", "native"}) {
+      Config c = profiled_run(
+          env.corpus_excerpt(60000),
+          {"opt.layers=" + std::string(layers), "train.checkpoint_dir=" + env.path(std::string("ckpt-") + layers)});
+      Steps r;
+      QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
+      for (const StepEvent& e : r.steps) {
+        QCOMPARE(e.metrics.has("phase_head_ms"), std::string(layers) == "fused");
+        if (std::string(layers) != "fused") continue;
+        QVERIFY2(e.metric("phase_head_ms") > 0, qPrintable(QString::number(e.metric("phase_head_ms"))));
+      }
+      const StepEvent& last = r.steps.back();
+      qInfo("%s: forward %.2f, head %.2f, backward %.2f ms", layers, last.metric("phase_forward_ms"),
+            last.metrics.has("phase_head_ms") ? last.metric("phase_head_ms") : 0.0, last.metric("phase_backward_ms"));
+    }
   }
 
   void profileOffReportsNoPhases() {

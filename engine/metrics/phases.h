@@ -6,19 +6,23 @@
 
 namespace tokamak {
 
-enum class Phase { kData, kForward, kBackward, kAllreduce, kOptimizer, kOther };
-inline constexpr int kPhaseCount = 6;
+enum class Phase { kData, kForward, kHead, kBackward, kAllreduce, kOptimizer, kOther };
+inline constexpr int kPhaseCount = 7;
 
 struct PhaseName {
   const char* metric;  // the step event's metric, in ms per step
   const char* label;   // for tables and legends
 };
-// data: waiting for the batch (and its copy to the device); all-reduce: the gradients' all-reduce that
+// data: waiting for the batch (and its copy to the device); head: the fused classifier (opt.layers=fused), which
+// computes the loss and the gradients of its input and weight together, inside the forward call — counted apart,
+// so that forward and backward are the blocks' own (native layers have no such phase: their head's forward is
+// in forward, its backward in backward); all-reduce: the gradients' all-reduce that
 // backward did not hide, and the loss's (data parallel only); optimizer: clipping, the skip decision and
 // AdamW; other: the rest (zero_grad, the report's own reads).
 inline const std::array<PhaseName, kPhaseCount>& phase_names() {
   static const std::array<PhaseName, kPhaseCount> names = {{{"phase_data_ms", "data"},
                                                             {"phase_forward_ms", "forward"},
+                                                            {"phase_head_ms", "head"},
                                                             {"phase_backward_ms", "backward"},
                                                             {"phase_allreduce_ms", "all-reduce"},
                                                             {"phase_optimizer_ms", "optimizer"},

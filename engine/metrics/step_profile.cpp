@@ -17,6 +17,7 @@ struct StepProfile::Impl {
   using Clock = std::chrono::steady_clock;
   c10::Device device;
   std::array<double, kPhaseCount> ms{};
+  std::array<bool, kPhaseCount> lapped{};
   int64_t steps = 0;
   Clock::time_point last;  // CPU: the previous mark
 #ifdef TOKAMAK_WITH_CUDA
@@ -53,6 +54,7 @@ StepProfile::~StepProfile() = default;
 
 void StepProfile::reset() {
   impl_->ms.fill(0);
+  impl_->lapped.fill(false);
   impl_->steps = 0;
 #ifdef TOKAMAK_WITH_CUDA
   impl_->used = 0, impl_->read = true;
@@ -68,6 +70,7 @@ void StepProfile::begin() {
 }
 
 void StepProfile::lap(Phase p) {
+  impl_->lapped[static_cast<int>(p)] = true;
 #ifdef TOKAMAK_WITH_CUDA
   if (impl_->device.is_cuda()) return impl_->record(p, /*start=*/false);
 #endif
@@ -84,6 +87,14 @@ std::array<double, kPhaseCount> StepProfile::phases_ms() const {
 }
 
 int64_t StepProfile::steps() const { return impl_->steps; }
+bool StepProfile::lapped(Phase p) const { return impl_->lapped[static_cast<int>(p)]; }
+
+namespace {
+thread_local StepProfile* active = nullptr;
+}
+StepProfile* active_step_profile() { return active; }
+ActiveStepProfile::ActiveStepProfile(StepProfile* profile) : before_(active) { active = profile; }
+ActiveStepProfile::~ActiveStepProfile() { active = before_; }
 
 void StepProfile::add_to(Metrics& out, bool data_parallel, double step_ms) const {
   std::array<double, kPhaseCount> ms = phases_ms();
@@ -92,8 +103,12 @@ void StepProfile::add_to(Metrics& out, bool data_parallel, double step_ms) const
   for (double& m : ms) sum += (m /= n);
   // What no mark covers: the report itself, the checkpoint and evaluation checks between steps.
   ms[static_cast<int>(Phase::kOther)] += std::max(0.0, step_ms - sum);
-  for (int i = 0; i < kPhaseCount; ++i)
-    if (data_parallel || static_cast<Phase>(i) != Phase::kAllreduce) out.add(phase_names()[i].metric, ms[i]);
+  for (int i = 0; i < kPhaseCount; ++i) {
+    const Phase p = static_cast<Phase>(i);
+    if (p == Phase::kAllreduce && !data_parallel) continue;
+    if (p == Phase::kHead && !impl_->lapped[i]) continue;  // native layers: the head is in forward and backward
+    out.add(phase_names()[i].metric, ms[i]);
+  }
 }
 
 }  // namespace tokamak

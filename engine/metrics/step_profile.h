@@ -35,11 +35,26 @@ class StepProfile {
   void add_to(Metrics& out, bool data_parallel, double step_ms) const;
   // The window's measured phases, summed over its steps (nothing added to other).
   std::array<double, kPhaseCount> phases_ms() const;
-  int64_t steps() const;  // steps begun since reset()
+  int64_t steps() const;       // steps begun since reset()
+  bool lapped(Phase p) const;  // p was lapped since reset() (a phase a run never enters is not reported)
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// The profile forward_backward is timing on this thread, or null: the model laps the fused classifier's head as
+// a phase of its own from inside its forward (engine/model/gpt.cpp).
+StepProfile* active_step_profile();
+class ActiveStepProfile {
+ public:
+  explicit ActiveStepProfile(StepProfile* profile);
+  ~ActiveStepProfile();
+  ActiveStepProfile(const ActiveStepProfile&) = delete;
+  ActiveStepProfile& operator=(const ActiveStepProfile&) = delete;
+
+ private:
+  StepProfile* before_;
 };
 
 }  // namespace tokamak

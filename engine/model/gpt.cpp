@@ -10,6 +10,7 @@
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/kernels/classifier.h"
+#include "engine/metrics/step_profile.h"
 #include "engine/util/error.h"
 
 namespace tokamak {
@@ -169,9 +170,13 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
     // config_problems refuses a soft cap with fused layers: the classifier never holds the logits to cap.
     if (options_.logit_softcap > 0)
       throw Error("model.logit_softcap cannot run with opt.layers=fused", "set opt.layers=native");
-    // The fused classifier: loss and both gradients in chunks of tokens, no (B, T, V) logits (kernels/).
+    // The fused classifier: loss and both gradients in chunks of tokens, no (B, T, V) logits (kernels/). Its time
+    // is the step profile's head phase: its gradients are computed here, not in backward.
+    StepProfile* profile = active_step_profile();
+    if (profile) profile->lap(Phase::kForward);
     out.loss = kernels::fused_classifier(x.reshape({-1, x.size(-1)}), lm_head, targets.reshape({-1}),
                                          {options_.vocab_size, 0});
+    if (profile) profile->lap(Phase::kHead);
     return out;
   }
   auto logits = logits_of(x);

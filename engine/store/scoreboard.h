@@ -48,8 +48,8 @@ struct ScoreRow {
   double step_ms = kNaN;  // mean over the reports after the first, like the phases
   double target = kNaN, time_to_target_s = kNaN, tokens_to_target = kNaN, steps_to_target = kNaN;
   double target_speedup = kNaN;  // baseline's time_to_target_s / this run's
-  static_assert(kPhaseCount == 6, "one kNaN per phase below");
-  std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: the run did not report it
+  static_assert(kPhaseCount == 7, "one kNaN per phase below");
+  std::array<double, kPhaseCount> phase_ms = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};  // NaN: not reported
 };
 
 // A group of runs (run_groups.h) as one row: its runs' means, and how far their tok/s spread.

@@ -43,7 +43,8 @@ StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>&
   };
   StepOutput out;
   out.loss = at::zeros({}, at::TensorOptions().device(device).dtype(at::kFloat));
-  lap(Phase::kOther);  // what the caller did since the step began (zero_grad)
+  lap(Phase::kOther);                       // what the caller did since the step began (zero_grad)
+  const ActiveStepProfile active(profile);  // the model laps the fused classifier as the head
   for (int64_t micro = 0; micro < micro_steps; ++micro) {
     Batch batch = next_batch(micro);
     lap(Phase::kData);

@@ -1,4 +1,4 @@
-// PhaseBars (see phase_bars.h): six stacked QCPBars over a text ticker with the runs' labels.
+// PhaseBars (see phase_bars.h): seven stacked QCPBars over a text ticker with the runs' labels.
 #include "ui/plots/phase_bars.h"
 
 #include <algorithm>
@@ -6,9 +6,11 @@
 
 namespace tokamak::ui {
 namespace {
-// One colour per phase, in step order: compute (forward, backward) in the strong colours, waiting in the pale.
-const QColor kPhaseColor[tokamak::kPhaseCount] = {QColor(0xbcbd22), QColor(0x1f77b4), QColor(0xff7f0e),
-                                                  QColor(0xd62728), QColor(0x2ca02c), QColor(0x7f7f7f)};
+// One colour per phase, in step order: compute (forward, head, backward) in the strong colours, waiting in the
+// pale.
+const QColor kPhaseColor[tokamak::kPhaseCount] = {QColor(0xbcbd22), QColor(0x1f77b4), QColor(0x9467bd),
+                                                  QColor(0xff7f0e), QColor(0xd62728), QColor(0x2ca02c),
+                                                  QColor(0x7f7f7f)};
 }  // namespace
 
 QColor phaseColor(tokamak::Phase phase) { return kPhaseColor[static_cast<int>(phase)]; }
