@@ -13,9 +13,12 @@
 #include <signal.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "engine/config/config.h"
+#include "engine/runtime/checkpoint.h"
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
@@ -202,6 +205,50 @@ class TestQueue : public QObject {
     r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
     QVERIFY2(r.code == 1 && r.err.contains("--slurm needs a time limit per trial"), r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
+  }
+
+  // A sweep whose base sets train.checkpoint_dir: every trial wrote step_N into that one folder, so a promoted
+  // trial resumed another trial's weights and took its run uid. Each trial now keeps its own folder inside it,
+  // and every segment of a trial starts, and checkpoints, as that trial's run.
+  void sweepTrialsSharingABaseCheckpointDirKeepTheirOwnWeights() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000), shared = env_->path("sweep-checkpoints");
+    Config base;
+    apply_overrides(base, tinySets(data, 8));
+    apply_overrides(base, {"train.eval_every=2", "train.eval_batches=1", "train.checkpoint_minutes=0",
+                           "train.checkpoint_dir=" + shared});
+    const std::string file = env_->path("shared.json");
+    write_file_atomically(file, R"({"name": "shared", "base": )" + config_to_json(base, -1) +
+                                    R"(, "sweep": {"train.lr": [3e-3, 1e-2]},
+                                   "early_stopping": {"method": "asha", "min_steps": 2, "eta": 2}})");
+    Result r = cli({"sweep", QString::fromStdString(file), "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const qint64 sweep = QJsonDocument::fromJson(r.out).object()["sweep_id"].toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 10 * test::kPatienceMs);
+    const QJsonArray trials = QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out)
+                                  .object()["trials"]
+                                  .toArray();
+    QCOMPARE(trials.size(), 2);
+    std::set<QString> folders;
+    int resumed = 0;
+    for (const QJsonValue& t : trials) {
+      const QJsonObject item = itemOf(t.toObject()["queue_id"].toInteger());
+      QVERIFY2(item["state"].toString() == "done" || item["state"].toString() == "stopped",
+               qPrintable(item["state"].toString() + " " + item["error"].toString()));
+      const QString uid = item["run_uid"].toString();
+      const QByteArray journal = journalOf(item);
+      const std::vector<QJsonObject> starts = events(journal, "start");
+      resumed += int(starts.size()) - 1;
+      for (const QJsonObject& e : starts) QCOMPARE(e["run_uid"].toString(), uid);
+      for (const QJsonObject& e : events(journal, "checkpoint")) {
+        const std::string path = e["path"].toString().toStdString();
+        QVERIFY2(path.rfind(shared + "/", 0) == 0, path.c_str());
+        QCOMPARE(QString::fromStdString(read_checkpoint_info(path).run_uid), uid);
+        folders.insert(QString::fromStdString(std::filesystem::path(path).parent_path().string()));
+      }
+    }
+    QVERIFY(resumed >= 1);             // the better trial went on from its rung
+    QCOMPARE(int(folders.size()), 2);  // one folder a trial
   }
 
   void ashaStopsTheWorstAndResumesPromotedTrialsBitExact() {

@@ -200,6 +200,7 @@ class Worker {
     Config c = config_from_json(q.config_json);
     c.name = q.name;
     c.train.resume = q.resume;
+    if (q.sweep_id > 0) c.train.checkpoint_dir = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
     if (!path_exists(f.info_file())) create_run_folder(f, {q.run_uid, q.name, this_host(), f.path, now_seconds()});
     const std::string config = f.path + "/config.json";
     write_file_atomically(config, config_to_json(c, 2));

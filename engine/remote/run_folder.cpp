@@ -25,6 +25,12 @@ std::string run_folder_path(const std::string& name, const std::string& uid) {
   return data_dir() + "/checkpoints/" + safe_file_name(name) + "-" + uid.substr(0, 8);
 }
 
+std::string trial_checkpoint_dir(const std::string& checkpoint_dir, const std::string& run_folder) {
+  if (checkpoint_dir.empty()) return {};
+  const size_t slash = run_folder.find_last_of('/');
+  return checkpoint_dir + "/" + (slash == std::string::npos ? run_folder : run_folder.substr(slash + 1));
+}
+
 std::string new_run_uid() {
   std::random_device rd;
   return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());

@@ -26,6 +26,9 @@ namespace {
 
 constexpr int kFormat = 2;  // 1 was the TorchScript archive (step_N.pt), which is refused
 const char* const kKind = "tokamak-checkpoint";
+const char* const kOwnFolder =
+    "give each run a checkpoint folder of its own: leave train.checkpoint_dir empty (the run's folder) or point it "
+    "at an empty one";
 const char* const kRetrain =
     "it cannot be converted without running it: resume or sample it with the Tokamak version that wrote it, or "
     "retrain";
@@ -156,6 +159,15 @@ at::Tensor read_tensor(const std::string& path, const Opened& o, const std::stri
   return cpu;
 }
 
+// The uid of the run that wrote a checkpoint, or "" when it cannot be read (not provably another run's).
+std::string owner_of(const std::string& path) {
+  try {
+    return read_checkpoint_info(path).run_uid;
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 void set_generator_state(at::Generator gen, const at::Tensor& state, const std::string& path) {
   std::lock_guard<std::mutex> lock(gen.mutex());
   try {
@@ -187,11 +199,19 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return paths;
 }
 
-void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed) {
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid) {
   make_dirs(dir);
   remove_stale_temporaries(dir);
   if (::access(dir.c_str(), W_OK) != 0)
     throw Error("checkpoint folder '" + dir + "' is not writable", "set train.checkpoint_dir to a writable folder");
+  if (!run_uid.empty())
+    for (const std::string& p : list_checkpoints(dir)) {
+      const std::string owner = owner_of(p);
+      if (!owner.empty() && owner != run_uid)
+        throw Error("checkpoint folder '" + dir + "' holds checkpoints of another run (" + owner + ": " +
+                        std::filesystem::path(p).filename().string() + "), which this run's would overwrite",
+                    kOwnFolder);
+    }
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
@@ -220,8 +240,21 @@ void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& 
   for (size_t i = 0; i + static_cast<size_t>(keep) < ours.size(); ++i) std::remove(ours[i].c_str());
 }
 
+void check_checkpoint_owner(const std::string& path, const std::string& run_uid) {
+  const std::string owner = read_checkpoint_info(path).run_uid;
+  if (owner != run_uid)
+    throw Error(
+        "checkpoint '" + path + "' belongs to run " + owner + ", not to run " + run_uid,
+        "resume a run from its own checkpoints (`tokamak runs show ID` lists them); " + std::string(kOwnFolder));
+}
+
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
                      const CheckpointInfo& info, const c10::Device& device) {
+  // A second run that came into the folder after prepare_checkpoint_dir looked: never write over its file.
+  const std::string owner = path_exists(path) ? owner_of(path) : std::string();
+  if (!owner.empty() && owner != info.run_uid)
+    throw Error("checkpoint '" + path + "' is run " + owner + "'s; run " + info.run_uid + " will not overwrite it",
+                kOwnFolder);
   std::vector<std::pair<std::string, at::Tensor>> parts;  // CPU, contiguous: kept alive through the write
   for (const auto& p : model.named_parameters()) parts.emplace_back("model." + p.key(), p.value());
   if (optimizer) {
