@@ -1,14 +1,19 @@
 // Sweeps and the queue's rows without any process: the planner (grid count and names, log spacing, random
 // points reproducible from the sweep's seed, bad files refused in one line naming the key), ASHA's rungs and
 // promotions, and the queue's order, reorder, removal and pause as the run store keeps them.
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "engine/config/asha.h"
 #include "engine/config/sweep.h"
+#include "engine/remote/run_folder.h"
+#include "engine/remote/sweep_settle.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_store.h"
@@ -33,6 +38,27 @@ const char* kRandom = R"({
   "sweep": {"train.lr": {"min": 1e-4, "max": 1e-1, "scale": "log"}, "train.batch_size": {"min": 2, "max": 9},
             "opt.schedule": ["cosine", "wsd"]}
 })";
+
+// A Slurm sweep of two trials, both submitted (running) and both ended at rung 0 with a checkpoint, as their
+// run folders in `dir` say: trial 0 with val loss 3, trial 1 with 5. Returns the sweep's id.
+int64_t ended_at_rung_zero(RunStore& store, const QTemporaryDir& dir) {
+  const SweepPlan plan =
+      plan_sweep(R"({"base": {"train": {"steps": 20, "eval_every": 2}}, "sweep": {"train.lr": [1, 2]},
+                                       "early_stopping": {"min_steps": 2, "eta": 2}})",
+                 "s.json", 0);
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (int i = 0; i < 2; ++i) {
+    const RunFolder f{dir.filePath(QString("trial%1").arg(i)).toStdString()};
+    create_run_folder(f, {"uid" + std::to_string(i), plan.trials[size_t(i)].name, "here", f.path, 1.0});
+    write_file_atomically(f.journal(),
+                          "{\"event\":\"eval\",\"step\":2,\"val_loss\":" + std::to_string(3 + 2 * i) +
+                              "}\n{\"event\":\"checkpoint\",\"step\":2,\"path\":\"" + f.path +
+                              "/step_2.safetensors\"}\n{\"event\":\"end\",\"step\":2,\"status\":\"stopped\"}\n");
+    write_file_atomically(f.exit_file(), "{\"status\":\"stopped\",\"code\":0,\"error\":\"\"}\n");
+    runs.emplace_back("uid" + std::to_string(i), f.path);
+  }
+  return SweepStore(store).queue_plan(plan, "slurm", &runs);
+}
 
 std::vector<std::string> names_of(const SweepPlan& p) {
   std::vector<std::string> n;
@@ -278,6 +304,65 @@ class TestSweep : public QObject {
     q.finish(items[1].id, "done", "", 6.0);
     sweeps.record_final(q.item(items[1].id), "{\"event\":\"eval\",\"step\":20,\"val_loss\":3.5}\n");
     QVERIFY(sweeps.promotions(id).empty());  // one trial finished: the others stay stopped
+  }
+
+  // Array tasks end within seconds of each other, so `sweep advance` runs in several processes at once. Each
+  // settled from a snapshot taken before the others' writes, and RunQueue::finish took a row in any state: a
+  // trial another advancer had just settled, promoted and started again (rung 1) was set back to stopped.
+  // Replayed step by step here; the late advancer now leaves every row as it is.
+  void aLateAdvancerLeavesAPromotedTrialAlone() {
+    QTemporaryDir dir;
+    RunStore store(dir.filePath("runs.db").toStdString());
+    const int64_t id = ended_at_rung_zero(store, dir);
+    RunQueue queue(store);
+    SweepStore sweeps(store);
+    const std::vector<QueueItem> seen = queue.list();  // the late advancer's snapshot: both running at rung 0
+    for (const QueueItem& q : seen) QCOMPARE(q.state, std::string("running"));
+    // The first advancer settles both, promotes the better one and claims it for its next segment.
+    for (const QueueItem& q : seen) QVERIFY(settle_ended_run(queue, sweeps, q));
+    const std::vector<Promotion> promoted = sweeps.promotions(id);
+    QCOMPARE(promoted.size(), size_t{1});
+    const QueueItem best = queue.item(promoted[0].queue_id);
+    queue.claim(best.id, best.run_uid, best.folder, 3.0);
+    // The late advancer, from its snapshot (the folder still says "stopped at rung 0"): nothing to settle.
+    for (const QueueItem& q : seen) QVERIFY(!settle_ended_run(queue, sweeps, q));
+    QCOMPARE(queue.item(best.id).state, std::string("running"));
+    QCOMPARE(queue.item(best.id).rung, int64_t{1});
+    for (const QueueItem& q : seen)
+      if (q.id != best.id) QCOMPARE(queue.item(q.id).state, std::string("stopped"));
+  }
+
+  // The same with real concurrency: advancers in threads of their own, each with its own connection to one
+  // store, all settling from one snapshot. Each trial's segment is settled exactly once.
+  void concurrentAdvancersSettleEachTrialOnce() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("runs.db").toStdString();
+    std::vector<QueueItem> seen;
+    {
+      RunStore store(db);
+      ended_at_rung_zero(store, dir);
+      seen = RunQueue(store).list();
+    }
+    std::atomic<int> settled{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> advancers;
+    for (int a = 0; a < 4; ++a)
+      advancers.emplace_back([&] {
+        RunStore store(db);
+        RunQueue queue(store);
+        SweepStore sweeps(store);
+        while (!go) std::this_thread::yield();
+        for (const QueueItem& q : seen) settled += settle_ended_run(queue, sweeps, q) ? 1 : 0;
+        sweeps.promotions(seen.front().sweep_id);
+      });
+    go = true;
+    for (std::thread& t : advancers) t.join();
+    QCOMPARE(settled.load(), int(seen.size()));
+    RunStore store(db);
+    RunQueue queue(store);
+    int promoted = 0;
+    for (const QueueItem& q : seen) promoted += queue.item(q.id).state == "queued";
+    QCOMPARE(promoted, 1);
   }
 
   void spearmanRanksWithTies() {

@@ -59,22 +59,25 @@ void write_slurm_file(const std::string& folder, long job, long task, const std:
 // resumes its run from the newest checkpoint and stops at its next rung (or trains to the end).
 void submit_promoted(RunQueue& queue, const SlurmClient& slurm, const SlurmJobSpec& base, const QueueItem& q,
                      const std::function<void(const std::string&)>& note) {
-  try {
-    queue.claim(q.id, q.run_uid, q.folder, now_seconds());
-  } catch (const Error&) {
-    return;  // another task, or `sweep status`, took it first
-  }
   const RunFolder f{q.folder};
-  // The last segment's pid and exit file would read as "stopped" while this job waits in the queue.
-  ::unlink(f.pid_file().c_str());
-  ::unlink(f.exit_file().c_str());
+  bool claimed = false;
+  queue.store().transaction([&] {
+    if (queue.item(q.id).state != "queued") return;  // another task, or `sweep status`, took it first
+    // The last segment's pid and exit file would read as "stopped" while this job waits in the queue: gone
+    // before the claim, in its transaction, so that no advancer settles the claimed row from them.
+    ::unlink(f.pid_file().c_str());
+    ::unlink(f.exit_file().c_str());
+    queue.claim(q.id, q.run_uid, q.folder, now_seconds());
+    claimed = true;
+  });
+  if (!claimed) return;
   SlurmJobSpec s = base;
   s.run_uid = q.run_uid, s.run_folder = q.folder, s.halt_step = q.halt_step;
-  const Config c = config_from_json(q.config_json);
-  const std::string own = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
-  s.checkpoint_dir = own.empty() ? q.folder : own;
   const std::string script = q.folder + "/job-rung" + std::to_string(q.rung) + ".sh";
-  try {
+  try {  // from the claim on, whatever fails ends the row as failed: a running row with no job would wait forever
+    const Config c = config_from_json(q.config_json);
+    const std::string own = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
+    s.checkpoint_dir = own.empty() ? q.folder : own;
     write_file_atomically(script, slurm_job_script(s));
     const long job = slurm.submit(script);
     write_slurm_file(q.folder, job, -1, slurm.host().key(), base.sweep_job_file);

@@ -129,7 +129,7 @@ class Worker {
       const std::string why = "needs " + std::to_string(need) + " GPUs of its own; the queue hands out " +
                               std::to_string(pool.size()) + " (" + join_gpu_list(pool) +
                               "): set dist.gpus lower, or `tokamak queue work --gpus-per-run 0` to share them";
-      queue_.finish(q.id, "failed", why, now_seconds());
+      queue_.finish(q.id, "failed", why, now_seconds(), q.state);
       note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
       choice.refused = true;
       return choice;
