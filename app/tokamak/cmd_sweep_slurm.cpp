@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_sweep.h"
@@ -172,18 +173,35 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   write_file_atomically(s.sweep_job_file, job_to_json(s).dump(1) + "\n");
   const std::string script_path = sweep_folder + "/job.sh";
   write_file_atomically(script_path, slurm_array_script(s, tasks, sweep_folder));
+  const auto remove_folders = [&] {  // nothing left that looks like a crashed run
+    for (const auto& r : runs) remove_tree(r.second);
+    remove_tree(sweep_folder);
+  };
+  // Recorded before it is submitted: every task settles its trial through the store (`sweep advance`), so a
+  // store that cannot take the sweep must stop it before any job exists.
+  std::unique_ptr<RunStore> store;
+  int64_t id = 0;
+  try {
+    store = std::make_unique<RunStore>(a.db);
+    id = SweepStore(*store).queue_plan(plan, "slurm", &runs);
+  } catch (...) {
+    remove_folders();
+    throw;
+  }
   long job = 0;
   try {
     job = slurm.submit(script_path);
-  } catch (...) {
-    for (const auto& r : runs) remove_tree(r.second);  // nothing left that looks like a crashed run
-    remove_tree(sweep_folder);
+  } catch (const SlurmSubmitUnknown&) {
+    throw;  // the array may run: its folders and rows stay for its tasks
+  } catch (const std::exception& e) {
+    RunQueue queue(*store);
+    for (const QueueItem& q : queue.list())
+      if (q.sweep_id == id) queue.finish(q.id, "failed", e.what(), now_seconds());
+    remove_folders();
     throw;
   }
   for (size_t i = 0; i < runs.size(); ++i)
     write_slurm_file(runs[i].second, job, static_cast<long>(i), slurm.host().key(), s.sweep_job_file);
-  RunStore store(a.db);
-  const int64_t id = SweepStore(store).queue_plan(plan, "slurm", &runs);
   if (a.json)
     std::printf(
         "%s\n",
