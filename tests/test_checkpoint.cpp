@@ -193,6 +193,15 @@ class TestCheckpoint : public QObject {
                                   << "written by a newer Tokamak (format 3";
     QTest::newRow("not Tokamak's") << "foreign"
                                    << "not a Tokamak checkpoint";
+    // Sealed with a matching checksum, so only the number is wrong: std::stoll said the bare "stoll".
+    QTest::newRow("step not a number") << "step"
+                                       << "checkpoint '%1' has step 'two' in its metadata, not a count";
+    QTest::newRow("tokens past int64")
+        << "tokens"
+        << "checkpoint '%1' has tokens '99999999999999999999' in its metadata, not a count";
+    QTest::newRow("optimizer steps not a number")
+        << "optsteps"
+        << "checkpoint '%1' has optimizer_steps '3x' in its metadata, not a count";
   }
   void eachDamageHasItsOwnError() {
     QFETCH(QString, kind);
@@ -235,6 +244,9 @@ class TestCheckpoint : public QObject {
         }
         if (kind == "newer") p.metadata["format_version"] = "3";
         if (kind == "foreign") p.metadata.erase("format");
+        if (kind == "step") p.metadata["step"] = "two";
+        if (kind == "tokens") p.metadata["tokens"] = "99999999999999999999";
+        if (kind == "optsteps") p.metadata["optimizer_steps"] = "3x";
         write_parts(file, p);
       }
     }

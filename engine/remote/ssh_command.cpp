@@ -105,7 +105,9 @@ static std::string last_line(const std::string& text) {
 std::string describe_ssh_failure(const SshTarget& target, int code, const std::string& err,
                                  const std::string& tokamak) {
   const std::string h = target.spec();
-  if (code == 127 || has(err, "command not found") || has(err, "No such file or directory"))
+  // Only the shell's own words for a program it cannot find (exit 127): "No such file or directory" is also
+  // how the host's tokamak says that a path it was given is missing.
+  if (code == 127 || has(err, "command not found"))
     if (code != 255)
       return "Tokamak is not installed on " + h + " ('" + tokamak +
              "' was not found there) (hint: build it there with `TOKAMAK_GUI=OFF scripts/build.sh` or unpack "

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -81,6 +83,17 @@ std::string metadata_crc(std::map<std::string, std::string> metadata) {
   return crc32_hex(text.data(), text.size());
 }
 
+// A count from the metadata (a string there): std::stoll's own error was the bare "stoll", with no file.
+int64_t metadata_int(const std::string& path, const std::string& key, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < 0)
+    throw Error("checkpoint '" + path + "' has " + key + " '" + text.substr(0, 40) + "' in its metadata, not a count",
+                "the file is damaged; use an earlier checkpoint of the run");
+  return v;
+}
+
 struct Opened {
   SafetensorsHeader header;
   nlohmann::json crcs;
@@ -127,12 +140,12 @@ Opened open_checkpoint(const std::string& path) {
                 "the file is damaged; use an earlier checkpoint of the run");
   o.info.run_uid = get("run_uid");
   o.info.config_json = get("config");
-  o.info.step = std::stoll(get("step"));
-  o.info.tokens = std::stoll(get("tokens"));
+  o.info.step = metadata_int(path, "step", get("step"));
+  o.info.tokens = metadata_int(path, "tokens", get("tokens"));
   o.info.device = get("device");
   // Added after format 2 was fixed: optional, so earlier checkpoints still load.
   if (m.count("train_seconds")) o.info.train_seconds = std::atof(m.at("train_seconds").c_str());
-  if (m.count("target_step")) o.info.target_step = std::atoll(m.at("target_step").c_str());
+  if (m.count("target_step")) o.info.target_step = metadata_int(path, "target_step", m.at("target_step"));
   return o;
 }
 
@@ -323,7 +336,7 @@ CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, Optimize
     auto steps = o.header.metadata.find("optimizer_steps");
     if (steps == o.header.metadata.end())
       throw Error("checkpoint '" + path + "' has no optimizer state", "it holds weights only; it cannot be resumed");
-    optimizer->set_steps_taken(std::stoll(steps->second));
+    optimizer->set_steps_taken(metadata_int(path, "optimizer_steps", steps->second));
   }
   if (restore_rng) {
     auto cpu_gen = at::detail::getDefaultCPUGenerator();
