@@ -12,13 +12,18 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "engine/config/config.h"
 #include "engine/runtime/checkpoint.h"
+#include "engine/store/run_queue.h"
+#include "engine/store/run_store.h"
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
@@ -210,6 +215,42 @@ class TestQueue : public QObject {
   // A sweep whose base sets train.checkpoint_dir: every trial wrote step_N into that one folder, so a promoted
   // trial resumed another trial's weights and took its run uid. Each trial now keeps its own folder inside it,
   // and every segment of a trial starts, and checkpoints, as that trial's run.
+  // Any exception ended the worker (a store locked past its busy timeout by a big import, a full disk), and
+  // nothing started another until the next `queue add`: the queue sat with work and no worker. Now the worker
+  // waits and tries again, says so once, and works the queue to its end.
+  void aLongLockedStoreDelaysTheWorkerButDoesNotEndIt() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    const int64_t first = addRun(data, 2, "first"), second = addRun(data, 2, "second");
+    QTRY_VERIFY_WITH_TIMEOUT(queueList()["worker_pid"].toInteger() == 0, test::kPatienceMs);  // paused: none works
+    {
+      RunStore store(default_db_path());
+      RunQueue(store).set_paused(false);
+    }
+    // A writer that holds the store past the 5 s busy timeout, from before the worker starts.
+    std::atomic<bool> locked{false};
+    std::thread writer([&] {
+      RunStore store(default_db_path());
+      store.transaction([&] {
+        locked = true;
+        std::this_thread::sleep_for(std::chrono::seconds(8));
+      });
+    });
+    while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    QProcess worker;
+    worker.start(bin(), {"queue", "work"});
+    writer.join();
+    QVERIFY(worker.waitForFinished(10 * test::kPatienceMs));
+    const QString out = QString::fromUtf8(worker.readAllStandardOutput()),
+                  err = QString::fromUtf8(worker.readAllStandardError());
+    QVERIFY2(worker.exitCode() == 0, qPrintable(err));
+    QCOMPARE(out.count("the queue cannot go on for now:"), 1);
+    QVERIFY2(out.contains("locked") && out.contains("the queue works again"), qPrintable(out));
+    QCOMPARE(itemOf(first)["state"].toString(), QString("done"));
+    QCOMPARE(itemOf(second)["state"].toString(), QString("done"));
+  }
+
   void sweepTrialsSharingABaseCheckpointDirKeepTheirOwnWeights() {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000), shared = env_->path("sweep-checkpoints");

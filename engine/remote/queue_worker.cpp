@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -232,14 +234,34 @@ bool work_queue(const QueueWorkerOptions& o) {
   int lock = take_lock(o.db);
   if (lock < 0) return false;
   Worker w(o);
-  w.catch_up();
+  // A pass that throws (the store locked past its busy timeout by a big import, a full disk) is tried again
+  // after a back-off, 1 s doubling up to 60 s: a worker that ended on it left the queue with work and no worker
+  // until the next `queue add`. Said once when it starts failing, once when it works again.
+  double backoff_s = 0;
+  const auto pass = [&](const std::function<bool()>& fn) {
+    for (;;) {
+      try {
+        const bool more = fn();
+        if (backoff_s > 0 && o.note) o.note("the queue works again");
+        backoff_s = 0;
+        return more;
+      } catch (const std::exception& e) {
+        if (backoff_s == 0 && o.note)
+          o.note(std::string("the queue cannot go on for now: ") + e.what() +
+                 "; trying again, up to a minute apart, until it can");
+        backoff_s = backoff_s == 0 ? 1 : std::min(60.0, 2 * backoff_s);
+        std::this_thread::sleep_for(std::chrono::duration<double>(backoff_s));
+      }
+    }
+  };
+  pass([&] { return w.catch_up(), true; });
   for (;;) {
-    write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
-    while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    pass([&] { return write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n"), true; });
+    while (pass([&] { return w.tick(); })) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
     // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
     // one of the two sees the other and the queue is never left with work and no worker.
     ::close(lock);
-    if (!w.has_work()) return true;
+    if (!pass([&] { return w.has_work(); })) return true;
     if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
   }
 }
