@@ -132,9 +132,12 @@ void get_here(const GetArgs& a) {
 
 // The same command on the host, its JSON lines read here as they come.
 void get_on_host(const GetArgs& a) {
+  // The checks of a get here, before anything reaches the host (a --shards 0 that was dropped on the way made
+  // the host fetch everything).
+  (void)select_hub_dataset(a.name, a.shards, a.tokens.empty() ? 0 : parse_token_amount(a.tokens));
   const RemoteHost host = host_of(a.remote);
   std::vector<std::string> cmd = {host.tokamak(), "datasets", "get", a.name, "--json"};
-  if (a.shards > 0) cmd.insert(cmd.end(), {"--shards", std::to_string(a.shards)});
+  if (a.shards != -1) cmd.insert(cmd.end(), {"--shards", std::to_string(a.shards)});
   if (!a.tokens.empty()) cmd.insert(cmd.end(), {"--tokens", a.tokens});
   ProgressPrinter printer(a.json);
   std::string pending;
