@@ -390,6 +390,50 @@ class TestHub : public QObject {
             QDir(QString::fromStdString(data_dir()) + "/datasets").isEmpty());
   }
 
+  // A listing's Link: next was followed wherever it pointed (the token went along) and for as long as it
+  // went on, and an entry of another shape was nlohmann's type_error (a float size was cast past 2^64). Now a
+  // next page is followed on the endpoint's own origin only, for at most 1000 pages, and an entry this
+  // version cannot read is one line naming the repo.
+  void listingsAreFollowedOnTheirOwnOriginOnly_data() {
+    QTest::addColumn<QString>("next");
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("another origin") << "http://tokamak-test.invalid/api/datasets/o/r/tree/main?cursor=2"
+                                    << ""
+                                    << "is not followed: its next page is at http://tokamak-test.invalid, not at ";
+    QTest::newRow("without end") << "SELF"
+                                 << ""
+                                 << "goes on past 1000 pages";
+    QTest::newRow("a size that is text") << ""
+                                         << R"([{"type": "file", "path": "a.bin", "size": "big"}])"
+                                         << R"(has an entry this version cannot read ("a.bin" has size "big")";
+    QTest::newRow("a size past 2^64") << ""
+                                      << R"([{"type": "file", "path": "a.bin", "size": 1e300}])"
+                                      << R"(has an entry this version cannot read ("a.bin" has size 1e+300)";
+    QTest::newRow("a path that is a number") << ""
+                                             << R"([{"type": "file", "path": 7, "size": 3}])"
+                                             << "has an entry this version cannot read (a file without a path";
+  }
+  void listingsAreFollowedOnTheirOwnOriginOnly() {
+    QFETCH(QString, next);
+    QFETCH(QString, body);
+    QFETCH(QString, expected);
+    test::NginxServer hub;
+    HubRepoOptions o;
+    o.body = body.toStdString();
+    // "SELF": the listing's own URL, on its own origin, which nginx spells once it has a port.
+    o.next = next == "SELF" ? "http://$host:$server_port/api/datasets/o/r/tree/main" : next.toStdString();
+    hub.addRepo("o/r", o);
+    hub.addFile("o/r", "r_train_000001.bin", llmc_shard(1000, 5));
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:o/r", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors().front().contains("the Hub's listing of o/r ") &&
+                 r.errors().front().contains(expected) && r.errors().front().contains("hint:"),
+             r.err.constData());
+    QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 0);  // no file was asked for
+  }
+
   void fullDiskIsOneLine() {
     test::NginxServer hub;
     const QByteArray big = llmc_shard(100000, 9);  // 201 KB at 32 KB/s
