@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -125,7 +126,7 @@ class Worker {
     } catch (const std::exception&) {
       return choice;  // a config this version refuses fails at launch, with its own line
     }
-    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here());
+    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here(), std::getenv("CUDA_VISIBLE_DEVICES"));
     if (need == 0 || pool.empty()) return choice;  // no GPU here: the run says so itself
     if (need > static_cast<int64_t>(pool.size())) {
       const std::string why = "needs " + std::to_string(need) + " GPUs of its own; the queue hands out " +
