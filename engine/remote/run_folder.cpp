@@ -65,6 +65,8 @@ static std::string start_time(long pid) {
   return field;
 }
 
+std::string process_start_time(long pid) { return start_time(pid); }
+
 void write_pid_file(const RunFolder& f, long pid) {
   write_file_atomically(f.pid_file(), std::to_string(pid) + " " + start_time(pid) + "\n");
 }

@@ -53,6 +53,9 @@ void write_pid_file(const RunFolder& f, long pid);
 // True when F's pid file already names process PID (its pid and start time): the launcher's child wrote it
 // before exec.
 bool pid_file_names(const RunFolder& f, long pid);
+// Field 22 of /proc/PID/stat, the process's start in clock ticks since boot ("" when it does not exist): with
+// the pid it names one process, where a pid alone may be another's after a reboot or a wrap.
+std::string process_start_time(long pid);
 // True while the process the pid file names is alive (same pid, same start time); false without a pid file.
 bool run_process_alive(const RunFolder& f);
 long read_pid(const RunFolder& f);  // 0 without a pid file
