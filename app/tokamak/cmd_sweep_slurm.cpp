@@ -183,6 +183,7 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   int64_t id = 0;
   try {
     store = std::make_unique<RunStore>(a.db);
+    if (!store->journal_note().empty()) std::fprintf(stderr, "tokamak: note: %s\n", store->journal_note().c_str());
     id = SweepStore(*store).queue_plan(plan, "slurm", &runs);
   } catch (...) {
     remove_folders();

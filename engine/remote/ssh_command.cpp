@@ -93,7 +93,7 @@ std::vector<std::string> ssh_close_argv(const SshTarget& target, const SshOption
 
 static bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 
-static std::string last_line(const std::string& text) {
+static std::string last_said(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line))
@@ -113,7 +113,7 @@ std::string describe_ssh_failure(const SshTarget& target, int code, const std::s
              "' was not found there) (hint: build it there with `TOKAMAK_GUI=OFF scripts/build.sh` or unpack "
              "scripts/gpu-kit.sh's kit, then put it on PATH or set the host's tokamak command; docs/REMOTE.md)";
   if (code != 255) {
-    const std::string last = last_line(err);
+    const std::string last = last_said(err);
     return last.empty() ? "the command on " + h + " failed with exit code " + std::to_string(code) : last;
   }
   if (has(err, "REMOTE HOST IDENTIFICATION HAS CHANGED") || has(err, "Host key verification failed"))
@@ -136,7 +136,7 @@ std::string describe_ssh_failure(const SshTarget& target, int code, const std::s
   if (has(err, "Broken pipe") || has(err, "Connection reset") || has(err, "closed by remote host") ||
       has(err, "Timeout, server"))
     return "the connection to " + h + " was lost";
-  const std::string last = last_line(err);
+  const std::string last = last_said(err);
   return "ssh to " + h + " failed" + (last.empty() ? "" : ": " + last);
 }
 
