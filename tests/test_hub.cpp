@@ -3,6 +3,7 @@
 // dataset; a killed download resumes with a Range request for the rest only; damaged files, 401, 404,
 // HF_HUB_OFFLINE and a full disk each end in one line with nothing half-written in place. Every assertion is
 // on bytes, counts and the server's access log, never on time.
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -432,6 +433,30 @@ class TestHub : public QObject {
                  r.errors().front().contains(expected) && r.errors().front().contains("hint:"),
              r.err.constData());
     QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 0);  // no file was asked for
+  }
+
+  // A body longer than the size the Hub listed was written on to its end (a server that never stops would
+  // fill the disk), then found "short" and fetched again and again. Now the part is cut at the listed size and
+  // its check decides: here the listed bytes are the whole shard, with its sha256, and they are what is kept.
+  void aBodyLongerThanListedIsCutOff() {
+    test::NginxServer hub;
+    const QByteArray shard = llmc_shard(1500, 31), served = shard + QByteArray(200000, 'x');
+    HubRepoOptions o;
+    o.body = nlohmann::json::array(
+                 {{{"type", "file"},
+                   {"path", "l_train_000001.bin"},
+                   {"size", shard.size()},
+                   {"lfs",
+                    {{"oid", QCryptographicHash::hash(shard, QCryptographicHash::Sha256).toHex().toStdString()},
+                     {"size", shard.size()}}}}})
+                 .dump();
+    hub.addRepo("long/body", o);
+    hub.addFile("long/body", "l_train_000001.bin", served, {false, false, {}});
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:long/body", "--json"}, environment(hub.endpoint()));
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(contents(datasetDir("long--body") + "/l_train_000001.bin"), shard);
+    QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 1);  // once, not again and again
   }
 
   void fullDiskIsOneLine() {

@@ -51,7 +51,7 @@ qint64 recordedProcess(const QString& pidFile, std::string* start = nullptr) {
 }
 
 // Still the process that was started: alive, with the start time it had.
-bool same(qint64 pid, const std::string& start) { return alive(pid) && process_start_time(pid) == start; }
+bool stillTheDownload(qint64 pid, const std::string& start) { return alive(pid) && process_start_time(pid) == start; }
 
 QByteArray readAll(const QString& path) {
   QFile f(path);
@@ -163,7 +163,7 @@ void DatasetGet::cancel(const QString& name) {
   if (it == following_.end()) return;
   it->cancelled = true;
   // SIGTERM ends it where it is: the files in place are whole, the .part files stay for the next Get….
-  if (same(it->pid, it->start)) ::kill(static_cast<pid_t>(it->pid), SIGTERM);
+  if (stillTheDownload(it->pid, it->start)) ::kill(static_cast<pid_t>(it->pid), SIGTERM);
   poll();
 }
 
@@ -185,7 +185,8 @@ void DatasetGet::adoptRunning() {
 void DatasetGet::poll() {
   for (const QString& name : following_.keys()) {
     Follow& f = following_[name];
-    const bool running = same(f.pid, f.start);  // before reading: lines written before it ended are all there
+    // Before reading: lines written before it ended are all there.
+    const bool running = stillTheDownload(f.pid, f.start);
     QFile log(file(name, ".log"));
     bool moved = false;
     // Whole lines only: the last one may still be being written. (QFile::canReadLine sees only its buffer.)

@@ -10,7 +10,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool is_sha256(const std::string& s) {
+bool lfs_oid_ok(const std::string& s) {
   if (s.size() != 64) return false;
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
@@ -18,7 +18,7 @@ bool is_sha256(const std::string& s) {
 }
 
 // "https://host:port" of a URL ("" when it has none): what must match for the token to go along.
-std::string origin(const std::string& url) {
+std::string url_origin(const std::string& url) {
   const size_t scheme = url.find("://");
   if (scheme == std::string::npos) return {};
   const size_t end = url.find_first_of("/?#", scheme + 3);
@@ -49,7 +49,7 @@ std::vector<HubFile> parse_hub_listing_page(const std::string& body, const std::
     if (e.contains("size")) f.size = e["size"].get<uint64_t>();
     if (e.contains("lfs") && e["lfs"].is_object()) {
       const json& lfs = e["lfs"];
-      if (lfs.contains("oid") && !(lfs["oid"].is_string() && is_sha256(lfs["oid"].get<std::string>())))
+      if (lfs.contains("oid") && !(lfs["oid"].is_string() && lfs_oid_ok(lfs["oid"].get<std::string>())))
         refuse("\"" + f.name + "\" has an lfs oid that is not a sha256");
       if (lfs.contains("size") && !lfs["size"].is_number_unsigned())
         refuse("\"" + f.name + "\" has lfs size " + lfs["size"].dump());
@@ -65,7 +65,7 @@ std::vector<HubFile> parse_hub_listing_page(const std::string& body, const std::
 }
 
 std::string hub_next_page_problem(const std::string& next, const std::string& endpoint) {
-  const std::string here = origin(endpoint), there = origin(next);
+  const std::string here = url_origin(endpoint), there = url_origin(next);
   if (there.empty() || there != here)
     return "its next page is at " + (there.empty() ? "'" + next.substr(0, 80) + "'" : there) + ", not at " + here +
            ", where the token may go";
