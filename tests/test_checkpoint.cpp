@@ -193,6 +193,15 @@ class TestCheckpoint : public QObject {
                                   << "written by a newer Tokamak (format 3";
     QTest::newRow("not Tokamak's") << "foreign"
                                    << "not a Tokamak checkpoint";
+    // Sealed with a matching checksum, so only the number is wrong: std::stoll said the bare "stoll".
+    QTest::newRow("step not a number") << "step"
+                                       << "checkpoint '%1' has step 'two' in its metadata, not a count";
+    QTest::newRow("tokens past int64")
+        << "tokens"
+        << "checkpoint '%1' has tokens '99999999999999999999' in its metadata, not a count";
+    QTest::newRow("optimizer steps not a number")
+        << "optsteps"
+        << "checkpoint '%1' has optimizer_steps '3x' in its metadata, not a count";
   }
   void eachDamageHasItsOwnError() {
     QFETCH(QString, kind);
@@ -235,6 +244,9 @@ class TestCheckpoint : public QObject {
         }
         if (kind == "newer") p.metadata["format_version"] = "3";
         if (kind == "foreign") p.metadata.erase("format");
+        if (kind == "step") p.metadata["step"] = "two";
+        if (kind == "tokens") p.metadata["tokens"] = "99999999999999999999";
+        if (kind == "optsteps") p.metadata["optimizer_steps"] = "3x";
         write_parts(file, p);
       }
     }
@@ -345,6 +357,57 @@ class TestCheckpoint : public QObject {
     // A checkpoint after every step (the interval is far shorter than a step), the newest two kept.
     QCOMPARE(sink.steps, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
     QCOMPARE(list_checkpoints(dir), (std::vector<std::string>{checkpoint_path(dir, 5), checkpoint_path(dir, 6)}));
+  }
+
+  // Checkpoint files are named by step alone: two runs given one train.checkpoint_dir both wrote step_N, the
+  // later one's weights replaced the earlier's, and resuming the earlier run trained the later one's weights
+  // under its uid. Now the second run is refused before its first step, naming the folder and the run that
+  // holds it; a file of another run is never written over; and a resume names its run, so another run's
+  // checkpoint is refused rather than continued.
+  void runsNeverShareCheckpoints() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const std::string dir = env.path("shared");
+    Config c;
+    apply_overrides(c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2",
+                                                 "train.eval_every=0", "train.sample_every=-1", "threads=1",
+                                                 "train.steps=2", "train.checkpoint_dir=" + dir}));
+    struct Sink : EventSink {
+      std::string uid;
+      std::vector<std::string> checkpoints;
+      void on_start(const RunStart& e) override { uid = e.run_uid; }
+      void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e.path); }
+    } first, second, again, other;
+    QCOMPARE(QString::fromStdString(train(c, first).status), QString("finished"));
+    const std::string file = checkpoint_path(dir, 2), bytes = read_file(file);
+    QCOMPARE(read_checkpoint_info(file).run_uid, first.uid);
+
+    const QString refused = error_of([&] { train(c, second); });
+    QVERIFY2(refused.contains(QString::fromStdString("'" + dir + "' holds checkpoints of another run (" + first.uid)) &&
+                 refused.contains("hint:") && !refused.contains('\n'),
+             qPrintable(refused));
+    QVERIFY(second.checkpoints.empty());
+    QVERIFY(read_file(file) == bytes);
+
+    // A run that came into the folder after that look still cannot write over the file.
+    const QString over = error_of([&] { test::save_tiny_checkpoint(dir, 2, "0123456789abcdef"); });
+    QVERIFY2(over.contains(QString::fromStdString("is run " + first.uid + "'s")), qPrintable(over));
+    QVERIFY(read_file(file) == bytes);
+
+    // The run itself resumes in its folder (the CLI names it by the checkpoint)…
+    Config resumed = c;
+    resumed.train.resume = file;
+    TrainControl own;
+    own.run_uid = first.uid;
+    QCOMPARE(QString::fromStdString(train(resumed, again, &own).status), QString("finished"));
+    QCOMPARE(again.uid, first.uid);
+    // …but a run named otherwise (a queue's trial, a Slurm task) is not continued from it.
+    TrainControl named;
+    named.run_uid = "0123456789abcdef";
+    const QString taken = error_of([&] { train(resumed, other, &named); });
+    QVERIFY2(taken.contains(QString::fromStdString("belongs to run " + first.uid + ", not to run 0123456789abcdef")),
+             qPrintable(taken));
+    QVERIFY(other.uid.empty() && other.checkpoints.empty());
   }
 
   void headerParserChecksBoundsFirst_data() {

@@ -9,6 +9,9 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -78,6 +81,42 @@ class TestCli : public QObject {
     QVERIFY2(err.startsWith("tokamak: "), qPrintable(err));
     QVERIFY2(err.contains(expected), qPrintable(err));
     QVERIFY2(err.contains("hint:"), qPrintable(err));
+  }
+
+  // A run's name becomes its folder, which every checkpoint event carries. Cut at byte 100 inside a character,
+  // the folder name was invalid UTF-8 and --json ended in the JSON library's error after the run had started;
+  // a name that is not UTF-8 at all is refused in one line before any folder exists.
+  void anyNameKeepsTheJsonValidAndBadBytesAreRefused() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString name = QString(99, 'a') + QString::fromUtf8("ßüñ");  // byte 100 is the middle of 'ß'
+    const QStringList run = tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(60000), "train.steps=1",
+                                                          "train.eval_every=0", "train.sample_every=-1", "threads=1"});
+    Result r = runTokamak(QStringList{"train", "--json", "--no-store", "--name", name} + run);
+    QVERIFY2(r.code == 0, r.err.constData());
+    std::string checkpoint;
+    for (const QByteArray& line : r.out.split('\n')) {
+      if (line.isEmpty()) continue;
+      const nlohmann::json e = nlohmann::json::parse(line.toStdString(), nullptr, false);  // refuses bad UTF-8
+      QVERIFY2(!e.is_discarded(), line.constData());
+      if (e.value("event", "") == "checkpoint") checkpoint = e.value("path", "");
+    }
+    QVERIFY2(QFile::exists(QString::fromStdString(checkpoint)), checkpoint.c_str());
+    const std::string folder = std::filesystem::path(checkpoint).parent_path().filename().string();
+    QVERIFY2(folder.rfind(std::string(99, 'a') + "-", 0) == 0, folder.c_str());  // the whole 'ß' or none of it
+
+    const QString data = QString::fromStdString(scratch.path("data"));
+    const QStringList before = QDir(data + "/tokamak/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QProcess p;  // through bash: a QString argument cannot carry a byte that is not UTF-8
+    p.start("bash", QStringList{"-c", "exec \"$0\" train --no-store --name \"$(printf 'lr\\377')\" \"$@\"",
+                                qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")} +
+                        run);
+    QVERIFY(p.waitForFinished(300000));
+    QCOMPARE(p.exitCode(), 1);
+    const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+    QVERIFY2(err.startsWith("tokamak: ") && !err.contains('\n'), qPrintable(err));
+    QVERIFY2(err.contains("name is not valid UTF-8 (byte 3 is 0xFF)") && err.contains("hint:"), qPrintable(err));
+    QCOMPARE(QDir(data + "/tokamak/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
   }
 
   // An unknown command is named with the commands there are, at the top and inside `runs`.

@@ -162,6 +162,45 @@ class TestFaults : public QObject {
     QVERIFY(safe.find('/') == std::string::npos && safe[0] != '.');
   }
 
+  // Names were cut at byte 100, which can fall inside a character: the folder name, and every JSON line that
+  // carried it, was then invalid UTF-8. Qt's decoder is the judge here, not the code under test.
+  void longNamesAreCutBetweenCharacters_data() {
+    QTest::addColumn<int>("ascii");
+    QTest::addColumn<QString>("tail");
+    for (int ascii = 95; ascii <= 100; ++ascii) {
+      QTest::addRow("%d + two-byte", ascii) << ascii << QString::fromUtf8("ßüñéèàç");
+      QTest::addRow("%d + three-byte", ascii) << ascii << QString::fromUtf8("€€€€€€€€");
+      QTest::addRow("%d + four-byte", ascii) << ascii << QString::fromUtf8("😀😀😀😀😀");
+    }
+  }
+  void longNamesAreCutBetweenCharacters() {
+    QFETCH(int, ascii);
+    QFETCH(QString, tail);
+    const std::string name = std::string(static_cast<size_t>(ascii), 'a') + tail.toStdString();
+    const std::string safe = safe_file_name(name);
+    const QByteArray bytes = QByteArray::fromStdString(safe);
+    QCOMPARE(QString::fromUtf8(bytes).toUtf8(), bytes);              // decodes without U+FFFD: whole characters only
+    QVERIFY2(safe.size() <= 100 && safe.size() > 96, safe.c_str());  // as much as fits, no more
+    QCOMPARE(name.compare(0, safe.size(), safe), 0);
+  }
+
+  // Bytes that are no UTF-8 at all never reach a folder name, and a run with such a name is refused in one
+  // line that says which byte, before anything starts (the CLI's end of it: test_cli).
+  void namesThatAreNotUtf8AreRefused() {
+    const std::string bad = "lr\xff\xfe-run\xc3";  // two stray bytes, then a character cut short
+    QCOMPARE(QString::fromStdString(safe_file_name(bad)), QString("lr__-run_"));
+    Config c;
+    c.name = bad;
+    const QString refused = error_of([&] { validate_config(c, 0); });
+    QVERIFY2(refused.contains("name is not valid UTF-8 (byte 3 is 0xFF)") && refused.contains("hint:"),
+             qPrintable(refused));
+    QVERIFY(!refused.contains('\n'));
+    for (const char* good : {"", "lr 3e-4", "Lernrate ß", "学习率", "run 😀"}) {
+      c.name = good;
+      QVERIFY2(error_of([&] { validate_config(c, 0); }).isEmpty(), good);
+    }
+  }
+
   // Found by fuzz_config: a JSON number out of double's range made nlohmann throw out_of_range, which escaped
   // as "[json.exception.out_of_range.406] ..." without a hint. Now a tokamak::Error, in configs and ladders.
   void outOfRangeJsonNumberIsAConfigError() {

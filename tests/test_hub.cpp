@@ -3,6 +3,7 @@
 // dataset; a killed download resumes with a Range request for the rest only; damaged files, 401, 404,
 // HF_HUB_OFFLINE and a full disk each end in one line with nothing half-written in place. Every assertion is
 // on bytes, counts and the server's access log, never on time.
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -152,7 +153,7 @@ class TestHub : public QObject {
     hub.addRepo("slow/shards", {"16k", "", true});
     hub.addFile("slow/shards", "data_train_000001.bin", big);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const QString part = datasetDir("shards") + "/.data_train_000001.bin.part";
+    const QString part = datasetDir("slow--shards") + "/.data_train_000001.bin.part";
     QProcess p;
     p.setProcessEnvironment(environment(hub.endpoint()));
     p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"datasets", "get", "hf:slow/shards", "--json"});
@@ -162,11 +163,11 @@ class TestHub : public QObject {
     p.waitForFinished();
     const qint64 have = QFileInfo(part).size();
     QVERIFY2(have > 0 && have < big.size(), qPrintable(QString::number(have)));
-    QVERIFY(!QFile::exists(datasetDir("shards") + "/data_train_000001.bin"));
+    QVERIFY(!QFile::exists(datasetDir("slow--shards") + "/data_train_000001.bin"));
 
     const Ran r = runTokamak({"datasets", "get", "hf:slow/shards", "--json"}, environment(hub.endpoint()));
     QVERIFY2(r.code == 0, r.err.constData());
-    QCOMPARE(contents(datasetDir("shards") + "/data_train_000001.bin"), big);
+    QCOMPARE(contents(datasetDir("slow--shards") + "/data_train_000001.bin"), big);
     QVERIFY(!QFile::exists(part));
     const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
     QCOMPARE(result["resumed_from"].get<qint64>(), have);
@@ -200,7 +201,7 @@ class TestHub : public QObject {
     const QString line = QString::fromUtf8(r.err.trimmed());
     QVERIFY2(line.contains("x_train_000001.bin of dataset bad/damaged failed its check") && line.contains(why),
              qPrintable(line));
-    QCOMPARE(entries(datasetDir("damaged")), QStringList());  // nothing in place, no .part
+    QCOMPARE(entries(datasetDir("bad--damaged")), QStringList());  // nothing in place, no .part
   }
 
   void refusedWithoutTokenNamesHfToken() {
@@ -213,14 +214,14 @@ class TestHub : public QObject {
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HTTP 401") && r.errors()[0].contains("HF_TOKEN"),
              r.err.constData());
-    QVERIFY(!QDir(datasetDir("shards")).exists());
+    QVERIFY(!QDir(datasetDir("gated--shards")).exists());
     // The token is sent: from HF_TOKEN, and from the Hub's token file.
     QCOMPARE(
         runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint(), {"HF_TOKEN=s3cret"}))
             .code,
         0);
-    QCOMPARE(contents(datasetDir("shards") + "/g_train_000001.bin"), shard);
-    remove_tree(datasetDir("shards").toStdString());
+    QCOMPARE(contents(datasetDir("gated--shards") + "/g_train_000001.bin"), shard);
+    remove_tree(datasetDir("gated--shards").toStdString());
     const QString hfHome = QString::fromStdString(data_dir()) + "/hf-home";
     QDir().mkpath(hfHome);
     QFile token(hfHome + "/token");
@@ -341,6 +342,123 @@ class TestHub : public QObject {
   // A tmpfs mounted over the datasets folder in a mount namespace of the command's own (root; fails in one
   // line where it cannot mount). Too small from the start: refused before the first byte, with the amounts.
   // Filled while a file comes: one line, the .part kept for a resume.
+  // An hf: dataset's folder was named by the repo alone: bob/shards landed in alice/shards' folder (or in a
+  // catalog dataset's) and counted her files, of the same names, as already here. Each owner's repo now has
+  // its folder (OWNER--REPO: the Hub forbids "--" in names, so it names one repo).
+  void ownersOfOneRepoNameKeepTheirOwnFolders() {
+    test::NginxServer hub;
+    const QByteArray alice = llmc_shard(2000, 21), bob = llmc_shard(2100, 22);
+    hub.addFile("alice/shards", "s_train_000001.bin", alice);
+    hub.addFile("bob/shards", "s_train_000001.bin", bob);
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    for (const QString owner : {"alice", "bob"}) {
+      const Ran r = runTokamak({"datasets", "get", "hf:" + owner + "/shards", "--json"}, environment(hub.endpoint()));
+      QVERIFY2(r.code == 0, r.err.constData());
+      const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
+      QCOMPARE(result["already_here"].get<int>(), 0);
+      QCOMPARE(QString::fromStdString(result["path"].get<std::string>()), datasetDir(owner + "--shards"));
+    }
+    QCOMPARE(contents(datasetDir("alice--shards") + "/s_train_000001.bin"), alice);
+    QCOMPARE(contents(datasetDir("bob--shards") + "/s_train_000001.bin"), bob);
+  }
+
+  // Refused before any request, here or on a host: a name the Hub would not accept, and `--host` with what a
+  // get here refuses (`--shards 0` was dropped on the way, and the host fetched everything).
+  void badNamesAndCountsAreRefusedBeforeAnyRequest_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("--") << QStringList{"hf:a--b/c"}
+                        << R"(tokamak: 'hf:a--b/c' does not name a Hub dataset: 'a--b' holds "--" or "..")";
+    QTest::newRow("blank") << QStringList{"hf:alice/sh ards"}
+                           << "tokamak: 'hf:alice/sh ards' does not name a Hub dataset: 'sh ards' holds ' '";
+    QTest::newRow("leading dash") << QStringList{"hf:-a/b"}
+                                  << "tokamak: 'hf:-a/b' does not name a Hub dataset: '-a' starts or ends with";
+    QTest::newRow("--shards 0 on a host")
+        << QStringList{"fineweb10B", "--shards", "0", "--host", "127.0.0.1:1", "--ssh-config", "/dev/null"}
+        << "tokamak: --shards 0 fetches no training data";
+  }
+  void badNamesAndCountsAreRefusedBeforeAnyRequest() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    test::NginxServer hub;
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak(QStringList{"datasets", "get"} + args, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors().front().startsWith(expected) && r.errors().front().contains("hint:"),
+             r.err.constData());
+    QCOMPARE(hub.requests().size(), 0);
+    QVERIFY(!QDir(QString::fromStdString(data_dir()) + "/datasets").exists() ||
+            QDir(QString::fromStdString(data_dir()) + "/datasets").isEmpty());
+  }
+
+  // A listing's Link: next was followed wherever it pointed (the token went along) and for as long as it
+  // went on, and an entry of another shape was nlohmann's type_error (a float size was cast past 2^64). Now a
+  // next page is followed on the endpoint's own origin only, for at most 1000 pages, and an entry this
+  // version cannot read is one line naming the repo.
+  void listingsAreFollowedOnTheirOwnOriginOnly_data() {
+    QTest::addColumn<QString>("next");
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("another origin") << "http://tokamak-test.invalid/api/datasets/o/r/tree/main?cursor=2"
+                                    << ""
+                                    << "is not followed: its next page is at http://tokamak-test.invalid, not at ";
+    QTest::newRow("without end") << "SELF"
+                                 << ""
+                                 << "goes on past 1000 pages";
+    QTest::newRow("a size that is text") << ""
+                                         << R"([{"type": "file", "path": "a.bin", "size": "big"}])"
+                                         << R"(has an entry this version cannot read ("a.bin" has size "big")";
+    QTest::newRow("a size past 2^64") << ""
+                                      << R"([{"type": "file", "path": "a.bin", "size": 1e300}])"
+                                      << R"(has an entry this version cannot read ("a.bin" has size 1e+300)";
+    QTest::newRow("a path that is a number") << ""
+                                             << R"([{"type": "file", "path": 7, "size": 3}])"
+                                             << "has an entry this version cannot read (a file without a path";
+  }
+  void listingsAreFollowedOnTheirOwnOriginOnly() {
+    QFETCH(QString, next);
+    QFETCH(QString, body);
+    QFETCH(QString, expected);
+    test::NginxServer hub;
+    HubRepoOptions o;
+    o.body = body.toStdString();
+    // "SELF": the listing's own URL, on its own origin, which nginx spells once it has a port.
+    o.next = next == "SELF" ? "http://$host:$server_port/api/datasets/o/r/tree/main" : next.toStdString();
+    hub.addRepo("o/r", o);
+    hub.addFile("o/r", "r_train_000001.bin", llmc_shard(1000, 5));
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:o/r", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.errors().size() == 1 && r.errors().front().contains("the Hub's listing of o/r ") &&
+                 r.errors().front().contains(expected) && r.errors().front().contains("hint:"),
+             r.err.constData());
+    QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 0);  // no file was asked for
+  }
+
+  // A body longer than the size the Hub listed was written on to its end (a server that never stops would
+  // fill the disk), then found "short" and fetched again and again. Now the part is cut at the listed size and
+  // its check decides: here the listed bytes are the whole shard, with its sha256, and they are what is kept.
+  void aBodyLongerThanListedIsCutOff() {
+    test::NginxServer hub;
+    const QByteArray shard = llmc_shard(1500, 31), served = shard + QByteArray(200000, 'x');
+    HubRepoOptions o;
+    o.body = nlohmann::json::array(
+                 {{{"type", "file"},
+                   {"path", "l_train_000001.bin"},
+                   {"size", shard.size()},
+                   {"lfs",
+                    {{"oid", QCryptographicHash::hash(shard, QCryptographicHash::Sha256).toHex().toStdString()},
+                     {"size", shard.size()}}}}})
+                 .dump();
+    hub.addRepo("long/body", o);
+    hub.addFile("long/body", "l_train_000001.bin", served, {false, false, {}});
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    const Ran r = runTokamak({"datasets", "get", "hf:long/body", "--json"}, environment(hub.endpoint()));
+    QVERIFY2(r.code == 0, r.err.constData());
+    QCOMPARE(contents(datasetDir("long--body") + "/l_train_000001.bin"), shard);
+    QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 1);  // once, not again and again
+  }
+
   void fullDiskIsOneLine() {
     test::NginxServer hub;
     const QByteArray big = llmc_shard(100000, 9);  // 201 KB at 32 KB/s
@@ -354,10 +472,10 @@ class TestHub : public QObject {
     const QString script = R"(mount -t tmpfs -o size=$1 tokamak-full "$0" || exit 99
 "$2" datasets get hf:big/shards --json 2>"$0/../err" & pid=$!
 if [ "$1" != 64k ]; then
-  while [ ! -s "$0/shards/.b_train_000001.bin.part" ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done
+  while [ ! -s "$0/big--shards/.b_train_000001.bin.part" ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done
   dd if=/dev/zero of="$0/filler" bs=4k 2>/dev/null
 fi
-wait $pid; echo "code=$?"; stat -c 'part=%s' "$0/shards/.b_train_000001.bin.part" 2>/dev/null; ls "$0/shards" 2>/dev/null
+wait $pid; echo "code=$?"; stat -c 'part=%s' "$0/big--shards/.b_train_000001.bin.part" 2>/dev/null; ls "$0/big--shards" 2>/dev/null
 cat "$0/../err" >&2)";
     for (const QString size : {"64k", "256k"}) {
       QProcess p;

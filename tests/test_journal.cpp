@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "engine/remote/control_file.h"
+#include "engine/remote/host_json.h"
 #include "engine/remote/journal.h"
 #include "engine/remote/run_folder.h"
 #include "engine/remote/ssh_command.h"
@@ -216,8 +217,28 @@ class TestJournal : public QObject {
     QVERIFY(d(255, "@@@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @@@\nHost key verification failed.")
                 .contains("ssh-keygen -R gpu1"));
     QVERIFY(d(127, "bash: line 1: tokamak: command not found").contains("not installed on me@gpu1"));
+    QVERIFY(d(127, "bash: line 1: /opt/t/tokamak: No such file or directory").contains("not installed on me@gpu1"));
+    // The host's tokamak saying that a path it was given is missing is that, not a missing Tokamak.
+    const char* missing = "tokamak: cannot read '/data/x.json': No such file or directory (hint: check the path)";
+    QCOMPARE(d(1, missing), QString(missing));
     QCOMPARE(d(1, "step 3\ntokamak: run x failed: out of memory\n"), QString("tokamak: run x failed: out of memory"));
     for (const QString& line : {d(255, "a\nb\n"), d(127, "")}) QVERIFY(!line.contains('\n'));
+  }
+
+  // A host's tokamak of another version may print a result with fields of other types: read with unchecked
+  // get<>, that was "tokamak: [json.exception.type_error.302] ..." with no host and no hint.
+  void hostResultsOfAnotherShapeAreOneLine() {
+    const nlohmann::json r = nlohmann::json::parse(R"({"path": "/d", "files": "3", "bytes": -1, "step": 2.5})");
+    QCOMPARE(host_field<std::string>(r, "path", "me@gpu1"), std::string("/d"));
+    for (const char* key : {"files", "bytes", "step", "tokens"}) {
+      const QString e = test::error_of([&] {
+        if (std::string(key) == "step") host_field<int64_t>(r, key, "me@gpu1");
+        else host_field<uint64_t>(r, key, "me@gpu1");
+      });
+      QVERIFY2(e.startsWith("tokamak on me@gpu1 printed a result this version cannot read (") && e.contains(key) &&
+                   e.contains("hint:") && !e.contains('\n'),
+               qPrintable(e));
+    }
   }
 
   void sshConfigHosts() {

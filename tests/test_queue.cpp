@@ -12,10 +12,18 @@
 
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <set>
+#include <thread>
 
 #include "engine/config/config.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/store/run_queue.h"
+#include "engine/store/run_store.h"
 #include "engine/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
@@ -202,6 +210,86 @@ class TestQueue : public QObject {
     r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
     QVERIFY2(r.code == 1 && r.err.contains("--slurm needs a time limit per trial"), r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
+  }
+
+  // A sweep whose base sets train.checkpoint_dir: every trial wrote step_N into that one folder, so a promoted
+  // trial resumed another trial's weights and took its run uid. Each trial now keeps its own folder inside it,
+  // and every segment of a trial starts, and checkpoints, as that trial's run.
+  // Any exception ended the worker (a store locked past its busy timeout by a big import, a full disk), and
+  // nothing started another until the next `queue add`: the queue sat with work and no worker. Now the worker
+  // waits and tries again, says so once, and works the queue to its end.
+  void aLongLockedStoreDelaysTheWorkerButDoesNotEndIt() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    const int64_t first = addRun(data, 2, "first"), second = addRun(data, 2, "second");
+    QTRY_VERIFY_WITH_TIMEOUT(queueList()["worker_pid"].toInteger() == 0, test::kPatienceMs);  // paused: none works
+    {
+      RunStore store(default_db_path());
+      RunQueue(store).set_paused(false);
+    }
+    // A writer that holds the store past the 5 s busy timeout, from before the worker starts.
+    std::atomic<bool> locked{false};
+    std::thread writer([&] {
+      RunStore store(default_db_path());
+      store.transaction([&] {
+        locked = true;
+        std::this_thread::sleep_for(std::chrono::seconds(8));
+      });
+    });
+    while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    QProcess worker;
+    worker.start(bin(), {"queue", "work"});
+    writer.join();
+    QVERIFY(worker.waitForFinished(10 * test::kPatienceMs));
+    const QString out = QString::fromUtf8(worker.readAllStandardOutput()),
+                  err = QString::fromUtf8(worker.readAllStandardError());
+    QVERIFY2(worker.exitCode() == 0, qPrintable(err));
+    QCOMPARE(out.count("the queue cannot go on for now:"), 1);
+    QVERIFY2(out.contains("locked") && out.contains("the queue works again"), qPrintable(out));
+    QCOMPARE(itemOf(first)["state"].toString(), QString("done"));
+    QCOMPARE(itemOf(second)["state"].toString(), QString("done"));
+  }
+
+  void sweepTrialsSharingABaseCheckpointDirKeepTheirOwnWeights() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000), shared = env_->path("sweep-checkpoints");
+    Config base;
+    apply_overrides(base, tinySets(data, 8));
+    apply_overrides(base, {"train.eval_every=2", "train.eval_batches=1", "train.checkpoint_minutes=0",
+                           "train.checkpoint_dir=" + shared});
+    const std::string file = env_->path("shared.json");
+    write_file_atomically(file, R"({"name": "shared", "base": )" + config_to_json(base, -1) +
+                                    R"(, "sweep": {"train.lr": [3e-3, 1e-2]},
+                                   "early_stopping": {"method": "asha", "min_steps": 2, "eta": 2}})");
+    Result r = cli({"sweep", QString::fromStdString(file), "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    const qint64 sweep = QJsonDocument::fromJson(r.out).object()["sweep_id"].toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 10 * test::kPatienceMs);
+    const QJsonArray trials = QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out)
+                                  .object()["trials"]
+                                  .toArray();
+    QCOMPARE(trials.size(), 2);
+    std::set<QString> folders;
+    int resumed = 0;
+    for (const QJsonValue& t : trials) {
+      const QJsonObject item = itemOf(t.toObject()["queue_id"].toInteger());
+      QVERIFY2(item["state"].toString() == "done" || item["state"].toString() == "stopped",
+               qPrintable(item["state"].toString() + " " + item["error"].toString()));
+      const QString uid = item["run_uid"].toString();
+      const QByteArray journal = journalOf(item);
+      const std::vector<QJsonObject> starts = events(journal, "start");
+      resumed += int(starts.size()) - 1;
+      for (const QJsonObject& e : starts) QCOMPARE(e["run_uid"].toString(), uid);
+      for (const QJsonObject& e : events(journal, "checkpoint")) {
+        const std::string path = e["path"].toString().toStdString();
+        QVERIFY2(path.rfind(shared + "/", 0) == 0, path.c_str());
+        QCOMPARE(QString::fromStdString(read_checkpoint_info(path).run_uid), uid);
+        folders.insert(QString::fromStdString(std::filesystem::path(path).parent_path().string()));
+      }
+    }
+    QVERIFY(resumed >= 1);             // the better trial went on from its rung
+    QCOMPARE(int(folders.size()), 2);  // one folder a trial
   }
 
   void ashaStopsTheWorstAndResumesPromotedTrialsBitExact() {

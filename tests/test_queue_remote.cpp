@@ -158,8 +158,13 @@ class TestQueueRemote : public QObject {
 
     QVERIFY(parse_gpu_list("0,1,3") == Gpus({"0", "1", "3"}));
     QCOMPARE(join_gpu_list({"0", "1", "3"}), std::string("0,1,3"));
-    QVERIFY(gpu_pool("", 3) == Gpus({"0", "1", "2"}));
-    QVERIFY(gpu_pool("2,5", 8) == Gpus({"2", "5"}));
+    QVERIFY(gpu_pool("", 3, nullptr) == Gpus({"0", "1", "2"}));
+    QVERIFY(gpu_pool("2,5", 8, nullptr) == Gpus({"2", "5"}));
+    // An inherited CUDA_VISIBLE_DEVICES (a Slurm job's, the user's) is the pool: the other GPUs were excluded.
+    QVERIFY(gpu_pool("", 8, "2,5") == Gpus({"2", "5"}));
+    QVERIFY(gpu_pool("", 8, "") == Gpus{});
+    QVERIFY(gpu_pool("1", 8, "2,5") == Gpus({"1"}));  // the queue's own list, given on purpose, wins
+    QVERIFY(test::error_of([] { gpu_pool("", 8, "0,0"); }).startsWith("CUDA_VISIBLE_DEVICES: GPU list '0,0'"));
     for (const char* bad : {"0,,1", "0,0", "a b", ""}) {
       bool refused = false;
       try {
@@ -223,6 +228,43 @@ class TestQueueRemote : public QObject {
     QVERIFY2(
         bad.code == 1 && bad.err.startsWith("tokamak: GPU list '0,0' names GPU 0 twice") && bad.err.count('\n') == 1,
         bad.err.constData());
+  }
+
+  // The worker's pool ignored the CUDA_VISIBLE_DEVICES it inherited: runs landed on GPUs a Slurm job, or the
+  // user, had excluded. With it set, its GPUs are the pool and each run gets one of them.
+  void inheritedCudaVisibleDevicesIsThePool() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    {
+      RunStore store("");
+      RunQueue queue(store);
+      for (const char* name : {"v0", "v1"}) {
+        Config c;
+        apply_overrides(c, tinySets(data, 5));
+        c.device = "cuda";
+        QueueItem q;
+        q.name = name, q.config_json = config_to_json(c, -1);
+        store.transaction([&] { queue.add(q); });
+      }
+    }
+    QProcess worker;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("CUDA_VISIBLE_DEVICES", "5,7");
+    worker.setProcessEnvironment(env);
+    worker.start(bin(), {"queue", "work", "--parallel", "2", "--gpus-per-run", "1"});
+    QVERIFY(worker.waitForFinished(300000));
+    QVERIFY2(worker.exitCode() == 0, worker.readAllStandardError().constData());
+    const QJsonObject list = json(cli({"queue", "list", "--json"}));
+    std::set<QString> given;
+    for (const char* name : {"v0", "v1"}) {
+      const QJsonObject item = itemNamed(list, name);
+      const QString gpus = item["gpus"].toString();
+      QVERIFY2(gpus == "5" || gpus == "7", qPrintable(gpus));
+      given.insert(gpus);
+      QVERIFY2(item["error"].toString().contains("(CUDA_VISIBLE_DEVICES=" + gpus + ")"),
+               qPrintable(item["error"].toString()));
+    }
+    QCOMPARE(given.size(), size_t(2));
   }
 
   void hostQueueGoesOnWithTheSshClientKilled() {

@@ -584,6 +584,51 @@ class TestSlurm : public QObject {
   }
 
   // Each bad case is one line before anything is written or queued.
+  // #SBATCH values were written bare: sbatch split them at blanks, took '#' for a comment and aborted on a lone
+  // quote ("Unmatched `'`"), and Slurm read a folder's '%' as a pattern, so a run named with an apostrophe was
+  // refused and one with a space lost its output.log. Any name a user can type now reaches Slurm as typed.
+  void anyRunNameKeepsItsJobAndItsLog() {
+    const QString name = R"(it's #1 at 50% "done" \ ok)";
+    const QJsonObject sub =
+        submit({"--partition", "debug", "--nodes", "1", "--ntasks-per-node", "1", "--time", "01:00:00", "--name", name},
+               {"train.steps=2"});
+    const qint64 job = sub.value("job_id").toInteger();
+    QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
+    QCOMPARE(waitFor(job, ended).value("state").toString(), QString("COMPLETED"));
+    QFile log(sub.value("folder").toString() + "/output.log");
+    QVERIFY2(log.open(QIODevice::ReadOnly), qPrintable(log.fileName()));
+    QVERIFY(log.readAll().contains("tokamak job " + QByteArray::number(job)));
+    const QString shown = slurm_->run("scontrol", {"show", "job", "-o", QString::number(job)});
+    const QString job_name = "tokamak-" + QString::fromStdString(safe_file_name(name.toStdString()));
+    QVERIFY2(shown.contains("JobName=" + job_name + " "), qPrintable(shown));
+  }
+
+  // `sweep --slurm` submitted the array and only then recorded the sweep: a store that could not take it left
+  // jobs whose tasks had no sweep to settle into. Now a store that fails stops the sweep before any job exists.
+  void aSweepTheStoreCannotTakeSubmitsNothing() {
+    Config base;
+    std::vector<std::string> sets = test::dist_tiny_sets(data_);
+    sets.push_back("train.steps=2");
+    apply_overrides(base, sets);
+    const std::string file = env_->path("unrecorded.json");
+    write_file_atomically(file, R"({"name": "unrecorded", "base": )" + config_to_json(base, -1) +
+                                    R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
+    const std::string not_a_folder = env_->path("plain-file");
+    write_file_atomically(not_a_folder, "x");
+    const QString sweeps = QString::fromStdString(std::getenv("XDG_DATA_HOME")) + "/tokamak/sweeps";
+    const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot),
+                      sweeps_before = QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
+    const Ran r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug", "--nodes", "1",
+                       "--ntasks-per-node", "1", "--time", "01:00:00", "--db",
+                       QString::fromStdString(not_a_folder + "/runs.db")});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.startsWith("tokamak: ") && r.err.trimmed().count('\n') == 0, qPrintable(r.err));
+    QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
+    QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
+    QCOMPARE(QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot), sweeps_before);
+  }
+
   void badCasesAreOneLine_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<bool>("noSbatch");

@@ -12,6 +12,7 @@
 #include "engine/store/run_export.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
+#include "engine/store/store_fs.h"
 #include "engine/store/store_sink.h"
 #include "engine/util/files.h"
 #include "tests/test_store_fakes.h"
@@ -32,7 +33,29 @@ class TestStore : public QObject {
   void crashDetection_data();
   void crashDetection();
   void resumeContinuesRun();
+  void networkFileSystemsGetARollbackJournal();
 };
+
+// SQLite's WAL keeps its index in memory shared on one machine, and a Slurm sweep's store lies on a network file
+// system where the batch hosts reach it: the store opened WAL there too. Network file systems are now told by
+// their statfs magic and get a rollback journal, with a note. No network file system can be mounted here, so
+// the local case runs for real and the network ones are their classification.
+void TestStore::networkFileSystemsGetARollbackJournal() {
+  QCOMPARE(network_file_system_name(0x6969), std::string("NFS"));
+  QCOMPARE(network_file_system_name(0x0BD00BD0), std::string("Lustre"));
+  QCOMPARE(network_file_system_name(0x47504653), std::string("GPFS"));
+  QCOMPARE(network_file_system_name(static_cast<long>(0xFF534D42UL)), std::string("CIFS"));
+  QCOMPARE(network_file_system_name(static_cast<long>(static_cast<int32_t>(0xFF534D42UL))), std::string("CIFS"));
+  for (long local : {0xEF53L /* ext2/3/4 */, 0x01021994L /* tmpfs */, 0x58465342L /* XFS */, 0x9123683EL /* Btrfs */})
+    QCOMPARE(network_file_system_name(local), std::string());
+  QTemporaryDir dir;
+  QCOMPARE(network_file_system_of(dir.path().toStdString()), std::string());
+  RunStore store(db_in(dir));
+  QCOMPARE(store.journal_note(), std::string());
+  Stmt mode(store.db(), "PRAGMA journal_mode");
+  QVERIFY(mode.step());
+  QCOMPARE(mode.text(0), std::string("wal"));
+}
 
 void TestStore::migrationFromVersion1() {
   QTemporaryDir dir;

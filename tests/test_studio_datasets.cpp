@@ -47,7 +47,7 @@ QString shown(DatasetCatalog* c, const QString& name) {
 // Ends every download a test left going (they are detached: nothing else would).
 void killDownloads() {
   for (const QString& f : QDir(DatasetGet::folder()).entryList({"*.pid"}, QDir::Files)) {
-    const qint64 pid = contents(DatasetGet::folder() + "/" + f).trimmed().toLongLong();
+    const qint64 pid = contents(DatasetGet::folder() + "/" + f).trimmed().split(' ').value(0).toLongLong();
     if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
   }
 }
@@ -119,6 +119,30 @@ class TestStudioDatasets : public QObject {
     Q_EMIT list->activated(row);
     QCOMPARE(QString::fromStdString(panel.config().data.path), e->path);
     QVERIFY2(panel.datasetBox()->problem().isEmpty(), qPrintable(panel.datasetBox()->problem()));
+  }
+
+  // The download's pid file held a pid alone: after a reboot (or a wrap of pids) another process can have it,
+  // and the next studio adopted that one and Cancel signalled it. The file now names the process by its start
+  // time too, as run folders do; a file that names another process (or none, an older studio's) is let go.
+  void aPidFileOfAnotherProcessIsNotAdopted() {
+    QProcess other;  // unrelated to any download, with the pid the file names
+    other.start("sleep", {"600"});
+    QVERIFY(other.waitForStarted());
+    QVERIFY(QDir().mkpath(DatasetGet::folder()));
+    const QString pidFile = DatasetGet::folder() + "/fineweb10B.pid";
+    const QByteArray pid = QByteArray::number(other.processId());
+    for (const QByteArray& text : {pid + "\n", pid + " 1\n"}) {  // an older studio's file; another start time
+      QFile f(pidFile);
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write(text) == text.size());
+      f.close();
+      DatasetGet get;
+      QVERIFY2(!get.isGetting("fineweb10B"), text.constData());
+      get.cancel("fineweb10B");
+      QVERIFY(!QFile::exists(pidFile));
+    }
+    QCOMPARE(other.state(), QProcess::Running);  // never signalled
+    other.kill();
+    other.waitForFinished();
   }
 
   void downloadOutlivesTheWindowIsCancelledAndResumes() {

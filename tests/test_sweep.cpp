@@ -1,16 +1,23 @@
 // Sweeps and the queue's rows without any process: the planner (grid count and names, log spacing, random
 // points reproducible from the sweep's seed, bad files refused in one line naming the key), ASHA's rungs and
 // promotions, and the queue's order, reorder, removal and pause as the run store keeps them.
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <cmath>
+#include <limits>
 #include <set>
+#include <thread>
 
 #include "engine/config/asha.h"
 #include "engine/config/sweep.h"
+#include "engine/remote/run_folder.h"
+#include "engine/remote/sweep_settle.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_store.h"
+#include "engine/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;
@@ -31,6 +38,27 @@ const char* kRandom = R"({
   "sweep": {"train.lr": {"min": 1e-4, "max": 1e-1, "scale": "log"}, "train.batch_size": {"min": 2, "max": 9},
             "opt.schedule": ["cosine", "wsd"]}
 })";
+
+// A Slurm sweep of two trials, both submitted (running) and both ended at rung 0 with a checkpoint, as their
+// run folders in `dir` say: trial 0 with val loss 3, trial 1 with 5. Returns the sweep's id.
+int64_t ended_at_rung_zero(RunStore& store, const QTemporaryDir& dir) {
+  const SweepPlan plan =
+      plan_sweep(R"({"base": {"train": {"steps": 20, "eval_every": 2}}, "sweep": {"train.lr": [1, 2]},
+                                       "early_stopping": {"min_steps": 2, "eta": 2}})",
+                 "s.json", 0);
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (int i = 0; i < 2; ++i) {
+    const RunFolder f{dir.filePath(QString("trial%1").arg(i)).toStdString()};
+    create_run_folder(f, {"uid" + std::to_string(i), plan.trials[size_t(i)].name, "here", f.path, 1.0});
+    write_file_atomically(f.journal(),
+                          "{\"event\":\"eval\",\"step\":2,\"val_loss\":" + std::to_string(3 + 2 * i) +
+                              "}\n{\"event\":\"checkpoint\",\"step\":2,\"path\":\"" + f.path +
+                              "/step_2.safetensors\"}\n{\"event\":\"end\",\"step\":2,\"status\":\"stopped\"}\n");
+    write_file_atomically(f.exit_file(), "{\"status\":\"stopped\",\"code\":0,\"error\":\"\"}\n");
+    runs.emplace_back("uid" + std::to_string(i), f.path);
+  }
+  return SweepStore(store).queue_plan(plan, "slurm", &runs);
+}
 
 std::vector<std::string> names_of(const SweepPlan& p) {
   std::vector<std::string> n;
@@ -104,6 +132,34 @@ class TestSweep : public QObject {
         << "early_stopping.min_steps=10 is not a multiple of train.eval_every=7";
     QTest::newRow("resume") << R"({"sweep": {"train.resume": ["a"]}})"
                             << "bad.json: train.resume cannot be swept";
+    // nlohmann kept the last of two equal keys without a word: half the file was silently not swept.
+    QTest::newRow("duplicate key") << R"({"sweep": {"train.lr": [1e-3], "train.lr": [2e-3]}})"
+                                   << "bad.json: \"train.lr\" is given twice in one object";
+    QTest::newRow("duplicate nested key")
+        << R"({"base": {"train": {"steps": 5, "steps": 6}}, "sweep": {"train.lr": [1]}})"
+        << "bad.json: \"steps\" is given twice in one object";
+    // Fields of the wrong type were nlohmann's "[json.exception.type_error.302] ..." with no file and no hint.
+    QTest::newRow("name of wrong type") << R"({"name": 5, "sweep": {"train.lr": [1e-3]}})"
+                                        << "bad.json: \"name\" must be a string, got 5";
+    QTest::newRow("scale of wrong type")
+        << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 2, "scale": 10}}})"
+        << "bad.json: \"scale\" must be a string, got 10";
+    QTest::newRow("min_steps of wrong type")
+        << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": "10"}})"
+        << "bad.json: early_stopping.min_steps must be an integer from 1 to 1000000000000, got \"10\"";
+    QTest::newRow("eta past its bound") << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 2,
+                                              "eta": 5000000000000000000}})"
+                                        << "bad.json: early_stopping.eta must be an integer from 2 to 1000";
+    QTest::newRow("grid count past the cap")
+        << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 100000000}}})"
+        << "bad.json: \"train.lr\".count must be an integer from 1 to 10000, got 100000000";
+    QTest::newRow("random count past the cap") << R"({"method": "random", "count": 1e12, "sweep": {"train.lr": [1]}})"
+                                               << "bad.json: \"count\" must be an integer from 0 to 10000";
+    QTest::newRow("integer range past 2^53")
+        << R"({"sweep": {"train.seed": {"min": 0, "max": 1e300, "count": 2}}})"
+        << "bad.json: \"train.seed\" is an integer key, but its range reaches past ±2^53";
+    QTest::newRow("name too long") << QString(R"({"name": "%1", "sweep": {"train.lr": [1e-3]}})").arg(QString(65, 'n'))
+                                   << "bad.json: \"name\" has 65 bytes; a sweep's name has 1 to 64";
   }
   void badFilesAreRefusedInOneLineNamingTheKey() {
     QFETCH(QString, file);
@@ -111,6 +167,62 @@ class TestSweep : public QObject {
     const QString error = test::error_of([&] { plan_sweep(file.toStdString(), "bad.json", 0); });
     QVERIFY2(error.contains(says), qPrintable(error));
     QVERIFY2(!error.contains('\n'), qPrintable(error));
+  }
+
+  // The product of the axes was expanded point by point: five axes of 10,000 values (10^20 trials, past
+  // int64) filled memory, and 20,000 trials were all validated and queued. Now the plan is refused at once,
+  // naming the cap, whichever way the trials multiply.
+  void trialsAreCappedBeforeAnyIsPlanned_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("grid") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 200},
+                                            "train.warmup_steps": {"min": 0, "max": 99, "count": 100}}})";
+    QTest::newRow("grid past int64") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 10000},
+                                                    "train.beta1": {"min": 0.5, "max": 0.9, "count": 10000},
+                                                    "train.beta2": {"min": 0.5, "max": 0.9, "count": 10000},
+                                                    "train.eps": {"min": 1e-9, "max": 1e-6, "count": 10000},
+                                                    "train.weight_decay": {"min": 0, "max": 0.1, "count": 10000}}})";
+    QTest::newRow("random × seeds") << R"({"method": "random", "count": 5000, "seeds": [1, 2, 3],
+                                            "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2}}})";
+  }
+  void trialsAreCappedBeforeAnyIsPlanned() {
+    QFETCH(QString, file);
+    const QString error = test::error_of([&] { plan_sweep(file.toStdString(), "big.json", 0); });
+    QVERIFY2(error.startsWith("big.json: the sweep has more than 10000 trials, the most one may have (hint: "),
+             qPrintable(error));
+    QVERIFY(!error.contains('\n'));
+  }
+
+  // A run folder keeps the first 100 bytes of a run's name. A sweep's name of any length made trial folders
+  // that differ only past that cut; at most 64 bytes, the "-pN" of every trial survives into its folder.
+  void trialFoldersTellTrialsApart() {
+    const QString file = QString(R"({"name": "%1", "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 12},
+                                     "opt.optimizer": ["adamw", "muon"]}, "seeds": [1, 2]})")
+                             .arg(QString(64, 'n'));
+    const SweepPlan p = plan_sweep(file.toStdString(), "long.json", 0);
+    QCOMPARE(p.trials.size(), size_t{12 * 2 * 2});
+    std::set<std::string> folders;
+    for (const SweepTrial& t : p.trials) folders.insert(safe_file_name(t.name));
+    QCOMPARE(folders.size(), p.trials.size());
+  }
+
+  // r·η^k was formed for every k while below train.steps: a product past int64 wrapped negative, stayed
+  // "below", and the loop grew its list until memory ran out. The reference multiplies in 128 bits.
+  void ashaRungsNeverOverflow_data() {
+    QTest::addColumn<qint64>("min_steps");
+    QTest::addColumn<qint64>("eta");
+    QTest::addColumn<qint64>("steps");
+    QTest::newRow("eta past int64 / r") << qint64(2) << qint64(5000000000000000000) << qint64(100);
+    QTest::newRow("to the top of int64") << qint64(3) << qint64(1000) << std::numeric_limits<qint64>::max();
+    QTest::newRow("just below") << qint64(7) << qint64(3) << qint64(7 * 3 * 3 * 3 + 1);
+    QTest::newRow("exactly at") << qint64(7) << qint64(3) << qint64(7 * 3 * 3 * 3);
+  }
+  void ashaRungsNeverOverflow() {
+    QFETCH(qint64, min_steps);
+    QFETCH(qint64, eta);
+    QFETCH(qint64, steps);
+    std::vector<int64_t> expected;
+    for (__int128 r = min_steps; r < steps; r *= eta) expected.push_back(static_cast<int64_t>(r));
+    QCOMPARE(asha_rungs({min_steps, eta}, steps), expected);
   }
 
   void ashaPromotesTheTopOfEachRungOnce() {
@@ -192,6 +304,65 @@ class TestSweep : public QObject {
     q.finish(items[1].id, "done", "", 6.0);
     sweeps.record_final(q.item(items[1].id), "{\"event\":\"eval\",\"step\":20,\"val_loss\":3.5}\n");
     QVERIFY(sweeps.promotions(id).empty());  // one trial finished: the others stay stopped
+  }
+
+  // Array tasks end within seconds of each other, so `sweep advance` runs in several processes at once. Each
+  // settled from a snapshot taken before the others' writes, and RunQueue::finish took a row in any state: a
+  // trial another advancer had just settled, promoted and started again (rung 1) was set back to stopped.
+  // Replayed step by step here; the late advancer now leaves every row as it is.
+  void aLateAdvancerLeavesAPromotedTrialAlone() {
+    QTemporaryDir dir;
+    RunStore store(dir.filePath("runs.db").toStdString());
+    const int64_t id = ended_at_rung_zero(store, dir);
+    RunQueue queue(store);
+    SweepStore sweeps(store);
+    const std::vector<QueueItem> seen = queue.list();  // the late advancer's snapshot: both running at rung 0
+    for (const QueueItem& q : seen) QCOMPARE(q.state, std::string("running"));
+    // The first advancer settles both, promotes the better one and claims it for its next segment.
+    for (const QueueItem& q : seen) QVERIFY(settle_ended_run(queue, sweeps, q));
+    const std::vector<Promotion> promoted = sweeps.promotions(id);
+    QCOMPARE(promoted.size(), size_t{1});
+    const QueueItem best = queue.item(promoted[0].queue_id);
+    queue.claim(best.id, best.run_uid, best.folder, 3.0);
+    // The late advancer, from its snapshot (the folder still says "stopped at rung 0"): nothing to settle.
+    for (const QueueItem& q : seen) QVERIFY(!settle_ended_run(queue, sweeps, q));
+    QCOMPARE(queue.item(best.id).state, std::string("running"));
+    QCOMPARE(queue.item(best.id).rung, int64_t{1});
+    for (const QueueItem& q : seen)
+      if (q.id != best.id) QCOMPARE(queue.item(q.id).state, std::string("stopped"));
+  }
+
+  // The same with real concurrency: advancers in threads of their own, each with its own connection to one
+  // store, all settling from one snapshot. Each trial's segment is settled exactly once.
+  void concurrentAdvancersSettleEachTrialOnce() {
+    QTemporaryDir dir;
+    const std::string db = dir.filePath("runs.db").toStdString();
+    std::vector<QueueItem> seen;
+    {
+      RunStore store(db);
+      ended_at_rung_zero(store, dir);
+      seen = RunQueue(store).list();
+    }
+    std::atomic<int> settled{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> advancers;
+    for (int a = 0; a < 4; ++a)
+      advancers.emplace_back([&] {
+        RunStore store(db);
+        RunQueue queue(store);
+        SweepStore sweeps(store);
+        while (!go) std::this_thread::yield();
+        for (const QueueItem& q : seen) settled += settle_ended_run(queue, sweeps, q) ? 1 : 0;
+        sweeps.promotions(seen.front().sweep_id);
+      });
+    go = true;
+    for (std::thread& t : advancers) t.join();
+    QCOMPARE(settled.load(), int(seen.size()));
+    RunStore store(db);
+    RunQueue queue(store);
+    int promoted = 0;
+    for (const QueueItem& q : seen) promoted += queue.item(q.id).state == "queued";
+    QCOMPARE(promoted, 1);
   }
 
   void spearmanRanksWithTies() {

@@ -18,6 +18,7 @@
 #include "engine/data/hub/hub_fetch.h"
 #include "engine/data/hub/hub_files.h"
 #include "engine/data/hub/hub_status.h"
+#include "engine/remote/host_json.h"
 #include "engine/remote/process.h"
 #include "engine/util/error.h"
 
@@ -99,16 +100,18 @@ json result_event(const FetchResult& r) {
           {"refetched", r.refetched}};
 }
 
-void print_result(const json& r, bool as_json, const std::string& where) {
+// `host` names the machine whose tokamak printed `r` (a host may run another version).
+void print_result(const json& r, bool as_json, const std::string& where, const std::string& host) {
   if (as_json) return emit_json_line(r);
-  std::printf("%s%s\n", where.c_str(), r["path"].get<std::string>().c_str());
-  std::fprintf(stderr, "%s: %zu files, %s, %llu tokens in %s%s (fetched %s%s)\n", r["name"].get<std::string>().c_str(),
-               r["files"].get<size_t>(), human_bytes(r["bytes"].get<uint64_t>()).c_str(),
-               static_cast<unsigned long long>(r["tokens"].get<uint64_t>()), where.c_str(),
-               r["path"].get<std::string>().c_str(), human_bytes(r["fetched"].get<uint64_t>()).c_str(),
-               r["already_here"].get<int>()
-                   ? (", " + std::to_string(r["already_here"].get<int>()) + " already here").c_str()
-                   : "");
+  const auto path = host_field<std::string>(r, "path", host), name = host_field<std::string>(r, "name", host);
+  const auto files = host_field<uint64_t>(r, "files", host), bytes = host_field<uint64_t>(r, "bytes", host);
+  const auto tokens = host_field<uint64_t>(r, "tokens", host), fetched = host_field<uint64_t>(r, "fetched", host);
+  const auto already = host_field<int64_t>(r, "already_here", host);
+  std::printf("%s%s\n", where.c_str(), path.c_str());
+  std::fprintf(stderr, "%s: %llu files, %s, %llu tokens in %s%s (fetched %s%s)\n", name.c_str(),
+               static_cast<unsigned long long>(files), human_bytes(bytes).c_str(),
+               static_cast<unsigned long long>(tokens), where.c_str(), path.c_str(), human_bytes(fetched).c_str(),
+               already ? (", " + std::to_string(already) + " already here").c_str() : "");
 }
 
 void get_here(const GetArgs& a) {
@@ -124,14 +127,17 @@ void get_here(const GetArgs& a) {
     throw;
   }
   printer.end();
-  print_result(result_event(r), a.json, "");
+  print_result(result_event(r), a.json, "", "this machine");
 }
 
 // The same command on the host, its JSON lines read here as they come.
 void get_on_host(const GetArgs& a) {
+  // The checks of a get here, before anything reaches the host (a --shards 0 that was dropped on the way made
+  // the host fetch everything).
+  (void)select_hub_dataset(a.name, a.shards, a.tokens.empty() ? 0 : parse_token_amount(a.tokens));
   const RemoteHost host = host_of(a.remote);
   std::vector<std::string> cmd = {host.tokamak(), "datasets", "get", a.name, "--json"};
-  if (a.shards > 0) cmd.insert(cmd.end(), {"--shards", std::to_string(a.shards)});
+  if (a.shards != -1) cmd.insert(cmd.end(), {"--shards", std::to_string(a.shards)});
   if (!a.tokens.empty()) cmd.insert(cmd.end(), {"--tokens", a.tokens});
   ProgressPrinter printer(a.json);
   std::string pending;
@@ -144,10 +150,15 @@ void get_on_host(const GetArgs& a) {
       if (j.value("event", "") == "dataset") result = j;
       if (j.value("event", "") != "progress") continue;
       FetchProgress fp;
-      fp.dataset = a.name, fp.done = j.value("done", uint64_t{0}), fp.total = j.value("total", uint64_t{0});
-      fp.fetched = j.value("fetched", uint64_t{0}), fp.files_done = j.value("files_done", 0);
-      fp.files = j.value("files", 0);
-      const double rate = j.value("bytes_per_s", 0.0);
+      double rate = 0;
+      try {  // a progress line only informs: one this version cannot read is passed over
+        fp.dataset = a.name, fp.done = j.value("done", uint64_t{0}), fp.total = j.value("total", uint64_t{0});
+        fp.fetched = j.value("fetched", uint64_t{0}), fp.files_done = j.value("files_done", 0);
+        fp.files = j.value("files", 0);
+        rate = j.value("bytes_per_s", 0.0);
+      } catch (const json::exception&) {
+        continue;
+      }
       fp.seconds = rate > 0 ? static_cast<double>(fp.fetched) / rate : 0;
       printer.show(fp);
     }
@@ -161,7 +172,7 @@ void get_on_host(const GetArgs& a) {
   if (!result.is_object())
     throw Error("`tokamak datasets get` on " + host.target().spec() + " gave no result",
                 "is its Tokamak this version?");
-  print_result(result, a.json, a.json ? "" : host.target().spec() + ":");
+  print_result(result, a.json, a.json ? "" : host.target().spec() + ":", host.target().spec());
 }
 
 // `datasets catalog`: what the catalog offers and how much of each this machine has.

@@ -12,6 +12,7 @@
 #include "app/tokamak/json_line.h"
 #include "engine/config/eval_tasks.h"
 #include "engine/remote/download.h"
+#include "engine/remote/host_json.h"
 #include "engine/store/run_store.h"
 #include "engine/util/error.h"
 
@@ -91,7 +92,7 @@ void eval(const RemoteArgs& a) {
   if (!r.is_object() || !r.contains("step"))
     throw Error("`tokamak eval` on " + host.target().spec() + " gave no result", "is its Tokamak this version?");
   MetricRow row;
-  row.step = r["step"].get<int64_t>();
+  row.step = host_field<int64_t>(r, "step", host.target().spec());
   for (const auto& [key, value] : r.items())
     if (value.is_number() && key != "step")
       row.set(eval_metric_key(spec, key), value.get<double>(), value.is_number_integer());

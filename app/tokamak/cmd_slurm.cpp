@@ -219,6 +219,8 @@ void submit(SlurmArgs a) {
   long job = 0;
   try {
     job = slurm.submit(script_path);
+  } catch (const SlurmSubmitUnknown&) {
+    throw;  // the job may run: its folder stays
   } catch (...) {
     remove_tree(folder.path);  // a job sbatch refused leaves no run folder behind that looks like a crashed run
     throw;

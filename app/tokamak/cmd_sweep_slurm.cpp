@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_sweep.h"
@@ -59,21 +60,25 @@ void write_slurm_file(const std::string& folder, long job, long task, const std:
 // resumes its run from the newest checkpoint and stops at its next rung (or trains to the end).
 void submit_promoted(RunQueue& queue, const SlurmClient& slurm, const SlurmJobSpec& base, const QueueItem& q,
                      const std::function<void(const std::string&)>& note) {
-  try {
-    queue.claim(q.id, q.run_uid, q.folder, now_seconds());
-  } catch (const Error&) {
-    return;  // another task, or `sweep status`, took it first
-  }
   const RunFolder f{q.folder};
-  // The last segment's pid and exit file would read as "stopped" while this job waits in the queue.
-  ::unlink(f.pid_file().c_str());
-  ::unlink(f.exit_file().c_str());
+  bool claimed = false;
+  queue.store().transaction([&] {
+    if (queue.item(q.id).state != "queued") return;  // another task, or `sweep status`, took it first
+    // The last segment's pid and exit file would read as "stopped" while this job waits in the queue: gone
+    // before the claim, in its transaction, so that no advancer settles the claimed row from them.
+    ::unlink(f.pid_file().c_str());
+    ::unlink(f.exit_file().c_str());
+    queue.claim(q.id, q.run_uid, q.folder, now_seconds());
+    claimed = true;
+  });
+  if (!claimed) return;
   SlurmJobSpec s = base;
   s.run_uid = q.run_uid, s.run_folder = q.folder, s.halt_step = q.halt_step;
-  const Config c = config_from_json(q.config_json);
-  s.checkpoint_dir = c.train.checkpoint_dir.empty() ? q.folder : c.train.checkpoint_dir;
   const std::string script = q.folder + "/job-rung" + std::to_string(q.rung) + ".sh";
-  try {
+  try {  // from the claim on, whatever fails ends the row as failed: a running row with no job would wait forever
+    const Config c = config_from_json(q.config_json);
+    const std::string own = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
+    s.checkpoint_dir = own.empty() ? q.folder : own;
     write_file_atomically(script, slurm_job_script(s));
     const long job = slurm.submit(script);
     write_slurm_file(q.folder, job, -1, slurm.host().key(), base.sweep_job_file);
@@ -151,6 +156,7 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   std::vector<std::pair<std::string, std::string>> runs;  // uid, folder per trial
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string uid = new_run_uid(), folder = run_folder_path(configs[i].name, uid);
+    configs[i].train.checkpoint_dir = trial_checkpoint_dir(configs[i].train.checkpoint_dir, folder);
     const std::string checkpoints = configs[i].train.checkpoint_dir.empty() ? folder : configs[i].train.checkpoint_dir;
     create_run_folder(RunFolder{folder}, {uid, configs[i].name, this_host(), folder, now_seconds()});
     write_file_atomically(folder + "/config.json", config_to_json(configs[i], 2));
@@ -167,18 +173,36 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   write_file_atomically(s.sweep_job_file, job_to_json(s).dump(1) + "\n");
   const std::string script_path = sweep_folder + "/job.sh";
   write_file_atomically(script_path, slurm_array_script(s, tasks, sweep_folder));
+  const auto remove_folders = [&] {  // nothing left that looks like a crashed run
+    for (const auto& r : runs) remove_tree(r.second);
+    remove_tree(sweep_folder);
+  };
+  // Recorded before it is submitted: every task settles its trial through the store (`sweep advance`), so a
+  // store that cannot take the sweep must stop it before any job exists.
+  std::unique_ptr<RunStore> store;
+  int64_t id = 0;
+  try {
+    store = std::make_unique<RunStore>(a.db);
+    if (!store->journal_note().empty()) std::fprintf(stderr, "tokamak: note: %s\n", store->journal_note().c_str());
+    id = SweepStore(*store).queue_plan(plan, "slurm", &runs);
+  } catch (...) {
+    remove_folders();
+    throw;
+  }
   long job = 0;
   try {
     job = slurm.submit(script_path);
-  } catch (...) {
-    for (const auto& r : runs) remove_tree(r.second);  // nothing left that looks like a crashed run
-    remove_tree(sweep_folder);
+  } catch (const SlurmSubmitUnknown&) {
+    throw;  // the array may run: its folders and rows stay for its tasks
+  } catch (const std::exception& e) {
+    RunQueue queue(*store);
+    for (const QueueItem& q : queue.list())
+      if (q.sweep_id == id) queue.finish(q.id, "failed", e.what(), now_seconds());
+    remove_folders();
     throw;
   }
   for (size_t i = 0; i < runs.size(); ++i)
     write_slurm_file(runs[i].second, job, static_cast<long>(i), slurm.host().key(), s.sweep_job_file);
-  RunStore store(a.db);
-  const int64_t id = SweepStore(store).queue_plan(plan, "slurm", &runs);
   if (a.json)
     std::printf(
         "%s\n",

@@ -25,6 +25,9 @@ RunIdentity identify_run(const Config& config) {
   RunIdentity id;
   id.name = c.name.empty() ? default_run_name(c) : c.name;
   const char* given = std::getenv("TOKAMAK_RUN_UID");
+  // A queue's or Slurm's trial is named by its row: resuming it from another run's checkpoint is refused here,
+  // before its folder or its store row exist.
+  if (!c.train.resume.empty() && given && *given) check_checkpoint_owner(c.train.resume, given);
   id.uid = !c.train.resume.empty() ? read_checkpoint_info(c.train.resume).run_uid
            : given && *given       ? std::string(given)
                                    : new_run_uid();

@@ -9,7 +9,11 @@ namespace tokamak {
 std::vector<int64_t> asha_rungs(const AshaSpec& spec, int64_t steps) {
   std::vector<int64_t> rungs;
   if (spec.min_steps <= 0 || spec.eta < 2) return rungs;
-  for (int64_t r = spec.min_steps; r < steps; r *= spec.eta) rungs.push_back(r);
+  for (int64_t r = spec.min_steps; r < steps; r *= spec.eta) {
+    rungs.push_back(r);
+    // r * eta is formed only when it stays below steps: a product past int64 wrapped negative and looped on.
+    if (r > (steps - 1) / spec.eta) break;
+  }
   return rungs;
 }
 

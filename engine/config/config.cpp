@@ -8,6 +8,7 @@
 #include "engine/config/eval_tasks.h"
 #include "engine/config/hf_config.h"
 #include "engine/util/error.h"
+#include "engine/util/utf8.h"
 
 namespace tokamak {
 namespace {
@@ -167,6 +168,9 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
       if (!problem.empty()) p.push_back(problem);
     }
   }
+  // The name becomes a folder and goes into every JSON line: refused here, before anything starts.
+  const std::string bad_name = name_problem("name", c.name);
+  need(bad_name.empty(), bad_name + ": type the name again in UTF-8, or leave it out for a derived one");
   const ModelConfig& m = c.model;
   const TrainConfig& t = c.train;
   if (m.n_head >= 1 && m.n_embd >= 1)

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/util/error.h"
+#include "engine/util/utf8.h"
 
 namespace tokamak {
 namespace {
@@ -25,8 +26,69 @@ struct Axis {
   double min = 0, max = 0;
 };
 
+// What a sweep may ask for: every trial is a validated config and a row in the store, planned before anything
+// is queued, so a file that multiplies out to millions (or past int64) is refused instead of filling memory.
+constexpr int64_t kMaxTrials = 10000;
+constexpr int64_t kMaxSteps = 1000000000000;  // train.steps' own bound
+constexpr int64_t kMaxEta = 1000;
+// Trial names start with the sweep's name and a run folder keeps the first 100 bytes of a name: with at most
+// 64, the "-pN" that tells trials apart always survives into the folder.
+constexpr size_t kMaxNameBytes = 64;
+
 [[noreturn]] void refuse(const std::string& source, const std::string& what, const std::string& hint) {
-  throw Error(source + ": " + what, hint);
+  std::string line = source + ": " + what;  // keys and values from the file may hold a line break
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  throw Error(line, hint);
+}
+
+// An integer field of `obj` (`fallback` when absent) inside [lo, hi]; `where` names it in the error.
+int64_t int_field(const std::string& source, const ojson& obj, const std::string& key, const std::string& where,
+                  int64_t fallback, int64_t lo, int64_t hi, const std::string& hint) {
+  if (!obj.contains(key)) return fallback;
+  const ojson& v = obj[key];
+  const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (!v.is_number_integer()) refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : v.get<int64_t>() > hi)
+    refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
+  if (!v.is_number_unsigned() && v.get<int64_t>() < lo)
+    refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
+  return v.get<int64_t>();
+}
+
+std::string text_field(const std::string& source, const ojson& obj, const std::string& key,
+                       const std::string& fallback) {
+  if (!obj.contains(key)) return fallback;
+  if (!obj[key].is_string())
+    refuse(source, "\"" + key + "\" must be a string, got " + obj[key].dump(), "see docs/SWEEPS.md for the fields");
+  return obj[key].get<std::string>();
+}
+
+// nlohmann keeps the last of two equal keys without a word: {"train.lr": [..], "train.lr": [..]} would sweep
+// half of what the file says. The parser's callback sees every key of every object, so a repeat is refused.
+ojson parse_without_duplicates(const std::string& text, const std::string& source) {
+  std::vector<std::vector<std::string>> open;  // the keys of each object being parsed, innermost last
+  std::string repeated;
+  const ojson::parser_callback_t check = [&](int, ojson::parse_event_t event, ojson& parsed) {
+    if (event == ojson::parse_event_t::object_start) open.emplace_back();
+    else if (event == ojson::parse_event_t::object_end && !open.empty()) open.pop_back();
+    else if (event == ojson::parse_event_t::key && !open.empty() && repeated.empty()) {
+      const std::string key = parsed.get<std::string>();
+      for (const std::string& k : open.back())
+        if (k == key) repeated = key;
+      open.back().push_back(key);
+    }
+    return true;
+  };
+  ojson root;
+  try {
+    root = ojson::parse(text, check);
+  } catch (const std::exception& e) {
+    refuse(source, std::string("not valid JSON: ") + e.what(), "check the file with a JSON linter");
+  }
+  if (!repeated.empty())
+    refuse(source, "\"" + repeated + "\" is given twice in one object", "keep one of them: JSON keeps only the last");
+  return root;
 }
 
 uint64_t splitmix64(uint64_t& state) {
@@ -78,6 +140,11 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
     if (d.key == key) a.integer = d.type == "int";
   if (spec.is_array()) {
     if (spec.empty()) refuse(source, "\"" + key + "\" has no values", "give at least one value in the list");
+    if (static_cast<int64_t>(spec.size()) > kMaxTrials)
+      refuse(source,
+             "\"" + key + "\" has " + std::to_string(spec.size()) + " values, more than a sweep's " +
+                 std::to_string(kMaxTrials) + " trials",
+             "give fewer values");
     for (const ojson& v : spec) a.values.push_back(v);
     return a;
   }
@@ -87,16 +154,22 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
            "write [v1, v2, ...] or {\"min\": 1e-4, \"max\": 1e-2, \"count\": 4, \"scale\": \"log\"}");
   a.range = true;
   a.min = spec["min"].get<double>(), a.max = spec["max"].get<double>();
-  const std::string scale = spec.value("scale", "linear");
+  const std::string scale = text_field(source, spec, "scale", "linear");
   if (scale != "log" && scale != "linear")
     refuse(source, "\"" + key + "\" has scale \"" + scale + "\"", "write \"scale\": \"log\" or \"linear\"");
   a.log = scale == "log";
   if (!(a.min <= a.max)) refuse(source, "\"" + key + "\" has min above max", "swap them");
+  // An integer key's values are rounded to int64: a bound past ±2^53 has no exact integer to round to.
+  if (a.integer && (std::abs(a.min) > 0x1p53 || std::abs(a.max) > 0x1p53))
+    refuse(source, "\"" + key + "\" is an integer key, but its range reaches past ±2^53",
+           "give min and max between -9007199254740992 and 9007199254740992");
   if (a.log && a.min <= 0)
     refuse(source, "\"" + key + "\" is log-spaced from " + value_text(a.min), "log needs min > 0");
   if (!grid) return a;
-  const int64_t count = spec.value("count", int64_t{0});
-  if (count < 1) refuse(source, "\"" + key + "\" has no count", "add \"count\": N (values on the grid)");
+  if (!spec.contains("count")) refuse(source, "\"" + key + "\" has no count", "add \"count\": N (values on the grid)");
+  const int64_t count =
+      int_field(source, spec, "count", "\"" + key + "\".count", 0, 1, kMaxTrials,
+                "the values on the grid; a sweep has at most " + std::to_string(kMaxTrials) + " trials");
   for (int64_t i = 0; i < count; ++i) {
     const double t = count == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(count - 1);
     a.values.push_back(number_value(
@@ -123,24 +196,25 @@ void label_axes(std::vector<Axis>& axes) {
 }
 
 void read_metric_and_asha(const std::string& source, const ojson& root, SweepPlan& plan) {
-  plan.metric.name = root.value("metric", std::string("final_val_loss"));
+  plan.metric.name = text_field(source, root, "metric", "final_val_loss");
   if (plan.metric.name != "final_val_loss" && plan.metric.name != "best_val_loss" &&
       plan.metric.name != "time_to_target")
     refuse(source, "unknown metric \"" + plan.metric.name + "\"",
            "write \"metric\": \"final_val_loss\", \"best_val_loss\" or \"time_to_target\"");
-  const std::string direction = root.value("direction", std::string("min"));
+  const std::string direction = text_field(source, root, "direction", "min");
   if (direction != "min" && direction != "max")
     refuse(source, "unknown direction \"" + direction + "\"", "write \"direction\": \"min\" or \"max\"");
   plan.metric.maximize = direction == "max";
   if (!root.contains("early_stopping")) return;
   const ojson& es = root["early_stopping"];
-  if (!es.is_object() || es.value("method", std::string("asha")) != "asha")
+  if (!es.is_object() || (es.contains("method") && es["method"] != "asha"))
     refuse(source, "early_stopping must be {\"method\": \"asha\", \"min_steps\": R, \"eta\": 3}",
            "only ASHA is implemented; leave early_stopping out to train every trial to the end");
-  plan.asha.min_steps = es.value("min_steps", int64_t{0});
-  plan.asha.eta = es.value("eta", int64_t{3});
+  plan.asha.min_steps =
+      int_field(source, es, "min_steps", "early_stopping.min_steps", 0, 1, kMaxSteps, "the first rung's step");
   if (plan.asha.min_steps < 1) refuse(source, "early_stopping.min_steps must be 1 or more", "the first rung's step");
-  if (plan.asha.eta < 2) refuse(source, "early_stopping.eta must be 2 or more", "3 keeps the top third at each rung");
+  plan.asha.eta =
+      int_field(source, es, "eta", "early_stopping.eta", 3, 2, kMaxEta, "3 keeps the top third at each rung");
 }
 
 // What early stopping needs of every trial: a metric at each rung step, and rungs below its end.
@@ -161,15 +235,8 @@ void check_for_asha(const std::string& source, const SweepPlan& plan, const Swee
     refuse(source, who + ": metric time_to_target needs train.target_val_loss", "set it in \"base\"");
 }
 
-}  // namespace
-
-SweepPlan plan_sweep(const std::string& text, const std::string& source, int cuda_devices) {
-  ojson root;
-  try {
-    root = ojson::parse(text);
-  } catch (const std::exception& e) {
-    refuse(source, std::string("not valid JSON: ") + e.what(), "check the file with a JSON linter");
-  }
+SweepPlan plan_checked(const std::string& text, const std::string& source, int cuda_devices) {
+  const ojson root = parse_without_duplicates(text, source);
   if (!root.is_object()) refuse(source, "a sweep file is a JSON object", "see docs/SWEEPS.md");
   for (const auto& [k, v] : root.items())
     if (k != "name" && k != "base" && k != "sweep" && k != "method" && k != "count" && k != "seed" && k != "seeds" &&
@@ -178,7 +245,14 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
              "the fields are name, base, sweep, method, count, seed, seeds, metric, direction, early_stopping");
   SweepPlan plan;
   plan.spec_json = root.dump(2);
-  plan.name = root.value("name", std::string("sweep"));
+  plan.name = text_field(source, root, "name", "sweep");
+  if (const std::string bad = name_problem("\"name\"", plan.name); !bad.empty())
+    refuse(source, bad, "write the name in UTF-8");
+  if (plan.name.empty() || plan.name.size() > kMaxNameBytes)
+    refuse(source,
+           "\"name\" has " + std::to_string(plan.name.size()) + " bytes; a sweep's name has 1 to " +
+               std::to_string(kMaxNameBytes),
+           "shorten it: every trial's run is named after it");
   Config base;
   if (root.contains("base")) {
     try {
@@ -189,7 +263,7 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
   }
   if (!root.contains("sweep") || !root["sweep"].is_object() || root["sweep"].empty())
     refuse(source, "no \"sweep\" object", "add \"sweep\": {\"train.lr\": [1e-3, 3e-3]}");
-  plan.method = root.value("method", std::string("grid"));
+  plan.method = text_field(source, root, "method", "grid");
   if (plan.method != "grid" && plan.method != "random")
     refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
   std::vector<Axis> axes;
@@ -202,12 +276,32 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
     seeds.key = "train.seed", seeds.integer = true;
     if (!root["seeds"].is_array() || root["seeds"].empty())
       refuse(source, "\"seeds\" must be a list of integers", "write \"seeds\": [1, 2, 3]");
+    if (static_cast<int64_t>(root["seeds"].size()) > kMaxTrials)
+      refuse(source,
+             "\"seeds\" has " + std::to_string(root["seeds"].size()) + " seeds, more than a sweep's " +
+                 std::to_string(kMaxTrials) + " trials",
+             "give fewer seeds");
     for (const ojson& s : root["seeds"]) seeds.values.push_back(s);
     axes.push_back(seeds);
   }
   label_axes(axes);
   for (const Axis& a : axes) plan.keys.push_back(a.key);
   read_metric_and_asha(source, root, plan);
+
+  const int64_t seeds = root.contains("seeds") ? static_cast<int64_t>(axes.back().values.size()) : 1;
+  int64_t trials = 1;  // multiplied out with a check at each factor: a product past int64 wraps
+  const auto times = [&](int64_t n) { trials = n == 0 ? 0 : trials > kMaxTrials / n ? kMaxTrials + 1 : trials * n; };
+  if (plan.method == "grid") {
+    for (const Axis& a : axes) times(static_cast<int64_t>(a.values.size()));
+  } else {
+    times(int_field(source, root, "count", "\"count\"", 0, 0, kMaxTrials,
+                    "how many points to draw; a sweep has at most " + std::to_string(kMaxTrials) + " trials"));
+    times(seeds);
+  }
+  if (trials > kMaxTrials)
+    refuse(source, "the sweep has more than " + std::to_string(kMaxTrials) + " trials, the most one may have",
+           plan.method == "grid" ? "give fewer values, or draw some points with \"method\": \"random\" and a \"count\""
+                                 : "lower \"count\" or give fewer \"seeds\"");
 
   std::vector<std::vector<ojson>> points;
   if (plan.method == "grid") {
@@ -222,9 +316,11 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
       points.swap(next);
     }
   } else {
-    const int64_t count = root.value("count", int64_t{0});
+    const int64_t count = int_field(source, root, "count", "\"count\"", 0, 0, kMaxTrials, "");
     if (count < 1) refuse(source, "random search needs \"count\"", "add \"count\": N (how many points to draw)");
-    uint64_t state = root.value("seed", uint64_t{0});
+    if (root.contains("seed") && !root["seed"].is_number_integer())
+      refuse(source, "\"seed\" must be an integer, got " + root["seed"].dump(), "write \"seed\": 0");
+    uint64_t state = root.contains("seed") ? root["seed"].get<uint64_t>() : 0;
     for (int64_t i = 0; i < count; ++i) {
       points.push_back({});
       for (const Axis& a : axes)
@@ -268,6 +364,16 @@ SweepPlan plan_sweep(const std::string& text, const std::string& source, int cud
     plan.trials.push_back(std::move(t));
   }
   return plan;
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const std::string& text, const std::string& source, int cuda_devices) {
+  try {
+    return plan_checked(text, source, cuda_devices);
+  } catch (const nlohmann::json::exception& e) {  // a field of a type no check above foresaw: still one line
+    refuse(source, std::string("a field has the wrong type: ") + e.what(), "see docs/SWEEPS.md for the fields");
+  }
 }
 
 TrialResult trial_metric(const SweepMetric& metric, const std::string& journal, int64_t step) {

@@ -62,8 +62,16 @@ std::string recorded_gpus(const std::string& gpus_file) {
   return text;
 }
 
-std::vector<std::string> gpu_pool(const std::string& list, int gpus_here) {
+std::vector<std::string> gpu_pool(const std::string& list, int gpus_here, const char* inherited) {
   if (!list.empty()) return parse_gpu_list(list);
+  if (inherited) {
+    if (!*inherited) return {};
+    try {
+      return parse_gpu_list(inherited);
+    } catch (const Error& e) {
+      throw Error("CUDA_VISIBLE_DEVICES: " + e.message(), "set it to a list such as 0,1, or unset it");
+    }
+  }
   std::vector<std::string> pool;
   for (int i = 0; i < gpus_here; ++i) pool.push_back(std::to_string(i));
   return pool;

@@ -30,7 +30,9 @@ std::string join_gpu_list(const std::vector<std::string>& gpus);
 // A run folder's record of its GPUs (RunFolder::gpus_file()): "0,1", or "" when it has none.
 std::string recorded_gpus(const std::string& gpus_file);
 
-// The pool: LIST when given (the queue's `gpus` setting), else 0 … G-1 for this machine's G GPUs.
-std::vector<std::string> gpu_pool(const std::string& list, int gpus_here);
+// The pool: LIST when given (the queue's `gpus` setting); else INHERITED, the CUDA_VISIBLE_DEVICES the worker
+// was started with (nullptr = unset; "" = no GPU), since a Slurm job or the user who set it excluded the other
+// GPUs; else 0 … G-1 for this machine's G GPUs.
+std::vector<std::string> gpu_pool(const std::string& list, int gpus_here, const char* inherited);
 
 }  // namespace tokamak

@@ -5,10 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -123,13 +126,13 @@ class Worker {
     } catch (const std::exception&) {
       return choice;  // a config this version refuses fails at launch, with its own line
     }
-    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here());
+    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here(), std::getenv("CUDA_VISIBLE_DEVICES"));
     if (need == 0 || pool.empty()) return choice;  // no GPU here: the run says so itself
     if (need > static_cast<int64_t>(pool.size())) {
       const std::string why = "needs " + std::to_string(need) + " GPUs of its own; the queue hands out " +
                               std::to_string(pool.size()) + " (" + join_gpu_list(pool) +
                               "): set dist.gpus lower, or `tokamak queue work --gpus-per-run 0` to share them";
-      queue_.finish(q.id, "failed", why, now_seconds());
+      queue_.finish(q.id, "failed", why, now_seconds(), q.state);
       note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
       choice.refused = true;
       return choice;
@@ -200,6 +203,7 @@ class Worker {
     Config c = config_from_json(q.config_json);
     c.name = q.name;
     c.train.resume = q.resume;
+    if (q.sweep_id > 0) c.train.checkpoint_dir = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
     if (!path_exists(f.info_file())) create_run_folder(f, {q.run_uid, q.name, this_host(), f.path, now_seconds()});
     const std::string config = f.path + "/config.json";
     write_file_atomically(config, config_to_json(c, 2));
@@ -231,14 +235,34 @@ bool work_queue(const QueueWorkerOptions& o) {
   int lock = take_lock(o.db);
   if (lock < 0) return false;
   Worker w(o);
-  w.catch_up();
+  // A pass that throws (the store locked past its busy timeout by a big import, a full disk) is tried again
+  // after a back-off, 1 s doubling up to 60 s: a worker that ended on it left the queue with work and no worker
+  // until the next `queue add`. Said once when it starts failing, once when it works again.
+  double backoff_s = 0;
+  const auto pass = [&](const std::function<bool()>& fn) {
+    for (;;) {
+      try {
+        const bool more = fn();
+        if (backoff_s > 0 && o.note) o.note("the queue works again");
+        backoff_s = 0;
+        return more;
+      } catch (const std::exception& e) {
+        if (backoff_s == 0 && o.note)
+          o.note(std::string("the queue cannot go on for now: ") + e.what() +
+                 "; trying again, up to a minute apart, until it can");
+        backoff_s = backoff_s == 0 ? 1 : std::min(60.0, 2 * backoff_s);
+        std::this_thread::sleep_for(std::chrono::duration<double>(backoff_s));
+      }
+    }
+  };
+  pass([&] { return w.catch_up(), true; });
   for (;;) {
-    write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n");
-    while (w.tick()) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    pass([&] { return write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n"), true; });
+    while (pass([&] { return w.tick(); })) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
     // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
     // one of the two sees the other and the queue is never left with work and no worker.
     ::close(lock);
-    if (!w.has_work()) return true;
+    if (!pass([&] { return w.has_work(); })) return true;
     if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
   }
 }

@@ -25,6 +25,12 @@ std::string run_folder_path(const std::string& name, const std::string& uid) {
   return data_dir() + "/checkpoints/" + safe_file_name(name) + "-" + uid.substr(0, 8);
 }
 
+std::string trial_checkpoint_dir(const std::string& checkpoint_dir, const std::string& run_folder) {
+  if (checkpoint_dir.empty()) return {};
+  const size_t slash = run_folder.find_last_of('/');
+  return checkpoint_dir + "/" + (slash == std::string::npos ? run_folder : run_folder.substr(slash + 1));
+}
+
 std::string new_run_uid() {
   std::random_device rd;
   return hex64((static_cast<uint64_t>(rd()) << 32) ^ rd());
@@ -58,6 +64,8 @@ static std::string start_time(long pid) {
   for (int i = 3; i <= 22 && rest >> field; ++i) {}
   return field;
 }
+
+std::string process_start_time(long pid) { return start_time(pid); }
 
 void write_pid_file(const RunFolder& f, long pid) {
   write_file_atomically(f.pid_file(), std::to_string(pid) + " " + start_time(pid) + "\n");

@@ -21,6 +21,10 @@ namespace tokamak {
 std::string run_folder_path(const std::string& name, const std::string& uid);
 // A new random run uid (16 hex digits).
 std::string new_run_uid();
+// Where a sweep trial writes its checkpoints when the sweep's base sets train.checkpoint_dir: a folder of its
+// own inside it, named as its run folder ("" when checkpoint_dir is ""). Checkpoint files are named by step
+// alone, so trials (and two sweeps from one file) sharing the folder would take each other's weights.
+std::string trial_checkpoint_dir(const std::string& checkpoint_dir, const std::string& run_folder);
 
 struct RunFolder {
   std::string path;
@@ -49,6 +53,9 @@ void write_pid_file(const RunFolder& f, long pid);
 // True when F's pid file already names process PID (its pid and start time): the launcher's child wrote it
 // before exec.
 bool pid_file_names(const RunFolder& f, long pid);
+// Field 22 of /proc/PID/stat, the process's start in clock ticks since boot ("" when it does not exist): with
+// the pid it names one process, where a pid alone may be another's after a reboot or a wrap.
+std::string process_start_time(long pid);
 // True while the process the pid file names is alive (same pid, same start time); false without a pid file.
 bool run_process_alive(const RunFolder& f);
 long read_pid(const RunFolder& f);  // 0 without a pid file

@@ -72,6 +72,9 @@ void SlurmClient::require_partition(const std::string& partition) const {
 
 long SlurmClient::submit(const std::string& script_path) const {
   const ProcessResult r = run({"sbatch", "--parsable", script_path});
+  if (r.timed_out)
+    throw SlurmSubmitUnknown("sbatch on " + host_.name() + " did not answer in time: Slurm may have accepted the job",
+                             "look for it with `squeue --me` before submitting again; its folders are kept");
   if (r.code != 0) throw Error("sbatch refused the job: " + last_line(r.err), "the job script is " + script_path);
   return parse_job_id(r.out);
 }

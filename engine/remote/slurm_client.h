@@ -7,8 +7,16 @@
 
 #include "engine/remote/command_host.h"
 #include "engine/remote/slurm_queue.h"
+#include "engine/util/error.h"
 
 namespace tokamak {
+
+// sbatch gave no answer in time: Slurm may have accepted the job all the same, so whatever the job would use
+// (its run folders, its rows in the store) must stay.
+class SlurmSubmitUnknown : public Error {
+ public:
+  using Error::Error;
+};
 
 class SlurmClient {
  public:
@@ -21,7 +29,8 @@ class SlurmClient {
   std::vector<std::string> partitions() const;
   // Throws, naming the partitions there are, when PARTITION is not one of them.
   void require_partition(const std::string& partition) const;
-  // sbatch --parsable SCRIPT (a path on the host); returns the job id.
+  // sbatch --parsable SCRIPT (a path on the host); returns the job id. Throws SlurmSubmitUnknown when sbatch does
+  // not answer in time, an Error when it refuses the job.
   long submit(const std::string& script_path) const;
   // `scontrol show job -o JOB`; throws when Slurm does not know the job (never submitted, or ended longer
   // than MinJobAge ago).

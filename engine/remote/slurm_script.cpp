@@ -1,6 +1,7 @@
 // slurm_job_script and the --time forms (see slurm_script.h).
 #include "engine/remote/slurm_script.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -28,6 +29,34 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
   parts.push_back(cur);
   return parts;
+}
+
+// A value of an #SBATCH line as sbatch reads it: it splits the line at blanks, takes an unquoted '#' as the
+// start of a comment and aborts on a lone quote, but keeps what is inside double quotes and the character after
+// a backslash. Plain values stay as they are (the script reads as before); any other is quoted. A line break
+// would end the #SBATCH line and start a script line of its own: refused.
+std::string sbatch_value(const std::string& what, const std::string& v) {
+  for (char c : v)
+    if (c == '\n' || c == '\r' || c == '\0')
+      throw Error(what + " holds a line break", "give it on one line, without control characters");
+  bool plain = !v.empty();
+  for (char c : v)
+    plain = plain &&
+            (std::isalnum(static_cast<unsigned char>(c)) || std::string("._-+:/@=,%").find(c) != std::string::npos);
+  if (plain) return v;
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A path for --output: Slurm expands %j, %a, ... in it, so a '%' of a folder's own name is written "%%".
+std::string slurm_file_pattern(const std::string& folder, const std::string& file_pattern) {
+  std::string out;
+  for (char c : folder) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out + "/" + file_pattern;
 }
 
 }  // namespace
@@ -87,10 +116,10 @@ std::string slurm_master_addr_lines() {
 
 // The #SBATCH lines every job of ours has (the caller adds --output, requeue and, for a sweep, --array).
 static void write_resources(std::ostringstream& s, const SlurmJobSpec& j) {
-  s << "#SBATCH --job-name=" << j.job_name << "\n"
-    << "#SBATCH --partition=" << j.partition << "\n";
-  if (!j.account.empty()) s << "#SBATCH --account=" << j.account << "\n";
-  if (!j.qos.empty()) s << "#SBATCH --qos=" << j.qos << "\n";
+  s << "#SBATCH --job-name=" << sbatch_value("the job name", j.job_name) << "\n"
+    << "#SBATCH --partition=" << sbatch_value("--partition", j.partition) << "\n";
+  if (!j.account.empty()) s << "#SBATCH --account=" << sbatch_value("--account", j.account) << "\n";
+  if (!j.qos.empty()) s << "#SBATCH --qos=" << sbatch_value("--qos", j.qos) << "\n";
   s << "#SBATCH --nodes=" << j.nodes << "\n"
     << "#SBATCH --ntasks-per-node=" << j.tasks_per_node() << "\n";
   if (j.gpus_per_node > 0) s << "#SBATCH --gpus-per-node=" << j.gpus_per_node << "\n";
@@ -125,7 +154,7 @@ std::string slurm_job_script(const SlurmJobSpec& j) {
   s << "#!/bin/bash\n"
     << "# Tokamak run " << j.run_uid << ", written by `tokamak slurm submit` (docs/REMOTE.md, \"Slurm\").\n";
   write_resources(s, j);
-  s << "#SBATCH --output=" << j.run_folder << "/output.log\n"
+  s << "#SBATCH --output=" << sbatch_value("the run folder", slurm_file_pattern(j.run_folder, "output.log")) << "\n"
     << "#SBATCH --open-mode=append\n";
   if (j.requeue)
     s << "#SBATCH --requeue\n"
@@ -148,7 +177,7 @@ std::string slurm_array_script(const SlurmJobSpec& j, const std::vector<SlurmArr
     << " trials, one array task each, written by `tokamak sweep --slurm` (docs/SWEEPS.md).\n";
   write_resources(s, j);
   s << "#SBATCH --array=0-" << (tasks.empty() ? 0 : tasks.size() - 1) << "\n"
-    << "#SBATCH --output=" << sweep_folder << "/task-%a.log\n"
+    << "#SBATCH --output=" << sbatch_value("the sweep folder", slurm_file_pattern(sweep_folder, "task-%a.log")) << "\n"
     << "#SBATCH --open-mode=append\n"
     << "#SBATCH --no-requeue\n\n";
   std::string uids, folders, checkpoints, halts;

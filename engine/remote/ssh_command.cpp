@@ -93,7 +93,7 @@ std::vector<std::string> ssh_close_argv(const SshTarget& target, const SshOption
 
 static bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 
-static std::string last_line(const std::string& text) {
+static std::string last_said(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
   while (std::getline(in, line))
@@ -105,13 +105,15 @@ static std::string last_line(const std::string& text) {
 std::string describe_ssh_failure(const SshTarget& target, int code, const std::string& err,
                                  const std::string& tokamak) {
   const std::string h = target.spec();
-  if (code == 127 || has(err, "command not found") || has(err, "No such file or directory"))
+  // Only the shell's own words for a program it cannot find (exit 127): "No such file or directory" is also
+  // how the host's tokamak says that a path it was given is missing.
+  if (code == 127 || has(err, "command not found"))
     if (code != 255)
       return "Tokamak is not installed on " + h + " ('" + tokamak +
              "' was not found there) (hint: build it there with `TOKAMAK_GUI=OFF scripts/build.sh` or unpack "
              "scripts/gpu-kit.sh's kit, then put it on PATH or set the host's tokamak command; docs/REMOTE.md)";
   if (code != 255) {
-    const std::string last = last_line(err);
+    const std::string last = last_said(err);
     return last.empty() ? "the command on " + h + " failed with exit code " + std::to_string(code) : last;
   }
   if (has(err, "REMOTE HOST IDENTIFICATION HAS CHANGED") || has(err, "Host key verification failed"))
@@ -134,7 +136,7 @@ std::string describe_ssh_failure(const SshTarget& target, int code, const std::s
   if (has(err, "Broken pipe") || has(err, "Connection reset") || has(err, "closed by remote host") ||
       has(err, "Timeout, server"))
     return "the connection to " + h + " was lost";
-  const std::string last = last_line(err);
+  const std::string last = last_said(err);
   return "ssh to " + h + " failed" + (last.empty() ? "" : ": " + last);
 }
 

@@ -19,8 +19,10 @@ struct SegmentEnd {
 SegmentEnd read_segment_end(const RunFolder& f);
 
 // A running row whose run has ended: the row finished (stopped at its rung, done, stopped, failed) and, for a
-// sweep's trial, its rung, final result or failure recorded. Returns false, changing nothing, while the run is
-// still queued, running or paused. `what` (when given) gets one line saying what it found.
+// sweep's trial, its rung, final result or failure recorded, in one transaction. Returns false, changing
+// nothing, while the run is still queued, running or paused, or when the row is no longer the running segment
+// `q` saw (another advancer settled it, or it was promoted and started again). `what` (when given) gets one line
+// saying what it found.
 bool settle_ended_run(RunQueue& queue, SweepStore& sweeps, const QueueItem& q, std::string* what = nullptr);
 
 }  // namespace tokamak

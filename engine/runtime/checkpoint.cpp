@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -26,6 +28,9 @@ namespace {
 
 constexpr int kFormat = 2;  // 1 was the TorchScript archive (step_N.pt), which is refused
 const char* const kKind = "tokamak-checkpoint";
+const char* const kOwnFolder =
+    "give each run a checkpoint folder of its own: leave train.checkpoint_dir empty (the run's folder) or point it "
+    "at an empty one";
 const char* const kRetrain =
     "it cannot be converted without running it: resume or sample it with the Tokamak version that wrote it, or "
     "retrain";
@@ -78,6 +83,17 @@ std::string metadata_crc(std::map<std::string, std::string> metadata) {
   return crc32_hex(text.data(), text.size());
 }
 
+// A count from the metadata (a string there): std::stoll's own error was the bare "stoll", with no file.
+int64_t metadata_int(const std::string& path, const std::string& key, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || v < 0)
+    throw Error("checkpoint '" + path + "' has " + key + " '" + text.substr(0, 40) + "' in its metadata, not a count",
+                "the file is damaged; use an earlier checkpoint of the run");
+  return v;
+}
+
 struct Opened {
   SafetensorsHeader header;
   nlohmann::json crcs;
@@ -124,12 +140,12 @@ Opened open_checkpoint(const std::string& path) {
                 "the file is damaged; use an earlier checkpoint of the run");
   o.info.run_uid = get("run_uid");
   o.info.config_json = get("config");
-  o.info.step = std::stoll(get("step"));
-  o.info.tokens = std::stoll(get("tokens"));
+  o.info.step = metadata_int(path, "step", get("step"));
+  o.info.tokens = metadata_int(path, "tokens", get("tokens"));
   o.info.device = get("device");
   // Added after format 2 was fixed: optional, so earlier checkpoints still load.
   if (m.count("train_seconds")) o.info.train_seconds = std::atof(m.at("train_seconds").c_str());
-  if (m.count("target_step")) o.info.target_step = std::atoll(m.at("target_step").c_str());
+  if (m.count("target_step")) o.info.target_step = metadata_int(path, "target_step", m.at("target_step"));
   return o;
 }
 
@@ -154,6 +170,15 @@ at::Tensor read_tensor(const std::string& path, const Opened& o, const std::stri
     throw Error(name + " in '" + path + "' fails its checksum",
                 "the file is damaged; use an earlier checkpoint of the run");
   return cpu;
+}
+
+// The uid of the run that wrote a checkpoint, or "" when it cannot be read (not provably another run's).
+std::string owner_of(const std::string& path) {
+  try {
+    return read_checkpoint_info(path).run_uid;
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 void set_generator_state(at::Generator gen, const at::Tensor& state, const std::string& path) {
@@ -187,11 +212,19 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return paths;
 }
 
-void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed) {
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid) {
   make_dirs(dir);
   remove_stale_temporaries(dir);
   if (::access(dir.c_str(), W_OK) != 0)
     throw Error("checkpoint folder '" + dir + "' is not writable", "set train.checkpoint_dir to a writable folder");
+  if (!run_uid.empty())
+    for (const std::string& p : list_checkpoints(dir)) {
+      const std::string owner = owner_of(p);
+      if (!owner.empty() && owner != run_uid)
+        throw Error("checkpoint folder '" + dir + "' holds checkpoints of another run (" + owner + ": " +
+                        std::filesystem::path(p).filename().string() + "), which this run's would overwrite",
+                    kOwnFolder);
+    }
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
@@ -220,8 +253,21 @@ void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& 
   for (size_t i = 0; i + static_cast<size_t>(keep) < ours.size(); ++i) std::remove(ours[i].c_str());
 }
 
+void check_checkpoint_owner(const std::string& path, const std::string& run_uid) {
+  const std::string owner = read_checkpoint_info(path).run_uid;
+  if (owner != run_uid)
+    throw Error(
+        "checkpoint '" + path + "' belongs to run " + owner + ", not to run " + run_uid,
+        "resume a run from its own checkpoints (`tokamak runs show ID` lists them); " + std::string(kOwnFolder));
+}
+
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
                      const CheckpointInfo& info, const c10::Device& device) {
+  // A second run that came into the folder after prepare_checkpoint_dir looked: never write over its file.
+  const std::string owner = path_exists(path) ? owner_of(path) : std::string();
+  if (!owner.empty() && owner != info.run_uid)
+    throw Error("checkpoint '" + path + "' is run " + owner + "'s; run " + info.run_uid + " will not overwrite it",
+                kOwnFolder);
   std::vector<std::pair<std::string, at::Tensor>> parts;  // CPU, contiguous: kept alive through the write
   for (const auto& p : model.named_parameters()) parts.emplace_back("model." + p.key(), p.value());
   if (optimizer) {
@@ -290,7 +336,7 @@ CheckpointInfo load_checkpoint(const std::string& path, GPTImpl& model, Optimize
     auto steps = o.header.metadata.find("optimizer_steps");
     if (steps == o.header.metadata.end())
       throw Error("checkpoint '" + path + "' has no optimizer state", "it holds weights only; it cannot be resumed");
-    optimizer->set_steps_taken(std::stoll(steps->second));
+    optimizer->set_steps_taken(metadata_int(path, "optimizer_steps", steps->second));
   }
   if (restore_rng) {
     auto cpu_gen = at::detail::getDefaultCPUGenerator();

@@ -34,16 +34,22 @@ std::string checkpoint_path(const std::string& dir, int64_t step);
 // A run's checkpoints in `dir`, oldest step first (files named by checkpoint_path()).
 std::vector<std::string> list_checkpoints(const std::string& dir);
 // Before step 1: creates `dir`, removes temporaries left by dead processes, and throws an Error when the
-// folder is not writable or has less than `bytes_needed` free (twice a checkpoint: old and new coexist).
-void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed);
+// folder is not writable or has less than `bytes_needed` free (twice a checkpoint: old and new coexist). Given
+// the run's uid, it also throws when the folder holds another run's checkpoints: files are named by step
+// alone, so two runs in one folder would overwrite each other's step_N.
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid = {});
+// Throws an Error naming both runs when the checkpoint at `path` is not one of run `run_uid`'s: a run resumed
+// from it would train another run's weights under its own name.
+void check_checkpoint_owner(const std::string& path, const std::string& run_uid);
 // Bytes a checkpoint of this model (and optimizer, when given) takes on disk, near enough.
 uint64_t checkpoint_bytes(const GPTImpl& model, bool with_optimizer);
 // Keeps the newest `keep` checkpoints of run `run_uid` in `dir` (keep <= 0: all) and deletes its older ones;
 // other runs' checkpoints in a shared folder are never touched.
 void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& run_uid);
 
-// Writes durably (unique temporary, fsync, rename, fsync of the folder). optimizer may be null (weights only);
-// it is AdamW, or a ZeRO-1 run's gathered full-size state (engine/parallel/zero.h): the file is the same.
+// Writes durably (unique temporary, fsync, rename, fsync of the folder); refuses to replace another run's file.
+// optimizer may be null (weights only); it is AdamW, or a ZeRO-1 run's gathered full-size state
+// (engine/parallel/zero.h): the file is the same.
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
                      const CheckpointInfo& info, const c10::Device& device);
 // The config and position of a checkpoint, from its header alone (no tensor is read).

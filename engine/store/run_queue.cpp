@@ -148,11 +148,15 @@ void RunQueue::claim(int64_t id, const std::string& run_uid, const std::string& 
   });
 }
 
-void RunQueue::finish(int64_t id, const std::string& state, const std::string& error, double now) {
+bool RunQueue::finish(int64_t id, const std::string& state, const std::string& error, double now,
+                      const std::string& from) {
+  bool changed = false;
   store_.transaction([&] {
-    Stmt s(store_.db(), "UPDATE queue SET state = ?, error = ?, ended = ? WHERE id = ?");
-    s.bind(1, state).bind(2, error).bind(3, now).bind(4, id).run();
+    Stmt s(store_.db(), "UPDATE queue SET state = ?, error = ?, ended = ? WHERE id = ? AND state = ?");
+    s.bind(1, state).bind(2, error).bind(3, now).bind(4, id).bind(5, from).run();
+    changed = store_.db().changes() == 1;
   });
+  return changed;
 }
 
 std::vector<QueueItem> RunQueue::in_state(const std::string& state) {

@@ -64,9 +64,13 @@ class RunQueue {
   std::optional<QueueItem> next_queued();
   // queued → running with its uid and folder (claimed before any process starts; see queue_worker.h).
   void claim(int64_t id, const std::string& run_uid, const std::string& folder, double now);
-  // running → done | failed | stopped.
-  void finish(int64_t id, const std::string& state, const std::string& error, double now);
+  // `from` (running, or queued for a row that can never start) → done | failed | stopped; false, changing
+  // nothing, when the row is in another state (another settler, or a promotion, came first).
+  bool finish(int64_t id, const std::string& state, const std::string& error, double now,
+              const std::string& from = "running");
   std::vector<QueueItem> in_state(const std::string& state);
+  // The store the rows live in: several steps that must land together share one of its transactions.
+  RunStore& store() const { return store_; }
 
  private:
   RunStore& store_;

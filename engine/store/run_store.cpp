@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "engine/store/sqlite_db.h"
+#include "engine/store/store_fs.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 
@@ -39,10 +40,17 @@ RunStore::RunStore(const std::string& path, Mode mode, StoreOptions options)
                                                              : Db::Mode::create);
   // A writer holds the lock for milliseconds; 5 s rides out any commit instead of "database is locked".
   db_->exec("PRAGMA busy_timeout = 5000");
-  prepare_schema(*db_);
+  const std::string network = network_file_system_of(folder);
+  if (!network.empty())
+    journal_note_ = "the run store " + path_ + " is on " + network +
+                    ", where SQLite's WAL is not safe across hosts: it keeps a rollback journal there (slower "
+                    "writes; keep it on a local disk unless other hosts must write into it)";
+  prepare_schema(*db_, !network.empty());
   // In WAL mode NORMAL syncs at checkpoints, not commits: a killed process loses nothing committed, only a
-  // power cut can lose the last commits, and the file stays consistent either way.
-  db_->exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+  // power cut can lose the last commits, and the file stays consistent either way. A rollback journal needs
+  // FULL for the same.
+  db_->exec(network.empty() ? "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"
+                            : "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
   if (!read_only) mark_crashed();
 }
 

@@ -107,6 +107,9 @@ class RunStore {
   RunStore& operator=(const RunStore&) = delete;
 
   const std::string& path() const { return path_; }
+  // "" on a local disk; on a network file system one line for the user: the store keeps a rollback journal
+  // there (store_fs.h). Commands that set up work other hosts write into (Slurm) print it.
+  const std::string& journal_note() const { return journal_note_; }
   Db& db() { return *db_; }
   // All writes of fn in one transaction (nothing half-written when fn throws).
   void transaction(const std::function<void()>& fn);
@@ -153,6 +156,7 @@ class RunStore {
  private:
   std::string path_;
   StoreOptions options_;
+  std::string journal_note_;
   std::unique_ptr<Db> db_;
 };
 
@@ -161,7 +165,8 @@ constexpr int kSchemaVersion = 5;
 constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
 // The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
 const char* schema_v1_sql();
-// Checks that db is a Tokamak database this build can read, and migrates it to kSchemaVersion.
-void prepare_schema(Db& db);
+// Checks that db is a Tokamak database this build can read, and migrates it to kSchemaVersion. WAL unless
+// `rollback_journal` (a store on a network file system: store_fs.h).
+void prepare_schema(Db& db, bool rollback_journal = false);
 
 }  // namespace tokamak

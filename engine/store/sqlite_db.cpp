@@ -100,13 +100,27 @@ int64_t Db::last_insert_id() const { return sqlite3_last_insert_rowid(h_); }
 int Db::changes() const { return sqlite3_changes(h_); }
 
 void Db::transaction(const std::function<void()>& fn) {
+  if (depth_ > 0) {  // the outer transaction commits, or rolls back when this throws through it
+    ++depth_;
+    try {
+      fn();
+    } catch (...) {
+      --depth_;
+      throw;
+    }
+    --depth_;
+    return;
+  }
   exec("BEGIN IMMEDIATE");
+  depth_ = 1;
   try {
     fn();
   } catch (...) {
+    depth_ = 0;
     sqlite3_exec(h_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
   }
+  depth_ = 0;
   int rc = sqlite3_exec(h_, "COMMIT", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_exec(h_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -61,7 +61,8 @@ class Db {
   int64_t last_insert_id() const;
   int changes() const;
   // BEGIN IMMEDIATE ... COMMIT around fn; ROLLBACK when fn throws. IMMEDIATE takes the write lock up front,
-  // so a writer waits on busy_timeout instead of failing on a read-to-write upgrade.
+  // so a writer waits on busy_timeout instead of failing on a read-to-write upgrade. Called inside another
+  // transaction, fn joins it: several steps that must land together (settling a trial) compose.
   void transaction(const std::function<void()>& fn);
 
   const std::string& path() const { return path_; }
@@ -74,6 +75,7 @@ class Db {
   sqlite3* h_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  int depth_ = 0;  // transactions open on this connection
 };
 
 }  // namespace tokamak

@@ -212,7 +212,7 @@ static void migrate_to_3(Db& db) {
   db.exec("DROP TABLE metrics");
 }
 
-void prepare_schema(Db& db) {
+void prepare_schema(Db& db, bool rollback_journal) {
   // The first statement that reads the file is where SQLite notices a file that is not a database.
   int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
   int64_t app_id = db.query_int("PRAGMA application_id");
@@ -230,7 +230,7 @@ void prepare_schema(Db& db) {
                     std::to_string(kSchemaVersion) + ") but cannot be written",
                 "open it once with write access, or copy it somewhere writable");
   }
-  db.exec("PRAGMA journal_mode = WAL");
+  db.exec(rollback_journal ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL");
   if (version == kSchemaVersion) return;
   db.transaction([&] {
     // Another process may have migrated between our check and the write lock.

@@ -220,6 +220,9 @@ void Run::set_up() {
   std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
   if (!c_.train.resume.empty()) {
     if (zero) resumed = full_adamw_state(params);
+    // The CLI names the run before it starts (a queue's or Slurm's trial by its row): another run's checkpoint
+    // would continue that run's weights under this one's name.
+    if (control_ && !control_->run_uid.empty()) check_checkpoint_owner(c_.train.resume, control_->run_uid);
     OptimizerState* into = zero ? resumed.get() : optimizer_.get();
     CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
@@ -250,7 +253,7 @@ void Run::set_up() {
   checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_ && writes_checkpoints())
-    prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true));
+    prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true), uid_);
 
   RunStart start;
   start.run_uid = uid_;

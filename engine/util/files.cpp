@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/util/error.h"
+#include "engine/util/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -91,8 +92,20 @@ void write_file_atomically(const std::string& path, const std::string& contents)
 }
 
 std::string safe_file_name(const std::string& name) {
+  constexpr size_t kMaxBytes = 100;
   std::string out;
-  for (char c : name.substr(0, 100)) out += (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20) ? '_' : c;
+  // Whole characters only: a name cut inside one would make the folder's path, and every JSON line that
+  // carries it, invalid UTF-8. A byte that starts no character becomes '_' like a separator.
+  for (size_t at = 0; at < name.size();) {
+    const size_t n = utf8_char_length(name, at);
+    const char c = name[at];
+    const bool plain = n > 1 || (n == 1 && c != '/' && c != '\\' && static_cast<unsigned char>(c) >= 0x20);
+    const size_t take = plain ? n : 1;
+    if (out.size() + take > kMaxBytes) break;
+    if (plain) out.append(name, at, n);
+    else out += '_';
+    at += n > 0 ? n : 1;
+  }
   if (out.empty() || out[0] == '.') out.insert(0, "_");
   return out;
 }

@@ -23,7 +23,8 @@ void write_atomically(const std::string& path, const std::function<void(const st
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 // NAME made safe as one component of a path (run names become checkpoint folders): '/', '\\' and control
-// characters become '_', a leading '.' gets a '_' before it (no "..", no hidden folder), at most 100 bytes.
+// characters become '_', a leading '.' gets a '_' before it (no "..", no hidden folder), at most 100 bytes cut
+// at a character boundary; bytes that are not UTF-8 become '_', so the result is always valid UTF-8.
 std::string safe_file_name(const std::string& name);
 
 // Deletes a folder and everything in it (links are removed, never followed); a missing path is fine.

@@ -75,6 +75,8 @@ QString NginxServer::config() const {
     c += "    location /datasets/" + r + "/ {\n" + guard(o) + "    }\n";
     c += "    location /store/" + r + "/ {\n" + guard(o) + "    }\n";
     c += "    location = /api/datasets/" + r + "/tree/main {\n      default_type application/json;\n" + guard(o) +
+         (o.next.empty() ? QString()
+                         : "      add_header Link '<" + QString::fromStdString(o.next) + ">; rel=\"next\"' always;\n") +
          "    }\n";
   }
   for (const File& f : files_) {
@@ -117,7 +119,7 @@ bool NginxServer::start() {
                          {{"oid", (f.options.etag.isEmpty() ? sha256_hex(f.bytes) : f.options.etag).toStdString()},
                           {"size", f.bytes.size()}}}});
     write(dir_.filePath("www/api/datasets/" + QString::fromStdString(repo) + "/tree/main"),
-          QByteArray::fromStdString(list.dump()));
+          QByteArray::fromStdString(o.body.empty() ? list.dump() : o.body));
   }
   // The workers of a root nginx run as nobody; the folder is this user's (QTemporaryDir: 0700).
   QFile::setPermissions(dir_.path(), QFile::permissions(dir_.path()) | QFileDevice::ExeOther | QFileDevice::ReadOther);

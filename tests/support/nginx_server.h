@@ -31,6 +31,8 @@ struct HubRepoOptions {
   std::string rate;     // nginx limit_rate for its files ("16k"); "" = full speed
   std::string token;    // "" = public; else 401 without "Authorization: Bearer TOKEN"
   bool listing = true;  // serve api/datasets/REPO/tree/main (JSON: path, size, lfs.oid)
+  std::string next;     // the listing's Link: <NEXT>; rel="next" ("" = none)
+  std::string body;     // the listing as served, instead of the one made from the repo's files
 };
 
 class NginxServer {

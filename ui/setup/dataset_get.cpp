@@ -13,6 +13,7 @@
 
 #include <signal.h>
 
+#include "engine/remote/run_folder.h"
 #include "engine/util/files.h"
 #include "ui/run/engine_process.h"
 
@@ -36,6 +37,21 @@ bool alive(qint64 pid) {
 }
 
 QString file(const QString& name, const char* ext) { return DatasetGet::folder() + "/" + name + ext; }
+
+// The process a pid file names ("PID STARTTIME", as run folders keep theirs), or 0 when it is gone or another
+// has its pid now (after a reboot): a pid alone could make Cancel signal an unrelated process.
+qint64 recordedProcess(const QString& pidFile, std::string* start = nullptr) {
+  QFile f(pidFile);
+  if (!f.open(QIODevice::ReadOnly)) return 0;
+  const QList<QByteArray> fields = f.readAll().trimmed().split(' ');
+  const qint64 pid = fields.value(0).toLongLong();
+  if (fields.size() != 2 || !alive(pid) || process_start_time(pid) != fields[1].toStdString()) return 0;
+  if (start) *start = fields[1].toStdString();
+  return pid;
+}
+
+// Still the process that was started: alive, with the start time it had.
+bool stillTheDownload(qint64 pid, const std::string& start) { return alive(pid) && process_start_time(pid) == start; }
 
 QByteArray readAll(const QString& path) {
   QFile f(path);
@@ -134,8 +150,10 @@ QString DatasetGet::start(const QString& name, int shards) {
   qint64 pid = 0;
   if (!p.startDetached(&pid)) return tr("could not start %1: %2").arg(front, p.errorString());
   // The pid file is how a later studio finds it; written whole or not at all.
-  write_file_atomically(file(name, ".pid").toStdString(), std::to_string(pid) + "\n");
+  const std::string began = process_start_time(pid);
+  write_file_atomically(file(name, ".pid").toStdString(), std::to_string(pid) + " " + began + "\n");
   following_[name].pid = pid;
+  following_[name].start = began;
   timer_->start();
   return {};
 }
@@ -145,19 +163,21 @@ void DatasetGet::cancel(const QString& name) {
   if (it == following_.end()) return;
   it->cancelled = true;
   // SIGTERM ends it where it is: the files in place are whole, the .part files stay for the next Get….
-  if (alive(it->pid)) ::kill(static_cast<pid_t>(it->pid), SIGTERM);
+  if (stillTheDownload(it->pid, it->start)) ::kill(static_cast<pid_t>(it->pid), SIGTERM);
   poll();
 }
 
 void DatasetGet::adoptRunning() {
   for (const QString& f : QDir(folder()).entryList({"*.pid"}, QDir::Files)) {
     const QString name = f.chopped(4);
-    const qint64 pid = readAll(file(name, ".pid")).trimmed().toLongLong();
-    if (!alive(pid)) {
+    std::string start;
+    const qint64 pid = recordedProcess(file(name, ".pid"), &start);
+    if (pid == 0) {
       QFile::remove(file(name, ".pid"));  // it ended while no studio was looking; the catalog shows what came
       continue;
     }
     following_[name].pid = pid;
+    following_[name].start = start;
   }
   if (!following_.isEmpty()) timer_->start(), QTimer::singleShot(0, this, &DatasetGet::poll);
 }
@@ -165,7 +185,8 @@ void DatasetGet::adoptRunning() {
 void DatasetGet::poll() {
   for (const QString& name : following_.keys()) {
     Follow& f = following_[name];
-    const bool running = alive(f.pid);  // before reading: lines written before it ended are all there
+    // Before reading: lines written before it ended are all there.
+    const bool running = stillTheDownload(f.pid, f.start);
     QFile log(file(name, ".log"));
     bool moved = false;
     // Whole lines only: the last one may still be being written. (QFile::canReadLine sees only its buffer.)

@@ -5,6 +5,7 @@
 // follows by byte offset, as runs are followed through their journal. A studio started later finds the pid
 // file and follows the same download. Cancel kills the process; its .part files stay for a resume.
 #pragma once
+#include <string>
 #include <QList>
 #include <QMap>
 #include <QObject>
@@ -63,6 +64,7 @@ class DatasetGet : public QObject {
  private:
   struct Follow {
     qint64 pid = 0, offset = 0;
+    std::string start;  // the process's start time (/proc/PID/stat): with the pid it names that one process
     bool done = false, cancelled = false;
     DownloadState state;
   };

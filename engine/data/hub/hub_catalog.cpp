@@ -1,6 +1,7 @@
 // The catalog and the selection of files (see hub_catalog.h).
 #include "engine/data/hub/hub_catalog.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,19 @@ uint64_t parse_token_amount(const std::string& text) {
   return static_cast<uint64_t>(std::ceil(v * scale));
 }
 
+// The Hub's own rule for an owner or a dataset name (huggingface_hub's validate_repo_id): letters, digits, '-',
+// '_' and '.', neither "--" nor "..", no '-' or '.' at either end, at most 96 characters. "" when NAME keeps it.
+static std::string hub_name_problem(const std::string& part) {
+  if (part.empty() || part.size() > 96) return "has " + std::to_string(part.size()) + " characters, not 1 to 96";
+  for (char c : part)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return "holds '" + std::string(1, c) + "'";
+  if (part.find("--") != std::string::npos || part.find("..") != std::string::npos) return "holds \"--\" or \"..\"";
+  if (part.front() == '-' || part.front() == '.' || part.back() == '-' || part.back() == '.')
+    return "starts or ends with '-' or '.'";
+  return {};
+}
+
 HubSelection select_hub_dataset(const std::string& name, int64_t shards, uint64_t tokens) {
   if (shards == 0 || shards < -1)
     throw Error("--shards " + std::to_string(shards) + " fetches no training data", "give 1 or more");
@@ -72,9 +86,15 @@ HubSelection select_hub_dataset(const std::string& name, int64_t shards, uint64_
     if (slash == std::string::npos || slash == 0 || slash + 1 == s.repo.size() ||
         s.repo.find('/', slash + 1) != std::string::npos || s.repo.find("..") != std::string::npos)
       throw Error("'" + name + "' does not name a Hub dataset", "write hf:OWNER/REPO or hf:OWNER/REPO:GLOB");
+    for (const std::string& part : {s.repo.substr(0, slash), s.repo.substr(slash + 1)})
+      if (const std::string problem = hub_name_problem(part); !problem.empty())
+        throw Error("'" + name + "' does not name a Hub dataset: '" + part + "' " + problem,
+                    "Hub names are letters, digits, '-', '_' and '.', without \"--\" or \"..\"");
     if (colon != std::string::npos && s.glob.empty())
       throw Error("'" + name + "' has an empty pattern after ':'", "leave it out for every file, or give one: *.bin");
-    s.name = s.repo.substr(slash + 1);
+    // Owner and name both: another owner's repo of the same name, or a catalog name, is another folder. The Hub
+    // forbids "--" in names, so OWNER--REPO names one repo only.
+    s.name = s.repo.substr(0, slash) + "--" + s.repo.substr(slash + 1);
     s.listed = true, s.shards = shards, s.tokens = tokens;
     return s;
   }

@@ -130,15 +130,21 @@ void fill_part(Shared& s, HttpClient& client, const HubFile& f, const std::strin
     if (fd < 0) throw Error("cannot write " + part + ": " + std::strerror(errno), "choose a folder you can write to");
     ::lseek(fd, static_cast<off_t>(have), SEEK_SET);
     int write_errno = 0;
+    uint64_t at = have;     // where the next byte goes
+    bool past_end = false;  // the server sent more than the file's size
     const auto on_start = [&](const HttpResult& r) {
       if (r.status == 206 && r.range_start == have) return true;
       if (r.status != 200) return false;
       // The server sent the whole file (it ignored the Range): start the part again.
       if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) return write_errno = errno, false;
-      s.done -= have, have = 0;
+      s.done -= have, have = 0, at = 0;
       return true;
     };
     const auto on_data = [&](const char* data, size_t n) {
+      // Bytes past the size the Hub announced are never written: a body that does not end would fill the disk.
+      // The part is cut there and its check (size, header, sha256) decides.
+      if (n > f.size - at) n = static_cast<size_t>(f.size - at), past_end = true;
+      at += n;
       while (n > 0) {
         const ssize_t w = ::write(fd, data, n);
         if (w < 0 && errno == EINTR) continue;
@@ -146,7 +152,7 @@ void fill_part(Shared& s, HttpClient& client, const HubFile& f, const std::strin
         data += w, n -= static_cast<size_t>(w);
         s.done += static_cast<uint64_t>(w), s.fetched += static_cast<uint64_t>(w);
       }
-      return true;
+      return !past_end;
     };
     const HttpResult r = client.get(url, have, on_start, on_data, [&] { return !s.stop.load(); });
     ::close(fd);
@@ -155,7 +161,7 @@ void fill_part(Shared& s, HttpClient& client, const HubFile& f, const std::strin
                       std::to_string(size_of(part)) + " of " + std::to_string(f.size) + " bytes)",
                   "the .part files are kept: free some space and run the same command again to resume");
     if (write_errno) throw Error("cannot write " + part + ": " + std::strerror(write_errno), "check the folder");
-    if (s.stop) return;
+    if (s.stop || past_end) return;
     if (r.status == 416) {  // the part is not a prefix the server can continue: start it again
       s.done -= size_of(part);
       ::truncate(part.c_str(), 0);

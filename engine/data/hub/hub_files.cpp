@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/data/dataset_source.h"
+#include "engine/data/hub/hub_listing.h"
 #include "engine/data/shard.h"
 #include "engine/remote/download.h"
 #include "engine/util/error.h"
@@ -30,25 +31,20 @@ bool wanted(const std::string& name, const std::string& glob) {
 
 std::vector<HubFile> listing(const HubSelection& s, const HubEnv& env, HttpClient& client) {
   std::vector<HubFile> files;
+  int pages = 0;
   for (std::string url = hub_tree_url(env.endpoint, s.repo); !url.empty();) {
+    if (++pages > kMaxHubListingPages)
+      throw Error(
+          "the Hub's listing of " + s.repo + " goes on past " + std::to_string(kMaxHubListingPages) + " pages",
+          "is HF_ENDPOINT (" + env.endpoint + ") a Hugging Face Hub? Pick the files with hf:" + s.repo + ":GLOB");
     HttpResult r = client.get_text(url);
     for (int k = 1; k < 4 && r.transient(); ++k) r = client.get_text(url);
     if (r.curl_code != 0 || r.status != 200) throw_hub_failure(r, env, s.repo, "", 4);
-    const nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
-    if (!j.is_array())
-      throw Error("the Hub's listing of " + s.repo + " is not a JSON list (" + url + ")",
-                  "is HF_ENDPOINT (" + env.endpoint + ") a Hugging Face Hub?");
-    for (const auto& e : j) {
-      if (!e.is_object() || e.value("type", "") != "file") continue;
-      HubFile f;
-      f.name = e.value("path", "");
-      f.size = e.value("size", uint64_t{0});
-      if (e.contains("lfs") && e["lfs"].is_object()) {
-        f.sha256 = e["lfs"].value("oid", "");
-        f.size = e["lfs"].value("size", f.size);
-      }
-      if (!f.name.empty() && f.name.find('/') == std::string::npos) files.push_back(f);
-    }
+    for (HubFile& f : parse_hub_listing_page(r.body, s.repo, url, env.endpoint)) files.push_back(std::move(f));
+    if (!r.next_page.empty())
+      if (const std::string problem = hub_next_page_problem(r.next_page, env.endpoint); !problem.empty())
+        throw Error("the Hub's listing of " + s.repo + " is not followed: " + problem,
+                    "is HF_ENDPOINT (" + env.endpoint + ") the Hub, or a mirror that lists on its own address?");
     url = r.next_page;
   }
   return files;

@@ -1,0 +1,21 @@
+// UTF-8 checks for names a user types (runs, sweeps): folder names and JSON outputs need whole characters, and a
+// JSON library refuses a string that is not UTF-8 at the moment it writes it, long after the run has started.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tokamak {
+
+// The byte offset of the first ill-formed sequence (overlong forms, surrogates and code points above U+10FFFF
+// included), or std::string_view::npos when `text` is valid UTF-8.
+size_t utf8_error_at(std::string_view text);
+
+// The length in bytes of the well-formed character that starts at text[at], or 0 when none starts there.
+size_t utf8_char_length(std::string_view text, size_t at);
+
+// "" when `name` may name a run or a sweep; else one line saying what is wrong with it (which byte), for an
+// Error's message. `what` names the field ("name", "--name", "the sweep's \"name\"").
+std::string name_problem(const std::string& what, std::string_view name);
+
+}  // namespace tokamak
