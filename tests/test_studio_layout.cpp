@@ -7,9 +7,11 @@
 #include <QtTest>
 
 #include <QAbstractButton>
+#include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -102,6 +104,7 @@ class TestStudioLayout : public QObject {
   void init();
   void setupIsReachable_data();
   void setupIsReachable();
+  void noTextCitesAnIssue();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -193,6 +196,27 @@ void TestStudioLayout::setupIsReachable() {
     QVERIFY2(line.right() < w.width(),
              qPrintable(QString("Where ends at x %1 of %2").arg(line.right()).arg(w.width())));
   }
+}
+
+// No text of the window cites an internal issue number: tooltips, labels, buttons, choices and actions are
+// written for a user, who has never seen the tracker.
+void TestStudioLayout::noTextCitesAnIssue() {
+  const QRegularExpression issue(R"(\bissues? *#?\d)", QRegularExpression::CaseInsensitiveOption);
+  MainWindow w;
+  QStringList texts;
+  for (QWidget* c : w.findChildren<QWidget*>()) {
+    texts << c->toolTip() << c->whatsThis() << c->statusTip();
+    if (auto* b = qobject_cast<QAbstractButton*>(c)) texts << b->text();
+    if (auto* l = qobject_cast<QLabel*>(c)) texts << l->text();
+    if (auto* box = qobject_cast<QComboBox*>(c))
+      for (int i = 0; i < box->count(); ++i) texts << box->itemText(i) << box->itemData(i, Qt::ToolTipRole).toString();
+  }
+  for (QAction* a : w.findChildren<QAction*>()) texts << a->text() << a->toolTip() << a->statusTip();
+  QVERIFY(texts.size() > 500);
+  QStringList cited;
+  for (const QString& t : texts)
+    if (t.contains(issue)) cited << t.left(160);
+  QVERIFY2(cited.isEmpty(), qPrintable(cited.join("\n")));
 }
 
 QTEST_MAIN(TestStudioLayout)

@@ -1,5 +1,5 @@
 // The choice tables (see choices.h). A row's help is the studio's tooltip, so it states what the write-ups
-// measured; a row with `missing` set is refused by config_problems until the issue named there lands.
+// measured; a row with `missing` set is refused by config_problems, whose line says what the row still lacks.
 #include "engine/config/choices.h"
 
 #include <cctype>
@@ -32,7 +32,7 @@ const std::vector<Choice<Precision>>& precision_choices() {
       {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
        kAny, ""},
       {"fp16", Precision::kFp16, "fp16 autocast, for GPUs without bf16.", kCuda,
-       "it needs a dynamic loss scaler, which issue 11 brings"},
+       "fp16 needs a dynamic loss scaler against underflowing gradients, and Tokamak has none yet"},
   };
   return t;
 }
@@ -94,7 +94,7 @@ const std::vector<Choice<Switch>>& cuda_graphs_choices() {
   static const std::vector<Choice<Switch>> t = {
       {"false", Switch::kOff, "Launch the step's kernels one by one.", kAny, ""},
       {"true", Switch::kOn, "Capture the whole training step once and replay it: no per-kernel launch overhead.", kCuda,
-       "nothing captures the step yet: issue 12 brings it"},
+       "Tokamak does not capture the training step into a CUDA graph yet"},
   };
   return t;
 }
@@ -268,8 +268,7 @@ std::string resolved_layers(const std::string& layers, const std::string& device
     const DeviceKind kind = parse_device_kind(device, nullptr);
     if (kind == DeviceKind::kCpu && (precision == "fp32" || precision == "bf16")) return "fused";
     if (kind == DeviceKind::kCuda && precision == "bf16") return "fused";
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return "native";
 }
 
