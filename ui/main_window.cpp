@@ -86,9 +86,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_->addTab(runs_, tr("Runs, compare and export"));
   sweeps_ = new SweepActions(pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
   setCentralWidget(pages_);
-  // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
-  // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
-  // live page. Showing the runs page narrows the setup dock to what is left (one column).
+  // Only the page shown sets the window's least width: the live plots need 670 px, which leaves a 1366-pixel
+  // screen room for the setup's two columns beside them, and the runs page's rows wrap (FlowRow) to fit the
+  // same room, so changing pages never moves the setup dock (test_studio_layout's pagesKeepTheSetupLayout).
   auto onlyShownPageCounts = [this] {
     for (int i = 0; i < pages_->count(); ++i) {
       QSizePolicy policy = pages_->widget(i)->sizePolicy();
