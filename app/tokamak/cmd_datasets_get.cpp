@@ -20,6 +20,7 @@
 #include "engine/data/hub/hub_status.h"
 #include "engine/remote/process.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 namespace tokamak::cli {
 namespace {
@@ -46,20 +47,20 @@ class ProgressPrinter {
     if (json_) {
       shown_ = percent;
       emit_json_line({{"event", "progress"},
-            {"what", "downloading " + p.dataset},
-            {"done", p.done},
-            {"total", p.total},
-            {"fetched", p.fetched},
-            {"bytes_per_s", rate},
-            {"eta_s", eta},
-            {"files_done", p.files_done},
-            {"files", p.files}});
+                      {"what", "downloading " + p.dataset},
+                      {"done", p.done},
+                      {"total", p.total},
+                      {"fetched", p.fetched},
+                      {"bytes_per_s", rate},
+                      {"eta_s", eta},
+                      {"files_done", p.files_done},
+                      {"files", p.files}});
       return;
     }
     char line[200];
     std::snprintf(line, sizeof line, "%s: %s of %s (%d%%), %d/%d files, %.1f MB/s, ETA %s", p.dataset.c_str(),
-                  human_bytes(p.done).c_str(), human_bytes(p.total).c_str(), percent, p.files_done, p.files, rate / 1e6,
-                  duration(eta).c_str());
+                  format_bytes(p.done).c_str(), format_bytes(p.total).c_str(), percent, p.files_done, p.files,
+                  rate / 1e6, duration(eta).c_str());
     if (tty_) {
       std::fprintf(stderr, "\r%-100s", line);
       bar_ = true;
@@ -103,9 +104,9 @@ void print_result(const json& r, bool as_json, const std::string& where) {
   if (as_json) return emit_json_line(r);
   std::printf("%s%s\n", where.c_str(), r["path"].get<std::string>().c_str());
   std::fprintf(stderr, "%s: %zu files, %s, %llu tokens in %s%s (fetched %s%s)\n", r["name"].get<std::string>().c_str(),
-               r["files"].get<size_t>(), human_bytes(r["bytes"].get<uint64_t>()).c_str(),
+               r["files"].get<size_t>(), format_bytes(r["bytes"].get<uint64_t>()).c_str(),
                static_cast<unsigned long long>(r["tokens"].get<uint64_t>()), where.c_str(),
-               r["path"].get<std::string>().c_str(), human_bytes(r["fetched"].get<uint64_t>()).c_str(),
+               r["path"].get<std::string>().c_str(), format_bytes(r["fetched"].get<uint64_t>()).c_str(),
                r["already_here"].get<int>()
                    ? (", " + std::to_string(r["already_here"].get<int>()) + " already here").c_str()
                    : "");
@@ -171,23 +172,23 @@ void catalog(bool as_json) {
     const uint64_t bytes = (static_cast<uint64_t>(e.train_shards) + 1) * s.shard_bytes();
     if (as_json) {
       emit_json_line({{"name", e.name},
-            {"repo", e.repo},
-            {"about", e.about},
-            {"path", s.dir},
-            {"train_shards", e.train_shards},
-            {"shard_tokens", e.shard_tokens},
-            {"shard_bytes", s.shard_bytes()},
-            {"bytes", bytes},
-            {"val_present", s.val_present},
-            {"train_present", s.train_present},
-            {"partial", s.partial},
-            {"bytes_present", s.bytes_present}});
+                      {"repo", e.repo},
+                      {"about", e.about},
+                      {"path", s.dir},
+                      {"train_shards", e.train_shards},
+                      {"shard_tokens", e.shard_tokens},
+                      {"shard_bytes", s.shard_bytes()},
+                      {"bytes", bytes},
+                      {"val_present", s.val_present},
+                      {"train_present", s.train_present},
+                      {"partial", s.partial},
+                      {"bytes_present", s.bytes_present}});
       continue;
     }
     std::printf("%-18s %s: %d of %d train shards here%s%s (%s of about %s)\n    %s\n", e.name.c_str(), e.repo.c_str(),
                 s.train_present, e.train_shards, s.val_present ? " + val" : "",
                 s.partial ? (", " + std::to_string(s.partial) + " partial").c_str() : "",
-                human_bytes(s.bytes_present).c_str(), human_bytes(bytes).c_str(), e.about.c_str());
+                format_bytes(s.bytes_present).c_str(), format_bytes(bytes).c_str(), e.about.c_str());
   }
 }
 

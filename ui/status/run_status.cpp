@@ -4,7 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
-#include "ui/setup/model_box.h"
+#include "ui/qt_helpers.h"
 
 namespace tokamak::ui {
 
@@ -44,7 +44,7 @@ void RunStatus::runStarted(const RunStart& s, const QStringList& rankDevices) {
 
 void RunStatus::stepped(const StepEvent& e) {
   step_->setText(tr("step %1 / %2").arg(e.step).arg(total_));
-  speed_->setText(tr("%1 tok/s").arg(formatCount(e.metric("tok_s"))));
+  speed_->setText(tr("%1 tok/s").arg(count_text(e.metric("tok_s"))));
   // The average since the first report includes evals and samples, which the per-report tok/s leaves out.
   if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
   const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
