@@ -2,13 +2,30 @@
 // round-trip, and every validation problem found before any work.
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
 #include "engine/util/error.h"
+#include "engine/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;
 using tokamak::test::error_of;
+
+namespace {
+
+// An internal issue number ("issue 12", "issues #3"): the tracker's, which a user never sees.
+const QRegularExpression kIssueNumber(R"(\bissues? *#?\d)", QRegularExpression::CaseInsensitiveOption);
+
+// Every string in a JSON document (keys' values at any depth), with where it sits.
+void jsonStrings(const nlohmann::json& j, const QString& where, QStringList* out) {
+  if (j.is_string()) *out << where + ": " + QString::fromStdString(j.get<std::string>());
+  for (auto it = j.begin(); (j.is_object() || j.is_array()) && it != j.end(); ++it)
+    jsonStrings(*it, where + "/" + (j.is_object() ? QString::fromStdString(it.key()) : QString()), out);
+}
+
+}  // namespace
 
 class TestConfig : public QObject {
   Q_OBJECT
@@ -184,7 +201,7 @@ class TestConfig : public QObject {
                        " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
   }
 
-  // Issue 11: a switch that does nothing yet is refused even where its device exists, naming the issue.
+  // A switch that does nothing yet is refused even where its device exists, saying what is missing.
   void refusedSwitches_data() {
     QTest::addColumn<QString>("assignment");
     QTest::newRow("fp16") << "opt.precision=fp16";
@@ -196,7 +213,9 @@ class TestConfig : public QObject {
     const auto problems = config_problems(c, /*cuda_devices=*/1);
     QCOMPARE(int(problems.size()), 1);
     const QString line = QString::fromStdString(problems.front());
-    QVERIFY2(line.startsWith(assignment + " is not implemented yet (") && line.contains("issue 1"), qPrintable(line));
+    // It says what is missing, in words a user can read: never the tracker's issue number.
+    QVERIFY2(line.startsWith(assignment + " is not implemented yet (") && line.contains("Tokamak"), qPrintable(line));
+    QVERIFY2(!line.contains(kIssueNumber), qPrintable(line));
     QVERIFY(!line.contains("needs a CUDA device"));  // on CUDA the only reason is that it does not exist yet
     apply_overrides(c, {"device=cpu"});
     QVERIFY2(config_problems(c, 0).front().find("not implemented yet") != std::string::npos, problems.front().c_str());
@@ -371,6 +390,28 @@ class TestConfig : public QObject {
     int index = -1;
     QCOMPARE(int(parse_device_kind("cuda:3", &index)), int(DeviceKind::kCuda));
     QCOMPARE(index, 3);
+  }
+
+  // What a user reads — every key's help (the studio's tooltips, `config --keys`), every choice's help and
+  // refusal, every ladder's and rung's text (`bench`, the studio's "Run ladder") — never cites an internal
+  // issue number, which means nothing outside the tracker.
+  void noUserTextCitesAnIssue() {
+    QStringList texts;
+    for (const KeyDoc& k : config_keys()) texts << QString::fromStdString(k.key + ": " + k.help);
+    for (const std::string& key : choice_keys())
+      for (const ChoiceInfo& row : choices_of(key))
+        for (const std::string& text : {row.help, row.missing, row.missing_cuda})
+          texts << QString::fromStdString(key + "=" + row.value + ": " + text);
+    const QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    const QStringList files = ladders.entryList({"*.json"}, QDir::Files);
+    QVERIFY(files.size() >= 5);
+    for (const QString& file : files)
+      jsonStrings(nlohmann::json::parse(read_file(ladders.filePath(file).toStdString())), file, &texts);
+    QVERIFY(texts.size() > 100);
+    QStringList cited;
+    for (const QString& text : texts)
+      if (text.contains(kIssueNumber)) cited << text.left(160);
+    QVERIFY2(cited.isEmpty(), qPrintable(cited.join("\n")));
   }
 
   void registryHelpListsTheTable() {

@@ -79,6 +79,26 @@ class TestGenerate : public QObject {
     QVERIFY(std::set<int32_t>(with.begin(), with.end()).size() > 1);  // not a degenerate constant
   }
 
+  // `more` goes on past max_new_tokens while it asks (sample_text: to finish a character the last token left
+  // open), continuing the same draw: the first tokens are those sampled without it.
+  void moreSamplesPastTheLastTokenWhileAsked() {
+    torch::manual_seed(10);
+    GPT m(tiny("sdpa"));
+    SampleOptions o;
+    o.max_new_tokens = 4, o.seed = 5, o.stop_at_end_of_text = false;
+    const auto plain = generate(*m, {3, 14, 15}, o, c10::kCPU);
+    std::vector<size_t> asked;
+    o.more = [&](const std::vector<int32_t>& out) {
+      asked.push_back(out.size());
+      return out.size() < 7;
+    };
+    const auto longer = generate(*m, {3, 14, 15}, o, c10::kCPU);
+    QCOMPARE(plain.size(), size_t{4});
+    QCOMPARE(longer.size(), size_t{7});
+    QVERIFY(std::equal(plain.begin(), plain.end(), longer.begin()));
+    QCOMPARE(asked, (std::vector<size_t>{4, 5, 6, 7}));
+  }
+
   void checkpointSamplingIsTheModelsSampling() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");

@@ -235,7 +235,7 @@ void TestStoreExport::compareFromStore() {
   std::string text = format_scoreboard_text(s);
   QVERIFY2(text.find("2.50×") != std::string::npos, text.c_str());
   QVERIFY2(text.find("opt.precision") != std::string::npos, text.c_str());
-  QVERIFY2(text.find("1.50 GiB") != std::string::npos, text.c_str());
+  QVERIFY2(text.find("1.61 GB") != std::string::npos, text.c_str());
 }
 
 static constexpr int kForward = static_cast<int>(Phase::kForward), kBackward = static_cast<int>(Phase::kBackward),

@@ -790,7 +790,7 @@ void TestStudio::startsFromHuggingFaceWeights() {
   // The parameters in the file against the model's: 2 layers of width 32 and GPT-2's vocabulary.
   const qint64 expected = 50257 * 32 + 16 * 32 + 2 * (12 * 32 * 32 + 13 * 32) + 2 * 32;
   QCOMPARE(hf_weights_parameters(hf), int64_t{expected});
-  QVERIFY2(setup.modelBox()->weightsText().startsWith("hf-start: 1.6M parameters, as the model"),
+  QVERIFY2(setup.modelBox()->weightsText().startsWith("hf-start: 1.63M parameters, as the model"),
            qPrintable(setup.modelBox()->weightsText()));
 
   setup.keys()->setValue("model.n_layer", "3");

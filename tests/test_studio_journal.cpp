@@ -10,6 +10,7 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QProcess>
+#include <QStatusBar>
 #include <QtTest>
 
 #include <csignal>
@@ -33,6 +34,7 @@
 #include "ui/run/run_controller.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/setup_panel.h"
+#include "ui/status/run_status.h"
 
 using namespace tokamak;
 using namespace tokamak::ui;
@@ -41,10 +43,10 @@ namespace {
 
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
   Config c;
-  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                               "train.sample_every=25", "train.sample_tokens=8",
-                                               "train.eval_every=0", "threads=1", "opt.precision=fp32",
-                                               "train.steps=" + std::to_string(steps), "name=" + name}));
+  apply_overrides(
+      c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
+                                   "train.sample_every=25", "train.sample_tokens=8", "train.eval_every=0", "threads=1",
+                                   "opt.precision=fp32", "train.steps=" + std::to_string(steps), "name=" + name}));
   return c;
 }
 
@@ -94,8 +96,7 @@ int studioChild() {
   w.startRun();
   RunController* rc = w.runController();
   QDeadlineTimer deadline(120000);
-  while (!(rc->lastStep().step >= 5 && w.samplesPanel()->sampleCount() > 0) && !deadline.hasExpired())
-    QTest::qWait(50);
+  while (!(rc->lastStep().step >= 5 && w.samplesPanel()->sampleCount() > 0) && !deadline.hasExpired()) QTest::qWait(50);
   std::printf("LIVE %s %lld %lld\n", rc->runUid().toUtf8().constData(), static_cast<long long>(rc->processId()),
               static_cast<long long>(rc->readerPid()));
   std::fflush(stdout);
@@ -163,6 +164,56 @@ class TestStudioJournal : public QObject {
     QCOMPARE(w.livePlots()->trainPoints(), steps);  // every step, the ones before the re-attach included
   }
 
+  // The studio reads a run's journal with the engine's codec, so what only that codec knew reaches the window:
+  // a dataset warning (before the start) and a skipped step stay in the run's read-out in the status bar, next
+  // to the steps drawn from the same journal (its own decoder knew neither event).
+  void skippedStepsAndDatasetWarningsShow() {
+    using nlohmann::json;
+    const std::string uid = new_run_uid();
+    const RunFolder f{run_folder_path("journal-notes", uid)};
+    create_run_folder(f, {uid, "journal-notes", "", f.path, 1.0});  // long created: not "starting"
+    Config c = tinyRun("default", 3, "journal-notes");
+    const std::string warning = "skipped 2 files that are not UTF-8 text under the dataset folder (a.bin, b.bin)";
+    // The lines as app/tokamak/printer.cpp writes them.
+    const std::vector<json> events = {
+        {{"event", "warning"}, {"message", warning}},
+        {{"event", "start"},
+         {"run_uid", uid},
+         {"name", "journal-notes"},
+         {"steps", 3},
+         {"start_step", 0},
+         {"device", "cpu"},
+         {"dataset", "default"},
+         {"config", json::parse(config_to_json(c, -1))}},
+        {{"event", "step"}, {"step", 1}, {"tokens", 64}, {"wall_s", 0.1}, {"loss", 10.9}, {"tok_s", 640.0}},
+        {{"event", "skip"}, {"step", 2}, {"reason", "loss is nan"}, {"in_a_row", 1}, {"total", 1}},
+        {{"event", "step"}, {"step", 3}, {"tokens", 192}, {"wall_s", 0.3}, {"loss", 10.7}, {"tok_s", 640.0}},
+        {{"event", "end"}, {"status", "finished"}, {"step", 3}, {"tokens", 192}, {"wall_s", 0.3}}};
+    std::string journal;
+    for (const json& e : events) journal += e.dump() + "\n";
+    write_file_atomically(f.journal(), journal);
+    write_exit_file(f, "finished", 0, "");
+
+    MainWindow w;
+    w.show();
+    RunController* rc = w.runController();
+    QVERIFY(rc->attach({}, "tokamak", QString::fromStdString(f.path)));
+    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), test::kPatienceMs);
+    QCOMPARE(QString::fromStdString(rc->lastEnd().status), QString("finished"));
+    QCOMPARE(w.livePlots()->trainPoints(), 2);
+    RunStatus* status = w.runStatus();
+    QVERIFY2(status->skipsText().contains("1 step skipped (step 2: loss is nan)"), qPrintable(status->text()));
+    QVERIFY2(status->warningsText().startsWith("1 dataset warning: skipped 2 files"), qPrintable(status->text()));
+    QCOMPARE(status->findChild<QLabel*>("runWarnings")->toolTip(), QString::fromStdString(warning));
+    QVERIFY(status->text().contains(status->skipsText()) && status->text().contains(status->warningsText()));
+
+    // Followed again (a new run, as far as the window knows), its read-out starts clean: the warning once.
+    QVERIFY(rc->attach({}, "tokamak", QString::fromStdString(f.path)));
+    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), test::kPatienceMs);
+    QCOMPARE(status->findChild<QLabel*>("runWarnings")->toolTip(), QString::fromStdString(warning));
+    QVERIFY2(status->skipsText().contains("1 step skipped"), qPrintable(status->text()));
+  }
+
   void closedStudioKeepsTrainingAndThePickerChoosesAmongLiveRuns() {
     auto w = std::make_unique<MainWindow>();
     RunController* rc = w->runController();
@@ -198,8 +249,8 @@ class TestStudioJournal : public QObject {
               {"train", "--detach", "--json", "--config", QString::fromStdString(config)});
     QVERIFY(cli.waitForFinished(60000));
     QCOMPARE(cli.exitCode(), 0);
-    const QString shortUid =
-        QString::fromStdString(nlohmann::json::parse(cli.readAllStandardOutput().toStdString())["run_uid"].get<std::string>());
+    const QString shortUid = QString::fromStdString(
+        nlohmann::json::parse(cli.readAllStandardOutput().toStdString())["run_uid"].get<std::string>());
 
     // The next studio follows the newest and offers both.
     w = std::make_unique<MainWindow>();

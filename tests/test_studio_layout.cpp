@@ -7,9 +7,11 @@
 #include <QtTest>
 
 #include <QAbstractButton>
+#include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -19,6 +21,7 @@
 #include "tests/support/scratch_env.h"
 #include "ui/main_window.h"
 #include "ui/remote/where_box.h"
+#include "ui/runs/runs_panel.h"
 #include "ui/setup/section_columns.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/setup/switches_box.h"
@@ -102,6 +105,9 @@ class TestStudioLayout : public QObject {
   void init();
   void setupIsReachable_data();
   void setupIsReachable();
+  void pagesKeepTheSetupLayout_data();
+  void pagesKeepTheSetupLayout();
+  void noTextCitesAnIssue();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -193,6 +199,87 @@ void TestStudioLayout::setupIsReachable() {
     QVERIFY2(line.right() < w.width(),
              qPrintable(QString("Where ends at x %1 of %2").arg(line.right()).arg(w.width())));
   }
+}
+
+void TestStudioLayout::pagesKeepTheSetupLayout_data() {
+  QTest::addColumn<QSize>("screen");
+  for (QSize s : {QSize(1366, 768), QSize(1600, 1000), QSize(1920, 1080)})
+    QTest::newRow(QByteArray::number(s.width()) + "x" + QByteArray::number(s.height())) << s;
+}
+
+// Opening "Runs, compare and export" and coming back leaves the setup as it was: the dock keeps its width and
+// its columns, so the switches stay in sight (at 1366×768 the runs page's least width once took the dock down
+// to one column, the switches below the fold, and it stayed so on the way back). The runs page fits beside it,
+// none of its controls cut.
+void TestStudioLayout::pagesKeepTheSetupLayout() {
+  QFETCH(QSize, screen);
+  MainWindow w;
+  SetupPanel* panel = w.setupPanel();
+  w.fitTo(QRect(QPoint(0, 0), screen));
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  auto* dock = w.findChild<QDockWidget*>("setupDock");
+  QVERIFY(dock);
+  settle();
+  const int width = dock->width(), columns = panel->sections()->columns();
+  QCOMPARE(columns, 2);  // every screen here has room for both columns beside the live plots
+  auto layoutNow = [&] {
+    return QString("dock %1 px, %2 column(s); window %3 px of %4")
+        .arg(dock->width())
+        .arg(panel->sections()->columns())
+        .arg(w.width())
+        .arg(screen.width());
+  };
+  for (int round = 0; round < 2; ++round) {
+    w.showRunsPage();
+    settle();
+    QVERIFY2(dock->width() == width && panel->sections()->columns() == columns, qPrintable(layoutNow()));
+    QVERIFY2(w.width() <= screen.width(), qPrintable(layoutNow()));
+    QWidget* runs = w.runsPanel();
+    QVERIFY(runs->isVisible());
+    QStringList cut;
+    for (QWidget* c : runs->findChildren<QWidget*>()) {
+      if (!c->isVisible() || c->window() != &w || !(qobject_cast<QAbstractButton*>(c) || qobject_cast<QComboBox*>(c)))
+        continue;
+      // The bar's buttons are whole; the compare view's boxes may shrink below their longest item, by design.
+      const bool whole = c->parentWidget() == runs && qobject_cast<QAbstractButton*>(c);
+      const QRect r(c->mapTo(runs, QPoint(0, 0)), c->size());
+      if (r.right() >= runs->width() || (whole && c->width() < c->sizeHint().width()))
+        cut << describe(c) + QString(" at x %1–%2 of %3, needs %4 px")
+                                 .arg(r.left())
+                                 .arg(r.right())
+                                 .arg(runs->width())
+                                 .arg(c->sizeHint().width());
+    }
+    QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+    w.showLivePage();
+    settle();
+    QVERIFY2(dock->width() == width && panel->sections()->columns() == columns, qPrintable(layoutNow()));
+    int count = 0;
+    const QStringList hidden = switchesOutOfSight(panel, &count);
+    QVERIFY2(hidden.isEmpty(), qPrintable(hidden.join("\n")));
+  }
+}
+
+// No text of the window cites an internal issue number: tooltips, labels, buttons, choices and actions are
+// written for a user, who has never seen the tracker.
+void TestStudioLayout::noTextCitesAnIssue() {
+  const QRegularExpression issue(R"(\bissues? *#?\d)", QRegularExpression::CaseInsensitiveOption);
+  MainWindow w;
+  QStringList texts;
+  for (QWidget* c : w.findChildren<QWidget*>()) {
+    texts << c->toolTip() << c->whatsThis() << c->statusTip();
+    if (auto* b = qobject_cast<QAbstractButton*>(c)) texts << b->text();
+    if (auto* l = qobject_cast<QLabel*>(c)) texts << l->text();
+    if (auto* box = qobject_cast<QComboBox*>(c))
+      for (int i = 0; i < box->count(); ++i) texts << box->itemText(i) << box->itemData(i, Qt::ToolTipRole).toString();
+  }
+  for (QAction* a : w.findChildren<QAction*>()) texts << a->text() << a->toolTip() << a->statusTip();
+  QVERIFY(texts.size() > 500);
+  QStringList cited;
+  for (const QString& t : texts)
+    if (t.contains(issue)) cited << t.left(160);
+  QVERIFY2(cited.isEmpty(), qPrintable(cited.join("\n")));
 }
 
 QTEST_MAIN(TestStudioLayout)

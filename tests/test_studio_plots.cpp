@@ -16,6 +16,7 @@
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
 #include "ui/plots/phase_bars.h"
+#include "ui/qt_helpers.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
 #include "ui/run/event_bridge.h"
@@ -123,13 +124,12 @@ void TestStudioPlots::redrawsAreCoalescedAndDecimatedWith100kPoints() {
       if (graph->dataCount() < kPoints) continue;
       QVERIFY(graph->adaptiveSampling());
       const int drawn = DrawnPoints::of(graph);
-      QVERIFY2(drawn > 0 && drawn <= 4 * width + 16,
-               qPrintable(QString("%1/%2: %3 of %4 points drawn on %5 px")
-                              .arg(p->title())
-                              .arg(g)
-                              .arg(drawn)
-                              .arg(graph->dataCount())
-                              .arg(width)));
+      QVERIFY2(drawn > 0 && drawn <= 4 * width + 16, qPrintable(QString("%1/%2: %3 of %4 points drawn on %5 px")
+                                                                    .arg(p->title())
+                                                                    .arg(g)
+                                                                    .arg(drawn)
+                                                                    .arg(graph->dataCount())
+                                                                    .arg(width)));
     }
   }
 }
@@ -244,11 +244,11 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
   auto* measured = box.findChild<QLabel*>("measuredPeak");
   QVERIFY(measured);
   box.showMeasuredPeak(estimate * 3 / 2, "cpu");
-  QVERIFY2(measured->text().contains(formatBytes(estimate / 2) + " over the estimate (+50%)"),
+  QVERIFY2(measured->text().contains(data_size(double(estimate / 2)) + " over the estimate (+50%)"),
            qPrintable(measured->text()));
   QVERIFY2(measured->text().contains("LibTorch"), qPrintable(measured->text()));
   box.showMeasuredPeak(estimate * 3 / 4, "cuda:0");
-  QVERIFY2(measured->text().contains(formatBytes(estimate - estimate * 3 / 4) + " under the estimate (-25%)"),
+  QVERIFY2(measured->text().contains(data_size(double(estimate - estimate * 3 / 4)) + " under the estimate (-25%)"),
            qPrintable(measured->text()));
   QVERIFY(!measured->isHidden());
   box.showMeasuredPeak(0, "cpu");

@@ -186,7 +186,7 @@ void TestStudioRuns::listsRunsWithColumns() {
   QCOMPARE(displayed(panel, base, RunsTableModel::TokS), QStringLiteral("10K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::TokS), QStringLiteral("25K"));
   QCOMPARE(displayed(panel, fast, RunsTableModel::BestVal), QString::number(11.0 / 21, 'f', 4));
-  QCOMPARE(displayed(panel, fast, RunsTableModel::PeakMem), QStringLiteral("160 MiB"));
+  QCOMPARE(displayed(panel, fast, RunsTableModel::PeakMem), QStringLiteral("168 MB"));
   QCOMPARE(displayed(panel, base, RunsTableModel::Mfu), QStringLiteral("-"));
   QCOMPARE(displayed(panel, base, RunsTableModel::Status), QStringLiteral("finished"));
   QCOMPARE(displayed(panel, base, RunsTableModel::Date),
@@ -498,7 +498,7 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   QCOMPARE(view->plot()->graphCount(), 4);
   QVERIFY(!view->plot()->graph(0)->name().contains(QLatin1Char('(')));
   QCOMPARE(view->scoreTable()->rowCount(), 4);
-  QCOMPARE(w->rungCount(), 4);  // ungrouped: a rung per run again
+  QCOMPARE(w->rungCount(), 4);       // ungrouped: a rung per run again
   QCOMPARE(w->stepSpeedup(1), 2.0);  // 20K after 10K
 }
 

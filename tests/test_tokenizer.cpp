@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/data/bpe_regex.h"
+#include "engine/data/sampled_text.h"
 #include "engine/data/tokenizer.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
@@ -186,6 +187,9 @@ class TestTokenizer : public QObject {
   void parallel_equals_serial();
   void parallel_reports_progress_and_cancels();
   void decode_round_trips();
+  void open_utf8_tail_data();
+  void open_utf8_tail();
+  void sample_cut_inside_a_character_holds_it_back();
   void encoder_json_gives_same_vocabulary();
   void vocabulary_facts();
   void damaged_files_are_named_data();
@@ -348,6 +352,56 @@ void TestTokenizer::decode_round_trips() {
                                                                "b"))),
            QByteArray("a\xef\xbf\xbd"
                       "b"));
+}
+
+void TestTokenizer::open_utf8_tail_data() {
+  QTest::addColumn<QByteArray>("text");
+  QTest::addColumn<int>("open");
+  QTest::newRow("ascii") << QByteArray("abc") << 0;
+  QTest::newRow("empty") << QByteArray() << 0;
+  QTest::newRow("euro, 1 of 3") << QByteArray("5 \xE2") << 1;
+  QTest::newRow("euro, 2 of 3") << QByteArray("5 \xE2\x82") << 2;
+  QTest::newRow("euro whole") << QByteArray("5 \xE2\x82\xAC") << 0;
+  QTest::newRow("emoji, 3 of 4") << QByteArray("\xF0\x9F\x99") << 3;
+  QTest::newRow("emoji whole") << QByteArray("\xF0\x9F\x99\x82") << 0;
+  QTest::newRow("e-acute, 1 of 2") << QByteArray("na\xC3") << 1;
+  // Ill-formed bytes are replaced where they stand, never held: no later byte makes them a character.
+  QTest::newRow("overlong lead") << QByteArray("a\xC0") << 0;
+  QTest::newRow("stray continuation") << QByteArray("a\x80") << 0;
+  QTest::newRow("surrogate") << QByteArray("\xED\xA0") << 0;
+  QTest::newRow("past U+10FFFF") << QByteArray("\xF4\x90") << 0;
+  QTest::newRow("one continuation too many") << QByteArray("\xC3\xA9\x80") << 0;
+}
+
+void TestTokenizer::open_utf8_tail() {
+  QFETCH(QByteArray, text);
+  QFETCH(int, open);
+  QCOMPARE(int(tokamak::utf8_open_tail(text.toStdString())), open);
+}
+
+// GPT-2's byte-level tokens split many characters between tokens (CJK, emoji): a sample cut after any number
+// of them reads as a prefix of the whole text, never with a U+FFFD where the cut fell, and the token that
+// completes a held-back character brings it.
+void TestTokenizer::sample_cut_inside_a_character_holds_it_back() {
+  const std::string text = "Hacker \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x99\x82 na\xC3\xAFve 5\xE2\x82\xAC";
+  const Ids ids = tok_->encode(text);
+  const std::string replacement = "\xEF\xBF\xBD";
+  int split = 0;
+  size_t shown_before = 0;
+  for (size_t n = 0; n <= ids.size(); ++n) {
+    const Ids head(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::string raw = "> " + tok_->decode(head);
+    const std::string shown = tokamak::sampled_text(*tok_, "> ", head);
+    const size_t open = tokamak::utf8_open_tail(raw);
+    split += open > 0;
+    QVERIFY2(("> " + text).compare(0, shown.size(), shown) == 0, shown.c_str());
+    QVERIFY2(shown.find(replacement) == std::string::npos, shown.c_str());
+    QCOMPARE(shown.size(), raw.size() - open);
+    QVERIFY(shown.size() >= shown_before);  // held back, then shown: never taken back
+    shown_before = shown.size();
+  }
+  QVERIFY2(split >= 2, "the text has no character that GPT-2 splits between tokens");
+  QCOMPARE(shown_before, text.size() + 2);
 }
 
 void TestTokenizer::encoder_json_gives_same_vocabulary() {

@@ -84,11 +84,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_ = new QTabWidget;
   pages_->addTab(live, tr("Live run"));
   pages_->addTab(runs_, tr("Runs, compare and export"));
-  sweeps_ = new SweepActions(pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
+  sweeps_ = new SweepActions(
+      pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
   setCentralWidget(pages_);
-  // Only the page shown sets the window's least width: the runs page's button bar and compare view need about
-  // 810 px, the live plots 670, which leaves a 1366-pixel screen room for the setup's two columns beside the
-  // live page. Showing the runs page narrows the setup dock to what is left (one column).
+  // Only the page shown sets the window's least width: the live plots need 670 px, which leaves a 1366-pixel
+  // screen room for the setup's two columns beside them, and the runs page's rows wrap (FlowRow) to fit the
+  // same room, so changing pages never moves the setup dock (test_studio_layout's pagesKeepTheSetupLayout).
   auto onlyShownPageCounts = [this] {
     for (int i = 0; i < pages_->count(); ++i) {
       QSizePolicy policy = pages_->widget(i)->sizePolicy();
@@ -104,6 +105,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildDocks();
   connect(controller_, &RunController::batchArrived, this, &MainWindow::onBatch);
   connect(controller_, &RunController::runStarted, this, &MainWindow::onRunStarted);
+  connect(controller_, &RunController::runReset, status_, &RunStatus::clearNotes);
   connect(controller_, &RunController::runEnded, this, &MainWindow::onRunEnded);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::updateActions);
   connect(controller_, &RunController::stateChanged, this, &MainWindow::finishClosing);
@@ -157,12 +159,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
   // found is followed again, its journal replayed from its start; the picker offers the others.
   connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
-  connect(controller_, &RunController::stateChanged, this, [this] {
-    if (controller_->isActive() || pickedUid_.isEmpty()) return;
-    const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
-    pickedUid_.clear();
-    attachTo(picked);
-  }, Qt::QueuedConnection);
+  connect(
+      controller_, &RunController::stateChanged, this,
+      [this] {
+        if (controller_->isActive() || pickedUid_.isEmpty()) return;
+        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+        pickedUid_.clear();
+        attachTo(picked);
+      },
+      Qt::QueuedConnection);
   live_->refresh();
 }
 
@@ -384,6 +389,9 @@ void MainWindow::onBatch(const RunBatch& batch) {
     samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
   if (batch.progress) status_->setProgress(*batch.progress);
   if (!batch.steps.empty()) status_->stepped(batch.steps.back());
+  // Skipped steps and dataset warnings stay in the read-out; the newest also flashes in the status bar.
+  if (const QString line = status_->note(batch.skips, batch.warnings); !line.isEmpty())
+    statusBar()->showMessage(line, 15000);
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
 }

@@ -1,17 +1,20 @@
 // Small helpers several rooms of the studio share, defined once (a unity build sees every file of a batch as one).
 #pragma once
 
-#include <QLocale>
 #include <QSpinBox>
 #include <QString>
 #include <string>
+
+#include "engine/util/format.h"
 
 namespace tokamak::ui {
 
 inline QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-// Bytes as a person reads them: "1.5 GB".
-inline QString data_size(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeSIFormat); }
+// The core's one formatter for bytes and counts (engine/util/format.h), as the studio shows them: "1.5 GB",
+// "12.3K".
+inline QString data_size(double bytes) { return qs(format_bytes(bytes)); }
+inline QString count_text(double count) { return qs(format_count(count)); }
 
 inline QSpinBox* spin_box(int lo, int hi, const QString& tip) {
   auto* s = new QSpinBox;

@@ -26,6 +26,7 @@
 #include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 namespace tokamak::cli {
 namespace {
@@ -208,14 +209,14 @@ void run_bench(const BenchArgs& a) {
     if (i == chosen.front()) baseline = rate.mean, baseline_time = t.mean;  // speedups: over the first rung run
     std::vector<std::string> row = {std::to_string(i + 1),
                                     rung.name,
-                                    finished  ? format_rate(rate.mean)
+                                    finished  ? format_count(rate.mean)
                                     : stopped ? "stopped"
                                               : "failed",
                                     format_fixed(rate.mean / baseline, "%.2fx"),
                                     format_fixed(100 * spread(mfu).mean, "%.1f%%"),
                                     std::isfinite(spread(peak).mean) ? format_bytes(spread(peak).mean) : "-",
                                     format_fixed(spread(loss).mean, "%.4f")};
-    if (a.seeds > 1) row.insert(row.begin() + 3, format_rate(rate.std));
+    if (a.seeds > 1) row.insert(row.begin() + 3, format_count(rate.std));
     if (target)
       row.insert(
           row.end(),

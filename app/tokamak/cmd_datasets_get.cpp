@@ -21,6 +21,7 @@
 #include "engine/remote/host_json.h"
 #include "engine/remote/process.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 namespace tokamak::cli {
 namespace {
@@ -47,20 +48,20 @@ class ProgressPrinter {
     if (json_) {
       shown_ = percent;
       emit_json_line({{"event", "progress"},
-            {"what", "downloading " + p.dataset},
-            {"done", p.done},
-            {"total", p.total},
-            {"fetched", p.fetched},
-            {"bytes_per_s", rate},
-            {"eta_s", eta},
-            {"files_done", p.files_done},
-            {"files", p.files}});
+                      {"what", "downloading " + p.dataset},
+                      {"done", p.done},
+                      {"total", p.total},
+                      {"fetched", p.fetched},
+                      {"bytes_per_s", rate},
+                      {"eta_s", eta},
+                      {"files_done", p.files_done},
+                      {"files", p.files}});
       return;
     }
     char line[200];
     std::snprintf(line, sizeof line, "%s: %s of %s (%d%%), %d/%d files, %.1f MB/s, ETA %s", p.dataset.c_str(),
-                  human_bytes(p.done).c_str(), human_bytes(p.total).c_str(), percent, p.files_done, p.files, rate / 1e6,
-                  duration(eta).c_str());
+                  format_bytes(p.done).c_str(), format_bytes(p.total).c_str(), percent, p.files_done, p.files,
+                  rate / 1e6, duration(eta).c_str());
     if (tty_) {
       std::fprintf(stderr, "\r%-100s", line);
       bar_ = true;
@@ -109,8 +110,8 @@ void print_result(const json& r, bool as_json, const std::string& where, const s
   const auto already = host_field<int64_t>(r, "already_here", host);
   std::printf("%s%s\n", where.c_str(), path.c_str());
   std::fprintf(stderr, "%s: %llu files, %s, %llu tokens in %s%s (fetched %s%s)\n", name.c_str(),
-               static_cast<unsigned long long>(files), human_bytes(bytes).c_str(),
-               static_cast<unsigned long long>(tokens), where.c_str(), path.c_str(), human_bytes(fetched).c_str(),
+               static_cast<unsigned long long>(files), format_bytes(bytes).c_str(),
+               static_cast<unsigned long long>(tokens), where.c_str(), path.c_str(), format_bytes(fetched).c_str(),
                already ? (", " + std::to_string(already) + " already here").c_str() : "");
 }
 
@@ -182,23 +183,23 @@ void catalog(bool as_json) {
     const uint64_t bytes = (static_cast<uint64_t>(e.train_shards) + 1) * s.shard_bytes();
     if (as_json) {
       emit_json_line({{"name", e.name},
-            {"repo", e.repo},
-            {"about", e.about},
-            {"path", s.dir},
-            {"train_shards", e.train_shards},
-            {"shard_tokens", e.shard_tokens},
-            {"shard_bytes", s.shard_bytes()},
-            {"bytes", bytes},
-            {"val_present", s.val_present},
-            {"train_present", s.train_present},
-            {"partial", s.partial},
-            {"bytes_present", s.bytes_present}});
+                      {"repo", e.repo},
+                      {"about", e.about},
+                      {"path", s.dir},
+                      {"train_shards", e.train_shards},
+                      {"shard_tokens", e.shard_tokens},
+                      {"shard_bytes", s.shard_bytes()},
+                      {"bytes", bytes},
+                      {"val_present", s.val_present},
+                      {"train_present", s.train_present},
+                      {"partial", s.partial},
+                      {"bytes_present", s.bytes_present}});
       continue;
     }
     std::printf("%-18s %s: %d of %d train shards here%s%s (%s of about %s)\n    %s\n", e.name.c_str(), e.repo.c_str(),
                 s.train_present, e.train_shards, s.val_present ? " + val" : "",
                 s.partial ? (", " + std::to_string(s.partial) + " partial").c_str() : "",
-                human_bytes(s.bytes_present).c_str(), human_bytes(bytes).c_str(), e.about.c_str());
+                format_bytes(s.bytes_present).c_str(), format_bytes(bytes).c_str(), e.about.c_str());
   }
 }
 

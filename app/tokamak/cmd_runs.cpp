@@ -17,6 +17,7 @@
 #include "engine/store/scoreboard.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
+#include "engine/util/format.h"
 
 namespace tokamak::cli {
 namespace {
@@ -69,7 +70,7 @@ void list(const RunsArgs& a) {
     const RunInfo& r = l.run;
     std::string steps = std::to_string(l.last_step) + (r.total_steps ? "/" + std::to_string(r.total_steps) : "");
     t.push_back({std::to_string(r.id), r.name, r.status, when(r.created), steps, num("%.4f", l.train_loss),
-                 num("%.4f", l.best_val_loss), format_rate(l.tok_s), r.model, r.device});
+                 num("%.4f", l.best_val_loss), format_count(l.tok_s), r.model, r.device});
   }
   std::cout << format_text_table(t);
 }

@@ -35,6 +35,7 @@
 #include "engine/train/trainer.h"
 #include "engine/util/error.h"
 #include "engine/train/torch_error.h"
+#include "engine/util/format.h"
 
 namespace tokamak::cli {
 namespace {
@@ -259,9 +260,8 @@ int run_train(const TrainArgs& args) {
                                       (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});
     if (dist.distributed() && c.dist.zero == 1) {
       const MemoryEstimate m = estimate_memory(c);
-      char held[32], saved[32];
-      derived.push_back({"ZeRO-1", std::string("AdamW state ") + format_bytes(m.optimizer, held, sizeof held) +
-                                       " per rank (saves " + format_bytes(m.optimizer_saved, saved, sizeof saved) +
+      derived.push_back({"ZeRO-1", "AdamW state " + format_bytes(static_cast<double>(m.optimizer)) +
+                                       " per rank (saves " + format_bytes(static_cast<double>(m.optimizer_saved)) +
                                        ")"});
     }
     std::fputs(format_config_table(c, derived).c_str(), stderr);

@@ -2,6 +2,7 @@
 #include "app/tokamak/printer.h"
 
 #include "engine/remote/journal.h"
+#include "engine/util/format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,18 +16,11 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string human_count(double v) {
-  char buf[32];
-  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fK", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
 }  // namespace
 
 void PrinterSink::emit(const json& j) {
-  // error_handler::replace: generated text may hold invalid UTF-8 (a token can end mid-character).
+  // error_handler::replace: a string from outside (a prompt, a file name in a warning) may hold invalid UTF-8;
+  // samples no longer do (sample_text holds back a character split between tokens).
   const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
   // The journal first: it is the record that outlives every reader (docs/ARCHITECTURE.md, "Run folders").
   // Said once, whether the line was refused or went into the reserve a full disk leaves (journal.h).
@@ -52,7 +46,7 @@ void PrinterSink::on_start(const RunStart& e) {
   total_steps_ = e.total_steps;
   std::string ranks = e.world_size > 1 ? " ×" + std::to_string(e.world_size) + " ranks" : "";
   std::fprintf(stderr, "run %s (%s): %s, %s parameters, on %s%s%s\n", e.name.c_str(), e.run_uid.c_str(),
-               e.model.c_str(), human_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
+               e.model.c_str(), format_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
   if (e.peak_flops > 0)
@@ -106,7 +100,7 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "lr") put("lr ", "%.2e", v.value);
     else if (k == "grad_norm") put("norm ", "%.3f", v.value);
     else if (k == "step_ms") put("", "%.1f ms", v.value);
-    else if (k == "tok_s") line += " | " + human_count(v.value) + " tok/s";
+    else if (k == "tok_s") line += " | " + format_count(v.value) + " tok/s";
     else if (k == "mfu") put("mfu ", "%.1f%%", 100 * v.value);
     else if (k == "mem_peak") put("mem ", "%.0f MB", v.value / 1e6);
     else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0)) continue;

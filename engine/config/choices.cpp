@@ -1,5 +1,5 @@
 // The choice tables (see choices.h). A row's help is the studio's tooltip, so it states what the write-ups
-// measured; a row with `missing` set is refused by config_problems until the issue named there lands.
+// measured; a row with `missing` set is refused by config_problems, whose line says what the row still lacks.
 #include "engine/config/choices.h"
 
 #include <cctype>
@@ -32,7 +32,7 @@ const std::vector<Choice<Precision>>& precision_choices() {
       {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
        kAny, ""},
       {"fp16", Precision::kFp16, "fp16 autocast, for GPUs without bf16.", kCuda,
-       "it needs a dynamic loss scaler, which issue 11 brings"},
+       "fp16 needs a dynamic loss scaler against underflowing gradients, and Tokamak has none yet"},
   };
   return t;
 }

@@ -26,7 +26,7 @@ struct Choice {
   E kind;               // what the engine dispatches on
   const char* help;     // one line: what it does (and what the write-ups measured)
   Needs needs;          // the device it runs on
-  const char* missing;  // "" when implemented; otherwise why not yet and which issue brings it
+  const char* missing;  // "" when implemented; otherwise what is missing, as the user reads it in the refusal
   // "" when it runs on CUDA too (or needs no CUDA); otherwise why it is refused on a CUDA device only.
   const char* missing_cuda = "";
 };
@@ -109,7 +109,8 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
 // function, with kernels every device has (a CUDA-only row maps to native).
 std::string portable_layers(const std::string& layers);
 // opt.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
-// there, native everywhere so far (docs/PERFORMANCE.md, issue 28); any other value is returned as it is. Runs record the resolved value, as with precision.
+// there, native everywhere so far (docs/PERFORMANCE.md, issue 28); any other value is returned as it is. Runs record
+// the resolved value, as with precision.
 std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);
 
 // "cpu" → kCpu; "cuda" and "cuda:N" → kCuda with *index = N (-1 for plain "cuda"); anything else, such as

@@ -3,7 +3,7 @@
 
 #include "engine/config/choices.h"
 #include "engine/config/config.h"
-#include "engine/data/bpe_utf8.h"
+#include "engine/data/sampled_text.h"
 #include "engine/data/tokenizer.h"
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
@@ -44,8 +44,13 @@ std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const 
 std::string sample_text(GPTImpl& model, const std::string& prompt, const SampleOptions& options,
                         const c10::Device& device) {
   const Tokenizer& tok = Tokenizer::gpt2();
-  std::string raw = prompt + tok.decode(generate(model, tok.encode(prompt), options, device)), fixed;
-  return std::string(bpe::sanitize_utf8(raw, fixed, nullptr));
+  SampleOptions o = options;
+  // A character split between the last tokens would end the text in U+FFFD: the tokens that complete it are
+  // sampled too (a UTF-8 character has at most four bytes, so at most three more tokens).
+  o.more = [&](const std::vector<int32_t>& out) {
+    return static_cast<int64_t>(out.size()) < options.max_new_tokens + 3 && utf8_open_tail(tok.decode(out)) > 0;
+  };
+  return sampled_text(tok, prompt, generate(model, tok.encode(prompt), o, device));
 }
 
 Generation generate_from_checkpoint(const std::string& checkpoint, const std::string& prompt,

@@ -20,8 +20,8 @@ struct CheckpointInfo;
 std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const std::string& device,
                                            CheckpointInfo* info = nullptr);
 
-// prompt + the generated continuation as text; a last token that ends inside a UTF-8 character is mended,
-// so the text is always valid UTF-8.
+// prompt + the generated continuation as text, always valid UTF-8: a character the last token leaves open is
+// completed by the tokens that follow it, or left out when the model writes none (never a U+FFFD for it).
 std::string sample_text(GPTImpl& model, const std::string& prompt, const SampleOptions& options,
                         const c10::Device& device);
 

@@ -24,7 +24,8 @@ std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt
   const int64_t context = model.options().context;
   std::vector<KVCache> cache;
   int64_t cached = 0;  // tokens of `ids` the cache holds
-  for (int64_t i = 0; i < o.max_new_tokens; ++i) {
+  // One more token: false when the model ended the text (stop_at_end_of_text).
+  auto sample_one = [&]() -> bool {
     const auto n = static_cast<int64_t>(ids.size());
     const int64_t start = std::max<int64_t>(0, n - context);
     at::Tensor last;
@@ -44,10 +45,14 @@ std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt
     }
     auto probs = at::softmax(logits, 0);
     int64_t next = at::multinomial(probs, 1, false, gen).item<int64_t>();
-    if (o.stop_at_end_of_text && next == 50256) break;
+    if (o.stop_at_end_of_text && next == 50256) return false;
     ids.push_back(next);
     out.push_back(static_cast<int32_t>(next));
-  }
+    return true;
+  };
+  bool going = true;
+  for (int64_t i = 0; going && i < o.max_new_tokens; ++i) going = sample_one();
+  while (going && o.more && o.more(out)) going = sample_one();
   if (was_training) model.train();
   return out;
 }

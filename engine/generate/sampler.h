@@ -4,6 +4,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tokamak {
@@ -17,6 +18,9 @@ struct SampleOptions {
   uint64_t seed = 1337;
   bool stop_at_end_of_text = true;  // stop when the model writes <|endoftext|>
   bool kv_cache = true;             // one forward per new token (false: the whole window each time)
+  // Asked with the new tokens once max_new_tokens are out: true samples one more (and asks again). Lets a
+  // caller finish what the last token left open (sample_text: a UTF-8 character split between tokens).
+  std::function<bool(const std::vector<int32_t>& out)> more;
 };
 
 // Returns only the new tokens. The model is put in eval mode for the call and restored afterwards.

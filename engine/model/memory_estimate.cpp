@@ -13,6 +13,7 @@
 #include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -94,12 +95,9 @@ std::string memory_problem(const Config& c, int64_t available) {
   const double total = static_cast<double>(m.weights) + m.optimizer + m.overhead +
                        std::max(static_cast<double>(m.activations) + m.logits, static_cast<double>(m.gradients));
   if (total <= static_cast<double>(available)) return "";
-  char need[32], have[32];
-  format_bytes(total >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(total), need, sizeof need);
-  format_bytes(available, have, sizeof have);
   const char* what = c.device == "cpu" ? "physical memory" : "GPU memory";
-  return "the memory estimate for this run (" + std::string(need) + ") exceeds the " + have + " of " + what +
-         " on device " + c.device;
+  return "the memory estimate for this run (" + format_bytes(total) + ") exceeds the " +
+         format_bytes(static_cast<double>(available)) + " of " + what + " on device " + c.device;
 }
 
 void check_memory(const Config& c) {
@@ -109,16 +107,6 @@ void check_memory(const Config& c) {
     throw Error(problem,
                 "shrink the model or train.batch_size, turn on opt.activation_checkpointing, or set "
                 "memory_check=false if you know better");
-}
-
-const char* format_bytes(int64_t bytes, char* buffer, int size) {
-  const double v = static_cast<double>(bytes);
-  if (v >= 1e12) std::snprintf(buffer, size, "%.2f TB", v / 1e12);  // what the memory check refuses
-  else if (v >= 1e9) std::snprintf(buffer, size, "%.2f GB", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buffer, size, "%.0f MB", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buffer, size, "%.0f KB", v / 1e3);
-  else std::snprintf(buffer, size, "%lld B", static_cast<long long>(bytes));
-  return buffer;
 }
 
 }  // namespace tokamak

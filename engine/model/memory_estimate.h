@@ -42,7 +42,4 @@ std::string memory_problem(const Config& config, int64_t available);
 // Throws Error with memory_problem() against the config's device, before anything is allocated.
 void check_memory(const Config& config);
 
-// Bytes as "4.56 TB" / "1.23 GB" / "456 MB" / "12 KB" (decimal units, as GPU datasheets write them).
-const char* format_bytes(int64_t bytes, char* buffer, int size);
-
 }  // namespace tokamak

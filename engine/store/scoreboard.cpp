@@ -8,6 +8,7 @@
 
 #include "engine/store/run_store.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 namespace tokamak {
 
@@ -195,20 +196,6 @@ static std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string format_rate(double v) {
-  if (std::isnan(v)) return "-";
-  if (v >= 1e6) return fmt("%.3gM", v / 1e6);
-  if (v >= 1e3) return fmt("%.3gK", v / 1e3);
-  return fmt("%.0f", v);
-}
-
-std::string format_bytes(double v) {
-  if (std::isnan(v)) return "-";
-  if (v >= 1024.0 * 1024 * 1024) return fmt("%.2f GiB", v / (1024.0 * 1024 * 1024));
-  if (v >= 1024.0 * 1024) return fmt("%.0f MiB", v / (1024.0 * 1024));
-  return fmt("%.0f KiB", v / 1024.0);
-}
-
 std::string format_time_to_target(double seconds, double target) {
   if (!(target > 0)) return "-";
   if (std::isnan(seconds)) return "not reached";
@@ -221,7 +208,7 @@ static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
   t.push_back({"run", "setup", "tok/s", "speedup", "MFU", "peak memory", "final val loss", "best val loss"});
   if (target) t[0].insert(t[0].end(), {"target", "time to target", "steps to target", "time speedup"});
   for (const ScoreRow& r : b.rows) {
-    t.push_back({r.label, r.setup, format_rate(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
+    t.push_back({r.label, r.setup, format_count(r.tok_s), fmt("%.2f×", r.speedup), fmt("%.1f%%", r.mfu * 100),
                  format_bytes(r.peak_mem), fmt("%.4f", r.final_val_loss), fmt("%.4f", r.best_val_loss)});
     if (target)
       t.back().insert(t.back().end(), {fmt("%.4g", r.target), format_time_to_target(r.time_to_target_s, r.target),
@@ -239,8 +226,8 @@ static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
   for (const ScoreGroup& g : b.groups) {
     std::string runs;
     for (size_t r : g.members) runs += (runs.empty() ? "" : " ") + b.rows[r].label.substr(0, b.rows[r].label.find(' '));
-    t.push_back({g.label, runs, format_rate(g.mean.tok_s), format_rate(g.tok_s_std),
-                 format_rate(g.tok_s_min) + "–" + format_rate(g.tok_s_max), fmt("%.2f×", g.mean.speedup),
+    t.push_back({g.label, runs, format_count(g.mean.tok_s), format_count(g.tok_s_std),
+                 format_count(g.tok_s_min) + "–" + format_count(g.tok_s_max), fmt("%.2f×", g.mean.speedup),
                  fmt("%.1f%%", g.mean.mfu * 100), fmt("%.4f", g.mean.final_val_loss),
                  fmt("%.4f", g.mean.best_val_loss)});
     if (target)

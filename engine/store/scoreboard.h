@@ -100,8 +100,5 @@ std::string format_scoreboard_text(const Scoreboard& board);
 std::string format_scoreboard_markdown(const Scoreboard& board);
 // Columns padded to line up (UTF-8 aware), two spaces apart; the first row is the header.
 std::string format_text_table(const std::vector<std::vector<std::string>>& rows);
-// 12.5K, 142K, 3.05M; "-" for NaN.
-std::string format_rate(double tok_s);
-std::string format_bytes(double bytes);
 
 }  // namespace tokamak

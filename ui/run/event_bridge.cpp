@@ -38,6 +38,13 @@ void EventBridge::on_progress(const ProgressEvent& e) {
   append([&](RunBatch& b) { b.progress = e; });
 }
 
+void EventBridge::on_skip(const SkipEvent& e) {
+  append([&](RunBatch& b) { b.skips.push_back(e); });
+}
+void EventBridge::on_warning(const WarningEvent& e) {
+  append([&](RunBatch& b) { b.warnings.push_back(e); });
+}
+
 RunBatch EventBridge::take() {
   std::lock_guard<std::mutex> lock(mu_);
   RunBatch out = std::move(batch_);

@@ -20,9 +20,12 @@ struct RunBatch {
   std::vector<SampleEvent> samples;
   std::vector<CheckpointEvent> checkpoints;
   std::optional<ProgressEvent> progress;  // only the latest matters
+  std::vector<SkipEvent> skips;
+  std::vector<WarningEvent> warnings;
   std::optional<EndEvent> end;
   bool empty() const {
-    return !start && steps.empty() && evals.empty() && samples.empty() && checkpoints.empty() && !progress && !end;
+    return !start && steps.empty() && evals.empty() && samples.empty() && checkpoints.empty() && !progress &&
+           skips.empty() && warnings.empty() && !end;
   }
 };
 
@@ -38,6 +41,8 @@ class EventBridge : public QObject, public EventSink {
   void on_checkpoint(const CheckpointEvent& e) override;
   void on_end(const EndEvent& e) override;
   void on_progress(const ProgressEvent& e) override;
+  void on_skip(const SkipEvent& e) override;
+  void on_warning(const WarningEvent& e) override;
 
   // Called on the GUI thread: everything queued so far; the next event emits pending() again.
   RunBatch take();

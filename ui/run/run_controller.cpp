@@ -14,12 +14,12 @@
 #include <cstring>
 #include <exception>
 
+#include "engine/remote/journal_events.h"
 #include "engine/remote/run_folder.h"
 #include "engine/store/run_store.h"
 #include "engine/util/files.h"
 #include "engine/train/trainer.h"
 #include "ui/run/engine_process.h"
-#include "ui/run/json_events.h"
 #include "ui/run/slurm_watch.h"
 
 namespace tokamak::ui {
@@ -72,6 +72,7 @@ void RunController::resetRun() {
   slurmStepped_ = false;
   slurm_->watch({}, 0);
   bridge_.take();  // nothing of an earlier run may leak into this one
+  Q_EMIT runReset();
 }
 
 bool RunController::start(const Config& config) {
@@ -294,7 +295,10 @@ void RunController::readEvents() {
     readBytes_ += static_cast<quint64>(raw.size());  // the journal's bytes: the readers print its lines as they are
     const QByteArray line = raw.trimmed();
     if (slurmJob_ > 0 && !line.isEmpty() && holdSlurmLine(line)) continue;
-    if (!line.isEmpty() && !dispatchJsonEvent(line, sinks)) stderrTail_ << QString::fromUtf8(line);
+    // The engine's one codec (the store's ingest reads the journal with it too); a line that is no event is a
+    // message of the reader's, kept for the reason of a failure.
+    if (!line.isEmpty() && dispatch_journal_line(line.toStdString(), sinks).empty())
+      stderrTail_ << QString::fromUtf8(line);
     any = any || !line.isEmpty();
   }
   if (any && disconnected_) {

@@ -95,6 +95,9 @@ class RunController : public QObject {
   EventBridge* bridge() { return &bridge_; }  // tests feed synthetic events through it
 
  Q_SIGNALS:
+  // A run is about to be followed (started, resumed, attached): what the last one reported is gone. Its
+  // dataset warnings may come before its start event, so this, not runStarted, is where a view clears.
+  void runReset();
   void stateChanged(tokamak::ui::RunController::State state);
   void batchArrived(const tokamak::ui::RunBatch& batch);
   void runStarted(const tokamak::RunStart& start);

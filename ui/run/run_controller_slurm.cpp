@@ -3,10 +3,8 @@
 // the stopped end is held here while Slurm still has the job (pending or running), the reader — which ends at
 // a stopped run — is started again from the byte it had reached, and the second start becomes a gap in the
 // curves. The end counts only once the job has left the queue (or Stop asked for it).
-#include <QJsonDocument>
-
+#include "engine/remote/journal_events.h"
 #include "ui/run/engine_process.h"
-#include "ui/run/json_events.h"
 #include "ui/run/run_controller.h"
 #include "ui/run/slurm_watch.h"
 
@@ -46,15 +44,25 @@ void RunController::launchSlurmReader() {
 }
 
 // Looks at each journal line of a Slurm job's run before it goes on; true = held back (a stopped end).
+namespace {
+
+// What holdSlurmLine needs of a line: its kind and, for an end, the event.
+struct EndPeek : EventSink {
+  EndEvent end;
+  void on_end(const EndEvent& e) override { end = e; }
+};
+
+}  // namespace
+
 bool RunController::holdSlurmLine(const QByteArray& line) {
-  const QJsonObject e = QJsonDocument::fromJson(line).object();
-  const QString event = e.value("event").toString();
+  EndPeek peek;
+  const std::string event = dispatch_journal_line(line.toStdString(), peek);
   if (event == "step" && !slurmStepped_) {
     slurmStepped_ = true;
     showRunning();
     if (slurmNodes_.isEmpty()) slurm_->pollSoon(0);  // steps before any poll saw it run: ask for its nodes once
   }
-  if (event == "end" && e.value("status").toString() == "stopped" && !stopAsked_) {
+  if (event == "end" && peek.end.status == "stopped" && !stopAsked_) {
     heldEnd_ = line;  // SIGTERM from Slurm: a requeue, a preemption, the time limit, or someone's scancel
     slurm_->pollSoon(500);
     return true;
@@ -62,7 +70,9 @@ bool RunController::holdSlurmLine(const QByteArray& line) {
   if (event == "start" && !heldEnd_.isEmpty()) {
     // The requeued job's ranks resumed the run: what came before is drawn, then the gap, then this start.
     drain();
-    const qint64 step = QJsonDocument::fromJson(heldEnd_).object().value("step").toInteger();
+    EndPeek held;
+    dispatch_journal_line(heldEnd_.toStdString(), held);
+    const qint64 step = held.end.step;
     heldEnd_.clear();
     slurmStepped_ = false;
     Q_EMIT requeued(step);
@@ -111,7 +121,7 @@ void RunController::slurmPolled(const QJsonObject& status, const QString& error)
     return slurm_->pollSoon();
   }
   if (!heldEnd_.isEmpty()) {
-    dispatchJsonEvent(heldEnd_, bridge_);
+    dispatch_journal_line(heldEnd_.toStdString(), bridge_);
     heldEnd_.clear();
   } else if (!sawEnd_) {
     EndEvent e;

@@ -20,7 +20,6 @@ namespace {
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-
 // NaN sorts below every number, so unreported values gather at one end instead of scattering.
 QVariant sortable(double v) { return std::isnan(v) ? QVariant(-std::numeric_limits<double>::max()) : QVariant(v); }
 
@@ -164,7 +163,7 @@ QVariant RunsTableModel::data(const QModelIndex& index, int role) const {
       case Switches:
         return r.switches;
       case TokS:
-        return QString::fromStdString(tokamak::format_rate(r.tokS));
+        return QString::fromStdString(tokamak::format_count(r.tokS));
       case Mfu:
         return std::isnan(r.mfu) || r.mfu < 0 ? QStringLiteral("-") : number(100 * r.mfu, 1) + QLatin1Char('%');
       case BestVal:

@@ -2,7 +2,6 @@
 // The actions are in runs_panel_actions.cpp, the table in runs_model.cpp, the compare view in compare_view.cpp.
 #include "ui/runs/runs_panel.h"
 
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -23,6 +22,7 @@
 #include "engine/store/sqlite_db.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
+#include "ui/runs/flow_row.h"
 #include "ui/remote/host_job.h"
 #include "ui/runs/runs_io.h"
 #include "ui/runs/runs_model.h"
@@ -93,8 +93,9 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   connect(resumeButton_, &QPushButton::clicked, this, [this] { resumeRun(selectedRunIds().value(0)); });
   connect(deleteButton_, &QPushButton::clicked, this, [this] { deleteRuns(selectedRunIds()); });
 
-  auto* bar = new QHBoxLayout;
-  bar->addWidget(filter_, 1);
+  // Wraps onto a second line where one is too wide: the page beside a two-column setup at 1366 px.
+  auto* bar = new FlowRow;
+  bar->addWidget(filter_);
   for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
                                                     resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
     bar->addWidget(w);

@@ -2,7 +2,6 @@
 #include "ui/runs/sample_compare.h"
 
 #include <QComboBox>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSpinBox>
@@ -10,6 +9,8 @@
 #include <QVBoxLayout>
 #include <cstdlib>
 #include <limits>
+
+#include "ui/runs/flow_row.h"
 
 namespace tokamak::ui {
 
@@ -39,12 +40,13 @@ SampleCompare::SampleCompare(QWidget* parent) : QWidget(parent) {
   table_->setRowCount(3);
   table_->setVerticalHeaderLabels({tr("Step"), tr("Prompt"), tr("Sample")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Samples at step"), this));
-  controls->addWidget(step_);
-  controls->addWidget(new QLabel(tr("from"), this));
-  controls->addWidget(prompt_, 1);
-  controls->addStretch(1);
+  // The two choices wrap under each other in a narrow pane: on one line they set the runs page's least width
+  // past what a 1366-pixel screen leaves beside a two-column setup.
+  auto* controls = new FlowRow;
+  controls->addWidget(labelled(tr("Samples at step"), step_));
+  QWidget* from = labelled(tr("from"), prompt_);
+  from->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  controls->addWidget(from);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(controls);

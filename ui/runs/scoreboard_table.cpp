@@ -11,11 +11,10 @@
 namespace tokamak::ui {
 namespace {
 
-
 // The columns after the name and setup, shared by a run's row and a group's (`spread` adds a group's ± parts).
 void fillNumbers(QTableWidget* t, int r, const tokamak::ScoreRow& row, bool target, const tokamak::ScoreGroup* spread) {
-  QString rate = qs(tokamak::format_rate(row.tok_s));
-  if (spread) rate += QStringLiteral(" ± ") + qs(tokamak::format_rate(spread->tok_s_std));
+  QString rate = qs(tokamak::format_count(row.tok_s));
+  if (spread) rate += QStringLiteral(" ± ") + qs(tokamak::format_count(spread->tok_s_std));
   t->setItem(r, 1, tableCell(qs(row.setup)));
   t->setItem(r, 2, tableCell(rate, true));
   t->setItem(r, 3, tableCell(formatOrDash("%.2f×", row.speedup), true));

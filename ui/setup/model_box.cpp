@@ -18,18 +18,6 @@
 
 namespace tokamak::ui {
 
-QString formatBytes(qint64 bytes) {
-  char buf[32];
-  return QString::fromLatin1(format_bytes(bytes, buf, sizeof buf));
-}
-
-QString formatCount(double n) {
-  if (n >= 1e9) return QString::number(n / 1e9, 'f', 2) + "B";
-  if (n >= 1e6) return QString::number(n / 1e6, 'f', 1) + "M";
-  if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + "K";
-  return QString::number(n, 'f', 0);
-}
-
 ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), parent), keys_(keys) {
   preset_ = new QComboBox;
   for (const std::string& p : model_presets()) preset_->addItem(QString::fromStdString(p), QString::fromStdString(p));
@@ -107,22 +95,22 @@ void ModelBox::showEstimate(const Config& config) {
     return;
   }
   const MemoryEstimate m = estimate_memory(config);
-  params_->setText(tr("%1 (%L2)").arg(formatCount(static_cast<double>(m.parameters))).arg(m.parameters));
-  estimate_->setText(tr("≈ %1 per process").arg(formatBytes(m.total())));
+  params_->setText(tr("%1 (%L2)").arg(count_text(static_cast<double>(m.parameters))).arg(m.parameters));
+  estimate_->setText(tr("≈ %1 per process").arg(data_size(m.total())));
   estimate_->setProperty("bytes", static_cast<qint64>(m.total()));  // showMeasuredPeak names the difference
   estimate_->setToolTip(tr("Weights %1 + AdamW states %2 + the larger of activations %3 + logits %4 (the start "
                            "of backward) and gradients %5 (its end)%6.\n"
                            "Activations per Korthikanti et al.: s·b·h·(34 + 5·a·s/h) bytes per layer in 16-bit; "
                            "fused attention drops the 5·a·s/h term, bf16 autocast keeps the LayerNorms' inputs in "
                            "fp32, checkpointing keeps only block inputs, fp32 doubles it.")
-                            .arg(formatBytes(m.weights), formatBytes(m.optimizer), formatBytes(m.activations),
-                                 formatBytes(m.logits), formatBytes(m.gradients),
+                            .arg(data_size(m.weights), data_size(m.optimizer), data_size(m.activations),
+                                 data_size(m.logits), data_size(m.gradients),
                                  m.overhead > 0
-                                     ? tr(" + %1 the GPU's allocator holds beside them").arg(formatBytes(m.overhead))
+                                     ? tr(" + %1 the GPU's allocator holds beside them").arg(data_size(m.overhead))
                                      : QString()) +
                         (m.optimizer_saved > 0 ? tr("\nZeRO-1: AdamW state sharded over the ranks, %1 less per "
                                                     "process")
-                                                     .arg(formatBytes(m.optimizer_saved))
+                                                     .arg(data_size(m.optimizer_saved))
                                                : QString()));
 }
 
@@ -131,13 +119,13 @@ void ModelBox::showMeasuredPeak(qint64 bytes, const QString& device) {
   const bool cpu = device.startsWith("cpu");
   // On a CPU the peak is the process's resident set (libraries and the tokenizer included), not just tensors.
   QString text = tr("last run measured %1 (%2)")
-                     .arg(formatBytes(bytes), cpu ? tr("peak resident set of the process") : tr("peak allocated"));
+                     .arg(data_size(bytes), cpu ? tr("peak resident set of the process") : tr("peak allocated"));
   // The difference, named: what the estimate (weights, gradients, AdamW, activations, logits) leaves out.
   const qint64 estimate = estimate_->property("bytes").toLongLong();
   if (estimate > 0) {
     const qint64 diff = bytes - estimate;
     text += tr(": %1 %2 the estimate (%3%4%)")
-                .arg(formatBytes(std::abs(diff)), diff >= 0 ? tr("over") : tr("under"), diff >= 0 ? "+" : "-")
+                .arg(data_size(std::abs(diff)), diff >= 0 ? tr("over") : tr("under"), diff >= 0 ? "+" : "-")
                 .arg(std::abs(100.0 * static_cast<double>(diff) / static_cast<double>(estimate)), 0, 'f', 0);
     if (diff > 0)
       text += cpu ? tr(" — the process itself: LibTorch's code, the dataset, the tokenizer and freed memory the "
@@ -154,10 +142,10 @@ void ModelBox::showWeights(const QString& initFrom, qint64 fileParameters, qint6
   QString text = initFrom.isEmpty() ? tr("random") : QFileInfo(initFrom).fileName();
   if (!initFrom.isEmpty() && fileParameters >= 0) {
     text += fileParameters == modelParameters
-                ? tr(": %1 parameters, as the model").arg(formatCount(static_cast<double>(fileParameters)))
+                ? tr(": %1 parameters, as the model").arg(count_text(static_cast<double>(fileParameters)))
                 : tr(": %1 parameters, but the model has %2")
-                      .arg(formatCount(static_cast<double>(fileParameters)),
-                           formatCount(static_cast<double>(modelParameters)));
+                      .arg(count_text(static_cast<double>(fileParameters)),
+                           count_text(static_cast<double>(modelParameters)));
   }
   weights_->setText(text);
   weights_->setToolTip(initFrom);

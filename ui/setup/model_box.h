@@ -53,7 +53,4 @@ class ModelBox : public QGroupBox {
   bool filling_ = false;
 };
 
-QString formatBytes(qint64 bytes);
-QString formatCount(double n);  // 124.5M, 12.3K
-
 }  // namespace tokamak::ui

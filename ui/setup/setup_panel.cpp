@@ -2,6 +2,7 @@
 #include "ui/setup/setup_panel.h"
 #include "ui/qt_helpers.h"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -133,6 +134,11 @@ QWidget* SetupPanel::trainingBox() {
   for (int i = 0; i < info.gpuCount(); ++i)
     device->addItem(tr("GPU %1 — %2").arg(i).arg(info.gpuNames[i]), QString("cuda:%1").arg(i));
   if (info.gpuCount() > 1) device->addItem(tr("All %1 GPUs (set Multi-GPU below)").arg(info.gpuCount()), "cuda");
+  // A processor's or a GPU's name is as long as its maker likes: it must not widen the column (at 1366 px it
+  // alone folded the setup into one column, the switches below the fold). The list shows the names whole.
+  device->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  device->setMinimumContentsLength(14);
+  device->view()->setMinimumWidth(device->view()->sizeHintForColumn(0) + 2 * device->view()->frameWidth());
   keys_->bind("device", device);
   form->addRow(tr("Device"), device);
 

@@ -4,7 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
-#include "ui/setup/model_box.h"
+#include "ui/qt_helpers.h"
 
 namespace tokamak::ui {
 
@@ -12,12 +12,16 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(16);
-  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_}) {
+  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_, &skips_, &warnings_}) {
     *l = new QLabel;
     layout->addWidget(*l);
   }
   state_->setObjectName("runState");
   step_->setObjectName("runStep");
+  skips_->setObjectName("runSkips");
+  warnings_->setObjectName("runWarnings");
+  // A warning's whole text is in the tooltip; the bar keeps room for the read-out beside it.
+  warnings_->setMaximumWidth(420);
   setState(tr("idle"));
 }
 
@@ -40,7 +44,7 @@ void RunStatus::runStarted(const RunStart& s, const QStringList& rankDevices) {
 
 void RunStatus::stepped(const StepEvent& e) {
   step_->setText(tr("step %1 / %2").arg(e.step).arg(total_));
-  speed_->setText(tr("%1 tok/s").arg(formatCount(e.metric("tok_s"))));
+  speed_->setText(tr("%1 tok/s").arg(count_text(e.metric("tok_s"))));
   // The average since the first report includes evals and samples, which the per-report tok/s leaves out.
   if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
   const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
@@ -61,12 +65,43 @@ void RunStatus::setProgress(const ProgressEvent& p) {
   step_->setText(tr("%1: %2%").arg(QString::fromStdString(p.what)).arg(100.0 * p.done / p.total, 0, 'f', 0));
 }
 
+QString RunStatus::note(const std::vector<SkipEvent>& skips, const std::vector<WarningEvent>& warnings) {
+  for (const WarningEvent& w : warnings) warningLines_ << QString::fromStdString(w.message);
+  if (!warnings.empty()) {
+    const qsizetype n = warningLines_.size();
+    const QString head = n == 1 ? tr("1 dataset warning") : tr("%1 dataset warnings").arg(n);
+    warnings_->setText(head + ": " + fontMetrics().elidedText(warningLines_.last(), Qt::ElideRight, 300));
+    warnings_->setToolTip(warningLines_.join('\n'));
+  }
+  if (!skips.empty()) {
+    const SkipEvent& e = skips.back();
+    const QString reason = QString::fromStdString(e.reason);
+    skips_->setText((e.total == 1 ? tr("1 step skipped") : tr("%1 steps skipped").arg(e.total)) +
+                    tr(" (step %1: %2)").arg(e.step).arg(reason));
+    skips_->setToolTip(tr("A skipped step's update is not applied: training goes on from the weights before it. "
+                          "%1 in a row now.")
+                           .arg(e.in_a_row));
+  }
+  if (!warnings.empty()) return tr("Dataset: %1").arg(warningLines_.last());
+  if (!skips.empty())
+    return tr("Step %1 skipped: %2").arg(skips.back().step).arg(QString::fromStdString(skips.back().reason));
+  return {};
+}
+
+void RunStatus::clearNotes() {
+  warningLines_.clear();
+  for (QLabel* l : {skips_, warnings_}) l->clear(), l->setToolTip({});
+}
+
+QString RunStatus::skipsText() const { return skips_->text(); }
+QString RunStatus::warningsText() const { return warnings_->text(); }
+
 QString RunStatus::stateText() const { return state_->text(); }
 QString RunStatus::stepText() const { return step_->text(); }
 
 QString RunStatus::text() const {
   QStringList parts;
-  for (QLabel* l : {state_, step_, speed_, eta_, device_})
+  for (QLabel* l : {state_, step_, speed_, eta_, device_, skips_, warnings_})
     if (!l->text().isEmpty()) parts << l->text();
   return parts.join(" · ");
 }

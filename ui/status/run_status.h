@@ -1,8 +1,10 @@
-// RunStatus: the status bar's permanent read-out of the run — state, step of total, tok/s, ETA, and the device
-// of each rank (one line per rank in its tooltip).
+// RunStatus: the status bar's permanent read-out of the run — state, step of total, tok/s, ETA, the device
+// of each rank (one line per rank in its tooltip), and what the run warned about: skipped steps (a non-finite
+// loss or gradient) and its dataset's warnings (each in full in the tooltip).
 #pragma once
 #include <QStringList>
 #include <QWidget>
+#include <vector>
 
 #include "engine/train/events.h"
 
@@ -22,15 +24,22 @@ class RunStatus : public QWidget {
   // The run's end (finished, stopped, failed, crashed): its state, and no ETA for a run that is over.
   void runEnded(const QString& status);
   void setProgress(const ProgressEvent& progress);
+  // A batch's skipped steps and dataset warnings, kept in the read-out; returns the newest as one line for
+  // the status bar ("" when there is none).
+  QString note(const std::vector<SkipEvent>& skips, const std::vector<WarningEvent>& warnings);
+  void clearNotes();  // a new run: no skips, no warnings
 
   QString stateText() const;
   QString stepText() const;
-  QString text() const;  // everything shown, for tests and screenshots' captions
+  QString skipsText() const;     // "2 steps skipped (step 41: loss is nan)", "" when none
+  QString warningsText() const;  // "1 dataset warning: …", "" when none
+  QString text() const;          // everything shown, for tests and screenshots' captions
 
   static QString formatDuration(double seconds);
 
  private:
-  QLabel *state_, *step_, *speed_, *eta_, *device_;
+  QLabel *state_, *step_, *speed_, *eta_, *device_, *skips_, *warnings_;
+  QStringList warningLines_;
   qint64 total_ = 0, firstStep_ = -1;
   double firstWall_ = 0;
 };

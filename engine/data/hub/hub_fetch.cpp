@@ -20,6 +20,7 @@
 #include "engine/data/shard.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
+#include "engine/util/format.h"
 
 namespace tokamak {
 namespace {
@@ -212,7 +213,7 @@ void check_disk(const Shared& s, uint64_t need, size_t files) {
   const uint64_t free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   if (free < need)
     throw Error("not enough disk space in " + s.dir + ": " + std::to_string(files) + " files need " +
-                    human_bytes(need) + " more, " + human_bytes(free) + " is free",
+                    format_bytes(need) + " more, " + format_bytes(free) + " is free",
                 "free some space, fetch fewer shards (--shards N), or point XDG_DATA_HOME at a larger disk");
 }
 

@@ -31,7 +31,4 @@ std::vector<HubFile> select_hub_files(const HubSelection& selection, const HubEn
 // size), its sha256 when known; else what is wrong, for a message.
 std::string hub_file_problem(const std::string& path, const HubFile& file);
 
-// "1.2 GB", decimal units as the Hub shows sizes.
-std::string human_bytes(uint64_t bytes);
-
 }  // namespace tokamak
