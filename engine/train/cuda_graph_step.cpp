@@ -12,6 +12,7 @@
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -62,6 +63,9 @@ GraphStepResult CudaGraphStep::step(const at::Tensor& inputs, const at::Tensor& 
     m.inputs = at::empty_like(inputs), m.targets = at::empty_like(targets);
     m.inputs.copy_(inputs, /*non_blocking=*/true), m.targets.copy_(targets, /*non_blocking=*/true);
     before_capture();
+    // The eager steps' blocks stay cached in the allocator's shared pool, which the graph's private pool cannot
+    // reuse: hand them back first, or a step near the card's size would need its memory twice.
+    c10::cuda::CUDACachingAllocator::emptyCache();
     // Autocast's cache of cast weights must not outlive the capture (PyTorch's make_graphed_callables requires
     // it off). Thread-local capture mode: the loader's thread may touch the pinned-memory allocator meanwhile.
     const bool cache = at::autocast::is_autocast_cache_enabled();
