@@ -22,6 +22,7 @@
 
 #include "engine/config/config.h"
 #include "engine/remote/remote_host.h"
+#include "engine/remote/slurm_client.h"
 #include "engine/remote/run_folder.h"
 #include "engine/remote/slurm_queue.h"
 #include "engine/remote/slurm_script.h"
@@ -627,6 +628,43 @@ class TestSlurm : public QObject {
     QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
     QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
     QCOMPARE(QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot), sweeps_before);
+  }
+
+  // An sbatch that did not answer in time read as refused, and `slurm submit` / `sweep --slurm` then deleted the
+  // folders of a job Slurm may well have accepted. A stand-in sbatch that hangs (the real one answers at once
+  // here) now gives SlurmSubmitUnknown, which keeps them; one that refuses is still a plain Error.
+  void sbatchThatDoesNotAnswerIsNotARefusal() {
+    QTemporaryDir bin;
+    const auto standIn = [&](const QByteArray& body) {
+      QFile f(bin.filePath("sbatch"));
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write("#!/bin/sh\n" + body + "\n") > 0);
+      f.close();
+      QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
+    };
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", bin.path().toUtf8() + ":" + path);
+    const SlurmClient slurm{CommandHost(), 1.0};
+    standIn("exec sleep 30");
+    bool unknown = false;
+    try {
+      slurm.submit("/nonexistent/job.sh");
+    } catch (const SlurmSubmitUnknown& e) {
+      unknown = QString(e.what()).contains("did not answer in time: Slurm may have accepted the job") &&
+                QString(e.what()).contains("squeue");
+    } catch (const std::exception&) {}
+    standIn("echo 'sbatch: error: Batch job submission failed: Invalid partition' >&2; exit 1");
+    QString refused;
+    bool plain = false;
+    try {
+      slurm.submit("/nonexistent/job.sh");
+    } catch (const SlurmSubmitUnknown&) {
+    } catch (const Error& e) {
+      plain = true, refused = e.what();
+    }
+    qputenv("PATH", path);
+    QVERIFY(unknown);
+    QVERIFY2(plain && refused.contains("sbatch refused the job: sbatch: error: Batch job submission failed"),
+             qPrintable(refused));
   }
 
   void badCasesAreOneLine_data() {
