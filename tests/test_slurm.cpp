@@ -22,12 +22,17 @@
 
 #include "engine/config/config.h"
 #include "engine/remote/remote_host.h"
+#include "engine/remote/slurm_client.h"
 #include "engine/remote/run_folder.h"
 #include "engine/remote/slurm_queue.h"
 #include "engine/remote/slurm_script.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
 #include "engine/store/run_store.h"
+#include "engine/store/sqlite_db.h"
+#include "engine/store/sweep_store.h"
+#include "engine/store/run_queue.h"
+#include "engine/config/sweep.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/sshd_server.h"
@@ -627,6 +632,72 @@ class TestSlurm : public QObject {
     QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
     QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
     QCOMPARE(QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot), sweeps_before);
+  }
+
+  // An sbatch that did not answer in time read as refused, and `slurm submit` / `sweep --slurm` then deleted the
+  // folders of a job Slurm may well have accepted. A stand-in sbatch that hangs (the real one answers at once
+  // here) now gives SlurmSubmitUnknown, which keeps them; one that refuses is still a plain Error.
+  void sbatchThatDoesNotAnswerIsNotARefusal() {
+    QTemporaryDir bin;
+    const auto standIn = [&](const QByteArray& body) {
+      QFile f(bin.filePath("sbatch"));
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write("#!/bin/sh\n" + body + "\n") > 0);
+      f.close();
+      QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
+    };
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", bin.path().toUtf8() + ":" + path);
+    const SlurmClient slurm{CommandHost(), 1.0};
+    standIn("exec sleep 30");
+    bool unknown = false;
+    try {
+      slurm.submit("/nonexistent/job.sh");
+    } catch (const SlurmSubmitUnknown& e) {
+      unknown = QString(e.what()).contains("did not answer in time: Slurm may have accepted the job") &&
+                QString(e.what()).contains("squeue");
+    } catch (const std::exception&) {}
+    standIn("echo 'sbatch: error: Batch job submission failed: Invalid partition' >&2; exit 1");
+    QString refused;
+    bool plain = false;
+    try {
+      slurm.submit("/nonexistent/job.sh");
+    } catch (const SlurmSubmitUnknown&) {
+    } catch (const Error& e) {
+      plain = true, refused = e.what();
+    }
+    qputenv("PATH", path);
+    QVERIFY(unknown);
+    QVERIFY2(plain && refused.contains("sbatch refused the job: sbatch: error: Batch job submission failed"),
+             qPrintable(refused));
+  }
+
+  // A promoted trial whose config this version refuses was claimed (running) and then its submission threw
+  // outside the part that fails a row: it stayed running with no job, and nothing would ever settle it. Now the
+  // row fails with the reason.
+  void aPromotedTrialWhoseConfigIsRefusedFails() {
+    const std::string db = env_->path("refused.db"), job = env_->path("refused-job.json");
+    const SweepPlan plan = plan_sweep(R"({"name": "refused", "sweep": {"train.lr": [0.001]}})", "r.json", 0);
+    const std::vector<std::pair<std::string, std::string>> runs = {{"0123456789abcdef", env_->path("refused-run")}};
+    int64_t row = 0;
+    {
+      RunStore store(db);
+      SweepStore(store).queue_plan(plan, "slurm", &runs);
+      row = RunQueue(store).list().front().id;
+      // Put back in the queue for a next rung, with a config a later version wrote and this one refuses.
+      store.db().exec("UPDATE queue SET state = 'queued', config_json = '{\"train\": {\"stepz\": 1}}' WHERE id = " +
+                      std::to_string(row));
+    }
+    write_file_atomically(job, R"({"partition": "debug", "nodes": 1, "ntasks_per_node": 1, "time_limit_s": 60})");
+    const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
+    const Ran r = cli({"sweep", "advance", "--job", QString::fromStdString(job), "--run", "0123456789abcdef", "--db",
+                       QString::fromStdString(db)});
+    RunStore store(db);
+    const QueueItem q = RunQueue(store).item(row);
+    QVERIFY2(q.state == "failed", qPrintable(QString::fromStdString(q.state) + " " + r.err));
+    QVERIFY2(QString::fromStdString(q.error).contains("could not submit its promoted job") &&
+                 QString::fromStdString(q.error).contains("train.stepz"),
+             q.error.c_str());
+    QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);  // no job
   }
 
   void badCasesAreOneLine_data() {

@@ -11,10 +11,14 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 #include <QScreen>
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QThreadPool>
+#include <QTimer>
 
 #include <signal.h>
 
@@ -102,6 +106,35 @@ class TestStudioSweep : public QObject {
     if (worker > 0) ::kill(static_cast<pid_t>(worker), SIGKILL);
     test::kill_runs_under(qEnvironmentVariable("XDG_DATA_HOME").toStdString());
     env_.reset();
+  }
+
+  // An edit's plan was worked out on the GUI thread: a sweep of thousands of trials froze the window while the
+  // user typed. It is now worked out on the thread pool and shown once ready (the newest edit's only). Shown by
+  // holding the pool's one thread: the edit's replan fires and the window goes on without the plan, which comes
+  // once the pool is free.
+  void anEditIsPlannedOffTheGuiThread() {
+    QVERIFY(env_->ok());
+    SweepDialog dialog(tinyBase(env_->corpus_excerpt(20000), 100));
+    dialog.setForm(lrByOptimizer(4));
+    const QStringList before = dialog.trialNames();
+    QVERIFY(!before.isEmpty());
+    QThreadPool* pool = QThreadPool::globalInstance();
+    pool->waitForDone();
+    const int threads = pool->maxThreadCount();
+    pool->setMaxThreadCount(1);
+    QSemaphore held;
+    pool->start([&held] { held.acquire(); });
+    dialog.findChild<QLineEdit*>("sweepName")->setText("renamed");
+    QTimer* replan = dialog.findChild<QTimer*>("replanTimer");
+    QVERIFY(replan && replan->isActive());
+    QTRY_VERIFY(!replan->isActive());  // the edit's replan has fired
+    QCoreApplication::processEvents();
+    const QStringList meanwhile = dialog.trialNames();
+    held.release();
+    QCOMPARE(meanwhile, before);  // the GUI thread did not plan it
+    QTRY_VERIFY_WITH_TIMEOUT(dialog.trialNames().value(0).startsWith("renamed-p0-"), test::kPatienceMs);
+    pool->waitForDone();
+    pool->setMaxThreadCount(threads);
   }
 
   void planOfAGridCountsEveryTrialAndItsRungs() {

@@ -29,7 +29,7 @@ long parse_job_id(const std::string& text) {
 
 ProcessResult SlurmClient::run(const std::vector<std::string>& argv) const {
   try {
-    return host_.run(argv, {}, 60);
+    return host_.run(argv, {}, timeout_s_);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -20,7 +20,8 @@ class SlurmSubmitUnknown : public Error {
 
 class SlurmClient {
  public:
-  explicit SlurmClient(CommandHost host) : host_(std::move(host)) {}
+  // timeout_s bounds each Slurm command (sbatch that does not answer: SlurmSubmitUnknown).
+  explicit SlurmClient(CommandHost host, double timeout_s = 60) : host_(std::move(host)), timeout_s_(timeout_s) {}
   const CommandHost& host() const { return host_; }
 
   // Throws "no sbatch on HOST" when Slurm's client commands are missing there.
@@ -41,6 +42,7 @@ class SlurmClient {
  private:
   ProcessResult run(const std::vector<std::string>& argv) const;
   CommandHost host_;
+  double timeout_s_;
 };
 
 // A job id as typed ("123", "123;cluster" as sbatch --parsable prints it); throws an Error naming the text.

@@ -3,6 +3,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QCompleter>
 #include <QDir>
 #include <QFile>
@@ -15,11 +16,13 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QPointer>
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QTemporaryFile>
+#include <QThreadPool>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -102,9 +105,10 @@ SweepDialog::SweepDialog(const std::string& baseJson, QWidget* parent) : QDialog
   for (const KeyDoc& d : config_keys())
     if (d.key != "name" && d.key != "train.resume") keys_ << QString::fromStdString(d.key);
   replanTimer_ = new QTimer(this);
+  replanTimer_->setObjectName(QStringLiteral("replanTimer"));
   replanTimer_->setSingleShot(true);
   replanTimer_->setInterval(200);
-  connect(replanTimer_, &QTimer::timeout, this, &SweepDialog::replan);
+  connect(replanTimer_, &QTimer::timeout, this, &SweepDialog::replanInBackground);
   build();
   SweepForm f;  // a start that plans at once: the learning rate over two decades
   f.axes << SweepAxis{QStringLiteral("train.lr"), true, {}, 3e-4, 3e-3, 4, true};
@@ -122,6 +126,7 @@ void SweepDialog::build() {
   auto* top = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   name_ = new QLineEdit;
+  name_->setObjectName(QStringLiteral("sweepName"));
   form->addRow(tr("Name"), name_);
   baseLabel_ = new QLabel(tr("Base: the current setup"));
   baseLabel_->setWordWrap(true);
@@ -288,33 +293,64 @@ void SweepDialog::showProblem(const QString& problem) {
   start_->setEnabled(problem.isEmpty() && !process_);
 }
 
+SweepDialog::PlanView SweepDialog::planOf(const std::string& file, const std::string& source, int gpus) {
+  PlanView v;
+  try {
+    const SweepPlan plan = plan_sweep(file, source, gpus);
+    for (const SweepTrial& t : plan.trials) v.names << QString::fromStdString(t.name);
+    const int64_t steps = plan.trials.empty() ? 0 : plan.trials.front().config.train.steps;
+    for (int64_t r : asha_rungs(plan.asha, steps)) v.rungs << r;
+    QStringList rungText;
+    for (qint64 r : v.rungs) rungText << QString::number(r);
+    v.summary =
+        tr("%n trial(s), %1, ranked by %2 (%3); each trains %4 steps", nullptr, int(v.names.size()))
+            .arg(QString::fromStdString(plan.method), QString::fromStdString(plan.metric.name),
+                 plan.metric.maximize ? tr("max") : tr("min"))
+            .arg(steps) +
+        (v.rungs.isEmpty() ? QString()
+                           : tr("; ASHA η=%1 stops them at rungs %2").arg(plan.asha.eta).arg(rungText.join(", ")));
+  } catch (const std::exception& e) {
+    v.summary = tr("Nothing is queued until every trial is valid.");
+    // One line: the engine's error names the key, the trial and the fix.
+    v.problem = QString::fromUtf8(e.what()).simplified();
+  }
+  return v;
+}
+
+void SweepDialog::showPlan(const PlanView& v) {
+  names_ = v.names, rungs_ = v.rungs;
+  trials_->clear();
+  trials_->addItems(names_);
+  summary_->setText(v.summary);
+  showProblem(v.problem);
+}
+
 void SweepDialog::replan() {
   replanTimer_->stop();
-  names_.clear(), rungs_.clear();
-  trials_->clear();
-  try {
-    const SweepPlan plan =
-        plan_sweep(sweepFile(), form().name.isEmpty() ? "sweep" : form().name.toStdString(), deviceInfo().gpuCount());
-    for (const SweepTrial& t : plan.trials) names_ << QString::fromStdString(t.name);
-    const int64_t steps = plan.trials.empty() ? 0 : plan.trials.front().config.train.steps;
-    for (int64_t r : asha_rungs(plan.asha, steps)) rungs_ << r;
-    QStringList rungText;
-    for (qint64 r : rungs_) rungText << QString::number(r);
-    summary_->setText(tr("%n trial(s), %1, ranked by %2 (%3); each trains %4 steps", nullptr, int(names_.size()))
-                          .arg(QString::fromStdString(plan.method), QString::fromStdString(plan.metric.name),
-                               plan.metric.maximize ? tr("max") : tr("min"))
-                          .arg(steps) +
-                      (rungs_.isEmpty()
-                           ? QString()
-                           : tr("; ASHA η=%1 stops them at rungs %2").arg(plan.asha.eta).arg(rungText.join(", "))));
-    trials_->addItems(names_);
-    showProblem({});
-  } catch (const std::exception& e) {
-    summary_->setText(tr("Nothing is queued until every trial is valid."));
-    // One line: the engine's error names the key, the trial and the fix.
-    showProblem(QString::fromUtf8(e.what()).simplified());
-  }
+  ++generation_;  // a plan still being worked out in the background is of an older form
+  showPlan(planOf(sweepFile(), planSource(), deviceInfo().gpuCount()));
 }
+
+// An edit's plan is worked out on a thread of the pool: a sweep of thousands of trials validates every one of
+// them, which froze the window while the user typed. Only the newest edit's plan is shown.
+void SweepDialog::replanInBackground() {
+  const int generation = ++generation_;
+  const std::string file = sweepFile(), source = planSource();
+  const int gpus = deviceInfo().gpuCount();
+  QPointer<SweepDialog> self(this);
+  QThreadPool::globalInstance()->start([self, generation, file, source, gpus] {
+    const PlanView view = planOf(file, source, gpus);
+    // qApp outlives the dialog: the dialog itself is looked at on the GUI thread only.
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, generation, view] {
+          if (self && self->generation_ == generation) self->showPlan(view);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+std::string SweepDialog::planSource() const { return form().name.isEmpty() ? "sweep" : form().name.toStdString(); }
 
 bool SweepDialog::start() {
   replan();

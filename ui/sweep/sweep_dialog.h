@@ -41,7 +41,8 @@ class SweepDialog : public QDialog {
   bool openFile(const QString& path);
   std::string sweepFile() const;  // the file Start writes: the form over the base
 
-  // The plan of the form as it is now (replan() recomputes it at once; edits replan after a short pause).
+  // The plan of the form as it is now (replan() recomputes it at once; edits replan after a short pause, on a
+  // thread of the pool, and show it when it is ready).
   void replan();
   int trialCount() const { return names_.size(); }
   QStringList trialNames() const { return names_; }
@@ -61,6 +62,16 @@ class SweepDialog : public QDialog {
   void build();
   SweepAxisRow* addAxisRow(const SweepAxis& axis);
   void removeAxisRow(SweepAxisRow* row);
+  // What the dialog shows of a plan: worked out on any thread, shown on the GUI thread.
+  struct PlanView {
+    QStringList names;
+    QList<qint64> rungs;
+    QString summary, problem;
+  };
+  static PlanView planOf(const std::string& file, const std::string& source, int gpus);
+  void showPlan(const PlanView& view);
+  void replanInBackground();
+  std::string planSource() const;  // the name plan_sweep's errors give the sweep
   void scheduleReplan();
   void chooseFile();
   void childEnded();
@@ -85,6 +96,7 @@ class SweepDialog : public QDialog {
   QString problem_;
   QProcess* process_ = nullptr;
   QString tempFile_;
+  int generation_ = 0;  // the newest plan asked for; an older one that comes back later is not shown
 };
 
 }  // namespace tokamak::ui
