@@ -121,10 +121,10 @@ class TestRemote : public QObject {
     HostReport r = host.test_connection();
     QCOMPARE(QString::fromStdString(r.version), QString(TOKAMAK_VERSION));
     QVERIFY(!r.devices.empty());
-    // "79.8 GB free in <the host's data folder>": the disk where the host's runs go.
-    QVERIFY2(r.free_disk.find(" GB free in " + hostData_ + "/") != std::string::npos ||
-                 QString::fromStdString(r.free_disk).endsWith(QString::fromStdString(" GB free in " + hostData_)),
-             r.free_disk.c_str());
+    // "79.8 GB free in <the host's data folder>": the disk where the host's runs go, in the one byte format.
+    const QRegularExpression disk("^[0-9.]+ [kMGTP]?B free in " +
+                                  QRegularExpression::escape(QString::fromStdString(hostData_)) + "(/|$)");
+    QVERIFY2(QString::fromStdString(r.free_disk).contains(disk), r.free_disk.c_str());
   }
 
   void runOutlivesTheClientAndTheStoreEqualsTheJournal() {

@@ -205,6 +205,7 @@ class TestStudioJournal : public QObject {
     QVERIFY2(status->skipsText().contains("1 step skipped (step 2: loss is nan)"), qPrintable(status->text()));
     QVERIFY2(status->warningsText().startsWith("1 dataset warning: skipped 2 files"), qPrintable(status->text()));
     QCOMPARE(status->findChild<QLabel*>("runWarnings")->toolTip(), QString::fromStdString(warning));
+    QVERIFY(status->findChild<QLabel*>("runSkips")->toolTip().startsWith(status->skipsText() + "\n"));
     QVERIFY(status->text().contains(status->skipsText()) && status->text().contains(status->warningsText()));
 
     // Followed again (a new run, as far as the window knows), its read-out starts clean: the warning once.

@@ -257,8 +257,8 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
 
 namespace {
 
-// A report as the journal hands it over (json_events.cpp reads its keys in alphabetical order): the phases,
-// then skipped_steps before step_ms.
+// A report as the journal hands it over (the journal codec, engine/remote/journal_events.cpp, reads its keys in
+// alphabetical order): the phases, then skipped_steps before step_ms.
 StepEvent profiledStep(int64_t i) {
   StepEvent e = fakeStep(i);
   e.metrics.add("phase_backward_ms", 60), e.metrics.add("phase_data_ms", 0.5);

@@ -26,6 +26,7 @@
 #include "engine/data/tokenizer.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
+#include "engine/util/format.h"
 
 namespace fs = std::filesystem;
 
@@ -92,12 +93,6 @@ std::string with_commas(uint64_t n) {
   std::string s = std::to_string(n);
   for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
   return s;
-}
-
-std::string megabytes(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
-  return buf;
 }
 
 int cores() { return std::max(1u, std::thread::hardware_concurrency()); }
@@ -277,8 +272,8 @@ PreparedDataset prepare_text(const ResolvedSource& src, const std::string& sourc
   std::string files = jsonl                  ? with_commas(count) + " documents, "
                       : src.files.size() > 1 ? with_commas(src.files.size()) + " files, "
                                              : "";
-  out.description =
-      src.label + ": " + files + megabytes(total_bytes) + " text → " + with_commas(out.train_tokens) + " tokens";
+  out.description = src.label + ": " + files + format_bytes(static_cast<double>(total_bytes)) + " text → " +
+                    with_commas(out.train_tokens) + " tokens";
   nlohmann::json manifest = {{"format", kCacheFormat},
                              {"source", out.source},
                              {"description", out.description},

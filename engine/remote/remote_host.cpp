@@ -6,6 +6,7 @@
 
 #include "engine/remote/process.h"
 #include "engine/util/error.h"
+#include "engine/util/format.h"
 
 namespace tokamak {
 
@@ -64,9 +65,8 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
     std::istringstream df(disk[0]);
     std::string fs, size, used, avail;
     df >> fs >> size >> used >> avail;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f GB free", std::atof(avail.c_str()) / 1e6 * 1.024);
-    r.free_disk = std::string(buf) + " in " + disk[1];
+    // df -Pk counts 1024-byte blocks.
+    r.free_disk = format_bytes(std::atof(avail.c_str()) * 1024) + " free in " + disk[1];
   }
   return r;
 }

@@ -21,6 +21,7 @@
 #include "engine/runtime/optimizer_state.h"
 #include "engine/util/error.h"
 #include "engine/util/files.h"
+#include "engine/util/format.h"
 #include "engine/util/safetensors.h"
 
 namespace tokamak {
@@ -229,8 +230,8 @@ void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
     if (free_bytes < bytes_needed)
-      throw Error("checkpoint folder '" + dir + "' has " + std::to_string(free_bytes >> 20) +
-                      " MiB free but a checkpoint needs " + std::to_string(bytes_needed >> 20) + " MiB",
+      throw Error("checkpoint folder '" + dir + "' has " + format_bytes(static_cast<double>(free_bytes)) +
+                      " free but a checkpoint needs " + format_bytes(static_cast<double>(bytes_needed)),
                   "free some space or set train.checkpoint_dir to another disk");
   }
 }

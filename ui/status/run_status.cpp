@@ -20,8 +20,10 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   step_->setObjectName("runStep");
   skips_->setObjectName("runSkips");
   warnings_->setObjectName("runWarnings");
-  // A warning's whole text is in the tooltip; the bar keeps room for the read-out beside it.
+  // A warning's or a skip's whole text is in its tooltip: however long, it may be cut rather than widen the
+  // window past a small screen (the status bar's least width is the window's).
   warnings_->setMaximumWidth(420);
+  for (QLabel* note : {skips_, warnings_}) note->setMinimumWidth(note->fontMetrics().averageCharWidth() * 8);
   setState(tr("idle"));
 }
 
@@ -78,7 +80,8 @@ QString RunStatus::note(const std::vector<SkipEvent>& skips, const std::vector<W
     const QString reason = QString::fromStdString(e.reason);
     skips_->setText((e.total == 1 ? tr("1 step skipped") : tr("%1 steps skipped").arg(e.total)) +
                     tr(" (step %1: %2)").arg(e.step).arg(reason));
-    skips_->setToolTip(tr("A skipped step's update is not applied: training goes on from the weights before it. "
+    skips_->setToolTip(skips_->text() + "\n" +
+                       tr("A skipped step's update is not applied: training goes on from the weights before it. "
                           "%1 in a row now.")
                            .arg(e.in_a_row));
   }
