@@ -22,43 +22,18 @@
 #include <vector>
 
 #include "engine/kernels/bias_gelu.cu"  // v1 and v2: the production kernels themselves, not copies
+#include "experiments/kernels/lab.cuh"
+
+const char* lab::name = "bias_gelu_lab";
 
 namespace {
 
 using tokamak::kernels::cuda::DType;
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    const cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "bias_gelu_lab: %s: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
-
 float gelu_grad_host(float x) {
   const float k0 = 0.7978845608028654f, k1 = 0.044715f;
   const float t = std::tanh(k0 * (x + k1 * x * x * x));
   return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
-}
-
-// The check --------------------------------------------------------------------------------------------------------
-struct Check {
-  double worst = 0;  // the largest |got - ref| / (atol + rtol·|ref|): <= 1 passes
-  bool ok() const { return worst <= 1.0; }
-};
-void compare(Check& c, float got, float ref, double atol, double rtol) {
-  const double bound = atol + rtol * std::fabs(ref), err = std::fabs(static_cast<double>(got) - ref);
-  c.worst = std::max(c.worst, std::isfinite(got) ? err / bound : INFINITY);
-}
-
-float bf16_to_float(__nv_bfloat16 v) {
-  uint16_t bits;
-  std::memcpy(&bits, &v, 2);
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, 4);
-  return f;
 }
 
 }  // namespace
@@ -71,13 +46,9 @@ int main(int argc, char** argv) {
                  static_cast<long long>(N), static_cast<long long>(C), rounds);
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("bias_gelu_lab: no CUDA device here: nothing to time (run it from the GPU kit)\n");
-    return 0;
-  }
+  if (lab::no_gpu()) return 0;
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  LAB_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("bias_gelu_lab: GELU backward + bias gradient, bf16, N=%lld C=%lld on %s, %d rounds\n",
               static_cast<long long>(N), static_cast<long long>(C), prop.name, rounds);
   // Inputs: the incoming gradient ~ N(0, 1e-3), pre-activations ~ N(0, 1): a step's scales.
@@ -93,21 +64,21 @@ int main(int argc, char** argv) {
   for (int64_t r = 0; r < N; ++r)
     for (int64_t c = 0; c < C; ++c) {
       const size_t i = static_cast<size_t>(r * C + c);
-      ref[i] = bf16_to_float(d_host[i]) * gelu_grad_host(bf16_to_float(pre_host[i]));
+      ref[i] = lab::bf16_to_float(d_host[i]) * gelu_grad_host(lab::bf16_to_float(pre_host[i]));
       ref_bias[c] += ref[i];
     }
   __nv_bfloat16 *d, *pre, *scratch, *out;
   float* dbias;
-  CHECK(cudaMalloc(&d, count * 2));
-  CHECK(cudaMalloc(&pre, count * 2));
-  CHECK(cudaMalloc(&scratch, count * 2));
-  CHECK(cudaMalloc(&out, count * 2));
-  CHECK(cudaMalloc(&dbias, C * sizeof(float)));
-  CHECK(cudaMemcpy(d, d_host.data(), count * 2, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(pre, pre_host.data(), count * 2, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMalloc(&d, count * 2));
+  LAB_CHECK(cudaMalloc(&pre, count * 2));
+  LAB_CHECK(cudaMalloc(&scratch, count * 2));
+  LAB_CHECK(cudaMalloc(&out, count * 2));
+  LAB_CHECK(cudaMalloc(&dbias, C * sizeof(float)));
+  LAB_CHECK(cudaMemcpy(d, d_host.data(), count * 2, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMemcpy(pre, pre_host.data(), count * 2, cudaMemcpyHostToDevice));
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  LAB_CHECK(cudaEventCreate(&start));
+  LAB_CHECK(cudaEventCreate(&stop));
 
   struct Version {
     const char* name;
@@ -143,21 +114,21 @@ int main(int argc, char** argv) {
   std::vector<float> got_bias(C);
   for (const Version& v : versions) {
     v.run(&ctx);
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(got.data(), v.result(&ctx), count * 2, cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(got_bias.data(), dbias, C * sizeof(float), cudaMemcpyDeviceToHost));
-    Check values, bias;
-    for (size_t i = 0; i < count; ++i) compare(values, bf16_to_float(got[i]), ref[i], 1e-6, 1.0 / 128);  // bf16
-    for (int64_t c = 0; c < C; ++c) compare(bias, got_bias[c], static_cast<float>(ref_bias[c]), 1e-5, 1e-3);
+    LAB_CHECK(cudaGetLastError());
+    LAB_CHECK(cudaDeviceSynchronize());
+    LAB_CHECK(cudaMemcpy(got.data(), v.result(&ctx), count * 2, cudaMemcpyDeviceToHost));
+    LAB_CHECK(cudaMemcpy(got_bias.data(), dbias, C * sizeof(float), cudaMemcpyDeviceToHost));
+    lab::Check values, bias;
+    for (size_t i = 0; i < count; ++i) values.add(lab::bf16_to_float(got[i]), ref[i], 1e-6, 1.0 / 128);  // bf16
+    for (int64_t c = 0; c < C; ++c) bias.add(got_bias[c], ref_bias[c], 1e-5, 1e-3);
     float best = INFINITY;
     for (int r = 0; r < rounds; ++r) {
-      CHECK(cudaEventRecord(start));
+      LAB_CHECK(cudaEventRecord(start));
       v.run(&ctx);
-      CHECK(cudaEventRecord(stop));
-      CHECK(cudaEventSynchronize(stop));
+      LAB_CHECK(cudaEventRecord(stop));
+      LAB_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, start, stop));
+      LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
       best = std::min(best, ms);
     }
     const bool ok = values.ok() && bias.ok();

@@ -24,19 +24,13 @@
 #include <vector>
 
 #include "engine/kernels/residual_layernorm.cu"  // v1 and v2: the production kernels themselves
+#include "experiments/kernels/lab.cuh"
+
+const char* lab::name = "residual_layernorm_lab";
 
 namespace {
 
 using tokamak::kernels::cuda::DType;
-
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    const cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "residual_layernorm_lab: %s: %s\n", #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 // What ATen's casts do for v1, as kernels of their own.
 __global__ void to_fp32(const __nv_bfloat16* in, float* out, int64_t n) {
@@ -50,23 +44,6 @@ __global__ void to_bf16(const float* in, __nv_bfloat16* out, int64_t n) {
     out[i] = __float2bfloat16(in[i]);
 }
 
-float bf16_to_float(__nv_bfloat16 v) {
-  uint16_t bits;
-  std::memcpy(&bits, &v, 2);
-  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &wide, 4);
-  return f;
-}
-
-struct Check {
-  double worst = 0;  // the largest |got - ref| / (atol + rtol·|ref|): <= 1 passes
-  void add(double got, double ref, double atol, double rtol) {
-    const double err = std::fabs(got - ref) / (atol + rtol * std::fabs(ref));
-    worst = std::max(worst, std::isfinite(got) ? err : INFINITY);
-  }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,13 +54,9 @@ int main(int argc, char** argv) {
                  static_cast<long long>(tokamak::kernels::cuda::kMixedMaxC));
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("residual_layernorm_lab: no CUDA device here: nothing to time (run it from the GPU kit)\n");
-    return 0;
-  }
+  if (lab::no_gpu()) return 0;
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  LAB_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("residual_layernorm_lab: h = x + branch, y = LayerNorm(h); x fp32, branch bf16, N=%lld C=%lld on %s\n",
               static_cast<long long>(N), static_cast<long long>(C), prop.name);
   const size_t n = static_cast<size_t>(N * C);
@@ -98,7 +71,7 @@ int main(int argc, char** argv) {
   for (int64_t r = 0; r < N; ++r) {
     double m = 0, v = 0;
     for (int64_t c = 0; c < C; ++c)
-      h_ref[r * C + c] = static_cast<double>(x_h[r * C + c]) + bf16_to_float(br_h[r * C + c]);
+      h_ref[r * C + c] = static_cast<double>(x_h[r * C + c]) + lab::bf16_to_float(br_h[r * C + c]);
     for (int64_t c = 0; c < C; ++c) m += h_ref[r * C + c];
     m /= C;
     for (int64_t c = 0; c < C; ++c) v += (h_ref[r * C + c] - m) * (h_ref[r * C + c] - m);
@@ -107,20 +80,20 @@ int main(int argc, char** argv) {
   }
   float *x, *w, *b, *br32, *h, *y32, *mean, *rstd;
   __nv_bfloat16 *br, *y16;
-  CHECK(cudaMalloc(&x, n * 4));
-  CHECK(cudaMalloc(&br, n * 2));
-  CHECK(cudaMalloc(&br32, n * 4));
-  CHECK(cudaMalloc(&h, n * 4));
-  CHECK(cudaMalloc(&y32, n * 4));
-  CHECK(cudaMalloc(&y16, n * 2));
-  CHECK(cudaMalloc(&w, C * 4));
-  CHECK(cudaMalloc(&b, C * 4));
-  CHECK(cudaMalloc(&mean, N * 4));
-  CHECK(cudaMalloc(&rstd, N * 4));
-  CHECK(cudaMemcpy(x, x_h.data(), n * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(br, br_h.data(), n * 2, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(w, w_h.data(), C * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(b, b_h.data(), C * 4, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMalloc(&x, n * 4));
+  LAB_CHECK(cudaMalloc(&br, n * 2));
+  LAB_CHECK(cudaMalloc(&br32, n * 4));
+  LAB_CHECK(cudaMalloc(&h, n * 4));
+  LAB_CHECK(cudaMalloc(&y32, n * 4));
+  LAB_CHECK(cudaMalloc(&y16, n * 2));
+  LAB_CHECK(cudaMalloc(&w, C * 4));
+  LAB_CHECK(cudaMalloc(&b, C * 4));
+  LAB_CHECK(cudaMalloc(&mean, N * 4));
+  LAB_CHECK(cudaMalloc(&rstd, N * 4));
+  LAB_CHECK(cudaMemcpy(x, x_h.data(), n * 4, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMemcpy(br, br_h.data(), n * 2, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMemcpy(w, w_h.data(), C * 4, cudaMemcpyHostToDevice));
+  LAB_CHECK(cudaMemcpy(b, b_h.data(), C * 4, cudaMemcpyHostToDevice));
   const auto v1 = [&] {
     to_fp32<<<1024, 256>>>(br, br32, static_cast<int64_t>(n));
     tokamak::kernels::cuda::residual_layernorm_forward(DType::kFloat, x, br32, w, b, h, y32, mean, rstd, N, C, 0);
@@ -132,30 +105,30 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<const char*, std::pair<double, std::function<void()>>>> versions = {
       {"v1 cast + production fp32 + cast", {28.0, v1}}, {"v2 mixed dtypes, 16-byte packs", {12.0, v2}}};
   cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
+  LAB_CHECK(cudaEventCreate(&start));
+  LAB_CHECK(cudaEventCreate(&stop));
   std::vector<float> h_got(n);
   std::vector<__nv_bfloat16> y_got(n);
   bool all_ok = true;
   for (const auto& [name, spec] : versions) {
-    CHECK(cudaMemset(h, 0, n * 4));
-    CHECK(cudaMemset(y16, 0, n * 2));
+    LAB_CHECK(cudaMemset(h, 0, n * 4));
+    LAB_CHECK(cudaMemset(y16, 0, n * 2));
     spec.second();
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(h_got.data(), h, n * 4, cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(y_got.data(), y16, n * 2, cudaMemcpyDeviceToHost));
-    Check hc, yc;
+    LAB_CHECK(cudaGetLastError());
+    LAB_CHECK(cudaDeviceSynchronize());
+    LAB_CHECK(cudaMemcpy(h_got.data(), h, n * 4, cudaMemcpyDeviceToHost));
+    LAB_CHECK(cudaMemcpy(y_got.data(), y16, n * 2, cudaMemcpyDeviceToHost));
+    lab::Check hc, yc;
     for (size_t i = 0; i < n; ++i)
-      hc.add(h_got[i], h_ref[i], 1e-6, 1e-6), yc.add(bf16_to_float(y_got[i]), y_ref[i], 1e-2, 1.0 / 128);
+      hc.add(h_got[i], h_ref[i], 1e-6, 1e-6), yc.add(lab::bf16_to_float(y_got[i]), y_ref[i], 1e-2, 1.0 / 128);
     float best = INFINITY;
     for (int r = 0; r < rounds; ++r) {
-      CHECK(cudaEventRecord(start));
+      LAB_CHECK(cudaEventRecord(start));
       spec.second();
-      CHECK(cudaEventRecord(stop));
-      CHECK(cudaEventSynchronize(stop));
+      LAB_CHECK(cudaEventRecord(stop));
+      LAB_CHECK(cudaEventSynchronize(stop));
       float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, start, stop));
+      LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
       best = std::min(best, ms);
     }
     const bool ok = hc.worst <= 1 && yc.worst <= 1;
