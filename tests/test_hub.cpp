@@ -101,8 +101,9 @@ class TestHub : public QObject {
     const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
     QVERIFY2(r.code == 0, r.err.constData());
     const QString dir = datasetDir("fineweb10B");
-    QCOMPARE(entries(dir),
-             QStringList({"fineweb_train_000001.bin", "fineweb_train_000002.bin", "fineweb_val_000000.bin"}));
+    QCOMPARE(entries(dir), QStringList({".hub-repo", "fineweb_train_000001.bin", "fineweb_train_000002.bin",
+                                        "fineweb_val_000000.bin"}));
+    QCOMPARE(contents(dir + "/.hub-repo"), QByteArray("kjj0/fineweb10B-gpt2\n"));  // whose files they are
     QCOMPARE(contents(dir + "/fineweb_val_000000.bin"), val_);
     QCOMPARE(contents(dir + "/fineweb_train_000001.bin"), train_[0]);
     QCOMPARE(contents(dir + "/fineweb_train_000002.bin"), train_[1]);
@@ -201,7 +202,7 @@ class TestHub : public QObject {
     const QString line = QString::fromUtf8(r.err.trimmed());
     QVERIFY2(line.contains("x_train_000001.bin of dataset bad/damaged failed its check") && line.contains(why),
              qPrintable(line));
-    QCOMPARE(entries(datasetDir("bad--damaged")), QStringList());  // nothing in place, no .part
+    QCOMPARE(entries(datasetDir("bad--damaged")), QStringList{".hub-repo"});  // nothing in place, no .part
   }
 
   void refusedWithoutTokenNamesHfToken() {
@@ -360,6 +361,18 @@ class TestHub : public QObject {
     }
     QCOMPARE(contents(datasetDir("alice--shards") + "/s_train_000001.bin"), alice);
     QCOMPARE(contents(datasetDir("bob--shards") + "/s_train_000001.bin"), bob);
+    // A folder that holds another repo's files (bob's moved into alice's folder by hand) is refused, in one line
+    // naming both, before any of them counts as already here; its files stay as they are.
+    QVERIFY(QFile::remove(datasetDir("alice--shards") + "/.hub-repo"));
+    QVERIFY(QFile::copy(datasetDir("bob--shards") + "/.hub-repo", datasetDir("alice--shards") + "/.hub-repo"));
+    const Ran mixed = runTokamak({"datasets", "get", "hf:alice/shards", "--json"}, environment(hub.endpoint()));
+    QCOMPARE(mixed.code, 1);
+    QVERIFY2(mixed.errors().size() == 1 &&
+                 mixed.errors().front().contains("holds the files of bob/shards, not of "
+                                                 "alice/shards") &&
+                 mixed.errors().front().contains("hint:"),
+             mixed.err.constData());
+    QCOMPARE(contents(datasetDir("alice--shards") + "/s_train_000001.bin"), alice);
   }
 
   // Refused before any request, here or on a host: a name the Hub would not accept, and `--host` with what a

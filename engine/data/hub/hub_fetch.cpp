@@ -221,11 +221,29 @@ void check_disk(const Shared& s, uint64_t need, size_t files) {
 
 std::string hub_dataset_dir(const std::string& name) { return data_dir() + "/datasets/" + name; }
 
+namespace {
+
+// A dataset folder says whose files it holds (kHubRepoMarker: "OWNER/REPO"), so one that holds another repo's —
+// moved there by hand, or made before folders were named by owner — is refused before its files are counted as
+// already here. A folder without the marker takes it at its first get.
+void check_holder(const std::string& dir, const std::string& repo) {
+  const std::string marker = dir + "/" + kHubRepoMarker;
+  if (!path_exists(marker)) return;
+  std::string holder = read_file(marker);
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  if (holder != repo)
+    throw Error(dir + " holds the files of " + holder + ", not of " + repo,
+                "move that folder away (or get " + holder + " into it) and run the same command again");
+}
+
+}  // namespace
+
 FetchResult fetch_hub_dataset(const HubSelection& selection, const FetchOptions& options) {
   Shared s;
   s.env = hub_env();
   s.repo = selection.repo, s.options = options;
   s.dir = hub_dataset_dir(selection.name);
+  check_holder(s.dir, selection.repo);
   std::vector<HubFile> files;
   {
     HttpClient lister(s.env.token);
@@ -268,6 +286,8 @@ FetchResult fetch_hub_dataset(const HubSelection& selection, const FetchOptions&
   for (const HubFile& f : missing) p.total += f.size;
   p.total += s.done - out.resumed_from;  // the files already in place
   make_dirs(s.dir);                      // only now: a refused request leaves no empty dataset folder behind
+  if (!path_exists(s.dir + "/" + kHubRepoMarker))
+    write_file_atomically(s.dir + "/" + kHubRepoMarker, selection.repo + "\n");
   if (!cancelled) check_disk(s, need, missing.size());
   run_parallel(
       s, missing.size(), [&](HttpClient& c, size_t i) { fetch_file(s, c, missing[i]); }, report);

@@ -48,6 +48,10 @@ struct FetchResult {
   uint64_t tokens = 0;             // tokens in the .bin shards among them
 };
 
+// The file in a dataset folder that names the repo whose files it holds ("OWNER/REPO"); hidden, so no listing of
+// the dataset's files counts it. A get refuses a folder whose marker names another repo.
+inline constexpr const char* kHubRepoMarker = ".hub-repo";
+
 // data_dir()/datasets/NAME.
 std::string hub_dataset_dir(const std::string& name);
 
