@@ -1,0 +1,84 @@
+// One training run's state and its parts, shared by the loop (trainer.cpp) and its set-up, checkpoints, samples
+// and reports (run_setup.cpp). Internal to engine/train: train() in trainer.h is the way in.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/eval/eval_task.h"
+#include "engine/model/gpt.h"
+#include "engine/parallel/dist_env.h"
+#include "engine/parallel/reducer.h"
+#include "engine/parallel/zero.h"
+#include "engine/train/loader.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/step.h"
+#include "engine/train/trainer.h"
+
+namespace tokamak::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// "nan", "inf" or "-inf": how a non-finite loss or norm is named in a skip's reason.
+std::string non_finite_name(double v);
+// Data parallel on CUDA: rank r of a machine takes GPU local_rank (engine/parallel/process_group.h).
+c10::Device run_device(const Config& c, const DistEnv& dist);
+
+class SilentSink : public EventSink {};
+
+class Run {
+ public:
+  Run(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist)
+      : c_(config), dist_(dist), sink_(dist.rank == 0 ? sink : silent_), end_sink_(sink), control_(control),
+        device_(run_device(config, dist)), precision_(parse_precision(config.opt.precision)), main_(dist.rank == 0) {}
+
+  EndEvent execute();
+
+ private:
+  void set_up();
+  void checkpoint(int64_t step);
+  bool writes_checkpoints() const { return !control_ || control_->checkpoints; }
+  void sample(int64_t step);
+  void evaluate_tasks(int64_t step);
+  bool wait_while_paused();
+  bool stop_agreed();
+  void count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason);
+  void add_overlap_metrics(Metrics& metrics) const;
+
+  Config c_;
+  DistEnv dist_;
+  SilentSink silent_;
+  EventSink& sink_;      // rank 0: the caller's sink; other ranks: silent
+  EventSink& end_sink_;  // every rank reports how it ended
+  TrainControl* control_;
+  c10::Device device_;
+  Precision precision_;
+  bool main_;                            // rank 0 (or not data parallel): reports, samples, checkpoints
+  double peak_ = -1;                     // FLOP/s per rank for MFU (set_up); -1 when unknown
+  std::unique_ptr<ProcessGroup> group_;  // data parallel only; declared before the reducer that uses it
+  std::unique_ptr<GradReducer> reducer_;
+  std::unique_ptr<Loader> loader_;
+  GPT model_{nullptr};
+  std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (opt.optimizer)
+  std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/parallel/zero.h)
+  std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
+  std::string uid_, checkpoint_dir_;
+  int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
+  int64_t val_batches_ = 0;  // train.val_tokens: evaluations cover exactly its windows (0 = train.eval_batches)
+  int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
+  Clock::time_point started_, last_checkpoint_;
+  // Time to train.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
+  // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the
+  // step at which the target was reached (0: not yet).
+  double train_seconds_before_ = 0, io_seconds_ = 0;
+  Clock::time_point loop_started_;
+  int64_t target_step_ = 0;
+  double train_seconds() const {
+    return train_seconds_before_ + std::chrono::duration<double>(Clock::now() - loop_started_).count() - io_seconds_;
+  }
+  bool check_target(EvalEvent& e, double val, double trained_s);
+};
+
+}  // namespace tokamak::detail
