@@ -3,6 +3,8 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -149,6 +151,9 @@ std::string fixed(double v, const char* format) {
 
 void KernelTable::start(bool cuda) {
   if (running_) return;
+  // On a machine without a GPU, Kineto's first use logs "gpuGetDeviceCount failed with code 35", which says nothing
+  // to a user profiling a CPU run: its log is quieted there, unless the user set KINETO_LOG_LEVEL.
+  if (!cuda) setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
   const ProfilerConfig config(ProfilerState::KINETO);
   prof::prepareProfiler(config, activities(cuda));
   prof::enableProfiler(config, activities(cuda));
