@@ -289,7 +289,7 @@ class TestKernels : public QObject {
     QTest::addColumn<int>("dtypeInt");
     // "glue" and "out of place": opt.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
     for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu",
-                               "residual_layernorm glue", "bias_gelu out of place"})
+                               "residual_layernorm glue", "bias_gelu out of place", "layernorm glue"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
         QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
   }
@@ -318,6 +318,20 @@ class TestKernels : public QObject {
       };
       reference = [=](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{kernels::classifier_reference(in[0], in[1], t, V)};
+      };
+    } else if (kernel == "layernorm glue") {
+      inputs = {at::randn({N, C}, on_gpu), 1 + 0.1 * at::randn({C}, on_gpu), 0.1 * at::randn({C}, on_gpu)};
+      seeds = {at::randn({N, C}, on_gpu)};
+      fused = [=](const std::vector<at::Tensor>& in) {
+        // ln_1's and ln_f's dtypes: the residual stream and the parameters fp32, bf16 out. The fp32 row gives it a
+        // double input, which it leaves to the library (undefined), as the model then does.
+        at::Tensor y =
+            kernels::layernorm_glue(in[0].to(dtype == at::kBFloat16 ? at::kFloat : at::kDouble), in[1], in[2]);
+        if (!y.defined()) y = at::layer_norm(in[0], {C}, in[1], in[2], 1e-5);
+        return std::vector<at::Tensor>{y};
+      };
+      reference = [=](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{at::layer_norm(in[0], {C}, in[1], in[2], 1e-5)};
       };
     } else if (kernel.startsWith("residual_layernorm")) {
       inputs = {at::randn({N, C}, on_gpu), at::randn({N, C}, on_gpu), 1 + 0.1 * at::randn({C}, on_gpu),

@@ -107,9 +107,10 @@ const std::vector<Choice<Switch>>& fused_glue_choices() {
   static const std::vector<Choice<Switch>> t = {
       {"false", Switch::kOff, "The fused layers' kernels with autocast's casts around them.", kAny, ""},
       {"true", Switch::kOn,
-       "With opt.layers=fused in bf16: the residual add + LayerNorm takes the fp32 residual stream and the bf16 "
-       "branch and writes the bf16 input of the next matmul, no casts around it (16-byte loads); its backward writes "
-       "the branch's bf16 gradient in the same pass; the GELU backward runs out of place (no clone). Expected on an "
+       "With opt.layers=fused in bf16: every LayerNorm (ln_1, ln_2 with its residual add, ln_f) takes the fp32 "
+       "residual stream (and ln_2 the bf16 branch) and writes the bf16 input of the next matmul, no casts around it "
+       "(16-byte loads); backward writes the branch's bf16 gradient in the same pass; the GELU backward runs out of "
+       "place (no clone). Expected on an "
        "H200 at GPT-2 124M, batch 64: ~13 ms of a 155 ms step (docs/PERFORMANCE.md); not yet verified on a GPU, so "
        "not part of auto.",
        kCuda, ""},

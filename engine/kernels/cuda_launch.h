@@ -30,7 +30,8 @@ void layernorm_backward(DType dtype, const void* dy, const void* h, const void* 
 // residual_layernorm.cu, opt.fused_glue — the dtypes of a block under bf16 autocast, no casts around it: x (the
 // residual stream) and h fp32, the branch, y, dy and dbranch bf16, weight and bias fp32. C a multiple of 8 and at
 // most kMixedMaxC. Backward out of place: dh_out = dh_in (may be null) + layer_norm's input gradient, and dbranch
-// the same values in bf16; dweight and dbias get the row sums added (zero them first).
+// the same values in bf16; dweight and dbias get the row sums added (zero them first). A LayerNorm alone (ln_1,
+// ln_f): branch, h and dbranch null (h is x, dh_out x's gradient).
 constexpr int64_t kMixedMaxC = 2048;
 void residual_layernorm_forward_mixed(const float* x, const void* branch, const float* weight, const float* bias,
                                       float* h, void* y, float* mean, float* rstd, int64_t N, int64_t C,

@@ -121,8 +121,53 @@ class ResidualLayerNormGlueFunction : public torch::autograd::Function<ResidualL
   }
 };
 
+// opt.fused_glue's LayerNorm alone: the same kernels with no branch (see layernorm_glue).
+class LayerNormGlueFunction : public torch::autograd::Function<LayerNormGlueFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& w_in,
+                            const at::Tensor& b_in) {
+    RECORD_FUNCTION("tokamak::layernorm", std::vector<c10::IValue>());
+    const int64_t C = x_in.size(-1), N = x_in.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(x_in.device());
+    const at::Tensor x = x_in.contiguous(), w = w_in.contiguous(), b = b_in.contiguous();
+    at::Tensor y = at::empty_like(x, x.options().dtype(at::kBFloat16));
+    at::Tensor mean = at::empty({N}, x.options()), rstd = at::empty_like(mean);
+    cuda::residual_layernorm_forward_mixed(x.data_ptr<float>(), nullptr, w.data_ptr<float>(), b.data_ptr<float>(),
+                                           nullptr, y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), N, C,
+                                           c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    ctx->save_for_backward({x, w, mean, rstd});
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    RECORD_FUNCTION("tokamak::layernorm_backward", std::vector<c10::IValue>());
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &w = saved[1], &mean = saved[2], &rstd = saved[3];
+    const int64_t C = x.size(-1), N = x.numel() / C;
+    const c10::cuda::CUDAGuard device_guard(x.device());
+    const at::Tensor dy = grads[0].to(at::kBFloat16).contiguous();
+    at::Tensor dx = at::empty_like(x), dw = at::zeros({C}, x.options()), db = at::zeros_like(dw);
+    cuda::layernorm_backward_mixed(dy.data_ptr(), x.data_ptr<float>(), w.data_ptr<float>(), mean.data_ptr<float>(),
+                                   rstd.data_ptr<float>(), nullptr, dx.data_ptr<float>(), nullptr, dw.data_ptr<float>(),
+                                   db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return {dx, dw, db};
+  }
+};
+
 }  // namespace
 #endif
+
+at::Tensor layernorm_glue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+#ifdef TOKAMAK_WITH_CUDA
+  const int64_t C = x.size(-1);
+  if (x.is_cuda() && x.scalar_type() == at::kFloat && weight.defined() && bias.defined() &&
+      weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat && C % 8 == 0 && C <= cuda::kMixedMaxC)
+    return LayerNormGlueFunction::apply(x, weight, bias);
+#endif
+  return at::Tensor();
+}
 
 std::pair<at::Tensor, at::Tensor> residual_layernorm_glue(const at::Tensor& x, const at::Tensor& residual,
                                                           const at::Tensor& weight, const at::Tensor& bias) {

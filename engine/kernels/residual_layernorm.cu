@@ -94,13 +94,20 @@ __global__ void residual_layernorm_forward_mixed_kernel(const float* x, const __
     if (pack >= packs) break;
     const int64_t at = row * C + pack * 8;
     const float4 x0 = *reinterpret_cast<const float4*>(x + at), x1 = *reinterpret_cast<const float4*>(x + at + 4);
-    const uint4 bv = *reinterpret_cast<const uint4*>(branch + at);
-    const __nv_bfloat16* b = reinterpret_cast<const __nv_bfloat16*>(&bv);
     const float xs[8] = {x0.x, x0.y, x0.z, x0.w, x1.x, x1.y, x1.z, x1.w};
+    if (branch) {
+      const uint4 bv = *reinterpret_cast<const uint4*>(branch + at);
+      const __nv_bfloat16* b = reinterpret_cast<const __nv_bfloat16*>(&bv);
 #pragma unroll
-    for (int k = 0; k < 8; ++k) v[p][k] = xs[k] + __bfloat162float(b[k]), sum += v[p][k];
-    *reinterpret_cast<float4*>(h + at) = make_float4(v[p][0], v[p][1], v[p][2], v[p][3]);
-    *reinterpret_cast<float4*>(h + at + 4) = make_float4(v[p][4], v[p][5], v[p][6], v[p][7]);
+      for (int k = 0; k < 8; ++k) v[p][k] = xs[k] + __bfloat162float(b[k]), sum += v[p][k];
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) v[p][k] = xs[k], sum += v[p][k];
+    }
+    if (h) {
+      *reinterpret_cast<float4*>(h + at) = make_float4(v[p][0], v[p][1], v[p][2], v[p][3]);
+      *reinterpret_cast<float4*>(h + at + 4) = make_float4(v[p][4], v[p][5], v[p][6], v[p][7]);
+    }
   }
   const float m = warp_sum(sum) / C;
   float sq = 0.f;
@@ -156,7 +163,7 @@ __global__ void layernorm_backward_mixed_kernel(const __nv_bfloat16* dy, const f
       const float norm = (hr[i] - m) * s, d = __bfloat162float(dyr[i]);
       const float g = (dh_in ? dh_in[row * C + i] : 0.f) + (d * weight[i] - a - norm * b) * s;
       dh_out[row * C + i] = g;
-      dbranch[row * C + i] = __float2bfloat16(g);
+      if (dbranch) dbranch[row * C + i] = __float2bfloat16(g);
       atomicAdd(&sw[i], d * norm);
       atomicAdd(&sb[i], d);
     }

@@ -18,4 +18,9 @@ std::pair<at::Tensor, at::Tensor> residual_layernorm(const at::Tensor& x, const 
 std::pair<at::Tensor, at::Tensor> residual_layernorm_glue(const at::Tensor& x, const at::Tensor& residual,
                                                           const at::Tensor& weight, const at::Tensor& bias);
 
+// opt.fused_glue's LayerNorm alone (ln_1, ln_f): x fp32 (the residual stream) on CUDA with fp32 weight and bias, a
+// width that is a multiple of 8 up to 2,048 → y in bf16, the next matmul's input, with no cast around it. Undefined
+// where it does not apply (the caller runs its usual LayerNorm).
+at::Tensor layernorm_glue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
 }  // namespace tokamak::kernels

@@ -1,6 +1,7 @@
 // Transformer block parts and their variants (see block.h).
 #include "engine/model/block.h"
 
+#include <ATen/autocast_mode.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/rms_norm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
@@ -36,6 +37,11 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
     auto mean = x.mean(-1, /*keepdim=*/true);
     auto var = (x - mean).pow(2).mean(-1, /*keepdim=*/true);
     return (x - mean) * torch::rsqrt(var + kLayerNormEps) * weight + bias;
+  }
+  if (glue && x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
+      at::autocast::get_autocast_dtype(at::kCUDA) == at::kBFloat16) {
+    at::Tensor y = kernels::layernorm_glue(x, weight, bias);
+    if (y.defined()) return y;
   }
   return at::layer_norm(x, {weight.size(0)}, weight, bias, kLayerNormEps);
 }
@@ -146,6 +152,7 @@ BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
   ln_1 = register_module("ln_1", std::make_shared<LayerNormImpl>(o.n_embd, o.layers, o.norm));
   attn = register_module("attn", std::make_shared<AttentionImpl>(o));
   ln_2 = register_module("ln_2", std::make_shared<LayerNormImpl>(o.n_embd, o.layers, o.norm));
+  ln_1->glue = o.fused_glue && o.layers == LayersKind::kFused;
   c_fc = register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(o.n_embd, 4 * o.n_embd).bias(o.bias)));
   c_proj = register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(4 * o.n_embd, o.n_embd).bias(o.bias)));
 }

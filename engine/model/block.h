@@ -39,6 +39,10 @@ class LayerNormImpl : public torch::nn::Module {
   LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm = NormKind::kLayerNorm);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;  // (C,); bias undefined for RMSNorm
+  // opt.fused_glue with fused layers: under bf16 autocast on CUDA the LayerNorm reads the fp32 residual stream and
+  // writes bf16 for the matmul after it (kernels::layernorm_glue), where the library's runs in fp32 between casts.
+  bool glue = false;
+
  private:
   LayersKind kind_;
   NormKind norm_;

@@ -81,6 +81,7 @@ GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {
     blocks->push_back(Block(bo));
   }
   ln_f = register_module("ln_f", std::make_shared<LayerNormImpl>(C, o.block.layers, o.block.norm));
+  ln_f->glue = o.block.fused_glue && o.block.layers == LayersKind::kFused;
   lm_head = o.tie_weights ? wte->weight : register_parameter("lm_head", torch::empty({o.padded_vocab, C}));
   if (o.unet_skips) skip_weights = register_parameter("skip_weights", torch::ones({o.n_layer / 2}));
   if (o.value_embeddings > 0) {
