@@ -153,6 +153,11 @@ class TestSweep : public QObject {
     QTest::newRow("grid count past the cap")
         << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 100000000}}})"
         << "bad.json: \"train.lr\".count must be an integer from 1 to 10000, got 100000000";
+    // JSON reads 0 as an unsigned number, and the lower bound was checked for signed ones only: an empty grid.
+    QTest::newRow("grid count of zero") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 0}}})"
+                                        << "bad.json: \"train.lr\".count must be an integer from 1 to 10000, got 0";
+    QTest::newRow("eta of zero") << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 2, "eta": 0}})"
+                                 << "bad.json: early_stopping.eta must be an integer from 2 to 1000, got 0";
     QTest::newRow("random count past the cap") << R"({"method": "random", "count": 1e12, "sweep": {"train.lr": [1]}})"
                                                << "bad.json: \"count\" must be an integer from 0 to 10000";
     QTest::newRow("integer range past 2^53")

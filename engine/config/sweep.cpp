@@ -49,10 +49,11 @@ int64_t int_field(const std::string& source, const ojson& obj, const std::string
   const ojson& v = obj[key];
   const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   if (!v.is_number_integer()) refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) : v.get<int64_t>() > hi)
-    refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
-  if (!v.is_number_unsigned() && v.get<int64_t>() < lo)
-    refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
+  // JSON's 0 and other non-negative literals arrive as unsigned: both bounds are checked for both kinds.
+  const bool out = v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi) ||
+                                                (lo > 0 && v.get<uint64_t>() < static_cast<uint64_t>(lo))
+                                          : v.get<int64_t>() > hi || v.get<int64_t>() < lo;
+  if (out) refuse(source, where + " must be " + range + ", got " + v.dump(), hint);
   return v.get<int64_t>();
 }
 
