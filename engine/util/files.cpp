@@ -10,6 +10,7 @@
 #include <sstream>
 #include <ftw.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "engine/util/error.h"
 #include "engine/util/utf8.h"
@@ -48,11 +49,49 @@ std::string data_dir() {
   return dir;
 }
 
+// An installed package keeps its own assets beside its programs: <prefix>/bin/tokamak → <prefix>/share/tokamak.
+static std::string installed_assets_dir() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : (self.parent_path().parent_path() / "share" / "tokamak" / "assets").string();
+}
+
+// A gzip file unpacked to `to` (through a temporary file: a crash leaves no half corpus behind).
+static void gunzip_to(const std::string& from, const std::string& to) {
+  gzFile in = gzopen(from.c_str(), "rb");
+  if (!in) throw Error("cannot read '" + from + "': " + std::strerror(errno), "check the file and its permissions");
+  try {
+    write_atomically(to, [&](const std::string& tmp) {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      char buf[1 << 16];
+      int n;
+      while ((n = gzread(in, buf, sizeof buf)) > 0) out.write(buf, n);
+      if (n < 0) throw Error("'" + from + "' is not a readable gzip file", "reinstall the package that ships it");
+      out.flush();
+      if (!out) throw Error("cannot write '" + to + "': disk full?", "free some space and try again");
+    });
+  } catch (...) {
+    gzclose(in);
+    throw;
+  }
+  gzclose(in);
+}
+
 std::string asset_path(const std::string& name) {
-  std::string p = cache_dir() + "/assets/" + name;
-  if (!path_exists(p))
-    throw Error("asset '" + name + "' is missing from " + cache_dir() + "/assets", "run scripts/setup.sh to fetch it");
-  return p;
+  const std::string cached = cache_dir() + "/assets/" + name;
+  if (path_exists(cached)) return cached;
+  if (const std::string dir = installed_assets_dir(); !dir.empty() && path_exists(dir + "/" + name))
+    return dir + "/" + name;
+  // The default corpus is Debian's jargon-text, which keeps it gzipped under /usr/share/doc: unpacked once.
+  const std::string debian_jargon = "/usr/share/doc/jargon-text/jargon.txt.gz";
+  if (name == "jargon.txt" && path_exists(debian_jargon)) {
+    gunzip_to(debian_jargon, cached);
+    return cached;
+  }
+  throw Error("asset '" + name + "' is missing from " + cache_dir() + "/assets",
+              name == "jargon.txt" ? "install Debian's jargon-text (sudo apt install jargon-text), or run "
+                                     "scripts/setup.sh in a source checkout"
+                                   : "reinstall the tokamak package, or run scripts/setup.sh in a source checkout");
 }
 
 std::string read_file(const std::string& path) {

@@ -9,7 +9,8 @@ namespace tokamak {
 
 // $TOKAMAK_CACHE, else $XDG_CACHE_HOME/tokamak, else ~/.cache/tokamak. Created on first use.
 std::string cache_dir();
-// cache_dir()/assets/NAME, or an Error that says to run scripts/setup.sh when it is missing.
+// cache_dir()/assets/NAME; else an installed package's copy (<prefix>/share/tokamak/assets/NAME); else, for the
+// default corpus, Debian's jargon-text unpacked into the cache; else an Error that says how to get it.
 std::string asset_path(const std::string& name);
 // Where tokenized datasets are cached: $TOKAMAK_DATASETS, else cache_dir()/datasets. Separate from the cache
 // so a machine can start with no prepared data while keeping the set-up's venv and assets (.ci/run does).
