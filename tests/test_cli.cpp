@@ -1,6 +1,7 @@
 // The `tokamak` command line as a user meets it: exit codes, one-line errors with hints, --json events, and a
 // run store that can only be read.
 #include <QDirIterator>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -8,6 +9,10 @@
 #include <QtTest>
 
 #include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -208,6 +213,20 @@ class TestCli : public QObject {
 
   // `bench --kernels N`: after each rung, its N costliest operators (kernels on a GPU) over the timed steps from
   // LibTorch's profiler, and a line of totals whose ms/step is the whole of what was profiled.
+  // The rate of a plain memcpy of 128 MiB (past a CPU's last-level cache), reads and writes counted, best of three:
+  // the reference the measured memory limit is checked against (one thread here, the engine's threads there).
+  static double reference_copy_rate() {
+    std::vector<char> from(128u << 20, 1), to(128u << 20, 0);
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      QElapsedTimer t;
+      t.start();
+      std::memcpy(to.data(), from.data(), from.size());
+      best = std::min(best, t.nsecsElapsed() / 1e9);
+      from[i] = static_cast<char>(to[(i * 4099) % to.size()] + 1);  // the copy is read: no compiler may drop it
+    }
+    return 2.0 * static_cast<double>(from.size()) / best;
+  }
   void benchKernelsTablesEachRung() {
     tokamak::test::ScratchEnv scratch;
     QVERIFY(scratch.ok());
@@ -216,7 +235,7 @@ class TestCli : public QObject {
     const Result bench = runTokamak(
         QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
         tokamak::test::tiny_run_args(
-            {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"}));
+            {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=16", "threads=1", "train.eval_every=0"}));
     QVERIFY2(bench.code == 0, bench.err.constData());
     // Kineto's complaint that a machine without a GPU has none stays out of what the user reads.
     QVERIFY2(!bench.err.contains("gpuGetDeviceCount"), bench.err.constData());
@@ -256,6 +275,45 @@ class TestCli : public QObject {
       QVERIFY2(m.hasMatch() && m.captured(1).toDouble() > 0 && m.captured(2).toDouble() > 5, qPrintable(lines[at]));
       QVERIFY2(std::abs(sum - m.captured(1).toDouble()) <= 0.01 * seen.size() + 1e-9,
                qPrintable(QString("kinds add up to %1, the total is %2").arg(sum).arg(m.captured(1))));
+      // Then each kind against its floor: the work the shapes say it must do over the machine's limits. A floor
+      // is the least time the work can take, so no kind may beat it.
+      QVERIFY2(at + 1 < lines.size() && lines[at + 1].startsWith("kind ") && lines[at + 1].contains("floor ms"),
+               bench.out.constData());
+      int counted = 0;
+      double floor_sum = 0;
+      for (at += 2; at < lines.size() && !lines[at].startsWith("  "); ++at) {
+        const QStringList cells = lines[at].split(QRegularExpression("  +"), Qt::SkipEmptyParts);
+        QVERIFY2(cells.size() == 8 && kinds.contains(cells[0]), qPrintable(lines[at]));
+        if (cells[4] == "-") {
+          QVERIFY2(cells[0] == "other" || cells[0] == "unattributed", qPrintable(lines[at]));
+          continue;
+        }
+        ++counted;
+        floor_sum += cells[4].toDouble();
+        QVERIFY2(cells[4].toDouble() >= 0 && cells[4].toDouble() <= cells[1].toDouble(), qPrintable(lines[at]));
+        QVERIFY2(cells[7] == "compute" || cells[7] == "memory", qPrintable(lines[at]));
+      }
+      QVERIFY2(counted >= 6, bench.out.constData());
+      const auto sol = QRegularExpression("speed of light: ([0-9.]+) ms/step measured, floor ([0-9.]+) ms")
+                           .match(at < lines.size() ? lines[at] : QString());
+      QVERIFY2(sol.hasMatch() && std::abs(sol.captured(2).toDouble() - floor_sum) <= 0.01 * counted + 1e-9,
+               bench.out.constData());
+      // The profile accounts for the step: its kinds add up to the timed step's wall time within 5% (a batch of
+      // 16, so that the trainer's few ms outside any operator are a small part of the step).
+      const auto cover = QRegularExpression("the kinds add up to ([0-9.]+) of the ([0-9.]+) ms step")
+                             .match(QString::fromUtf8(bench.out));
+      QVERIFY2(cover.hasMatch(), bench.out.constData());
+      QVERIFY2(std::abs(cover.captured(1).toDouble() / cover.captured(2).toDouble() - 1) <= 0.05,
+               qPrintable(cover.captured(0)));
+      // The memory limit is a real copy rate: near what a copy this test times itself reaches.
+      const auto memory =
+          QRegularExpression("memory ([0-9.]+) (B|kB|MB|GB|TB)/s from memory").match(QString::fromUtf8(bench.out));
+      QVERIFY2(memory.hasMatch(), bench.out.constData());
+      const double unit = QStringList{"B", "kB", "MB", "GB", "TB"}.indexOf(memory.captured(2));
+      const double measured = memory.captured(1).toDouble() * std::pow(1000.0, unit);
+      const double reference = reference_copy_rate();
+      QVERIFY2(measured > 0.25 * reference && measured < 20 * reference,
+               qPrintable(QString("bandwidth %1 B/s against a reference copy's %2 B/s").arg(measured).arg(reference)));
     }
     QCOMPARE(tables, 2);
     // The fused classifier's row kernel is no ATen operator: it is named in the table all the same.

@@ -20,6 +20,7 @@
 #include "app/tokamak/kernel_table.h"
 #include "app/tokamak/signals.h"
 #include "engine/config/ladder.h"
+#include "engine/metrics/memory_bandwidth.h"
 #include "engine/store/scoreboard.h"
 #include "engine/store/store_sink.h"
 #include "engine/runtime/device.h"
@@ -52,6 +53,9 @@ struct RungRecorder : EventSink {
   std::string status, error;
   int top = 0;
   bool interrupted = false;  // Ctrl-C, SIGTERM or SIGHUP during the rung: it ended "stopped", the ladder ends too
+  double peak_flops = -1;    // the run's matmul limit: MFU's denominator
+  std::string peak_source;
+  void on_start(const RunStart& e) override { peak_flops = e.peak_flops, peak_source = e.peak_source; }
   void on_eval(const EvalEvent& e) override {
     if (e.metrics.has("val_loss") && !(e.metric("val_loss") >= best_val)) best_val = e.metric("val_loss");
     if (e.metrics.has("time_to_target_s"))
@@ -100,6 +104,28 @@ Spread spread(const std::vector<double>& values) {
   return s;
 }
 
+// The kinds of the profile held against the machine's limits: the matmul rate the run measured (or its datasheet)
+// and the memory bandwidth, measured now that the rung's steps are over, so that neither disturbs the other.
+std::string speed_of_light_text(const Config& run, const RungRecorder& rec, const KernelTable& kernels) {
+  if (kernels.kinds().empty()) return "";
+  Config c = run;
+  c.opt.precision = resolved_precision(c.opt.precision, c.device);
+  const MemoryBandwidth bandwidth = memory_bandwidth(parse_device(c.device));
+  std::string out = speed_of_light_table(speed_of_light(c, kernels.kinds(), rec.peak_flops, bandwidth), rec.peak_flops,
+                                         rec.peak_source, bandwidth);
+  double profiled = 0;
+  for (const auto& [kind, m] : kernels.kinds()) profiled += m.ms;
+  if (rec.timed_steps > 0 && rec.timed_seconds > 0) {
+    const double step_ms = 1e3 * rec.timed_seconds / static_cast<double>(rec.timed_steps);
+    out += "  the kinds add up to " + format_fixed(profiled, "%.2f") + " of the " + format_fixed(step_ms, "%.2f") +
+           " ms step (" + format_fixed(100 * profiled / step_ms, "%.1f%%") + "); the rest " +
+           (rec.cuda ? "the GPU sat idle between kernels"
+                     : "ran outside any operator: the trainer's own code, the profiler") +
+           "\n";
+  }
+  return out;
+}
+
 // One training of a rung (one seed); returns what the scoreboard needs.
 RungRecorder run_rung(Config c, const BenchArgs& a) {
   RungRecorder rec;
@@ -124,7 +150,11 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     rec.status = "failed", rec.error = torch_error_text(e);
   }
   if (kernels.running()) kernels.table(1, 0);  // a rung that ended early: the profiler must not outlive it
-  if (!rec.kernel_table.empty()) std::fputs(rec.kernel_table.c_str(), stdout), std::fflush(stdout);
+  if (!rec.kernel_table.empty()) {
+    std::fputs(rec.kernel_table.c_str(), stdout);
+    std::fputs(speed_of_light_text(c, rec, kernels).c_str(), stdout);
+    std::fflush(stdout);
+  }
   if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
   return rec;
 }

@@ -187,6 +187,8 @@ std::string KernelTable::table(int64_t steps, int top) {
   for (const auto& [key, r] : rows)
     t.push_back({key.first, fixed(static_cast<double>(r.calls) / steps, "%.1f"), fixed(r.ns * per_step, "%.2f"),
                  fixed(100 * r.ns / total, "%.1f%%"), r.kind, r.launched_by.empty() ? "-" : r.launched_by});
+  kinds_.clear();
+  for (const auto& [kind, r] : by_kind) kinds_[kind] = {r.ns * per_step, static_cast<double>(r.calls) / steps};
   std::string out = format_text_table(t);
   // Every kind of work, in op_kinds()'s order: the rows add up to the total below.
   std::vector<std::vector<std::string>> kinds = {{"kind", "calls/step", "ms/step", "share"}};

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+
+#include "engine/metrics/speed_of_light.h"
 
 namespace tokamak::cli {
 
@@ -18,9 +21,12 @@ class KernelTable {
   // totals by kind (matrix products, attention, Tokamak's kernels, optimizer, copies, other). Stops profiling.
   std::string table(int64_t steps, int top);
   bool running() const { return running_; }
+  // What table() found, by kind: ms and calls per step (the speed-of-light table's measured side).
+  const std::map<std::string, Measured>& kinds() const { return kinds_; }
 
  private:
   bool running_ = false, cuda_ = false;
+  std::map<std::string, Measured> kinds_;
 };
 
 }  // namespace tokamak::cli

@@ -1,0 +1,135 @@
+// Each kind of a step's work against its floor (see speed_of_light.h).
+#include "engine/metrics/speed_of_light.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/metrics/op_kinds.h"
+#include "engine/store/scoreboard.h"  // format_text_table
+#include "engine/util/format.h"
+
+namespace tokamak {
+
+double MemoryBandwidth::rate_for(double working_set) const {
+  if (rates.empty()) return -1;
+  double rate = rates.front().bytes_per_s;
+  for (const CopyRate& r : rates)
+    if (r.working_set <= working_set) rate = r.bytes_per_s;
+  return rate;
+}
+
+std::map<std::string, KindWork> step_work(const Config& c) {
+  const double L = static_cast<double>(c.model.n_layer), C = static_cast<double>(c.model.n_embd);
+  const double T = static_cast<double>(train_context(c)), V = static_cast<double>(padded_vocab(c.model));
+  const double tokens = static_cast<double>(c.train.batch_size) * T * static_cast<double>(grad_accum_steps(c));
+  // Bytes of an activation in the matmuls' number format, and of the residual stream, which autocast keeps
+  // in fp32 (bf16-pure keeps everything in bf16).
+  const std::string& p = c.opt.precision;
+  const bool half = p.rfind("bf16", 0) == 0 || p == "fp16";
+  const double d = half ? 2 : 4, s = p == "bf16-pure" ? 2 : 4;
+  const double linear = L * 12 * C * C;  // qkv 3C², proj C², fc 4C², fc2 4C²
+  std::map<std::string, KindWork> w;
+  // The head's three GEMMs are matrix products like the blocks' (op_kind names them so): its own kind is the
+  // softmax and loss around them, which must at least write the logits in the matmuls' format and read them back.
+  w["matmul"].flops = 6 * (linear + C * V) * tokens;
+  w["attention"].flops = 6 * L * C * T * tokens;
+  w["head"].bytes = 2 * V * d * tokens;
+  // Each LayerNorm reads the stream and writes its output; its backward reads the stream and the output's
+  // gradient and writes the stream's: 2L + 1 of them.
+  w["norm"].bytes = (2 * L + 1) * C * (3 * s + 2 * d) * tokens;
+  // GELU on 4C: forward reads and writes it, backward reads it and the gradient and writes the input's.
+  w["activation"].bytes = L * 4 * C * 5 * d * tokens;
+  // 2L adds of a branch into the stream (read both, write the stream), and as many gradients summed on the way
+  // back (read two, write one).
+  w["residual"].bytes = 2 * L * C * (2 * s + d + 3 * s) * tokens;
+  // Under autocast each linear weight is read in fp32 and written in the matmuls' format once a step.
+  if (half && p != "bf16-pure") w["casts/copies"].bytes = linear * (4 + d);
+  // AdamW's fp32 update reads the weight, its gradient and both moments and writes three of them: 28 bytes a
+  // parameter (the embeddings' and the head's included).
+  if (c.opt.optimizer == "adamw") {
+    const double params = linear + V * C + (c.model.tie_weights ? 0 : V * C) + static_cast<double>(c.model.context) * C;
+    w["optimizer"].bytes = 28 * params;
+  }
+  return w;
+}
+
+std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::string, Measured>& measured,
+                                      double matmul_flops, const MemoryBandwidth& bandwidth) {
+  const std::map<std::string, KindWork> work = step_work(config);
+  std::vector<KindFloor> rows;
+  for (const std::string& kind : op_kinds()) {
+    const auto m = measured.find(kind);
+    if (m == measured.end()) continue;
+    KindFloor r;
+    r.kind = kind, r.ms = m->second.ms, r.calls = m->second.calls;
+    const auto w = work.find(kind);
+    if (w != work.end()) {
+      r.flops = w->second.flops, r.bytes = w->second.bytes;
+      const double compute_ms = matmul_flops > 0 ? 1e3 * r.flops / matmul_flops : 0;
+      const double rate = bandwidth.rate_for(r.bytes / std::max(1.0, r.calls));
+      const double memory_ms = rate > 0 ? 1e3 * r.bytes / rate : 0;
+      if (compute_ms > 0 || memory_ms > 0) {
+        r.floor_ms = std::max(compute_ms, memory_ms);
+        r.bound = compute_ms >= memory_ms ? "compute" : "memory";
+        if (r.ms > 0) r.of_limit = r.floor_ms / r.ms;
+      }
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+namespace {
+std::string fixed(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+// FLOPs with an SI prefix, three significant digits, as a datasheet writes them: "12.3 GFLOP", "989 TFLOP/s".
+std::string flop_text(double v, const char* unit) {
+  const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (v >= 999.5 && i < 6) v /= 1000, ++i;
+  return fixed(v, v < 9.995 ? "%.2f" : v < 99.95 ? "%.1f" : "%.0f") + " " + prefixes[i] + unit;
+}
+}  // namespace
+
+std::string speed_of_light_table(const std::vector<KindFloor>& rows, double matmul_flops,
+                                 const std::string& peak_source, const MemoryBandwidth& bandwidth) {
+  std::vector<std::vector<std::string>> t = {
+      {"kind", "ms/step", "work/step", "achieved", "floor ms", "gap ms", "of limit", "bound by"}};
+  double time = 0, floor = 0, uncounted = 0;
+  for (const KindFloor& r : rows) {
+    time += r.ms;
+    const bool counted = r.floor_ms >= 0;
+    const double seconds = r.ms / 1e3;
+    std::string work = "-", achieved = "-";
+    if (r.flops > 0) {
+      work = flop_text(r.flops, "FLOP");
+      if (seconds > 0) achieved = flop_text(r.flops / seconds, "FLOP/s");
+    } else if (r.bytes > 0) {
+      work = format_bytes(r.bytes);
+      if (seconds > 0) achieved = format_bytes(r.bytes / seconds) + "/s";
+    }
+    if (counted) floor += r.floor_ms;
+    else uncounted += r.ms;
+    t.push_back({r.kind, fixed(r.ms, "%.2f"), work, achieved, counted ? fixed(r.floor_ms, "%.2f") : "-",
+                 counted ? fixed(r.ms - r.floor_ms, "%.2f") : "-",
+                 counted && r.of_limit >= 0 ? fixed(100 * r.of_limit, "%.1f%%") : "-",
+                 counted ? r.bound : "not counted"});
+  }
+  std::string out = format_text_table(t);
+  out += "  speed of light: " + fixed(time, "%.2f") + " ms/step measured, floor " + fixed(floor, "%.2f") +
+         " ms for the counted kinds (" + fixed(time > 0 ? 100 * floor / time : 0, "%.1f") + "% of the step)" +
+         (uncounted > 0 ? ", " + fixed(uncounted, "%.2f") + " ms in kinds with no count" : "") + "\n";
+  out += "  limits: matmul " + (matmul_flops > 0 ? flop_text(matmul_flops, "FLOP/s") : std::string("unknown")) +
+         (peak_source.empty() ? "" : " (" + peak_source + ")") + "; memory " +
+         (bandwidth.dram() > 0 ? format_bytes(bandwidth.dram()) + "/s from memory, " +
+                                     format_bytes(bandwidth.rates.front().bytes_per_s) + "/s at " +
+                                     format_bytes(bandwidth.rates.front().working_set) + " (" + bandwidth.source + ")"
+                               : std::string("unknown")) +
+         "\n";
+  return out;
+}
+
+}  // namespace tokamak

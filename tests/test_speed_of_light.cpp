@@ -1,0 +1,123 @@
+// Each kind of a step's work against its floor (engine/metrics/speed_of_light.h): the work counted from the
+// model's shapes agrees with MFU's count, a floor is the larger of its compute and memory times, the memory
+// limit is read at the kind's working set, and the table says what it held each kind against.
+#include <QtTest>
+
+#include <cmath>
+
+#include "engine/config/config.h"
+#include "engine/metrics/flops.h"
+#include "engine/metrics/speed_of_light.h"
+
+using namespace tokamak;
+
+namespace {
+
+Config gpt2(const std::string& precision) {
+  Config c;
+  c.model.n_layer = 12, c.model.n_head = 12, c.model.n_embd = 768, c.model.context = 1024;
+  c.train.batch_size = 4, c.train.grad_accum = 2;
+  c.opt.precision = precision;
+  return c;
+}
+
+// Three working sets, the smaller the faster, as caches make them.
+MemoryBandwidth three_rates() {
+  MemoryBandwidth b;
+  b.rates = {{1e3, 100e9}, {1e6, 50e9}, {1e9, 10e9}};
+  b.source = "three made-up rates";
+  return b;
+}
+
+}  // namespace
+
+class TestSpeedOfLight : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  // Two independent counts of the same FLOPs: the matmuls' and attention's here (attention's causal half doubled
+  // back) against MFU's 6N + 12·L·C·T a token, N the weights a token multiplies (linear, head, biases, norms).
+  void matmulAndAttentionAgreeWithMfusCount() {
+    const Config c = gpt2("bf16");
+    const auto w = step_work(c);
+    const double tokens = 4.0 * 1024 * 2, C = 768, L = 12, V = padded_vocab(c.model);
+    QCOMPARE(V, 50304.0);
+    const double n = L * 12 * C * C + C * V;  // without biases and norms: MFU's N has ~0.1% more
+    const double mfu = flops_per_token(static_cast<int64_t>(n), 12, 768, 1024) * tokens;
+    QCOMPARE(w.at("matmul").flops + 2 * w.at("attention").flops, mfu);
+    QCOMPARE(w.at("attention").flops, 6 * L * C * 1024 * tokens);
+    QCOMPARE(w.at("matmul").bytes, 0.0);
+  }
+
+  // Halving the number format halves the activations' bytes; the fp32 stream and AdamW's state do not move.
+  void bytesFollowTheNumberFormat() {
+    const auto fp32 = step_work(gpt2("fp32")), bf16 = step_work(gpt2("bf16")), pure = step_work(gpt2("bf16-pure"));
+    QCOMPARE(bf16.at("activation").bytes * 2, fp32.at("activation").bytes);
+    QCOMPARE(bf16.at("head").bytes * 2, fp32.at("head").bytes);
+    QVERIFY(bf16.at("norm").bytes < fp32.at("norm").bytes && pure.at("norm").bytes < bf16.at("norm").bytes);
+    QCOMPARE(bf16.at("optimizer").bytes, fp32.at("optimizer").bytes);
+    // Autocast's weight casts: fp32 read, bf16 written, once a step; none in fp32 or with bf16 weights.
+    QCOMPARE(bf16.at("casts/copies").bytes, 12 * 12 * 768.0 * 768 * 6);
+    QVERIFY(!fp32.count("casts/copies") && !pure.count("casts/copies"));
+    // AdamW's 28 bytes a parameter: blocks, the tied embedding, the position embeddings.
+    QCOMPARE(fp32.at("optimizer").bytes, 28 * (12 * 12 * 768.0 * 768 + 50304.0 * 768 + 1024.0 * 768));
+    Config muon = gpt2("fp32");
+    muon.opt.optimizer = "muon";
+    QVERIFY(!step_work(muon).count("optimizer"));  // no model of Muon's traffic: not counted, not guessed
+  }
+
+  void rateIsReadAtTheWorkingSet() {
+    const MemoryBandwidth b = three_rates();
+    QCOMPARE(b.rate_for(10), 100e9);   // below every measured set: the fastest
+    QCOMPARE(b.rate_for(5e5), 100e9);  // the largest set not larger than it
+    QCOMPARE(b.rate_for(1e6), 50e9);
+    QCOMPARE(b.rate_for(1e12), 10e9);
+    QCOMPARE(b.dram(), 10e9);
+    QCOMPARE(MemoryBandwidth().rate_for(1e6), -1.0);
+    QCOMPARE(MemoryBandwidth().dram(), -1.0);
+  }
+
+  void floorIsTheLargerOfComputeAndMemory() {
+    const Config c = gpt2("fp32");
+    const auto w = step_work(c);
+    const std::map<std::string, Measured> measured = {
+        {"matmul", {2000, 100}}, {"norm", {50, 10}}, {"other", {7, 3}}, {"optimizer", {40, 1}}};
+    const double peak = 100e12;
+    const auto rows = speed_of_light(c, measured, peak, three_rates());
+    QCOMPARE(rows.size(), size_t(4));  // the measured kinds only, in op_kinds()' order
+    QCOMPARE(QString::fromStdString(rows[0].kind), QString("matmul"));
+    QCOMPARE(rows[0].floor_ms, 1e3 * w.at("matmul").flops / peak);
+    QCOMPARE(QString::fromStdString(rows[0].bound), QString("compute"));
+    QCOMPARE(rows[0].of_limit, rows[0].floor_ms / 2000);
+    QCOMPARE(QString::fromStdString(rows[1].kind), QString("norm"));
+    // 10 calls: each touches a tenth of the bytes, which sets the rate it is held to.
+    const double per_call = w.at("norm").bytes / 10;
+    QCOMPARE(rows[1].floor_ms, 1e3 * w.at("norm").bytes / three_rates().rate_for(per_call));
+    QCOMPARE(QString::fromStdString(rows[1].bound), QString("memory"));
+    QCOMPARE(QString::fromStdString(rows[2].kind), QString("optimizer"));
+    QCOMPARE(rows[2].floor_ms, 1e3 * w.at("optimizer").bytes / 10e9);
+    QCOMPARE(QString::fromStdString(rows[3].kind), QString("other"));
+    QCOMPARE(rows[3].floor_ms, -1.0);  // no model of its work: no floor, and said so
+    QCOMPARE(rows[3].of_limit, -1.0);
+    // Without a matmul limit the compute-bound kinds have no floor rather than a zero one.
+    const auto unknown = speed_of_light(c, {{"matmul", {2000, 100}}}, -1, MemoryBandwidth());
+    QCOMPARE(unknown[0].floor_ms, -1.0);
+  }
+
+  void tableAddsTheFloorsUp() {
+    const Config c = gpt2("fp32");
+    const std::map<std::string, Measured> measured = {{"matmul", {2000, 100}}, {"norm", {50, 10}}, {"other", {7, 3}}};
+    const auto rows = speed_of_light(c, measured, 100e12, three_rates());
+    const QString text = QString::fromStdString(speed_of_light_table(rows, 100e12, "datasheet", three_rates()));
+    QVERIFY2(text.startsWith("kind "), qPrintable(text));
+    QVERIFY2(text.contains(QRegularExpression("\\nother +7\\.00 +- +- +- +- +- +not counted")), qPrintable(text));
+    const double floor = rows[0].floor_ms + rows[1].floor_ms;
+    QVERIFY2(text.contains(QString("speed of light: 2057.00 ms/step measured, floor %1 ms").arg(floor, 0, 'f', 2)),
+             qPrintable(text));
+    QVERIFY2(text.contains("7.00 ms in kinds with no count"), qPrintable(text));
+    QVERIFY2(text.contains("limits: matmul 100 TFLOP/s (datasheet); memory 10 GB/s from memory"), qPrintable(text));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpeedOfLight)
+#include "test_speed_of_light.moc"
