@@ -27,13 +27,13 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"
-#include "ui/run/run_controller.h"
-#include "ui/runs/compare_view.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/live/run_controller.h"
+#include "ui/history/compare_view.h"
+#include "ui/history/runs_panel.h"
 
 using namespace tokamak;
 using namespace tokamak::ui;

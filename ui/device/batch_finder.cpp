@@ -8,7 +8,7 @@
 #include <QTimer>
 #include <algorithm>
 
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 

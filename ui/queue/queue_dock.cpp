@@ -20,7 +20,7 @@
 #include "engine/util/files.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_model.h"
-#include "ui/runs/runs_io.h"
+#include "ui/history/runs_io.h"
 
 namespace tokamak::ui {
 

@@ -8,8 +8,8 @@
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"
-#include "ui/run/engine_process.h"
-#include "ui/runs/runs_io.h"
+#include "ui/common/programs.h"
+#include "ui/history/runs_io.h"
 
 namespace tokamak::ui {
 bool QueueDock::addConfigs(const QList<Config>& configs) {

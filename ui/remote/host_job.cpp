@@ -5,7 +5,7 @@
 #include <QRegularExpression>
 #include <QTimer>
 
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 

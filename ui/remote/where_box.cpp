@@ -16,7 +16,7 @@
 
 #include "engine/remote/ssh_command.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 

@@ -1,6 +1,6 @@
 // DatasetGet: catalog listing and detached downloads followed through their logs (see dataset_get.h).
 #include "ui/setup/dataset_get.h"
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 #include <QDir>
 #include <QFile>
@@ -15,7 +15,7 @@
 
 #include "engine/remote/run_folder.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 namespace {

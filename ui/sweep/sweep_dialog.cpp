@@ -31,7 +31,7 @@
 #include "engine/config/sweep.h"
 #include "engine/util/files.h"
 #include "ui/device/device_info.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 

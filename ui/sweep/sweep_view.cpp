@@ -27,7 +27,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_store.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/programs.h"
 #include "ui/sweep/sweep_plots.h"
 #include "ui/sweep/sweep_table.h"
 
