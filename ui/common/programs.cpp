@@ -1,4 +1,4 @@
-// Finding tokamak-engine and reading its failures (see programs.h).
+// Finding tokamak-engine and tokamak (see programs.h).
 #include "ui/common/programs.h"
 
 #include <QCoreApplication>
@@ -35,17 +35,6 @@ QString engineMissingText() {
   return QCoreApplication::translate("tokamak",
                                      "tokamak-engine was not found beside the studio or on PATH "
                                      "(hint: build it with scripts/build.sh, or set TOKAMAK_ENGINE_BIN)");
-}
-
-QString errorLineOf(const QStringList& lines, bool orLastLine) {
-  for (auto it = lines.crbegin(); it != lines.crend(); ++it) {
-    const QString l = it->trimmed();
-    if (l.startsWith("tokamak: ")) return l.mid(9);
-    if (l.startsWith("what():")) return l.mid(7).trimmed();
-  }
-  for (auto it = lines.crbegin(); orLastLine && it != lines.crend(); ++it)
-    if (!it->trimmed().isEmpty()) return it->trimmed();
-  return {};
 }
 
 }  // namespace tokamak::ui

@@ -1,6 +1,7 @@
-// Where the studio finds tokamak-engine, the headless trainer it starts one child process of per run (and per
-// "sample now"): $TOKAMAK_ENGINE_BIN, then beside the studio (installed: both in bin/), then the build tree's
-// app/ folder, then beside $TOKAMAK_TOKAMAK_BIN (the tests), then PATH.
+// Where the studio finds its programs: tokamak-engine, the headless trainer every run and every "sample now"
+// is a process of, and the `tokamak` front beside it. tokamak-engine is $TOKAMAK_ENGINE_BIN, then beside the studio
+// (installed: both in bin/), then the build tree's app/ folder, then beside $TOKAMAK_TOKAMAK_BIN (the tests), then
+// PATH.
 #pragma once
 #include <QString>
 
@@ -12,8 +13,5 @@ QString enginePath();
 QString tokamakFrontPath();
 // One line for a run that cannot start: what is missing and how to get it.
 QString engineMissingText();
-// The line of a child's stderr that best says why it failed: the last "tokamak: ..." error, a C++ exception's
-// what(), or else (orLastLine) the last non-empty line. lines: the newest last.
-QString errorLineOf(const QStringList& lines, bool orLastLine = true);
 
 }  // namespace tokamak::ui

@@ -13,7 +13,6 @@
 namespace tokamak::ui {
 namespace {
 
-
 // A group drawn as one curve: the mean, and a band (min to max, or one standard deviation either side) where
 // every run of the group reported.
 void drawGroup(QCustomPlot* plot, const std::vector<QVector<double>>& xsOf, const std::vector<QVector<double>>& vsOf,

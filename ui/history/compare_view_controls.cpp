@@ -9,10 +9,7 @@
 #include <QSignalBlocker>
 
 namespace tokamak::ui {
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 void CompareView::setMetric(PlotMetric metric) {
   metric_ = int(metric);

@@ -20,10 +20,9 @@
 
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
-#include "ui/live/engine_job.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/flow_row.h"
-#include "ui/remote/host_job.h"
+#include "ui/common/child_process.h"
 #include "ui/history/runs_io.h"
 #include "ui/history/runs_model.h"
 
@@ -45,8 +44,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
 
   compareButton_ = new QPushButton(tr("Compare"), this);
-  exportJob_ = new EngineJob(this);
-  evalJob_ = new EngineJob(this);
+  exportJob_ = new ChildProcess(this);
+  evalJob_ = new ChildProcess(this);
   exportButton_ = new QToolButton(this);
   exportButton_->setText(tr("Export"));
   exportButton_->setPopupMode(QToolButton::InstantPopup);
@@ -83,7 +82,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
          "grouped by \"Same config but seed\" to see the noise between seeds"));
   connect(repeatButton_, &QPushButton::clicked, this, &RunsPanel::repeatWithDialog);
   deleteButton_ = new QPushButton(tr("Delete"), this);
-  hostJob_ = new HostJob(this);
+  hostJob_ = new ChildProcess(this);
+  hostJob_->setObjectName("hostJob");
   downloadProgress_ = new QProgressBar(this);
   downloadProgress_->setObjectName(QStringLiteral("downloadProgress"));
   downloadProgress_->hide();

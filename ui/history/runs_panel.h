@@ -27,8 +27,7 @@ class QToolButton;
 namespace tokamak::ui {
 
 class CompareView;
-class EngineJob;
-class HostJob;
+class ChildProcess;
 class RunsTableModel;
 
 class RunsPanel : public QWidget {
@@ -138,13 +137,13 @@ class RunsPanel : public QWidget {
   QPushButton* rerunButton_ = nullptr;
   QPushButton* resumeButton_ = nullptr;
   QPushButton* deleteButton_ = nullptr;
-  EngineJob* exportJob_ = nullptr;
-  EngineJob* evalJob_ = nullptr;
+  ChildProcess* exportJob_ = nullptr;  // tokamak-engine export
+  ChildProcess* evalJob_ = nullptr;    // tokamak-engine eval
   QPushButton* evaluateButton_ = nullptr;
   QPushButton* repeatButton_ = nullptr;
   QAction* downloadAction_ = nullptr;
   QProgressBar* downloadProgress_ = nullptr;
-  HostJob* hostJob_ = nullptr;  // a download from a host
+  ChildProcess* hostJob_ = nullptr;  // `tokamak remote download|eval|export` for a host's run
 };
 
 }  // namespace tokamak::ui

@@ -15,7 +15,7 @@
 #include "engine/store/run_groups.h"
 #include "engine/store/run_store.h"
 #include "engine/util/error.h"
-#include "ui/live/engine_job.h"
+#include "ui/common/child_process.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/plot_export.h"
 #include "ui/history/runs_io.h"
@@ -156,8 +156,8 @@ bool RunsPanel::repeatWithSeeds(qint64 id, int count) {
     showError(describeError(e));
     return false;
   }
-  showNotice(tr("Queued %n run(s) of #%1 with new seeds: they run one after another from the queue.", nullptr, count)
-                 .arg(id));
+  showNotice(
+      tr("Queued %n run(s) of #%1 with new seeds: they run one after another from the queue.", nullptr, count).arg(id));
   Q_EMIT repeatRequested(configs);
   return true;
 }
@@ -221,13 +221,13 @@ bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder) {
   const QString checkpoint = lastCheckpoint(id);  // a live run's newest checkpoint is complete: files appear whole
   if (checkpoint.isEmpty()) return false;
   disconnect(exportJob_, nullptr, this, nullptr);
-  connect(exportJob_, &EngineJob::finished, this, [this, id, folder](const QString&, const QString& error) {
+  connect(exportJob_, &ChildProcess::finished, this, [this, id, folder](const QString& error) {
     if (!error.isEmpty()) return showError(tr("Export of run #%1 failed: %2").arg(id).arg(error));
     showNotice(
         tr("Exported run #%1 for Hugging Face to %2 (GPT2LMHeadModel.from_pretrained loads it)").arg(id).arg(folder));
   });
   showNotice(tr("Exporting run #%1 to %2…").arg(id).arg(folder));
-  return exportJob_->start({"export", "--format", "hf", "--checkpoint", checkpoint, "--out", folder});
+  return exportJob_->startEngine({"export", "--format", "hf", "--checkpoint", checkpoint, "--out", folder});
 }
 
 void RunsPanel::exportWithDialog(const QString& format) {
@@ -255,13 +255,12 @@ bool RunsPanel::evaluateRun(qint64 id, const QString& task) {
   const QString checkpoint = lastCheckpoint(id);
   if (checkpoint.isEmpty()) return false;
   disconnect(evalJob_, nullptr, this, nullptr);
-  connect(evalJob_, &EngineJob::finished, this, [this, id, task](const QString& out, const QString& error) {
+  connect(evalJob_, &ChildProcess::finished, this, [this, id, task](const QString& error) {
     if (!error.isEmpty()) return showError(tr("Evaluation of run #%1 failed: %2").arg(id).arg(error));
-    const QStringList lines = out.trimmed().split(QLatin1Char('\n'));
-    showEvaluation(id, QJsonDocument::fromJson(lines.value(lines.size() - 1).toUtf8()).object(), task, {});
+    showEvaluation(id, evalJob_->result(), task, {});  // its last line: the results
   });
   showNotice(tr("Evaluating run #%1 on %2…").arg(id).arg(task));
-  return evalJob_->start(
+  return evalJob_->startEngine(
       {"eval", "--json", "--checkpoint", checkpoint, "--task", task, "--db", QString::fromStdString(store_->path())});
 }
 

@@ -1,5 +1,5 @@
 // The runs panel's actions on a run that trained on an SSH host (see runs_panel.h): download a checkpoint,
-// evaluate, export — each a `tokamak remote …` child (ui/remote/host_job.h), so the window never waits on the
+// evaluate, export — each a `tokamak remote …` child (ui/common/child_process.h), so the window never waits on the
 // network. The run's host is its row's remote ("ssh:HOST", written by JournalIngest); the tokamak command
 // there is the one "Where" was last given.
 #include <QFileDialog>
@@ -10,7 +10,7 @@
 
 #include "engine/store/journal_ingest.h"
 #include "engine/store/run_store.h"
-#include "ui/remote/host_job.h"
+#include "ui/common/child_process.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/runs_panel.h"
 
@@ -46,17 +46,18 @@ bool RunsPanel::startHostJob(qint64 id, const QString& command, const QStringLis
   // The tokamak command on the host: "Where"'s (ui/remote/where_box.cpp keeps it in the settings).
   const QString tokamak = QSettings("Tokamak", "Tokamak Studio").value("where/tokamak", "tokamak").toString();
   disconnect(hostJob_, nullptr, this, nullptr);
-  connect(hostJob_, &HostJob::progress, this, [this](const QString& what, qint64 done, qint64 total) {
+  connect(hostJob_, &ChildProcess::progress, this, [this](const QString& what, qint64 done, qint64 total) {
     downloadProgress_->setRange(0, 1000);
     downloadProgress_->setValue(total > 0 ? int(1000 * double(done) / double(total)) : 0);
     downloadProgress_->setFormat(what + QStringLiteral(": %p%"));
   });
-  connect(hostJob_, &HostJob::finished, downloadProgress_, &QWidget::hide);
+  connect(hostJob_, &ChildProcess::finished, downloadProgress_, &QWidget::hide);
   downloadProgress_->setRange(0, 0);  // busy until the first progress line
   downloadProgress_->setFormat(tr("%1 on %2…").arg(doing, host));
   downloadProgress_->show();
   showNotice(tr("Run #%1: %2 on %3…").arg(id).arg(doing, host));
-  return hostJob_->start(command, host, tokamak, args);
+  return hostJob_->startTokamak(QStringList{"remote", command, "--host", host, "--tokamak", tokamak} + args +
+                                QStringList{"--json"});
 }
 
 static QString downloadedText(const QJsonObject& r) {
@@ -80,7 +81,8 @@ bool RunsPanel::downloadCheckpoint(qint64 id, const QString& folder, qint64 step
   QStringList args{uid};
   if (step > 0) args << QString::number(step);
   if (!startHostJob(id, "download", args << "--to" << folder, tr("downloading its checkpoint"))) return false;
-  connect(hostJob_, &HostJob::finished, this, [this, id, host](const QJsonObject& r, const QString& error) {
+  connect(hostJob_, &ChildProcess::finished, this, [this, id, host](const QString& error) {
+    const QJsonObject& r = hostJob_->result();
     if (!error.isEmpty()) return showError(tr("Download from %1 failed: %2").arg(host, error));
     showNotice(tr("Downloaded run #%1's checkpoint from %2 to %3").arg(id).arg(host, downloadedText(r)));
   });
@@ -90,7 +92,8 @@ bool RunsPanel::downloadCheckpoint(qint64 id, const QString& folder, qint64 step
 bool RunsPanel::downloadHostPath(qint64 id, const QString& remotePath, const QString& folder) {
   if (!startHostJob(id, "download", {"--path", remotePath, "--to", folder}, tr("downloading %1").arg(remotePath)))
     return false;
-  connect(hostJob_, &HostJob::finished, this, [this, remotePath](const QJsonObject& r, const QString& error) {
+  connect(hostJob_, &ChildProcess::finished, this, [this, remotePath](const QString& error) {
+    const QJsonObject& r = hostJob_->result();
     if (!error.isEmpty()) return showError(tr("Download of %1 failed: %2").arg(remotePath, error));
     showNotice(tr("Downloaded %1 to %2").arg(remotePath, downloadedText(r)));
   });
@@ -102,7 +105,8 @@ bool RunsPanel::evaluateOnHost(qint64 id, const QString& task) {
   if (!hostOf(id, &host, &uid)) return false;
   const QStringList args{uid, "--task", task, "--db", QString::fromStdString(store_->path())};
   if (!startHostJob(id, "eval", args, tr("evaluating on %1").arg(task))) return false;
-  connect(hostJob_, &HostJob::finished, this, [this, id, host, task](const QJsonObject& r, const QString& error) {
+  connect(hostJob_, &ChildProcess::finished, this, [this, id, host, task](const QString& error) {
+    const QJsonObject& r = hostJob_->result();
     if (!error.isEmpty()) return showError(tr("Evaluation of run #%1 on %2 failed: %3").arg(id).arg(host, error));
     showEvaluation(id, r, task, host);
   });
@@ -113,18 +117,16 @@ bool RunsPanel::exportOnHost(qint64 id, const QString& hostFolder, const QString
   QString host, uid;
   if (!hostOf(id, &host, &uid)) return false;
   if (!startHostJob(id, "export", {uid, "--format", "hf", "--out", hostFolder}, tr("exporting"))) return false;
-  connect(hostJob_, &HostJob::finished, this,
-          [this, id, host, hostFolder, downloadTo](const QJsonObject&, const QString& error) {
-            if (!error.isEmpty()) return showError(tr("Export of run #%1 on %2 failed: %3").arg(id).arg(host, error));
-            showNotice(tr("Exported run #%1 for Hugging Face on %2 to %3 (Download copies it here)")
-                           .arg(id)
-                           .arg(host, hostFolder));
-            // Queued: this job's finished() is still being delivered.
-            if (!downloadTo.isEmpty())
-              QMetaObject::invokeMethod(
-                  this, [this, id, hostFolder, downloadTo] { downloadHostPath(id, hostFolder, downloadTo); },
-                  Qt::QueuedConnection);
-          });
+  connect(hostJob_, &ChildProcess::finished, this, [this, id, host, hostFolder, downloadTo](const QString& error) {
+    if (!error.isEmpty()) return showError(tr("Export of run #%1 on %2 failed: %3").arg(id).arg(host, error));
+    showNotice(
+        tr("Exported run #%1 for Hugging Face on %2 to %3 (Download copies it here)").arg(id).arg(host, hostFolder));
+    // Queued: this job's finished() is still being delivered.
+    if (!downloadTo.isEmpty())
+      QMetaObject::invokeMethod(
+          this, [this, id, hostFolder, downloadTo] { downloadHostPath(id, hostFolder, downloadTo); },
+          Qt::QueuedConnection);
+  });
   return true;
 }
 

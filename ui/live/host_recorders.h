@@ -8,10 +8,9 @@
 #include <QObject>
 #include <QString>
 
-class QProcess;
-
 namespace tokamak::ui {
 
+class ChildProcess;
 struct LiveRun;
 
 class HostRecorders : public QObject {
@@ -28,7 +27,7 @@ class HostRecorders : public QObject {
   bool recording(const QString& uid) const { return recorders_.contains(uid); }
 
  private:
-  QMap<QString, QProcess*> recorders_;  // uid → its `tokamak remote attach`
+  QMap<QString, ChildProcess*> recorders_;  // uid → its `tokamak remote attach`
   QString dbPath_;
 };
 

@@ -4,11 +4,11 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QSettings>
 #include <exception>
 
 #include "engine/remote/run_folder.h"
+#include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 
 namespace tokamak::ui {
@@ -25,10 +25,6 @@ QString LiveRun::label() const {
 
 LiveRuns::LiveRuns(QObject* parent) : QObject(parent) {}
 
-LiveRuns::~LiveRuns() {
-  for (QProcess* p : listers_) p->disconnect(this), p->kill(), p->waitForFinished(1000);
-}
-
 void LiveRuns::rememberHost(const QString& host, const QString& tokamak) {
   QSettings settings("Tokamak", "Tokamak Studio");
   QVariantMap hosts = settings.value("remote/hosts").toMap();
@@ -44,14 +40,13 @@ QMap<QString, QString> LiveRuns::knownHosts() {
 }
 
 void LiveRuns::refresh() {
-  for (QProcess* p : listers_) p->disconnect(this), p->kill(), p->deleteLater();
+  for (ChildProcess* p : listers_) p->disconnect(this), p->deleteLater();  // its child is killed with it
   listers_.clear();
   runs_.clear();
   try {
     for (const RunFolderInfo& r : list_run_folders()) {  // newest first
       const QString state = QString::fromStdString(read_run_state(RunFolder{r.folder}).state);
-      if (live(state))
-        runs_ << LiveRun{{}, {}, QString::fromStdString(r.uid), QString::fromStdString(r.name), state};
+      if (live(state)) runs_ << LiveRun{{}, {}, QString::fromStdString(r.uid), QString::fromStdString(r.name), state};
     }
   } catch (const std::exception&) {
     // An unreadable checkpoints folder: no local runs to offer (the runs page reports store problems).
@@ -59,12 +54,10 @@ void LiveRuns::refresh() {
   const QString front = tokamakFrontPath();
   const QMap<QString, QString> hosts = knownHosts();
   for (auto it = hosts.begin(); it != hosts.end() && !front.isEmpty(); ++it) {
-    auto* p = new QProcess(this);
+    auto* p = new ChildProcess(this);
+    p->setKeepOutput(true);
     const QString host = it.key(), tokamak = it.value();
-    connect(p, &QProcess::finished, this, [this, p, host, tokamak] { hostAnswered(p, host, tokamak); });
-    connect(p, &QProcess::errorOccurred, this, [this, p, host, tokamak](QProcess::ProcessError e) {
-      if (e == QProcess::FailedToStart) hostAnswered(p, host, tokamak);
-    });
+    connect(p, &ChildProcess::finished, this, [this, p, host, tokamak] { hostAnswered(p, host, tokamak); });
     listers_ << p;
     p->start(front, {"remote", "list", "--host", host, "--tokamak", tokamak, "--live"});
   }
@@ -72,10 +65,10 @@ void LiveRuns::refresh() {
 }
 
 // A host that cannot be reached lists nothing; its runs are offered the next time it answers.
-void LiveRuns::hostAnswered(QProcess* lister, const QString& host, const QString& tokamak) {
+void LiveRuns::hostAnswered(ChildProcess* lister, const QString& host, const QString& tokamak) {
   if (!listers_.removeOne(lister)) return;
   lister->deleteLater();
-  for (const QByteArray& line : lister->readAllStandardOutput().split('\n')) {
+  for (const QByteArray& line : lister->output().split('\n')) {
     const QJsonObject o = QJsonDocument::fromJson(line).object();
     if (o.isEmpty() || !live(o.value("state").toString())) continue;
     runs_ << LiveRun{host, tokamak, o.value("run_uid").toString(), o.value("name").toString(),

@@ -10,9 +10,9 @@
 #include <QObject>
 #include <QString>
 
-class QProcess;
-
 namespace tokamak::ui {
+
+class ChildProcess;
 
 struct LiveRun {
   QString host;     // "" = this computer
@@ -25,7 +25,6 @@ class LiveRuns : public QObject {
   Q_OBJECT
  public:
   explicit LiveRuns(QObject* parent = nullptr);
-  ~LiveRuns() override;
 
   // Lists again: this computer's runs at once, each host's when it answers; changed() after each.
   void refresh();
@@ -40,10 +39,10 @@ class LiveRuns : public QObject {
   void changed();
 
  private:
-  void hostAnswered(QProcess* lister, const QString& host, const QString& tokamak);
+  void hostAnswered(ChildProcess* lister, const QString& host, const QString& tokamak);
 
   QList<LiveRun> runs_;
-  QList<QProcess*> listers_;
+  QList<ChildProcess*> listers_;  // `tokamak remote list`, one a host
 };
 
 }  // namespace tokamak::ui

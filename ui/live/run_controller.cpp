@@ -19,6 +19,7 @@
 #include "engine/store/run_store.h"
 #include "engine/util/files.h"
 #include "engine/train/trainer.h"
+#include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/live/slurm_watch.h"
 
@@ -102,41 +103,25 @@ bool RunController::start(const Config& config) {
 
   // This computer: the run starts in a session of its own (it records itself in the store and writes its
   // journal), and is followed like a host's run once the starter has said where it is.
-  starter_ = new QProcess(this);
-  starter_->setProgram(program);
-  starter_->setArguments(args);
-  connect(starter_, &QProcess::finished, this, &RunController::detached);
-  connect(starter_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e != QProcess::FailedToStart || !starter_) return;
-    const QString why = tr("could not start %1: %2").arg(starter_->program(), starter_->errorString());
-    starter_->disconnect(this);
-    starter_->deleteLater();
-    starter_ = nullptr;
-    failNow(why);
-  });
+  starter_ = new ChildProcess(this);
+  connect(starter_, &ChildProcess::finished, this, &RunController::detached);
   setState(State::Running);
-  starter_->start();
+  starter_->start(program, args, tr("engine"));
   return true;
 }
 
 // The starter has ended: it printed the detached run's uid, folder and pid, or why the run did not start
 // (a config the engine refuses: one line on its stderr).
-void RunController::detached(int exitCode, QProcess::ExitStatus status) {
-  QProcess* s = starter_;
+void RunController::detached() {
+  ChildProcess* s = starter_;
   if (!s) return;
   starter_ = nullptr;
   s->disconnect(this);
   s->deleteLater();
-  QJsonObject d;
-  for (const QByteArray& line : s->readAllStandardOutput().split('\n')) {
-    const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value("event").toString() == "detached") d = o;
-  }
-  if (status != QProcess::NormalExit || exitCode != 0 || d.isEmpty()) {
-    const QStringList err =
-        QString::fromUtf8(s->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
-    QString why = errorLineOf(err);
-    if (why.isEmpty()) why = tr("the run could not be started (exit code %1)").arg(exitCode);
+  const QJsonObject d = s->result();
+  if (!s->error().isEmpty() || d.value("event").toString() != "detached") {
+    const QString why =
+        s->error().isEmpty() ? tr("the run could not be started (exit code %1)").arg(s->exitCode()) : s->error();
     return failNow(why);
   }
   runUid_ = d.value("run_uid").toString();
@@ -160,19 +145,13 @@ void RunController::failNow(const QString& why) {
 }
 
 bool RunController::launch(const QString& program, const QStringList& args) {
-  process_ = new QProcess(this);
-  process_->setProgram(program);
-  process_->setArguments(args);
-  connect(process_, &QProcess::readyReadStandardOutput, this, &RunController::readEvents);
-  connect(process_, &QProcess::readyReadStandardError, this, &RunController::readErrors);
-  connect(process_, &QProcess::finished, this, &RunController::processEnded);
-  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e != QProcess::FailedToStart || !process_) return;
-    stderrTail_ << "tokamak: could not start " + process_->program() + ": " + process_->errorString();
-    processEnded(-1, QProcess::NormalExit);
-  });
-  if (state_ == State::Idle) setState(State::Running);  // a local run is Running (or Stopping) since its start
-  process_->start();
+  process_ = new ChildProcess(this);
+  process_->setReadJson(false);  // the journal's lines go through the engine's codec
+  connect(process_, &ChildProcess::outputLine, this, &RunController::readLine);
+  connect(process_, &ChildProcess::errorLine, this, &RunController::readError);
+  connect(process_, &ChildProcess::finished, this, &RunController::processEnded);
+  if (state_ == State::Idle) setState(State::Running);
+  process_->start(program, args, "tokamak");
   return true;
 }
 
@@ -253,7 +232,7 @@ void RunController::detach() {
   if (!process_) return;
   detaching_ = true;
   // `tokamak runs follow --control` and `tokamak remote` take the end of stdin as "the reader went away".
-  process_->closeWriteChannel();
+  process_->closeInput();
 }
 
 void RunController::requestSample() {
@@ -271,7 +250,7 @@ void RunController::kill() {
 
 void RunController::stopAndWait(int graceMs) {
   if (starter_) starter_->waitForFinished(graceMs);  // its end starts the reader (detached())
-  QPointer<QProcess> p = process_;
+  QPointer<ChildProcess> p = process_;
   if (!p) return;
   // A host's run, and a Slurm job's, outlive the studio: closing stdin ends only the reader here.
   if (remote_ || slurmJob_ > 0) detach();
@@ -280,59 +259,54 @@ void RunController::stopAndWait(int graceMs) {
     kill();
     if (p && !p->waitForFinished(5000) && p) p->kill(), p->waitForFinished(5000);
   }
-  if (process_) processEnded(-1, QProcess::CrashExit);  // not even SIGKILL was seen to end it
+  if (process_) {  // not even SIGKILL was seen to end it
+    readerCrashed_ = true;
+    processEnded();
+  }
 }
 
-void RunController::readEvents() {
+void RunController::readLine(const QByteArray& raw) {
   if (!process_) return;
   FanOutSink sinks;
   EndWatch watch(&sawEnd_);
   sinks.add(&watch);
   sinks.add(&bridge_);
-  bool any = false;
-  while (process_ && process_->canReadLine()) {
-    const QByteArray raw = process_->readLine();
-    readBytes_ += static_cast<quint64>(raw.size());  // the journal's bytes: the readers print its lines as they are
-    const QByteArray line = raw.trimmed();
-    if (slurmJob_ > 0 && !line.isEmpty() && holdSlurmLine(line)) continue;
-    // The engine's one codec (the store's ingest reads the journal with it too); a line that is no event is a
-    // message of the reader's, kept for the reason of a failure.
-    if (!line.isEmpty() && dispatch_journal_line(line.toStdString(), sinks).empty())
-      stderrTail_ << QString::fromUtf8(line);
-    any = any || !line.isEmpty();
-  }
-  if (any && disconnected_) {
+  readBytes_ += static_cast<quint64>(raw.size());  // the journal's bytes: the readers print its lines as they are
+  const QByteArray line = raw.trimmed();
+  if (line.isEmpty() || (slurmJob_ > 0 && holdSlurmLine(line))) return;
+  // The engine's one codec (the store's ingest reads the journal with it too); a line that is no event is a
+  // message of the reader's, kept for the reason of a failure.
+  if (dispatch_journal_line(line.toStdString(), sinks).empty()) stderrTail_ << QString::fromUtf8(line);
+  if (disconnected_) {
     disconnected_ = false;
     Q_EMIT connectionChanged(true, {});
   }
 }
 
-void RunController::readErrors() {
+void RunController::readError(const QString& l) {
   if (!process_) return;
-  // Progress bars redraw with \r: each piece is a line of its own.
-  const QString text = QString::fromUtf8(process_->readAllStandardError());
-  for (const QString& l : text.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)) {
-    // `tokamak remote`'s notes: a dropped connection (it retries with back-off) is not the run's error.
-    if (remote_ && l.startsWith("tokamak remote: disconnected")) {
-      disconnected_ = true;
-      Q_EMIT connectionChanged(false, l.mid(16));
-      continue;
-    }
-    stderrTail_ << l;
+  // `tokamak remote`'s notes: a dropped connection (it retries with back-off) is not the run's error.
+  if (remote_ && l.startsWith("tokamak remote: disconnected")) {
+    disconnected_ = true;
+    return Q_EMIT connectionChanged(false, l.mid(16));
   }
+  stderrTail_ << l;
   while (stderrTail_.size() > kStderrLinesKept) stderrTail_.removeFirst();
 }
 
-void RunController::processEnded(int exitCode, QProcess::ExitStatus status) {
+void RunController::processEnded() {
   if (!process_) return;
-  readEvents();
-  readErrors();
+  const int exitCode = process_->exitCode();
+  const bool crashed = process_->crashed() || readerCrashed_;
+  readerCrashed_ = false;
+  // A reader that never ran (no exit code of its own): its one line is the reason.
+  if (!crashed && exitCode == -1) stderrTail_ << "tokamak: " + process_->error();
   if (slurmJob_ > 0 && slurmReaderEnded()) return;  // the job's state decides what comes next
   if (!sawEnd_ && !detaching_) {
     // Killed (SIGKILL, the OOM killer, an abort) or an error exit before or without the end event.
     EndEvent e;
-    QString why = errorLineOf(stderrTail_, /*orLastLine=*/status != QProcess::CrashExit);
-    if (status == QProcess::CrashExit) {
+    QString why = errorLineOf(stderrTail_, /*orLastLine=*/!crashed);
+    if (crashed) {
       e.status = "crashed";
       const QString signal =
           exitCode > 0 ? QString(" by signal %1 (%2)").arg(exitCode).arg(strsignal(exitCode)) : QString();

@@ -12,7 +12,6 @@
 #pragma once
 #include <QJsonObject>
 #include <QObject>
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
@@ -25,6 +24,7 @@ class QTemporaryFile;
 
 namespace tokamak::ui {
 
+class ChildProcess;
 class SlurmWatch;
 
 class RunController : public QObject {
@@ -114,13 +114,13 @@ class RunController : public QObject {
 
  private:
   bool launch(const QString& program, const QStringList& args);
-  void detached(int exitCode, QProcess::ExitStatus status);
+  void detached();
   void failNow(const QString& why);
   void resetRun();
   void send(const char* line);
-  void readEvents();
-  void readErrors();
-  void processEnded(int exitCode, QProcess::ExitStatus status);
+  void readLine(const QByteArray& raw);
+  void readError(const QString& line);
+  void processEnded();
   void markCrashedInStore();
   void drain();
   void setState(State state);
@@ -134,10 +134,11 @@ class RunController : public QObject {
 
   EventBridge bridge_;
   QTimer redraw_;
-  QProcess* process_ = nullptr;  // the reader
-  QProcess* starter_ = nullptr;  // `tokamak-engine train --detach` while it starts a local run
-  QTemporaryFile* configFile_ = nullptr;
-  QStringList stderrTail_;  // the child's last stderr lines, for the reason of a failure
+  ChildProcess* process_ = nullptr;       // the reader
+  bool readerCrashed_ = false;            // stopAndWait gave up on it
+  QTemporaryFile* configFile_ = nullptr;  // a host's run: the config `tokamak remote train` sends
+  ChildProcess* starter_ = nullptr;       // `tokamak-engine train --detach` while it starts a local run
+  QStringList stderrTail_;                // the child's last stderr lines, for the reason of a failure
   QString dbPath_;
   QString host_, hostTokamak_ = "tokamak", runHost_, runTokamak_;
   bool remote_ = false, disconnected_ = false, detaching_ = false, stopAsked_ = false;

@@ -4,6 +4,7 @@
 // a stopped run — is started again from the byte it had reached, and the second start becomes a gap in the
 // curves. The end counts only once the job has left the queue (or Stop asked for it).
 #include "engine/remote/journal_events.h"
+#include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/live/run_controller.h"
 #include "ui/live/slurm_watch.h"
@@ -12,7 +13,7 @@ namespace tokamak::ui {
 
 bool RunController::followSlurmJob(const QString& host, const QString& tokamak, qint64 job, const QString& uid,
                                    const QString& folder, const Config& config) {
-  if (process_ || starter_) return false;
+  if (process_) return false;
   config_ = config;
   resetRun();
   remote_ = !host.isEmpty();
@@ -112,7 +113,7 @@ void RunController::slurmPolled(const QJsonObject& status, const QString& error)
   if (process_) {
     // A job that ended before its run ever started (cancelled in the queue, refused by the nodes): its reader
     // would wait for a start that never comes. Ending its stdin ends it; the next poll ends the run.
-    if (ended && start_.run_uid.empty() && !sawEnd_) process_->closeWriteChannel();
+    if (ended && start_.run_uid.empty() && !sawEnd_) process_->closeInput();
     else if (waiting) slurm_->pollSoon();
     return;
   }

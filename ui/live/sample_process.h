@@ -18,7 +18,7 @@ struct SampleNowRequest {
   quint64 seed = 1337;
 };
 
-class EngineJob;
+class ChildProcess;
 
 class SampleProcess : public QObject {
   Q_OBJECT
@@ -34,7 +34,7 @@ class SampleProcess : public QObject {
   void finished(qint64 step, const QString& text, const QString& error);
 
  private:
-  EngineJob* job_;
+  ChildProcess* job_;
   qint64 step_ = 0;
 };
 

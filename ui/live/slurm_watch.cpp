@@ -1,21 +1,22 @@
 // SlurmWatch (see slurm_watch.h).
 #include "ui/live/slurm_watch.h"
 
-#include "ui/remote/host_job.h"
+#include "ui/common/child_process.h"
 #include "ui/remote/slurm_info.h"
 
 namespace tokamak::ui {
 
-SlurmWatch::SlurmWatch(QObject* parent) : QObject(parent), status_(new HostJob(this)), cancel_(new HostJob(this)) {
+SlurmWatch::SlurmWatch(QObject* parent)
+    : QObject(parent), status_(new ChildProcess(this)), cancel_(new ChildProcess(this)) {
   timer_.setSingleShot(true);
   connect(&timer_, &QTimer::timeout, this, [this] {
     if (job_ <= 0 || status_->isRunning()) return;
-    status_->startCommand(QStringList{"slurm", "status", QString::number(job_), "--json"} + slurmHostArgs(host_));
+    status_->startTokamak(QStringList{"slurm", "status", QString::number(job_), "--json"} + slurmHostArgs(host_));
   });
-  connect(status_, &HostJob::finished, this, [this](const QJsonObject& r, const QString& error) {
-    if (job_ > 0) Q_EMIT polled(r, error);
+  connect(status_, &ChildProcess::finished, this, [this](const QString& error) {
+    if (job_ > 0) Q_EMIT polled(status_->result(), error);
   });
-  connect(cancel_, &HostJob::finished, this, [this](const QJsonObject&, const QString& error) {
+  connect(cancel_, &ChildProcess::finished, this, [this](const QString& error) {
     if (!error.isEmpty()) Q_EMIT cancelFailed(error);
   });
 }
@@ -31,7 +32,7 @@ void SlurmWatch::pollSoon(int delayMs) {
 
 void SlurmWatch::cancelJob() {
   if (job_ > 0 && !cancel_->isRunning())
-    cancel_->startCommand(QStringList{"slurm", "cancel", QString::number(job_)} + slurmHostArgs(host_));
+    cancel_->startTokamak(QStringList{"slurm", "cancel", QString::number(job_)} + slurmHostArgs(host_));
 }
 
 }  // namespace tokamak::ui

@@ -10,7 +10,7 @@
 
 namespace tokamak::ui {
 
-class HostJob;
+class ChildProcess;
 
 class SlurmWatch : public QObject {
   Q_OBJECT
@@ -34,8 +34,8 @@ class SlurmWatch : public QObject {
   QString host_;
   qint64 job_ = 0;
   QTimer timer_;
-  HostJob* status_;
-  HostJob* cancel_;
+  ChildProcess* status_;
+  ChildProcess* cancel_;
 };
 
 }  // namespace tokamak::ui

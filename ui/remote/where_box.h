@@ -17,10 +17,11 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QProcess;
 class QPushButton;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 class WhereBox : public QWidget {
   Q_OBJECT
@@ -53,7 +54,7 @@ class WhereBox : public QWidget {
   QLineEdit* tokamak_;
   QPushButton* test_;
   QLabel* result_;
-  QProcess* job_ = nullptr;
+  ChildProcess* job_;  // `tokamak remote test`
   std::vector<tokamak::DatasetListing> datasets_;
 };
 

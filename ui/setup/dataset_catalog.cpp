@@ -18,7 +18,6 @@
 namespace tokamak::ui {
 namespace {
 
-
 // How many train shards to fetch, with the tokens and the disk they take; 0 when the user declines.
 int askShards(QWidget* parent, const CatalogEntry& e) {
   QDialog d(parent);
