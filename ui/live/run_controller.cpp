@@ -11,16 +11,19 @@
 #include <QThread>
 #include <QThreadPool>
 #include <csignal>
+#include <sys/wait.h>
 #include <cstring>
 #include <exception>
 
 #include "engine/remote/journal_events.h"
 #include "engine/remote/run_folder.h"
 #include "engine/store/run_store.h"
+#include "engine/util/error_text.h"
 #include "engine/util/files.h"
 #include "engine/train/trainer.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
+#include "ui/live/run_start.h"
 #include "ui/live/slurm_watch.h"
 
 namespace tokamak::ui {
@@ -52,6 +55,14 @@ RunController::RunController(QObject* parent) : QObject(parent), slurm_(new Slur
   connect(&bridge_, &EventBridge::pending, this, [this] {
     if (!redraw_.isActive()) redraw_.start();
   });
+  reap_.setInterval(1000);
+  connect(&reap_, &QTimer::timeout, this, &RunController::reapRuns);
+}
+
+void RunController::reapRuns() {
+  for (auto it = launched_.begin(); it != launched_.end();)
+    it = ::waitpid(static_cast<pid_t>(*it), nullptr, WNOHANG) != 0 ? launched_.erase(it) : it + 1;
+  if (launched_.isEmpty()) reap_.stop();
 }
 
 RunController::~RunController() { stopAndWait(); }
@@ -77,60 +88,47 @@ void RunController::resetRun() {
 }
 
 bool RunController::start(const Config& config) {
-  if (process_ || starter_) return false;
+  if (process_) return false;
   config_ = config;
   resetRun();
 
   remote_ = !host_.isEmpty();
   runHost_ = host_, runTokamak_ = hostTokamak_;
-  const QString program = remote_ ? tokamakFrontPath() : enginePath();
-  configFile_ = new QTemporaryFile(this);
-  if (program.isEmpty() || tokamakFrontPath().isEmpty() || !configFile_->open()) {
-    failNow(program.isEmpty() || tokamakFrontPath().isEmpty() ? engineMissingText() : configFile_->errorString());
+  const QString front = tokamakFrontPath(), engine = enginePath();
+  if (front.isEmpty() || engine.isEmpty()) {
+    failNow(engineMissingText());
     return true;  // ends at the next drain, like any failed run
   }
-  // The whole effective config travels as a file: the run resolves it exactly as `tokamak train --config`.
+  if (!remote_) {
+    // This computer: the run starts in a session of its own (it records itself in the store and writes its
+    // journal), and is followed like a host's run from its folder.
+    setState(State::Running);
+    try {
+      const StartedRun run = startLocalRun(config, engine, dbPath_);
+      runUid_ = run.uid, runFolder_ = run.folder, runPid_ = run.pid;
+    } catch (const std::exception& e) {
+      // Ends from the event loop, as a run that fails later does: the caller's next lines come first.
+      QMetaObject::invokeMethod(
+          this, [this, why = QString::fromStdString(error_text(e))] { failNow(why); }, Qt::QueuedConnection);
+      return true;
+    }
+    launched_ << runPid_;
+    reap_.start();
+    return launch(front, {"runs", "follow", runFolder_, "--control"});
+  }
+  // A host's run: started there detached, its journal followed over ssh and recorded in this store. The whole
+  // effective config travels as a file: the run resolves it exactly as `tokamak train --config`.
+  configFile_ = new QTemporaryFile(this);
+  if (!configFile_->open()) {
+    failNow(configFile_->errorString());
+    return true;
+  }
   configFile_->write(QByteArray::fromStdString(config_to_json(config)));
   configFile_->flush();
-  QStringList args{"train", "--detach", "--json", "--config", configFile_->fileName()};
-  // A host's run: started there detached, its journal followed over ssh and recorded in this store.
-  if (remote_)
-    args = {"remote",    "train",     "--host",
-            host_,       "--tokamak", hostTokamak_,
-            "--control", "--config",  configFile_->fileName()};
+  QStringList args{
+      "remote", "train", "--host", host_, "--tokamak", hostTokamak_, "--control", "--config", configFile_->fileName()};
   if (!dbPath_.isEmpty()) args << "--db" << dbPath_;
-  if (remote_) return launch(program, args);
-
-  // This computer: the run starts in a session of its own (it records itself in the store and writes its
-  // journal), and is followed like a host's run once the starter has said where it is.
-  starter_ = new ChildProcess(this);
-  connect(starter_, &ChildProcess::finished, this, &RunController::detached);
-  setState(State::Running);
-  starter_->start(program, args, tr("engine"));
-  return true;
-}
-
-// The starter has ended: it printed the detached run's uid, folder and pid, or why the run did not start
-// (a config the engine refuses: one line on its stderr).
-void RunController::detached() {
-  ChildProcess* s = starter_;
-  if (!s) return;
-  starter_ = nullptr;
-  s->disconnect(this);
-  s->deleteLater();
-  const QJsonObject d = s->result();
-  if (!s->error().isEmpty() || d.value("event").toString() != "detached") {
-    const QString why =
-        s->error().isEmpty() ? tr("the run could not be started (exit code %1)").arg(s->exitCode()) : s->error();
-    return failNow(why);
-  }
-  runUid_ = d.value("run_uid").toString();
-  runFolder_ = d.value("folder").toString();
-  runPid_ = d.value("pid").toInteger();
-  delete configFile_;  // the run keeps its own copy (config.json in its folder)
-  configFile_ = nullptr;
-  launch(tokamakFrontPath(), {"runs", "follow", runFolder_, "--control"});
-  if (stopAsked_) send("stop");  // Stop was pressed while the run was being started
+  return launch(front, args);
 }
 
 // A run that ends before it has a reader: the reason goes through the bridge like any end.
@@ -156,7 +154,7 @@ bool RunController::launch(const QString& program, const QStringList& args) {
 }
 
 bool RunController::attach(const QString& host, const QString& tokamak, const QString& uid) {
-  if (process_ || starter_) return false;
+  if (process_) return false;
   config_ = Config{};
   resetRun();
   remote_ = !host.isEmpty();
@@ -240,7 +238,6 @@ void RunController::requestSample() {
 }
 
 void RunController::kill() {
-  if (starter_) starter_->kill();
   // A local run is nobody's child: its process is killed by pid (the pid file's start time guards against a
   // reused pid); a launcher's ranks die with it (PR_SET_PDEATHSIG), and the reader then reports the crash.
   if (!remote_ && runPid_ > 0 && run_process_alive(RunFolder{runFolder_.toStdString()}))
@@ -249,7 +246,6 @@ void RunController::kill() {
 }
 
 void RunController::stopAndWait(int graceMs) {
-  if (starter_) starter_->waitForFinished(graceMs);  // its end starts the reader (detached())
   QPointer<ChildProcess> p = process_;
   if (!p) return;
   // A host's run, and a Slurm job's, outlive the studio: closing stdin ends only the reader here.
@@ -263,6 +259,7 @@ void RunController::stopAndWait(int graceMs) {
     readerCrashed_ = true;
     processEnded();
   }
+  reapRuns();
 }
 
 void RunController::readLine(const QByteArray& raw) {
@@ -296,6 +293,7 @@ void RunController::readError(const QString& l) {
 
 void RunController::processEnded() {
   if (!process_) return;
+  reapRuns();  // a local run that ended is a zombie until then, and the store takes a zombie for alive
   const int exitCode = process_->exitCode();
   const bool crashed = process_->crashed() || readerCrashed_;
   readerCrashed_ = false;

@@ -1,7 +1,8 @@
 // RunController: the studio's training run, seen through its journal (docs/ARCHITECTURE.md, "One event path").
 // Every run is started detached where it trains and followed by a reader child whose stdout is the run's
 // journal from a byte offset and whose stdin takes pause/resume/stop/sample lines:
-//   this computer: `tokamak-engine train --detach --json` starts it, then `tokamak runs follow FOLDER --control`;
+//   this computer: started here as the queue worker starts a run (run_start.h: its folder, config.json and
+//                  tokamak-engine in a session of its own), then `tokamak runs follow FOLDER --control`;
 //   an SSH host:   `tokamak remote train|attach --host HOST --control` (which also records it in the store).
 // The lines go into the EventBridge and are handed on in batches from a ~30 ms single-shot timer, so plots
 // redraw at most ~30 times a second whatever the step rate. A local run records itself in the store (its own
@@ -114,8 +115,8 @@ class RunController : public QObject {
 
  private:
   bool launch(const QString& program, const QStringList& args);
-  void detached();
   void failNow(const QString& why);
+  void reapRuns();
   void resetRun();
   void send(const char* line);
   void readLine(const QByteArray& raw);
@@ -137,8 +138,10 @@ class RunController : public QObject {
   ChildProcess* process_ = nullptr;       // the reader
   bool readerCrashed_ = false;            // stopAndWait gave up on it
   QTemporaryFile* configFile_ = nullptr;  // a host's run: the config `tokamak remote train` sends
-  ChildProcess* starter_ = nullptr;       // `tokamak-engine train --detach` while it starts a local run
-  QStringList stderrTail_;                // the child's last stderr lines, for the reason of a failure
+  // The local runs this studio started are its children until they end: reaped, so that none stays a zombie.
+  QList<qint64> launched_;
+  QTimer reap_;
+  QStringList stderrTail_;  // the child's last stderr lines, for the reason of a failure
   QString dbPath_;
   QString host_, hostTokamak_ = "tokamak", runHost_, runTokamak_;
   bool remote_ = false, disconnected_ = false, detaching_ = false, stopAsked_ = false;
