@@ -33,6 +33,7 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
+#include "ui/common/child_process.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
@@ -151,6 +152,7 @@ class TestStudio : public QObject {
   void badInputs_data();
   void badInputs();
   void countsTokensOffTheGuiThread();
+  void childProcessSaysWhyInOneLine();
   void runLifecycle();
   void failedRunShowsWhy();
   void killedChildLeavesStudioUp();
@@ -356,6 +358,56 @@ void TestStudio::countsTokensOffTheGuiThread() {
   QTRY_VERIFY_WITH_TIMEOUT(!box->isCounting(), 60000);
   const QString shown = box->findChild<QLabel*>("tokenCount")->text();
   QVERIFY2(shown.contains("cancelled") || shown.contains("tokens"), qPrintable(shown));
+}
+
+// ChildProcess, every program the studio runs as its child: stdout as lines and JSON objects (progress events,
+// the last other object as the result), and a failure as one line: the child's own "tokamak: " line, its exit
+// code, its crash, cancel, or a program that is not there.
+void TestStudio::childProcessSaysWhyInOneLine() {
+  ChildProcess child;
+  child.setKeepOutput(true);
+  QSignalSpy finished(&child, &ChildProcess::finished), progress(&child, &ChildProcess::progress),
+      lines(&child, &ChildProcess::outputLine);
+  const auto run = [&](const QString& script) {
+    finished.clear();
+    QVERIFY(child.start("/bin/sh", {"-c", script}));
+    QVERIFY(!child.start("/bin/sh", {"-c", "true"}));  // one child at a time
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  };
+  run(R"(echo '{"event":"progress","what":"x","done":1,"total":2}'; echo '{"id":7}'; printf 'no newline')");
+  QCOMPARE(finished[0][0].toString(), QString());
+  QCOMPARE(child.error(), QString());
+  QCOMPARE(progress.size(), 1);
+  QCOMPARE(child.result().value("id").toInt(), 7);
+  QCOMPARE(lines.size(), 3);
+  QVERIFY(child.output().endsWith("no newline"));
+
+  run("echo 'tokamak: the disk is full (hint: free space)' >&2; echo later >&2; exit 1");
+  QCOMPARE(child.error(), QString("the disk is full (hint: free space)"));
+  QCOMPARE(finished[0][0].toString(), child.error());
+  run("exit 3");
+  QCOMPARE(child.exitCode(), 3);
+  QVERIFY2(child.error().contains("exit code 3"), qPrintable(child.error()));
+  run("kill -9 $$");
+  QVERIFY(child.crashed());
+  QCOMPARE(child.error(), QString("the sh process crashed"));
+
+  finished.clear();
+  QVERIFY(child.start("/bin/sh", {"-c", "exec sleep 30"}));
+  QTRY_VERIFY(child.processId() > 0);
+  child.cancel();
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QCOMPARE(child.error(), QString("cancelled"));
+
+  run("true");  // (resets the result)
+  finished.clear();
+  QVERIFY(child.start("/no/such/program", {}));
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QVERIFY2(child.error().startsWith("could not start /no/such/program"), qPrintable(child.error()));
+  finished.clear();
+  QVERIFY(child.start(QString(), {}));  // not found beside the studio: the engine's missing line
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QVERIFY2(child.error().contains("was not found"), qPrintable(child.error()));
 }
 
 void TestStudio::runLifecycle() {
