@@ -24,6 +24,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <csignal>
+#include <unistd.h>
 
 #include "engine/config/config.h"
 #include "engine/store/run_store.h"
@@ -32,14 +33,15 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
-#include "ui/main_window.h"
+#include "ui/common/child_process.h"
+#include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"
-#include "ui/run/engine_process.h"
-#include "ui/run/run_controller.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/common/programs.h"
+#include "ui/live/run_controller.h"
+#include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
 #include "engine/model/memory_estimate.h"
@@ -150,6 +152,7 @@ class TestStudio : public QObject {
   void badInputs_data();
   void badInputs();
   void countsTokensOffTheGuiThread();
+  void childProcessSaysWhyInOneLine();
   void runLifecycle();
   void failedRunShowsWhy();
   void killedChildLeavesStudioUp();
@@ -357,6 +360,56 @@ void TestStudio::countsTokensOffTheGuiThread() {
   QVERIFY2(shown.contains("cancelled") || shown.contains("tokens"), qPrintable(shown));
 }
 
+// ChildProcess, every program the studio runs as its child: stdout as lines and JSON objects (progress events,
+// the last other object as the result), and a failure as one line: the child's own "tokamak: " line, its exit
+// code, its crash, cancel, or a program that is not there.
+void TestStudio::childProcessSaysWhyInOneLine() {
+  ChildProcess child;
+  child.setKeepOutput(true);
+  QSignalSpy finished(&child, &ChildProcess::finished), progress(&child, &ChildProcess::progress),
+      lines(&child, &ChildProcess::outputLine);
+  const auto run = [&](const QString& script) {
+    finished.clear();
+    QVERIFY(child.start("/bin/sh", {"-c", script}));
+    QVERIFY(!child.start("/bin/sh", {"-c", "true"}));  // one child at a time
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  };
+  run(R"(echo '{"event":"progress","what":"x","done":1,"total":2}'; echo '{"id":7}'; printf 'no newline')");
+  QCOMPARE(finished[0][0].toString(), QString());
+  QCOMPARE(child.error(), QString());
+  QCOMPARE(progress.size(), 1);
+  QCOMPARE(child.result().value("id").toInt(), 7);
+  QCOMPARE(lines.size(), 3);
+  QVERIFY(child.output().endsWith("no newline"));
+
+  run("echo 'tokamak: the disk is full (hint: free space)' >&2; echo later >&2; exit 1");
+  QCOMPARE(child.error(), QString("the disk is full (hint: free space)"));
+  QCOMPARE(finished[0][0].toString(), child.error());
+  run("exit 3");
+  QCOMPARE(child.exitCode(), 3);
+  QVERIFY2(child.error().contains("exit code 3"), qPrintable(child.error()));
+  run("kill -9 $$");
+  QVERIFY(child.crashed());
+  QCOMPARE(child.error(), QString("the sh process crashed"));
+
+  finished.clear();
+  QVERIFY(child.start("/bin/sh", {"-c", "exec sleep 30"}));
+  QTRY_VERIFY(child.processId() > 0);
+  child.cancel();
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QCOMPARE(child.error(), QString("cancelled"));
+
+  run("true");  // (resets the result)
+  finished.clear();
+  QVERIFY(child.start("/no/such/program", {}));
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QVERIFY2(child.error().startsWith("could not start /no/such/program"), qPrintable(child.error()));
+  finished.clear();
+  QVERIFY(child.start(QString(), {}));  // not found beside the studio: the engine's missing line
+  QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, test::kPatienceMs);
+  QVERIFY2(child.error().contains("was not found"), qPrintable(child.error()));
+}
+
 void TestStudio::runLifecycle() {
   MainWindow w;
   w.setCloseQuestion([] { return true; });
@@ -367,15 +420,18 @@ void TestStudio::runLifecycle() {
   RunController* run = w.runController();
   QVERIFY(run->isActive());
   QVERIFY(!w.startAction()->isEnabled());
-  // The run trains in an engine process of its own, detached (not the studio's child: it outlives the studio);
-  // the studio's child is its reader, `tokamak runs follow FOLDER --control`, which carries the controls.
-  // (known once the starter, which loads the engine, has printed where the run is)
-  QTRY_VERIFY_WITH_TIMEOUT(run->processId() > 0, 60000);
-  // (until the forked child has exec'd, its command line is still the starter's)
-  QTRY_VERIFY2(commandLineOf(run->processId()).contains("tokamak-engine train --config"),
-               qPrintable(commandLineOf(run->processId())));
-  QVERIFY(run->processId() != QCoreApplication::applicationPid());
-  QVERIFY(!childrenOf(QCoreApplication::applicationPid()).contains(run->processId()));
+  // The run trains in an engine process of its own, in a session of its own (it outlives the studio), started
+  // by the studio itself as the queue worker starts a run (engine/remote/run_launch.h): no starter program in
+  // between, so its pid is known and the engine exec'd as Start returns, and it is the studio's own child until
+  // it ends. The studio's other child is its reader, `tokamak runs follow FOLDER --control`, with the controls.
+  const qint64 app = QCoreApplication::applicationPid();
+  QVERIFY(run->processId() > 0 && run->processId() != app);
+  QVERIFY2(commandLineOf(run->processId()).contains("tokamak-engine train --config"),
+           qPrintable(commandLineOf(run->processId())));
+  QVERIFY(childrenOf(app).contains(run->processId()));
+  QCOMPARE(qint64(::getsid(static_cast<pid_t>(run->processId()))), run->processId());
+  for (qint64 child : childrenOf(app))
+    QVERIFY2(!commandLineOf(child).contains("--detach"), qPrintable(commandLineOf(child)));
   QTRY_VERIFY_WITH_TIMEOUT(run->readerPid() > 0, test::kPatienceMs);
   QTRY_VERIFY2(commandLineOf(run->readerPid()).contains("runs follow ") &&
                    commandLineOf(run->readerPid()).endsWith(" --control"),

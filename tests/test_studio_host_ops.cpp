@@ -21,11 +21,11 @@
 #include "tests/support/studio_host.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
-#include "ui/main_window.h"
-#include "ui/remote/host_job.h"
+#include "ui/window/main_window.h"
+#include "ui/common/child_process.h"
 #include "ui/remote/where_box.h"
-#include "ui/run/run_controller.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/live/run_controller.h"
+#include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/setup_panel.h"
@@ -140,9 +140,9 @@ class TestStudioHostOps : public QObject {
     QCOMPARE(there.back().step, int64_t(400));
 
     RunsPanel* runs = w.runsPanel();
-    auto* job = runs->findChild<HostJob*>();
+    auto* job = runs->findChild<ChildProcess*>("hostJob");
     QVERIFY(job);
-    QSignalSpy progress(job, &HostJob::progress);
+    QSignalSpy progress(job, &ChildProcess::progress);
     const QString to = QString::fromStdString(env_->path("downloads"));
     QVERIFY(runs->downloadCheckpoint(id, to));
     QTRY_VERIFY_WITH_TIMEOUT(!runs->isDownloading(), 120000);

@@ -19,9 +19,9 @@
 #include <QToolBar>
 
 #include "tests/support/scratch_env.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/remote/where_box.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/history/runs_panel.h"
 #include "ui/setup/section_columns.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/setup/switches_box.h"

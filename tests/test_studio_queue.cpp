@@ -19,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/config.h"
+#include "engine/remote/journal.h"
 #include "engine/remote/queue_worker.h"
+#include "engine/remote/run_folder.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
 #include "engine/util/files.h"
@@ -27,13 +29,14 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"
-#include "ui/run/run_controller.h"
-#include "ui/runs/compare_view.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/live/run_controller.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/history/compare_view.h"
+#include "ui/history/runs_panel.h"
 
 using namespace tokamak;
 using namespace tokamak::ui;
@@ -398,6 +401,66 @@ class TestStudioQueue : public QObject {
 
   // The queue outlives the studio: SIGKILLed after queueing, its runs go on to the end, and the next studio
   // shows them in their states.
+  // One detached start: a run started from the studio's Start leaves what the queue's worker leaves for the
+  // same config — the same files in its folder, the same config.json (but its name), the same journal (its
+  // events in order, the same config in its start event; not the dataset's progress, which only the first run
+  // reports: the second finds it prepared) and the same end — because both are the same steps
+  // (engine/remote/run_launch.h: start_run_detached's folder and config.json, then launch_detached).
+  void studioRunLeavesWhatTheQueueLeaves() {
+    MainWindow w;
+    w.setCloseQuestion([] { return int(MainWindow::CloseKeepTraining); });
+    w.setupPanel()->setConfig(tinyRun(data_, 3, "same-studio"));
+    w.startAction()->trigger();
+    RunController* run = w.runController();
+    QTRY_VERIFY_WITH_TIMEOUT(!run->isActive(), test::kPatienceMs);
+    QCOMPARE(QString::fromStdString(run->lastEnd().status), QString("finished"));
+    const RunFolder studio = find_run_folder(run->runUid().toStdString());
+
+    QVERIFY2(w.queueDock()->addConfigs({tinyRun(data_, 3, "same-queued")}), qPrintable(w.queueDock()->message()));
+    QTRY_VERIFY_WITH_TIMEOUT(allEnded(), test::kPatienceMs);
+    const QueueItem item = storeItem("same-queued");
+    QCOMPARE(QString::fromStdString(item.state), QString("done"));
+    const RunFolder queued{item.folder};
+
+    const auto files = [](const RunFolder& f) {
+      QStringList names = QDir(QString::fromStdString(f.path)).entryList(QDir::AllEntries | QDir::NoDotAndDotDot);
+      names.sort();
+      return names;
+    };
+    QCOMPARE(files(studio), files(queued));
+    QVERIFY2(files(studio).contains("config.json") && files(studio).contains("events.jsonl"),
+             qPrintable(files(studio).join(' ')));
+    const auto json = [](const RunFolder& f, const std::string& name) {
+      return nlohmann::json::parse(read_file(f.path + "/" + name));
+    };
+    const auto withoutName = [](nlohmann::json j) {
+      j.erase("name");
+      return j;
+    };
+    QCOMPARE(withoutName(json(studio, "config.json")).dump(), withoutName(json(queued, "config.json")).dump());
+    QCOMPARE(json(studio, "run.json")["name"].get<std::string>(), std::string("same-studio"));
+    QCOMPARE(json(queued, "run.json")["name"].get<std::string>(), std::string("same-queued"));
+    QCOMPARE(json(studio, "run.json")["host"], json(queued, "run.json")["host"]);
+    QCOMPARE(json(studio, "exit")["status"], json(queued, "exit")["status"]);
+    const auto journal = [](const RunFolder& f, nlohmann::json* config) {
+      QStringList events;
+      uint64_t next = 0;
+      for (const JournalLine& line : read_journal(f.journal(), 0, &next)) {
+        const nlohmann::json e = nlohmann::json::parse(line.text);
+        // Progress is the dataset's preparation, which only the first of the two runs does (the cache).
+        if (e.value("event", "") != "progress") events << QString::fromStdString(e.value("event", ""));
+        if (e.value("event", "") == "start") *config = e.value("config", nlohmann::json{});
+      }
+      return events;
+    };
+    nlohmann::json studioStart, queuedStart;
+    const QStringList studioEvents = journal(studio, &studioStart), queuedEvents = journal(queued, &queuedStart);
+    QVERIFY2(studioEvents == queuedEvents, qPrintable(studioEvents.join(' ') + " | " + queuedEvents.join(' ')));
+    QVERIFY2(studioEvents.startsWith("start") && studioEvents.endsWith("end"), qPrintable(studioEvents.join(' ')));
+    QVERIFY(!studioStart.is_null());
+    QCOMPARE(withoutName(studioStart).dump(), withoutName(queuedStart).dump());
+  }
+
   void queueSurvivesTheStudioKilled() {
     nlohmann::json configs = nlohmann::json::array();
     for (const char* name : {"k-1", "k-2", "k-3"})

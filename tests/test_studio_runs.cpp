@@ -29,14 +29,14 @@
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
-#include "ui/runs/compare_view.h"
-#include "ui/runs/summary_table.h"
-#include "ui/runs/sample_compare.h"
+#include "ui/history/compare_view.h"
+#include "ui/history/summary_table.h"
+#include "ui/history/sample_compare.h"
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/speedup_waterfall.h"
 #include "ui/plots/qcp.h"
-#include "ui/runs/runs_model.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/history/runs_model.h"
+#include "ui/history/runs_panel.h"
 
 using namespace tokamak;
 using namespace tokamak::test;

@@ -35,7 +35,7 @@
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/plots/qcp.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/sweep/sweep_actions.h"

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "engine/config/config.h"
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/screenshots/screenshot_driver.h"
 #include "ui/setup/setup_files.h"
 #include "ui/setup/setup_panel.h"

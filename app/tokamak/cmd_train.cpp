@@ -222,8 +222,8 @@ int run_train(const TrainArgs& args) {
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());
-    const RunIdentity id = identify_run(c);
-    if (args.detach) return detach(c, id, args);
+    const RunIdentity id = identify_run(resolved_setup(c));
+    if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it
     open_run_folder(id);
     ::setenv("TOKAMAK_RUN_UID", id.uid.c_str(), 1);  // the workers name the same run (run_session.h)
     return as_owner(id.folder, [&] {
@@ -236,11 +236,11 @@ int run_train(const TrainArgs& args) {
   if (args.detach && dist.distributed())
     throw Error("--detach under a launcher (torchrun, srun) is not supported",
                 "detach the launcher instead, or use `tokamak train --gpus N --detach`");
-  const RunIdentity id = identify_run(c);
-  if (args.detach) return detach(c, id, args);
   const bool auto_precision = c.opt.precision == "auto";
-  c.opt.precision = resolved_precision(c.opt.precision, c.device);
-  c.opt.layers = resolved_layers(c, c.opt.precision);
+  const Config resolved = resolved_setup(c);  // once in this process: the name, the table and the run use it
+  const RunIdentity id = identify_run(resolved);
+  if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it, and says so
+  c = resolved;
   c.name = id.name;
   const bool main_rank = dist.rank == 0;
   if (main_rank) {

@@ -15,19 +15,25 @@ struct RunIdentity {
   RunFolder folder;
 };
 
+// Precision and layers made concrete for this machine (`auto` → what it runs): done once per process, by the
+// command, before the run is named; the trainer only checks what it is given.
+Config resolved_setup(Config c);
+
 // The run's uid (a resumed run's checkpoint's; else $TOKAMAK_RUN_UID, which the launcher and --detach set for
-// the processes they start; else a new one), its name as the trainer will spell it, and its folder.
+// the processes they start; else a new one), its name as the trainer will spell it, and its folder. C is
+// resolved (resolved_setup): the name says what is trained.
 RunIdentity identify_run(const Config& c);
 
 // Creates the folder and run.json (kept when the folder is a resumed run's). Refuses a folder whose owner is
 // another live process: two processes must never train one run.
 void open_run_folder(const RunIdentity& id);
 
-// `train --detach`: writes the resolved config to the run folder (config.json) and starts `tokamak-engine
-// train --config FOLDER/config.json ARGS...` as a new session (setsid: not a child of the login, so a closed
-// ssh connection does not reach it), stdout and stderr to the run's output.log, stdin from /dev/null. The
-// config travels as a file because the command line that was typed may have read it from stdin
-// (`--config /dev/stdin`, how the studio sends one over ssh). Writes the pid file; returns the pid at once.
+// `train --detach`: the run started as the queue worker and the studio start one (start_run_detached,
+// engine/remote/run_launch.h): config.json in its folder, `tokamak-engine train --config FOLDER/config.json
+// ARGS...` in a new session (setsid: not a child of the login, so a closed ssh connection does not reach it),
+// stdout and stderr to the run's output.log, stdin from /dev/null. The config travels as a file because the
+// command line that was typed may have read it from stdin (`--config /dev/stdin`, how the studio sends one
+// over ssh). Returns the pid once the engine runs (its pid file written).
 long start_detached(const RunIdentity& id, const std::string& config_json, const std::vector<std::string>& args);
 
 }  // namespace tokamak::cli

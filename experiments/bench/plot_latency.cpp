@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
-#include "ui/run/event_bridge.h"
-#include "ui/run/run_controller.h"
+#include "ui/live/event_bridge.h"
+#include "ui/live/run_controller.h"
 
 using namespace tokamak;
 

@@ -5,7 +5,7 @@
 #include <QLineEdit>
 #include <QString>
 
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/remote/where_box.h"
 #include "ui/setup/setup_panel.h"
 

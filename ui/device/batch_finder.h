@@ -5,7 +5,6 @@
 // memory is not what limits the batch, so the setup panel offers this only for CUDA devices.
 #pragma once
 #include <QObject>
-#include <QProcess>
 #include <QString>
 #include <QTemporaryFile>
 #include <memory>
@@ -14,15 +13,16 @@
 
 namespace tokamak::ui {
 
+class ChildProcess;
+
 class BatchFinder : public QObject {
   Q_OBJECT
  public:
-  explicit BatchFinder(QObject* parent = nullptr) : QObject(parent) {}
-  ~BatchFinder() override;
+  explicit BatchFinder(QObject* parent = nullptr);
 
   void start(const Config& config);
   void cancel();
-  bool isRunning() const { return process_ != nullptr; }
+  bool isRunning() const;
 
  Q_SIGNALS:
   void tried(qint64 batch, bool fits);
@@ -30,14 +30,9 @@ class BatchFinder : public QObject {
   void finished(qint64 largest, const QString& error);
 
  private:
-  void readLines();
-  void ended(int exitCode, QProcess::ExitStatus status);
-
-  QProcess* process_ = nullptr;
+  ChildProcess* child_;
   std::unique_ptr<QTemporaryFile> config_;  // the setup, as --config for the child
-  QByteArray pending_;                      // stdout not yet ending in a newline
   qint64 largest_ = -1;                     // from the child's answer; -1 until it came
-  bool cancelled_ = false;
 };
 
 }  // namespace tokamak::ui

@@ -8,9 +8,9 @@
 
 #include "engine/config/ladder.h"
 #include "engine/util/error.h"
-#include "ui/runs/compare_view.h"
-#include "ui/runs/runs_model.h"
-#include "ui/runs/runs_panel.h"
+#include "ui/history/compare_view.h"
+#include "ui/history/runs_model.h"
+#include "ui/history/runs_panel.h"
 
 namespace tokamak::ui {
 

@@ -3,7 +3,6 @@
 
 #include <QHeaderView>
 #include <QLabel>
-#include <QProcess>
 #include <QTableView>
 #include <QTimer>
 #include <QSignalBlocker>
@@ -18,9 +17,10 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sqlite_db.h"
 #include "engine/util/files.h"
+#include "ui/common/child_process.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_model.h"
-#include "ui/runs/runs_io.h"
+#include "ui/history/runs_io.h"
 
 namespace tokamak::ui {
 

@@ -18,13 +18,14 @@ namespace tokamak {
 class RunStore;
 }
 class QLabel;
-class QProcess;
 class QSpinBox;
 class QTableView;
 class QTimer;
 class QToolButton;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 class QueueModel;
 
@@ -93,7 +94,7 @@ class QueueDock : public QDockWidget {
   QTableView* view_;
   QLabel* message_;
   QTimer* poll_;
-  QProcess* starter_ = nullptr;  // `tokamak queue resume`, starting a worker
+  ChildProcess* starter_ = nullptr;  // `tokamak queue resume`, starting a worker
   QToolButton *add_, *runNow_, *up_, *down_, *remove_, *pause_, *follow_, *compare_;
   QSpinBox *parallel_, *gpusPerRun_;
 };

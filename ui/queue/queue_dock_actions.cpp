@@ -1,15 +1,13 @@
 // QueueDock's actions: adding (checked, all or none), moving, removing, pausing, and starting a worker through
 // `tokamak queue resume` (see queue_dock.h).
-#include <QProcess>
-
 #include "engine/remote/run_launch.h"
 #include "engine/store/run_queue.h"
 #include "engine/store/run_store.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"
-#include "ui/run/engine_process.h"
-#include "ui/runs/runs_io.h"
+#include "ui/common/child_process.h"
+#include "ui/history/runs_io.h"
 
 namespace tokamak::ui {
 bool QueueDock::addConfigs(const QList<Config>& configs) {
@@ -143,18 +141,14 @@ bool QueueDock::runNow(qint64 id) {
 // would find nothing to start). It runs for a moment: the worker itself is detached, in a session of its own.
 void QueueDock::startWorker() {
   if (paused_ || !store_ || starter_) return;
-  const QString front = tokamakFrontPath();
-  if (front.isEmpty()) return showMessage(engineMissingText(), true);
-  starter_ = new QProcess(this);
-  connect(starter_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
-    const QStringList lines = QString::fromUtf8(starter_->readAllStandardError()).split('\n');
-    if (status != QProcess::NormalExit || code != 0)
-      showMessage(tr("The queue worker did not start: %1").arg(errorLineOf(lines)), true);
+  starter_ = new ChildProcess(this);
+  connect(starter_, &ChildProcess::finished, this, [this](const QString& error) {
+    if (!error.isEmpty()) showMessage(tr("The queue worker did not start: %1").arg(error), true);
     starter_->deleteLater();
     starter_ = nullptr;
     reload();
   });
-  starter_->start(front, {"queue", "resume", "--db", QString::fromStdString(store_->path())});
+  starter_->startTokamak({"queue", "resume", "--db", QString::fromStdString(store_->path())});
 }
 
 }  // namespace tokamak::ui

@@ -15,13 +15,13 @@
 #include <QVBoxLayout>
 
 #include "engine/remote/run_folder.h"
-#include "ui/remote/host_job.h"
+#include "ui/common/child_process.h"
 
 namespace tokamak::ui {
 
 SlurmDialog::SlurmDialog(const SlurmInfo& info, const QString& host, const QString& tokamak, const Config& config,
                          const QString& db, QWidget* parent)
-    : QDialog(parent), host_(host), tokamak_(tokamak), db_(db), job_(new HostJob(this)) {
+    : QDialog(parent), host_(host), tokamak_(tokamak), db_(db), job_(new ChildProcess(this)) {
   setObjectName("slurmDialog");
   setWindowTitle(host.isEmpty() ? tr("Submit to Slurm") : tr("Submit to Slurm on %1").arg(host));
   // The whole effective config travels as a file, as for a run started here (`--config`); over ssh the CLI
@@ -153,12 +153,13 @@ void SlurmDialog::showScript() {
   message_->setText(tr("writing the job script…"));
   busy(true);
   job_->disconnect(this);
-  connect(job_, &HostJob::finished, this, [this, uid](const QJsonObject& r, const QString& error) {
+  connect(job_, &ChildProcess::finished, this, [this, uid](const QString& error) {
+    const QJsonObject& r = job_->result();
     message_->setText(error);
     if (error.isEmpty()) script_->setPlainText(r["script"].toString()), uid_ = uid;
     busy(false);
   });
-  job_->startCommand(commandArgs() + QStringList{"--dry-run", "--run-uid", uid});
+  job_->startTokamak(commandArgs() + QStringList{"--dry-run", "--run-uid", uid});
 }
 
 void SlurmDialog::submit() {
@@ -166,7 +167,8 @@ void SlurmDialog::submit() {
   message_->setText(tr("submitting…"));
   busy(true);
   job_->disconnect(this);
-  connect(job_, &HostJob::finished, this, [this](const QJsonObject& r, const QString& error) {
+  connect(job_, &ChildProcess::finished, this, [this](const QString& error) {
+    const QJsonObject& r = job_->result();
     busy(false);
     if (!error.isEmpty() || r["job_id"].toInteger() <= 0) {
       message_->setText(error.isEmpty() ? tr("sbatch gave no job id") : error);
@@ -175,7 +177,7 @@ void SlurmDialog::submit() {
     submitted_ = r;
     accept();
   });
-  job_->startCommand(commandArgs() + QStringList{"--run-uid", uid_});
+  job_->startTokamak(commandArgs() + QStringList{"--run-uid", uid_});
 }
 
 }  // namespace tokamak::ui

@@ -3,7 +3,7 @@
 // and the job script itself: "Show job script" runs `tokamak slurm submit --dry-run --json` and shows the
 // script, and only then does Submit run the same command without --dry-run (and with the dry run's uid, so
 // the job is the script that was shown). Any change of a field takes the script away again. Both are the
-// CLI in a child process (ui/remote/host_job.h): the checks, the script and sbatch are the CLI's, and a bad
+// CLI in a child process (ui/common/child_process.h): the checks, the script and sbatch are the CLI's, and a bad
 // field is its one line under the fields, with nothing queued.
 #pragma once
 #include <QDialog>
@@ -24,7 +24,7 @@ class QTemporaryFile;
 
 namespace tokamak::ui {
 
-class HostJob;
+class ChildProcess;
 
 class SlurmDialog : public QDialog {
   Q_OBJECT
@@ -57,7 +57,7 @@ class SlurmDialog : public QDialog {
   QPlainTextEdit* script_;
   QLabel* message_;
   QPushButton *show_, *submit_;
-  HostJob* job_;
+  ChildProcess* job_;
   QJsonObject submitted_;
 };
 

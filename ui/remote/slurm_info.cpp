@@ -3,7 +3,7 @@
 
 #include <QJsonArray>
 
-#include "ui/remote/host_job.h"
+#include "ui/common/child_process.h"
 
 namespace tokamak::ui {
 
@@ -22,9 +22,9 @@ QStringList slurmHostArgs(const QString& host) { return host.isEmpty() ? QString
 SlurmProbe::SlurmProbe(QObject* parent) : QObject(parent) { newJob(); }
 
 void SlurmProbe::newJob() {
-  job_ = new HostJob(this);
-  connect(job_, &HostJob::finished, this, [this](const QJsonObject& result, const QString& error) {
-    SlurmInfo i = SlurmInfo::fromJson(result);
+  job_ = new ChildProcess(this);
+  connect(job_, &ChildProcess::finished, this, [this](const QString& error) {
+    SlurmInfo i = SlurmInfo::fromJson(job_->result());
     if (!error.isEmpty()) i.sbatch = false, i.why = error;  // tokamak itself failed: that line is the reason
     infos_[asking_] = i;
     Q_EMIT probed(asking_);
@@ -40,7 +40,7 @@ void SlurmProbe::probe(const QString& host) {
     newJob();
   }
   asking_ = host;
-  job_->startCommand(QStringList{"slurm", "info", "--json"} + slurmHostArgs(host));
+  job_->startTokamak(QStringList{"slurm", "info", "--json"} + slurmHostArgs(host));
 }
 
 bool SlurmProbe::asking(const QString& host) const { return job_->isRunning() && asking_ == host; }

@@ -12,7 +12,7 @@
 
 namespace tokamak::ui {
 
-class HostJob;
+class ChildProcess;
 
 struct SlurmInfo {
   bool sbatch = false;
@@ -43,7 +43,7 @@ class SlurmProbe : public QObject {
  private:
   void newJob();
 
-  HostJob* job_ = nullptr;
+  ChildProcess* job_ = nullptr;
   QString asking_;
   QHash<QString, SlurmInfo> infos_;
 };

@@ -6,21 +6,19 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
-#include <QProcess>
 #include <QPushButton>
 #include <QSettings>
 
 #include "engine/remote/ssh_command.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/child_process.h"
 
 namespace tokamak::ui {
 
-WhereBox::WhereBox(QWidget* parent) : QWidget(parent) {
+WhereBox::WhereBox(QWidget* parent) : QWidget(parent), job_(new ChildProcess(this)) {
   setObjectName("whereBox");
   where_ = new QComboBox;
   where_->setObjectName("where");
@@ -96,7 +94,7 @@ void WhereBox::update() {
   datasets_.clear();  // another host (or none): the last test's list is not its
   tokamak_->setVisible(remote);
   tokamakLabel_->setVisible(remote);
-  test_->setEnabled(remote && !job_);
+  test_->setEnabled(remote && !job_->isRunning());
   QString problem;
   if (remote) {
     try {
@@ -113,29 +111,17 @@ void WhereBox::update() {
 }
 
 void WhereBox::testConnection() {
-  if (job_ || host().isEmpty()) return;
-  const QString front = tokamakFrontPath();
-  if (front.isEmpty()) {
-    showResult(engineMissingText());
-    return Q_EMIT tested(false);
-  }
-  job_ = new QProcess(this);
+  if (job_->isRunning() || host().isEmpty()) return;
+  job_->disconnect(this);
   test_->setEnabled(false);
   showResult(tr("connecting to %1…").arg(host()));
-  connect(job_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
-    const QByteArray out = job_->readAllStandardOutput();
-    const QStringList err = QString::fromUtf8(job_->readAllStandardError()).split('\n', Qt::SkipEmptyParts);
-    job_->deleteLater();
-    job_ = nullptr;
+  connect(job_, &ChildProcess::finished, this, [this](const QString& error) {
     test_->setEnabled(!host().isEmpty());
-    const bool ok = status == QProcess::NormalExit && code == 0;
-    if (!ok) {
-      QString why = errorLineOf(err);
-      if (why.startsWith("tokamak: ")) why = why.mid(9);
-      showResult(why.isEmpty() ? tr("the connection test failed") : why);
+    if (!error.isEmpty()) {
+      showResult(error);
       return Q_EMIT tested(false);
     }
-    const QJsonObject r = QJsonDocument::fromJson(out).object();
+    const QJsonObject& r = job_->result();
     QStringList devices;
     for (const QJsonValue& d : r["devices"].toArray()) devices << d.toString();
     datasets_.clear();
@@ -149,7 +135,7 @@ void WhereBox::testConnection() {
                    .arg(r["version"].toString(), devices.join("; "), r["free_disk"].toString()));
     Q_EMIT tested(true);
   });
-  job_->start(front, {"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});
+  job_->startTokamak({"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});
 }
 
 }  // namespace tokamak::ui

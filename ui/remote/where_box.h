@@ -1,6 +1,6 @@
 // WhereBox: where a run trains — this computer, or an SSH host (a Host entry of ~/.ssh/config, or
 // user@host[:port] typed) — and "Test connection", which shows the host's Tokamak version, devices and free
-// disk and datasets, or one line saying why not. It only chooses: RunController (ui/run) starts a host's run as the
+// disk and datasets, or one line saying why not. It only chooses: RunController (ui/live) starts a host's run as the
 // child `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
 // bridge, plots, samples, store) is the path a local run takes. The test runs `tokamak remote test` as a
 // child, so the window never waits on the network. It is one line, in the window's toolbar beside Start (issue
@@ -17,10 +17,11 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
-class QProcess;
 class QPushButton;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 class WhereBox : public QWidget {
   Q_OBJECT
@@ -53,7 +54,7 @@ class WhereBox : public QWidget {
   QLineEdit* tokamak_;
   QPushButton* test_;
   QLabel* result_;
-  QProcess* job_ = nullptr;
+  ChildProcess* job_;  // `tokamak remote test`
   std::vector<tokamak::DatasetListing> datasets_;
 };
 

@@ -11,7 +11,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "ui/run/sample_process.h"
+#include "ui/live/sample_process.h"
 
 namespace tokamak::ui {
 

@@ -1,6 +1,6 @@
 // SamplesPanel: the text the model writes while it learns, newest last, each with its step; and a prompt box
 // with "sample now", which generates from the run's latest checkpoint in a child engine process (enabled once
-// a checkpoint exists; ui/run/sample_process.h).
+// a checkpoint exists; ui/live/sample_process.h).
 #pragma once
 #include <QWidget>
 #include <vector>

@@ -8,9 +8,9 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "ui/main_window.h"
+#include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
-#include "ui/run/run_controller.h"
+#include "ui/live/run_controller.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/setup_panel.h"
 

@@ -1,6 +1,6 @@
 // DatasetCatalog: the catalog row of the dataset picker and its Get… dialog (see dataset_catalog.h).
 #include "ui/setup/dataset_catalog.h"
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 #include <QComboBox>
 #include <QDialog>
@@ -17,7 +17,6 @@
 
 namespace tokamak::ui {
 namespace {
-
 
 // How many train shards to fetch, with the tokens and the disk they take; 0 when the user declines.
 int askShards(QWidget* parent, const CatalogEntry& e) {

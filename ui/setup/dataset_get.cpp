@@ -1,13 +1,12 @@
 // DatasetGet: catalog listing and detached downloads followed through their logs (see dataset_get.h).
 #include "ui/setup/dataset_get.h"
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
-#include <QProcess>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -15,11 +14,11 @@
 
 #include "engine/remote/run_folder.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/child_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 namespace {
-
 
 QString duration(double s) {
   if (s >= 3600) return QString("%1h%2m").arg(int(s / 3600)).arg(int(s / 60) % 60, 2, 10, QChar('0'));
@@ -84,8 +83,11 @@ QString CatalogEntry::state() const {
 
 QString DownloadState::text() const {
   const int percent = total > 0 ? int(100 * done / total) : 0;
-  QString s =
-      QObject::tr("%1 of %2 (%3%), %4/%5 files").arg(data_size(done), data_size(total)).arg(percent).arg(filesDone).arg(files);
+  QString s = QObject::tr("%1 of %2 (%3%), %4/%5 files")
+                  .arg(data_size(done), data_size(total))
+                  .arg(percent)
+                  .arg(filesDone)
+                  .arg(files);
   if (bytesPerS > 0) s += QObject::tr(", %1 MB/s, %2 left").arg(bytesPerS / 1e6, 0, 'f', 1).arg(duration(etaS));
   return s;
 }
@@ -98,7 +100,7 @@ DatasetGet::DatasetGet(QObject* parent) : QObject(parent), timer_(new QTimer(thi
 
 DatasetGet::~DatasetGet() {
   // The downloads go on without us; only the catalog listing is ours.
-  if (lister_) lister_->disconnect(this), lister_->kill(), lister_->waitForFinished(2000);
+  if (lister_) lister_->disconnect(this);  // killed as it goes with this object
 }
 
 QString DatasetGet::folder() { return QString::fromStdString(data_dir()) + "/downloads"; }
@@ -111,29 +113,17 @@ const CatalogEntry* DatasetGet::entry(const QString& name) const {
 
 void DatasetGet::refreshCatalog() {
   if (lister_) return;  // one answer is on its way
-  const QString front = tokamakFrontPath();
-  if (front.isEmpty()) return Q_EMIT catalogFailed(engineMissingText());
-  lister_ = new QProcess(this);
-  connect(lister_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
-    QProcess* p = lister_;
+  lister_ = new ChildProcess(this);
+  auto entries = std::make_shared<QList<CatalogEntry>>();
+  connect(lister_, &ChildProcess::jsonLine, this, [entries](const QJsonObject& j) { *entries << entryOf(j); });
+  connect(lister_, &ChildProcess::finished, this, [this, entries](const QString& error) {
+    lister_->deleteLater();
     lister_ = nullptr;
-    p->deleteLater();
-    const QList<QByteArray> lines = p->readAllStandardOutput().split('\n');
-    if (status != QProcess::NormalExit || code != 0) {
-      const QString err = QString::fromUtf8(p->readAllStandardError());
-      return Q_EMIT catalogFailed(errorLineOf(err.split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts)));
-    }
-    catalog_.clear();
-    for (const QByteArray& l : lines)
-      if (const QJsonObject j = QJsonDocument::fromJson(l).object(); !j.isEmpty()) catalog_ << entryOf(j);
+    if (!error.isEmpty()) return Q_EMIT catalogFailed(error);
+    catalog_ = *entries;
     Q_EMIT catalogChanged();
   });
-  connect(lister_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e != QProcess::FailedToStart || !lister_) return;
-    lister_->deleteLater(), lister_ = nullptr;
-    Q_EMIT catalogFailed(tr("could not start tokamak datasets catalog"));
-  });
-  lister_->start(front, {"datasets", "catalog", "--json"});
+  lister_->startTokamak({"datasets", "catalog", "--json"});
 }
 
 QString DatasetGet::start(const QString& name, int shards) {
@@ -142,13 +132,12 @@ QString DatasetGet::start(const QString& name, int shards) {
   if (front.isEmpty()) return engineMissingText();
   if (!QDir().mkpath(folder())) return tr("cannot create %1 (is the data folder writable?)").arg(folder());
   for (const char* ext : {".log", ".err"}) QFile::remove(file(name, ext));
-  QProcess p;
-  p.setProgram(front);
-  p.setArguments({"datasets", "get", name, "--shards", QString::number(shards), "--json"});
-  p.setStandardOutputFile(file(name, ".log"));
-  p.setStandardErrorFile(file(name, ".err"));
   qint64 pid = 0;
-  if (!p.startDetached(&pid)) return tr("could not start %1: %2").arg(front, p.errorString());
+  if (const QString error =
+          ChildProcess::startDetached(front, {"datasets", "get", name, "--shards", QString::number(shards), "--json"},
+                                      file(name, ".log"), file(name, ".err"), &pid);
+      !error.isEmpty())
+    return error;
   // The pid file is how a later studio finds it; written whole or not at all.
   const std::string began = process_start_time(pid);
   write_file_atomically(file(name, ".pid").toStdString(), std::to_string(pid) + " " + began + "\n");

@@ -11,10 +11,11 @@
 #include <QObject>
 #include <QString>
 
-class QProcess;
 class QTimer;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 // One row of `tokamak datasets catalog --json`.
 struct CatalogEntry {
@@ -73,7 +74,7 @@ class DatasetGet : public QObject {
   void end(const QString& name, const QString& error);
 
   QList<CatalogEntry> catalog_;
-  QProcess* lister_ = nullptr;
+  ChildProcess* lister_ = nullptr;  // `tokamak datasets catalog --json` while it answers
   QMap<QString, Follow> following_;
   QTimer* timer_;
 };

@@ -1,6 +1,6 @@
 // ModelBox: preset or custom sizes, parameter count, memory estimate vs measured peak (see model_box.h).
 #include "ui/setup/model_box.h"
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 #include <QComboBox>
 #include <QFileInfo>

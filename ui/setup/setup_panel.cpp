@@ -1,6 +1,6 @@
 // SetupPanel: the form, setup files and ladders, and the problem list (see setup_panel.h).
 #include "ui/setup/setup_panel.h"
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 #include <QAbstractItemView>
 #include <QComboBox>

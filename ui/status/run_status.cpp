@@ -4,7 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
-#include "ui/qt_helpers.h"
+#include "ui/common/qt_helpers.h"
 
 namespace tokamak::ui {
 

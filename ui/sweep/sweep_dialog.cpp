@@ -11,15 +11,12 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPointer>
-#include <QProcess>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSpinBox>
 #include <QTemporaryFile>
 #include <QThreadPool>
@@ -31,7 +28,8 @@
 #include "engine/config/sweep.h"
 #include "engine/util/files.h"
 #include "ui/device/device_info.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/child_process.h"
+#include "ui/common/programs.h"
 
 namespace tokamak::ui {
 
@@ -374,11 +372,8 @@ bool SweepDialog::start() {
   temp.close();
   QStringList args{QStringLiteral("sweep"), tempFile_, QStringLiteral("--json")};
   if (!db_.isEmpty()) args << QStringLiteral("--db") << db_;
-  process_ = new QProcess(this);
-  connect(process_, &QProcess::finished, this, &SweepDialog::childEnded);
-  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e == QProcess::FailedToStart) childEnded();
-  });
+  process_ = new ChildProcess(this);
+  connect(process_, &ChildProcess::finished, this, &SweepDialog::childEnded);
   start_->setEnabled(false);
   summary_->setText(tr("Queuing the sweep…"));
   process_->start(tokamak, args);
@@ -387,19 +382,14 @@ bool SweepDialog::start() {
 
 void SweepDialog::childEnded() {
   if (!process_) return;
-  QProcess* p = process_;
+  ChildProcess* p = process_;
   process_ = nullptr;
   p->deleteLater();
-  const bool ok =
-      p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0 && p->error() != QProcess::FailedToStart;
-  const QJsonObject out = QJsonDocument::fromJson(p->readAllStandardOutput()).object();
-  if (!ok || !out.contains(QStringLiteral("sweep_id"))) {
+  const QJsonObject out = p->result();
+  if (!p->error().isEmpty() || !out.contains(QStringLiteral("sweep_id"))) {
     QFile::remove(tempFile_);
     tempFile_.clear();
-    const QStringList lines =
-        QString::fromUtf8(p->readAllStandardError()).split(QRegularExpression("[\r\n]"), Qt::SkipEmptyParts);
-    QString why = errorLineOf(lines);
-    if (why.isEmpty()) why = p->errorString();
+    const QString why = p->error().isEmpty() ? tr("tokamak sweep gave no sweep id") : p->error();
     showProblem(why);
     return Q_EMIT failed(why);
   }

@@ -17,13 +17,14 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
-class QProcess;
 class QPushButton;
 class QSpinBox;
 class QTimer;
 class QVBoxLayout;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 class SweepAxisRow;
 
@@ -94,7 +95,7 @@ class SweepDialog : public QDialog {
   QStringList names_;
   QList<qint64> rungs_;
   QString problem_;
-  QProcess* process_ = nullptr;
+  ChildProcess* process_ = nullptr;  // `tokamak sweep FILE --json` while it queues
   QString tempFile_;
   int generation_ = 0;  // the newest plan asked for; an older one that comes back later is not shown
 };

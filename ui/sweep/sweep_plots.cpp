@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ui/plots/qcp.h"
-#include "ui/runs/run_colors.h"
+#include "ui/history/run_colors.h"
 
 namespace tokamak::ui {
 namespace {

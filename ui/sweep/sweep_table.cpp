@@ -11,8 +11,8 @@
 #include <QTableWidget>
 #include <cmath>
 
-#include "ui/runs/plot_export.h"
-#include "ui/runs/run_colors.h"
+#include "ui/history/plot_export.h"
+#include "ui/history/run_colors.h"
 
 namespace tokamak::ui {
 namespace {

@@ -1,6 +1,6 @@
 // The sweep view's ranked table and its exports: the table widget filled from a SweepResults, the same rows
 // written as CSV, JSON or Markdown (atomically: a failed write leaves no half file), "which key matters most"
-// in words, and the plots saved through ui/runs/plot_export.h.
+// in words, and the plots saved through ui/history/plot_export.h.
 #pragma once
 #include <QList>
 #include <QString>

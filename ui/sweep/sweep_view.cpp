@@ -9,13 +9,10 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
-#include <QProcess>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTemporaryFile>
@@ -27,7 +24,8 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_store.h"
 #include "engine/util/files.h"
-#include "ui/run/engine_process.h"
+#include "ui/common/child_process.h"
+#include "ui/common/programs.h"
 #include "ui/sweep/sweep_plots.h"
 #include "ui/sweep/sweep_table.h"
 
@@ -257,29 +255,25 @@ bool SweepView::trainBestLonger(qint64 steps) {
                    QStringLiteral("--name"),   name,
                    QStringLiteral("--json")};
   if (!db_.isEmpty()) args << QStringLiteral("--db") << db_;
-  process_ = new QProcess(this);
-  const auto ended = [this] {
+  process_ = new ChildProcess(this);
+  connect(process_, &ChildProcess::finished, this, [this](const QString& error) {
     if (!process_) return;
-    QProcess* p = process_;
+    ChildProcess* p = process_;
     process_ = nullptr;
     p->deleteLater();
     QFile::remove(configFile_);
     configFile_.clear();
-    const QJsonObject out = QJsonDocument::fromJson(p->readAllStandardOutput()).object();
+    const QJsonObject out = p->result();
     const qint64 id = out.value(QStringLiteral("id")).toInteger();
-    if (p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0 && id > 0) {
+    if (error.isEmpty() && id > 0) {
       setMessage(tr("Queued %1 (queue item %2): it starts when the queue reaches it")
                      .arg(out.value("name").toString())
                      .arg(id));
       return Q_EMIT trainQueued(id, out.value(QStringLiteral("name")).toString());
     }
-    const QString why = errorLineOf(QString::fromUtf8(p->readAllStandardError()).split(QRegularExpression("[\r\n]")));
-    setMessage(tr("Could not queue the run: %1").arg(why.isEmpty() ? p->errorString() : why), true);
+    setMessage(tr("Could not queue the run: %1").arg(error.isEmpty() ? tr("tokamak queue add gave no id") : error),
+               true);
     Q_EMIT trainQueued(0, {});
-  };
-  connect(process_, &QProcess::finished, this, ended);
-  connect(process_, &QProcess::errorOccurred, this, [ended](QProcess::ProcessError e) {
-    if (e == QProcess::FailedToStart) ended();
   });
   process_->start(tokamak, args);
   return true;

@@ -17,12 +17,13 @@ class RunStore;
 }
 class QComboBox;
 class QLabel;
-class QProcess;
 class QPushButton;
 class QTableWidget;
 class QTimer;
 
 namespace tokamak::ui {
+
+class ChildProcess;
 
 class ParallelCoordinates;
 class SweepKeyPlots;
@@ -83,7 +84,7 @@ class SweepView : public QWidget {
   SweepKeyPlots* keyPlots_;
   ParallelCoordinates* parallel_;
   QTimer* poll_;
-  QProcess* process_ = nullptr;
+  ChildProcess* process_ = nullptr;  // `tokamak queue add` while it queues
   QString configFile_;
 };
 

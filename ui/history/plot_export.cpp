@@ -1,0 +1,49 @@
+// Plot export (see plot_export.h). Each writer reports failure differently (a bool, or nothing at all for
+// QSvgGenerator), so every path ends with a check that a non-empty file is there.
+#include "ui/history/plot_export.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSvgGenerator>
+#include "ui/plots/qcp.h"
+
+namespace tokamak::ui {
+
+namespace {
+
+bool saveSvg(QCustomPlot* plot, const QString& path, int w, int h) {
+  // QSvgGenerator silently paints nothing into a file it cannot open: open it ourselves to know.
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+  QSvgGenerator svg;
+  svg.setOutputDevice(&file);
+  svg.setSize(QSize(w, h));
+  svg.setViewBox(QRect(0, 0, w, h));
+  svg.setTitle(QStringLiteral("Tokamak runs"));
+  QCPPainter painter;
+  if (!painter.begin(&svg)) return false;
+  plot->toPainter(&painter, w, h);
+  painter.end();
+  file.close();
+  return file.error() == QFile::NoError;
+}
+
+}  // namespace
+
+QString savePlot(QCustomPlot* plot, const QString& path) {
+  if (!plot) return QObject::tr("There is no plot to export.");
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  // The widget's size, or a sensible page when it was never laid out (a hidden panel, a test).
+  const int w = plot->width() > 50 ? plot->width() : 900;
+  const int h = plot->height() > 50 ? plot->height() : 500;
+  bool ok = false;
+  if (suffix == QLatin1String("png")) ok = plot->savePng(path, w, h);
+  else if (suffix == QLatin1String("pdf")) ok = plot->savePdf(path, w, h);
+  else if (suffix == QLatin1String("svg")) ok = saveSvg(plot, path, w, h);
+  else return QObject::tr("Unknown plot format '%1': use .png, .pdf or .svg.").arg(suffix);
+  if (!ok || QFileInfo(path).size() == 0)
+    return QObject::tr("Could not write '%1': check that its folder exists and is writable.").arg(path);
+  return {};
+}
+
+}  // namespace tokamak::ui

@@ -1,0 +1,50 @@
+// Export/import for the studio (see runs_io.h). The write mirrors the CLI's `runs export --out` step by step
+// so the studio and the CLI produce byte-identical files.
+#include "ui/history/runs_io.h"
+
+#include <fstream>
+#include <vector>
+
+#include "engine/store/run_export.h"
+#include "engine/store/run_store.h"
+#include "engine/util/error.h"
+#include "engine/util/files.h"
+
+namespace tokamak::ui {
+
+QString describeError(const std::exception& e) { return QString::fromUtf8(e.what()); }
+
+QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
+                         const QString& path) {
+  try {
+    const tokamak::ExportFormat f = tokamak::parse_export_format(format.toStdString());
+    // An empty id list means "every run" to the engine; from the studio it means nothing was selected.
+    if (ids.isEmpty()) throw tokamak::Error("no runs selected to export", "select one or more runs in the list");
+    const std::vector<int64_t> v(ids.begin(), ids.end());
+    const std::string out = path.toStdString();
+    tokamak::write_atomically(out, [&](const std::string& tmp) {
+      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+      if (!file) throw tokamak::Error("cannot write '" + out + "'", "check that its folder exists and is writable");
+      tokamak::export_runs(store, v, f, file);
+      file.close();
+      if (!file) throw tokamak::Error("cannot write '" + out + "': disk full?", "free some space and try again");
+    });
+  } catch (const std::exception& e) {
+    return describeError(e);
+  }
+  return {};
+}
+
+ImportOutcome importRunsFromFile(tokamak::RunStore& store, const QString& path) {
+  ImportOutcome o;
+  try {
+    tokamak::ImportResult r = tokamak::import_runs(store, path.toStdString(), /*skip_existing=*/true);
+    o.imported = int(r.imported.size());
+    o.skipped = int(r.skipped.size());
+  } catch (const std::exception& e) {
+    o.error = describeError(e);
+  }
+  return o;
+}
+
+}  // namespace tokamak::ui

@@ -1,0 +1,33 @@
+// startLocalRun (see run_start.h).
+#include "ui/live/run_start.h"
+
+#include "engine/metrics/device.h"
+#include "engine/remote/run_folder.h"
+#include "engine/remote/run_launch.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/util/error.h"
+
+namespace tokamak::ui {
+
+StartedRun startLocalRun(const Config& config, const QString& engine, const QString& db) {
+  Config c = config;
+  if (c.name.empty()) {
+    // The name says what is trained: `auto` precision and layers as this machine resolves them.
+    Config resolved = c;
+    resolved.opt.precision = resolved_precision(c.opt.precision, c.device);
+    resolved.opt.layers = resolved_layers(resolved, resolved.opt.precision);
+    c.name = default_run_name(resolved);
+  }
+  const std::string uid = c.train.resume.empty() ? new_run_uid() : read_checkpoint_info(c.train.resume).run_uid;
+  const RunFolder folder{run_folder_path(c.name, uid)};
+  if (run_process_alive(folder))
+    throw Error("run " + uid + " (" + c.name + ") is still being trained by process " +
+                    std::to_string(read_pid(folder)) + " on this machine",
+                "stop that run first, then resume; or wait until it ends");
+  std::vector<std::string> args;
+  if (!db.isEmpty()) args = {"--db", db.toStdString()};
+  const long pid = start_run_detached(engine.toStdString(), folder, uid, c.name, config_to_json(c, 2), args);
+  return {QString::fromStdString(uid), QString::fromStdString(c.name), QString::fromStdString(folder.path), pid};
+}
+
+}  // namespace tokamak::ui

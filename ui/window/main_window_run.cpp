@@ -1,0 +1,161 @@
+// MainWindow's side of the run it follows (see main_window.h): the live-run picker (runs of this computer and the
+// hosts to re-attach to), the run's events as they arrive, and the failure banner. The window's layout, actions
+// and settings are main_window.cpp.
+#include "ui/window/main_window.h"
+
+#include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "engine/config/config.h"
+#include "engine/util/error.h"
+#include "ui/plots/live_plots.h"
+#include "ui/queue/ladder_queue.h"
+#include "ui/queue/queue_dock.h"
+#include "ui/remote/slurm_submit.h"
+#include "ui/remote/where_box.h"
+#include "ui/device/device_info.h"
+#include "ui/common/programs.h"
+#include "ui/live/host_recorders.h"
+#include "ui/live/live_runs.h"
+#include "ui/live/run_controller.h"
+#include "ui/live/sample_process.h"
+#include "ui/history/runs_panel.h"
+#include "ui/samples/samples_panel.h"
+#include "ui/setup/setup_panel.h"
+#include "ui/status/run_status.h"
+#include "ui/sweep/sweep_actions.h"
+
+namespace tokamak::ui {
+
+void MainWindow::showLiveRuns() {
+  const QList<LiveRun>& runs = live_->runs();
+  livePicker_->clear();
+  for (const LiveRun& r : runs) {
+    livePicker_->addItem(r.label());
+    if (r.uid == controller_->runUid()) livePicker_->setCurrentIndex(livePicker_->count() - 1);
+  }
+  livePickerAction_->setVisible(runs.size() > 1);
+  if (autoAttach_ && !controller_->isActive() && !runs.isEmpty()) {
+    autoAttach_ = false;
+    attachTo(runs.first());
+  }
+  if (!live_->listing()) autoAttach_ = false;  // only what the studio finds as it starts is attached by itself
+  recordOthers();
+}
+
+// Every run on a host but the live page's is recorded in the background (this computer's record themselves).
+void MainWindow::recordOthers() {
+  for (const LiveRun& r : live_->runs())
+    if (!r.host.isEmpty() && r.uid != controller_->runUid()) recorders_->record(r, tokamakFrontPath());
+}
+
+void MainWindow::pickLiveRun(int index) {
+  if (index < 0 || index >= live_->runs().size()) return;
+  const LiveRun& r = live_->runs()[index];
+  autoAttach_ = false;
+  if (controller_->isActive() && r.uid == controller_->runUid()) return;
+  if (!controller_->isActive()) return attachTo(r);
+  // The run followed now trains on; the picked one is attached once its reader has ended.
+  pickedUid_ = r.uid, pickedHost_ = r.host, pickedTokamak_ = r.tokamak;
+  controller_->detach();
+}
+
+void MainWindow::attachTo(const LiveRun& run) {
+  recorders_->stop(run.uid);  // the live page's reader takes over from where the recorder got to
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  showLivePage();
+  if (controller_->attach(run.host, run.tokamak, run.uid)) status_->setState(tr("re-attaching"));
+  recordOthers();  // the run shown before, if it was a host's, is recorded from now on
+}
+
+void MainWindow::onBatch(const RunBatch& batch) {
+  plots_->appendSteps(batch.steps);
+  plots_->appendEvals(batch.evals);
+  plots_->flush();
+  samples_->appendSamples(batch.samples);
+  // A host's checkpoints are files there: its "Sample now" asks the run (SamplesPanel::setHostRun).
+  if (!batch.checkpoints.empty() && !controller_->isRemote())
+    samples_->setCheckpoint(controller_->lastCheckpoint(), controller_->lastCheckpointStep());
+  if (batch.progress) status_->setProgress(*batch.progress);
+  if (!batch.steps.empty()) status_->stepped(batch.steps.back());
+  // Skipped steps and dataset warnings stay in the read-out; the newest also flashes in the status bar.
+  if (const QString line = status_->note(batch.skips, batch.warnings); !line.isEmpty())
+    statusBar()->showMessage(line, 15000);
+  // The store has committed these rows before the bridge saw them: the runs page can show them now.
+  if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
+}
+
+// Each rank's device with its name: rank r of a data-parallel run trains on cuda:r (the launcher's
+// LOCAL_RANK) or, on a CPU, on the CPU like rank 0.
+static QStringList rankDevices(const RunStart& start) {
+  const DeviceInfo& info = deviceInfo();
+  const QString device = QString::fromStdString(start.device);
+  const bool cuda = device.startsWith("cuda");
+  const int first = cuda ? device.section(':', 1).toInt() : 0;
+  QStringList out;
+  for (int r = 0; r < std::max(1, start.world_size); ++r) {
+    if (!cuda) {
+      out << QString("cpu (%1)").arg(info.cpuName);
+      continue;
+    }
+    const int index = first + r;
+    const QString name = index < info.gpuCount() ? info.gpuNames[index] : QString::fromStdString(start.gpu_name);
+    out << QString("cuda:%1 (%2)").arg(index).arg(name);
+  }
+  return out;
+}
+
+void MainWindow::onRunStarted(const RunStart& start) {
+  // Its host is a known host from now on: the next start lists its live runs there (LiveRuns).
+  if (controller_->isRemote()) LiveRuns::rememberHost(controller_->runHost(), controller_->runTokamak());
+  status_->runStarted(start, rankDevices(start));
+  if (!controller_->slurmJob()) status_->setState(tr("running"));  // a job's: its queue state until a step
+  statusBar()->showMessage(
+      tr("%1 on %2").arg(QString::fromStdString(start.name), QString::fromStdString(start.dataset)), 8000);
+  runs_->refresh();
+}
+
+void MainWindow::onRunEnded(const EndEvent& end) {
+  live_->refresh();  // the picker drops the run that ended
+  const QString status = QString::fromStdString(end.status);
+  status_->runEnded(status);
+  const StepEvent& last = controller_->lastStep();
+  const double peak = last.metric("mem_peak");
+  if (peak > 0)
+    setup_->showMeasuredPeak(static_cast<int64_t>(peak), QString::fromStdString(controller_->runStart().device));
+  if (end.status == "failed" || end.status == "crashed") showFailure(status, QString::fromStdString(end.error));
+  else statusBar()->showMessage(tr("Run %1 at step %2").arg(status).arg(end.step), 10000);
+  runs_->refresh();
+}
+
+void MainWindow::showFailure(const QString& status, const QString& why) {
+  failureText_->setText(tr("The run %1: %2").arg(status, why));
+  failure_->show();
+  statusBar()->showMessage(tr("Run %1: %2").arg(status, why));
+  showLivePage();
+}
+
+QString MainWindow::failureText() const {
+  return failure_->isVisible() || !failure_->isHidden() ? failureText_->text() : QString();
+}
+
+}  // namespace tokamak::ui
