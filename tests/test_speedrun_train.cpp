@@ -12,15 +12,15 @@
 #include <cmath>
 #include <map>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
-#include "engine/store/run_groups.h"
-#include "engine/store/scoreboard.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/train/muon.h"
-#include "engine/train/optimizer.h"
+#include "engine/core/store/run_groups.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/optim/muon.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/trainer.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 

@@ -5,7 +5,7 @@
 
 #include "app/tokamak/commands.h"
 #include "engine/generate/generate.h"
-#include "engine/runtime/device.h"
+#include "engine/device/cpu_setup.h"
 
 namespace tokamak::cli {
 namespace {

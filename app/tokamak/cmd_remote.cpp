@@ -27,11 +27,11 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/ssh_args.h"
-#include "engine/remote/remote_host.h"
-#include "engine/store/journal_ingest.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/store/journal_ingest.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {}  // namespace

@@ -10,11 +10,11 @@
 
 #include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/json_line.h"
-#include "engine/config/eval_tasks.h"
-#include "engine/remote/download.h"
-#include "engine/remote/host_json.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
+#include "engine/core/config/eval_tasks.h"
+#include "engine/core/remote/download.h"
+#include "engine/core/remote/host_json.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {

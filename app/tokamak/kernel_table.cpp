@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/metrics/op_kinds.h"
-#include "engine/store/scoreboard.h"  // format_text_table
-#include "engine/util/error.h"
+#include "engine/core/store/scoreboard.h"  // format_text_table
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {

@@ -1,8 +1,8 @@
 // PrinterSink (see printer.h).
 #include "app/tokamak/printer.h"
 
-#include "engine/remote/journal.h"
-#include "engine/util/format.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/util/format.h"
 
 #include <nlohmann/json.hpp>
 

@@ -7,7 +7,7 @@
 
 #include "engine/eval/token_logprobs.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

@@ -7,7 +7,7 @@
 #include <ATen/ATen.h>
 
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 

@@ -18,7 +18,7 @@
 #include <torch/autograd.h>
 
 #include "engine/kernels/cuda_launch.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 #endif
 
 namespace tokamak::kernels {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "engine/kernels/softmax_rows.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::kernels {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/cuda_launch.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::kernels {
 

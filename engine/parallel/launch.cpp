@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "engine/parallel/dist_env.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 extern char** environ;
 

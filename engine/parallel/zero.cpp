@@ -11,7 +11,7 @@
 
 #include "engine/parallel/process_group.h"
 #include "engine/parallel/reducer.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/reference.h"
-#include "engine/runtime/device.h"
+#include "engine/device/cpu_setup.h"
 
 using namespace tokamak;
 

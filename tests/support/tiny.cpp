@@ -3,7 +3,7 @@
 
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
-#include "engine/runtime/checkpoint.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "tests/support/tiny.h"
 
 namespace tokamak::test {

@@ -10,7 +10,7 @@
 #include <QTemporaryFile>
 #include <memory>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace tokamak::ui {
 

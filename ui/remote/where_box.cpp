@@ -14,8 +14,8 @@
 #include <QPushButton>
 #include <QSettings>
 
-#include "engine/remote/ssh_command.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/ssh_command.h"
+#include "engine/core/util/files.h"
 #include "ui/run/engine_process.h"
 
 namespace tokamak::ui {

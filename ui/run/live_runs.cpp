@@ -8,7 +8,7 @@
 #include <QSettings>
 #include <exception>
 
-#include "engine/remote/run_folder.h"
+#include "engine/core/run/run_folder.h"
 #include "ui/run/engine_process.h"
 
 namespace tokamak::ui {

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "engine/config/config.h"
-#include "engine/store/scoreboard.h"
+#include "engine/core/config/config.h"
+#include "engine/core/store/scoreboard.h"
 
 namespace tokamak::ui {
 

@@ -18,8 +18,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/store/run_store.h"
-#include "engine/store/sqlite_db.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/flow_row.h"

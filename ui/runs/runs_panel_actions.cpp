@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/config/config.h"
-#include "engine/store/run_groups.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
+#include "engine/core/config/config.h"
+#include "engine/core/store/run_groups.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
 #include "ui/run/engine_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/plot_export.h"

@@ -8,8 +8,8 @@
 #include <QProgressBar>
 #include <QSettings>
 
-#include "engine/store/journal_ingest.h"
-#include "engine/store/run_store.h"
+#include "engine/core/store/journal_ingest.h"
+#include "engine/core/store/run_store.h"
 #include "ui/remote/host_job.h"
 #include "ui/runs/compare_view.h"
 #include "ui/runs/runs_panel.h"

@@ -13,8 +13,8 @@
 
 #include <signal.h>
 
-#include "engine/remote/run_folder.h"
-#include "engine/util/files.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/util/files.h"
 #include "ui/run/engine_process.h"
 
 namespace tokamak::ui {

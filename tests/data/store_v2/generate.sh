@@ -2,15 +2,15 @@
 # Regenerates this folder: a run database written by schema 2 (as SQL, store_v2.sql) and what the schema-2
 # store exported from it (export.csv, .json, .md). TestStore::exportsSurviveMigrationToV3 loads the SQL,
 # lets today's store migrate it, exports again and compares bytes. Needs git, g++ and sqlite3. The one
-# presentation change since: export.md's peak memory is written by today's one size formatter (engine/util/format.h,
+# presentation change since: export.md's peak memory is written by today's one size formatter (engine/core/util/format.h,
 # decimal units: "9.01 PB" where schema 2 wrote "8388608.00 GiB"); csv and json hold the numbers themselves.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$root" archive 54cc30e engine/store engine/util engine/train/events.h | tar -x -C "$tmp"
-g++ -O1 -std=c++17 -I"$tmp" "$here/make_v2.cpp" "$tmp"/engine/store/*.cpp "$tmp/engine/util/files.cpp" \
+git -C "$root" archive 54cc30e engine/store engine/util engine/core/run/events.h | tar -x -C "$tmp"
+g++ -O1 -std=c++17 -I"$tmp" "$here/make_v2.cpp" "$tmp"/engine/store/*.cpp "$tmp/engine/core/util/files.cpp" \
     -lsqlite3 -pthread -o "$tmp/make_v2"
 "$tmp/make_v2" "$tmp/v2.db" "$here"
 sed -i 's/| 8388608.00 GiB |/| 9.01 PB |/g' "$here/export.md"  # today's size formatter (see above)
