@@ -12,6 +12,7 @@
 #include "engine/core/remote/download.h"
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/sha256.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"

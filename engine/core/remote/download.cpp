@@ -15,6 +15,7 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/sha256.h"
 
 namespace tokamak {
 namespace {
@@ -86,15 +87,6 @@ uint64_t fetch(const RemoteHost& host, const std::string& remote, const std::str
 
 std::string partial_download_path(const std::string& to_dir, const std::string& name) {
   return to_dir + "/." + name + ".part";
-}
-
-std::string sha256_of_file(const std::string& path) {
-  const ProcessResult r = run_process({"sha256sum", "--", path}, {}, 0);
-  if (r.code != 0 || r.out.size() < 64)
-    throw Error(
-        "cannot compute the sha256 of " + path + (r.err.empty() ? "" : ": " + r.err.substr(0, r.err.find('\n'))),
-        "is coreutils' sha256sum installed?");
-  return r.out.substr(r.out[0] == '\\' ? 1 : 0, 64);
 }
 
 std::vector<RemoteFileInfo> remote_files(const RemoteHost& host, const std::string& path, bool* is_folder) {

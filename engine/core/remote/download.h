@@ -48,7 +48,4 @@ DownloadResult download_from_host(const RemoteHost& host, const std::string& rem
 // The partial name DIR/.NAME.part that a download of NAME into DIR writes to.
 std::string partial_download_path(const std::string& to_dir, const std::string& name);
 
-// sha256 of a local file, by coreutils' sha256sum (the tool the host uses too).
-std::string sha256_of_file(const std::string& path);
-
 }  // namespace tokamak

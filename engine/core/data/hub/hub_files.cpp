@@ -13,8 +13,8 @@
 #include "engine/core/data/dataset_source.h"
 #include "engine/core/data/hub/hub_listing.h"
 #include "engine/core/data/shard.h"
-#include "engine/core/remote/download.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/sha256.h"
 
 namespace tokamak {
 namespace {
