@@ -1,7 +1,9 @@
-// Journal lines → events (see journal_events.h). The field names are printer.cpp's.
+// Events ⇄ journal lines (see journal_events.h).
 #include "engine/core/run/journal_events.h"
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 
 namespace tokamak {
 namespace {
@@ -19,7 +21,16 @@ T get(const json& j, const char* key, T fallback) {
   }
 }
 
-// Step and eval lines are flat: the axes, then every metric under its own key (printer.cpp, flat_event).
+json flat_event(const char* event, int64_t step, int64_t tokens, double wall_s, const Metrics& metrics) {
+  json j = {{"event", event}, {"step", step}, {"tokens", tokens}, {"wall_s", wall_s}};
+  for (const MetricValue& v : metrics) {
+    if (v.integer) j[v.key] = static_cast<int64_t>(std::llround(v.value));
+    else j[v.key] = v.value;
+  }
+  return j;
+}
+
+// Step and eval lines are flat: the axes, then every metric under its own key (flat_event).
 Metrics flat_metrics(const json& j) {
   Metrics m;
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -31,6 +42,53 @@ Metrics flat_metrics(const json& j) {
 }
 
 }  // namespace
+
+json event_json(const RunStart& e) {
+  return {{"event", "start"},
+          {"run_uid", e.run_uid},
+          {"name", e.name},
+          {"n_params", e.n_params},
+          {"device", e.device},
+          {"world_size", e.world_size},
+          {"start_step", e.start_step},
+          {"steps", e.total_steps},
+          // What the run store keeps of a run, so a journal read elsewhere records the same row.
+          {"dataset", e.dataset},
+          {"model", e.model},
+          {"gpu_name", e.gpu_name},
+          {"host", e.host},
+          {"torch_version", e.torch_version},
+          {"cuda_version", e.cuda_version},
+          {"tokens_per_step", e.tokens_per_step},
+          {"peak_flops", e.peak_flops},
+          {"peak_source", e.peak_source},
+          {"config", json::parse(e.config_json)}};
+}
+
+json event_json(const StepEvent& e) { return flat_event("step", e.step, e.tokens, e.wall_s, e.metrics); }
+
+json event_json(const EvalEvent& e) { return flat_event("eval", e.step, e.tokens, e.wall_s, e.metrics); }
+
+json event_json(const SkipEvent& e) {
+  return {{"event", "skip"}, {"step", e.step}, {"reason", e.reason}, {"in_a_row", e.in_a_row}, {"total", e.total}};
+}
+
+json event_json(const SampleEvent& e) {
+  return {{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}};
+}
+
+json event_json(const CheckpointEvent& e) { return {{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}}; }
+
+json event_json(const EndEvent& e) {
+  return {{"event", "end"}, {"status", e.status}, {"step", e.step},
+          {"tokens", e.tokens}, {"wall_s", e.wall_s}, {"error", e.error}};
+}
+
+json event_json(const ProgressEvent& e) {
+  return {{"event", "progress"}, {"what", e.what}, {"done", e.done}, {"total", e.total}};
+}
+
+json event_json(const WarningEvent& e) { return {{"event", "warning"}, {"message", e.message}}; }
 
 std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
   json j = json::parse(line, nullptr, false);
