@@ -8,8 +8,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/device/cpu_peak.h"
 #include "engine/core/util/files.h"
+#include "engine/device/cpu_peak.h"
 #include "tests/support/scratch_env.h"
 
 using namespace tokamak;

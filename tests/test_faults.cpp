@@ -7,10 +7,10 @@
 #include "engine/core/config/ladder.h"
 #include "engine/core/data/dataset.h"
 #include "engine/core/data/shard.h"
-#include "engine/train/torch_error.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/error_text.h"
 #include "engine/core/util/files.h"
+#include "engine/train/torch_error.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>

@@ -16,10 +16,10 @@
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
-#include "engine/model/memory_estimate.h"
 #include "engine/core/run/events.h"
-#include "engine/train/trainer.h"
 #include "engine/core/util/error.h"
+#include "engine/model/memory_estimate.h"
+#include "engine/train/trainer.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

@@ -20,8 +20,8 @@
 #include <set>
 #include <thread>
 
-#include "engine/core/config/config.h"
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/config.h"
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"

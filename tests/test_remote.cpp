@@ -12,8 +12,8 @@
 #include <set>
 
 #include "engine/core/config/config.h"
-#include "engine/core/run/journal.h"
 #include "engine/core/remote/remote_host.h"
+#include "engine/core/run/journal.h"
 #include "engine/core/store/journal_ingest.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"

@@ -237,8 +237,7 @@ class TestSpeedrunTrain : public QObject {
   void nextModelSwitchesLearn_data() {
     QTest::addColumn<QString>("sets");
     QTest::newRow("unet skips, 4 blocks") << "model.unet_skips=true model.n_layer=4";
-    QTest::newRow("unet skips, activation checkpointing")
-        << "model.unet_skips=true opt.activation_checkpointing=true";
+    QTest::newRow("unet skips, activation checkpointing") << "model.unet_skips=true opt.activation_checkpointing=true";
     QTest::newRow("value embeddings, 1 table") << "model.value_embeddings=1";
     QTest::newRow("value embeddings at their own lr, muon")
         << "model.value_embeddings=1 opt.embed_lr=0.03 opt.optimizer=muon";

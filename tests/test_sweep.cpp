@@ -11,12 +11,12 @@
 #include <thread>
 
 #include "engine/core/queue/asha.h"
-#include "engine/core/queue/sweep.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/queue/sweep_settle.h"
 #include "engine/core/queue/run_queue.h"
-#include "engine/core/store/run_store.h"
+#include "engine/core/queue/sweep.h"
+#include "engine/core/queue/sweep_settle.h"
 #include "engine/core/queue/sweep_store.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 

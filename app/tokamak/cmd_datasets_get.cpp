@@ -19,9 +19,9 @@
 #include "engine/core/data/hub/hub_files.h"
 #include "engine/core/data/hub/hub_status.h"
 #include "engine/core/remote/host_json.h"
-#include "engine/core/util/process.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
+#include "engine/core/util/process.h"
 
 namespace tokamak::cli {
 namespace {

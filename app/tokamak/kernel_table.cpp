@@ -10,9 +10,9 @@
 #include <map>
 #include <vector>
 
-#include "engine/metrics/op_kinds.h"
 #include "engine/core/store/scoreboard.h"  // format_text_table
 #include "engine/core/util/error.h"
+#include "engine/metrics/op_kinds.h"
 
 namespace tokamak::cli {
 namespace {

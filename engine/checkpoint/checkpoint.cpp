@@ -17,12 +17,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/model/gpt.h"
-#include "engine/optim/optimizer_state.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/format.h"
 #include "engine/core/util/safetensors.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/optimizer_state.h"
 
 namespace tokamak {
 namespace {

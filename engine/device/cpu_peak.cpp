@@ -12,8 +12,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "engine/device/device.h"
 #include "engine/core/util/files.h"
+#include "engine/device/device.h"
 
 namespace tokamak {
 

@@ -35,7 +35,7 @@ bool trim_cpu_allocator(int64_t held) {
   static const auto mallctl = reinterpret_cast<Mallctl>(::dlsym(RTLD_DEFAULT, "mallctl"));
   static const int64_t limit = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / 4;
   if (held >= 0 && held <= limit) return false;
-  if (!mallctl) return held < 0 && ::malloc_trim(0) == 1;  // glibc, as configure_cpu's fallback keeps it
+  if (!mallctl) return held < 0 && ::malloc_trim(0) == 1;                 // glibc, as configure_cpu's fallback keeps it
   return mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0) == 0;  // 4096: MALLCTL_ARENAS_ALL
 }
 

@@ -12,8 +12,8 @@
 
 #include "engine/core/config/choices.h"  // Precision
 #include "engine/core/config/eval_tasks.h"
-#include "engine/eval/hellaswag_items.h"
 #include "engine/core/run/metrics.h"
+#include "engine/eval/hellaswag_items.h"
 
 namespace tokamak {
 

@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "engine/core/data/shard.h"
+#include "engine/core/util/error.h"
 #include "engine/eval/token_logprobs.h"
 #include "engine/model/gpt.h"
-#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

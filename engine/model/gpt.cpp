@@ -9,9 +9,9 @@
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 #include "engine/kernels/classifier.h"
 #include "engine/metrics/step_profile.h"
-#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

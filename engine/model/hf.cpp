@@ -9,10 +9,10 @@
 
 #include "engine/core/config/config.h"
 #include "engine/core/config/hf_config.h"
-#include "engine/model/gpt.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/safetensors.h"
+#include "engine/model/gpt.h"
 
 namespace tokamak {
 namespace {

@@ -9,11 +9,11 @@
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
-#include "engine/kernels/classifier.h"
-#include "engine/device/device.h"
-#include "engine/model/gpt.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
+#include "engine/device/device.h"
+#include "engine/kernels/classifier.h"
+#include "engine/model/gpt.h"
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

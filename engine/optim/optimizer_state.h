@@ -1,5 +1,5 @@
 // The part of an optimizer that a checkpoint saves and restores, apart from how it steps: checkpoints live
-// below the training loop (engine/runtime), so they know this interface, never AdamW or Muon themselves.
+// below the training loop (engine/checkpoint), so they know this interface, never AdamW or Muon themselves.
 #pragma once
 #include <ATen/core/Tensor.h>
 

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "engine/core/data/dataset.h"
-#include "engine/train/loader.h"
 #include "engine/optim/muon.h"
 #include "engine/optim/optimizer.h"
+#include "engine/train/loader.h"
 #include "engine/train/step.h"
 #include "tests/support/tiny.h"
 

@@ -1,4 +1,4 @@
-// Summarises a run's opt.* keys against the defaults of this build (engine/config), using the scoreboard's
+// Summarises a run's opt.* keys against the defaults of this build (engine/core/config), using the scoreboard's
 // flattening so that the values read the way `tokamak runs compare` prints them.
 #include "ui/runs/run_switches.h"
 

@@ -59,13 +59,13 @@ struct TrainConfig {
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
-  double grad_clip = 1.0;             // clip the global grad norm to this; 0 = off
-  int64_t max_skipped_steps = 5;      // steps in a row with a non-finite loss or gradients skipped before the run fails
-  int64_t seed = 1337;                // weights, data order and sampling: CPU runs repeat exactly
-  int64_t log_every = 10;             // steps between metric reports (the only host syncs in the loop)
-  bool profile = true;                // time the phases of report steps (phase_*_ms metrics)
-  int64_t eval_every = 100;           // steps between validation losses; 0 = only at the end
-  int64_t eval_batches = 8;           // validation batches per evaluation
+  double grad_clip = 1.0;         // clip the global grad norm to this; 0 = off
+  int64_t max_skipped_steps = 5;  // steps in a row with a non-finite loss or gradients skipped before the run fails
+  int64_t seed = 1337;            // weights, data order and sampling: CPU runs repeat exactly
+  int64_t log_every = 10;         // steps between metric reports (the only host syncs in the loop)
+  bool profile = true;            // time the phases of report steps (phase_*_ms metrics)
+  int64_t eval_every = 100;       // steps between validation losses; 0 = only at the end
+  int64_t eval_batches = 8;       // validation batches per evaluation
   // > 0: every evaluation covers exactly the first N validation tokens (the speedrun's 10,485,760), each once,
   // instead of eval_batches batches; N must be a multiple of batch_size × context × gpus.
   int64_t val_tokens = 0;
@@ -112,7 +112,7 @@ struct OptConfig {
   // head (model.tie_weights=false); embed_lr is the token (and learned position) embeddings'.
   double head_lr = 0;
   double embed_lr = 0;
-  std::string schedule = "cosine";        // cosine | wsd (warm-up, stable, linear decay)
+  std::string schedule = "cosine";  // cosine | wsd (warm-up, stable, linear decay)
 };
 
 struct DistConfig {

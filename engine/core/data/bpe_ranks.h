@@ -1,6 +1,6 @@
 // The BPE vocabulary as the encoder's hot loop needs it: token bytes in one arena, a flat open-addressing
 // table from bytes to rank, and tiktoken's lowest-rank-first merge of a piece that is not itself a token.
-// Internal to engine/data (the tokenizer's implementation); nothing else should include it.
+// Internal to engine/core/data (the tokenizer's implementation); nothing else should include it.
 #pragma once
 #include <cstdint>
 #include <cstring>

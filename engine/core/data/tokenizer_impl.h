@@ -1,5 +1,5 @@
 // The state behind tokamak::Tokenizer, shared by its two source files (loading, and encoding/decoding).
-// Internal to engine/data.
+// Internal to engine/core/data.
 #pragma once
 #include <cstdint>
 #include <string>

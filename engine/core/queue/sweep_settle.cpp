@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/queue/sweep_store.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/store/run_store.h"
-#include "engine/core/queue/sweep_store.h"
 #include "engine/core/util/files.h"
 
 namespace tokamak {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/queue/sweep.h"
 #include "engine/core/queue/run_queue.h"
+#include "engine/core/queue/sweep.h"
 
 namespace tokamak {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/util/process.h"
 #include "engine/core/remote/ssh_command.h"
+#include "engine/core/util/process.h"
 
 namespace tokamak {
 

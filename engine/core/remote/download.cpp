@@ -11,10 +11,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "engine/core/util/process.h"
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/process.h"
 #include "engine/core/util/sha256.h"
 
 namespace tokamak {

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/core/util/process.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
+#include "engine/core/util/process.h"
 
 namespace tokamak {
 

@@ -12,7 +12,7 @@ namespace tokamak {
 struct RunStart {
   std::string run_uid;  // stable across resumes: a resumed run continues the same history
   std::string name;
-  std::string config_json;  // the full effective config (engine/config), as JSON
+  std::string config_json;  // the full effective config (engine/core/config), as JSON
   std::string dataset;      // what the data source resolved to
   std::string model;        // preset name or "custom"
   int64_t n_params = 0;
@@ -31,7 +31,8 @@ struct RunStart {
 
 // One report step. step, tokens and wall_s are the axes every metric is plotted against; everything measured
 // is a named value in `metrics` (engine/core/run/metrics.h): "loss", "lr", "grad_norm", "tok_s", "step_ms",
-// "mfu" (where the device's peak is known: a GPU's datasheet, a CPU's measured GEMM rate), "mem_allocated", "mem_reserved", "mem_peak", "skipped_steps"…
+// "mfu" (where the device's peak is known: a GPU's datasheet, a CPU's measured GEMM rate), "mem_allocated",
+// "mem_reserved", "mem_peak", "skipped_steps"…
 struct StepEvent {
   int64_t step = 0;    // 1-based: the number of optimizer steps done (skipped ones included)
   int64_t tokens = 0;  // tokens trained on so far (all ranks)

@@ -80,7 +80,7 @@ json event_json(const SampleEvent& e) {
 json event_json(const CheckpointEvent& e) { return {{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}}; }
 
 json event_json(const EndEvent& e) {
-  return {{"event", "end"}, {"status", e.status}, {"step", e.step},
+  return {{"event", "end"},     {"status", e.status}, {"step", e.step},
           {"tokens", e.tokens}, {"wall_s", e.wall_s}, {"error", e.error}};
 }
 

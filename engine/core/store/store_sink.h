@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "engine/core/store/run_store.h"
 #include "engine/core/run/events.h"
+#include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 
 namespace tokamak {

@@ -9,8 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$root" archive 54cc30e engine/store engine/util engine/core/run/events.h | tar -x -C "$tmp"
-g++ -O1 -std=c++17 -I"$tmp" "$here/make_v2.cpp" "$tmp"/engine/store/*.cpp "$tmp/engine/core/util/files.cpp" \
+git -C "$root" archive 54cc30e engine/store engine/util engine/train/events.h | tar -x -C "$tmp"
+g++ -O1 -std=c++17 -I"$tmp" "$here/make_v2.cpp" "$tmp"/engine/store/*.cpp "$tmp/engine/util/files.cpp" \
     -lsqlite3 -pthread -o "$tmp/make_v2"
 "$tmp/make_v2" "$tmp/v2.db" "$here"
 sed -i 's/| 8388608.00 GiB |/| 9.01 PB |/g' "$here/export.md"  # today's size formatter (see above)

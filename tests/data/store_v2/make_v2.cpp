@@ -5,8 +5,8 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
+#include "engine/store/run_export.h"
+#include "engine/store/run_store.h"
 
 using namespace tokamak;
 
