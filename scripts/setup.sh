@@ -22,7 +22,7 @@ pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite
       nlohmann-json3-dev libcli11-dev libgloo-dev libjemalloc-dev zlib1g-dev jargon-text
       clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
       openssh-client openssh-server   # ssh drives a GPU host; the tests run their own sshd on loopback
-      libcurl4-openssl-dev  # Hub downloads (engine/data/hub)
+      libcurl4-openssl-dev  # Hub downloads (engine/core/data/hub)
       nginx-light   # the tests' own HTTP server standing in for the Hub (tests/support/nginx_server.h)
       slurm-client slurmctld slurmd munge)  # Slurm jobs; the tests start their own one-node Slurm (tests/support/slurm_cluster.h)
 # (Debian's openssh-server, slurmctld, slurmd and munge also enable the system's daemons where systemd runs; the

@@ -13,14 +13,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/files.h"
+#include "engine/core/util/safetensors.h"
 #include "engine/model/gpt.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/train/optimizer.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
-#include "engine/util/files.h"
-#include "engine/util/safetensors.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

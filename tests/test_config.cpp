@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -2,12 +2,12 @@
 // folder of documents, shard folders and globs), the content-keyed token cache, and their errors.
 // Caches go to a temporary TOKAMAK_CACHE whose assets/ links to the set-up's real assets.
 #include "engine/train/loader.h"
-#include "engine/data/dataset.h"
-#include "engine/data/dataset_source.h"
-#include "engine/data/shard.h"
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/data/dataset.h"
+#include "engine/core/data/dataset_source.h"
+#include "engine/core/data/shard.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>

@@ -13,8 +13,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "engine/remote/run_folder.h"
-#include "engine/util/files.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"

@@ -3,14 +3,14 @@
 // that would climb out of the data folder, and LibTorch errors that carry a C++ backtrace.
 #include <ATen/ATen.h>
 
-#include "engine/config/config.h"
-#include "engine/config/ladder.h"
-#include "engine/data/dataset.h"
-#include "engine/data/shard.h"
+#include "engine/core/config/config.h"
+#include "engine/core/config/ladder.h"
+#include "engine/core/data/dataset.h"
+#include "engine/core/data/shard.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/error_text.h"
+#include "engine/core/util/files.h"
 #include "engine/train/torch_error.h"
-#include "engine/util/error.h"
-#include "engine/util/error_text.h"
-#include "engine/util/files.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>

@@ -1,11 +1,11 @@
-// The one formatter for bytes and counts (engine/util/format.h) that the CLI, the studio, the scoreboards and
+// The one formatter for bytes and counts (engine/core/util/format.h) that the CLI, the studio, the scoreboards and
 // the errors share: three significant digits, decimal units, the unit chosen after rounding, NaN as "-".
 #include <QtTest>
 
 #include <cmath>
 #include <limits>
 
-#include "engine/util/format.h"
+#include "engine/core/util/format.h"
 
 using namespace tokamak;
 

@@ -7,10 +7,10 @@
 
 #include <set>
 
-#include "engine/config/config.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/config.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
-#include "engine/runtime/checkpoint.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

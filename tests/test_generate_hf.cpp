@@ -7,16 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
-#include "engine/data/tokenizer.h"
+#include "engine/core/data/tokenizer.h"
 #include "engine/model/hf.h"
 #include "engine/model/hf_tokenizer.h"
-#include "engine/util/files.h"
-#include "engine/runtime/checkpoint.h"
+#include "engine/core/util/files.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "engine/train/trainer.h"
-#include "engine/util/safetensors.h"
+#include "engine/core/util/safetensors.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

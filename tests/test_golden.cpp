@@ -15,9 +15,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
-#include "engine/train/optimizer.h"
+#include "engine/optim/optimizer.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -18,13 +18,13 @@
 #include <QTemporaryDir>
 #include <cmath>
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/model/gpt.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/runtime/device.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/math_mode.h"
-#include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 #include "tests/support/dist_ranks.h"

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
-#include "engine/remote/remote_host.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/util/files.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"

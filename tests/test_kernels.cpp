@@ -14,12 +14,12 @@
 #include <cmath>
 #include <functional>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
+#include "engine/device/device.h"
 #include "engine/kernels/bias_gelu.h"
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/reference.h"
 #include "engine/kernels/residual_layernorm.h"
-#include "engine/metrics/device.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/train/trainer.h"

@@ -4,10 +4,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "engine/config/config.h"
-#include "engine/config/ladder.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/config/ladder.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 using namespace tokamak;
 

@@ -14,12 +14,12 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/events.h"
+#include "engine/core/util/error.h"
 #include "engine/model/memory_estimate.h"
-#include "engine/train/events.h"
 #include "engine/train/trainer.h"
-#include "engine/util/error.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

@@ -5,7 +5,7 @@
 
 #include <QtTest>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/generate/sampler.h"
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/train/trainer.h"
 #include "tests/support/scratch_env.h"

@@ -20,11 +20,11 @@
 #include <set>
 #include <thread>
 
-#include "engine/config/config.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/config.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

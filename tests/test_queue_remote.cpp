@@ -17,14 +17,14 @@
 #include <map>
 #include <set>
 
-#include "engine/config/config.h"
-#include "engine/remote/gpu_slots.h"
-#include "engine/remote/queue_worker.h"
-#include "engine/remote/run_launch.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/queue/gpu_slots.h"
+#include "engine/core/queue/queue_worker.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
-#include "engine/remote/journal.h"
-#include "engine/remote/remote_host.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
@@ -51,10 +51,10 @@ class TestRemoteDiskFull : public QObject {
     const std::string db = env_.path("studio.db");
     const SshOptions o = sshd.client();
     QProcess p;
-    p.start(bin, {"remote", "train", "--host", QString::fromStdString(sshd.target().spec()), "--tokamak", bin,
-                  "--identity", QString::fromStdString(o.identity), "--known-hosts",
-                  QString::fromStdString(o.known_hosts), "--ssh-config", "/dev/null", "--db",
-                  QString::fromStdString(db), "--config", cfg});
+    p.start(bin,
+            {"remote", "train", "--host", QString::fromStdString(sshd.target().spec()), "--tokamak", bin, "--identity",
+             QString::fromStdString(o.identity), "--known-hosts", QString::fromStdString(o.known_hosts), "--ssh-config",
+             "/dev/null", "--db", QString::fromStdString(db), "--config", cfg});
     QVERIFY(p.waitForFinished(300000));
     const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
     QCOMPARE(p.exitCode(), 1);
@@ -62,8 +62,7 @@ class TestRemoteDiskFull : public QObject {
     QStringList errors;
     for (const QByteArray& l : err.split('\n'))
       if (l.startsWith("tokamak: ")) errors << QString::fromUtf8(l);
-    QVERIFY2(errors.size() == 1 && errors[0].contains("failed") && errors[0].contains("disk is full"),
-             err.constData());
+    QVERIFY2(errors.size() == 1 && errors[0].contains("failed") && errors[0].contains("disk is full"), err.constData());
 
     // The host's journal (read there: the tmpfs is seen only inside sshd's namespace) is all here, once each.
     const int at = err.indexOf(" in /"), eol = err.indexOf('\n', at);

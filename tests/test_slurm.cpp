@@ -4,7 +4,7 @@
 // scancel leaves the run stopped with a checkpoint it resumes from; `scontrol requeue` of a --requeue job
 // resumes from that checkpoint and finishes the planned steps as one run; the bad cases give one line and
 // queue nothing.
-#include "engine/runtime/checkpoint.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "tests/support/big_batch.h"
 #include <QDir>
 #include <QElapsedTimer>
@@ -20,19 +20,19 @@
 #include <functional>
 #include <memory>
 
-#include "engine/config/config.h"
-#include "engine/remote/remote_host.h"
-#include "engine/remote/slurm_client.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/slurm_queue.h"
-#include "engine/remote/slurm_script.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
-#include "engine/store/run_store.h"
-#include "engine/store/sqlite_db.h"
-#include "engine/store/sweep_store.h"
-#include "engine/store/run_queue.h"
-#include "engine/config/sweep.h"
+#include "engine/core/config/config.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/remote/slurm_client.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/remote/slurm_queue.h"
+#include "engine/core/remote/slurm_script.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/queue/sweep_store.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/queue/sweep.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/sshd_server.h"

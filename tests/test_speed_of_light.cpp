@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/speed_of_light.h"
 

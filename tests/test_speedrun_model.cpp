@@ -10,11 +10,11 @@
 #include <cmath>
 #include <complex>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 #include "engine/model/block.h"
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
-#include "engine/util/error.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 

@@ -13,12 +13,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
-#include "engine/util/error.h"
-#include "engine/train/muon.h"
-#include "engine/train/optimizer.h"
+#include "engine/core/util/error.h"
+#include "engine/optim/muon.h"
+#include "engine/optim/optimizer.h"
 #include "tests/support/reference_json.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

@@ -12,15 +12,15 @@
 #include <cmath>
 #include <map>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
-#include "engine/store/run_groups.h"
-#include "engine/store/scoreboard.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/train/muon.h"
-#include "engine/train/optimizer.h"
+#include "engine/core/store/run_groups.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/optim/muon.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/trainer.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -237,8 +237,7 @@ class TestSpeedrunTrain : public QObject {
   void nextModelSwitchesLearn_data() {
     QTest::addColumn<QString>("sets");
     QTest::newRow("unet skips, 4 blocks") << "model.unet_skips=true model.n_layer=4";
-    QTest::newRow("unet skips, activation checkpointing")
-        << "model.unet_skips=true opt.activation_checkpointing=true";
+    QTest::newRow("unet skips, activation checkpointing") << "model.unet_skips=true opt.activation_checkpointing=true";
     QTest::newRow("value embeddings, 1 table") << "model.value_embeddings=1";
     QTest::newRow("value embeddings at their own lr, muon")
         << "model.value_embeddings=1 opt.embed_lr=0.03 opt.optimizer=muon";

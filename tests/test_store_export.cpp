@@ -7,11 +7,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/metrics/phases.h"
-#include "engine/store/run_export.h"
-#include "engine/store/run_store.h"
-#include "engine/store/scoreboard.h"
-#include "engine/util/files.h"
+#include "engine/core/run/phases.h"
+#include "engine/core/store/run_export.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
 

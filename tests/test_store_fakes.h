@@ -4,9 +4,9 @@
 #include <QtTest>
 #include <string>
 
-#include "engine/store/run_store.h"
+#include "engine/core/store/run_store.h"
 #include "tests/support/test_support.h"
-#include "engine/train/events.h"
+#include "engine/core/run/events.h"
 
 namespace tokamak::test {
 

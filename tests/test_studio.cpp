@@ -26,10 +26,10 @@
 #include <csignal>
 #include <unistd.h>
 
-#include "engine/config/config.h"
-#include "engine/store/run_store.h"
-#include "engine/store/sqlite_db.h"
-#include "engine/config/hf_config.h"
+#include "engine/core/config/config.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/config/hf_config.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
@@ -438,7 +438,7 @@ void TestStudio::runLifecycle() {
                qPrintable(commandLineOf(run->readerPid())));
 
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too, and MFU
-  // against the CPU's measured GEMM peak (engine/metrics/cpu_peak.h).
+  // against the CPU's measured GEMM peak (engine/device/cpu_peak.h).
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
   for (MetricPlot* p : w.livePlots()->plots()) QVERIFY2(p->shownPointCount() > 0, qPrintable(p->title()));
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);

@@ -11,10 +11,10 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "engine/config/config.h"
-#include "engine/remote/remote_host.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"

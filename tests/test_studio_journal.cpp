@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
-#include "engine/remote/journal.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"

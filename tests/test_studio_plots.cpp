@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/memory_estimate.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
@@ -257,7 +257,7 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
 
 namespace {
 
-// A report as the journal hands it over (the journal codec, engine/remote/journal_events.cpp, reads its keys in
+// A report as the journal hands it over (the journal codec, engine/core/run/journal_events.cpp, reads its keys in
 // alphabetical order): the phases, then skipped_steps before step_ms.
 StepEvent profiledStep(int64_t i) {
   StepEvent e = fakeStep(i);

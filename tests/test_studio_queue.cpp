@@ -18,13 +18,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/config/config.h"
-#include "engine/remote/journal.h"
-#include "engine/remote/queue_worker.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/queue/queue_worker.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

@@ -23,9 +23,9 @@
 #include <map>
 #include <set>
 
-#include "engine/config/config.h"
-#include "engine/config/hf_config.h"
-#include "engine/store/run_store.h"
+#include "engine/core/config/config.h"
+#include "engine/core/config/hf_config.h"
+#include "engine/core/store/run_store.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"

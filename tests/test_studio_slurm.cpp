@@ -24,12 +24,12 @@
 
 #include <memory>
 
-#include "engine/config/config.h"
-#include "engine/remote/remote_host.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_store.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"

@@ -10,14 +10,14 @@
 #include <set>
 #include <thread>
 
-#include "engine/config/asha.h"
-#include "engine/config/sweep.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/sweep_settle.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/store/sweep_store.h"
-#include "engine/util/files.h"
+#include "engine/core/queue/asha.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/queue/sweep.h"
+#include "engine/core/queue/sweep_settle.h"
+#include "engine/core/queue/sweep_store.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -12,11 +12,11 @@
 #include <random>
 #include <thread>
 
-#include "engine/data/bpe_regex.h"
-#include "engine/data/sampled_text.h"
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/data/bpe_regex.h"
+#include "engine/core/data/sampled_text.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 
 using tokamak::Tokenizer;

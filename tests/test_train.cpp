@@ -8,13 +8,13 @@
 #include <limits>
 #include <map>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/train/optimizer.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
-#include "engine/metrics/device.h"
+#include "engine/device/device.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 

@@ -4,7 +4,7 @@
 #include <QCommandLineParser>
 #include <cstdio>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "ui/window/main_window.h"
 #include "ui/screenshots/screenshot_driver.h"
 #include "ui/setup/setup_files.h"

@@ -19,15 +19,15 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/kernel_table.h"
 #include "app/tokamak/signals.h"
-#include "engine/config/ladder.h"
+#include "engine/core/config/ladder.h"
 #include "engine/metrics/memory_bandwidth.h"
-#include "engine/store/scoreboard.h"
-#include "engine/store/store_sink.h"
-#include "engine/runtime/device.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/core/store/store_sink.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
-#include "engine/util/error.h"
-#include "engine/util/format.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/format.h"
 
 namespace tokamak::cli {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "app/tokamak/commands.h"
 #include "engine/eval/eval_task.h"
-#include "engine/store/run_store.h"
-#include "engine/runtime/device.h"
+#include "engine/core/store/run_store.h"
+#include "engine/device/cpu_setup.h"
 
 namespace tokamak::cli {
 namespace {

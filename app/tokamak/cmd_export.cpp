@@ -7,10 +7,10 @@
 #include "app/tokamak/commands.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
-#include "engine/data/tokenizer.h"
+#include "engine/core/data/tokenizer.h"
 #include "engine/model/hf.h"
 #include "engine/model/hf_tokenizer.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {

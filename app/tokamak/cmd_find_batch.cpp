@@ -10,11 +10,11 @@
 
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/runtime/device.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/error.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/train/torch_error.h"
 #include "engine/train/trainer.h"
-#include "engine/util/error.h"
 
 namespace tokamak::cli {
 namespace {

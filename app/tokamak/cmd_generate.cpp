@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "app/tokamak/commands.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/generate/generate.h"
-#include "engine/runtime/device.h"
 
 namespace tokamak::cli {
 namespace {

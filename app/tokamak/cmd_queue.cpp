@@ -1,5 +1,5 @@
 // `tokamak queue list|add|remove|move|pause|resume|work`: this computer's queue of runs, kept in the run store
-// (engine/store/run_queue.h) and worked by one detached worker per store (engine/remote/queue_worker.h) that
+// (engine/core/queue/run_queue.h) and worked by one detached worker per store (engine/core/queue/queue_worker.h) that
 // `add` and `resume` start when none is running. LibTorch-free: the worker starts each run as
 // `tokamak-engine train` in a session of its own. With --host the same command runs on an SSH host against
 // its own store and worker (host_command.h).
@@ -12,14 +12,14 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/host_command.h"
-#include "engine/remote/gpu_slots.h"
-#include "engine/remote/queue_worker.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/run_launch.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/queue/gpu_slots.h"
+#include "engine/core/queue/queue_worker.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {

@@ -27,11 +27,11 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/ssh_args.h"
-#include "engine/remote/remote_host.h"
-#include "engine/store/journal_ingest.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/remote_host.h"
+#include "engine/core/store/journal_ingest.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {}  // namespace
@@ -162,8 +162,8 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
       throw Error(why.substr(9));
     }
     if (permanent(why)) throw Error(why);
-    remote_note("disconnected from " + host.target().spec() + " (" + why + ") — retrying in " + std::to_string(delay_s) +
-         " s");
+    remote_note("disconnected from " + host.target().spec() + " (" + why + ") — retrying in " +
+                std::to_string(delay_s) + " s");
     for (int i = 0; i < delay_s * 10 && !parent_gone; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     delay_s = std::min(delay_s * 2, 30);
   }

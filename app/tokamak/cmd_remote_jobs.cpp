@@ -10,11 +10,11 @@
 
 #include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/json_line.h"
-#include "engine/config/eval_tasks.h"
-#include "engine/remote/download.h"
-#include "engine/remote/host_json.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
+#include "engine/core/config/eval_tasks.h"
+#include "engine/core/remote/download.h"
+#include "engine/core/remote/host_json.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {
@@ -60,14 +60,14 @@ void download(const RemoteArgs& a) {
   for (const RemoteFileInfo& f : r.files) files.push_back({{"name", f.name}, {"bytes", f.bytes}, {"sha256", f.sha256}});
   if (a.json) {
     emit_json_line({{"event", "downloaded"},
-          {"path", r.path},
-          {"remote", remote},
-          {"bytes", r.bytes},
-          {"fetched", r.fetched},
-          {"resumed_from", r.resumed_from},
-          {"refetched", r.refetched},
-          {"already_here", r.already_here},
-          {"files", files}});
+                    {"path", r.path},
+                    {"remote", remote},
+                    {"bytes", r.bytes},
+                    {"fetched", r.fetched},
+                    {"resumed_from", r.resumed_from},
+                    {"refetched", r.refetched},
+                    {"already_here", r.already_here},
+                    {"files", files}});
     return;
   }
   std::printf("%s\n", r.path.c_str());

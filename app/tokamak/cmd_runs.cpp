@@ -12,12 +12,12 @@
 
 #include "app/tokamak/cmd_runs_live.h"
 #include "app/tokamak/commands.h"
-#include "engine/store/run_export.h"
-#include "engine/store/run_store.h"
-#include "engine/store/scoreboard.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
-#include "engine/util/format.h"
+#include "engine/core/store/run_export.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/core/util/format.h"
 
 namespace tokamak::cli {
 namespace {

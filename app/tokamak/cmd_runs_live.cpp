@@ -18,11 +18,11 @@
 #include <thread>
 
 #include "app/tokamak/control_channel.h"
-#include "engine/remote/control_file.h"
-#include "engine/remote/journal.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
+#include "engine/core/run/control_file.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {

@@ -19,12 +19,12 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/ssh_args.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/slurm_client.h"
-#include "engine/remote/slurm_script.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/slurm_client.h"
+#include "engine/core/remote/slurm_script.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {

@@ -8,14 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_sweep.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/slurm_client.h"
-#include "engine/remote/sweep_settle.h"
-#include "engine/store/run_store.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/sweep_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/remote/slurm_client.h"
+#include "engine/core/queue/sweep_settle.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/queue/sweep_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {

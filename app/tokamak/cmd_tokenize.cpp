@@ -11,11 +11,11 @@
 #include <thread>
 
 #include "app/tokamak/commands.h"
-#include "engine/data/dataset.h"
-#include "engine/data/token_ids.h"
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/data/dataset.h"
+#include "engine/core/data/token_ids.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace CLI {
 class App;

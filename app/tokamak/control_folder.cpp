@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <limits>
 
-#include "engine/remote/control_file.h"
-#include "engine/util/files.h"
+#include "engine/core/run/control_file.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 

@@ -1,5 +1,5 @@
 // ControlFolder: how `tokamak runs control ID pause|resume|stop|sample` reaches a run: a thread takes the
-// command files of the run folder's control/ (engine/remote/control_file.h) every 0.1 s and calls the same
+// command files of the run folder's control/ (engine/core/run/control_file.h) every 0.1 s and calls the same
 // handlers as the stdin channel (control_channel.h), which only set the flags the trainer polls each step,
 // so the training thread never touches the file system for control. Pause and resume also keep the
 // folder's "paused" marker, so `runs list` can say a run is paused.
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "app/tokamak/control_channel.h"
-#include "engine/remote/run_folder.h"
+#include "engine/core/run/run_folder.h"
 
 namespace tokamak::cli {
 

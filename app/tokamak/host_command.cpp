@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "app/tokamak/ssh_args.h"
-#include "engine/remote/command_host.h"
-#include "engine/util/error.h"
+#include "engine/core/remote/command_host.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 

@@ -10,9 +10,9 @@
 #include <map>
 #include <vector>
 
+#include "engine/core/store/scoreboard.h"  // format_text_table
+#include "engine/core/util/error.h"
 #include "engine/metrics/op_kinds.h"
-#include "engine/store/scoreboard.h"  // format_text_table
-#include "engine/util/error.h"
 
 namespace tokamak::cli {
 namespace {

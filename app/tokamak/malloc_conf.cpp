@@ -9,7 +9,7 @@
 // default step 1,137 → 506 ms, 4×256 fp32 926–949 → 1,552 tok/s; docs/PERFORMANCE.md "CPU allocator".
 // The cost is memory: freed pages stay in the process for reuse, so it holds about its peak working set. That
 // is bounded by the step's own peak (the same sizes come back every step), reported as mem_reserved on a CPU
-// (engine/metrics/device.cpp), and trimmed at report steps beyond a limit (engine/runtime/device.cpp).
+// (engine/device/device.cpp), and trimmed at report steps beyond a limit (engine/device/cpu_setup.cpp).
 extern "C" {
 static const char kMallocConf[] = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1";
 // The executable's definition takes the place of libjemalloc's (default: none); `used` keeps it when unreferenced.

@@ -1,8 +1,9 @@
 // PrinterSink (see printer.h).
 #include "app/tokamak/printer.h"
 
-#include "engine/remote/journal.h"
-#include "engine/util/format.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/run/journal_events.h"
+#include "engine/core/util/format.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,37 +53,7 @@ void PrinterSink::on_start(const RunStart& e) {
   if (e.peak_flops > 0)
     std::fprintf(stderr, "MFU peak: %.0f GFLOP/s (%s)\n", e.peak_flops / 1e9, e.peak_source.c_str());
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
-  if (wants_json())
-    emit({{"event", "start"},
-          {"run_uid", e.run_uid},
-          {"name", e.name},
-          {"n_params", e.n_params},
-          {"device", e.device},
-          {"world_size", e.world_size},
-          {"start_step", e.start_step},
-          {"steps", e.total_steps},
-          // What the run store keeps of a run, so a journal read elsewhere records the same row.
-          {"dataset", e.dataset},
-          {"model", e.model},
-          {"gpu_name", e.gpu_name},
-          {"host", e.host},
-          {"torch_version", e.torch_version},
-          {"cuda_version", e.cuda_version},
-          {"tokens_per_step", e.tokens_per_step},
-          {"peak_flops", e.peak_flops},
-          {"peak_source", e.peak_source},
-          {"config", json::parse(e.config_json)}});
-}
-
-// The JSON step and eval events are flat: the axes (step, tokens, wall_s), then every metric under its
-// own key, so a metric added in the trainer reaches --json readers (the studio's child process) unedited.
-static json flat_event(const char* event, int64_t step, int64_t tokens, double wall_s, const Metrics& metrics) {
-  json j = {{"event", event}, {"step", step}, {"tokens", tokens}, {"wall_s", wall_s}};
-  for (const MetricValue& v : metrics) {
-    if (v.integer) j[v.key] = static_cast<int64_t>(std::llround(v.value));
-    else j[v.key] = v.value;
-  }
-  return j;
+  if (wants_json()) emit(event_json(e));
 }
 
 // "name value" for the metrics a person reads at a glance, in this order; any others follow as key=value.
@@ -112,30 +83,29 @@ static std::string human_metrics(const Metrics& m) {
 void PrinterSink::on_step(const StepEvent& e) {
   std::fprintf(stderr, "step %5lld/%lld%s\n", static_cast<long long>(e.step), static_cast<long long>(total_steps_),
                human_metrics(e.metrics).c_str());
-  if (wants_json()) emit(flat_event("step", e.step, e.tokens, e.wall_s, e.metrics));
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_eval(const EvalEvent& e) {
   std::fprintf(stderr, "step %5lld%s\n", static_cast<long long>(e.step), human_metrics(e.metrics).c_str());
-  if (wants_json()) emit(flat_event("eval", e.step, e.tokens, e.wall_s, e.metrics));
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_skip(const SkipEvent& e) {
   std::fprintf(stderr, "step %5lld skipped: %s (%lld in a row, %lld in all); the weights were not updated\n",
                static_cast<long long>(e.step), e.reason.c_str(), static_cast<long long>(e.in_a_row),
                static_cast<long long>(e.total));
-  if (wants_json())
-    emit({{"event", "skip"}, {"step", e.step}, {"reason", e.reason}, {"in_a_row", e.in_a_row}, {"total", e.total}});
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_sample(const SampleEvent& e) {
   std::fprintf(stderr, "---- sample at step %lld ----\n%s\n----\n", static_cast<long long>(e.step), e.text.c_str());
-  if (wants_json()) emit({{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}});
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_checkpoint(const CheckpointEvent& e) {
   std::fprintf(stderr, "checkpoint: %s\n", e.path.c_str());
-  if (wants_json()) emit({{"event", "checkpoint"}, {"step", e.step}, {"path", e.path}});
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_end(const EndEvent& end) {
@@ -145,18 +115,12 @@ void PrinterSink::on_end(const EndEvent& end) {
     e.status = "failed", e.error = "the run journal could not be written: " + journal_->error();
   std::fprintf(stderr, "run %s at step %lld after %.1f s%s%s\n", e.status.c_str(), static_cast<long long>(e.step),
                e.wall_s, e.error.empty() ? "" : ": ", e.error.c_str());
-  if (wants_json())
-    emit({{"event", "end"},
-          {"status", e.status},
-          {"step", e.step},
-          {"tokens", e.tokens},
-          {"wall_s", e.wall_s},
-          {"error", e.error}});
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_warning(const WarningEvent& e) {
   std::fprintf(stderr, "warning: %s\n", e.message.c_str());
-  if (wants_json()) emit({{"event", "warning"}, {"message", e.message}});
+  if (wants_json()) emit(event_json(e));
 }
 
 void PrinterSink::on_progress(const ProgressEvent& e) {
@@ -164,7 +128,7 @@ void PrinterSink::on_progress(const ProgressEvent& e) {
   int percent = static_cast<int>(100 * e.done / e.total);
   if (percent == last_percent_) return;
   last_percent_ = percent;
-  if (wants_json()) emit({{"event", "progress"}, {"what", e.what}, {"done", e.done}, {"total", e.total}});
+  if (wants_json()) emit(event_json(e));
   int filled = percent / 4;
   std::fprintf(stderr, "\r%s [%s%s] %3d%%%s", e.what.c_str(), std::string(filled, '#').c_str(),
                std::string(25 - filled, ' ').c_str(), percent, percent == 100 ? "\n" : "");

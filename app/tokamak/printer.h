@@ -1,12 +1,12 @@
 // The CLI's sink: human-readable progress on stderr, with --json one JSON object per event on stdout, and
-// the same lines appended to the run's journal (engine/remote/journal.h) when it has one.
+// the same lines appended to the run's journal (engine/core/run/journal.h) when it has one.
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 
 #include <functional>
 #include <string>
 
-#include "engine/train/events.h"
+#include "engine/core/run/events.h"
 
 namespace tokamak {
 class JournalWriter;

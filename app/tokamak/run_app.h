@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "engine/util/error_text.h"
+#include "engine/core/util/error_text.h"
 
 namespace tokamak::cli {
 

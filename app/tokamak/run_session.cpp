@@ -5,12 +5,12 @@
 
 #include <cstdlib>
 
-#include "engine/metrics/device.h"
-#include "engine/remote/run_launch.h"
-#include "engine/store/run_store.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/device/device.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/core/store/run_store.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 

@@ -1,12 +1,12 @@
-// What `tokamak train` keeps in its run folder (engine/remote/run_folder.h), and `train --detach`. The CLI,
+// What `tokamak train` keeps in its run folder (engine/core/run/run_folder.h), and `train --detach`. The CLI,
 // not the trainer, names the run (uid and folder) before training, so that a detached run's folder can be
 // printed before it has started and a reader can follow it from the first line.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
-#include "engine/remote/run_folder.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/run_folder.h"
 
 namespace tokamak::cli {
 

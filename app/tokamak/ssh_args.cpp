@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "engine/util/files.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::cli {
 

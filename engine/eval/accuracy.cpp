@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 

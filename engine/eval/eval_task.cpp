@@ -3,16 +3,16 @@
 
 #include <filesystem>
 
-#include "engine/data/dataset.h"
+#include "engine/core/data/dataset.h"
 #include "engine/eval/accuracy.h"
 #include "engine/eval/perplexity.h"
 #include "engine/eval/scoring.h"
 #include "engine/generate/generate.h"
-#include "engine/metrics/device.h"
+#include "engine/device/device.h"
 #include "engine/model/gpt.h"
-#include "engine/store/run_store.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/util/error.h"
+#include "engine/core/store/run_store.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

@@ -1,4 +1,4 @@
-// Running an evaluation task (engine/config/eval_tasks.h: "hellaswag:PATH" | "ppl:PATH") on a model, with its
+// Running an evaluation task (engine/core/config/eval_tasks.h: "hellaswag:PATH" | "ppl:PATH") on a model, with its
 // results as named values: the one API that `tokamak eval`, the trainer (train.eval_tasks) and the studio's
 // "Evaluate…" use. A task is prepared once (items read and tokenized, or the dataset tokenized and cached),
 // then run on a model as often as wanted.
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/choices.h"  // Precision
-#include "engine/config/eval_tasks.h"
+#include "engine/core/config/choices.h"  // Precision
+#include "engine/core/config/eval_tasks.h"
+#include "engine/core/run/metrics.h"
 #include "engine/eval/hellaswag_items.h"
-#include "engine/metrics/metrics.h"
 
 namespace tokamak {
 

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "engine/data/jsonl.h"
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
+#include "engine/core/data/jsonl.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

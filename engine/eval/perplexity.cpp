@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/data/shard.h"
+#include "engine/core/data/shard.h"
+#include "engine/core/util/error.h"
 #include "engine/eval/token_logprobs.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
 
 namespace tokamak {
 namespace {

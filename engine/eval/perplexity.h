@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/choices.h"  // Precision
+#include "engine/core/config/choices.h"  // Precision
 
 namespace tokamak {
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "engine/core/util/error.h"
 #include "engine/eval/token_logprobs.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
 
 namespace tokamak {
 namespace {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "engine/config/choices.h"  // Precision
+#include "engine/core/config/choices.h"  // Precision
 #include "engine/eval/hellaswag_items.h"
 #include "engine/eval/scoring_types.h"
 

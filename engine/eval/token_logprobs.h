@@ -4,7 +4,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include "engine/config/choices.h"  // Precision
+#include "engine/core/config/choices.h"  // Precision
 
 namespace tokamak {
 

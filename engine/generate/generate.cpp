@@ -1,16 +1,16 @@
 // Loading a checkpoint for sampling, and sampling text (see generate.h).
 #include "engine/generate/generate.h"
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
-#include "engine/data/sampled_text.h"
-#include "engine/data/tokenizer.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/data/sampled_text.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/model/gpt.h"
 #include "engine/model/hf.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/runtime/device.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
 
 namespace tokamak {
 

@@ -6,8 +6,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ATen.h>
 
+#include "engine/core/util/error.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
 
 namespace tokamak {
 

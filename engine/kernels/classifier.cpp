@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/util/error.h"
 #include "engine/kernels/softmax_rows.h"
-#include "engine/util/error.h"
 
 namespace tokamak::kernels {
 namespace {

@@ -15,9 +15,9 @@
 
 #include <algorithm>
 
+#include "engine/core/util/error.h"
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/cuda_launch.h"
-#include "engine/util/error.h"
 
 namespace tokamak::kernels {
 

@@ -16,8 +16,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/autograd.h>
 
+#include "engine/core/util/error.h"
 #include "engine/kernels/cuda_launch.h"
-#include "engine/util/error.h"
 #endif
 
 namespace tokamak::kernels {

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "engine/metrics/device.h"
-#include "engine/util/files.h"
-#include "engine/util/format.h"
+#include "engine/device/device.h"
+#include "engine/core/util/files.h"
+#include "engine/core/util/format.h"
 
 namespace tokamak {
 

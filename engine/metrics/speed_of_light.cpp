@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "engine/metrics/op_kinds.h"
-#include "engine/store/scoreboard.h"  // format_text_table
-#include "engine/util/format.h"
+#include "engine/core/store/scoreboard.h"  // format_text_table
+#include "engine/core/util/format.h"
 
 namespace tokamak {
 

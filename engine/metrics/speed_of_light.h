@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace tokamak {
 

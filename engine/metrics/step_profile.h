@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "engine/metrics/metrics.h"
-#include "engine/metrics/phases.h"
+#include "engine/core/run/metrics.h"
+#include "engine/core/run/phases.h"
 
 namespace tokamak {
 

@@ -7,7 +7,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "engine/config/choices.h"  // AttentionKind, LayersKind, NormKind, MlpAct, PositionKind
+#include "engine/core/config/choices.h"  // AttentionKind, LayersKind, NormKind, MlpAct, PositionKind
 
 namespace tokamak {
 

@@ -7,11 +7,11 @@
 
 #include <cmath>
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 #include "engine/kernels/classifier.h"
 #include "engine/metrics/step_profile.h"
-#include "engine/util/error.h"
 
 namespace tokamak {
 namespace {

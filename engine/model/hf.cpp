@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/config/config.h"
-#include "engine/config/hf_config.h"
+#include "engine/core/config/config.h"
+#include "engine/core/config/hf_config.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/core/util/safetensors.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
-#include "engine/util/safetensors.h"
 
 namespace tokamak {
 namespace {

@@ -6,7 +6,7 @@
 #pragma once
 #include <string>
 
-#include "engine/config/hf_config.h"  // is_hf_weights, hf_model_config
+#include "engine/core/config/hf_config.h"  // is_hf_weights, hf_model_config
 
 namespace tokamak {
 

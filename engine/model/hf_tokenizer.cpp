@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak {
 namespace {

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <limits>
 
-#include "engine/config/choices.h"
-#include "engine/config/config.h"
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/format.h"
+#include "engine/device/device.h"
 #include "engine/kernels/classifier.h"
-#include "engine/metrics/device.h"
 #include "engine/model/gpt.h"
-#include "engine/util/error.h"
-#include "engine/util/format.h"
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>

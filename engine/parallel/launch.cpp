@@ -16,8 +16,8 @@
 #include <iterator>
 #include <thread>
 
+#include "engine/core/util/error.h"
 #include "engine/parallel/dist_env.h"
-#include "engine/util/error.h"
 
 extern char** environ;
 

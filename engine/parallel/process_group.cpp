@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

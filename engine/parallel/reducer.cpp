@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 namespace {

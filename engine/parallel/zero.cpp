@@ -9,9 +9,9 @@
 #include <map>
 #include <unordered_map>
 
+#include "engine/core/util/error.h"
 #include "engine/parallel/process_group.h"
 #include "engine/parallel/reducer.h"
-#include "engine/util/error.h"
 
 namespace tokamak {
 namespace {

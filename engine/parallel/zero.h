@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/train/optimizer.h"
+#include "engine/optim/optimizer.h"
 
 namespace tokamak {
 

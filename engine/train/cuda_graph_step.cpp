@@ -8,7 +8,7 @@
 #include <exception>
 #include <optional>
 
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/cuda/CUDAGraph.h>

@@ -11,9 +11,9 @@
 #include <optional>
 #include <thread>
 
-#include "engine/data/loader_sampling.h"
-#include "engine/data/shard.h"
-#include "engine/util/error.h"
+#include "engine/core/data/loader_sampling.h"
+#include "engine/core/data/shard.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 

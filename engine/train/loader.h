@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "engine/data/dataset.h"
+#include "engine/core/data/dataset.h"
 
 namespace tokamak {
 

@@ -6,7 +6,7 @@
 #include <ATen/Context.h>
 #include <c10/core/ScalarType.h>
 
-#include "engine/config/choices.h"  // Precision
+#include "engine/core/config/choices.h"  // Precision
 
 namespace tokamak {
 

@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/eval/eval_task.h"
 #include "engine/model/gpt.h"
+#include "engine/optim/optimizer.h"
 #include "engine/parallel/dist_env.h"
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
 #include "engine/train/loader.h"
-#include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 

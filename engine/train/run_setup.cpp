@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "engine/train/loader.h"
-#include "engine/data/tokenizer.h"
+#include "engine/core/data/tokenizer.h"
 #include "engine/parallel/dist_env.h"
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
@@ -22,21 +22,21 @@
 #include "engine/model/gpt.h"
 #include "engine/model/autocast.h"
 #include "engine/model/memory_estimate.h"
-#include "engine/metrics/cpu_peak.h"
+#include "engine/device/cpu_peak.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"
-#include "engine/remote/run_folder.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/runtime/device.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/device/cpu_setup.h"
 #include "engine/train/math_mode.h"
-#include "engine/train/muon.h"
-#include "engine/train/optimizer.h"
+#include "engine/optim/muon.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/torch_error.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::detail {
 
@@ -186,7 +186,7 @@ void Run::set_up() {
       at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
   }
   if (c_.name.empty()) c_.name = default_run_name(c_);
-  // By default checkpoints go to the run folder (engine/remote/run_folder.h), beside the run's journal.
+  // By default checkpoints go to the run folder (engine/core/run/run_folder.h), beside the run's journal.
   checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_ && writes_checkpoints())

@@ -9,7 +9,7 @@
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/train/math_mode.h"
-#include "engine/util/error.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak {
 

@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "engine/config/choices.h"  // Precision
+#include "engine/core/config/choices.h"  // Precision
 #include "engine/train/loader.h"
 
 namespace tokamak {
@@ -15,7 +15,7 @@ class GPTImpl;
 class GradReducer;
 class StepProfile;
 
-// opt.precision through its table (engine/config/choices.h): unknown and not-implemented values throw.
+// opt.precision through its table (engine/core/config/choices.h): unknown and not-implemented values throw.
 Precision parse_precision(const std::string& name);
 // Process-wide math modes for a precision (TF32 for matmuls and cuDNN) and the SDPA backend (opt.sdpa_backend:
 // "auto" = LibTorch's choice); call once before training.

@@ -3,7 +3,7 @@
 
 #include <c10/util/Exception.h>
 
-#include "engine/util/error_text.h"
+#include "engine/core/util/error_text.h"
 
 namespace tokamak {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
-#include "engine/train/events.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/events.h"
 
 namespace tokamak {
 
@@ -27,7 +27,7 @@ struct TrainControl {
   // train.steps: how a sweep's early stopping halts a trial at a rung so that it can resume bit-exact.
   int64_t halt_at_step = 0;
   // The uid of a new run ("" = a random one; a resumed run keeps its checkpoint's). The CLI picks it, so that
-  // the run folder and its journal exist before the trainer starts (engine/remote/run_folder.h).
+  // the run folder and its journal exist before the trainer starts (engine/core/run/run_folder.h).
   std::string run_uid;
   // false: a throwaway run (a bench rung, a find-batch try) writes no checkpoint at all, not even its last: a
   // GPT-2 124M one is 1.5 GB that nobody reads.

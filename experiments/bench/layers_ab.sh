@@ -3,7 +3,7 @@
 # whole training steps, alternating ROUNDS times so a busy moment of a shared machine hits both alike, in fp32
 # and in bf16 where the CPU computes it in hardware. Each run: `tokamak train`, the median step time of the
 # STEPS steps after 5 warm-up steps. This is the measurement behind what opt.layers=auto resolves to on a CPU
-# (engine/config/choices.cpp, resolved_layers).
+# (engine/core/config/choices.cpp, resolved_layers).
 # Usage: experiments/bench/layers_ab.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
 #   default: 3 rounds, 15 timed steps, 4,4,256,256, batch 8, threads = cores (issue 28's shape)
 set -euo pipefail

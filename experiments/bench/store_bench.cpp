@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "engine/store/run_store.h"
-#include "engine/store/sqlite_db.h"
-#include "engine/store/store_sink.h"
-#include "engine/util/error.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/store/store_sink.h"
+#include "engine/core/util/error.h"
 
 using namespace tokamak;
 using clk = std::chrono::steady_clock;

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/train/trainer.h"
 
 namespace {

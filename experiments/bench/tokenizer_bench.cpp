@@ -6,9 +6,9 @@
 #include <string>
 #include <thread>
 
-#include "engine/data/tokenizer.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/data/tokenizer.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace {
 

@@ -19,9 +19,9 @@
 
 #include <time.h>
 
+#include "engine/device/cpu_setup.h"
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/reference.h"
-#include "engine/runtime/device.h"
 
 using namespace tokamak;
 

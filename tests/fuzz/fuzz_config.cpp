@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
-#include "engine/util/error.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

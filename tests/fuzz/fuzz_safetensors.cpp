@@ -3,8 +3,8 @@
 // never a crash.
 #include <cstdint>
 
-#include "engine/util/safetensors.h"
-#include "engine/util/error.h"
+#include "engine/core/util/safetensors.h"
+#include "engine/core/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

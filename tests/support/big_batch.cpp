@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "engine/data/dataset.h"
+#include "engine/core/data/dataset.h"
+#include "engine/optim/muon.h"
+#include "engine/optim/optimizer.h"
 #include "engine/train/loader.h"
-#include "engine/train/muon.h"
-#include "engine/train/optimizer.h"
 #include "engine/train/step.h"
 #include "tests/support/tiny.h"
 

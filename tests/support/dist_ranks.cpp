@@ -15,8 +15,8 @@
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
 #include "engine/model/gpt.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/train/optimizer.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/optim/optimizer.h"
 
 namespace tokamak::test {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/parallel/process_group.h"
 #include "engine/train/loader.h"
 

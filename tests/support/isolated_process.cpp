@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/util/files.h"
+#include "engine/core/util/files.h"
 
 namespace {
 

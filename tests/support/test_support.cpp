@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/util/files.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::test {
 

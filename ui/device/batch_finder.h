@@ -9,7 +9,7 @@
 #include <QTemporaryFile>
 #include <memory>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace tokamak::ui {
 

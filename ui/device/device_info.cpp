@@ -1,6 +1,6 @@
-// deviceInfo(): engine/runtime/device.h's queries, once. c10's header comes before Qt's (QT_NO_KEYWORDS aside,
+// deviceInfo(): engine/device/cpu_setup.h's queries, once. c10's header comes before Qt's (QT_NO_KEYWORDS aside,
 // LibTorch headers must not see Qt's macros).
-#include "engine/runtime/device.h"
+#include "engine/device/cpu_setup.h"
 
 #include "ui/device/device_info.h"
 

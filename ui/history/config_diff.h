@@ -3,7 +3,7 @@
 #pragma once
 #include <QStringList>
 
-#include "engine/store/scoreboard.h"
+#include "engine/core/store/scoreboard.h"
 
 class QTableWidget;
 

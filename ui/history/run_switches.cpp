@@ -1,4 +1,4 @@
-// Summarises a run's opt.* keys against the defaults of this build (engine/config), using the scoreboard's
+// Summarises a run's opt.* keys against the defaults of this build (engine/core/config), using the scoreboard's
 // flattening so that the values read the way `tokamak runs compare` prints them.
 #include "ui/history/run_switches.h"
 
@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "engine/config/config.h"
-#include "engine/store/scoreboard.h"
+#include "engine/core/config/config.h"
+#include "engine/core/store/scoreboard.h"
 
 namespace tokamak::ui {
 

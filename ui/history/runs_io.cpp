@@ -5,10 +5,10 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/store/run_export.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
-#include "engine/util/files.h"
+#include "engine/core/store/run_export.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::ui {
 

@@ -1,4 +1,4 @@
-// Export and import of runs for the studio: thin wrappers over engine/store/run_export.h that write the same
+// Export and import of runs for the studio: thin wrappers over engine/core/store/run_export.h that write the same
 // bytes as `tokamak runs export --out FILE` (atomically: a failed export leaves no half file) and turn the
 // engine's errors into messages for the panel instead of exceptions.
 #pragma once

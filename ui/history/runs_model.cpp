@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/store/run_store.h"
-#include "engine/store/scoreboard.h"
-#include "engine/store/sqlite_db.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/scoreboard.h"
+#include "engine/core/store/sqlite_db.h"
 #include "ui/history/run_switches.h"
 
 namespace tokamak::ui {

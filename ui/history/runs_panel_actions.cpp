@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/config/config.h"
-#include "engine/store/run_groups.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error.h"
+#include "engine/core/config/config.h"
+#include "engine/core/store/run_groups.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
 #include "ui/common/child_process.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/plot_export.h"

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/store/scoreboard.h"
+#include "engine/core/store/scoreboard.h"
 
 namespace tokamak::ui {
 

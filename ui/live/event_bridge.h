@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/train/events.h"
+#include "engine/core/run/events.h"
 
 namespace tokamak::ui {
 

@@ -15,11 +15,11 @@
 #include <cstring>
 #include <exception>
 
-#include "engine/remote/journal_events.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_store.h"
-#include "engine/util/error_text.h"
-#include "engine/util/files.h"
+#include "engine/core/run/journal_events.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error_text.h"
+#include "engine/core/util/files.h"
 #include "engine/train/trainer.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"

@@ -1,11 +1,11 @@
 // startLocalRun (see run_start.h).
 #include "ui/live/run_start.h"
 
-#include "engine/metrics/device.h"
-#include "engine/remote/run_folder.h"
-#include "engine/remote/run_launch.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/util/error.h"
+#include "engine/device/device.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::ui {
 

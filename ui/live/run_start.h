@@ -5,7 +5,7 @@
 #pragma once
 #include <QString>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace tokamak::ui {
 

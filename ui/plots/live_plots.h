@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/metrics/phases.h"
-#include "engine/train/events.h"
+#include "engine/core/run/phases.h"
+#include "engine/core/run/events.h"
 
 class QCheckBox;
 class QComboBox;

@@ -6,8 +6,8 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 
-#include "engine/config/ladder.h"
-#include "engine/util/error.h"
+#include "engine/core/config/ladder.h"
+#include "engine/core/util/error.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/runs_model.h"
 #include "ui/history/runs_panel.h"

@@ -11,12 +11,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "engine/remote/queue_worker.h"
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/store/sqlite_db.h"
-#include "engine/util/files.h"
+#include "engine/core/queue/queue_worker.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_model.h"

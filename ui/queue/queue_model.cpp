@@ -3,10 +3,10 @@
 
 #include <QMimeData>
 
-#include "engine/remote/run_folder.h"
-#include "engine/store/run_queue.h"
-#include "engine/store/run_store.h"
-#include "engine/util/files.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/files.h"
 
 namespace tokamak::ui {
 namespace {

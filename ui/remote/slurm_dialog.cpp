@@ -14,7 +14,7 @@
 #include <QTemporaryFile>
 #include <QVBoxLayout>
 
-#include "engine/remote/run_folder.h"
+#include "engine/core/run/run_folder.h"
 #include "ui/common/child_process.h"
 
 namespace tokamak::ui {

@@ -10,7 +10,7 @@
 #include <QJsonObject>
 #include <QString>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "ui/remote/slurm_info.h"
 
 class QCheckBox;

@@ -10,7 +10,7 @@
 #include <QString>
 #include <functional>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 class QAction;
 class QWidget;

@@ -12,8 +12,8 @@
 #include <QPushButton>
 #include <QSettings>
 
-#include "engine/remote/ssh_command.h"
-#include "engine/util/files.h"
+#include "engine/core/remote/ssh_command.h"
+#include "engine/core/util/files.h"
 #include "ui/common/child_process.h"
 
 namespace tokamak::ui {

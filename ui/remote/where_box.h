@@ -12,7 +12,7 @@
 #include <QString>
 #include <vector>
 
-#include "engine/data/dataset_list.h"
+#include "engine/core/data/dataset_list.h"
 
 class QComboBox;
 class QLabel;

@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "engine/train/events.h"
+#include "engine/core/run/events.h"
 
 class QLineEdit;
 class QPlainTextEdit;

@@ -16,7 +16,7 @@
 #include <QThread>
 #include <QTimer>
 
-#include "engine/data/dataset.h"
+#include "engine/core/data/dataset.h"
 #include "ui/setup/dataset_catalog.h"
 
 namespace tokamak::ui {

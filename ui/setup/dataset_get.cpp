@@ -12,8 +12,8 @@
 
 #include <signal.h>
 
-#include "engine/remote/run_folder.h"
-#include "engine/util/files.h"
+#include "engine/core/run/run_folder.h"
+#include "engine/core/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "engine/config/config.h"
-#include "engine/util/error.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::ui {
 

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 #include "engine/model/memory_estimate.h"
 #include "ui/setup/key_bindings.h"
 

@@ -5,8 +5,8 @@
 #include <QFile>
 #include <QSaveFile>
 
-#include "engine/config/ladder.h"
-#include "engine/util/error.h"
+#include "engine/core/config/ladder.h"
+#include "engine/core/util/error.h"
 
 namespace tokamak::ui {
 namespace {

@@ -7,14 +7,14 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 namespace tokamak::ui {
 
 bool saveSetup(const QString& path, const Config& config, QString* error);
 bool loadSetup(const QString& path, Config* config, QString* error);
 
-// The rungs of a ladder file, each a full config (engine/config/ladder.h: "cumulative" ladders build each
+// The rungs of a ladder file, each a full config (engine/core/config/ladder.h: "cumulative" ladders build each
 // rung on the one before). A rung without a run name gets "<ladder>/<rung>", so its runs are told apart.
 bool readLadder(const QString& path, QString* ladderName, QStringList* rungNames, QList<Config>* configs,
                 QString* error);

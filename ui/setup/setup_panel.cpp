@@ -20,7 +20,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/config/hf_config.h"
+#include "engine/core/config/hf_config.h"
 #include "engine/model/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"

@@ -6,7 +6,7 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 class QLabel;
 class QListWidget;

@@ -6,7 +6,7 @@
 #include <QPointer>
 #include <functional>
 
-#include "engine/config/config.h"
+#include "engine/core/config/config.h"
 
 class QAction;
 class QTabWidget;

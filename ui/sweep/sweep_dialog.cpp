@@ -24,9 +24,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "engine/config/config.h"
-#include "engine/config/sweep.h"
-#include "engine/util/files.h"
+#include "engine/core/config/config.h"
+#include "engine/core/queue/sweep.h"
+#include "engine/core/util/files.h"
 #include "ui/device/device_info.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"

@@ -7,8 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/store/run_store.h"
-#include "engine/store/sweep_store.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/queue/sweep_store.h"
 
 namespace tokamak::ui {
 namespace {

@@ -21,9 +21,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/store/run_store.h"
-#include "engine/store/sweep_store.h"
-#include "engine/util/files.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/queue/sweep_store.h"
+#include "engine/core/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/sweep/sweep_plots.h"

@@ -21,8 +21,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/config/config.h"
-#include "engine/util/error.h"
+#include "engine/core/config/config.h"
+#include "engine/core/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"

@@ -8,8 +8,8 @@
 #include <QStringList>
 #include <functional>
 
-#include "engine/config/config.h"
-#include "engine/train/events.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/events.h"
 
 class QAction;
 class QComboBox;

@@ -2,7 +2,7 @@
 # Regenerates this folder: a run database written by schema 2 (as SQL, store_v2.sql) and what the schema-2
 # store exported from it (export.csv, .json, .md). TestStore::exportsSurviveMigrationToV3 loads the SQL,
 # lets today's store migrate it, exports again and compares bytes. Needs git, g++ and sqlite3. The one
-# presentation change since: export.md's peak memory is written by today's one size formatter (engine/util/format.h,
+# presentation change since: export.md's peak memory is written by today's one size formatter (engine/core/util/format.h,
 # decimal units: "9.01 PB" where schema 2 wrote "8388608.00 GiB"); csv and json hold the numbers themselves.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,0 +1,296 @@
+// Model presets, validation and derived values of the run configuration.
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "engine/core/config/choices.h"
+#include "engine/core/config/config.h"
+#include "engine/core/config/eval_tasks.h"
+#include "engine/core/config/hf_config.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/utf8.h"
+
+namespace tokamak {
+namespace {
+
+struct Preset {
+  const char* name;
+  int64_t n_layer, n_head, n_embd, context;
+};
+
+// nano and mini are sized for a CPU; the rest are GPT-2's published sizes.
+constexpr Preset kPresets[] = {
+    {"nano", 4, 4, 128, 128},           {"mini", 6, 6, 384, 256},
+    {"gpt2", 12, 12, 768, 1024},        {"gpt2-medium", 24, 16, 1024, 1024},
+    {"gpt2-large", 36, 20, 1280, 1024}, {"gpt2-xl", 48, 25, 1600, 1024},
+};
+
+// "[1, 100000]" / "(0, 1]", as the registry states a key's range.
+std::string range_text(const KeyDoc& k) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s%.15g, %.15g%s", k.min_open ? "(" : "[", k.min, k.max, k.max_open ? ")" : "]");
+  return buf;
+}
+
+bool in_range(const KeyDoc& k, double v) {
+  return (k.min_open ? v > k.min : v >= k.min) && (k.max_open ? v < k.max : v <= k.max);
+}
+
+}  // namespace
+
+std::vector<std::string> model_presets() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  names.push_back("custom");
+  return names;
+}
+
+void apply_model_preset(ModelConfig& model, const std::string& preset) {
+  model.preset = preset;
+  if (preset == "custom") return;
+  for (const Preset& p : kPresets) {
+    if (preset == p.name) {
+      model.n_layer = p.n_layer, model.n_head = p.n_head, model.n_embd = p.n_embd, model.context = p.context;
+      return;
+    }
+  }
+  std::string names;
+  for (const std::string& n : model_presets()) names += (names.empty() ? "" : ", ") + n;
+  throw Error("unknown model.preset '" + preset + "'", "choose one of " + names);
+}
+
+int64_t train_context(const Config& c) { return c.train.context > 0 ? c.train.context : c.model.context; }
+
+int64_t padded_vocab(const ModelConfig& m) {
+  int64_t k = std::max<int64_t>(1, m.vocab_pad_multiple);
+  return (m.vocab_size + k - 1) / k * k;
+}
+
+int64_t grad_accum_steps(const Config& c) {
+  if (c.train.batch_tokens <= 0) return c.train.grad_accum;
+  int64_t per_micro = c.train.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+  return per_micro > 0 ? c.train.batch_tokens / per_micro : 0;
+}
+
+int64_t tokens_per_step(const Config& c) {
+  return c.train.batch_size * train_context(c) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
+}
+
+// Linear in the step, the last warm-up step reaching the full value (as train.warmup_steps does for the lr).
+int64_t seq_len_at(const Config& c, int64_t step) {
+  const int64_t T = train_context(c), w = c.train.seq_warmup;
+  if (w <= 0 || step >= w) return T;
+  constexpr int64_t kQuantum = 16;  // few distinct shapes: each new one costs kernels a first-call set-up
+  const int64_t ramp = (T * (step + 1) + w - 1) / w;
+  return std::min(T, std::max(kQuantum, (ramp + kQuantum - 1) / kQuantum * kQuantum));
+}
+
+int64_t batch_rows_at(const Config& c, int64_t step) {
+  const int64_t B = c.train.batch_size, w = c.train.batch_warmup;
+  if (w <= 0 || step >= w) return B;
+  return std::min(B, std::max<int64_t>(1, (B * (step + 1) + w - 1) / w));
+}
+
+int64_t tokens_at_step(const Config& c, int64_t step) {
+  return batch_rows_at(c, step) * seq_len_at(c, step) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
+}
+
+std::string resolved_layers(const Config& c, const std::string& precision) {
+  if (c.opt.layers == "auto" && c.model.logit_softcap > 0) return "native";
+  // On a GPU, fused layers with activation checkpointing ran GPT-2 XL at 19.6K tok/s against native's 29.2K
+  // (H200, 2026-11-26; docs/PERFORMANCE.md, cause not yet found): auto keeps native there.
+  const std::string layers = resolved_layers(c.opt.layers, c.device, precision);
+  if (c.opt.layers == "auto" && layers == "fused" && c.opt.activation_checkpointing && c.device != "cpu")
+    return "native";
+  return layers;
+}
+
+std::string default_run_name(const Config& c) {
+  // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
+  std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +
+                     "-" + find_choice(attention_choices(), "opt.attention", c.opt.attention).value;
+  if (c.opt.sdpa_backend != "auto")
+    name += "-" + std::string(find_choice(sdpa_backend_choices(), "opt.sdpa_backend", c.opt.sdpa_backend).value);
+  if (find_choice(layers_choices(), "opt.layers", c.opt.layers).kind != LayersKind::kNative) name += "-" + c.opt.layers;
+  if (c.opt.fused_adamw) name += "-fusedadam";
+  if (c.opt.activation_checkpointing) name += "-ckpt";
+  if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
+  // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
+  if (c.model.norm != "layernorm")
+    name += "-" + std::string(find_choice(norm_choices(), "model.norm", c.model.norm).value);
+  if (c.model.mlp_act != "gelu")
+    name += "-" + std::string(find_choice(mlp_act_choices(), "model.mlp_act", c.model.mlp_act).value);
+  if (c.model.position != "learned")
+    name += "-" + std::string(find_choice(position_choices(), "model.position", c.model.position).value);
+  if (c.model.qk_norm) name += "-qknorm";
+  if (c.model.logit_softcap > 0) name += "-softcap";
+  if (c.model.zero_init_proj) name += "-zeroinit";
+  if (c.model.unet_skips) name += "-unet";
+  if (c.model.value_embeddings > 0) name += "-ve" + std::to_string(c.model.value_embeddings);
+  if (c.opt.head_lr > 0) name += "-headlr";
+  if (c.opt.embed_lr > 0) name += "-embedlr";
+  if (c.opt.optimizer != "adamw")
+    name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
+  if (c.opt.muon_ns != "newton_schulz")
+    name += "-" + std::string(find_choice(muon_ns_choices(), "opt.muon_ns", c.opt.muon_ns).value);
+  if (c.opt.schedule != "cosine")
+    name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
+  return name;
+}
+
+std::vector<std::string> not_gpt2_switches(const ModelConfig& m) {
+  std::vector<std::string> s;
+  if (m.norm != "layernorm") s.push_back("model.norm=" + m.norm);
+  if (m.mlp_act != "gelu") s.push_back("model.mlp_act=" + m.mlp_act);
+  if (m.position != "learned") s.push_back("model.position=" + m.position);
+  if (m.qk_norm) s.push_back("model.qk_norm=true");
+  if (m.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(m.logit_softcap).substr(0, 6));
+  if (m.unet_skips) s.push_back("model.unet_skips=true");
+  if (m.value_embeddings > 0) s.push_back("model.value_embeddings=" + std::to_string(m.value_embeddings));
+  // zero_init_proj changes only the starting weights: the model is still GPT-2's function.
+  return s;
+}
+
+std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
+  std::vector<std::string> p;
+  auto need = [&](bool ok, const std::string& what) {
+    if (!ok) p.push_back(what);
+  };
+  // Every numeric key against the range the registry states for it; every choice against its table.
+  const bool cuda = c.device != "cpu" && c.device.rfind("cuda", 0) == 0;
+  for (const KeyDoc& k : config_keys(c)) {
+    if (k.ranged) {
+      need(in_range(k, k.number), k.key + " must be in " + range_text(k) + ", got " + k.value);
+    }
+    const std::vector<ChoiceInfo> rows = choices_of(k.key);
+    if (!rows.empty()) {
+      std::string problem = choice_problem(k.key, k.value, cuda);
+      if (!problem.empty()) p.push_back(problem);
+    }
+  }
+  // The name becomes a folder and goes into every JSON line: refused here, before anything starts.
+  const std::string bad_name = name_problem("name", c.name);
+  need(bad_name.empty(), bad_name + ": type the name again in UTF-8, or leave it out for a derived one");
+  const ModelConfig& m = c.model;
+  const TrainConfig& t = c.train;
+  if (m.n_head >= 1 && m.n_embd >= 1)
+    need(m.n_embd % m.n_head == 0, "model.n_head (" + std::to_string(m.n_head) + ") must divide model.n_embd (" +
+                                       std::to_string(m.n_embd) + "): change one of them");
+  need(train_context(c) <= m.context, "train.context (" + std::to_string(train_context(c)) +
+                                          ") is longer than model.context (" + std::to_string(m.context) +
+                                          "): lower train.context or raise model.context");
+  if (t.batch_tokens > 0) {
+    int64_t per_micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+    need(per_micro > 0 && t.batch_tokens % per_micro == 0 && t.batch_tokens >= per_micro,
+         "train.batch_tokens (" + std::to_string(t.batch_tokens) +
+             ") must be a multiple of batch_size × context × gpus (" + std::to_string(per_micro) + ")");
+  }
+  if (t.val_tokens > 0) {
+    const int64_t per_batch = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+    need(per_batch > 0 && t.val_tokens % per_batch == 0,
+         "train.val_tokens (" + std::to_string(t.val_tokens) + ") must be a multiple of batch_size × context × gpus (" +
+             std::to_string(per_batch) + "), so every validation token is evaluated once: change one of them");
+  }
+
+  int index = -1;
+  bool device_ok = true;
+  try {
+    parse_device_kind(c.device, &index);
+  } catch (const Error&) {
+    device_ok = false;  // choice_problem has named it
+  }
+  if (device_ok && cuda && cuda_devices == 0) {
+    // A queue that hands out GPUs (engine/core/queue/gpu_slots.h) sets CUDA_VISIBLE_DEVICES: name what it said.
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    p.push_back("device is '" + c.device + "' but no CUDA GPU is visible" +
+                (visible ? std::string(" (CUDA_VISIBLE_DEVICES=") + visible + ")" : std::string()) +
+                ": set device=cpu");
+  }
+  for (const std::string& e : eval_task_problems(c)) p.push_back(e);
+  // The speedrun's switches where they cannot run.
+  const std::vector<std::string> not_gpt2 = not_gpt2_switches(m);
+  if (!m.init_from.empty() && !not_gpt2.empty()) {
+    std::string names;
+    for (const std::string& n : not_gpt2) names += (names.empty() ? "" : ", ") + n;
+    p.push_back("model.init_from loads GPT-2 weights, but " + names +
+                " make another model: leave those at their defaults or clear model.init_from");
+  }
+  if (m.position == "rope" && m.n_head >= 1 && m.n_embd % m.n_head == 0)
+    need((m.n_embd / m.n_head) % 2 == 0,
+         "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
+             std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
+  need(!(m.logit_softcap > 0 && c.opt.layers == "fused"),
+       "model.logit_softcap needs the logits, which opt.layers=fused never stores: set opt.layers=native or "
+       "model.logit_softcap=0");
+  need(!((c.opt.optimizer == "muon" || c.opt.optimizer == "normuon") && c.dist.zero == 1),
+       "opt.optimizer=" + c.opt.optimizer +
+           " cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's orthogonalisation "
+           "needs each whole matrix's gradient on one rank: set dist.zero=0");
+  need(!(c.opt.head_lr > 0 && m.tie_weights),
+       "opt.head_lr gives the head its own lr, but model.tie_weights=true makes the head the token embedding: set "
+       "model.tie_weights=false or opt.head_lr=0");
+  const std::string tables = std::to_string(m.value_embeddings);
+  need(2 * m.value_embeddings <= m.n_layer,
+       "model.value_embeddings=" + tables + " mixes each table into one of the first and one of the last blocks, " +
+           "which needs 2 × " + tables + " blocks, but model.n_layer=" + std::to_string(m.n_layer) +
+           ": lower model.value_embeddings or raise model.n_layer");
+  need(!(m.value_embeddings > 0 && c.opt.activation_checkpointing),
+       "model.value_embeddings cannot run with opt.activation_checkpointing yet (the checkpointed block takes one "
+       "input): set opt.activation_checkpointing=false or model.value_embeddings=0");
+  need(!(m.unet_skips && m.n_layer < 2),
+       "model.unet_skips joins the first half of the blocks to the second, but model.n_layer=" +
+           std::to_string(m.n_layer) + " has no halves: raise model.n_layer or set model.unet_skips=false");
+  need(!(c.opt.muon_ns != "newton_schulz" && c.opt.optimizer == "adamw"),
+       "opt.muon_ns=" + c.opt.muon_ns +
+           " chooses how Muon orthogonalises its update, but opt.optimizer=adamw has "
+           "no such step: set opt.optimizer=muon or opt.muon_ns=newton_schulz");
+  // FlashAttention and cuDNN's attention take 16-bit inputs only; LibTorch refuses fp32 ones at the first step.
+  const bool fp32_inputs = c.opt.precision == "fp32" || c.opt.precision == "tf32";
+  need(!(fp32_inputs && (c.opt.sdpa_backend == "flash" || c.opt.sdpa_backend == "cudnn")),
+       "opt.sdpa_backend=" + c.opt.sdpa_backend + " needs 16-bit attention inputs, but opt.precision=" +
+           c.opt.precision + " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
+  if (c.opt.cuda_graphs) {
+    // A graph replays one captured step: the same shapes, no host work inside it, one process.
+    need(t.batch_warmup == 0 && t.seq_warmup == 0,
+         "opt.cuda_graphs replays one captured step, but train.batch_warmup / train.seq_warmup change the batch's "
+         "shape: set them to 0 or opt.cuda_graphs=false");
+    const int64_t micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
+    need(t.grad_accum <= 1 && (t.batch_tokens <= 0 || t.batch_tokens == micro),
+         "opt.cuda_graphs with gradient accumulation is not implemented yet: set train.grad_accum=1 (and "
+         "train.batch_tokens=0) or opt.cuda_graphs=false");
+    need(c.dist.gpus <= 1,
+         "opt.cuda_graphs with data parallel (dist.gpus > 1) is not implemented yet: set "
+         "opt.cuda_graphs=false");
+    need(c.opt.optimizer == "adamw" && c.opt.fused_adamw,
+         "opt.cuda_graphs needs fused AdamW (its lr and bias correction stay on the GPU), but opt.optimizer=" +
+             c.opt.optimizer + (c.opt.fused_adamw ? "" : " with opt.fused_adamw=false") +
+             ": set opt.optimizer=adamw and opt.fused_adamw=true, or opt.cuda_graphs=false");
+    need(!(m.dropout > 0),
+         "opt.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
+         "opt.cuda_graphs=false");
+  }
+  need(!(c.opt.fused_glue && (c.opt.layers == "native" || c.opt.layers == "scratch" ||
+                              (c.opt.precision != "bf16" && c.opt.precision != "auto"))),
+       "opt.fused_glue changes the fused layers' bf16 kernels, but opt.layers=" + c.opt.layers +
+           " with opt.precision=" + c.opt.precision +
+           " has none to change: set opt.layers=fused and opt.precision=bf16, or opt.fused_glue=false");
+  need(!(t.stop_at_target && t.target_val_loss <= 0),
+       "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
+  const std::string weights = init_from_problem(m);
+  need(weights.empty(), weights);
+  if (device_ok && index >= 0 && cuda_devices > 0)
+    need(index < cuda_devices,
+         "device " + c.device + " does not exist: this machine has " + std::to_string(cuda_devices) + " GPU(s)");
+  return p;
+}
+
+void validate_config(const Config& c, int cuda_devices) {
+  auto problems = config_problems(c, cuda_devices);
+  if (!problems.empty()) {
+    std::string more = problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more problem(s))" : "";
+    throw Error("config: " + problems.front() + more,
+                "fix it with --set KEY=VALUE; `tokamak config --defaults` lists the keys");
+  }
+}
+
+}  // namespace tokamak

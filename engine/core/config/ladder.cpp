@@ -1,0 +1,69 @@
+// Ladder files (see ladder.h).
+#include "engine/core/config/ladder.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+
+namespace tokamak {
+namespace {
+
+using json = nlohmann::json;
+
+// {"a.b": 1} or {"a": {"b": 1}} → ["a.b=1"], in file order (presets first is apply_overrides' job).
+void collect(const json& object, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [key, value] : object.items()) {
+    std::string dotted = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) collect(value, dotted, out);
+    else out.push_back(dotted + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+  }
+}
+
+}  // namespace
+
+static Ladder ladder_from_json(const json& root, const std::string& path, const std::vector<std::string>& overrides) {
+  Ladder ladder;
+  ladder.name = root.value("name", path);
+  ladder.description = root.value("description", "");
+  const bool cumulative = root.value("cumulative", true);
+  std::vector<std::string> base;
+  if (root.contains("base")) collect(root["base"], "", base);
+  std::vector<std::string> carried = base;
+  for (const json& r : root["rungs"]) {
+    if (!r.is_object() || !r.contains("name"))
+      throw Error("ladder '" + path + "': every rung needs a \"name\"", "write {\"name\": ..., \"set\": {...}}");
+    std::vector<std::string> keys = cumulative ? carried : base;
+    if (r.contains("set")) collect(r["set"], "", keys);
+    if (cumulative) carried = keys;
+    keys.insert(keys.end(), overrides.begin(), overrides.end());
+    LadderRung rung;
+    rung.name = r["name"].get<std::string>();
+    try {
+      apply_overrides(rung.config, keys);
+    } catch (const Error& e) {
+      throw Error("ladder '" + path + "', rung '" + rung.name + "': " + e.message(), e.hint());
+    }
+    ladder.rungs.push_back(std::move(rung));
+  }
+  return ladder;
+}
+
+Ladder load_ladder(const std::string& path, const std::vector<std::string>& overrides) {
+  json root;
+  try {
+    root = json::parse(read_file(path));
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
+    throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see experiments/ladders/ for examples");
+  }
+  if (!root.is_object() || !root.contains("rungs") || !root["rungs"].is_array() || root["rungs"].empty())
+    throw Error("ladder '" + path + "' has no \"rungs\" list", "see experiments/ladders/ for the format");
+  try {
+    return ladder_from_json(root, path, overrides);
+  } catch (const json::exception& e) {  // a field of the wrong type ("name": {}, "cumulative": "yes", ...)
+    throw Error("ladder '" + path + "' has a field of the wrong type: " + e.what(),
+                "names are strings, \"cumulative\" is true or false; see experiments/ladders/");
+  }
+}
+
+}  // namespace tokamak

@@ -1,0 +1,301 @@
+// The queue worker (see queue_worker.h). Single-threaded on purpose: it forks its runs (run_launch.h).
+#include "engine/core/queue/queue_worker.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "engine/core/queue/sweep.h"
+#include "engine/core/queue/gpu_slots.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/core/queue/sweep_settle.h"
+#include "engine/core/queue/sweep_store.h"
+#include "engine/core/queue/run_queue.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+
+extern char** environ;
+
+namespace tokamak {
+namespace {
+
+std::string lock_path(const std::string& db) { return (db.empty() ? default_db_path() : db) + ".queue-lock"; }
+
+// The lock is an open-file-description lock (F_OFD_SETLK) on DB.queue-lock: the kernel drops it when its holder
+// dies, however it dies, and F_OFD_GETLK asks who holds it without taking it (a probing flock would, for an
+// instant, and make a starting worker believe another one is there).
+struct flock whole_file(short type) {
+  struct flock l {};
+  l.l_type = type, l.l_whence = SEEK_SET, l.l_start = 0, l.l_len = 0;
+  return l;
+}
+
+int open_lock(const std::string& db) {
+  const int fd = ::open(lock_path(db).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot open the queue lock " + lock_path(db) + ": " + std::strerror(errno), "");
+  return fd;
+}
+
+int take_lock(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool lock_held(const std::string& db) {
+  const int fd = open_lock(db);
+  struct flock l = whole_file(F_WRLCK);
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
+class Worker {
+ public:
+  explicit Worker(const QueueWorkerOptions& o)
+      : o_(o), store_(o.db), queue_(store_), sweeps_(store_),
+        engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
+
+  // A worker killed between recording a trial's rung and deciding on it left nothing half-done (the decision is
+  // one transaction) but may have left it undecided: decide now, for every sweep.
+  void catch_up() {
+    for (int64_t id : sweeps_.sweep_ids()) promote(id);
+  }
+
+  // One pass: reap, settle ended runs, start what may start. False when there is nothing left to do.
+  bool tick() {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {}  // our runs' zombies would look alive (run_folder.h)
+    bool going = false;
+    for (const QueueItem& q : local_running()) going = settle(q) || going;
+    if (queue_.paused()) return going;
+    auto running = static_cast<int64_t>(local_running().size());
+    while (running < queue_.parallel()) {
+      std::optional<QueueItem> next = queue_.next_queued();
+      if (!next) break;
+      const GpuChoice gpus = gpus_for(*next);
+      if (gpus.refused) continue;  // its row failed, with why
+      if (!gpus.free) break;       // it waits, in its turn, until a run ends and gives its GPUs back
+      start(*next, gpus.gpus);
+      ++running, going = true;
+    }
+    return going || queue_.next_queued().has_value();
+  }
+
+  bool has_work() { return !local_running().empty() || (!queue_.paused() && queue_.next_queued()); }
+
+ private:
+  // Rows a scheduler runs (a sweep on Slurm) are the scheduler's: this worker neither starts nor settles them.
+  std::vector<QueueItem> local_running() {
+    std::vector<QueueItem> mine;
+    for (QueueItem& q : queue_.in_state("running"))
+      if (q.target == "local") mine.push_back(std::move(q));
+    return mine;
+  }
+
+  void note(const std::string& s) {
+    if (o_.note) o_.note(s);
+  }
+
+  // The GPUs a row gets (gpu_slots.h): none needed or none to hand out (gpus empty), none free yet (!free), or
+  // more than the pool holds (refused: the row is failed here, it could never start).
+  struct GpuChoice {
+    std::vector<std::string> gpus;
+    bool free = true, refused = false;
+  };
+  GpuChoice gpus_for(const QueueItem& q) {
+    GpuChoice choice;
+    int64_t need = 0;
+    try {
+      need = gpus_needed(config_from_json(q.config_json), queue_.gpus_per_run());
+    } catch (const std::exception&) {
+      return choice;  // a config this version refuses fails at launch, with its own line
+    }
+    const std::vector<std::string> pool = gpu_pool(queue_.gpus(), gpus_here(), std::getenv("CUDA_VISIBLE_DEVICES"));
+    if (need == 0 || pool.empty()) return choice;  // no GPU here: the run says so itself
+    if (need > static_cast<int64_t>(pool.size())) {
+      const std::string why = "needs " + std::to_string(need) + " GPUs of its own; the queue hands out " +
+                              std::to_string(pool.size()) + " (" + join_gpu_list(pool) +
+                              "): set dist.gpus lower, or `tokamak queue work --gpus-per-run 0` to share them";
+      queue_.finish(q.id, "failed", why, now_seconds(), q.state);
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
+      choice.refused = true;
+      return choice;
+    }
+    std::vector<std::vector<std::string>> held;
+    for (const QueueItem& r : local_running())
+      if (const std::string g = recorded_gpus(RunFolder{r.folder}.gpus_file()); r.id != q.id && !g.empty())
+        held.push_back(parse_gpu_list(g));
+    const std::optional<std::vector<std::string>> picked = pick_gpus(pool, held, need);
+    if (picked) choice.gpus = *picked;
+    else choice.free = false;
+    return choice;
+  }
+
+  // A running row: still going (true), or ended and recorded (false).
+  bool settle(const QueueItem& q) {
+    const RunFolder f{q.folder};
+    if (!path_exists(f.pid_file())) {  // claimed by a worker that died before its run started
+      note("queue item " + std::to_string(q.id) + " was claimed but never started: starting it");
+      // Its GPUs, when its folder already records them; else as a row of its turn gets them.
+      const std::string recorded = recorded_gpus(f.gpus_file());
+      GpuChoice gpus{recorded.empty() ? std::vector<std::string>{} : parse_gpu_list(recorded)};
+      if (recorded.empty()) gpus = gpus_for(q);
+      if (gpus.refused) return false;
+      launch(q, gpus.gpus);
+      return true;
+    }
+    std::string what;
+    if (!settle_ended_run(queue_, sweeps_, q, &what)) return true;
+    note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + what);
+    if (q.sweep_id > 0) promote(q.sweep_id);
+    return false;
+  }
+
+  void promote(int64_t sweep_id) {
+    for (const Promotion& p : sweeps_.promotions(sweep_id))
+      note("queue item " + std::to_string(p.queue_id) + " promoted to rung " + std::to_string(p.rung) +
+           (p.halt_step > 0 ? " (to step " + std::to_string(p.halt_step) + ")" : " (to the end)"));
+  }
+
+  void start(const QueueItem& queued, const std::vector<std::string>& gpus) {
+    QueueItem q = queued;
+    if (!q.folder.empty()) {  // a promoted trial: this segment's pid and exit are its own
+      ::unlink(RunFolder{q.folder}.pid_file().c_str());
+      ::unlink(RunFolder{q.folder}.exit_file().c_str());
+    }
+    if (q.run_uid.empty()) q.run_uid = new_run_uid();
+    if (q.folder.empty()) q.folder = run_folder_path(q.name, q.run_uid);
+    queue_.claim(q.id, q.run_uid, q.folder, now_seconds());
+    note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid +
+         (gpus.empty() ? "" : " on GPU " + join_gpu_list(gpus)));
+    launch(q, gpus);
+  }
+
+  // Writes the folder and the config this segment trains with, then starts it. Idempotent until the pid file.
+  // What cannot start (a config this version refuses, a folder that cannot be written) fails its row only.
+  void launch(const QueueItem& q, const std::vector<std::string>& gpus) {
+    try {
+      launch_or_throw(q, gpus);
+    } catch (const std::exception& e) {
+      queue_.finish(q.id, "failed", e.what(), now_seconds());
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") could not start: " + e.what());
+    }
+  }
+
+  void launch_or_throw(const QueueItem& q, const std::vector<std::string>& gpus) {
+    const RunFolder f{q.folder};
+    Config c = config_from_json(q.config_json);
+    c.name = q.name;
+    c.train.resume = q.resume;
+    if (q.sweep_id > 0) c.train.checkpoint_dir = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
+    std::vector<std::string> args = {"--db", store_.path()};
+    if (q.halt_step > 0) args.insert(args.end(), {"--halt-at-step", std::to_string(q.halt_step)});
+    // The GPUs it gets are recorded before it starts: a worker that starts after this one's death knows
+    // which GPUs are held without asking the run.
+    std::vector<std::string> env;
+    if (gpus.empty()) {
+      ::unlink(f.gpus_file().c_str());  // a promoted trial's earlier segment may have had some
+    } else {
+      write_file_atomically(f.gpus_file(), join_gpu_list(gpus) + "\n");
+      env.push_back("CUDA_VISIBLE_DEVICES=" + join_gpu_list(gpus));
+    }
+    const long pid = start_run_detached(engine_, f, q.run_uid, q.name, config_to_json(c, 2), args, env);
+    write_pid_file(f, pid);  // the child writes the same; here too so that this pass already sees it
+  }
+
+  QueueWorkerOptions o_;
+  RunStore store_;
+  RunQueue queue_;
+  SweepStore sweeps_;
+  std::string engine_;
+};
+
+}  // namespace
+
+bool work_queue(const QueueWorkerOptions& o) {
+  int lock = take_lock(o.db);
+  if (lock < 0) return false;
+  Worker w(o);
+  // A pass that throws (the store locked past its busy timeout by a big import, a full disk) is tried again
+  // after a back-off, 1 s doubling up to 60 s: a worker that ended on it left the queue with work and no worker
+  // until the next `queue add`. Said once when it starts failing, once when it works again.
+  double backoff_s = 0;
+  const auto pass = [&](const std::function<bool()>& fn) {
+    for (;;) {
+      try {
+        const bool more = fn();
+        if (backoff_s > 0 && o.note) o.note("the queue works again");
+        backoff_s = 0;
+        return more;
+      } catch (const std::exception& e) {
+        if (backoff_s == 0 && o.note)
+          o.note(std::string("the queue cannot go on for now: ") + e.what() +
+                 "; trying again, up to a minute apart, until it can");
+        backoff_s = backoff_s == 0 ? 1 : std::min(60.0, 2 * backoff_s);
+        std::this_thread::sleep_for(std::chrono::duration<double>(backoff_s));
+      }
+    }
+  };
+  pass([&] { return w.catch_up(), true; });
+  for (;;) {
+    pass([&] { return write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n"), true; });
+    while (pass([&] { return w.tick(); })) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
+    // one of the two sees the other and the queue is never left with work and no worker.
+    ::close(lock);
+    if (!pass([&] { return w.has_work(); })) return true;
+    if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
+  }
+}
+
+long queue_worker_pid(const std::string& db) {
+  if (!lock_held(db)) return 0;
+  try {
+    return std::stol(read_file(lock_path(db) + ".pid"));
+  } catch (const std::exception&) {
+    return -1;  // held, but the pid was not written yet
+  }
+}
+
+void ensure_queue_worker(const std::string& db) {
+  if (queue_worker_pid(db) != 0) return;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw Error("cannot find this program to start the queue worker", "run `tokamak queue work` yourself");
+  const std::string store = db.empty() ? default_db_path() : db, log = data_dir() + "/queue-worker.log";
+  std::vector<std::string> args = {self, "queue", "work", "--db", store};
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot start the queue worker: ") + std::strerror(errno), "");
+  if (pid == 0) {
+    // A grandchild in its own session: the worker outlives this command and is nobody's zombie.
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();
+    int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) ::dup2(in, 0);
+    if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
+    ::execve(self.c_str(), argp.data(), environ);
+    ::_exit(127);
+  }
+  ::waitpid(pid, nullptr, 0);
+}
+
+}  // namespace tokamak

@@ -1,0 +1,107 @@
+// What a run reports, and the interface of everything that listens: the CLI printer, the run store and the
+// studio are all sinks. The trainer calls the sink on its own thread; a sink that needs another thread
+// (the studio, the store's writer) hands the event over itself.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "engine/core/run/metrics.h"
+
+namespace tokamak {
+
+struct RunStart {
+  std::string run_uid;  // stable across resumes: a resumed run continues the same history
+  std::string name;
+  std::string config_json;  // the full effective config (engine/core/config), as JSON
+  std::string dataset;      // what the data source resolved to
+  std::string model;        // preset name or "custom"
+  int64_t n_params = 0;
+  std::string device;    // "cpu", "cuda:0", ...
+  std::string gpu_name;  // empty on CPU
+  int world_size = 1;
+  std::string torch_version;
+  std::string cuda_version;  // empty when LibTorch has no CUDA
+  std::string host;
+  int64_t start_step = 0;  // > 0 when resumed from a checkpoint
+  int64_t total_steps = 0;
+  int64_t tokens_per_step = 0;
+  double peak_flops = -1;   // MFU's denominator per device; -1 when unknown (no MFU then)
+  std::string peak_source;  // "datasheet (...)" or "measured: 2048³ fp32 GEMM, 2 threads"
+};
+
+// One report step. step, tokens and wall_s are the axes every metric is plotted against; everything measured
+// is a named value in `metrics` (engine/core/run/metrics.h): "loss", "lr", "grad_norm", "tok_s", "step_ms",
+// "mfu" (where the device's peak is known: a GPU's datasheet, a CPU's measured GEMM rate), "mem_allocated",
+// "mem_reserved", "mem_peak", "skipped_steps"…
+struct StepEvent {
+  int64_t step = 0;    // 1-based: the number of optimizer steps done (skipped ones included)
+  int64_t tokens = 0;  // tokens trained on so far (all ranks)
+  double wall_s = 0;   // seconds since the run (or resume) started
+  Metrics metrics;
+  double metric(const std::string& key) const { return metrics.get(key); }  // NaN when not reported
+};
+
+// An evaluation: "val_loss" in metrics.
+struct EvalEvent {
+  int64_t step = 0;
+  int64_t tokens = 0;
+  double wall_s = 0;
+  Metrics metrics;
+  double metric(const std::string& key) const { return metrics.get(key); }
+};
+
+// A step whose loss or gradients were not finite: the weights were left as they were. The run fails after
+// train.max_skipped_steps of them in a row.
+struct SkipEvent {
+  int64_t step = 0;      // the step that was skipped (1-based)
+  std::string reason;    // "loss is nan", "gradients are inf", ...
+  int64_t in_a_row = 0;  // consecutive skipped steps, this one included
+  int64_t total = 0;     // skipped steps in this run (or resume) so far
+};
+
+struct SampleEvent {
+  int64_t step = 0;
+  std::string prompt;
+  std::string text;  // the prompt followed by what the model wrote
+};
+
+struct CheckpointEvent {
+  int64_t step = 0;
+  std::string path;
+};
+
+// Long preparation before the first step (tokenizing a dataset the first time).
+struct ProgressEvent {
+  std::string what;  // "tokenizing jargon.txt"
+  uint64_t done = 0;
+  uint64_t total = 0;
+};
+
+// Something the user should know that does not stop the run (a skipped file, replaced invalid UTF-8).
+struct WarningEvent {
+  std::string message;  // one line
+};
+
+struct EndEvent {
+  std::string status;  // finished | stopped | failed
+  std::string error;   // the one-line reason when failed
+  int64_t step = 0;
+  int64_t tokens = 0;
+  double wall_s = 0;
+};
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void on_start(const RunStart&) {}
+  virtual void on_step(const StepEvent&) {}
+  virtual void on_eval(const EvalEvent&) {}
+  virtual void on_skip(const SkipEvent&) {}
+  virtual void on_sample(const SampleEvent&) {}
+  virtual void on_checkpoint(const CheckpointEvent&) {}
+  virtual void on_end(const EndEvent&) {}
+  virtual void on_progress(const ProgressEvent&) {}
+  virtual void on_warning(const WarningEvent&) {}
+};
+
+}  // namespace tokamak

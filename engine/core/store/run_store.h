@@ -1,0 +1,171 @@
+// The run store: one SQLite file that keeps every run (its config, metrics per logged step, samples,
+// checkpoints) so runs can be listed, compared and exported while other runs are still writing. Opening it
+// applies pending migrations and marks runs whose process died as `crashed`.
+//
+// Metrics are named values (engine/core/run/metrics.h), stored long: one row per (run, step, key) in
+// metric_values, the key's name and kind in metric_keys (schema version 3; versions 1 and 2 had one column
+// per metric, which made every new metric a migration). A run's history is still one clustered range read
+// (the primary key starts with run_id, step). Per-metric last/min/max live in run_summary and are updated with
+// every write, so listing runs never reads the metrics table.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/run/events.h"
+#include "engine/core/util/host.h"  // now_seconds, this_host: the store's callers use them too
+
+namespace tokamak {
+
+class Db;
+
+// One step of a run as the store holds it: every value recorded at that step, in key order (the order
+// the keys were first recorded; the metrics of version 2 come first, in their old column order).
+struct MetricRow {
+  int64_t step = 0;
+  std::vector<MetricValue> values;
+  // NaN when the key was not recorded at this step.
+  double operator[](const std::string& key) const {
+    for (const MetricValue& v : values)
+      if (v.key == key) return v.value;
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  // Sets (or adds) a value; NaN means "not recorded" and is skipped when written.
+  void set(const std::string& key, double value, bool integer = false) {
+    for (MetricValue& v : values)
+      if (v.key == key) {
+        v.value = value, v.integer = v.integer || integer;
+        return;
+      }
+    values.push_back({key, value, integer});
+  }
+};
+
+struct MetricSummary {
+  std::string metric;
+  int64_t n = 0;          // values recorded
+  int64_t last_step = 0;  // step of the last value
+  double last = 0, min = 0, max = 0;
+};
+
+struct RunInfo {
+  int64_t id = 0;                                  // local to this database; uid is what travels with exports
+  std::string uid, name, status;                   // status: running | finished | stopped | failed | crashed
+  double created = 0, updated = 0, heartbeat = 0;  // unix seconds
+  double ended = 0;                                // 0 while not ended
+  std::string config_json, dataset, model;
+  int64_t n_params = 0;
+  std::string device, gpu_name;
+  int64_t world_size = 1;
+  std::string torch_version, cuda_version, host;
+  int64_t pid = 0, total_steps = 0, tokens_per_step = 0;
+  std::string error;
+  std::string tags_json = "[]";  // a JSON array of strings
+  std::string notes;
+};
+
+// What `runs list` shows: the run without its config, plus a few summary values (NaN when none).
+struct RunListing {
+  RunInfo run;
+  int64_t last_step = 0;
+  double train_loss = 0, best_val_loss = 0, tok_s = 0;
+};
+
+struct SampleRow {
+  int64_t step = 0;
+  std::string prompt, text;
+  double created = 0;
+};
+
+struct CheckpointRow {
+  int64_t step = 0;
+  std::string path;
+  double created = 0;
+};
+
+struct StoreOptions {
+  // A running run whose heartbeat is older than this is marked crashed on open. The writer beats about once
+  // a second whatever the trainer is doing, so only a dead or frozen process misses two minutes of beats.
+  double stale_after_s = 120;
+};
+
+// data_dir()/runs.db when path is empty.
+std::string default_db_path();
+
+class RunStore {
+ public:
+  // existing: a missing file is an error instead of a new database; when the file or its folder is not
+  // writable it is opened read-only (listing, showing and exporting work; writes fail with a clear error).
+  enum class Mode { create, existing };
+  explicit RunStore(const std::string& path = {}, Mode mode = Mode::create, StoreOptions options = {});
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  const std::string& path() const { return path_; }
+  // "" on a local disk; on a network file system one line for the user: the store keeps a rollback journal
+  // there (store_fs.h). Commands that set up work other hosts write into (Slurm) print it.
+  const std::string& journal_note() const { return journal_note_; }
+  Db& db() { return *db_; }
+  // All writes of fn in one transaction (nothing half-written when fn throws).
+  void transaction(const std::function<void()>& fn);
+
+  // --- writing (call inside transaction()) ---
+  // Creates the run, or when its uid exists continues it: status back to running, rows after
+  // start.start_step dropped (the resumed run writes them again). Returns the run id.
+  int64_t begin_run(const RunStart& start, double now, int64_t pid);
+  // Wall seconds already on the clock of a resumed run, to add to the trainer's per-resume wall_s.
+  double wall_offset(int64_t run_id);
+  // Upserts the rows (reported values overwrite, NaN leaves a value alone) and folds them into run_summary.
+  // A key seen for the first time is added to metric_keys (integer from its first value).
+  void add_metrics(int64_t run_id, const std::vector<MetricRow>& rows);
+  void add_sample(int64_t run_id, const SampleRow& s);
+  void add_checkpoint(int64_t run_id, const CheckpointRow& c);
+  void heartbeat(int64_t run_id, double now);
+  void end_run(int64_t run_id, const std::string& status, const std::string& error, double now);
+  int64_t insert_run(const RunInfo& run);  // for import: every field as given, a new id
+  void recompute_summary(int64_t run_id);
+  void delete_run(int64_t run_id);
+  void set_tags(int64_t run_id, const std::string& tags_json, const std::string& notes);
+
+  // --- reading ---
+  std::vector<RunListing> list_runs(int64_t limit = 0);
+  RunInfo run(int64_t run_id);               // throws "no run N in FILE" with a hint
+  int64_t find_uid(const std::string& uid);  // 0 when absent
+  // A run id ("42") or a uid; throws the unknown-run error otherwise.
+  int64_t resolve(const std::string& id_or_uid);
+  std::vector<int64_t> run_ids();
+  std::vector<MetricRow> metrics(int64_t run_id);
+  std::vector<MetricSummary> summary(int64_t run_id);  // in key order
+  // Every metric key any run recorded, in key order.
+  std::vector<std::string> metric_keys();
+  std::vector<SampleRow> samples(int64_t run_id);
+  std::vector<CheckpointRow> checkpoints(int64_t run_id);
+
+  // Marks running runs whose process is gone as crashed; returns how many. Called by the constructor.
+  int mark_crashed();
+  // Resuming a run that another live process is still training would have two writers on one run row (and
+  // one checkpoint folder): throws an Error naming the run, its pid and host when the run with this uid is
+  // `running` (after mark_crashed, that means its process is alive or its heartbeat is fresh).
+  void refuse_live_run(const std::string& uid);
+
+ private:
+  std::string path_;
+  StoreOptions options_;
+  std::string journal_note_;
+  std::unique_ptr<Db> db_;
+};
+
+// --- store_schema.cpp ---
+constexpr int kSchemaVersion = 5;
+constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
+// The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
+const char* schema_v1_sql();
+// Checks that db is a Tokamak database this build can read, and migrates it to kSchemaVersion. WAL unless
+// `rollback_journal` (a store on a network file system: store_fs.h).
+void prepare_schema(Db& db, bool rollback_journal = false);
+
+}  // namespace tokamak

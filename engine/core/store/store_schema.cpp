@@ -1,0 +1,247 @@
+// Schema versions of the run store and the migrations between them. PRAGMA user_version holds the version;
+// PRAGMA application_id marks the file as Tokamak's. Each migration runs inside one transaction with the
+// version bump, so a database is always at exactly one version.
+#include <string>
+#include <vector>
+
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/util/error.h"
+
+namespace tokamak {
+
+// Version 1: runs, wide metrics rows, samples, checkpoints. Never edit: databases in the wild have it.
+static const char* kSchemaV1 = R"SQL(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL CHECK (status IN ('running','finished','stopped','failed','crashed')),
+  created REAL NOT NULL,
+  updated REAL NOT NULL,
+  ended REAL,
+  heartbeat REAL,
+  config_json TEXT NOT NULL DEFAULT '',
+  dataset TEXT NOT NULL DEFAULT '',
+  model TEXT NOT NULL DEFAULT '',
+  n_params INTEGER NOT NULL DEFAULT 0,
+  device TEXT NOT NULL DEFAULT '',
+  gpu_name TEXT NOT NULL DEFAULT '',
+  world_size INTEGER NOT NULL DEFAULT 1,
+  torch_version TEXT NOT NULL DEFAULT '',
+  cuda_version TEXT NOT NULL DEFAULT '',
+  host TEXT NOT NULL DEFAULT '',
+  pid INTEGER NOT NULL DEFAULT 0,
+  total_steps INTEGER NOT NULL DEFAULT 0,
+  tokens_per_step INTEGER NOT NULL DEFAULT 0,
+  error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_status ON runs(status);
+CREATE TABLE metrics (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  tokens INTEGER, wall_s REAL, train_loss REAL, val_loss REAL, lr REAL, grad_norm REAL, tok_s REAL, mfu REAL,
+  mem_allocated INTEGER, mem_reserved INTEGER, mem_peak INTEGER,
+  PRIMARY KEY (run_id, step)
+) WITHOUT ROWID;
+CREATE TABLE samples (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  prompt TEXT NOT NULL DEFAULT '',
+  text TEXT NOT NULL,
+  created REAL NOT NULL
+);
+CREATE INDEX samples_run ON samples(run_id, step);
+CREATE TABLE checkpoints (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  created REAL NOT NULL
+);
+CREATE INDEX checkpoints_run ON checkpoints(run_id, step);
+PRAGMA application_id = 1416326507;
+)SQL";
+
+// Version 2: tags and notes, step time, and the per-metric summary that keeps `runs list` off the metrics
+// table (back-filled from the metrics version 1 recorded).
+static const char* kSchemaV2 = R"SQL(
+ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT '';
+ALTER TABLE metrics ADD COLUMN step_ms REAL;
+CREATE TABLE run_summary (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  metric TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  last_step INTEGER NOT NULL,
+  last REAL, min REAL, max REAL,
+  PRIMARY KEY (run_id, metric)
+) WITHOUT ROWID;
+)SQL";
+
+// The metric columns of versions 1 and 2, in column order. Version 3 gives them key ids 1..12 in this
+// order, so a step's values come out of the long table in the order the wide row had them and exports of
+// these metrics stay byte-identical.
+struct LegacyMetric {
+  const char* name;
+  bool integer;
+};
+static const LegacyMetric kLegacyMetrics[] = {
+    {"tokens", true},   {"wall_s", false},       {"train_loss", false},  {"val_loss", false},
+    {"lr", false},      {"grad_norm", false},    {"tok_s", false},       {"mfu", false},
+    {"step_ms", false}, {"mem_allocated", true}, {"mem_reserved", true}, {"mem_peak", true},
+};
+
+// Version 3: metrics as named values, one row per (run, step, key). Values are REAL (an integer metric's
+// values are whole numbers below 2^53, exact in a double; metric_keys.integer says how to print them).
+static const char* kSchemaV3 = R"SQL(
+CREATE TABLE metric_keys (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  integer INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE metric_values (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  key_id INTEGER NOT NULL REFERENCES metric_keys(id),
+  value REAL NOT NULL,
+  PRIMARY KEY (run_id, step, key_id)
+) WITHOUT ROWID;
+)SQL";
+
+// Version 4: runs recorded from a journal (engine/core/store/journal_ingest.h) — a run on an SSH host, followed by
+// the studio — keep where they live and how far their journal has been read, in the same row and the same
+// transaction as the events, so reading a stretch of the journal twice never records an event twice.
+static const char* kSchemaV4 = R"SQL(
+ALTER TABLE runs ADD COLUMN remote TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN journal_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN journal_wall REAL NOT NULL DEFAULT 0;
+)SQL";
+
+// Version 5: the queue of this computer (engine/core/queue/run_queue.h) and the sweeps that fill it. A queued run is
+// a row with its whole config, so the queue outlives every process that shows or works it; a sweep's trials
+// are queue rows, and what each reached at each rung of early stopping is a row of sweep_rungs.
+static const char* kSchemaV5 = R"SQL(
+CREATE TABLE sweeps (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  maximize INTEGER NOT NULL DEFAULT 0,
+  min_steps INTEGER NOT NULL DEFAULT 0,
+  eta INTEGER NOT NULL DEFAULT 3,
+  created REAL NOT NULL
+);
+CREATE TABLE queue (
+  id INTEGER PRIMARY KEY,
+  position INTEGER NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued','running','done','failed','removed','stopped')),
+  target TEXT NOT NULL DEFAULT 'local',
+  name TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  run_uid TEXT NOT NULL DEFAULT '',
+  folder TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  created REAL NOT NULL,
+  started REAL,
+  ended REAL,
+  sweep_id INTEGER REFERENCES sweeps(id),
+  point INTEGER NOT NULL DEFAULT 0,
+  rung INTEGER NOT NULL DEFAULT 0,
+  halt_step INTEGER NOT NULL DEFAULT 0,
+  resume TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX queue_state ON queue(state, position);
+CREATE TABLE sweep_rungs (
+  queue_id INTEGER NOT NULL REFERENCES queue(id) ON DELETE CASCADE,
+  rung INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  metric REAL,
+  val_loss REAL,
+  checkpoint TEXT NOT NULL DEFAULT '',
+  promoted INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue_id, rung)
+) WITHOUT ROWID;
+CREATE TABLE queue_settings (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+)SQL";
+
+const char* schema_v1_sql() { return kSchemaV1; }
+
+static void migrate_to_2(Db& db) {
+  db.exec(kSchemaV2);
+  // RunStore's recompute works on any open connection; the back-fill is a one-off full read per run.
+  std::vector<int64_t> ids;
+  Stmt s(db, "SELECT id FROM runs");
+  while (s.step()) ids.push_back(s.int64(0));
+  for (int64_t id : ids) {
+    for (const auto& m : kLegacyMetrics) {
+      std::string col = m.name;
+      db.exec(
+          "INSERT INTO run_summary (run_id, metric, n, last_step, last, min, max) "
+          "SELECT " +
+          std::to_string(id) + ", '" + col + "', count(" + col +
+          "), max(step), "
+          "(SELECT " +
+          col + " FROM metrics WHERE run_id = " + std::to_string(id) + " AND " + col +
+          " IS NOT NULL ORDER BY step DESC LIMIT 1), min(" + col + "), max(" + col +
+          ") "
+          "FROM metrics WHERE run_id = " +
+          std::to_string(id) + " AND " + col +
+          " IS NOT NULL "
+          "GROUP BY run_id");
+    }
+  }
+}
+
+// Every non-NULL value of the wide table becomes a row; the table is then dropped. run_summary is keyed by
+// metric name already and stays as it is.
+static void migrate_to_3(Db& db) {
+  db.exec(kSchemaV3);
+  int64_t id = 0;
+  for (const auto& m : kLegacyMetrics) {
+    ++id;
+    Stmt k(db, "INSERT INTO metric_keys (id, name, integer) VALUES (?, ?, ?)");
+    k.bind(1, id).bind(2, std::string(m.name)).bind(3, int64_t{m.integer}).run();
+    db.exec(std::string("INSERT INTO metric_values (run_id, step, key_id, value) SELECT run_id, step, ") +
+            std::to_string(id) + ", " + m.name + " FROM metrics WHERE " + m.name + " IS NOT NULL");
+  }
+  db.exec("DROP TABLE metrics");
+}
+
+void prepare_schema(Db& db, bool rollback_journal) {
+  // The first statement that reads the file is where SQLite notices a file that is not a database.
+  int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
+  int64_t app_id = db.query_int("PRAGMA application_id");
+  int64_t version = db.query_int("PRAGMA user_version");
+  if (app_id != kApplicationId && (app_id != 0 || tables > 0 || version != 0))
+    throw Error("'" + db.path() + "' is an SQLite database but not a Tokamak run database",
+                "pass the path of a Tokamak runs.db with --db, or leave --db out for the default");
+  if (version > kSchemaVersion)
+    throw Error("'" + db.path() + "' was written by a newer Tokamak (schema " + std::to_string(version) +
+                    ", this one knows " + std::to_string(kSchemaVersion) + ")",
+                "update Tokamak, or pass another --db");
+  if (db.read_only()) {
+    if (version == kSchemaVersion) return;
+    throw Error("run database '" + db.path() + "' needs an upgrade (schema " + std::to_string(version) + " → " +
+                    std::to_string(kSchemaVersion) + ") but cannot be written",
+                "open it once with write access, or copy it somewhere writable");
+  }
+  db.exec(rollback_journal ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL");
+  if (version == kSchemaVersion) return;
+  db.transaction([&] {
+    // Another process may have migrated between our check and the write lock.
+    int64_t v = db.query_int("PRAGMA user_version");
+    if (v < 1) db.exec(kSchemaV1);
+    if (v < 2) migrate_to_2(db);
+    if (v < 3) migrate_to_3(db);
+    if (v < 4) db.exec(kSchemaV4);
+    if (v < 5) db.exec(kSchemaV5);
+    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  });
+}
+
+}  // namespace tokamak

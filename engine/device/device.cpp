@@ -1,0 +1,175 @@
+// Device queries. CUDA calls are compiled only when LibTorch is a CUDA build (TOKAMAK_WITH_CUDA).
+#include "engine/device/device.h"
+
+#include "engine/device/cpu_setup.h"
+
+#include <dlfcn.h>
+
+#include <torch/cuda.h>
+#include <torch/version.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace tokamak {
+
+int cuda_device_count() { return static_cast<int>(torch::cuda::device_count()); }
+
+c10::Device parse_device(const std::string& name) {
+  if (name == "cuda") return c10::Device(c10::kCUDA, 0);
+  return c10::Device(name);
+}
+
+static std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "CPU";
+}
+
+static bool cpu_flag(const std::string& flag) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    return (line + " ").find(" " + flag + " ") != std::string::npos;  // the first CPU's flags stand for all
+  }
+  return false;
+}
+
+bool fast_bf16(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (device.is_cuda() && cuda_device_count() > 0 && device.index() < cuda_device_count())
+    return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major >= 8;
+#endif
+  if (device.is_cuda()) return false;
+  static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
+  return cpu;
+}
+
+std::string resolved_precision(const std::string& precision, const std::string& device) {
+  if (precision != "auto") return precision;
+  try {
+    return fast_bf16(parse_device(device)) ? "bf16" : "fp32";
+  } catch (const std::exception&) {  // a device LibTorch cannot parse: config_problems() names it
+    return "fp32";
+  }
+}
+
+std::string device_name(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->name;
+#endif
+  return cpu_model();
+}
+
+std::string cuda_runtime_version() {
+#ifdef TOKAMAK_WITH_CUDA
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+#endif
+  return "";
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+static int64_t resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  in >> pages >> resident;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+
+// The high-water mark of resident memory (VmHWM), which reset_peak_memory can set back; -1 if unreadable.
+static int64_t peak_resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmHWM:   123456 kB"
+  return -1;
+}
+
+// Bytes jemalloc holds for reuse (resident minus in use): what the training process keeps by its allocator
+// settings (app/tokamak/malloc_conf.cpp) beyond its tensors. 0 where the malloc is not jemalloc (glibc's has no
+// mallctl; the studio process, a test linking no jemalloc).
+static int64_t allocator_held_bytes() {
+  using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+  static const auto mallctl = reinterpret_cast<Mallctl>(::dlsym(RTLD_DEFAULT, "mallctl"));
+  if (!mallctl) return 0;
+  uint64_t epoch = 1;
+  size_t len = sizeof epoch;
+  mallctl("epoch", &epoch, &len, &epoch, len);  // refreshes the statistics below
+  size_t resident = 0, allocated = 0;
+  len = sizeof(size_t);
+  if (mallctl("stats.resident", &resident, &len, nullptr, 0) != 0) return 0;
+  len = sizeof(size_t);
+  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) != 0) return 0;
+  return resident > allocated ? static_cast<int64_t>(resident - allocated) : 0;
+}
+
+#ifdef TOKAMAK_WITH_CUDA
+// The caching allocator sets itself up at the first CUDA allocation; before that (and on a machine without a
+// GPU) asking it for statistics throws "did you call init?". Nothing allocated means nothing to report or reset.
+static bool cuda_allocator_ready(const c10::Device& device) {
+  c10::cuda::CUDACachingAllocator::CUDAAllocator* a = c10::cuda::CUDACachingAllocator::get();
+  return a && a->initialized() && (device.index() < 0 ? 0 : device.index()) < cuda_device_count();
+}
+#endif
+
+MemoryUse memory_use(const c10::Device& device) {
+  MemoryUse m;
+#ifdef TOKAMAK_WITH_CUDA
+  if (device.is_cuda()) {
+    if (!cuda_allocator_ready(device)) return m;
+    auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
+    const auto agg = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    m.allocated = stats.allocated_bytes[agg].current;
+    m.reserved = stats.reserved_bytes[agg].current;
+    m.peak = stats.allocated_bytes[agg].peak;
+    return m;
+  }
+#endif
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  m.allocated = resident_bytes();
+  m.reserved = allocator_held_bytes();
+  m.peak = peak_resident_bytes();
+  if (m.peak <= 0) m.peak = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  return m;
+}
+
+void reset_peak_memory(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (device.is_cuda() && cuda_allocator_ready(device))
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+#endif
+  if (device.is_cuda()) return;
+  // A CPU's peak is the process's high-water mark of resident memory, which only Linux can reset: hand back
+  // what the allocator keeps of the runs before (jemalloc's retained pages would count again), then set the
+  // mark to what is resident now. Without this every rung of `bench` after a larger one showed that one's peak.
+  trim_cpu_allocator(-1);
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+void synchronize(const c10::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index() < 0 ? 0 : device.index());
+}
+
+}  // namespace tokamak
