@@ -316,15 +316,24 @@ class TestCli : public QObject {
                qPrintable(QString("bandwidth %1 B/s against a reference copy's %2 B/s").arg(measured).arg(reference)));
     }
     QCOMPARE(tables, 2);
-    // The fused classifier's row kernel is no ATen operator: it is named in the table all the same.
+    // The fused classifier's row kernel is no ATen operator: it is named in the table all the same. Stored, the
+    // rung keeps its kinds against their floors, which `runs compare` shows.
+    const QString db = QString::fromStdString(scratch.path("kernels.db"));
     const Result fused =
         runTokamak(QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1",
-                               "--kernels", "100", "--no-store"} +
+                               "--kernels", "100", "--db", db} +
                    tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1",
                                                  "threads=1", "train.eval_every=0", "opt.layers=fused"}));
     QVERIFY2(fused.code == 0, fused.err.constData());
     QVERIFY2(QRegularExpression("\\ntokamak::classifier_rows +1\\.0 ").match(QString::fromUtf8(fused.out)).hasMatch(),
              fused.out.constData());
+    const Result compared = runTokamak({"runs", "compare", "1", "--db", db});
+    QVERIFY2(compared.code == 0, compared.err.constData());
+    const QString text = QString::fromUtf8(compared.out);
+    QVERIFY2(text.contains("speed of light (bench --kernels):"), compared.out.constData());
+    QVERIFY2(QRegularExpression("\\nmatmul +[0-9.]+ \\([0-9.]+\\)\\n").match(text).hasMatch(),
+             compared.out.constData());
+    QVERIFY2(QRegularExpression("\\nstep +[0-9.]+ \\([0-9.]+\\)\\n").match(text).hasMatch(), compared.out.constData());
   }
 
   // The event protocol of docs/ARCHITECTURE.md ("Events before start"), both orders on purpose: in an empty

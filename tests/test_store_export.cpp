@@ -11,6 +11,7 @@
 #include "engine/core/store/run_export.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/scoreboard.h"
+#include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/files.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
@@ -41,8 +42,20 @@ class TestStoreExport : public QObject {
   void groupSpecErrors();
   void groupRowsInTheScoreboard();
   void runsCompareGroups();
+  void speedOfLightKeptExportedCompared();
   void cliEndToEnd();
 };
+
+// What `bench --kernels` stores of a run: two counted kinds (one of each bound) and one it cannot count.
+static SpeedOfLightRecord profiled(double matmul_ms = 12.5) {
+  return {989e12,
+          4.8e12,
+          "datasheet (H200, bf16)",
+          "measured: copies of 65.5 kB to 1.07 GB on the GPU",
+          {{"matmul", matmul_ms, 84, 6.3e13, 0, 7.25, "compute"},
+           {"norm", 3.25, 50, 0, 5.9e9, 1.2291666666666667, "memory"},
+           {"other", 1.5, 200, 0, 0, -1, ""}}};
+}
 
 // Two runs with values that test number formatting, text escaping and absent metrics.
 static void fill(RunStore& store) {
@@ -72,6 +85,7 @@ static void fill(RunStore& store) {
     store.end_run(a, "finished", "", 1717000010.0);
     store.end_run(b, "failed", "loss is NaN", 1717000011.0);
     store.set_tags(a, R"(["ladder","a100"])", "first try");
+    store.set_speed_of_light(a, profiled());
   });
 }
 
@@ -113,6 +127,48 @@ void TestStoreExport::roundTrip() {
     QCOMPARE(std::count(first.begin(), first.end(), '\n'), std::ptrdiff_t(1 + 2 * (30 * 4 + 3 + 1)));
   }
   if (f == ExportFormat::md) QVERIFY(first.find("| 2.50× |") != std::string::npos);
+}
+
+// A profiled run keeps its kinds and limits: read back as written, replaced by a second profile, carried by the
+// JSON export into another store, gone with the run, and shown side by side in `runs compare`.
+void TestStoreExport::speedOfLightKeptExportedCompared() {
+  QTemporaryDir dir;
+  RunStore a(db_in(dir, "a.db"));
+  fill(a);
+  const SpeedOfLightRecord kept = a.speed_of_light(1);
+  QCOMPARE(kept.kinds.size(), size_t{3});
+  QCOMPARE(kept.matmul_flops, 989e12);
+  QCOMPARE(QString::fromStdString(kept.memory_source), QString("measured: copies of 65.5 kB to 1.07 GB on the GPU"));
+  QCOMPARE(QString::fromStdString(kept.kinds[1].kind), QString("norm"));
+  QCOMPARE(kept.kinds[1].floor_ms, 1.2291666666666667);
+  QCOMPARE(kept.kinds[2].floor_ms, -1.0);
+  QVERIFY(a.speed_of_light(2).kinds.empty());  // not profiled
+  const std::string json = exported(a, ExportFormat::json);
+  QVERIFY(json.find("\"speed_of_light\":{\"matmul_flops\":989000000000000.0") != std::string::npos);
+  write_file_atomically(db_in(dir, "export.json"), json);
+  RunStore b(db_in(dir, "b.db"));
+  const ImportResult r = import_runs(b, db_in(dir, "export.json"));
+  const SpeedOfLightRecord imported = b.speed_of_light(r.imported[0]);
+  QCOMPARE(imported.kinds.size(), size_t{3});
+  QCOMPARE(imported.kinds[0].flops, 6.3e13);
+  QCOMPARE(QString::fromStdString(imported.kinds[1].bound), QString("memory"));
+  QVERIFY(b.speed_of_light(r.imported[1]).kinds.empty());
+  a.set_speed_of_light(2, profiled(9.75));  // a second rung, profiled
+  a.set_speed_of_light(2, profiled(8.5));   // profiled again: replaces, never adds
+  QCOMPARE(a.speed_of_light(2).kinds.size(), size_t{3});
+  QCOMPARE(a.speed_of_light(2).kinds[0].ms, 8.5);
+  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
+  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  std::string out;
+  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --db " + db_in(dir, "a.db"), &out), 0);
+  QVERIFY2(out.find("speed of light (bench --kernels):") != std::string::npos, out.c_str());
+  QVERIFY2(out.find(QString("matmul                 12.50 (7.25)").toStdString()) != std::string::npos, out.c_str());
+  QVERIFY2(out.find("8.50 (7.25)") != std::string::npos, out.c_str());
+  QVERIFY2(out.find("other                  1.50") != std::string::npos, out.c_str());
+  QVERIFY2(out.find("step                   17.25 (8.48)") != std::string::npos, out.c_str());
+  a.delete_run(1);
+  QVERIFY(a.speed_of_light(1).kinds.empty());
+  QCOMPARE(a.db().query_int("SELECT count(*) FROM kind_floors WHERE run_id = 1"), int64_t{0});
 }
 
 void TestStoreExport::importIsAllOrNothing_data() {

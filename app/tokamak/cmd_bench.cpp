@@ -106,23 +106,32 @@ Spread spread(const std::vector<double>& values) {
 
 // The kinds of the profile held against the machine's limits: the matmul rate the run measured (or its datasheet)
 // and the memory bandwidth, measured now that the rung's steps are over, so that neither disturbs the other.
-std::string speed_of_light_text(const Config& run, const RungRecorder& rec, const KernelTable& kernels) {
-  if (kernels.kinds().empty()) return "";
+// The text printed after the kernel table, and the record the store keeps.
+struct SpeedOfLightResult {
+  std::string text;
+  SpeedOfLightRecord record;
+};
+SpeedOfLightResult speed_of_light_of(const Config& run, const RungRecorder& rec, const KernelTable& kernels) {
+  SpeedOfLightResult out;
+  if (kernels.kinds().empty()) return out;
   Config c = run;
   c.opt.precision = resolved_precision(c.opt.precision, c.device);
   const MemoryBandwidth bandwidth = memory_bandwidth(parse_device(c.device));
-  std::string out = speed_of_light_table(speed_of_light(c, kernels.kinds(), rec.peak_flops, bandwidth), rec.peak_flops,
-                                         rec.peak_source, bandwidth);
+  const std::vector<KindFloor> rows = speed_of_light(c, kernels.kinds(), rec.peak_flops, bandwidth);
+  out.text = speed_of_light_table(rows, rec.peak_flops, rec.peak_source, bandwidth);
   double profiled = 0;
   for (const auto& [kind, m] : kernels.kinds()) profiled += m.ms;
   if (rec.timed_steps > 0 && rec.timed_seconds > 0) {
     const double step_ms = 1e3 * rec.timed_seconds / static_cast<double>(rec.timed_steps);
-    out += "  the kinds add up to " + format_fixed(profiled, "%.2f") + " of the " + format_fixed(step_ms, "%.2f") +
-           " ms step (" + format_fixed(100 * profiled / step_ms, "%.1f%%") + "); the rest " +
-           (rec.cuda ? "the GPU sat idle between kernels"
-                     : "ran outside any operator: the trainer's own code, the profiler") +
-           "\n";
+    out.text += "  the kinds add up to " + format_fixed(profiled, "%.2f") + " of the " + format_fixed(step_ms, "%.2f") +
+                " ms step (" + format_fixed(100 * profiled / step_ms, "%.1f%%") + "); the rest " +
+                (rec.cuda ? "the GPU sat idle between kernels"
+                          : "ran outside any operator: the trainer's own code, the profiler") +
+                "\n";
   }
+  out.record = {rec.peak_flops, bandwidth.dram(), rec.peak_source, bandwidth.source, {}};
+  for (const KindFloor& r : rows)
+    out.record.kinds.push_back({r.kind, r.ms, r.calls, r.flops, r.bytes, r.floor_ms, r.bound});
   return out;
 }
 
@@ -151,9 +160,15 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
   }
   if (kernels.running()) kernels.table(1, 0);  // a rung that ended early: the profiler must not outlive it
   if (!rec.kernel_table.empty()) {
+    const SpeedOfLightResult sol = speed_of_light_of(c, rec, kernels);
     std::fputs(rec.kernel_table.c_str(), stdout);
-    std::fputs(speed_of_light_text(c, rec, kernels).c_str(), stdout);
+    std::fputs(sol.text.c_str(), stdout);
     std::fflush(stdout);
+    if (store && store->run_id() > 0 && !sol.record.kinds.empty()) {
+      const int64_t id = store->run_id();
+      store.reset();  // the run's own writer is done with it first
+      RunStore(a.db.empty() ? default_db_path() : a.db).set_speed_of_light(id, sol.record);
+    }
   }
   if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
   return rec;

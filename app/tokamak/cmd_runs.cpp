@@ -108,6 +108,37 @@ void show(const RunsArgs& a) {
   std::cout << "\nconfig:\n" << (config.is_discarded() ? r.config_json : config.dump(2)) << "\n";
 }
 
+// The runs profiled by `bench --kernels`, side by side: each kind's time per step and its floor, so that a switch
+// shows which kind it moved toward its floor. Nothing when no run was profiled.
+void print_speed_of_light(RunStore& store, const std::vector<int64_t>& ids, const std::vector<ScoreInput>& inputs) {
+  std::vector<SpeedOfLightRecord> records;
+  bool any = false;
+  for (int64_t id : ids) records.push_back(store.speed_of_light(id)), any = any || !records.back().kinds.empty();
+  if (!any) return;
+  std::vector<std::string> kinds;
+  for (const SpeedOfLightRecord& r : records)
+    for (const KindFloorRow& k : r.kinds)
+      if (std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end()) kinds.push_back(k.kind);
+  std::vector<std::vector<std::string>> t = {{"kind: ms/step (floor)"}};
+  for (const ScoreInput& in : inputs) t[0].push_back(in.label);
+  std::vector<std::string> total = {"step"};
+  for (const std::string& kind : kinds) {
+    t.push_back({kind});
+    for (const SpeedOfLightRecord& r : records) {
+      auto it = std::find_if(r.kinds.begin(), r.kinds.end(), [&](const KindFloorRow& k) { return k.kind == kind; });
+      if (it == r.kinds.end()) t.back().push_back(r.kinds.empty() ? "not profiled" : "-");
+      else t.back().push_back(num("%.2f", it->ms) + (it->floor_ms >= 0 ? " (" + num("%.2f", it->floor_ms) + ")" : ""));
+    }
+  }
+  for (const SpeedOfLightRecord& r : records) {
+    double ms = 0, floor = 0;
+    for (const KindFloorRow& k : r.kinds) ms += k.ms, floor += k.floor_ms >= 0 ? k.floor_ms : 0;
+    total.push_back(r.kinds.empty() ? "-" : num("%.2f", ms) + " (" + num("%.2f", floor) + ")");
+  }
+  t.push_back(total);
+  std::cout << "\nspeed of light (bench --kernels):\n" << format_text_table(t);
+}
+
 void compare(const RunsArgs& a) {
   check_metric_stat(a.stat);  // before any output
   const GroupSpec group = parse_group_spec(a.group);
@@ -157,6 +188,7 @@ void compare(const RunsArgs& a) {
     }
   }
   std::cout << "\n" << format_text_table(t);
+  print_speed_of_light(*store, ids, inputs);
 }
 
 void do_export(const RunsArgs& a) {

@@ -80,6 +80,35 @@ static ojson run_head(const RunInfo& r) {
   return j;
 }
 
+// A profiled run's kinds against their floors, and the limits they were held against (absent for other runs,
+// so their exports stay as they were).
+static ojson speed_of_light_json(const SpeedOfLightRecord& r) {
+  ojson kinds = ojson::array();
+  for (const KindFloorRow& k : r.kinds)
+    kinds.push_back({{"kind", k.kind},
+                     {"ms", k.ms},
+                     {"calls", k.calls},
+                     {"flops", k.flops},
+                     {"bytes", k.bytes},
+                     {"floor_ms", k.floor_ms},
+                     {"bound", k.bound}});
+  return {{"matmul_flops", r.matmul_flops},
+          {"matmul_source", r.matmul_source},
+          {"memory_bytes_per_s", r.memory_bytes_per_s},
+          {"memory_source", r.memory_source},
+          {"kinds", kinds}};
+}
+
+static SpeedOfLightRecord speed_of_light_from_json(const ojson& j) {
+  SpeedOfLightRecord r;
+  r.matmul_flops = j.value("matmul_flops", -1.0), r.memory_bytes_per_s = j.value("memory_bytes_per_s", -1.0);
+  r.matmul_source = j.value("matmul_source", ""), r.memory_source = j.value("memory_source", "");
+  for (const ojson& k : j.value("kinds", ojson::array()))
+    r.kinds.push_back({k.at("kind").get<std::string>(), k.value("ms", 0.0), k.value("calls", 0.0),
+                       k.value("flops", 0.0), k.value("bytes", 0.0), k.value("floor_ms", -1.0), k.value("bound", "")});
+  return r;
+}
+
 static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::ostream& out) {
   // Streamed run by run, one metrics row per line: a million rows never sit in memory as one JSON tree.
   out << "{\"tokamak_export\":" << kExportVersion << ",\"runs\":[";
@@ -100,7 +129,10 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
       samples.push_back({{"step", s.step}, {"prompt", s.prompt}, {"text", s.text}, {"created", s.created}});
     for (const CheckpointRow& c : store.checkpoints(ids[n]))
       checkpoints.push_back({{"step", c.step}, {"path", c.path}, {"created", c.created}});
-    out << "],\n\"samples\":" << dump(samples) << ",\n\"checkpoints\":" << dump(checkpoints) << "}";
+    out << "],\n\"samples\":" << dump(samples) << ",\n\"checkpoints\":" << dump(checkpoints);
+    const SpeedOfLightRecord sol = store.speed_of_light(ids[n]);
+    if (!sol.kinds.empty()) out << ",\n\"speed_of_light\":" << dump(speed_of_light_json(sol));
+    out << "}";
   }
   out << "\n]}\n";
 }
@@ -193,6 +225,7 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
         id, {integer_of(s.at("step"), "step"), s.value("prompt", ""), s.value("text", ""), s.value("created", 0.0)});
   for (const ojson& c : j.value("checkpoints", ojson::array()))
     store.add_checkpoint(id, {integer_of(c.at("step"), "step"), c.value("path", ""), c.value("created", 0.0)});
+  if (j.contains("speed_of_light")) store.set_speed_of_light(id, speed_of_light_from_json(j.at("speed_of_light")));
 }
 
 ImportResult import_runs(RunStore& store, const std::string& path, bool skip_existing) {

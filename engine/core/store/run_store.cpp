@@ -237,7 +237,8 @@ void RunStore::set_tags(int64_t run_id, const std::string& tags_json, const std:
 }
 
 void RunStore::delete_run(int64_t run_id) {
-  for (const char* table : {"metric_values", "run_summary", "samples", "checkpoints"}) {
+  for (const char* table :
+       {"metric_values", "run_summary", "samples", "checkpoints", "kind_floors", "machine_limits"}) {
     Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ?").c_str());
     d.bind(1, run_id).run();
   }

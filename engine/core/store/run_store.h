@@ -86,6 +86,21 @@ struct CheckpointRow {
   double created = 0;
 };
 
+// What `tokamak bench --kernels` found of a run's step (engine/metrics/speed_of_light.h): each kind of work with
+// its time, its least work and its floor under the machine's two limits, which are kept beside it.
+struct KindFloorRow {
+  std::string kind;
+  double ms = 0, calls = 0;     // measured, per step
+  double flops = 0, bytes = 0;  // the least work a step of this kind must do
+  double floor_ms = -1;         // -1: its work is not counted
+  std::string bound;            // "compute" | "memory" | ""
+};
+struct SpeedOfLightRecord {
+  double matmul_flops = -1, memory_bytes_per_s = -1;  // the limits; -1 unknown
+  std::string matmul_source, memory_source;
+  std::vector<KindFloorRow> kinds;  // in op_kinds()' order; empty: the run was not profiled
+};
+
 struct StoreOptions {
   // A running run whose heartbeat is older than this is marked crashed on open. The writer beats about once
   // a second whatever the trainer is doing, so only a dead or frozen process misses two minutes of beats.
@@ -144,6 +159,9 @@ class RunStore {
   std::vector<std::string> metric_keys();
   std::vector<SampleRow> samples(int64_t run_id);
   std::vector<CheckpointRow> checkpoints(int64_t run_id);
+  // The run's speed-of-light table (speed_of_light_store.cpp): set replaces what the run had.
+  void set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& record);
+  SpeedOfLightRecord speed_of_light(int64_t run_id);
 
   // Marks running runs whose process is gone as crashed; returns how many. Called by the constructor.
   int mark_crashed();
@@ -160,7 +178,7 @@ class RunStore {
 };
 
 // --- store_schema.cpp ---
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
 // The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
 const char* schema_v1_sql();

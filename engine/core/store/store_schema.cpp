@@ -169,6 +169,30 @@ CREATE TABLE queue_settings (
 ) WITHOUT ROWID;
 )SQL";
 
+// Version 6: each profiled run's step held against its floor (`tokamak bench --kernels`): a row per kind of work,
+// and the two limits it was held against with where they came from.
+static const char* kSchemaV6 = R"SQL(
+CREATE TABLE kind_floors (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  ms REAL NOT NULL,
+  calls REAL NOT NULL,
+  flops REAL NOT NULL,
+  bytes REAL NOT NULL,
+  floor_ms REAL NOT NULL,
+  bound TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (run_id, position)
+) WITHOUT ROWID;
+CREATE TABLE machine_limits (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  matmul_flops REAL NOT NULL,
+  matmul_source TEXT NOT NULL,
+  memory_bytes_per_s REAL NOT NULL,
+  memory_source TEXT NOT NULL
+);
+)SQL";
+
 const char* schema_v1_sql() { return kSchemaV1; }
 
 static void migrate_to_2(Db& db) {
@@ -240,6 +264,7 @@ void prepare_schema(Db& db, bool rollback_journal) {
     if (v < 3) migrate_to_3(db);
     if (v < 4) db.exec(kSchemaV4);
     if (v < 5) db.exec(kSchemaV5);
+    if (v < 6) db.exec(kSchemaV6);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

@@ -1,0 +1,45 @@
+// A run's speed-of-light table in the store (see run_store.h): one row per kind of work and the limits beside it.
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+
+namespace tokamak {
+
+void RunStore::set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& r) {
+  transaction([&] {
+    for (const char* table : {"kind_floors", "machine_limits"}) {
+      Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ?").c_str());
+      d.bind(1, run_id).run();
+    }
+    if (r.kinds.empty()) return;
+    Stmt l(*db_,
+           "INSERT INTO machine_limits (run_id, matmul_flops, matmul_source, memory_bytes_per_s, memory_source) "
+           "VALUES (?, ?, ?, ?, ?)");
+    l.bind(1, run_id).bind(2, r.matmul_flops).bind(3, r.matmul_source).bind(4, r.memory_bytes_per_s);
+    l.bind(5, r.memory_source).run();
+    int64_t position = 0;
+    for (const KindFloorRow& k : r.kinds) {
+      Stmt s(*db_,
+             "INSERT INTO kind_floors (run_id, position, kind, ms, calls, flops, bytes, floor_ms, bound) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      s.bind(1, run_id).bind(2, position++).bind(3, k.kind).bind(4, k.ms).bind(5, k.calls).bind(6, k.flops);
+      s.bind(7, k.bytes).bind(8, k.floor_ms).bind(9, k.bound).run();
+    }
+  });
+}
+
+SpeedOfLightRecord RunStore::speed_of_light(int64_t run_id) {
+  SpeedOfLightRecord r;
+  Stmt l(*db_,
+         "SELECT matmul_flops, matmul_source, memory_bytes_per_s, memory_source FROM machine_limits WHERE run_id = ?");
+  l.bind(1, run_id);
+  if (!l.step()) return r;
+  r.matmul_flops = l.real(0), r.matmul_source = l.text(1), r.memory_bytes_per_s = l.real(2),
+  r.memory_source = l.text(3);
+  Stmt s(*db_,
+         "SELECT kind, ms, calls, flops, bytes, floor_ms, bound FROM kind_floors WHERE run_id = ? ORDER BY position");
+  s.bind(1, run_id);
+  while (s.step()) r.kinds.push_back({s.text(0), s.real(1), s.real(2), s.real(3), s.real(4), s.real(5), s.text(6)});
+  return r;
+}
+
+}  // namespace tokamak
