@@ -25,6 +25,7 @@
 
 #include "engine/core/config/config.h"
 #include "engine/core/config/hf_config.h"
+#include "engine/core/store/run_export.h"
 #include "engine/core/store/run_store.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
@@ -33,6 +34,7 @@
 #include "ui/history/summary_table.h"
 #include "ui/history/sample_compare.h"
 #include "ui/plots/phase_bars.h"
+#include "ui/plots/speed_of_light_bars.h"
 #include "ui/plots/speedup_waterfall.h"
 #include "ui/plots/qcp.h"
 #include "ui/history/runs_model.h"
@@ -106,6 +108,7 @@ class TestStudioRuns : public QObject {
   void compareScoreboardAndDiff();
   void compareDrawsStepProfiles();
   void compareDrawsALadderWaterfall();
+  void compareHoldsKindsAgainstTheirFloors();
   void compareAnyMetricAsXAxis();
   void compareGroupsSeedsIntoABand();
   void compareGroupsByNameOrTag();
@@ -378,6 +381,61 @@ void TestStudioRuns::compareDrawsStepProfiles() {
   QCOMPARE(bars->segment(0, Phase::kForward), panel.compareView()->scoreboard().rows[0].phase_ms[1]);
   for (int p = 0; p < kPhaseCount; ++p) QCOMPARE(bars->segment(2, Phase(p)), 0.0);
   QVERIFY(!bars->bars(Phase::kAllreduce)->visible());
+}
+
+// A run profiled on a GPU machine, exported there and imported here (a stated fixture: GPT-2 124M's kinds as an
+// H200 sitting read them, the limits its datasheet and copy gave), and one profiled on this CPU, stored by
+// bench: the view draws both side by side, each kind's bar at its time with the floor marked, and says over a
+// bar how close it came and what to switch; a run nobody profiled has no bars.
+void TestStudioRuns::compareHoldsKindsAgainstTheirFloors() {
+  const QString fixture = dir_->filePath(QStringLiteral("h200.json"));
+  {
+    QFile f(fixture);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"json({"tokamak_export": 1, "runs": [{"uid": "uid-h200", "name": "gpt2 fused bf16", "status": "finished",
+      "created": 1717002000, "metrics": [], "samples": [], "checkpoints": [],
+      "speed_of_light": {"matmul_flops": 989e12, "matmul_source": "datasheet (NVIDIA H200, bf16)",
+        "memory_bytes_per_s": 4.2e12, "memory_source": "measured: copies of 65.5 kB to 1.07 GB on the GPU",
+        "kinds": [{"kind": "matmul", "ms": 64, "calls": 400, "flops": 5.8e13, "bytes": 0, "floor_ms": 58.6, "bound": "compute"},
+                  {"kind": "attention", "ms": 17, "calls": 48, "flops": 3.7e12, "bytes": 0, "floor_ms": 3.75, "bound": "compute"},
+                  {"kind": "norm", "ms": 21, "calls": 150, "flops": 0, "bytes": 2.5e10, "floor_ms": 5.95, "bound": "memory"},
+                  {"kind": "other", "ms": 14, "calls": 900, "flops": 0, "bytes": 0, "floor_ms": -1, "bound": ""}]}}]})json");
+  }
+  {
+    RunStore store(db_.toStdString());
+    QCOMPARE(import_runs(store, fixture.toStdString()).imported.size(), size_t{1});
+    store.set_speed_of_light(fast_, {831e9,
+                                     5.4e9,
+                                     "measured: 2048³ bf16 GEMM, 2 threads",
+                                     "measured: copies",
+                                     {{"matmul", 1388.9, 272, 9.66e9, 0, 11.63, "compute"},
+                                      {"norm", 283.7, 125, 0, 3.77e7, 0.45, "memory"},
+                                      {"optimizer", 303.3, 399, 0, 2.03e8, 2.41, "memory"}}});
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  const int64_t h200 = RunStore(db_.toStdString()).find_uid("uid-h200");
+  QVERIFY(panel.compareRuns({h200, fast_, base_}));
+  SpeedOfLightBars* bars = panel.compareView()->speedOfLight();
+  QCOMPARE(bars->profiledRuns(), 2);  // the base run was not profiled
+  // Every kind either run measured, in the profile's order.
+  QCOMPARE(bars->kinds(), (QStringList{"matmul", "attention", "norm", "optimizer", "other"}));
+  QCOMPARE(bars->time(0, 0), 64.0);
+  QCOMPARE(bars->floor(0, 0), 58.6);
+  QCOMPARE(bars->time(1, 0), 1388.9);
+  QVERIFY(std::isnan(bars->time(1, 1)));  // the CPU run measured no attention here
+  QCOMPARE(bars->floor(0, 4), -1.0);      // "other": no floor
+  const QString norm = bars->toolTip(0, 2);
+  QVERIFY2(norm.contains("norm, #") && norm.contains("21.00 ms per step"), qPrintable(norm));
+  QVERIFY2(norm.contains("floor 5.95 ms") && norm.contains("the memory bandwidth"), qPrintable(norm));
+  QVERIFY2(norm.contains("28.3% of the limit reached"), qPrintable(norm));
+  QVERIFY2(norm.contains("switches that act on it: opt.layers=fused"), qPrintable(norm));
+  QVERIFY2(bars->toolTip(0, 4).contains("no floor: its work is not counted"), qPrintable(bars->toolTip(0, 4)));
+  QVERIFY2(bars->toolTip(0, 0).contains("the matmul rate"), qPrintable(bars->toolTip(0, 0)));
+  // Compared again with one profiled run: its bars alone, the other run none.
+  QVERIFY(panel.compareRuns({base_, fast_}));
+  QCOMPARE(bars->profiledRuns(), 1);
+  QCOMPARE(bars->kinds(), (QStringList{"matmul", "norm", "optimizer"}));
 }
 
 // Three rungs at 10K, 25K and 20K tok/s: the waterfall's bars go 0→1, 1→2.5 (a gain of ×2.50 over the

@@ -79,6 +79,26 @@ std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::
   return rows;
 }
 
+std::string kind_switches(const std::string& kind) {
+  static const std::map<std::string, std::string> switches = {
+      {"matmul",
+       "opt.precision (tf32 and bf16 run on the tensor cores), model.vocab_pad_multiple (the head's GEMM shapes), "
+       "train.batch_size (fuller GEMMs)"},
+      {"attention", "opt.attention and opt.sdpa_backend (flash or cuDNN: the whole attention in one kernel)"},
+      {"head", "opt.layers=fused (the fused classifier: no logits tensor written and read back)"},
+      {"norm", "opt.layers=fused (our LayerNorm, with the residual add inside), opt.fused_glue (no casts around it)"},
+      {"activation", "opt.layers=fused (bias + GELU in one kernel), opt.fused_glue (no clone before it)"},
+      {"residual", "opt.layers=fused (the add inside the LayerNorm's kernel), opt.fused_glue"},
+      {"casts/copies",
+       "opt.fused_glue (no casts at autocast's borders), opt.precision=bf16-pure (no fp32 weights to cast)"},
+      {"optimizer", "opt.fused_adamw (one multi-tensor kernel for the whole update)"},
+      {"other", "opt.cuda_graphs (no launch overhead), opt.prefetch and opt.pin_memory (the host's waits)"},
+      {"unattributed", "none: work the profiler could not link to what launched it"},
+  };
+  const auto it = switches.find(kind);
+  return it == switches.end() ? "" : it->second;
+}
+
 namespace {
 std::string fixed(double v, const char* format) {
   char buf[64];

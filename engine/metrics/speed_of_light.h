@@ -56,6 +56,9 @@ struct Measured {
 std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::string, Measured>& measured,
                                       double matmul_flops, const MemoryBandwidth& bandwidth);
 
+// The switches that act on a kind of work, in a line for a tooltip: what to try when the kind is far from its floor.
+std::string kind_switches(const std::string& kind);
+
 // The table: kind, ms/step, work, achieved rate, floor, gap, % of limit; then the step's floor (the sum of the
 // floors) against its time, and the limits used.
 std::string speed_of_light_table(const std::vector<KindFloor>& rows, double matmul_flops,

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "ui/plots/phase_bars.h"
+#include "ui/plots/speed_of_light_bars.h"
 #include "ui/plots/qcp.h"
 #include "ui/plots/speedup_waterfall.h"
 #include "ui/history/config_diff.h"
@@ -118,6 +119,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts->setObjectName(QStringLiteral("compareCharts"));
   charts->addTab(phaseBars_, tr("Step profile"));
   charts->addTab(waterfall_, tr("Speed-up waterfall"));
+  speedOfLight_ = new SpeedOfLightBars(this);
+  charts->addTab(speedOfLight_, tr("Speed of light"));
   // The waterfall measures tok/s or, for runs with a train.target_val_loss, the time to reach it (issue 27).
   waterfallBy_ = new QComboBox(this);
   waterfallBy_->setObjectName(QStringLiteral("waterfallBy"));
@@ -156,7 +159,9 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   std::vector<tokamak::ScoreInput> inputs;
   std::vector<std::vector<tokamak::SampleRow>> samples;
   std::vector<tokamak::GroupInput> members;
+  std::vector<tokamak::SpeedOfLightRecord> speedOfLight;
   for (qint64 id : ids) {
+    speedOfLight.push_back(store.speed_of_light(id));
     inputs.push_back(tokamak::score_input(store, id));
     members.push_back(tokamak::group_input(store.run(id)));
     metrics.push_back(store.metrics(id));
@@ -167,6 +172,7 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   metrics_ = std::move(metrics);
   inputs_ = std::move(inputs);
   members_ = std::move(members);
+  speedOfLightRecords_ = std::move(speedOfLight);
   grouping_ = tokamak::group_runs(members_, group_);
   if (!sameRuns) {
     baseline_ = 0;
@@ -204,6 +210,8 @@ void CompareView::clear() {
   scoreTable_->clear();
   scoreTable_->setRowCount(0);
   phaseBars_->setRuns({});
+  speedOfLightRecords_.clear();
+  speedOfLight_->setRuns({});
   waterfall_->setRungs({});
   samples_->setRuns({}, {});
   summary_->setRuns({}, {});
@@ -223,6 +231,10 @@ void CompareView::rebuildScoreboard() {
     tokamak::add_group_rows(board_, grouping_);
   showScoreboard(scoreTable_, board_);
   phaseBars_->setRuns(profileBars(board_));
+  std::vector<SpeedOfLightBars::Run> light;
+  for (size_t i = 0; i < speedOfLightRecords_.size() && i < inputs_.size(); ++i)
+    light.push_back({QString::fromStdString(inputs_[i].label), colorOf(int(i)), speedOfLightRecords_[i]});
+  speedOfLight_->setRuns(light);
   const bool byTarget = waterfallBy_->currentIndex() == 1;
   waterfall_->setMeasure(byTarget ? tr("time to target") : tr("tok/s"));
   waterfall_->setRungs(waterfallRungs(board_, byTarget));

@@ -30,6 +30,7 @@ namespace tokamak::ui {
 
 class SummaryTable;
 class PhaseBars;
+class SpeedOfLightBars;
 class SampleCompare;
 class SpeedupWaterfall;
 
@@ -72,6 +73,7 @@ class CompareView : public QWidget {
   QTableWidget* scoreTable() const { return scoreTable_; }
   QTableWidget* diffTable() const { return diffTable_; }
   PhaseBars* phaseBars() const { return phaseBars_; }
+  SpeedOfLightBars* speedOfLight() const { return speedOfLight_; }
   SpeedupWaterfall* waterfall() const { return waterfall_; }
   QComboBox* waterfallBy() const { return waterfallBy_; }
   QComboBox* groupBox() const { return groupBox_; }
@@ -114,6 +116,8 @@ class CompareView : public QWidget {
   QTableWidget* scoreTable_ = nullptr;
   QTableWidget* diffTable_ = nullptr;
   PhaseBars* phaseBars_ = nullptr;
+  SpeedOfLightBars* speedOfLight_ = nullptr;
+  std::vector<tokamak::SpeedOfLightRecord> speedOfLightRecords_;  // [run]: what bench --kernels stored
   SpeedupWaterfall* waterfall_ = nullptr;
   QComboBox* waterfallBy_ = nullptr;  // the waterfall's measure: tok/s or time to target
   SampleCompare* samples_ = nullptr;
