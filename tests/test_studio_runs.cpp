@@ -1043,6 +1043,16 @@ void TestStudioRuns::screenshot() {
     QVERIFY(split && split->orientation() == Qt::Vertical);
     split->setSizes({330, 330});
   }
+  // TOKAMAK_SCREENSHOT_WATERFALL=light shows the Speed of light tab instead (runs of `bench --kernels`).
+  if (qEnvironmentVariable("TOKAMAK_SCREENSHOT_WATERFALL") == QLatin1String("light")) {
+    auto* charts = panel.compareView()->findChild<QTabWidget*>(QStringLiteral("compareCharts"));
+    QVERIFY(charts);
+    QVERIFY(panel.compareView()->speedOfLight()->profiledRuns() > 0);
+    charts->setCurrentWidget(panel.compareView()->speedOfLight());
+    auto* split = qobject_cast<QSplitter*>(charts->parentWidget()->parentWidget());
+    QVERIFY(split && split->orientation() == Qt::Vertical);
+    split->setSizes({300, 360});
+  }
   panel.tableView()->resizeColumnsToContents();
   if (group != QLatin1String("none")) panel.compareView()->scoreTable()->scrollToBottom();  // group rows come last
   QTest::qWait(300);
