@@ -89,7 +89,8 @@ void SpeedOfLightBars::setRuns(const std::vector<Run>& runs) {
   }
   xAxis->setRange(0.4, kinds_.size() + 0.6);
   yAxis->setRange(0, top > 0 ? top * 1.12 : 1);
-  // Without a profiled run the plot says how to get one, in place of empty axes.
+  // Without a profiled run the plot says how to get one, in place of empty axes. An element taken out of the layout
+  // is still drawn where it last was: it is hidden too.
   const bool empty = n == 0;
   if (empty && !plotLayout()->hasElement(2, 0)) {
     plotLayout()->insertRow(2);
@@ -98,6 +99,7 @@ void SpeedOfLightBars::setRuns(const std::vector<Run>& runs) {
     plotLayout()->take(note_);
     plotLayout()->simplify();
   }
+  note_->setVisible(empty);
   legend->setVisible(n > 0);
   replot();
 }
