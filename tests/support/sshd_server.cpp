@@ -119,4 +119,10 @@ SshOptions SshdServer::client() const {
   return o;
 }
 
+QStringList SshdServer::cli_args() const {
+  const SshOptions o = client();
+  return {"--host",        QString::fromStdString(target().spec()), "--identity",   QString::fromStdString(o.identity),
+          "--known-hosts", QString::fromStdString(o.known_hosts),   "--ssh-config", "/dev/null"};
+}
+
 }  // namespace tokamak::test

@@ -34,6 +34,9 @@ class SshdServer {
   // (empty at first: the first connection learns the host key) and a folder for the shared connection.
   SshTarget target() const;
   SshOptions client() const;
+  // client() as the CLI's options (`--host SPEC --identity … --known-hosts … --ssh-config /dev/null`), for a
+  // test that runs `tokamak remote …`, `datasets get --host` or `slurm … --host` against this server.
+  QStringList cli_args() const;
   QString path(const QString& name) const { return dir_.filePath(name); }
   // Writes an ssh config (path("ssh_config")) whose `Host ALIAS` reaches this server as client() does, then
   // MORE as it is; returns its path (for TOKAMAK_SSH_CONFIG: the studio's host list and `tokamak remote`).

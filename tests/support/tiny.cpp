@@ -6,6 +6,8 @@
 #include "engine/model/hf.h"
 #include "tests/support/tiny.h"
 
+#include "tests/support/cli_runner.h"
+
 namespace tokamak::test {
 ModelConfig tiny_model(int64_t vocab_size) {
   ModelConfig m;
@@ -19,11 +21,27 @@ std::vector<std::string> tiny_run_overrides(const std::vector<std::string>& more
   return all;
 }
 
-QStringList tiny_run_args(const std::vector<std::string>& more) {
-  QStringList args;
-  for (const std::string& kv : tiny_run_overrides(more)) args << "--set" << QString::fromStdString(kv);
-  return args;
+QStringList tiny_run_args(const std::vector<std::string>& more) { return set_args(tiny_run_overrides(more)); }
+
+std::vector<std::string> quiet_run_overrides(const std::string& data, int steps, const std::vector<std::string>& more) {
+  std::vector<std::string> sets;
+  if (!data.empty()) sets.push_back("data.path=" + data);
+  for (const char* kv :
+       {"train.batch_size=2", "train.log_every=1", "train.sample_every=-1", "train.eval_every=0", "threads=1"})
+    sets.emplace_back(kv);
+  sets.push_back("train.steps=" + std::to_string(steps));
+  sets.insert(sets.end(), more.begin(), more.end());
+  return tiny_run_overrides(sets);
 }
+
+std::vector<std::string> two_block_run_overrides(const std::string& data, const std::vector<std::string>& more) {
+  std::vector<std::string> sets = {"data.path=" + data,    "model.n_layer=2",    "train.batch_size=4",
+                                   "train.log_every=1",    "train.eval_every=0", "train.sample_every=-1",
+                                   "train.warmup_steps=2", "threads=1"};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return tiny_run_overrides(sets);
+}
+
 std::string save_tiny_checkpoint(const std::string& dir, int64_t step, const std::string& run_uid, uint64_t seed) {
   Config c;
   apply_overrides(c, tiny_run_overrides());

@@ -18,6 +18,14 @@ ModelConfig tiny_model(int64_t vocab_size = 64);
 // after the shape, so a suite can change one dimension (a later assignment of a key wins).
 std::vector<std::string> tiny_run_overrides(const std::vector<std::string>& more = {});
 QStringList tiny_run_args(const std::vector<std::string>& more = {});
+// The short, quiet tiny run the CLI, queue and host suites start: on DATA (none: the default corpus), batch 2,
+// a step reported every step, no samples and no evals, one thread, STEPS steps; `more` after.
+std::vector<std::string> quiet_run_overrides(const std::string& data, int steps,
+                                             const std::vector<std::string>& more = {});
+// The in-process training suites' run: the tiny run with two blocks (per-block switches, activation
+// checkpointing among them, need a block boundary to act on) on DATA, batch 4, every step reported, no evals and
+// no samples, 2 warm-up steps, one thread; `more` after.
+std::vector<std::string> two_block_run_overrides(const std::string& data, const std::vector<std::string>& more = {});
 
 // A checkpoint of a freshly initialised (seeded) tiny-run model at DIR/step_N (no optimizer state): for
 // suites that need a real file to sample from, export or list. Returns its path.
