@@ -1,6 +1,6 @@
 // Checkpoints: safetensors only (a TorchScript archive is refused and none of its code runs), each kind of
 // damage named in one line, save → load → the same next losses, checkpoints from a GPU load on the CPU,
-// durable writes and the header parser's bounds.
+// durable writes. The header parser's bounds, on bytes alone, are test_safetensors_header's (a unit suite).
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
@@ -21,6 +21,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
@@ -350,13 +351,10 @@ class TestCheckpoint : public QObject {
                                      "train.eval_every=0", "train.sample_every=-1", "threads=1", "train.steps=6",
                                      "train.checkpoint_every=0", "train.checkpoint_minutes=0.000001",
                                      "train.checkpoint_keep=2", "train.checkpoint_dir=" + dir}));
-    struct Count : EventSink {
-      std::vector<int64_t> steps;
-      void on_checkpoint(const CheckpointEvent& e) override { steps.push_back(e.step); }
-    } sink;
+    test::RecordingSink sink;
     QCOMPARE(QString::fromStdString(train(c, sink).status), QString("finished"));
     // A checkpoint after every step (the interval is far shorter than a step), the newest two kept.
-    QCOMPARE(sink.steps, (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
+    QCOMPARE(sink.checkpoint_steps(), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));
     QCOMPARE(list_checkpoints(dir), (std::vector<std::string>{checkpoint_path(dir, 5), checkpoint_path(dir, 6)}));
   }
 
@@ -373,18 +371,14 @@ class TestCheckpoint : public QObject {
     apply_overrides(c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2",
                                                  "train.eval_every=0", "train.sample_every=-1", "threads=1",
                                                  "train.steps=2", "train.checkpoint_dir=" + dir}));
-    struct Sink : EventSink {
-      std::string uid;
-      std::vector<std::string> checkpoints;
-      void on_start(const RunStart& e) override { uid = e.run_uid; }
-      void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e.path); }
-    } first, second, again, other;
+    test::RecordingSink first, second, again, other;
     QCOMPARE(QString::fromStdString(train(c, first).status), QString("finished"));
     const std::string file = checkpoint_path(dir, 2), bytes = read_file(file);
-    QCOMPARE(read_checkpoint_info(file).run_uid, first.uid);
+    QCOMPARE(read_checkpoint_info(file).run_uid, first.start.run_uid);
 
     const QString refused = error_of([&] { train(c, second); });
-    QVERIFY2(refused.contains(QString::fromStdString("'" + dir + "' holds checkpoints of another run (" + first.uid)) &&
+    QVERIFY2(refused.contains(
+                 QString::fromStdString("'" + dir + "' holds checkpoints of another run (" + first.start.run_uid)) &&
                  refused.contains("hint:") && !refused.contains('\n'),
              qPrintable(refused));
     QVERIFY(second.checkpoints.empty());
@@ -392,61 +386,24 @@ class TestCheckpoint : public QObject {
 
     // A run that came into the folder after that look still cannot write over the file.
     const QString over = error_of([&] { test::save_tiny_checkpoint(dir, 2, "0123456789abcdef"); });
-    QVERIFY2(over.contains(QString::fromStdString("is run " + first.uid + "'s")), qPrintable(over));
+    QVERIFY2(over.contains(QString::fromStdString("is run " + first.start.run_uid + "'s")), qPrintable(over));
     QVERIFY(read_file(file) == bytes);
 
     // The run itself resumes in its folder (the CLI names it by the checkpoint)…
     Config resumed = c;
     resumed.train.resume = file;
     TrainControl own;
-    own.run_uid = first.uid;
+    own.run_uid = first.start.run_uid;
     QCOMPARE(QString::fromStdString(train(resumed, again, &own).status), QString("finished"));
-    QCOMPARE(again.uid, first.uid);
+    QCOMPARE(again.start.run_uid, first.start.run_uid);
     // …but a run named otherwise (a queue's trial, a Slurm task) is not continued from it.
     TrainControl named;
     named.run_uid = "0123456789abcdef";
     const QString taken = error_of([&] { train(resumed, other, &named); });
-    QVERIFY2(taken.contains(QString::fromStdString("belongs to run " + first.uid + ", not to run 0123456789abcdef")),
+    QVERIFY2(taken.contains(
+                 QString::fromStdString("belongs to run " + first.start.run_uid + ", not to run 0123456789abcdef")),
              qPrintable(taken));
-    QVERIFY(other.uid.empty() && other.checkpoints.empty());
-  }
-
-  void headerParserChecksBoundsFirst_data() {
-    QTest::addColumn<QByteArray>("file");
-    QTest::addColumn<QString>("expected");
-    auto with_header = [](const std::string& json, size_t data_bytes) {
-      std::string f(8, '\0');
-      for (int i = 0; i < 8; ++i) f[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
-      return QByteArray::fromStdString(f + json + std::string(data_bytes, '\0'));
-    };
-    QTest::newRow("huge length") << QByteArray("\xff\xff\xff\xff\xff\xff\xff\x7f{}", 10) << "implausible";
-    QTest::newRow("length past end") << with_header("{}", 0).left(9) << "runs past the end";
-    QTest::newRow("not json") << with_header("{\"a\":", 0) << "not valid JSON";
-    QTest::newRow("unknown dtype") << with_header(R"({"a":{"dtype":"F7","shape":[1],"data_offsets":[0,1]}})", 1)
-                                   << "unknown dtype 'F7'";
-    QTest::newRow("negative shape") << with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4)
-                                    << "shape that is not sizes";
-    QTest::newRow("overflowing shape")
-        << with_header(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4)
-        << "too large";
-    QTest::newRow("bytes do not fit shape")
-        << with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 8)
-        << "has 4 bytes but its shape needs 8";
-    QTest::newRow("past the data") << with_header(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4)
-                                   << "outside the file";
-    QTest::newRow("overlap")
-        << with_header(
-               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-               8)
-        << "overlap";
-    QTest::newRow("metadata not strings") << with_header(R"({"__metadata__":{"k":1}})", 0) << "not a string";
-  }
-  void headerParserChecksBoundsFirst() {
-    QFETCH(QByteArray, file);
-    QFETCH(QString, expected);
-    const QString e = error_of([&] { parse_safetensors_header(file.constData(), static_cast<size_t>(file.size())); });
-    QVERIFY2(e.contains(expected), qPrintable(e));
-    QVERIFY(!e.contains('\n'));
+    QVERIFY(other.start.run_uid.empty() && other.checkpoints.empty());
   }
 
   void writtenFileIsPlainSafetensors() {

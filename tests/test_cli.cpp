@@ -4,7 +4,6 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -17,24 +16,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  QByteArray out, err;
-};
-
-Result runTokamak(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
-  p.waitForFinished(300000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          p.readAllStandardError()};
-}
+using tokamak::test::CliResult;
+using tokamak::test::run_tokamak;
+using tokamak::test::tokamak_bin;
 
 // A ladder of two rungs ("one", and "two" at batch 2) in the scratch folder; "" when it cannot be written.
 QString two_rung_ladder(tokamak::test::ScratchEnv& scratch) {
@@ -51,9 +41,7 @@ class TestCli : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void initTestCase() {
-    QVERIFY2(QFile::exists(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
-  }
+  void initTestCase() { QVERIFY2(QFile::exists(tokamak_bin()), "run through ctest (TOKAMAK_TOKAMAK_BIN)"); }
 
   void badInputsGiveOneLineErrors_data() {
     QTest::addColumn<QStringList>("args");
@@ -79,7 +67,7 @@ class TestCli : public QObject {
   void badInputsGiveOneLineErrors() {
     QFETCH(QStringList, args);
     QFETCH(QString, expected);
-    Result r = runTokamak(args);
+    CliResult r = run_tokamak(args);
     QCOMPARE(r.code, 1);
     // The reason is the last line (a run that got as far as its config table printed that first).
     QString err = QString::fromUtf8(r.err).trimmed().split('\n').last();
@@ -97,7 +85,7 @@ class TestCli : public QObject {
     const QString name = QString(99, 'a') + QString::fromUtf8("ßüñ");  // byte 100 is the middle of 'ß'
     const QStringList run = tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(60000), "train.steps=1",
                                                           "train.eval_every=0", "train.sample_every=-1", "threads=1"});
-    Result r = runTokamak(QStringList{"train", "--json", "--no-store", "--name", name} + run);
+    CliResult r = run_tokamak(QStringList{"train", "--json", "--no-store", "--name", name} + run);
     QVERIFY2(r.code == 0, r.err.constData());
     std::string checkpoint;
     for (const QByteArray& line : r.out.split('\n')) {
@@ -112,13 +100,12 @@ class TestCli : public QObject {
 
     const QString data = QString::fromStdString(scratch.path("data"));
     const QStringList before = QDir(data + "/tokamak/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-    QProcess p;  // through bash: a QString argument cannot carry a byte that is not UTF-8
-    p.start("bash", QStringList{"-c", "exec \"$0\" train --no-store --name \"$(printf 'lr\\377')\" \"$@\"",
-                                qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")} +
-                        run);
-    QVERIFY(p.waitForFinished(300000));
-    QCOMPARE(p.exitCode(), 1);
-    const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+    // Through bash: a QString argument cannot carry a byte that is not UTF-8.
+    const CliResult bad = tokamak::test::run_program(
+        "bash",
+        QStringList{"-c", "exec \"$0\" train --no-store --name \"$(printf 'lr\\377')\" \"$@\"", tokamak_bin()} + run);
+    QCOMPARE(bad.code, 1);
+    const QString err = bad.err_text().trimmed();
     QVERIFY2(err.startsWith("tokamak: ") && !err.contains('\n'), qPrintable(err));
     QVERIFY2(err.contains("name is not valid UTF-8 (byte 3 is 0xFF)") && err.contains("hint:"), qPrintable(err));
     QCOMPARE(QDir(data + "/tokamak/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
@@ -126,31 +113,31 @@ class TestCli : public QObject {
 
   // An unknown command is named with the commands there are, at the top and inside `runs`.
   void unknownCommandIsNamed() {
-    Result r = runTokamak({"frobnicate"});
+    CliResult r = run_tokamak({"frobnicate"});
     QVERIFY(r.code != 0);
     QString err = QString::fromUtf8(r.err).trimmed();
     QVERIFY2(err.startsWith("tokamak: 'frobnicate' is not a command of tokamak"), qPrintable(err));
     QVERIFY2(err.contains("train") && err.contains("runs") && !err.contains('\n'), qPrintable(err));
-    r = runTokamak({"runs", "frob"});
+    r = run_tokamak({"runs", "frob"});
     err = QString::fromUtf8(r.err).trimmed();
     QVERIFY(r.code != 0);
     QVERIFY2(err.contains("'frob' is not a command of tokamak runs") && err.contains("compare"), qPrintable(err));
-    r = runTokamak({"runs"});  // no command at all: CLI11's own message stays
+    r = run_tokamak({"runs"});  // no command at all: CLI11's own message stays
     QVERIFY(r.code != 0);
     QVERIFY2(!QString::fromUtf8(r.err).contains("is not a command"), r.err.constData());
   }
 
   void tokenizeRoundTrips() {
-    Result enc = runTokamak({"tokenize", "--encode", "Hello world"});
+    CliResult enc = run_tokamak({"tokenize", "--encode", "Hello world"});
     QCOMPARE(enc.code, 0);
     QCOMPARE(QString::fromUtf8(enc.out).trimmed(), QString("15496 995"));
-    Result dec = runTokamak({"tokenize", "--decode", "15496 995"});
+    CliResult dec = run_tokamak({"tokenize", "--decode", "15496 995"});
     QCOMPARE(dec.code, 0);
     QCOMPARE(QString::fromUtf8(dec.out).trimmed(), QString("Hello world"));
   }
 
   void defaultsAreAConfigFile() {
-    Result r = runTokamak({"config", "--defaults"});
+    CliResult r = run_tokamak({"config", "--defaults"});
     QCOMPARE(r.code, 0);
     QJsonParseError error{};
     auto doc = QJsonDocument::fromJson(r.out, &error);
@@ -167,12 +154,12 @@ class TestCli : public QObject {
     QVERIFY(!ladder.isEmpty());
     const QStringList sizes = tokamak::test::tiny_run_args(
         {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
-    const Result bench = runTokamak(QStringList{"bench", "--ladder", ladder, "--steps", "1", "--warmup", "1", "--db",
-                                                QString::fromStdString(scratch.path("runs.db"))} +
-                                    sizes);
+    const CliResult bench = run_tokamak(QStringList{"bench", "--ladder", ladder, "--steps", "1", "--warmup", "1",
+                                                    "--db", QString::fromStdString(scratch.path("runs.db"))} +
+                                        sizes);
     QVERIFY2(bench.code == 0, bench.err.constData());
     QVERIFY2(bench.out.contains("two") && !bench.out.contains("failed"), bench.out.constData());
-    const Result find = runTokamak(QStringList{"find-batch", "--max", "2"} + sizes);
+    const CliResult find = run_tokamak(QStringList{"find-batch", "--max", "2"} + sizes);
     QVERIFY2(find.code == 0, find.err.constData());
     QVERIFY2(find.out.contains("largest batch that trains: 2"), find.out.constData());
     QDirIterator it(QFileInfo(ladder).path(), {"*.safetensors"}, QDir::Files, QDirIterator::Subdirectories);
@@ -195,17 +182,17 @@ class TestCli : public QObject {
     const QStringList sizes = tokamak::test::tiny_run_args(
         {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
     const QStringList bench = {"bench", "--ladder", ladder, "--steps", "1", "--warmup", "0", "--db", db};
-    const Result r = runTokamak(bench + QStringList{"--rungs", "1,3"} + sizes);
+    const CliResult r = run_tokamak(bench + QStringList{"--rungs", "1,3"} + sizes);
     QVERIFY2(r.code == 0, r.err.constData());
     const QStringList rows = QString::fromUtf8(r.out).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(rows.size(), 3);  // the header and two rungs
     QVERIFY2(rows[1].simplified().startsWith("1 one") && rows[2].simplified().startsWith("3 three"), r.out.constData());
-    const Result show = runTokamak({"runs", "show", "2", "--db", db});
+    const CliResult show = run_tokamak({"runs", "show", "2", "--db", db});
     QVERIFY2(show.code == 0 && show.out.contains("t/three"), show.out.constData());
     QVERIFY(show.out.contains(R"("weight_decay": 0.05)"));  // rung two's key, in rung three's config
     QVERIFY(show.out.contains(R"("lr": 0.003)"));
     for (const QString& wrong : {"4", "0", "2-1", "x", "1,,3"}) {
-      const Result e = runTokamak(bench + QStringList{"--rungs", wrong} + sizes);
+      const CliResult e = run_tokamak(bench + QStringList{"--rungs", wrong} + sizes);
       QVERIFY2(e.code != 0 && e.err.contains("--rungs " + wrong.toUtf8() + ":") && e.err.trimmed().count('\n') == 0,
                e.err.constData());
     }
@@ -232,7 +219,7 @@ class TestCli : public QObject {
     QVERIFY(scratch.ok());
     const QString ladder = two_rung_ladder(scratch);
     QVERIFY(!ladder.isEmpty());
-    const Result bench = runTokamak(
+    const CliResult bench = run_tokamak(
         QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
         tokamak::test::tiny_run_args(
             {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=16", "threads=1", "train.eval_every=0"}));
@@ -319,15 +306,15 @@ class TestCli : public QObject {
     // The fused classifier's row kernel is no ATen operator: it is named in the table all the same. Stored, the
     // rung keeps its kinds against their floors, which `runs compare` shows.
     const QString db = QString::fromStdString(scratch.path("kernels.db"));
-    const Result fused =
-        runTokamak(QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1",
-                               "--kernels", "100", "--db", db} +
-                   tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1",
-                                                 "threads=1", "train.eval_every=0", "opt.layers=fused"}));
+    const CliResult fused =
+        run_tokamak(QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1",
+                                "--kernels", "100", "--db", db} +
+                    tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1",
+                                                  "threads=1", "train.eval_every=0", "opt.layers=fused"}));
     QVERIFY2(fused.code == 0, fused.err.constData());
     QVERIFY2(QRegularExpression("\\ntokamak::classifier_rows +1\\.0 ").match(QString::fromUtf8(fused.out)).hasMatch(),
              fused.out.constData());
-    const Result compared = runTokamak({"runs", "compare", "1", "--db", db});
+    const CliResult compared = run_tokamak({"runs", "compare", "1", "--db", db});
     QVERIFY2(compared.code == 0, compared.err.constData());
     const QString text = QString::fromUtf8(compared.out);
     QVERIFY2(text.contains("speed of light (bench --kernels):"), compared.out.constData());
@@ -349,7 +336,7 @@ class TestCli : public QObject {
                                       "train.sample_tokens=4", "train.eval_batches=1", "threads=1"});
     QString checkpoint;
     for (bool cold : {true, false}) {
-      Result r = runTokamak(args);
+      CliResult r = run_tokamak(args);
       QVERIFY2(r.code == 0, r.err.constData());
       QStringList kinds;
       QList<QJsonObject> before_start;
@@ -386,10 +373,10 @@ class TestCli : public QObject {
       QVERIFY(kinds.contains("eval") && kinds.contains("sample"));
       QCOMPARE(kinds.last(), QString("end"));
     }
-    Result g = runTokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
+    CliResult g = run_tokamak({"generate", "--checkpoint", checkpoint, "--prompt", "Hacker", "--tokens", "5"});
     QVERIFY2(g.code == 0, g.err.constData());
     QVERIFY(g.out.startsWith("Hacker"));
-    Result list = runTokamak({"runs", "list", "--db", db});
+    CliResult list = run_tokamak({"runs", "list", "--db", db});
     QCOMPARE(list.code, 0);
     QCOMPARE(list.out.count("finished"), 2);
   }
@@ -397,9 +384,8 @@ class TestCli : public QObject {
   // The allocator settings compiled into the training process (app/tokamak/malloc_conf.cpp) reach jemalloc:
   // `tokamak train` execs tokamak-engine, and jemalloc prints its options at exit when asked to.
   void trainingProcessKeepsFreedMemory() {
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.insert("MALLOC_CONF", "stats_print:true");  // adds to the compiled-in settings, changes none of them
-    Result r = runTokamak({"train", "--help"}, env);
+    // MALLOC_CONF adds to the compiled-in settings, changes none of them.
+    CliResult r = run_tokamak({"train", "--help"}, tokamak::test::environment_with({"MALLOC_CONF=stats_print:true"}));
     QCOMPARE(r.code, 0);
     const QByteArray all = r.out + r.err;
     QVERIFY2(all.contains("opt.oversize_threshold: 0"), all.right(2000).constData());
@@ -418,7 +404,7 @@ class TestCli : public QObject {
     exported.write(R"({"tokamak_export":1,"runs":[{"uid":"0123456789abcdef","name":"kept-on-a-read-only-disk",
       "status":"finished","created":1700000000,"metrics":[{"step":1,"tokens":64,"train_loss":10.5}]}]})");
     exported.close();
-    Result imported = runTokamak({"runs", "import", exported.fileName(), "--db", db});
+    CliResult imported = run_tokamak({"runs", "import", exported.fileName(), "--db", db});
     QVERIFY2(imported.code == 0, imported.err.constData());
     // chmod a-w on the file and its folder; the folders above stay readable for the unprivileged user below.
     QVERIFY(QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
@@ -426,20 +412,17 @@ class TestCli : public QObject {
         QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther;
     QVERIFY(QFile::setPermissions(folder, rx) && QFile::setPermissions(dir.path(), rx | QFile::WriteOwner));
     // root writes whatever the mode bits say: run as nobody then, or the test would prove nothing.
-    const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+    const QString bin = tokamak_bin();
     const bool root = ::geteuid() == 0;
     auto runAs = [&](const QStringList& args) {
-      QProcess p;
-      if (root) p.start("setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin} + args);
-      else p.start(bin, args);
-      p.waitForFinished(60000);
-      return Result{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-                    p.readAllStandardError()};
+      if (!root) return run_tokamak(args, {}, 60000);
+      return tokamak::test::run_program(
+          "setpriv", QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", "--", bin} + args, {}, 60000);
     };
-    Result list = runAs({"runs", "list", "--db", db});
+    CliResult list = runAs({"runs", "list", "--db", db});
     QVERIFY2(list.code == 0, list.err.constData());
     QVERIFY2(list.out.contains("kept-on-a-read-only-disk"), list.out.constData());
-    Result del = runAs({"runs", "delete", "1", "--db", db});
+    CliResult del = runAs({"runs", "delete", "1", "--db", db});
     QCOMPARE(del.code, 1);
     QVERIFY2(del.err.contains("cannot be written") && del.err.contains("hint:"), del.err.constData());
     QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList{"runs.db"});  // no -wal or -shm left behind

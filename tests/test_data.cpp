@@ -8,6 +8,7 @@
 #include "engine/core/data/tokenizer.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -46,21 +47,16 @@ std::vector<int32_t> encode(const std::string& text) { return Tokenizer::gpt2().
 
 class TestData : public QObject {
   Q_OBJECT
-  QTemporaryDir cache_;  // TOKAMAK_CACHE for this run
-  QTemporaryDir dir_;    // inputs
+  test::ScratchEnv cache_;  // TOKAMAK_CACHE for this run, its assets the set-up's
+  QTemporaryDir dir_;       // inputs
 
   std::string path(const QString& name) const { return dir_.filePath(name).toStdString(); }
 
  private Q_SLOTS:
   void initTestCase() {
-    QVERIFY(cache_.isValid() && dir_.isValid());
-    std::string ranks = test::asset("gpt2.tiktoken"), jargon = test::asset("jargon.txt");
     // The set-up always fetches the assets (CI included): without them this is a failure, not a skip.
-    QVERIFY2(!ranks.empty() && !jargon.empty(), "assets missing: run scripts/setup.sh");
-    QVERIFY(QDir().mkpath(cache_.filePath("assets")));
-    QVERIFY(QFile::link(QString::fromStdString(ranks), cache_.filePath("assets/gpt2.tiktoken")));
-    QVERIFY(QFile::link(QString::fromStdString(jargon), cache_.filePath("assets/jargon.txt")));
-    qputenv("TOKAMAK_CACHE", cache_.path().toUtf8());
+    QVERIFY2(cache_.ok() && !test::asset("jargon.txt").empty(), "assets missing: run scripts/setup.sh");
+    QVERIFY(dir_.isValid());
   }
 
   void shardRoundTrip_data() {
@@ -155,7 +151,8 @@ class TestData : public QObject {
     QCOMPARE(last_total, uint64_t(text.size()));
     QCOMPARE(last_done, last_total);
     QCOMPARE(first.train_shards.size(), size_t(1));
-    QVERIFY(QString::fromStdString(first.train_shards[0]).startsWith(cache_.filePath("datasets/fox-")));
+    QVERIFY(QString::fromStdString(first.train_shards[0])
+                .startsWith(QString::fromStdString(cache_.path("cache/datasets/fox-"))));
     QVERIFY(tokens_of(first.train_shards) == encode(text));
     QCOMPARE(first.train_tokens, uint64_t(encode(text).size()));
     QVERIFY(first.val_shards.empty());

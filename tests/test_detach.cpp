@@ -5,7 +5,6 @@
 // line; and a full disk under the journal ends the run cleanly with one line.
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QDir>
 #include <QDirIterator>
 #include <QtTest>
@@ -15,48 +14,24 @@
 
 #include "engine/core/run/run_folder.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
 namespace {
 
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
-struct Result {
-  int code = -1;
-  QByteArray out, err;
-};
-
-Result cli(const QStringList& args, int timeout_ms = 300000, const QProcessEnvironment& env = {}) {
-  QProcess p;
-  if (!env.isEmpty()) p.setProcessEnvironment(env);
-  p.start(bin(), args);
-  p.waitForFinished(timeout_ms);
-  if (p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished();
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          p.readAllStandardError()};
-}
-
 QStringList runArgs(const std::string& data, int steps, const std::vector<std::string>& more = {}) {
-  std::vector<std::string> sets = {"data.path=" + data,
-                                   "train.batch_size=2",
-                                   "train.log_every=1",
-                                   "train.sample_every=-1",
-                                   "train.eval_every=0",
-                                   "threads=1",
-                                   "train.steps=" + std::to_string(steps)};
-  sets.insert(sets.end(), more.begin(), more.end());
-  return QStringList{"train", "--no-store"} + test::tiny_run_args(sets);
+  return QStringList{"train", "--no-store"} + test::set_args(test::quiet_run_overrides(data, steps, more));
 }
 
 QJsonObject detached(const QStringList& args) {
-  Result r = cli(QStringList(args) << "--detach"
-                                   << "--json",
-                 60000);
+  const test::CliResult r = test::run_tokamak(QStringList(args) << "--detach"
+                                                                << "--json",
+                                              {}, 60000);
   if (r.code != 0) qWarning("detach failed: %s", r.err.constData());
   return QJsonDocument::fromJson(r.out).object();
 }
@@ -78,7 +53,7 @@ bool waitForEvent(const QJsonObject& run, const QString& kind, int timeout_ms = 
 }
 
 QString stateOf(const QString& uid) {
-  Result r = cli({"runs", "list", "--json"});
+  test::CliResult r = test::run_tokamak({"runs", "list", "--json"});
   for (const QByteArray& line : r.out.split('\n')) {
     QJsonObject o = QJsonDocument::fromJson(line).object();
     if (o["run_uid"].toString() == uid) return o["state"].toString();
@@ -121,7 +96,7 @@ class TestDetach : public QObject {
     // The detached run is not our child: its session is its own.
     QCOMPARE(getsid(run["pid"].toInt()), pid_t(run["pid"].toInt()));
 
-    Result follow = cli({"runs", "follow", uid});
+    test::CliResult follow = test::run_tokamak({"runs", "follow", uid});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QCOMPARE(follow.out, journal);  // byte for byte: the whole journal, each line once
@@ -133,7 +108,7 @@ class TestDetach : public QObject {
 
     // From a byte offset in the middle: exactly the rest.
     const int middle = journal.indexOf('\n', journal.size() / 2) + 1;
-    Result rest = cli({"runs", "follow", uid.left(6), "--from", QString::number(middle)});
+    test::CliResult rest = test::run_tokamak({"runs", "follow", uid.left(6), "--from", QString::number(middle)});
     QCOMPARE(rest.code, 0);
     QCOMPARE(rest.out, journal.mid(middle));
   }
@@ -144,29 +119,29 @@ class TestDetach : public QObject {
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 1000000));
     const QString uid = run["run_uid"].toString();
     QVERIFY(waitForEvent(run, "step"));
-    QCOMPARE(cli({"runs", "control", uid, "pause"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "pause"}).code, 0);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(uid), QString("paused"), test::kPatienceMs);
     QThread::msleep(500);  // the step in flight ends
     const QByteArray held = journalOf(run);
     QThread::msleep(700);
     QCOMPARE(journalOf(run).size(), held.size());  // paused: no more steps
-    QCOMPARE(cli({"runs", "control", uid, "resume"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).size() > held.size(), test::kPatienceMs);
     QCOMPARE(stateOf(uid), QString("running"));
-    QCOMPARE(cli({"runs", "control", uid, "sample"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "sample"}).code, 0);
     QVERIFY(waitForEvent(run, "sample", 60000));
-    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
-    Result follow = cli({"runs", "follow", uid});
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
+    test::CliResult follow = test::run_tokamak({"runs", "follow", uid});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QVERIFY(journal.contains("\"event\":\"checkpoint\""));  // stop = checkpoint, then end
     QVERIFY(journal.contains("\"status\":\"stopped\""));
     QCOMPARE(stateOf(uid), QString("stopped"));
     // An ended run takes no commands: one line that says so.
-    Result late = cli({"runs", "control", uid, "stop"});
+    test::CliResult late = test::run_tokamak({"runs", "control", uid, "stop"});
     QCOMPARE(late.code, 1);
     QVERIFY2(late.err.contains("is not running (it ended stopped)") && late.err.count('\n') == 1, late.err.constData());
-    Result bad = cli({"runs", "control", uid, "explode"});
+    test::CliResult bad = test::run_tokamak({"runs", "control", uid, "explode"});
     QVERIFY2(bad.code == 1 && bad.err.contains("use pause, resume, stop or sample"), bad.err.constData());
   }
 
@@ -180,9 +155,9 @@ class TestDetach : public QObject {
     const QString uid = run["run_uid"].toString();
     QVERIFY(!uid.isEmpty());
     const bool loading = !journalOf(run).contains("\"event\":\"step\"");
-    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
     // It ends at once, stopped — also when the stop finds it still tokenizing its data.
-    Result follow = cli({"runs", "follow", uid}, 4 * test::kPatienceMs);
+    test::CliResult follow = test::run_tokamak({"runs", "follow", uid}, {}, 4 * test::kPatienceMs);
     QVERIFY2(follow.code != -1, "the run did not stop: the stop was lost");
     QVERIFY2(follow.code == 0, follow.err.constData());
     QCOMPARE(stateOf(uid), QString("stopped"));
@@ -204,8 +179,8 @@ class TestDetach : public QObject {
     QJsonObject run = detached(runArgs(big, 1000));
     const QString uid = run["run_uid"].toString();
     QVERIFY(waitForEvent(run, "progress"));
-    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
-    Result follow = cli({"runs", "follow", uid}, 4 * test::kPatienceMs);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
+    test::CliResult follow = test::run_tokamak({"runs", "follow", uid}, {}, 4 * test::kPatienceMs);
     QVERIFY2(follow.code == 0, follow.err.constData());
     QCOMPARE(stateOf(uid), QString("stopped"));
     QVERIFY2(!journalOf(run).contains("\"event\":\"step\""), "it trained: the stop came after the tokenizing");
@@ -226,7 +201,7 @@ class TestDetach : public QObject {
     QVERIFY(waitForEvent(run, "step"));
     QCOMPARE(stateOf(uid), QString("running"));
     QCOMPARE(::kill(run["pid"].toInt(), SIGKILL), 0);
-    Result follow = cli({"runs", "follow", uid}, 30000);
+    test::CliResult follow = test::run_tokamak({"runs", "follow", uid}, {}, 30000);
     QCOMPARE(follow.code, 1);
     QVERIFY2(follow.err.contains("crashed (it ended without an end event)"), follow.err.constData());
     QCOMPARE(follow.err.count('\n'), 1);
@@ -242,11 +217,10 @@ class TestDetach : public QObject {
     const RunFolder f{run_folder_path("full", uid)};
     make_dirs(f.path);
     QVERIFY(QFile::link("/dev/full", QString::fromStdString(f.journal())));
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert("TOKAMAK_RUN_UID", QString::fromStdString(uid));
-    Result r = cli(runArgs(env.corpus_excerpt(20000), 1000000) << "--name"
-                                                               << "full",
-                   300000, e);
+    const test::CliResult r =
+        test::run_tokamak(runArgs(env.corpus_excerpt(20000), 1000000) << "--name"
+                                                                      << "full",
+                          test::environment_with({"TOKAMAK_RUN_UID=" + QString::fromStdString(uid)}));
     QCOMPARE(r.code, 1);
     QCOMPARE(r.err.count("the run journal cannot be written: the disk is full"), 1);
     QVERIFY2(r.err.contains("(writing " + QByteArray::fromStdString(f.journal()) + ")"), r.err.right(300).constData());
@@ -261,7 +235,7 @@ class TestDetach : public QObject {
     // The launcher owns the folder (pid, exit, control); rank 0 writes the journal; both name the same run.
     QJsonObject run = detached(runArgs(env.corpus_excerpt(20000), 12) << "--gpus"
                                                                       << "2");
-    Result follow = cli({"runs", "follow", run["run_uid"].toString()});
+    test::CliResult follow = test::run_tokamak({"runs", "follow", run["run_uid"].toString()});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QCOMPARE(journal.count("\"event\":\"start\""), 1);
@@ -274,15 +248,15 @@ class TestDetach : public QObject {
   void detachRefusesWhatCannotWork() {
     test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
-    Result r = cli(runArgs(env.corpus_excerpt(20000), 5) << "--detach"
-                                                         << "--control");
+    test::CliResult r = test::run_tokamak(runArgs(env.corpus_excerpt(20000), 5) << "--detach"
+                                                                                << "--control");
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("--detach and --control do not go together") && r.err.count('\n') == 1, r.err.constData());
     // A config problem is reported before detaching, by the command that was typed.
-    r = cli(QStringList{"train", "--detach", "--set", "train.steps=-3"});
+    r = test::run_tokamak(QStringList{"train", "--detach", "--set", "train.steps=-3"});
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("train.steps"), r.err.constData());
-    r = cli({"runs", "follow", "ffffffff"});
+    r = test::run_tokamak({"runs", "follow", "ffffffff"});
     QVERIFY2(r.code == 1 && r.err.contains("runs list --json"), r.err.constData());
   }
 };

@@ -2,8 +2,8 @@
 // W ranks with batch B train to the parameters of one process with batch W·B (with and without gradient
 // accumulation), a killed or hung rank ends the others with an error within dist.timeout_s, and Ctrl-C
 // stops every rank at the same step. ZeRO-1 (dist.zero=1) gives the same losses and weights, its checkpoint is
-// the ordinary file and resumes at world 1 and 3. Also: the launcher's environment and GPU choice, the
-// reducer's buckets and their timings relative to backward's end.
+// the ordinary file and resumes at world 1 and 3. Also: the launcher's environment, the reducer's buckets and
+// their timings relative to backward's end. Each rank's GPU choice, pure logic, is test_rank_device's (unit).
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
@@ -35,7 +35,9 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/safetensors.h"
 #include "tests/support/big_batch.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/dist_ranks.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -47,14 +49,6 @@ using tokamak::test::weights;
 namespace {
 
 std::vector<std::string> tiny_sets(const std::string& data) { return test::dist_tiny_sets(data); }
-
-QStringList set_args(const std::vector<std::string>& sets) {
-  QStringList args;
-  for (const auto& s : sets) args << "--set" << QString::fromStdString(s);
-  return args;
-}
-
-QString tokamak_bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
 
 std::map<std::string, at::Tensor> checkpoint_weights(const Config& c, const std::string& path) {
   GPT m(GPTOptions::from_config(c.model, c.opt));
@@ -90,7 +84,7 @@ double max_difference(const std::map<std::string, at::Tensor>& a, const std::map
 // Starts `tokamak train` with the arguments; the caller reads and waits.
 std::unique_ptr<QProcess> start_tokamak(const QStringList& args) {
   auto p = std::make_unique<QProcess>();
-  p->start(tokamak_bin(), QStringList{"train"} + args);
+  p->start(test::tokamak_bin(), QStringList{"train"} + args);
   return p;
 }
 
@@ -117,12 +111,6 @@ std::vector<pid_t> worker_pids(const QString& stderr_text) {
     for (const QString& s : m.captured(1).split(' ', Qt::SkipEmptyParts)) pids.push_back(s.toInt());
   return pids;
 }
-
-// Each step's loss of an in-process run.
-struct LossSink : EventSink {
-  std::vector<double> losses;
-  void on_step(const StepEvent& e) override { losses.push_back(e.metric("loss")); }
-};
 
 // Every tensor of a checkpoint by name (model, optimizer, rng), read through its header.
 std::map<std::string, at::Tensor> checkpoint_tensors(const std::string& path) {
@@ -159,7 +147,7 @@ class TestDist : public QObject {
     at::set_num_threads(1);
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY2(env_->ok(), "assets missing: run scripts/setup.sh");
-    QVERIFY2(!tokamak_bin().isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
+    QVERIFY2(!test::tokamak_bin().isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
     data_ = env_->corpus_excerpt(120000);
     prepare_dataset(data_);  // tokenized once into the scratch cache that every worker process shares
   }
@@ -205,21 +193,6 @@ class TestDist : public QObject {
     QVERIFY_THROWS_EXCEPTION(
         Error, from({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_STEP_NUM_NODES", "2"}}));
     QVERIFY_THROWS_EXCEPTION(Error, from({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
-  }
-
-  void ranksTakeTheirLocalGpu() {
-    // What the launcher's LOCAL_RANK decides (pure logic, so CI checks it without a GPU).
-    DistEnv e;
-    e.world_size = 4, e.local_world_size = 2, e.rank = 3, e.local_rank = 1;
-    QCOMPARE(rank_device(c10::Device("cuda"), e, 2).str(), std::string("cuda:1"));
-    QCOMPARE(rank_device(c10::Device("cuda:0"), e, 8).str(), std::string("cuda:1"));  // LOCAL_RANK wins
-    QCOMPARE(rank_device(c10::Device("cuda"), e, 1).str(), std::string("cuda:0"));    // srun --gpus-per-task=1
-    QCOMPARE(rank_device(c10::Device("cpu"), e, 2).str(), std::string("cpu"));
-    QVERIFY(!ranks_share_gpus(c10::Device("cuda"), e, 2));
-    QVERIFY(ranks_share_gpus(c10::Device("cuda"), e, 1));  // two ranks, one GPU: Gloo, not NCCL
-    QVERIFY(!ranks_share_gpus(c10::Device("cpu"), e, 0));
-    DistEnv one;
-    QCOMPARE(rank_device(c10::Device("cuda:3"), one, 8).str(), std::string("cuda:3"));  // not data parallel
   }
 
   void inProcessRanksEqualOneProcess_data() {
@@ -458,7 +431,8 @@ class TestDist : public QObject {
     sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum),
                              "train.checkpoint_dir=" + dir, "dist.bucket_mb=0.02",  // several buckets, tiny model
                              "dist.zero=" + std::to_string(zero), "opt.optimizer=" + optimizer.toStdString()});
-    auto p = start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + set_args(sets));
+    auto p =
+        start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + test::set_args(sets));
     QVERIFY(p->waitForFinished(120000));
     const QString err = QString::fromUtf8(p->readAllStandardError());
     QVERIFY2(p->exitStatus() == QProcess::NormalExit && p->exitCode() == 0, qPrintable(err));
@@ -515,7 +489,7 @@ class TestDist : public QObject {
       std::vector<std::string> sets = tiny_sets(data_);
       sets.insert(sets.end(), {"train.steps=6", "train.checkpoint_every=3", "dist.bucket_mb=0.02"});
       sets.insert(sets.end(), more.begin(), more.end());
-      auto p = start_tokamak(gpus + QStringList{"--no-store", "--json"} + set_args(sets));
+      auto p = start_tokamak(gpus + QStringList{"--no-store", "--json"} + test::set_args(sets));
       if (!p->waitForFinished(120000) || p->exitCode() != 0)
         return std::map<QString, std::vector<double>>{{"failed", {}}};
       auto steps = reported_steps(QString::fromUtf8(p->readAllStandardOutput()));
@@ -547,9 +521,9 @@ class TestDist : public QObject {
       apply_overrides(c, tiny_sets(data_));
       apply_overrides(c, {"train.steps=6", "train.checkpoint_every=3", "dist.zero=1", "train.resume=" + from,
                           "train.checkpoint_dir=" + dir});
-      LossSink sink;
+      test::RecordingSink sink;
       EndEvent end = train(c, sink);
-      return end.status == "finished" ? sink.losses : std::vector<double>{};
+      return end.status == "finished" ? sink.losses() : std::vector<double>{};
     };
     const auto from_sharded = resume_here(checkpoint_path(sharded, 3), env_->path("ckpt-zero-w1"));
     const auto from_plain = resume_here(checkpoint_path(plain, 3), env_->path("ckpt-plain-w1"));
@@ -578,7 +552,8 @@ class TestDist : public QObject {
     std::vector<std::string> sets = tiny_sets(data_);
     sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir, "dist.timeout_s=5",
                              "dist.zero=" + std::to_string(zero)});
-    auto p = start_tokamak(QStringList{"--gpus", "3", "--json", "--db", QString::fromStdString(db)} + set_args(sets));
+    auto p =
+        start_tokamak(QStringList{"--gpus", "3", "--json", "--db", QString::fromStdString(db)} + test::set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
     QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
@@ -614,7 +589,7 @@ class TestDist : public QObject {
     std::vector<std::string> sets = tiny_sets(data_);
     sets.insert(sets.end(),
                 {"train.steps=100000", "train.checkpoint_dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
-    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + set_args(sets));
+    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + test::set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
     QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
@@ -636,7 +611,7 @@ class TestDist : public QObject {
     const std::string dir = env_->path("ckpt-int");
     std::vector<std::string> sets = tiny_sets(data_);
     sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir});
-    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + set_args(sets));
+    auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + test::set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
     QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));

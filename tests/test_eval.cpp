@@ -8,7 +8,6 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -32,6 +31,8 @@
 #include "engine/core/store/store_sink.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/train/trainer.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
@@ -72,34 +73,6 @@ EndingScore reference_score(GPTImpl& model, const ChoiceItem& item, size_t k) {
 EndingScore score(double sum, int64_t tokens) { return {sum, sum / static_cast<double>(tokens), tokens}; }
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
-struct Recorder : EventSink {
-  std::vector<EvalEvent> evals;
-  std::vector<CheckpointEvent> checkpoints;
-  EndEvent end;
-  void on_eval(const EvalEvent& e) override { evals.push_back(e); }
-  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
-  void on_end(const EndEvent& e) override { end = e; }
-};
-
-struct Result {
-  int code = -1;
-  QByteArray out, err;
-};
-
-Result run_cli(const QStringList& args) {
-  QProcess p;
-  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
-  p.waitForFinished(300000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          p.readAllStandardError()};
-}
-
-QJsonObject json_of(const QByteArray& out) {
-  QJsonParseError error{};
-  QJsonObject o = QJsonDocument::fromJson(out.trimmed(), &error).object();
-  return error.error == QJsonParseError::NoError ? o : QJsonObject{};
-}
 
 }  // namespace
 
@@ -342,7 +315,7 @@ class TestEval : public QObject {
                                                  "train.lr=1e-2", "train.warmup_steps=10", "train.batch_size=8",
                                                  "opt.precision=fp32", "train.eval_every=0", "train.sample_every=-1",
                                                  "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
-    Recorder r;
+    test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QVERIFY(!r.checkpoints.empty());
     const CheckpointEvaluation e = evaluate_checkpoint(r.checkpoints.back().path, "hellaswag:" + kTinyItems, "cpu");
@@ -364,7 +337,7 @@ class TestEval : public QObject {
                                                  "train.batch_size=2", "train.sample_every=-1", "threads=1",
                                                  "train.eval_tasks=hellaswag:" + kTinyItems + ",ppl:" + corpus,
                                                  "train.checkpoint_dir=" + env.path("ckpt")}));
-    Recorder r;
+    test::RecordingSink r;
     int64_t run_id = 0;
     {
       StoreSink store(db);
@@ -421,7 +394,7 @@ class TestEval : public QObject {
         c, test::tiny_run_overrides(
                {"data.path=" + env.corpus_excerpt(5000), "train.steps=2", "model.context=" + context.toStdString(),
                 "train.eval_tasks=" + tasks.toStdString(), "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
-    Recorder r;
+    test::RecordingSink r;
     const QString err = test::error_of([&] { train(c, r); });
     QVERIFY2(err.contains(expected) && !err.contains('\n'), qPrintable(err));
     QVERIFY(r.checkpoints.empty() && r.end.status.empty());  // nothing ran
@@ -447,7 +420,7 @@ class TestEval : public QObject {
   void cliRefusesBadTasksAndMissingFiles() {
     QFETCH(QStringList, args);
     QFETCH(QString, expected);
-    Result r = run_cli(QStringList{"eval", "--no-store"} + args);
+    test::CliResult r = test::run_tokamak(QStringList{"eval", "--no-store"} + args);
     QCOMPARE(r.code, 1);
     const QString err = QString::fromUtf8(r.err).trimmed();
     QVERIFY2(!err.contains('\n') && err.startsWith("tokamak: "), qPrintable(err));
@@ -458,32 +431,35 @@ class TestEval : public QObject {
   // at the checkpoint's step (runs compare and exports show them). The same weights as a Hugging Face folder
   // give the same accuracy, but belong to no run: printed only.
   void cliEvalRecordsAsMetricsOfTheRun() {
-    QVERIFY2(QFile::exists(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN")), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
+    QVERIFY2(QFile::exists(test::tokamak_bin()), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
     test::ScratchEnv env;
     QVERIFY(env.ok());
     const QString db = QString::fromStdString(env.path("runs.db")), items = QString::fromStdString(kTinyItems);
     const QString corpus = QString::fromStdString(env.corpus_excerpt(5000));
-    Result t = run_cli(QStringList{"train", "--json", "--db", db} +
-                       test::tiny_run_args({"train.batch_size=2", "train.steps=3", "train.sample_every=-1",
-                                            "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+    test::CliResult t =
+        test::run_tokamak(QStringList{"train", "--json", "--db", db} +
+                          test::tiny_run_args({"train.batch_size=2", "train.steps=3", "train.sample_every=-1",
+                                               "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
     QVERIFY2(t.code == 0, t.err.constData());
     QString checkpoint;
-    for (const QByteArray& line : t.out.split('\n'))
-      if (json_of(line)["event"] == "checkpoint") checkpoint = json_of(line)["path"].toString();
+    for (const nlohmann::json& e : t.json_lines())
+      if (e.is_object() && e.value("event", "") == "checkpoint")
+        checkpoint = QString::fromStdString(e.value("path", ""));
     QVERIFY(!checkpoint.isEmpty());
 
-    Result h = run_cli({"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "hellaswag:" + items});
+    test::CliResult h =
+        test::run_tokamak({"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "hellaswag:" + items});
     QVERIFY2(h.code == 0, h.err.constData());
-    QJsonObject hj = json_of(h.out);
+    QJsonObject hj = h.json();
     QCOMPARE(hj["n"].toInt(), 6);
     QCOMPARE(hj["step"].toInt(), 3);
     QVERIFY(hj["acc"].isDouble() && hj["acc_norm"].isDouble() && hj["recorded"].toBool());
     QVERIFY2(h.err.contains("recorded as eval/hellaswag/*"), h.err.constData());
 
-    Result p =
-        run_cli({"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "ppl:" + corpus, "--limit", "3"});
+    test::CliResult p = test::run_tokamak(
+        {"eval", "--json", "--db", db, "--checkpoint", checkpoint, "--task", "ppl:" + corpus, "--limit", "3"});
     QVERIFY2(p.code == 0, p.err.constData());
-    QJsonObject pj = json_of(p.out);
+    QJsonObject pj = p.json();
     QCOMPARE(pj["tokens"].toInt(), 3 * 32);  // three windows of the tiny run's context
     QVERIFY(std::abs(pj["ppl"].toDouble() - std::exp(pj["loss"].toDouble())) < 1e-9 * pj["ppl"].toDouble());
 
@@ -495,16 +471,17 @@ class TestEval : public QObject {
       QCOMPARE(rows.back()["eval/ppl/" + std::filesystem::path(corpus.toStdString()).stem().string() + "/ppl"],
                pj["ppl"].toDouble());
     }
-    Result compare = run_cli({"runs", "compare", "1", "--db", db});
+    test::CliResult compare = test::run_tokamak({"runs", "compare", "1", "--db", db});
     QVERIFY2(compare.code == 0 && compare.out.contains("eval/hellaswag/acc_norm"), compare.out.constData());
 
     const QString hf = QString::fromStdString(env.path("hf"));
-    Result x = run_cli({"export", "--checkpoint", checkpoint, "--format", "hf", "--out", hf});
+    test::CliResult x = test::run_tokamak({"export", "--checkpoint", checkpoint, "--format", "hf", "--out", hf});
     QVERIFY2(x.code == 0, x.err.constData());
-    Result f = run_cli({"eval", "--json", "--db", db, "--checkpoint", hf, "--task", "hellaswag:" + items});
+    test::CliResult f =
+        test::run_tokamak({"eval", "--json", "--db", db, "--checkpoint", hf, "--task", "hellaswag:" + items});
     QVERIFY2(f.code == 0, f.err.constData());
     QVERIFY2(f.err.contains("belongs to no run"), f.err.constData());
-    QJsonObject fj = json_of(f.out);
+    QJsonObject fj = f.json();
     QVERIFY(!fj["recorded"].toBool());
     QCOMPARE(fj["acc"].toDouble(), hj["acc"].toDouble());
     QCOMPARE(fj["acc_norm"].toDouble(), hj["acc_norm"].toDouble());

@@ -28,6 +28,7 @@
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 #include "tests/support/dist_ranks.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -136,24 +137,6 @@ QString describe(const std::vector<double>& l) {
   for (double v : l) s << QString::number(v, 'f', 3);
   return s.join(' ');
 }
-
-// What a run's sink saw of its losses (one a step at train.log_every=1) and its end.
-struct LossRecorder : EventSink {
-  std::vector<double> losses;
-  std::string status, error;
-  void on_step(const StepEvent& e) override {
-    if (e.metrics.has("loss")) losses.push_back(e.metric("loss"));
-  }
-  void on_end(const EndEvent& e) override { status = e.status, error = e.error; }
-};
-
-// What a run's sink saw of its samples and its end.
-struct SampleRecorder : EventSink {
-  std::vector<std::string> samples;
-  std::string status, error;
-  void on_sample(const SampleEvent& e) override { samples.push_back(e.text); }
-  void on_end(const EndEvent& e) override { status = e.status, error = e.error; }
-};
 
 bool no_gpu() { return cuda_device_count() == 0; }
 
@@ -345,11 +328,11 @@ class TestGpu : public QObject {
                                                  "data.path=" + env.corpus_excerpt(100000), "train.steps=2",
                                                  "train.batch_size=2", "train.eval_every=0", "train.sample_every=1",
                                                  "train.sample_tokens=8", "train.checkpoint_dir=" + env.path("ckpt")}));
-    SampleRecorder rec;
+    test::RecordingSink rec;
     train(c, rec);
-    QVERIFY2(rec.status == "finished", rec.error.c_str());
+    QVERIFY2(rec.end.status == "finished", rec.end.error.c_str());
     QCOMPARE(int(rec.samples.size()), 2);
-    QVERIFY(!rec.samples.front().empty());
+    QVERIFY(!rec.samples.front().text.empty());
     QCOMPARE(at::globalContext().userEnabledMathSDP(), backend == "math");
     QCOMPARE(at::globalContext().userEnabledFlashSDP(), backend == "flash");
   }
@@ -376,29 +359,29 @@ class TestGpu : public QObject {
                                                    "data.path=" + corpus, "train.steps=20", "train.log_every=1",
                                                    "train.batch_size=4", "train.eval_every=0", "train.sample_every=-1",
                                                    "opt.cuda_graphs=" + std::string(graphs ? "true" : "false")}));
-      LossRecorder rec;
+      test::RecordingSink rec;
       TrainControl control;
       control.checkpoints = false;
       train(c, rec, &control);
       return rec;
     };
-    const LossRecorder eager = run(false), again = run(false), graphed = run(true);
-    QVERIFY2(eager.status == "finished", eager.error.c_str());
-    QVERIFY2(graphed.status == "finished", graphed.error.c_str());
-    QCOMPARE(int(graphed.losses.size()), 20);
-    QCOMPARE(graphed.losses.size(), eager.losses.size());
-    QVERIFY2(eager.losses.back() < eager.losses.front(), "the eager run must learn");
+    const test::RecordingSink eager_run = run(false), again_run = run(false), graphed_run = run(true);
+    QVERIFY2(eager_run.end.status == "finished", eager_run.end.error.c_str());
+    QVERIFY2(graphed_run.end.status == "finished", graphed_run.end.error.c_str());
+    const std::vector<double> eager = eager_run.losses(), again = again_run.losses(), graphed = graphed_run.losses();
+    QCOMPARE(int(graphed.size()), 20);
+    QCOMPARE(graphed.size(), eager.size());
+    QVERIFY2(eager.back() < eager.front(), "the eager run must learn");
     double spread = 0;
-    for (size_t i = 0; i < eager.losses.size(); ++i)
-      spread = std::max(spread, std::abs(eager.losses[i] - again.losses[i]));
-    qInfo("eager  %s\ngraphed %s\neager vs eager: %g", qPrintable(describe(eager.losses)),
-          qPrintable(describe(graphed.losses)), spread);
-    for (size_t i = 0; i < eager.losses.size(); ++i)
-      QVERIFY2(std::abs(graphed.losses[i] - eager.losses[i]) <= 2 * spread,
+    for (size_t i = 0; i < eager.size(); ++i) spread = std::max(spread, std::abs(eager[i] - again[i]));
+    qInfo("eager  %s\ngraphed %s\neager vs eager: %g", qPrintable(describe(eager)), qPrintable(describe(graphed)),
+          spread);
+    for (size_t i = 0; i < eager.size(); ++i)
+      QVERIFY2(std::abs(graphed[i] - eager[i]) <= 2 * spread,
                qPrintable(QString("step %1: graphed %2 vs eager %3 (two eager runs differ by %4)")
                               .arg(i + 1)
-                              .arg(graphed.losses[i], 0, 'g', 17)
-                              .arg(eager.losses[i], 0, 'g', 17)
+                              .arg(graphed[i], 0, 'g', 17)
+                              .arg(eager[i], 0, 'g', 17)
                               .arg(spread)));
   }
 

@@ -15,6 +15,7 @@
 
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
@@ -26,34 +27,9 @@ using test::llmc_shard;
 
 namespace {
 
-struct Ran {
-  int code = -1;
-  QByteArray out, err;
-  // stderr's lines that are not progress: what the user is told.
-  QStringList errors() const {
-    QStringList l;
-    for (const QByteArray& line : err.split('\n'))
-      if (line.startsWith("tokamak: ")) l << QString::fromUtf8(line);
-    return l;
-  }
-};
-
+// This process's environment with the Hub at ENDPOINT (this side's own is a dead port), and MORE.
 QProcessEnvironment environment(const QString& endpoint, const QStringList& more = {}) {
-  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-  e.insert("HF_ENDPOINT", endpoint);
-  for (const QString& kv : more) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-  return e;
-}
-
-Ran runTokamak(const QStringList& args, const QProcessEnvironment& env) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
-  Ran r;
-  if (!p.waitForFinished(120000)) p.kill(), p.waitForFinished();
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = p.readAllStandardOutput(), r.err = p.readAllStandardError();
-  return r;
+  return test::environment_with(QStringList{"HF_ENDPOINT=" + endpoint} + more);
 }
 
 QString datasetDir(const QString& name) { return QString::fromStdString(data_dir()) + "/datasets/" + name; }
@@ -98,7 +74,8 @@ class TestHub : public QObject {
     serveFineweb(hub);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
     const QProcessEnvironment env = environment(hub.endpoint());
-    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env, 120000);
     QVERIFY2(r.code == 0, r.err.constData());
     const QString dir = datasetDir("fineweb10B");
     QCOMPARE(entries(dir), QStringList({".hub-repo", "fineweb_train_000001.bin", "fineweb_train_000002.bin",
@@ -121,14 +98,14 @@ class TestHub : public QObject {
     QVERIFY(got.filter("/store/kjj0/fineweb10B-gpt2/fineweb_val_000000.bin 200").size() == 1);
 
     // `tokamak datasets` lists it with its tokens, and a second get asks the server nothing.
-    const Ran list = runTokamak({"datasets", "--json"}, env);
+    const test::CliResult list = test::run_tokamak({"datasets", "--json"}, env, 120000);
     bool listed = false;
     for (const QByteArray& l : list.out.split('\n'))
       if (auto j = nlohmann::json::parse(l.toStdString(), nullptr, false); j.is_object() && j["name"] == "fineweb10B")
         listed = j["tokens"].get<uint64_t>() == 11100 && j["path"] == dir.toStdString();
     QVERIFY2(listed, list.out.constData());
     // The catalog says how much of each dataset is here (what the studio's picker shows).
-    const Ran cat = runTokamak({"datasets", "catalog", "--json"}, env);
+    const test::CliResult cat = test::run_tokamak({"datasets", "catalog", "--json"}, env, 120000);
     QCOMPARE(cat.code, 0);
     int entries_seen = 0;
     for (const QByteArray& l : cat.out.trimmed().split('\n')) {
@@ -142,7 +119,8 @@ class TestHub : public QObject {
     }
     QCOMPARE(entries_seen, 3);
     const int before = hub.requests().size();
-    const Ran again = runTokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env);
+    const test::CliResult again =
+        test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "2", "--json"}, env, 120000);
     QCOMPARE(again.code, 0);
     QCOMPARE(nlohmann::json::parse(again.out.trimmed().split('\n').back().toStdString())["already_here"].get<int>(), 3);
     QCOMPARE(hub.requests().size(), before);
@@ -157,7 +135,7 @@ class TestHub : public QObject {
     const QString part = datasetDir("slow--shards") + "/.data_train_000001.bin.part";
     QProcess p;
     p.setProcessEnvironment(environment(hub.endpoint()));
-    p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"datasets", "get", "hf:slow/shards", "--json"});
+    p.start(test::tokamak_bin(), {"datasets", "get", "hf:slow/shards", "--json"});
     QVERIFY(p.waitForStarted());
     while (QFileInfo(part).size() == 0 && p.state() == QProcess::Running) QThread::msleep(20);
     ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
@@ -166,7 +144,8 @@ class TestHub : public QObject {
     QVERIFY2(have > 0 && have < big.size(), qPrintable(QString::number(have)));
     QVERIFY(!QFile::exists(datasetDir("slow--shards") + "/data_train_000001.bin"));
 
-    const Ran r = runTokamak({"datasets", "get", "hf:slow/shards", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "hf:slow/shards", "--json"}, environment(hub.endpoint()), 120000);
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(contents(datasetDir("slow--shards") + "/data_train_000001.bin"), big);
     QVERIFY(!QFile::exists(part));
@@ -196,7 +175,8 @@ class TestHub : public QObject {
     test::NginxServer hub;
     hub.addFile("bad/damaged", "x_train_000001.bin", bytes, {false, true, etag});
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "hf:bad/damaged", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "hf:bad/damaged", "--json"}, environment(hub.endpoint()), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.trimmed().count('\n') == 0, r.err.constData());
     const QString line = QString::fromUtf8(r.err.trimmed());
@@ -211,16 +191,17 @@ class TestHub : public QObject {
     const QByteArray shard = llmc_shard(2000, 3);
     hub.addFile("gated/shards", "g_train_000001.bin", shard);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint()), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HTTP 401") && r.errors()[0].contains("HF_TOKEN"),
              r.err.constData());
     QVERIFY(!QDir(datasetDir("gated--shards")).exists());
     // The token is sent: from HF_TOKEN, and from the Hub's token file.
-    QCOMPARE(
-        runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint(), {"HF_TOKEN=s3cret"}))
-            .code,
-        0);
+    QCOMPARE(test::run_tokamak({"datasets", "get", "hf:gated/shards", "--json"},
+                               environment(hub.endpoint(), {"HF_TOKEN=s3cret"}), 120000)
+                 .code,
+             0);
     QCOMPARE(contents(datasetDir("gated--shards") + "/g_train_000001.bin"), shard);
     remove_tree(datasetDir("gated--shards").toStdString());
     const QString hfHome = QString::fromStdString(data_dir()) + "/hf-home";
@@ -228,17 +209,18 @@ class TestHub : public QObject {
     QFile token(hfHome + "/token");
     QVERIFY(token.open(QIODevice::WriteOnly) && token.write("s3cret\n") > 0);
     token.close();
-    QCOMPARE(
-        runTokamak({"datasets", "get", "hf:gated/shards", "--json"}, environment(hub.endpoint(), {"HF_HOME=" + hfHome}))
-            .code,
-        0);
+    QCOMPARE(test::run_tokamak({"datasets", "get", "hf:gated/shards", "--json"},
+                               environment(hub.endpoint(), {"HF_HOME=" + hfHome}), 120000)
+                 .code,
+             0);
   }
 
   void missingFileNamesRepoAndFile() {
     test::NginxServer hub;
     serveFineweb(hub, 2);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "3", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r = test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "3", "--json"},
+                                                environment(hub.endpoint()), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HTTP 404") &&
                  r.errors()[0].contains("fineweb_train_000003.bin of dataset kjj0/fineweb10B-gpt2"),
@@ -251,16 +233,18 @@ class TestHub : public QObject {
     test::NginxServer hub;
     serveFineweb(hub);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "fineweb10B", "--shards", "1", "--json"},
-                             environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}));
+    const test::CliResult r = test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "1", "--json"},
+                                                environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors()[0].contains("HF_HUB_OFFLINE"), r.err.constData());
     QCOMPARE(hub.requests(), QStringList());
     // What is here is enough offline.
-    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "1"}, environment(hub.endpoint())).code, 0);
+    QCOMPARE(
+        test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "1"}, environment(hub.endpoint()), 120000).code,
+        0);
     const int before = hub.requests().size();
-    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "1"},
-                        environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}))
+    QCOMPARE(test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "1"},
+                               environment(hub.endpoint(), {"HF_HUB_OFFLINE=1"}), 120000)
                  .code,
              0);
     QCOMPARE(hub.requests().size(), before);
@@ -277,14 +261,11 @@ class TestHub : public QObject {
         hostData, {"HF_ENDPOINT=" + hub.endpoint(), "HF_HOME=" + QString::fromStdString(hostData) + "/hf"}));
     QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
     const SshOptions o = sshd.client();
-    const QStringList ssh = {"--host",        QString::fromStdString(sshd.target().spec()),
-                             "--tokamak",     qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"),
-                             "--identity",    QString::fromStdString(o.identity),
-                             "--known-hosts", QString::fromStdString(o.known_hosts),
-                             "--ssh-config",  "/dev/null"};
+    const QStringList ssh = sshd.cli_args() + QStringList{"--tokamak", test::tokamak_bin()};
     // This side's HF_ENDPOINT is a dead port: only the host's reaches the Hub.
     const QProcessEnvironment here = QProcessEnvironment::systemEnvironment();
-    const Ran r = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "1", "--json"} + ssh, here);
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "1", "--json"} + ssh, here, 120000);
     QVERIFY2(r.code == 0, r.err.constData());
     const QString there = QString::fromStdString(hostData) + "/tokamak/datasets/fineweb10B";
     QCOMPARE(contents(there + "/fineweb_train_000001.bin"), train_[0]);
@@ -293,7 +274,8 @@ class TestHub : public QObject {
     const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
     QCOMPARE(result["path"].get<std::string>(), there.toStdString());
     QCOMPARE(result["tokens"].get<uint64_t>(), uint64_t(7000));
-    const Ran missing = runTokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "5", "--json"} + ssh, here);
+    const test::CliResult missing =
+        test::run_tokamak(QStringList{"datasets", "get", "fineweb10B", "--shards", "5", "--json"} + ssh, here, 120000);
     QCOMPARE(missing.code, 1);
     QVERIFY2(missing.errors().size() == 1 && missing.errors()[0].contains("HTTP 404") &&
                  missing.errors()[0].contains("(on " + QString::fromStdString(sshd.target().spec()) + ")"),
@@ -311,16 +293,16 @@ class TestHub : public QObject {
     serveFineweb(hub);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
     const QProcessEnvironment env = environment(hub.endpoint());
-    QCOMPARE(runTokamak({"datasets", "get", "fineweb10B", "--shards", "2"}, env).code, 0);
+    QCOMPARE(test::run_tokamak({"datasets", "get", "fineweb10B", "--shards", "2"}, env, 120000).code, 0);
     const auto train = [&](const std::string& val_tokens) {
-      return runTokamak(
+      return test::run_tokamak(
           QStringList{"train", "--json"} +
               test::tiny_run_args({"data.path=fineweb10B", "data.val_path=fineweb10B/fineweb_val_000000.bin",
                                    "train.val_tokens=" + val_tokens, "train.batch_size=2", "train.steps=20",
                                    "train.eval_every=10", "train.sample_every=-1", "train.log_every=10", "threads=1"}),
-          env);
+          env, 120000);
     };
-    const Ran r = train("2560");  // 40 batches of 2 × 32 tokens
+    const test::CliResult r = train("2560");  // 40 batches of 2 × 32 tokens
     QVERIFY2(r.code == 0, r.err.constData());
     std::vector<double> losses;
     for (const QByteArray& l : r.out.split('\n'))
@@ -329,12 +311,12 @@ class TestHub : public QObject {
     QCOMPARE(losses.size(), size_t(2));
     for (double v : losses) QVERIFY(v > 0 && v < 20);
     // The val shard holds 3000 tokens: 93 windows of 32 (2976 tokens), not 47 × 64 = 3008.
-    const Ran too_many = train("3008");
+    const test::CliResult too_many = train("3008");
     QCOMPARE(too_many.code, 1);
     QVERIFY2(too_many.errors().size() == 1 && too_many.errors()[0].contains("fewer than train.val_tokens (3008)"),
              too_many.err.constData());
     // Not a multiple of batch_size × context: refused before any work, naming the key.
-    const Ran ragged = train("100");
+    const test::CliResult ragged = train("100");
     QCOMPARE(ragged.code, 1);
     QVERIFY2(ragged.errors().size() == 1 && ragged.errors()[0].contains("train.val_tokens (100) must be a multiple"),
              ragged.err.constData());
@@ -353,7 +335,8 @@ class TestHub : public QObject {
     hub.addFile("bob/shards", "s_train_000001.bin", bob);
     QVERIFY2(hub.start(), qPrintable(hub.error()));
     for (const QString owner : {"alice", "bob"}) {
-      const Ran r = runTokamak({"datasets", "get", "hf:" + owner + "/shards", "--json"}, environment(hub.endpoint()));
+      const test::CliResult r = test::run_tokamak({"datasets", "get", "hf:" + owner + "/shards", "--json"},
+                                                  environment(hub.endpoint()), 120000);
       QVERIFY2(r.code == 0, r.err.constData());
       const auto result = nlohmann::json::parse(r.out.trimmed().split('\n').back().toStdString());
       QCOMPARE(result["already_here"].get<int>(), 0);
@@ -365,7 +348,8 @@ class TestHub : public QObject {
     // naming both, before any of them counts as already here; its files stay as they are.
     QVERIFY(QFile::remove(datasetDir("alice--shards") + "/.hub-repo"));
     QVERIFY(QFile::copy(datasetDir("bob--shards") + "/.hub-repo", datasetDir("alice--shards") + "/.hub-repo"));
-    const Ran mixed = runTokamak({"datasets", "get", "hf:alice/shards", "--json"}, environment(hub.endpoint()));
+    const test::CliResult mixed =
+        test::run_tokamak({"datasets", "get", "hf:alice/shards", "--json"}, environment(hub.endpoint()), 120000);
     QCOMPARE(mixed.code, 1);
     QVERIFY2(mixed.errors().size() == 1 &&
                  mixed.errors().front().contains("holds the files of bob/shards, not of "
@@ -395,7 +379,8 @@ class TestHub : public QObject {
     QFETCH(QString, expected);
     test::NginxServer hub;
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak(QStringList{"datasets", "get"} + args, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"datasets", "get"} + args, environment(hub.endpoint()), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors().front().startsWith(expected) && r.errors().front().contains("hint:"),
              r.err.constData());
@@ -440,7 +425,8 @@ class TestHub : public QObject {
     hub.addRepo("o/r", o);
     hub.addFile("o/r", "r_train_000001.bin", llmc_shard(1000, 5));
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "hf:o/r", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "hf:o/r", "--json"}, environment(hub.endpoint()), 120000);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.errors().size() == 1 && r.errors().front().contains("the Hub's listing of o/r ") &&
                  r.errors().front().contains(expected) && r.errors().front().contains("hint:"),
@@ -466,7 +452,8 @@ class TestHub : public QObject {
     hub.addRepo("long/body", o);
     hub.addFile("long/body", "l_train_000001.bin", served, {false, false, {}});
     QVERIFY2(hub.start(), qPrintable(hub.error()));
-    const Ran r = runTokamak({"datasets", "get", "hf:long/body", "--json"}, environment(hub.endpoint()));
+    const test::CliResult r =
+        test::run_tokamak({"datasets", "get", "hf:long/body", "--json"}, environment(hub.endpoint()), 120000);
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(contents(datasetDir("long--body") + "/l_train_000001.bin"), shard);
     QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 1);  // once, not again and again
@@ -480,7 +467,7 @@ class TestHub : public QObject {
     QVERIFY2(hub.start(), qPrintable(hub.error()));
     const QString datasets = QString::fromStdString(data_dir()) + "/datasets";
     QDir().mkpath(datasets);
-    const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+    const QString bin = test::tokamak_bin();
     // $0 the folder, $1 the tmpfs size, $2 the tokamak binary; prints the exit code and the .part's size.
     const QString script = R"(mount -t tmpfs -o size=$1 tokamak-full "$0" || exit 99
 "$2" datasets get hf:big/shards --json 2>"$0/../err" & pid=$!

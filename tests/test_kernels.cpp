@@ -23,6 +23,7 @@
 #include "engine/model/autocast.h"
 #include "engine/model/gpt.h"
 #include "engine/train/trainer.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
@@ -107,17 +108,12 @@ QString dtype_row(at::ScalarType t) { return t == at::kBFloat16 ? "bf16" : "fp32
 
 std::vector<double> tiny_run_losses(const std::string& data, const std::string& layers) {
   Config c;
-  apply_overrides(
-      c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4", "train.log_every=1",
-                                   "train.eval_every=0", "train.sample_every=-1", "train.warmup_steps=2",
-                                   "train.steps=8", "threads=1", "opt.precision=fp32", "opt.layers=" + layers}));
-  struct Losses : EventSink {
-    std::vector<double> values;
-    void on_step(const StepEvent& e) override { values.push_back(e.metric("loss")); }
-  } sink;
+  apply_overrides(c,
+                  test::two_block_run_overrides(data, {"train.steps=8", "opt.precision=fp32", "opt.layers=" + layers}));
+  test::RecordingSink sink;
   const EndEvent end = train(c, sink);
   if (end.status != "finished") return {};
-  return sink.values;
+  return sink.losses();
 }
 
 }  // namespace

@@ -20,11 +20,11 @@
 #include "engine/core/util/error.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/train/trainer.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 
 #include <QFile>
-#include <QProcess>
 #include <nlohmann/json.hpp>
 
 using namespace tokamak;
@@ -337,8 +337,7 @@ void TestMemoryEstimate::smallRunsFitAndTheCheckCanBeTurnedOff() {
 void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
   test::ScratchEnv env;
   QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-  const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(!bin.isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
+  QVERIFY2(!test::tokamak_bin().isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
   const std::string data = env.corpus_excerpt(300000);
   const std::vector<std::string> common = {"data.path=" + data,  "train.steps=1",        "train.batch_size=8",
                                            "train.eval_every=0", "train.eval_batches=1", "train.sample_every=-1",
@@ -346,14 +345,12 @@ void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
   const std::vector<std::string> tiny = {"model.n_layer=1", "model.n_head=2", "model.n_embd=32"};
   const std::vector<std::string> big = {"model.n_layer=4", "model.n_head=8", "model.n_embd=512"};
   auto peak_kb_of = [&](const std::vector<std::string>& sizes, const std::string& dir) -> long {
-    QStringList args{"train", "--no-store"};
-    for (const auto& kv : common) args << "--set" << QString::fromStdString(kv);
-    for (const auto& kv : sizes) args << "--set" << QString::fromStdString(kv);
-    args << "--set" << QString::fromStdString("train.checkpoint_dir=" + env.path(dir));
-    QProcess p;
-    p.start(bin, args);
-    if (!p.waitForFinished(600000) || p.exitCode() != 0) {
-      qWarning("%s", p.readAllStandardError().constData());
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"train", "--no-store"} + test::set_args(common) + test::set_args(sizes) +
+                              test::set_args({"train.checkpoint_dir=" + env.path(dir)}),
+                          {}, 600000);
+    if (r.code != 0) {
+      qWarning("%s", r.err.constData());
       return -1;
     }
     rusage u{};

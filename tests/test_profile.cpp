@@ -10,17 +10,13 @@
 #include "engine/core/config/config.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/train/trainer.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;
 
 namespace {
-
-struct Steps : EventSink {
-  std::vector<StepEvent> steps;
-  void on_step(const StepEvent& e) override { steps.push_back(e); }
-};
 
 // A report every 4 steps, so a report's window holds several steps (and the first report, step 1, the
 // loop's set-up besides).
@@ -53,7 +49,7 @@ class TestProfile : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = profiled_run(env.corpus_excerpt(60000),
                             {"train.grad_accum=" + std::to_string(accum), "train.checkpoint_dir=" + env.path("ckpt")});
-    Steps r;
+    test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QCOMPARE(static_cast<int>(r.steps.size()), 4);
     QCOMPARE(r.steps[1].step, int64_t(4));
@@ -129,7 +125,7 @@ class TestProfile : public QObject {
       Config c = profiled_run(
           env.corpus_excerpt(60000),
           {"opt.layers=" + std::string(layers), "train.checkpoint_dir=" + env.path(std::string("ckpt-") + layers)});
-      Steps r;
+      test::RecordingSink r;
       QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
       for (const StepEvent& e : r.steps) {
         QCOMPARE(e.metrics.has("phase_head_ms"), std::string(layers) == "fused");
@@ -147,7 +143,7 @@ class TestProfile : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = profiled_run(env.corpus_excerpt(60000),
                             {"train.steps=3", "train.profile=false", "train.checkpoint_dir=" + env.path("ckpt")});
-    Steps r;
+    test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QCOMPARE(static_cast<int>(r.steps.size()), 2);  // steps 1 and 3
     for (const StepEvent& e : r.steps) {

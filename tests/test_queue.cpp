@@ -25,6 +25,7 @@
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
@@ -34,41 +35,17 @@ using namespace tokamak;
 
 namespace {
 
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
-struct Result {
-  int code = -1;
-  QByteArray out, err;
-};
-
-Result cli(const QStringList& args, int timeout_ms = 300000) {
-  QProcess p;
-  p.start(bin(), args);
-  p.waitForFinished(timeout_ms);
-  if (p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished();
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          p.readAllStandardError()};
-}
-
-QJsonObject queueList() { return QJsonDocument::fromJson(cli({"queue", "list", "--json"}).out).object(); }
+QJsonObject queueList() { return test::run_tokamak({"queue", "list", "--json"}).json(); }
 
 // The runs these tests queue: the tiny model on a corpus excerpt, threads=1, a step reported every step.
-std::vector<std::string> tinySets(const std::string& data, int steps) {
-  return test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                   "train.sample_every=-1", "train.eval_every=0", "threads=1",
-                                   "train.steps=" + std::to_string(steps)});
-}
-
 QStringList addArgs(const std::string& data, int steps, const QString& name) {
-  QStringList a{"queue", "add", "--json", "--name", name};
-  for (const std::string& s : tinySets(data, steps)) a << "--set" << QString::fromStdString(s);
-  return a;
+  return QStringList{"queue", "add", "--json", "--name", name} + test::set_args(test::quiet_run_overrides(data, steps));
 }
 
 int64_t addRun(const std::string& data, int steps, const QString& name) {
-  const Result r = cli(addArgs(data, steps, name));
+  const test::CliResult r = test::run_tokamak(addArgs(data, steps, name));
   if (r.code != 0) qWarning("queue add failed: %s", r.err.constData());
-  return QJsonDocument::fromJson(r.out).object()["id"].toInteger();
+  return r.json()["id"].toInteger();
 }
 
 QJsonObject itemOf(int64_t id) {
@@ -125,11 +102,11 @@ class TestQueue : public QObject {
   void queueRunsInItsOrderAfterReorderRemovalAndPause() {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000);
-    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "pause"}).code, 0);
     const int64_t a = addRun(data, 6, "a"), b = addRun(data, 6, "b"), c = addRun(data, 6, "c");
     QVERIFY(a > 0 && b > 0 && c > 0);
-    QCOMPARE(cli({"queue", "move", QString::number(c), "--to", "0"}).code, 0);
-    QCOMPARE(cli({"queue", "remove", QString::number(b)}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "move", QString::number(c), "--to", "0"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "remove", QString::number(b)}).code, 0);
     QJsonObject list = queueList();
     QVERIFY(list["paused"].toBool());
     QJsonArray items = list["items"].toArray();
@@ -138,13 +115,13 @@ class TestQueue : public QObject {
     QCOMPARE(items[1].toObject()["name"].toString(), QString("a"));
     // Paused: whatever worker `add` started has nothing to start.
     for (const QJsonValue& v : items) QCOMPARE(v.toObject()["state"].toString(), QString("queued"));
-    Result bad = cli({"queue", "move", QString::number(b), "--to", "0"});
+    test::CliResult bad = test::run_tokamak({"queue", "move", QString::number(b), "--to", "0"});
     QVERIFY2(bad.code == 1 && bad.err.contains("is removed, not queued") && bad.err.count('\n') == 1,
              bad.err.constData());
-    bad = cli({"queue", "add", "--set", "train.stepz=3"});
+    bad = test::run_tokamak({"queue", "add", "--set", "train.stepz=3"});
     QVERIFY2(bad.code == 1 && bad.err.contains("did you mean 'train.steps'"), bad.err.constData());
 
-    QCOMPARE(cli({"queue", "resume"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
     const QJsonObject ic = itemOf(c), ia = itemOf(a);
     QCOMPARE(ic["state"].toString(), QString("done"));
@@ -154,20 +131,20 @@ class TestQueue : public QObject {
     QVERIFY(itemOf(b).isEmpty());
     // Ordinary runs: their folder's journal ran to the end, and the run store has them.
     QCOMPARE(int(events(journalOf(ia), "step").size()), 6);
-    Result runs = cli({"runs", "show", ia["run_uid"].toString()});
+    test::CliResult runs = test::run_tokamak({"runs", "show", ia["run_uid"].toString()});
     QVERIFY2(runs.code == 0 && runs.out.contains("finished"), runs.err.constData());
   }
 
   void aKilledWorkerIsReplacedAndTheRunIsNotStartedTwice() {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000);
-    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "pause"}).code, 0);
     const int64_t a = addRun(data, 1000000, "long"), b = addRun(data, 4, "after");
-    QCOMPARE(cli({"queue", "resume"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(events(journalOf(itemOf(a)), "step").size() > 0, test::kPatienceMs);
     const QString uid = itemOf(a)["run_uid"].toString();
     // Paused by hand, so the run is surely going (not ended) while its worker dies and another comes.
-    QCOMPARE(cli({"runs", "control", uid, "pause"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "pause"}).code, 0);
     QTRY_COMPARE_WITH_TIMEOUT(itemOf(a)["run_state"].toString(), QString("paused"), test::kPatienceMs);
     const qint64 worker = queueList()["worker_pid"].toInteger();
     QVERIFY(worker > 0);
@@ -175,13 +152,13 @@ class TestQueue : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(queueList()["worker_pid"].toInteger(), qint64(0), test::kPatienceMs);
     QCOMPARE(itemOf(a)["run_state"].toString(), QString("paused"));  // the run outlived its worker
 
-    QCOMPARE(cli({"queue", "resume"}).code, 0);  // a new worker
+    QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);  // a new worker
     QTRY_VERIFY_WITH_TIMEOUT(
         queueList()["worker_pid"].toInteger() > 0 && queueList()["worker_pid"].toInteger() != worker,
         test::kPatienceMs);
     QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
     QCOMPARE(itemOf(b)["state"].toString(), QString("queued"));  // one at a time: the adopted run counts
-    QCOMPARE(cli({"runs", "control", uid, "stop"}).code, 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
     const QJsonObject ia = itemOf(a), ib = itemOf(b);
     QCOMPARE(ia["run_uid"].toString(), uid);
@@ -195,19 +172,19 @@ class TestQueue : public QObject {
     QVERIFY(env_->ok());
     const std::string file = env_->path("bad.json");
     write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "opt.optimiser": ["adamw", "muon"]}})");
-    Result r = cli({"sweep", QString::fromStdString(file)});
+    test::CliResult r = test::run_tokamak({"sweep", QString::fromStdString(file)});
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains("unknown config key 'opt.optimiser'") && r.err.contains("did you mean 'opt.optimizer'"),
              r.err.constData());
     QCOMPARE(r.err.count('\n'), 1);
     write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "train.warmup_steps": [10, -5]}})");
-    r = cli({"sweep", QString::fromStdString(file)});
+    r = test::run_tokamak({"sweep", QString::fromStdString(file)});
     QVERIFY2(r.code == 1 && r.err.contains("trial 1 (train.lr=0.001 train.warmup_steps=-5): train.warmup_steps"),
              r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
     write_file_atomically(file, R"({"base": {"train": {"eval_every": 10}}, "sweep": {"train.lr": [1e-3]},
                                     "early_stopping": {"min_steps": 10}})");
-    r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
+    r = test::run_tokamak({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
     QVERIFY2(r.code == 1 && r.err.contains("--slurm needs a time limit per trial"), r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
   }
@@ -221,7 +198,7 @@ class TestQueue : public QObject {
   void aLongLockedStoreDelaysTheWorkerButDoesNotEndIt() {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000);
-    QCOMPARE(cli({"queue", "pause"}).code, 0);
+    QCOMPARE(test::run_tokamak({"queue", "pause"}).code, 0);
     const int64_t first = addRun(data, 2, "first"), second = addRun(data, 2, "second");
     QTRY_VERIFY_WITH_TIMEOUT(queueList()["worker_pid"].toInteger() == 0, test::kPatienceMs);  // paused: none works
     {
@@ -239,7 +216,7 @@ class TestQueue : public QObject {
     });
     while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     QProcess worker;
-    worker.start(bin(), {"queue", "work"});
+    worker.start(test::tokamak_bin(), {"queue", "work"});
     writer.join();
     QVERIFY(worker.waitForFinished(10 * test::kPatienceMs));
     const QString out = QString::fromUtf8(worker.readAllStandardOutput()),
@@ -255,20 +232,21 @@ class TestQueue : public QObject {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000), shared = env_->path("sweep-checkpoints");
     Config base;
-    apply_overrides(base, tinySets(data, 8));
+    apply_overrides(base, test::quiet_run_overrides(data, 8));
     apply_overrides(base, {"train.eval_every=2", "train.eval_batches=1", "train.checkpoint_minutes=0",
                            "train.checkpoint_dir=" + shared});
     const std::string file = env_->path("shared.json");
     write_file_atomically(file, R"({"name": "shared", "base": )" + config_to_json(base, -1) +
                                     R"(, "sweep": {"train.lr": [3e-3, 1e-2]},
                                    "early_stopping": {"method": "asha", "min_steps": 2, "eta": 2}})");
-    Result r = cli({"sweep", QString::fromStdString(file), "--json"});
+    test::CliResult r = test::run_tokamak({"sweep", QString::fromStdString(file), "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
-    const qint64 sweep = QJsonDocument::fromJson(r.out).object()["sweep_id"].toInteger();
+    const qint64 sweep = r.json()["sweep_id"].toInteger();
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 10 * test::kPatienceMs);
-    const QJsonArray trials = QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out)
-                                  .object()["trials"]
-                                  .toArray();
+    const QJsonArray trials =
+        QJsonDocument::fromJson(test::run_tokamak({"sweep", "status", QString::number(sweep), "--json"}).out)
+            .object()["trials"]
+            .toArray();
     QCOMPARE(trials.size(), 2);
     std::set<QString> folders;
     int resumed = 0;
@@ -305,19 +283,18 @@ class TestQueue : public QObject {
     write_file_atomically(file, R"({"name": "lr", "base": )" + config_to_json(base, -1) +
                                     R"(, "sweep": {"train.lr": [3e-3, 1e-2, 3, 10]},
                                    "early_stopping": {"method": "asha", "min_steps": 4, "eta": 2}})");
-    Result dry = cli({"sweep", QString::fromStdString(file), "--dry-run", "--json"});
+    test::CliResult dry = test::run_tokamak({"sweep", QString::fromStdString(file), "--dry-run", "--json"});
     QVERIFY2(dry.code == 0, dry.err.constData());
-    const QJsonObject plan = QJsonDocument::fromJson(dry.out).object();
+    const QJsonObject plan = dry.json();
     QCOMPARE(plan["trials"].toArray().size(), 4);
     QCOMPARE(plan["asha"].toObject()["rungs"].toArray(), (QJsonArray{4, 8}));
     QCOMPARE(queueList()["items"].toArray().size(), 0);  // a dry run queues nothing
 
-    Result r = cli({"sweep", QString::fromStdString(file), "--json"});
+    test::CliResult r = test::run_tokamak({"sweep", QString::fromStdString(file), "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
-    const qint64 sweep = QJsonDocument::fromJson(r.out).object()["sweep_id"].toInteger();
+    const qint64 sweep = r.json()["sweep_id"].toInteger();
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 10 * test::kPatienceMs);
-    const QJsonObject status =
-        QJsonDocument::fromJson(cli({"sweep", "status", QString::number(sweep), "--json"}).out).object();
+    const QJsonObject status = test::run_tokamak({"sweep", "status", QString::number(sweep), "--json"}).json();
     const QJsonArray trials = status["trials"].toArray();
     QCOMPARE(trials.size(), 4);
     // Which key matters: the rate's rank correlation with the metric at the first rung, over all four trials.
@@ -380,7 +357,8 @@ class TestQueue : public QObject {
     config["name"] = "straight";
     const std::string straight = env_->path("straight.json");
     write_file_atomically(straight, QJsonDocument(config).toJson().toStdString());
-    Result s = cli({"train", "--json", "--no-store", "--config", QString::fromStdString(straight)});
+    test::CliResult s =
+        test::run_tokamak({"train", "--json", "--no-store", "--config", QString::fromStdString(straight)});
     QVERIFY2(s.code == 0, s.err.right(400).constData());
     const std::vector<QJsonObject> ref = events(s.out, "step"), ref_eval = events(s.out, "eval");
     const std::vector<QJsonObject> evals = events(journal, "eval");

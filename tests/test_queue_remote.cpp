@@ -25,6 +25,7 @@
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
@@ -34,36 +35,6 @@
 using namespace tokamak;
 
 namespace {
-
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
-struct Result {
-  int code = -1;
-  QByteArray out, err;
-};
-
-// The CLI; with HOST_DATA, as the host's own shell would run it (its data folder, so its store and worker).
-Result cli(const QStringList& args, const std::string& host_data = {}, int timeout_ms = 300000) {
-  QProcess p;
-  if (!host_data.empty()) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("XDG_DATA_HOME", QString::fromStdString(host_data));
-    p.setProcessEnvironment(env);
-  }
-  p.start(bin(), args);
-  p.waitForFinished(timeout_ms);
-  if (p.state() != QProcess::NotRunning) p.kill(), p.waitForFinished();
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-          p.readAllStandardError()};
-}
-
-QJsonObject json(const Result& r) { return QJsonDocument::fromJson(r.out).object(); }
-
-std::vector<std::string> tinySets(const std::string& data, int steps) {
-  return test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                   "train.sample_every=-1", "train.eval_every=0", "threads=1",
-                                   "train.steps=" + std::to_string(steps)});
-}
 
 bool settled(const QJsonObject& list) {
   for (const QJsonValue& v : list["items"].toArray()) {
@@ -103,14 +74,11 @@ class TestQueueRemote : public QObject {
   std::unique_ptr<test::SshHost> ssh_;
 
   // --host and the ssh options that reach the test's sshd, the CLI's shared connection included.
-  QStringList where() const {
-    const SshOptions o = ssh_->sshd().client();
-    return {"--host",        QString::fromStdString(ssh_->sshd().target().spec()),
-            "--tokamak",     bin(),
-            "--identity",    QString::fromStdString(o.identity),
-            "--known-hosts", QString::fromStdString(o.known_hosts),
-            "--ssh-config",  "/dev/null"};
+  // The CLI as the host's own shell would run it: its data folder, so its store and worker.
+  QProcessEnvironment hostShell() const {
+    return test::environment_with({"XDG_DATA_HOME=" + QString::fromStdString(ssh_->data())});
   }
+  QStringList where() const { return ssh_->sshd().cli_args() + QStringList{"--tokamak", test::tokamak_bin()}; }
   SshOptions sharedConnection() const {
     SshOptions shared = ssh_->sshd().client();
     shared.control_dir = cache_dir() + "/ssh";
@@ -118,7 +86,7 @@ class TestQueueRemote : public QObject {
     return shared;
   }
   std::string hostDb() const { return ssh_->data() + "/tokamak/runs.db"; }
-  QJsonObject hostList() { return json(cli(QStringList{"queue", "list", "--json"} + where())); }
+  QJsonObject hostList() { return test::run_tokamak(QStringList{"queue", "list", "--json"} + where()).json(); }
 
  private Q_SLOTS:
   void init() { env_ = std::make_unique<test::ScratchEnv>(); }
@@ -194,7 +162,7 @@ class TestQueueRemote : public QObject {
       RunQueue queue(store);
       for (const char* name : {"g0", "g1", "too-big"}) {
         Config c;
-        apply_overrides(c, tinySets(data, 5));
+        apply_overrides(c, test::quiet_run_overrides(data, 5));
         c.device = "cuda";
         if (std::string(name) == "too-big") c.dist.gpus = 3;
         QueueItem q;
@@ -202,9 +170,10 @@ class TestQueueRemote : public QObject {
         store.transaction([&] { queue.add(q); });
       }
     }
-    const Result work = cli({"queue", "work", "--parallel", "2", "--gpus", "0,1", "--gpus-per-run", "1"});
+    const test::CliResult work =
+        test::run_tokamak({"queue", "work", "--parallel", "2", "--gpus", "0,1", "--gpus-per-run", "1"});
     QVERIFY2(work.code == 0, work.err.constData());
-    const QJsonObject list = json(cli({"queue", "list", "--json"}));
+    const QJsonObject list = test::run_tokamak({"queue", "list", "--json"}).json();
     QCOMPARE(list["gpus"].toString(), QString("0,1"));
     QCOMPARE(list["gpus_per_run"].toInteger(), qint64(1));
     std::set<QString> given;
@@ -224,7 +193,7 @@ class TestQueueRemote : public QObject {
     QVERIFY2(big["error"].toString().startsWith("needs 3 GPUs of its own; the queue hands out 2 (0,1)"),
              qPrintable(big["error"].toString()));
     QVERIFY(!big.contains("gpus"));
-    const Result bad = cli({"queue", "work", "--gpus", "0,0"});
+    const test::CliResult bad = test::run_tokamak({"queue", "work", "--gpus", "0,0"});
     QVERIFY2(
         bad.code == 1 && bad.err.startsWith("tokamak: GPU list '0,0' names GPU 0 twice") && bad.err.count('\n') == 1,
         bad.err.constData());
@@ -240,7 +209,7 @@ class TestQueueRemote : public QObject {
       RunQueue queue(store);
       for (const char* name : {"v0", "v1"}) {
         Config c;
-        apply_overrides(c, tinySets(data, 5));
+        apply_overrides(c, test::quiet_run_overrides(data, 5));
         c.device = "cuda";
         QueueItem q;
         q.name = name, q.config_json = config_to_json(c, -1);
@@ -251,10 +220,10 @@ class TestQueueRemote : public QObject {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("CUDA_VISIBLE_DEVICES", "5,7");
     worker.setProcessEnvironment(env);
-    worker.start(bin(), {"queue", "work", "--parallel", "2", "--gpus-per-run", "1"});
+    worker.start(test::tokamak_bin(), {"queue", "work", "--parallel", "2", "--gpus-per-run", "1"});
     QVERIFY(worker.waitForFinished(300000));
     QVERIFY2(worker.exitCode() == 0, worker.readAllStandardError().constData());
-    const QJsonObject list = json(cli({"queue", "list", "--json"}));
+    const QJsonObject list = test::run_tokamak({"queue", "list", "--json"}).json();
     std::set<QString> given;
     for (const char* name : {"v0", "v1"}) {
       const QJsonObject item = itemNamed(list, name);
@@ -274,12 +243,11 @@ class TestQueueRemote : public QObject {
     const std::string data = env_->corpus_excerpt(20000);
     std::map<QString, int> steps = {{"long", 400}, {"short", 8}};
     for (const auto& [name, n] : steps) {
-      QStringList add = QStringList{"queue", "add", "--json", "--name", name} + where();
-      for (const std::string& s : tinySets(data, n)) add << "--set" << QString::fromStdString(s);
-      const Result r = cli(add);
+      const test::CliResult r = test::run_tokamak(QStringList{"queue", "add", "--json", "--name", name} + where() +
+                                                  test::set_args(test::quiet_run_overrides(data, n)));
       QVERIFY2(r.code == 0, r.err.constData());
-      QCOMPARE(json(r)["name"].toString(), name);
-      QVERIFY(json(r)["id"].toInteger() > 0);
+      QCOMPARE(r.json()["name"].toString(), name);
+      QVERIFY(r.json()["id"].toInteger() > 0);
     }
     // The first run trains on the host and the second waits for it: now the connection goes, SIGKILLed.
     QJsonObject list;
@@ -294,10 +262,12 @@ class TestQueueRemote : public QObject {
 
     // The host's store, read there by its own tokamak: both runs trained to the end, the second started by a
     // worker nobody was connected to. Over a new connection, the same list.
-    QTRY_VERIFY_WITH_TIMEOUT(settled(json(cli({"queue", "list", "--json"}, ssh_->data()))), 4 * test::kPatienceMs);
-    QTRY_VERIFY_WITH_TIMEOUT(json(cli({"queue", "list", "--json"}, ssh_->data()))["worker_pid"].toInteger() == 0,
-                             test::kPatienceMs);
-    const QJsonObject there = json(cli({"queue", "list", "--json"}, ssh_->data()));
+    QTRY_VERIFY_WITH_TIMEOUT(settled(test::run_tokamak({"queue", "list", "--json"}, hostShell()).json()),
+                             4 * test::kPatienceMs);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        test::run_tokamak({"queue", "list", "--json"}, hostShell()).json()["worker_pid"].toInteger() == 0,
+        test::kPatienceMs);
+    const QJsonObject there = test::run_tokamak({"queue", "list", "--json"}, hostShell()).json();
     for (const auto& [name, n] : steps) {
       const QJsonObject item = itemNamed(there, name);
       QCOMPARE(item["state"].toString(), QString("done"));
@@ -315,11 +285,11 @@ class TestQueueRemote : public QObject {
     QCOMPARE(overSsh, there);
     QCOMPARE(overSsh["items"].toArray().size(), 2);
     // The text form is the host's too.
-    const Result text = cli(QStringList{"queue", "list"} + where());
+    const test::CliResult text = test::run_tokamak(QStringList{"queue", "list"} + where());
     QVERIFY2(text.code == 0 && text.out.startsWith("queue of " + QByteArray::fromStdString(hostDb()) + ":"),
              text.out.constData());
     // Nothing of the host's queue is here.
-    QVERIFY(json(cli({"queue", "list", "--json"}))["items"].toArray().isEmpty());
+    QVERIFY(test::run_tokamak({"queue", "list", "--json"}).json()["items"].toArray().isEmpty());
   }
 
   void hostSweepPlansAndQueuesAsHere() {
@@ -328,7 +298,7 @@ class TestQueueRemote : public QObject {
     QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
     const std::string data = env_->corpus_excerpt(20000);
     Config c;  // the base, as `tokamak config --defaults` writes a config
-    apply_overrides(c, tinySets(data, 6));
+    apply_overrides(c, test::quiet_run_overrides(data, 6));
     const QJsonObject base = QJsonDocument::fromJson(QByteArray::fromStdString(config_to_json(c))).object();
     const QJsonObject spec{{"name", "lr"},
                            {"base", base},
@@ -337,31 +307,32 @@ class TestQueueRemote : public QObject {
     const QString file = QString::fromStdString(env_->path("lr.json"));
     write_file_atomically(file.toStdString(), QJsonDocument(spec).toJson().toStdString());
 
-    const Result here = cli({"sweep", file, "--dry-run", "--json"});
+    const test::CliResult here = test::run_tokamak({"sweep", file, "--dry-run", "--json"});
     QVERIFY2(here.code == 0, here.err.constData());
-    const Result there = cli(QStringList{"sweep", file, "--dry-run", "--json"} + where());
+    const test::CliResult there = test::run_tokamak(QStringList{"sweep", file, "--dry-run", "--json"} + where());
     QVERIFY2(there.code == 0, there.err.constData());
-    QCOMPARE(json(there), json(here));
-    QCOMPARE(json(there)["trials"].toArray().size(), 3);
+    QCOMPARE(there.json(), here.json());
+    QCOMPARE(there.json()["trials"].toArray().size(), 3);
 
     // Queued there (paused, so nothing trains): the host's sweep and queue, moved and removed from here.
-    QCOMPARE(cli(QStringList{"queue", "pause"} + where()).code, 0);
-    const Result queued = cli(QStringList{"sweep", file, "--json"} + where());
+    QCOMPARE(test::run_tokamak(QStringList{"queue", "pause"} + where()).code, 0);
+    const test::CliResult queued = test::run_tokamak(QStringList{"sweep", file, "--json"} + where());
     QVERIFY2(queued.code == 0, queued.err.constData());
-    const qint64 sweep = json(queued)["sweep_id"].toInteger();
+    const qint64 sweep = queued.json()["sweep_id"].toInteger();
     QVERIFY(sweep > 0);
-    const Result status = cli(QStringList{"sweep", "status", QString::number(sweep), "--json"} + where());
+    const test::CliResult status =
+        test::run_tokamak(QStringList{"sweep", "status", QString::number(sweep), "--json"} + where());
     QVERIFY2(status.code == 0, status.err.constData());
-    const QJsonArray trials = json(status)["trials"].toArray();
+    const QJsonArray trials = status.json()["trials"].toArray();
     QCOMPARE(trials.size(), 3);
     for (int i = 0; i < 3; ++i)
       QCOMPARE(trials[i].toObject()["name"].toString(),
-               json(here)["trials"].toArray()[i].toObject()["name"].toString());
-    QCOMPARE(status.out, cli({"sweep", "status", QString::number(sweep), "--json"}, ssh_->data()).out);
+               here.json()["trials"].toArray()[i].toObject()["name"].toString());
+    QCOMPARE(status.out, test::run_tokamak({"sweep", "status", QString::number(sweep), "--json"}, hostShell()).out);
     const qint64 first = trials[0].toObject()["queue_id"].toInteger(),
                  last = trials[2].toObject()["queue_id"].toInteger();
-    QCOMPARE(cli(QStringList{"queue", "move", QString::number(last), "--to", "0"} + where()).code, 0);
-    const Result removed = cli(QStringList{"queue", "remove", QString::number(first)} + where());
+    QCOMPARE(test::run_tokamak(QStringList{"queue", "move", QString::number(last), "--to", "0"} + where()).code, 0);
+    const test::CliResult removed = test::run_tokamak(QStringList{"queue", "remove", QString::number(first)} + where());
     QVERIFY2(removed.code == 0 && removed.err.contains("removed queue item"), removed.err.constData());
     const QJsonObject list = hostList();
     QVERIFY(list["paused"].toBool());
@@ -370,7 +341,7 @@ class TestQueueRemote : public QObject {
     QCOMPARE(items[0].toObject()["id"].toInteger(), last);
     QCOMPARE(items[0].toObject()["index"].toInteger(), qint64(0));
     QCOMPARE(items[1].toObject()["state"].toString(), QString("queued"));
-    QVERIFY(json(cli({"queue", "list", "--json"}))["items"].toArray().isEmpty());  // not here
+    QVERIFY(test::run_tokamak({"queue", "list", "--json"}).json()["items"].toArray().isEmpty());  // not here
   }
 
   void badHostsAreOneLine() {
@@ -378,13 +349,13 @@ class TestQueueRemote : public QObject {
     ssh_ = std::make_unique<test::SshHost>(*env_);
     QVERIFY2(ssh_->ok(), qPrintable(ssh_->error()));
     // Nothing listens on port 1.
-    Result r = cli({"queue", "list", "--host", "127.0.0.1:1", "--ssh-config", "/dev/null"});
+    test::CliResult r = test::run_tokamak({"queue", "list", "--host", "127.0.0.1:1", "--ssh-config", "/dev/null"});
     QVERIFY2(r.code == 1 && r.err.startsWith("tokamak: cannot reach 127.0.0.1:1: connection refused") &&
                  r.err.count('\n') == 1,
              r.err.constData());
     QStringList noTokamak = where();
     noTokamak[noTokamak.indexOf("--tokamak") + 1] = "/nonexistent/tokamak";
-    r = cli(QStringList{"queue", "add", "--set", "train.steps=3"} + noTokamak);
+    r = test::run_tokamak(QStringList{"queue", "add", "--set", "train.steps=3"} + noTokamak);
     QVERIFY2(r.code == 1 &&
                  r.err.startsWith("tokamak: Tokamak is not installed on " +
                                   QByteArray::fromStdString(ssh_->sshd().target().spec())) &&
@@ -393,11 +364,11 @@ class TestQueueRemote : public QObject {
     // The host's own refusal, naming the file as it is called here.
     const std::string file = env_->path("bad.json");
     write_file_atomically(file, R"({"name": "x", "sweep": {"train.lrr": [0.1]}})");
-    r = cli(QStringList{"sweep", QString::fromStdString(file), "--dry-run"} + where());
+    r = test::run_tokamak(QStringList{"sweep", QString::fromStdString(file), "--dry-run"} + where());
     QVERIFY2(r.code == 1 && r.err.startsWith("tokamak: " + QByteArray::fromStdString(file) + ": ") &&
                  r.err.contains("train.lr") && r.err.count('\n') == 1,
              r.err.constData());
-    r = cli(QStringList{"queue", "add", "--set", "train.stepz=3"} + where());
+    r = test::run_tokamak(QStringList{"queue", "add", "--set", "train.stepz=3"} + where());
     QVERIFY2(r.code == 1 && r.err.contains("did you mean 'train.steps'") && r.err.count('\n') == 1, r.err.constData());
     QVERIFY(hostList()["items"].toArray().isEmpty());  // nothing half-queued there
   }

@@ -17,6 +17,7 @@
 #include "engine/core/store/journal_ingest.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
@@ -27,13 +28,9 @@ using namespace tokamak;
 
 namespace {
 
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
 std::string runConfig(const std::string& data, int steps) {
   Config c;
-  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                               "train.sample_every=20", "train.eval_every=0", "threads=1",
-                                               "train.steps=" + std::to_string(steps)}));
+  apply_overrides(c, test::quiet_run_overrides(data, steps, {"train.sample_every=20"}));
   return config_to_json(c);
 }
 
@@ -117,7 +114,7 @@ class TestRemote : public QObject {
   void cleanupTestCase() { ssh_.reset(); }
 
   void testConnectionReportsVersionDevicesAndDisk() {
-    RemoteHost host(sshd_->target(), sshd_->client(), bin().toStdString());
+    RemoteHost host(sshd_->target(), sshd_->client(), test::tokamak_bin().toStdString());
     HostReport r = host.test_connection();
     QCOMPARE(QString::fromStdString(r.version), QString(TOKAMAK_VERSION));
     QVERIFY(!r.devices.empty());
@@ -128,7 +125,7 @@ class TestRemote : public QObject {
   }
 
   void runOutlivesTheClientAndTheStoreEqualsTheJournal() {
-    RemoteHost host(sshd_->target(), sshd_->client(), bin().toStdString());
+    RemoteHost host(sshd_->target(), sshd_->client(), test::tokamak_bin().toStdString());
     RemoteRun run = host.start_run(runConfig(env_.corpus_excerpt(20000), 120), {"train.seed=7"});
     QCOMPARE(run.uid.size(), size_t(16));
     QVERIFY2(run.folder.find(hostData_) == 0, run.folder.c_str());
@@ -173,12 +170,10 @@ class TestRemote : public QObject {
     const QString cfg = QString::fromStdString(env_.path("remote.json"));
     write_file_atomically(cfg.toStdString(), runConfig(env_.corpus_excerpt(20000), 150));
     const std::string db = env_.path("studio.db");
-    const SshOptions o = sshd_->client();
     QProcess p;
-    p.start(bin(),
-            {"remote", "train", "--host", QString::fromStdString(sshd_->target().spec()), "--tokamak", bin(),
-             "--identity", QString::fromStdString(o.identity), "--known-hosts", QString::fromStdString(o.known_hosts),
-             "--ssh-config", "/dev/null", "--control", "--db", QString::fromStdString(db), "--config", cfg});
+    p.start(test::tokamak_bin(), QStringList{"remote", "train"} + sshd_->cli_args() +
+                                     QStringList{"--tokamak", test::tokamak_bin(), "--control", "--db",
+                                                 QString::fromStdString(db), "--config", cfg});
     QByteArray out;
     bool killed = false;
     QElapsedTimer t;
@@ -220,13 +215,13 @@ class TestRemote : public QObject {
     QCOMPARE(int(store.samples(id).size()), want.samples);
     QCOMPARE(QString::fromStdString(store.run(id).status), QString("finished"));
     // `tokamak remote` shares one connection per host under the cache (ControlPersist): end it here.
-    SshOptions shared = o;
+    SshOptions shared = sshd_->client();
     shared.control_dir = cache_dir() + "/ssh";
     RemoteHost(sshd_->target(), shared).close();
   }
 
   void stopReachesTheHost() {
-    RemoteHost host(sshd_->target(), sshd_->client(), bin().toStdString());
+    RemoteHost host(sshd_->target(), sshd_->client(), test::tokamak_bin().toStdString());
     RemoteRun run = host.start_run(runConfig(env_.corpus_excerpt(20000), 1000000));
     RunStore store;
     JournalIngest ingest(store, run.uid, host.store_name());
@@ -258,7 +253,7 @@ class TestRemote : public QObject {
     QFETCH(QString, expected);
     SshTarget target = sshd_->target();
     SshOptions options = sshd_->client();
-    std::string tokamak = bin().toStdString();
+    std::string tokamak = test::tokamak_bin().toStdString();
     QTemporaryDir scratch;
     options.control_dir = scratch.path().toStdString();  // a connection of its own, not the shared one
     if (kind == "down") {

@@ -4,7 +4,6 @@
 // line on the client's stderr, every journal line that reached the host's disk recorded here once, and the
 // local run marked ended with the reason. Needs root (mount); where it cannot mount, the test fails with
 // one line saying so — it does not skip.
-#include <QProcess>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include "engine/core/run/journal.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
 #include "tests/support/tiny.h"
@@ -28,7 +28,7 @@ class TestRemoteDiskFull : public QObject {
  private Q_SLOTS:
   void diskFullOnTheHostIsOneLineAndNothingLost() {
     QVERIFY(env_.ok());
-    const QString bin = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+    const QString bin = test::tokamak_bin();
     const std::string hostData = env_.path("host-data"), runs = hostData + "/tokamak/checkpoints";
     make_dirs(runs);
     // $0: where to mount; then the sshd command line. Only sshd's sessions (and the runs they start) see it.
@@ -40,28 +40,22 @@ class TestRemoteDiskFull : public QObject {
                                    sshd.error().simplified()));
 
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"data.path=" + env_.corpus_excerpt(20000), "train.batch_size=2",
-                                                 "train.log_every=1", "train.steps=1000000", "train.eval_every=0",
-                                                 "train.sample_every=-1", "train.checkpoint_every=0", "threads=1",
-                                                 // Checkpoints on the real disk: the run's start checks there is
-                                                 // room for two, so only the journal is on the tiny one.
-                                                 "train.checkpoint_dir=" + env_.path("host-checkpoints")}));
+    apply_overrides(c, test::quiet_run_overrides(env_.corpus_excerpt(20000), 1000000,
+                                                 {"train.checkpoint_every=0",
+                                                  // Checkpoints on the real disk: the run's start checks there
+                                                  // is room for two, so only the journal is on the tiny one.
+                                                  "train.checkpoint_dir=" + env_.path("host-checkpoints")}));
     const QString cfg = QString::fromStdString(env_.path("run.json"));
     write_file_atomically(cfg.toStdString(), config_to_json(c));
     const std::string db = env_.path("studio.db");
     const SshOptions o = sshd.client();
-    QProcess p;
-    p.start(bin,
-            {"remote", "train", "--host", QString::fromStdString(sshd.target().spec()), "--tokamak", bin, "--identity",
-             QString::fromStdString(o.identity), "--known-hosts", QString::fromStdString(o.known_hosts), "--ssh-config",
-             "/dev/null", "--db", QString::fromStdString(db), "--config", cfg});
-    QVERIFY(p.waitForFinished(300000));
-    const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
-    QCOMPARE(p.exitCode(), 1);
+    const test::CliResult ran =
+        test::run_tokamak(QStringList{"remote", "train"} + sshd.cli_args() +
+                          QStringList{"--tokamak", bin, "--db", QString::fromStdString(db), "--config", cfg});
+    const QByteArray out = ran.out, err = ran.err;
+    QCOMPARE(ran.code, 1);
     // One clear line: the run's own failure, naming the full disk.
-    QStringList errors;
-    for (const QByteArray& l : err.split('\n'))
-      if (l.startsWith("tokamak: ")) errors << QString::fromUtf8(l);
+    const QStringList errors = ran.errors();
     QVERIFY2(errors.size() == 1 && errors[0].contains("failed") && errors[0].contains("disk is full"), err.constData());
 
     // The host's journal (read there: the tmpfs is seen only inside sshd's namespace) is all here, once each.

@@ -3,7 +3,6 @@
 // copies exactly the host's bytes, never shows an unverified file under the destination name, continues a
 // broken copy from where it stopped, and re-fetches a damaged partial copy; the other cases are one line each.
 // The host's data folder is this machine's scratch folder, so the test reads the host's bytes directly.
-#include <QProcess>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/sha256.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
@@ -20,23 +20,6 @@
 #include "tests/support/tiny.h"
 
 using namespace tokamak;
-
-namespace {
-
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
-struct Cli {
-  int code = -1;
-  QByteArray out, err;
-  std::vector<nlohmann::json> lines() const {
-    std::vector<nlohmann::json> v;
-    for (const QByteArray& l : out.split('\n'))
-      if (!l.isEmpty()) v.push_back(nlohmann::json::parse(l.toStdString()));
-    return v;
-  }
-};
-
-}  // namespace
 
 class TestRemoteFiles : public QObject {
   Q_OBJECT
@@ -46,24 +29,12 @@ class TestRemoteFiles : public QObject {
   test::SshdServer* sshd_ = nullptr;
   std::string hostData_, uid_, checkpoint_;
 
-  RemoteHost host() const { return ssh_->direct(bin().toStdString()); }
+  RemoteHost host() const { return ssh_->direct(test::tokamak_bin().toStdString()); }
 
   // `tokamak remote ARGS --host ... --json` as the studio runs it.
-  Cli remote(const QStringList& args) {
-    const SshOptions o = sshd_->client();
-    QStringList all = args;
-    all.insert(1, "--host");
-    all.insert(2, QString::fromStdString(sshd_->target().spec()));
-    all << "--tokamak" << bin() << "--identity" << QString::fromStdString(o.identity) << "--known-hosts"
-        << QString::fromStdString(o.known_hosts) << "--ssh-config"
-        << "/dev/null"
-        << "--json";
-    all.prepend("remote");
-    QProcess p;
-    p.start(bin(), all);
-    p.waitForFinished(300000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
+  test::CliResult remote(const QStringList& args) {
+    return test::run_tokamak(QStringList{"remote", args[0]} + sshd_->cli_args() +
+                             QStringList{"--tokamak", test::tokamak_bin()} + args.mid(1) + QStringList{"--json"});
   }
 
  private Q_SLOTS:
@@ -79,7 +50,7 @@ class TestRemoteFiles : public QObject {
                                                  "train.sample_every=0", "threads=1"}));
     const RemoteRun run = host().start_run(config_to_json(c));
     uid_ = run.uid;
-    host().run({bin().toStdString(), "runs", "follow", uid_}, {}, 300);  // returns at the run's end
+    host().run({test::tokamak_bin().toStdString(), "runs", "follow", uid_}, {}, 300);  // returns at the run's end
     const std::vector<RemoteCheckpoint> all = host().checkpoints(uid_);
     QCOMPARE(int(all.size()), 2);
     QCOMPARE(all[0].step, int64_t(10));
@@ -97,9 +68,9 @@ class TestRemoteFiles : public QObject {
   // The CLI, as the studio runs it: progress lines, then the verified file under its name and nothing else.
   void downloadCopiesTheHostsBytes() {
     const QString to = QString::fromStdString(env_.path("dl-full"));
-    const Cli r = remote({"download", QString::fromStdString(uid_), "--to", to});
+    const test::CliResult r = remote({"download", QString::fromStdString(uid_), "--to", to});
     QVERIFY2(r.code == 0, r.err.constData());
-    const auto lines = r.lines();
+    const auto lines = r.json_lines();
     QVERIFY(lines.size() >= 3);
     QCOMPARE(QString::fromStdString(lines.front()["event"]), QString("progress"));
     QCOMPARE(lines.front()["done"].get<uint64_t>(), uint64_t(0));
@@ -115,16 +86,16 @@ class TestRemoteFiles : public QObject {
     // A step picks an older checkpoint; one the run does not have is one line naming those it has.
     QCOMPARE(remote({"download", QString::fromStdString(uid_), "10", "--to", to}).code, 0);
     QVERIFY(read_file(to.toStdString() + "/step_10.safetensors") == read_file(all_checkpoints().front()));
-    const Cli bad = remote({"download", QString::fromStdString(uid_), "15", "--to", to});
+    const test::CliResult bad = remote({"download", QString::fromStdString(uid_), "15", "--to", to});
     QCOMPARE(bad.code, 1);
     QVERIFY2(bad.err.contains("has no checkpoint '15'") && bad.err.contains("steps 10, 20") &&
                  bad.err.trimmed().count('\n') == 0,
              bad.err.constData());
     // Again: the file is the host's already, nothing crosses the network.
-    const Cli again = remote({"download", QString::fromStdString(uid_), "--to", to});
+    const test::CliResult again = remote({"download", QString::fromStdString(uid_), "--to", to});
     QCOMPARE(again.code, 0);
-    QCOMPARE(again.lines().back()["already_here"].get<bool>(), true);
-    QCOMPARE(again.lines().back()["fetched"].get<uint64_t>(), uint64_t(0));
+    QCOMPARE(again.json_lines().back()["already_here"].get<bool>(), true);
+    QCOMPARE(again.json_lines().back()["fetched"].get<uint64_t>(), uint64_t(0));
   }
 
   // A copy broken off midway (the ssh reading it killed) keeps its partial file; the next download appends only
@@ -169,9 +140,9 @@ class TestRemoteFiles : public QObject {
     std::string prefix = read_file(checkpoint_).substr(0, 3u << 20);
     prefix[1000] ^= 0x55;
     write_file_atomically(partial_download_path(to, "step_20.safetensors"), prefix);
-    const Cli r = remote({"download", QString::fromStdString(uid_), "--to", QString::fromStdString(to)});
+    const test::CliResult r = remote({"download", QString::fromStdString(uid_), "--to", QString::fromStdString(to)});
     QVERIFY2(r.code == 0, r.err.constData());
-    const auto done = r.lines().back();
+    const auto done = r.json_lines().back();
     const uint64_t size = read_file(checkpoint_).size();
     QCOMPARE(done["resumed_from"].get<uint64_t>(), uint64_t(prefix.size()));
     QCOMPARE(done["refetched"].get<int>(), 1);
@@ -204,7 +175,7 @@ class TestRemoteFiles : public QObject {
     e = test::error_of([&] { download_from_host(host(), checkpoint_, to); });
     QVERIFY2(e.contains("exists and is not the host's") && !e.contains('\n'), qPrintable(e));
     QCOMPARE(QString::fromStdString(read_file(to + "/step_20.safetensors")), QString("something else"));
-    const Cli none = remote({"download", "0123456789abcdef", "--to", QString::fromStdString(to)});
+    const test::CliResult none = remote({"download", "0123456789abcdef", "--to", QString::fromStdString(to)});
     QCOMPARE(none.code, 1);
     QVERIFY2(none.err.trimmed().count('\n') == 0 && none.err.startsWith("tokamak: "), none.err.constData());
   }

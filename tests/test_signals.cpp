@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/tiny.h"
 
 namespace {
@@ -18,11 +19,8 @@ namespace {
 // A model small enough that a step takes milliseconds, and enough steps that only a signal ends the run.
 QStringList tinyRun(const QString& db, int steps) {
   return QStringList{"train", "--json", "--db", db} +
-         tokamak::test::tiny_run_args({"train.batch_size=2", "train.log_every=1", "train.sample_every=-1",
-                                       "train.eval_every=0", "threads=1", "train.steps=" + std::to_string(steps)});
+         tokamak::test::set_args(tokamak::test::quiet_run_overrides("", steps));
 }
-
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
 
 // Checkpoints go to XDG_DATA_HOME: a scratch folder, not the user's.
 void start(QProcess& p, const QString& program, const QStringList& args, const QString& dataHome) {
@@ -55,10 +53,9 @@ QList<QJsonObject> readUntil(QProcess& p, const QString& until, QList<QJsonObjec
 
 // The run as the store exported it (`tokamak runs export --format json`).
 QJsonObject storedRun(const QString& db) {
-  QProcess p;
-  p.start(bin(), {"runs", "export", "--db", db, "--format", "json"});
-  p.waitForFinished(60000);
-  const QJsonArray runs = QJsonDocument::fromJson(p.readAllStandardOutput()).object()["runs"].toArray();
+  const QJsonArray runs = tokamak::test::run_tokamak({"runs", "export", "--db", db, "--format", "json"}, {}, 60000)
+                              .json()["runs"]
+                              .toArray();
   return runs.isEmpty() ? QJsonObject() : runs.last().toObject();
 }
 
@@ -70,7 +67,7 @@ class TestSignals : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    QVERIFY2(QFile::exists(bin()), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
+    QVERIFY2(QFile::exists(tokamak::test::tokamak_bin()), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
     QVERIFY(dir_.isValid());
   }
 
@@ -84,7 +81,7 @@ class TestSignals : public QObject {
     QFETCH(int, sig);
     const QString db = dir_.filePath(QString("stop_%1.db").arg(sig));
     QProcess p;
-    start(p, bin(), tinyRun(db, 100000), dir_.path());
+    start(p, tokamak::test::tokamak_bin(), tinyRun(db, 100000), dir_.path());
     QVERIFY(p.waitForStarted());
     QVERIFY2(!readUntil(p, "step").isEmpty(), "no step event before the signal");
     QCOMPARE(::kill(static_cast<pid_t>(p.processId()), sig), 0);
@@ -106,7 +103,7 @@ class TestSignals : public QObject {
 
   void secondSignalEndsAtOnce() {
     QProcess p;
-    start(p, bin(), tinyRun(dir_.filePath("twice.db"), 100000), dir_.path());
+    start(p, tokamak::test::tokamak_bin(), tinyRun(dir_.filePath("twice.db"), 100000), dir_.path());
     QVERIFY(p.waitForStarted());
     QVERIFY(!readUntil(p, "step").isEmpty());
     // Two different signals: two of the same kind sent together may be merged into one by the kernel.
@@ -120,7 +117,7 @@ class TestSignals : public QObject {
   void brokenStdoutDoesNotEndTheRun() {
     const QString db = dir_.filePath("pipe.db"), errFile = dir_.filePath("pipe.err");
     QStringList quoted;
-    for (const QString& a : QStringList{bin()} + tinyRun(db, 40)) quoted << "'" + a + "'";
+    for (const QString& a : QStringList{tokamak::test::tokamak_bin()} + tinyRun(db, 40)) quoted << "'" + a + "'";
     const QString pipeline = quoted.join(' ') + " 2>'" + errFile + "' | head -n 1; echo \"exit=${PIPESTATUS[0]}\" >&2";
     QProcess sh;
     start(sh, "bash", {"-c", pipeline}, dir_.path());
@@ -141,7 +138,7 @@ class TestSignals : public QObject {
   void resumingALiveRunIsRefused() {
     const QString db = dir_.filePath("live.db");
     QProcess first;
-    start(first, bin(),
+    start(first, tokamak::test::tokamak_bin(),
           // Keep every checkpoint: the one the second process resumes from must still exist when it looks,
           // however many steps the first run has taken by then (the default keeps the newest 3).
           tinyRun(db, 100000) << "--set"
@@ -156,7 +153,7 @@ class TestSignals : public QObject {
     // The store commits about once a second: wait until the first run's row is there.
     QTRY_COMPARE_WITH_TIMEOUT(storedRun(db)["status"].toString(), QString("running"), 30000);
     QProcess second;
-    start(second, bin(),
+    start(second, tokamak::test::tokamak_bin(),
           tinyRun(db, 100000) << "--set"
                               << "train.resume=" + events.last()["path"].toString(),
           dir_.path());
@@ -178,7 +175,7 @@ class TestSignals : public QObject {
     f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {}}]})");
     f.close();
     QProcess p;
-    start(p, bin(),
+    start(p, tokamak::test::tokamak_bin(),
           QStringList{"bench", "--ladder", ladder, "--steps", "1000000", "--warmup", "0", "--db", db} +
               tokamak::test::tiny_run_args(
                   {"train.batch_size=2", "train.sample_every=-1", "train.eval_every=0", "threads=1"}),

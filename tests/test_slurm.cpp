@@ -3,7 +3,7 @@
 // trains to the end with the losses of one process on the combined batch; a job that cannot start says why;
 // scancel leaves the run stopped with a checkpoint it resumes from; `scontrol requeue` of a --requeue job
 // resumes from that checkpoint and finishes the planned steps as one run; the bad cases give one line and
-// queue nothing.
+// queue nothing. What needs no cluster (scontrol's lines, time limits, MASTER_ADDR) is test_slurm_parse's.
 #include "engine/checkpoint/checkpoint.h"
 #include "tests/support/big_batch.h"
 #include <QDir>
@@ -33,6 +33,7 @@
 #include "engine/core/queue/sweep_store.h"
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/queue/sweep.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"
 #include "tests/support/sshd_server.h"
@@ -41,28 +42,6 @@
 using namespace tokamak;
 
 namespace {
-
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
-QStringList setArgs(const std::vector<std::string>& sets) {
-  QStringList args;
-  for (const auto& s : sets) args << "--set" << QString::fromStdString(s);
-  return args;
-}
-
-struct Ran {
-  int code = -1;
-  QString out, err;
-};
-
-Ran cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(bin(), args);
-  p.waitForFinished(300000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
 
 // The events of a run folder's journal, in order.
 QList<QJsonObject> journal(const QString& folder) {
@@ -96,9 +75,9 @@ class TestSlurm : public QObject {
 
   // `tokamak slurm status JOB --json`.
   QJsonObject status(qint64 job) {
-    const Ran r = cli({"slurm", "status", QString::number(job), "--json"});
+    const test::CliResult r = test::run_tokamak({"slurm", "status", QString::number(job), "--json"});
     if (r.code != 0) qWarning("status: %s", qPrintable(r.err));
-    return QJsonDocument::fromJson(r.out.toUtf8()).object();
+    return r.json();
   }
 
   // Polls the job until DONE says so (or TIMEOUT ms pass); returns the last status.
@@ -135,9 +114,10 @@ class TestSlurm : public QObject {
   QJsonObject submit(const QStringList& slurmArgs, const std::vector<std::string>& more) {
     std::vector<std::string> sets = test::dist_tiny_sets(data_);
     sets.insert(sets.end(), more.begin(), more.end());
-    const Ran r = cli(QStringList{"slurm", "submit", "--json"} + slurmArgs + setArgs(sets));
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"slurm", "submit", "--json"} + slurmArgs + test::set_args(sets));
     if (r.code != 0) qWarning("submit: %s", qPrintable(r.err));
-    return QJsonDocument::fromJson(r.out.toUtf8()).object();
+    return r.json();
   }
 
  private Q_SLOTS:
@@ -151,70 +131,19 @@ class TestSlurm : public QObject {
   }
   void cleanupTestCase() { slurm_.reset(); }
 
-  // scontrol's job line as Slurm 22.05 prints it (taken from the fixture's Slurm; a value with spaces in
-  // WorkDir), and what a person is told.
-  void parsesScontrolJobLines() {
-    const std::string line =
-        "JobId=4 JobName=wrap UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901757 Nice=0 "
-        "Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=2 BatchFlag=1 "
-        "Reboot=0 ExitCode=0:0 RunTime=00:00:02 TimeLimit=01:00:00 TimeMin=N/A Partition=debug "
-        "ReqNodeList=(null) NodeList=n1 BatchHost=n1 NumNodes=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* "
-        "WorkDir=/tmp/my runs StdOut=/tmp/sl/slurm-4.out Power= \n";
-    const SlurmJob j = parse_scontrol_job(line);
-    QCOMPARE(j.id, 4L);
-    QCOMPARE(QString::fromStdString(j.state), QString("RUNNING"));
-    QCOMPARE(QString::fromStdString(j.nodes), QString("n1"));
-    QCOMPARE(j.restarts, 2);
-    QCOMPARE(QString::fromStdString(parse_scontrol_pairs(line)["WorkDir"]), QString("/tmp/my runs"));
-    QCOMPARE(QString::fromStdString(describe_slurm_job(j)),
-             QString("running on n1 for 00:00:02 of 01:00:00, requeued 2 time(s)"));
-    SlurmJob p = j;
-    p.state = "PENDING", p.reason = "Resources", p.restarts = 0;
-    QCOMPARE(QString::fromStdString(describe_slurm_job(p)),
-             QString("pending: Resources (the nodes it asks for are busy)"));
-    SlurmJob f = j;
-    f.state = "FAILED", f.exit_code = 1;
-    QCOMPARE(QString::fromStdString(describe_slurm_job(f)), QString("ended: failed (exit code 1)"));
-    QVERIFY(f.ended() && !f.pending() && !f.running());
-    QVERIFY(!test::error_of([] { parse_scontrol_job("slurm_load_jobs error: Invalid job id specified"); }).isEmpty());
-  }
-
-  void parsesTimeLimits_data() {
-    QTest::addColumn<QString>("text");
-    QTest::addColumn<int>("seconds");
-    QTest::newRow("HH:MM:SS") << "04:00:00" << 4 * 3600;
-    QTest::newRow("MM:SS") << "10:30" << 630;
-    QTest::newRow("minutes") << "90" << 5400;
-    QTest::newRow("D-HH:MM:SS") << "1-02:00:00" << 26 * 3600;
-    QTest::newRow("D-HH") << "2-12" << 60 * 3600;
-    QTest::newRow("not a time") << "4h" << -1;
-    QTest::newRow("zero") << "00:00:00" << -1;
-    QTest::newRow("too many parts") << "1:2:3:4" << -1;
-  }
-  void parsesTimeLimits() {
-    QFETCH(QString, text);
-    QFETCH(int, seconds);
-    if (seconds < 0) {
-      const QString why = test::error_of([&] { parse_slurm_time(text.toStdString()); });
-      QVERIFY2(why.contains("is not a Slurm time"), qPrintable(why));
-      return;
-    }
-    QCOMPARE(parse_slurm_time(text.toStdString()), seconds);
-    QCOMPARE(parse_slurm_time(format_slurm_time(seconds)), seconds);  // what the script holds reads back
-  }
-
   // The script that would be submitted, and nothing written or queued.
   void dryRunShowsTheScript() {
-    const Ran r = cli(QStringList{"slurm", "submit", "--dry-run", "--partition", "debug", "--nodes", "1",
-                                  "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"} +
-                      setArgs(test::dist_tiny_sets(data_)));
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"slurm", "submit", "--dry-run", "--partition", "debug", "--nodes", "1",
+                                      "--ntasks-per-node", "2", "--time", "01:00:00", "--requeue"} +
+                          test::set_args(test::dist_tiny_sets(data_)));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     for (const char* line :
          {"#SBATCH --partition=debug", "#SBATCH --nodes=1", "#SBATCH --ntasks-per-node=2", "#SBATCH --time=01:00:00",
           "#SBATCH --requeue", "#SBATCH --signal=B:USR1@120",
           "first=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)", "srun --kill-on-bad-exit=1 "})
-      QVERIFY2(r.out.contains(line), qPrintable(QString(line) + " missing from:\n" + r.out));
-    QVERIFY(r.out.startsWith("#!/bin/bash\n"));
+      QVERIFY2(r.out_text().contains(line), qPrintable(QString(line) + " missing from:\n" + r.out));
+    QVERIFY(r.out_text().startsWith("#!/bin/bash\n"));
     QVERIFY2(!QDir(runFolders()).exists() || QDir(runFolders()).isEmpty(), "a dry run created a run folder");
     QCOMPARE(slurm_->run("squeue", {"-h", "-o", "%i"}).trimmed(), QString());
   }
@@ -267,47 +196,16 @@ class TestSlurm : public QObject {
   // A debug partition's short limit is accepted and sets the checkpoint interval: half of the job's time
   // (nothing of the run is lost to a limit the interval used to be longer than).
   void shortTimeLimitSetsTheCheckpointInterval() {
-    const Ran r =
-        cli(QStringList{"slurm", "submit", "--json", "--partition", "down", "--nodes", "1", "--ntasks-per-node", "1",
-                        "--time", "00:10:00", "--set", "train.checkpoint_minutes=30"} +
-            setArgs(test::dist_tiny_sets(data_)));
+    const test::CliResult r = test::run_tokamak(QStringList{"slurm", "submit", "--json", "--partition", "down",
+                                                            "--nodes", "1", "--ntasks-per-node", "1", "--time",
+                                                            "00:10:00", "--set", "train.checkpoint_minutes=30"} +
+                                                test::set_args(test::dist_tiny_sets(data_)));
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.err.contains("train.checkpoint_minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
-    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY2(r.err_text().contains("train.checkpoint_minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
+    const QJsonObject sub = r.json();
     const Config c = config_from_json(read_file(sub.value("folder").toString().toStdString() + "/config.json"));
     QCOMPARE(c.train.checkpoint_minutes, 5.0);
-    QCOMPARE(cli({"slurm", "cancel", QString::number(sub.value("job_id").toInteger())}).code, 0);
-  }
-
-  // MASTER_ADDR is the first node's name when it resolves, else its NodeAddr from Slurm (NodeName=n1,
-  // NodeAddr=127.0.0.1 on a one-node cluster): the job script's lines run with a stand-in scontrol.
-  void masterAddrFallsBackToNodeAddr() {
-    QTemporaryDir fakeBin;
-    QFile fake(fakeBin.filePath("scontrol"));
-    QVERIFY(fake.open(QIODevice::WriteOnly));
-    fake.write(
-        "#!/bin/sh\n"
-        "case \"$1 $2\" in\n"
-        "  'show hostnames') echo \"$3\" | cut -d, -f1 ;;\n"
-        "  'show node') echo \"NodeName=$3 Arch=x86_64 NodeAddr=127.0.0.1 NodeHostName=$3 Version=22.05\" ;;\n"
-        "esac\n");
-    fake.close();
-    fake.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
-    for (const auto& [nodes, expected] :
-         {std::pair<QString, QString>{"n1-nowhere-tokamak,n2",
-                                      "127.0.0.1 (NodeAddr of n1-nowhere-tokamak, whose name "
-                                      "does not resolve)"},
-          std::pair<QString, QString>{"localhost", "localhost (the first node's name)"}}) {
-      QProcess sh;
-      QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-      e.insert("PATH", fakeBin.path() + ":" + e.value("PATH"));
-      e.insert("SLURM_JOB_NODELIST", nodes);
-      sh.setProcessEnvironment(e);
-      sh.start("bash", {"-c", QString::fromStdString(slurm_master_addr_lines()) + "echo \"$MASTER_ADDR|$master\""});
-      QVERIFY(sh.waitForFinished(30000));
-      const QString out = QString::fromUtf8(sh.readAllStandardOutput()).trimmed();
-      QCOMPARE(out, expected.section(' ', 0, 0) + "|" + expected);
-    }
+    QCOMPARE(test::run_tokamak({"slurm", "cancel", QString::number(sub.value("job_id").toInteger())}).code, 0);
   }
 
   // `tokamak sweep --slurm`: the sweep is one job array, each trial one task that trains its own run to the end
@@ -322,9 +220,9 @@ class TestSlurm : public QObject {
                                                   R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
     const QStringList slurm = {"--slurm",           "--partition", "debug",  "--nodes", "1",
                                "--ntasks-per-node", "1",           "--time", "01:00:00"};
-    const Ran r = cli(QStringList{"sweep", file, "--json"} + slurm);
+    const test::CliResult r = test::run_tokamak(QStringList{"sweep", file, "--json"} + slurm);
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonObject sub = r.json();
     QVERIFY(sub.value("job_id").toInteger() > 0);
     QFile script(sub.value("script").toString());
     QVERIFY(script.open(QIODevice::ReadOnly));
@@ -334,7 +232,7 @@ class TestSlurm : public QObject {
     QElapsedTimer t;
     t.start();
     for (bool going = true; going && t.elapsed() < 240000; QThread::msleep(300)) {
-      trials = QJsonDocument::fromJson(cli({"sweep", "status", id, "--json"}).out.toUtf8())["trials"].toArray();
+      trials = QJsonDocument::fromJson(test::run_tokamak({"sweep", "status", id, "--json"}).out)["trials"].toArray();
       going = false;
       for (const QJsonValue& v : trials) going = going || v["state"].toString() == "running";
     }
@@ -368,10 +266,10 @@ class TestSlurm : public QObject {
     write_file_atomically(file.toStdString(), R"({"name": "asha", "base": )" + config_to_json(base, -1) +
                                                   R"(, "sweep": {"train.lr": [0.0005, 0.001, 0.002, 0.004]},
                                                   "early_stopping": {"min_steps": 2, "eta": 2}})");
-    const Ran r = cli({"sweep", file, "--json", "--slurm", "--partition", "debug", "--nodes", "1", "--ntasks-per-node",
-                       "1", "--time", "01:00:00"});
+    const test::CliResult r = test::run_tokamak({"sweep", file, "--json", "--slurm", "--partition", "debug", "--nodes",
+                                                 "1", "--ntasks-per-node", "1", "--time", "01:00:00"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    const QJsonObject sub = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    const QJsonObject sub = r.json();
     const qint64 arrayJob = sub.value("job_id").toInteger();
     QFile script(sub.value("script").toString());
     QVERIFY(script.open(QIODevice::ReadOnly));
@@ -382,7 +280,7 @@ class TestSlurm : public QObject {
     QElapsedTimer t;
     t.start();
     for (bool going = true; going && t.elapsed() < 400000; QThread::msleep(500)) {
-      trials = QJsonDocument::fromJson(cli({"sweep", "status", id, "--json"}).out.toUtf8())["trials"].toArray();
+      trials = QJsonDocument::fromJson(test::run_tokamak({"sweep", "status", id, "--json"}).out)["trials"].toArray();
       going = false;
       for (const QJsonValue& v : trials)
         going = going || v["state"].toString() == "running" || v["state"].toString() == "queued";
@@ -440,11 +338,11 @@ class TestSlurm : public QObject {
     // Its run folder says queued (not crashed: no rank has owned it yet).
     QCOMPARE(QString::fromStdString(read_run_state(RunFolder{sub.value("folder").toString().toStdString()}).state),
              QString("queued"));
-    const Ran human = cli({"slurm", "status", QString::number(job)});
-    QVERIFY2(human.out.contains("pending: PartitionDown (its partition is down)"), qPrintable(human.out));
-    const Ran cancel = cli({"slurm", "cancel", QString::number(job), "--wait"});
+    const test::CliResult human = test::run_tokamak({"slurm", "status", QString::number(job)});
+    QVERIFY2(human.out_text().contains("pending: PartitionDown (its partition is down)"), qPrintable(human.out));
+    const test::CliResult cancel = test::run_tokamak({"slurm", "cancel", QString::number(job), "--wait"});
     QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
-    QVERIFY2(cancel.out.contains("ended: cancelled"), qPrintable(cancel.out));
+    QVERIFY2(cancel.out_text().contains("ended: cancelled"), qPrintable(cancel.out));
   }
 
   // scancel of a running job: both ranks get SIGTERM, rank 0 writes a checkpoint, the run ends stopped, and
@@ -458,7 +356,7 @@ class TestSlurm : public QObject {
     const QString folder = sub.value("folder").toString();
     QVERIFY2(waitForSteps(folder), "no step within 4 minutes");
     QCOMPARE(status(job).value("state").toString(), QString("RUNNING"));
-    const Ran cancel = cli({"slurm", "cancel", QString::number(job), "--wait"});
+    const test::CliResult cancel = test::run_tokamak({"slurm", "cancel", QString::number(job), "--wait"});
     QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
 
     const QList<QJsonObject> events = journal(folder);
@@ -475,12 +373,13 @@ class TestSlurm : public QObject {
              QString("stopped"));
 
     // Resumable: one process continues the same run from that checkpoint, with the next step.
-    const Ran resumed = cli({"train", "--json", "--set", QString::fromStdString("train.resume=" + saved.back()),
-                             "--set", QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
+    const test::CliResult resumed =
+        test::run_tokamak({"train", "--json", "--set", QString::fromStdString("train.resume=" + saved.back()), "--set",
+                           QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
     QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
     const QString firstStep = QString("\"step\":%1,").arg(last + 1);
-    QVERIFY2(resumed.out.contains(firstStep), qPrintable(resumed.out.left(2000)));
-    QVERIFY2(resumed.out.contains("\"status\":\"finished\""), qPrintable(resumed.out.right(500)));
+    QVERIFY2(resumed.out_text().contains(firstStep), qPrintable(resumed.out_text().left(2000)));
+    QVERIFY2(resumed.out_text().contains("\"status\":\"finished\""), qPrintable(resumed.out_text().right(500)));
   }
 
   // `scontrol requeue` of a running --requeue job: it checkpoints, waits in the queue, starts again, resumes
@@ -551,13 +450,9 @@ class TestSlurm : public QObject {
                              "TOKAMAK_CACHE=" + qEnvironmentVariable("TOKAMAK_CACHE")};
     test::SshdServer sshd(env);
     QVERIFY2(sshd.ok(), qPrintable(sshd.error()));
-    const SshOptions o = sshd.client();
-    const QStringList where = {"--host",        QString::fromStdString(sshd.target().spec()),
-                               "--identity",    QString::fromStdString(o.identity),
-                               "--known-hosts", QString::fromStdString(o.known_hosts),
-                               "--ssh-config",  "/dev/null"};
-    const QJsonObject sub = submit(where + QStringList{"--tokamak", bin(), "--partition", "debug", "--nodes", "1",
-                                                       "--ntasks-per-node", "1", "--time", "01:00:00"},
+    const QStringList where = sshd.cli_args();
+    const QJsonObject sub = submit(where + QStringList{"--tokamak", test::tokamak_bin(), "--partition", "debug",
+                                                       "--nodes", "1", "--ntasks-per-node", "1", "--time", "01:00:00"},
                                    {"train.steps=3"});
     const qint64 job = sub.value("job_id").toInteger();
     QVERIFY2(job > 0, qPrintable(QJsonDocument(sub).toJson()));
@@ -565,9 +460,10 @@ class TestSlurm : public QObject {
     QElapsedTimer t;
     t.start();
     while (t.elapsed() < 240000) {
-      const Ran r = cli(QStringList{"slurm", "status", QString::number(job), "--json"} + where);
+      const test::CliResult r =
+          test::run_tokamak(QStringList{"slurm", "status", QString::number(job), "--json"} + where);
       QVERIFY2(r.code == 0, qPrintable(r.err));
-      s = QJsonDocument::fromJson(r.out.toUtf8()).object();
+      s = r.json();
       if (ended(s)) break;
       QThread::msleep(300);
     }
@@ -576,13 +472,13 @@ class TestSlurm : public QObject {
     QCOMPARE(ends.size(), 1);
     QCOMPARE(ends[0].value("status").toString(), QString("finished"));
     // A job Slurm does not know, named in one line from the login node.
-    const Ran unknown = cli(QStringList{"slurm", "cancel", "99999"} + where);
+    const test::CliResult unknown = test::run_tokamak(QStringList{"slurm", "cancel", "99999"} + where);
     QCOMPARE(unknown.code, 1);
-    QVERIFY2(unknown.err.startsWith("tokamak: Slurm does not know job 99999 on " +
-                                    QString::fromStdString(sshd.target().spec())),
+    QVERIFY2(unknown.err_text().startsWith("tokamak: Slurm does not know job 99999 on " +
+                                           QString::fromStdString(sshd.target().spec())),
              qPrintable(unknown.err));
-    QCOMPARE(unknown.err.trimmed().count('\n'), 0);
-    SshOptions shared = o;  // the CLI's shared connection (cache_dir()/ssh), closed before sshd goes
+    QCOMPARE(unknown.err_text().trimmed().count('\n'), 0);
+    SshOptions shared = sshd.client();  // the CLI's shared connection (cache_dir()/ssh), closed before sshd goes
     shared.control_dir = cache_dir() + "/ssh";
     shared.config_file = "/dev/null";
     RemoteHost(sshd.target(), shared).close();
@@ -624,11 +520,11 @@ class TestSlurm : public QObject {
     const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot),
                       sweeps_before = QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
-    const Ran r = cli({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug", "--nodes", "1",
-                       "--ntasks-per-node", "1", "--time", "01:00:00", "--db",
-                       QString::fromStdString(not_a_folder + "/runs.db")});
+    const test::CliResult r = test::run_tokamak(
+        {"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug", "--nodes", "1", "--ntasks-per-node",
+         "1", "--time", "01:00:00", "--db", QString::fromStdString(not_a_folder + "/runs.db")});
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.startsWith("tokamak: ") && r.err.trimmed().count('\n') == 0, qPrintable(r.err));
+    QVERIFY2(r.err_text().startsWith("tokamak: ") && r.err_text().trimmed().count('\n') == 0, qPrintable(r.err));
     QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
     QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
     QCOMPARE(QDir(sweeps).entryList(QDir::Dirs | QDir::NoDotAndDotDot), sweeps_before);
@@ -689,8 +585,8 @@ class TestSlurm : public QObject {
     }
     write_file_atomically(job, R"({"partition": "debug", "nodes": 1, "ntasks_per_node": 1, "time_limit_s": 60})");
     const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
-    const Ran r = cli({"sweep", "advance", "--job", QString::fromStdString(job), "--run", "0123456789abcdef", "--db",
-                       QString::fromStdString(db)});
+    const test::CliResult r = test::run_tokamak({"sweep", "advance", "--job", QString::fromStdString(job), "--run",
+                                                 "0123456789abcdef", "--db", QString::fromStdString(db)});
     RunStore store(db);
     const QueueItem q = RunQueue(store).item(row);
     QVERIFY2(q.state == "failed", qPrintable(QString::fromStdString(q.state) + " " + r.err));
@@ -727,12 +623,13 @@ class TestSlurm : public QObject {
     }
     const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
-    const Ran r = cli(QStringList{"slurm", "submit"} + args + QStringList{"--set", "train.checkpoint_minutes=30"} +
-                          setArgs(test::dist_tiny_sets(data_)),
-                      env);
+    const test::CliResult r =
+        test::run_tokamak(QStringList{"slurm", "submit"} + args + QStringList{"--set", "train.checkpoint_minutes=30"} +
+                              test::set_args(test::dist_tiny_sets(data_)),
+                          env);
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.startsWith(expected), qPrintable(r.err));
-    QCOMPARE(r.err.trimmed().count('\n'), 0);
+    QVERIFY2(r.err_text().startsWith(expected), qPrintable(r.err));
+    QCOMPARE(r.err_text().trimmed().count('\n'), 0);
     QCOMPARE(QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot), before);
     QCOMPARE(slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"}), queued);
   }

@@ -1,7 +1,7 @@
 // The speedrun's next switches (issue 37) against PyTorch references written independently in tests/reference/
 // (speedrun_optimizers.py: Polar Express, NorMuon, AdamW's per-group lrs; speedrun_model.py: U-net skips and value
-// embeddings), each compared within a stated tolerance; Hugging Face export's refusal; and the lines that refuse
-// what a switch cannot combine with, beside the combinations that run.
+// embeddings), each compared within a stated tolerance; Hugging Face export's refusal. The lines that refuse
+// what a switch cannot combine with, beside the combinations that run, are test_config_problems' (a unit suite).
 //
 // Tolerances: the engine computes in fp32, the references in float64. An orthogonalised matrix has entries of
 // O(1/sqrt(min(m, n))); after five quintic steps fp32 rounding leaves them within 1e-4 of the truth. Weights
@@ -30,14 +30,6 @@ namespace {
 
 double max_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
-}
-
-QString problems_of(const std::vector<std::string>& sets) {
-  Config c;
-  apply_overrides(c, sets);
-  QString all;
-  for (const std::string& p : config_problems(c, 0)) all += QString::fromStdString(p) + "\n";
-  return all;
 }
 
 // A tiny model whose weights are all O(1)-scaled random values (so every nonlinearity is exercised and a skip
@@ -232,52 +224,6 @@ class TestSpeedrunNext : public QObject {
     apply_overrides(c, {"opt.optimizer=normuon", "opt.muon_ns=polar_express", "opt.embed_lr=0.05",
                         "train.seq_warmup=10", "train.batch_warmup=10"});
     QVERIFY(not_gpt2_switches(c.model).empty());
-  }
-
-  void problemsNameTheSwitchAndTheFix_data() {
-    QTest::addColumn<QString>("sets");
-    QTest::addColumn<QString>("expected");
-    QTest::newRow("polar express without muon") << "opt.muon_ns=polar_express"
-                                                << "opt.optimizer=adamw has no such step";
-    QTest::newRow("unknown muon_ns") << "opt.muon_ns=svd"
-                                     << "opt.muon_ns 'svd' is not one of newton_schulz, polar_express";
-    QTest::newRow("normuon + zero-1") << "opt.optimizer=normuon dist.zero=1"
-                                      << "opt.optimizer=normuon cannot run with dist.zero=1";
-    QTest::newRow("head lr, tied head") << "opt.head_lr=0.01"
-                                        << "set model.tie_weights=false or opt.head_lr=0";
-    QTest::newRow("unet skips, one block") << "model.unet_skips=true model.n_layer=1"
-                                           << "model.n_layer=1 has no halves";
-    QTest::newRow("value embeddings, too few blocks") << "model.value_embeddings=3 model.n_layer=4"
-                                                      << "lower model.value_embeddings or raise model.n_layer";
-    QTest::newRow("value embeddings, checkpointing") << "model.value_embeddings=1 opt.activation_checkpointing=true"
-                                                     << "set opt.activation_checkpointing=false";
-  }
-  void problemsNameTheSwitchAndTheFix() {
-    QFETCH(QString, sets);
-    QFETCH(QString, expected);
-    std::vector<std::string> list;
-    for (const QString& s : sets.split(' ')) list.push_back(s.toStdString());
-    const QString all = problems_of(list);
-    QVERIFY2(all.contains(expected), qPrintable(all));
-  }
-
-  void switchesThatCombineHaveNoProblems_data() {
-    QTest::addColumn<QString>("sets");
-    QTest::newRow("muon + polar express") << "opt.optimizer=muon opt.muon_ns=polar_express";
-    QTest::newRow("normuon + polar express, data parallel")
-        << "opt.optimizer=normuon opt.muon_ns=polar_express dist.gpus=2";
-    QTest::newRow("head and embed lr, untied, zero-1")
-        << "opt.head_lr=0.002 opt.embed_lr=0.05 model.tie_weights=false dist.gpus=2 dist.zero=1";
-    QTest::newRow("unet skips, data parallel, zero-1") << "model.unet_skips=true dist.gpus=2 dist.zero=1";
-    QTest::newRow("value embeddings, data parallel, zero-1") << "model.value_embeddings=2 dist.gpus=2 dist.zero=1";
-    QTest::newRow("warm-ups, data parallel, zero-1")
-        << "train.seq_warmup=50 train.batch_warmup=50 dist.gpus=2 dist.zero=1";
-  }
-  void switchesThatCombineHaveNoProblems() {
-    QFETCH(QString, sets);
-    std::vector<std::string> list;
-    for (const QString& s : sets.split(' ')) list.push_back(s.toStdString());
-    QCOMPARE(problems_of(list), QString());
   }
 };
 

@@ -1,7 +1,8 @@
 // The speedrun's optimizer and schedule (issue 27) and time to a target loss: Muon's Newton–Schulz iteration
 // orthogonalises (singular vectors kept, singular values near 1) and one full Muon + AdamW step equals a
-// float64 reference written here; the warm-up/stable/decay schedule; every switch learns on the tiny run;
-// Muon resumes bit-exact; the target is recorded (and stops the run) or "not reached" on the scoreboard. Issue 37's
+// float64 reference written here; every switch learns on the tiny run; Muon resumes bit-exact; the target is
+// recorded (and stops the run). The warm-up/stable/decay schedule is test_schedule's, the scoreboard's time to
+// target test_scoreboard_target's (unit suites: no training). Issue 37's
 // switches (Polar Express, NorMuon, head and embedding lrs, U-net skips, value embeddings, the warm-ups) learn and
 // resume bit-exact here too; their references are in test_speedrun_next.cpp.
 #include <ATen/ATen.h>
@@ -21,6 +22,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/trainer.h"
 #include "engine/core/util/error.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -28,26 +30,11 @@ using namespace tokamak;
 
 namespace {
 
-struct Recorder : EventSink {
-  std::vector<StepEvent> steps;
-  std::vector<EvalEvent> evals;
-  std::vector<CheckpointEvent> checkpoints;
-  RunStart start;
-  EndEvent end;
-  void on_start(const RunStart& e) override { start = e; }
-  void on_step(const StepEvent& e) override { steps.push_back(e); }
-  void on_eval(const EvalEvent& e) override { evals.push_back(e); }
-  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
-  void on_end(const EndEvent& e) override { end = e; }
-};
-
 Config tiny_run(const std::string& data, const std::vector<std::string>& more = {}) {
   Config c;
-  std::vector<std::string> sets = {"data.path=" + data,    "model.n_layer=2",    "train.batch_size=4",
-                                   "train.log_every=1",    "train.eval_every=0", "train.sample_every=-1",
-                                   "train.warmup_steps=2", "threads=1",          "train.checkpoint_minutes=0"};
+  std::vector<std::string> sets = {"train.checkpoint_minutes=0"};
   sets.insert(sets.end(), more.begin(), more.end());
-  apply_overrides(c, test::tiny_run_overrides(sets));
+  apply_overrides(c, test::two_block_run_overrides(data, sets));
   return c;
 }
 
@@ -169,7 +156,7 @@ class TestSpeedrunTrain : public QObject {
 
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    Recorder r;
+    test::RecordingSink r;
     Config run = tiny_run(env.corpus_excerpt(60000), {"train.steps=5", "train.seq_warmup=4", "train.batch_warmup=2"});
     QCOMPARE(QString::fromStdString(train(run, r).status), QString("finished"));
     // context 32, batch 4: lengths 16, 16, 32, 32, 32 (ceil(32·(s+1)/4) up to 16s) and rows 2, 4, 4, 4, 4.
@@ -177,18 +164,6 @@ class TestSpeedrunTrain : public QObject {
     int64_t total = 0;
     QCOMPARE(static_cast<int>(r.steps.size()), 5);
     for (int i = 0; i < 5; ++i) QCOMPARE(r.steps[i].tokens, total += want[i]);
-  }
-
-  void wsdHoldsThenDecaysLinearly() {
-    TrainConfig t;
-    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1, t.decay_fraction = 0.2;
-    QCOMPARE(learning_rate(t, 0, "wsd"), 0.1);
-    QCOMPARE(learning_rate(t, 9, "wsd"), 1.0);
-    QCOMPARE(learning_rate(t, 87, "wsd"), 1.0);  // stable until the last 22 steps (88 .. 109)
-    QVERIFY(std::abs(learning_rate(t, 88, "wsd") - (1.0 - 0.9 / 22)) < 1e-12);
-    QVERIFY(std::abs(learning_rate(t, 98, "wsd") - (1.0 - 0.9 * 11 / 22)) < 1e-12);
-    QVERIFY(std::abs(learning_rate(t, 109, "wsd") - 0.1) < 1e-12);
-    QVERIFY(learning_rate(t, 60, "cosine") < 1.0);  // the default is still the cosine
   }
 
   // Every switch, alone, on the tiny run: the loss falls well below where it starts (ln 50257 ≈ 10.8).
@@ -214,7 +189,7 @@ class TestSpeedrunTrain : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     std::vector<std::string> more = {"train.steps=40", "train.lr=1e-2"};
     for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
-    Recorder r;
+    test::RecordingSink r;
     const EndEvent end = train(tiny_run(env.corpus_excerpt(60000), more), r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
     const double first = r.steps.front().metric("loss"), last = r.steps.back().metric("loss");
@@ -264,12 +239,12 @@ class TestSpeedrunTrain : public QObject {
                                      "train.checkpoint_dir=" + env.path("ckpt")};
     for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
     Config c = tiny_run(env.corpus_excerpt(60000), more);
-    Recorder whole;
+    test::RecordingSink whole;
     QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
     QCOMPARE(whole.checkpoints.front().step, 4);
     Config resumed = c;
     resumed.train.resume = whole.checkpoints.front().path;
-    Recorder rest;
+    test::RecordingSink rest;
     QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
     QCOMPARE(static_cast<int>(rest.steps.size()), 4);
     for (int i = 0; i < 4; ++i) QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
@@ -277,7 +252,7 @@ class TestSpeedrunTrain : public QObject {
     if (c.opt.optimizer == "adamw") return;
     Config adamw = resumed;
     adamw.opt.optimizer = "adamw", adamw.opt.muon_ns = "newton_schulz";
-    Recorder failed;
+    test::RecordingSink failed;
     try {
       train(adamw, failed);
       QFAIL("a Muon checkpoint resumed with AdamW");
@@ -294,7 +269,7 @@ class TestSpeedrunTrain : public QObject {
     Config c = tiny_run(env.corpus_excerpt(60000),
                         {"train.steps=40", "train.eval_every=5", "train.lr=1e-2", "train.target_val_loss=10.5",
                          "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
-    Recorder r;
+    test::RecordingSink r;
     const EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
     QVERIFY(!r.evals.empty());
@@ -317,47 +292,11 @@ class TestSpeedrunTrain : public QObject {
     Config c =
         tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "train.eval_every=5", "train.target_val_loss=0.01",
                                              "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
-    Recorder r;
+    test::RecordingSink r;
     const EndEvent end = train(c, r);
     QCOMPARE(end.step, 10);
     QCOMPARE(static_cast<int>(r.evals.size()), 2);
     for (const EvalEvent& e : r.evals) QVERIFY(!e.metrics.has("time_to_target_s"));
-  }
-
-  // The scoreboard: time to target and its speed-up over the baseline, "not reached" beside a best loss, and a
-  // seed group's mean ± std over the runs that reached it.
-  void scoreboardShowsTimeToTarget() {
-    auto run = [](const std::string& label, double tok_s, double time, double best) {
-      ScoreInput in;
-      in.label = label, in.tok_s = {tok_s, tok_s}, in.best_val_loss = best, in.final_val_loss = best;
-      in.target = 4.0, in.time_to_target_s = time, in.steps_to_target = std::isnan(time) ? kNaN : 100;
-      in.config_json = "{\"train\":{\"target_val_loss\":4.0}}";
-      return in;
-    };
-    Scoreboard b = build_scoreboard({run("#1 base", 1000, 60, 3.9), run("#2 muon", 900, 30, 3.8),
-                                     run("#3 muon", 900, 40, 3.85), run("#4 bad", 2000, kNaN, 4.4)},
-                                    0);
-    QCOMPARE(b.rows[1].target_speedup, 2.0);
-    QVERIFY(std::isnan(b.rows[3].target_speedup));
-    Grouping g;
-    g.group = {0, 1, 1, 2};
-    g.names = {"base", "muon", "bad"};
-    g.size = {1, 2, 1};
-    add_group_rows(b, g);
-    QCOMPARE(static_cast<int>(b.groups.size()), 1);
-    QCOMPARE(b.groups[0].mean.time_to_target_s, 35.0);
-    QVERIFY(std::abs(b.groups[0].time_to_target_std - std::sqrt(50.0)) < 1e-9);
-    QCOMPARE(b.groups[0].reached, 2);
-    const QString text = QString::fromStdString(format_scoreboard_text(b));
-    QVERIFY2(text.contains("time to target") && text.contains("60.0 s") && text.contains("not reached") &&
-                 text.contains("2.00×") && text.contains("4.4000"),
-             qPrintable(text));
-    QCOMPARE(QString::fromStdString(format_time_to_target(150, 4.0)), QString("2.5 min"));
-    QCOMPARE(QString::fromStdString(format_time_to_target(kNaN, 0)), QString("-"));
-    // A board without targets keeps its columns.
-    ScoreInput plain;
-    plain.label = "#5", plain.tok_s = {1};
-    QVERIFY(!QString::fromStdString(format_scoreboard_text(build_scoreboard({plain}, 0))).contains("target"));
   }
 };
 

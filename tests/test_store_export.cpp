@@ -13,6 +13,7 @@
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
 
@@ -334,8 +335,8 @@ void TestStoreExport::phaseBreakdown() {
 
 // End to end through the store and the CLI: phases recorded as a run's metrics come out of `runs compare`.
 void TestStoreExport::phaseBreakdownInRunsCompare() {
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  const std::string bin = test::tokamak_bin().toStdString();
+  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -359,7 +360,7 @@ void TestStoreExport::phaseBreakdownInRunsCompare() {
     });
   }
   std::string out;
-  QCOMPARE(run(std::string(bin) + " runs compare 1 --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 --db " + db, &out), 0);
   QVERIFY2(out.find("run          data  forward  backward  optimizer  other  sum    step") != std::string::npos,
            out.c_str());
   QVERIFY2(out.find("#1 profiled  0.50  13.00    15.00     1.25       0.25   30.00  30.00") != std::string::npos,
@@ -402,8 +403,8 @@ void TestStoreExport::runsCompareStat() {
   QVERIFY(std::isnan(summarize_metric("lr", {1, 2}, "best")));  // no better way for a learning rate
   for (const char* bad : {"mean", "mean:0", "mean:x", "median", ""})
     QVERIFY2(!error_of([&] { check_metric_stat(bad); }).isEmpty(), bad);
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  const std::string bin = test::tokamak_bin().toStdString();
+  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -411,16 +412,16 @@ void TestStoreExport::runsCompareStat() {
     fill(store);  // tok_s of run 1: 10000 + step, steps 1..30
   }
   std::string out;
-  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --stat mean:10 --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 2 --stat mean:10 --db " + db, &out), 0);
   QVERIFY2(out.find("metric (mean of last 10)") != std::string::npos, out.c_str());
   const size_t tok = out.find("\ntok_s ", out.find("metric (mean"));
   QVERIFY2(tok != std::string::npos, out.c_str());
   const std::string line = out.substr(tok + 1, out.find('\n', tok + 1) - tok - 1);
   QVERIFY2(line.find(" 10025.5 ") != std::string::npos, line.c_str());  // mean of 10021..10030
   QVERIFY2(line.find(" 25063.8") != std::string::npos, line.c_str());   // 2.5 times that
-  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat best --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 --stat best --db " + db, &out), 0);
   QVERIFY2(out.find("metric (best)") != std::string::npos, out.c_str());
-  QCOMPARE(run(std::string(bin) + " runs compare 1 --stat median --db " + db + " 2>&1", &out), 1);
+  QCOMPARE(tokamak_line("runs compare 1 --stat median --db " + db, &out, true), 1);
   QVERIFY2(out.find("'median' is not a metric summary") != std::string::npos, out.c_str());
 }
 
@@ -518,8 +519,8 @@ void TestStoreExport::groupRowsInTheScoreboard() {
 
 // `runs compare --group seed` adds the group row; a bad --group is refused before any output.
 void TestStoreExport::runsCompareGroups() {
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  const std::string bin = test::tokamak_bin().toStdString();
+  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -540,7 +541,7 @@ void TestStoreExport::runsCompareGroups() {
     }
   }
   std::string out;
-  QCOMPARE(run(std::string(bin) + " runs compare 1 2 3 --group seed --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 2 3 --group seed --db " + db, &out), 0);
   QVERIFY2(out.find("groups (means of their runs)") != std::string::npos, out.c_str());
   const size_t at = out.find("\ns1 ×3  ");
   QVERIFY2(at != std::string::npos, out.c_str());
@@ -548,41 +549,41 @@ void TestStoreExport::runsCompareGroups() {
   // The group's tok/s is the mean 2K, its std 1K, its range 1K–3K; speedup the mean of 1×, 2×, 3×.
   for (const char* cell : {"  #1 #2 #3  ", "  2K ", "  1K ", "  1K–3K ", "  2.00×"})
     QVERIFY2(row.find(cell) != std::string::npos, (row + " lacks '" + cell + "'").c_str());
-  QCOMPARE(run(std::string(bin) + " runs compare 1 2 3 --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 2 3 --db " + db, &out), 0);
   QVERIFY2(out.find("groups") == std::string::npos, out.c_str());
-  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --group 'name:(' --db " + db + " 2>&1", &out), 1);
+  QCOMPARE(tokamak_line("runs compare 1 2 --group 'name:(' --db " + db, &out, true), 1);
   QVERIFY2(out.find("group pattern '('") != std::string::npos, out.c_str());
   QVERIFY2(out.find("#1") == std::string::npos, out.c_str());  // refused before the scoreboard
 }
 
 void TestStoreExport::cliEndToEnd() {
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  const std::string bin = test::tokamak_bin().toStdString();
+  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
     RunStore store(db);
     fill(store);
   }
-  std::string tk = std::string(bin) + " runs ", out;
-  QCOMPARE(run(tk + "list --db " + db, &out), 0);
+  std::string out;
+  QCOMPARE(tokamak_line("runs list --db " + db, &out), 0);
   QVERIFY2(out.find("tf32") != std::string::npos, out.c_str());
-  QCOMPARE(run(tk + "compare 1 2 --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 2 --db " + db, &out), 0);
   QVERIFY2(out.find("2.50×") != std::string::npos, out.c_str());
-  QCOMPARE(run(tk + "show 1 --db " + db, &out), 0);
+  QCOMPARE(tokamak_line("runs show 1 --db " + db, &out), 0);
   std::string json = db_in(dir, "e.json"), json2 = db_in(dir, "e2.json"), db2 = db_in(dir, "b.db");
-  QCOMPARE(run(tk + "export --format json --out " + json + " --db " + db + " 2>/dev/null"), 0);
-  QCOMPARE(run(tk + "import " + json + " --db " + db2 + " 2>&1"), 0);
-  QCOMPARE(run(tk + "export --format json --out " + json2 + " --db " + db2 + " 2>/dev/null"), 0);
+  QCOMPARE(tokamak_line("runs export --format json --out " + json + " --db " + db), 0);
+  QCOMPARE(tokamak_line("runs import " + json + " --db " + db2), 0);
+  QCOMPARE(tokamak_line("runs export --format json --out " + json2 + " --db " + db2), 0);
   QCOMPARE(read_file(json2), read_file(json));
-  QCOMPARE(run(tk + "show 99 --db " + db + " 2>&1", &out), 1);
+  QCOMPARE(tokamak_line("runs show 99 --db " + db, &out, true), 1);
   QVERIFY2(out.find("tokamak: no run 99 in " + db) != std::string::npos, out.c_str());
-  QCOMPARE(run(tk + "import " + json + " --db " + db2 + " 2>&1", &out), 1);
+  QCOMPARE(tokamak_line("runs import " + json + " --db " + db2, &out, true), 1);
   QVERIFY2(out.find("is already in") != std::string::npos, out.c_str());
-  QCOMPARE(run(tk + "tag 1 --add fast --add a100 --remove ladder --notes 'second look' --db " + db2, &out), 0);
+  QCOMPARE(tokamak_line("runs tag 1 --add fast --add a100 --remove ladder --notes 'second look' --db " + db2, &out), 0);
   QCOMPARE(out, std::string("[\"a100\",\"fast\"]\n"));
-  QCOMPARE(run(tk + "delete 2 --db " + db2 + " 2>&1"), 0);
-  QCOMPARE(run(tk + "show 2 --db " + db2 + " 2>&1"), 1);
+  QCOMPARE(tokamak_line("runs delete 2 --db " + db2), 0);
+  QCOMPARE(tokamak_line("runs show 2 --db " + db2), 1);
 }
 
 QTEST_GUILESS_MAIN(TestStoreExport)

@@ -18,6 +18,7 @@
 #include "engine/core/store/store_sink.h"
 #include "engine/core/util/files.h"
 #include "tests/test_store_fakes.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;
@@ -207,12 +208,12 @@ void TestStoreSink::newMetricFlowsThrough() {
   export_runs(other, {}, ExportFormat::json, again);
   QCOMPARE(again.str(), json.str());
 
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  if (!bin || !path_exists(bin)) return;  // the CLI half needs the tokamak binary
+  const std::string bin = test::tokamak_bin().toStdString();
+  if (!path_exists(bin)) return;  // the CLI half needs the tokamak binary
   std::string out;
-  QCOMPARE(run(std::string(bin) + " runs compare 1 --db " + path, &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 --db " + path, &out), 0);
   QVERIFY2(out.find("brand_new_count") != std::string::npos && out.find("21") != std::string::npos, out.c_str());
-  QCOMPARE(run(std::string(bin) + " runs show 1 --db " + path, &out), 0);
+  QCOMPARE(tokamak_line("runs show 1 --db " + path, &out), 0);
   QVERIFY2(out.find("brand_new_ratio") != std::string::npos, out.c_str());
 }
 

@@ -15,12 +15,13 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
 #include "tests/support/studio_host.h"
-#include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 #include "ui/window/main_window.h"
 #include "ui/common/child_process.h"
 #include "ui/remote/where_box.h"
@@ -33,10 +34,6 @@
 using namespace tokamak;
 using namespace tokamak::ui;
 
-namespace {
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-}  // namespace
-
 class TestStudioHostOps : public QObject {
   Q_OBJECT
 
@@ -44,9 +41,9 @@ class TestStudioHostOps : public QObject {
   std::unique_ptr<test::SshHost> ssh_;
   std::string hostData_, data_;
 
-  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", bin()); }
+  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", test::tokamak_bin()); }
   // Over the studio's own shared connection, as its `tokamak remote` reaches the host.
-  RemoteHost host() const { return ssh_->by_alias(bin().toStdString()); }
+  RemoteHost host() const { return ssh_->by_alias(test::tokamak_bin().toStdString()); }
   QStringList problems(MainWindow& w) {
     QStringList out;
     auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
@@ -76,7 +73,7 @@ class TestStudioHostOps : public QObject {
     // Shards prepared on the host, in its data folder's datasets/: the host's path, listed by the host.
     const std::string shards = hostData_ + "/tokamak/datasets/hostshards";
     make_dirs(hostData_ + "/tokamak/datasets");
-    host().run({bin().toStdString(), "tokenize", "--prepare", data_, "--out", shards}, {}, 120);
+    host().run({test::tokamak_bin().toStdString(), "tokenize", "--prepare", data_, "--out", shards}, {}, 120);
     MainWindow w;
     DatasetBox* box = w.setupPanel()->datasetBox();
     auto* picker = box->findChild<QComboBox*>("hostDatasets");

@@ -24,10 +24,11 @@
 #include "engine/core/run/run_folder.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
-#include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/live/live_runs.h"
@@ -243,15 +244,13 @@ class TestStudioJournal : public QObject {
     QVERIFY(run_process_alive(folderOf(longUid)));
 
     // A second run, started from a terminal: both are live now.
-    QProcess cli;
     const std::string config = env_->path("short.json");
     write_file_atomically(config, config_to_json(tinyRun(data_, 100000, "journal-other")));
-    cli.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"),
-              {"train", "--detach", "--json", "--config", QString::fromStdString(config)});
-    QVERIFY(cli.waitForFinished(60000));
-    QCOMPARE(cli.exitCode(), 0);
-    const QString shortUid = QString::fromStdString(
-        nlohmann::json::parse(cli.readAllStandardOutput().toStdString())["run_uid"].get<std::string>());
+    const test::CliResult started =
+        test::run_tokamak({"train", "--detach", "--json", "--config", QString::fromStdString(config)}, {}, 60000);
+    QCOMPARE(started.code, 0);
+    const QString shortUid =
+        QString::fromStdString(nlohmann::json::parse(started.out.toStdString())["run_uid"].get<std::string>());
 
     // The next studio follows the newest and offers both.
     w = std::make_unique<MainWindow>();
@@ -279,9 +278,7 @@ class TestStudioJournal : public QObject {
     QVERIFY(run_process_alive(folderOf(shortUid)));
     // A sample asked from a terminal first, so its journal has one however few steps it has made (a fast
     // machine may stop it before its first train.sample_every).
-    cli.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"runs", "control", shortUid, "sample"});
-    QVERIFY(cli.waitForFinished(60000));
-    QCOMPARE(cli.exitCode(), 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", shortUid, "sample"}, {}, 60000).code, 0);
     const auto journalHasSample = [&] {
       uint64_t next = 0;
       for (const JournalLine& l : read_journal(folderOf(shortUid).journal(), 0, &next, 1 << 26))
@@ -289,9 +286,7 @@ class TestStudioJournal : public QObject {
       return false;
     };
     QTRY_VERIFY_WITH_TIMEOUT(journalHasSample(), 60000);
-    cli.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"runs", "control", shortUid, "stop"});
-    QVERIFY(cli.waitForFinished(60000));
-    QCOMPARE(cli.exitCode(), 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", shortUid, "stop"}, {}, 60000).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(!run_process_alive(folderOf(shortUid)), 60000);
     storeEqualsJournal(longUid, "stopped");
     storeEqualsJournal(shortUid, "stopped");

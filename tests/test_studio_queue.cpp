@@ -25,6 +25,7 @@
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
@@ -95,13 +96,6 @@ bool allEnded() {
   return true;
 }
 
-int runCli(const QStringList& args) {
-  QProcess p;
-  p.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), args);
-  if (!p.waitForFinished(test::kPatienceMs)) return -1;
-  return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-}
-
 // Child mode: a studio that queues the configs of the file named by TOKAMAK_TEST_QUEUE_CHILD through its dock,
 // says so on stdout once the queue's worker is working, and waits to be killed.
 int queueChild() {
@@ -159,7 +153,10 @@ class TestStudioQueue : public QObject {
     QCOMPARE(dock->model()->index(0, QueueModel::Order).data().toInt(), 1);
     QCOMPARE(dock->model()->index(0, QueueModel::Target).data().toString(), QString("this computer"));
     // Another process reorders: the dock follows the store.
-    QCOMPARE(runCli({"queue", "move", QString::number(storeItem("q-c").id), "--to", "0"}), 0);
+    QCOMPARE(
+        test::run_tokamak({"queue", "move", QString::number(storeItem("q-c").id), "--to", "0"}, {}, test::kPatienceMs)
+            .code,
+        0);
     QTRY_COMPARE_WITH_TIMEOUT(dockNames(dock), QStringList({"q-c", "q-a", "q-b"}), test::kPatienceMs);
     QCOMPARE(dockNames(dock), storeNames());
     QVERIFY(dock->paused());
@@ -191,10 +188,9 @@ class TestStudioQueue : public QObject {
       QCOMPARE(RunQueue(store).parallel(), int64_t{2});
       QCOMPARE(RunQueue(store).gpus_per_run(), int64_t{0});
     }
-    QProcess list;
-    list.start(qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"), {"queue", "list", "--json"});
-    QVERIFY(list.waitForFinished(test::kPatienceMs));
-    const nlohmann::json j = nlohmann::json::parse(list.readAllStandardOutput().toStdString());
+    const test::CliResult list = test::run_tokamak({"queue", "list", "--json"}, {}, test::kPatienceMs);
+    QCOMPARE(list.code, 0);
+    const nlohmann::json j = nlohmann::json::parse(list.out.toStdString());
     QCOMPARE(j["parallel"].get<int64_t>(), int64_t{2});
     QCOMPARE(j["gpus_per_run"].get<int64_t>(), int64_t{0});
     {
@@ -367,7 +363,10 @@ class TestStudioQueue : public QObject {
     CompareView* view = w.runsPanel()->compareView();
     QCOMPARE(view->runIds().size(), 1);
     QCOMPARE(view->grouping(), QString("seed"));
-    QCOMPARE(runCli({"runs", "control", QString::fromStdString(storeItem("cmp-blocker").run_uid), "stop"}), 0);
+    QCOMPARE(test::run_tokamak({"runs", "control", QString::fromStdString(storeItem("cmp-blocker").run_uid), "stop"},
+                               {}, test::kPatienceMs)
+                 .code,
+             0);
     QTRY_VERIFY_WITH_TIMEOUT(allEnded(), 120000);
     QTRY_COMPARE_WITH_TIMEOUT(view->runIds().size(), 3, test::kPatienceMs);
     RunStore store;

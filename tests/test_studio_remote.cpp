@@ -22,12 +22,13 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
 #include "tests/support/studio_host.h"
-#include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/live/live_runs.h"
@@ -41,8 +42,6 @@ using namespace tokamak;
 using namespace tokamak::ui;
 
 namespace {
-
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
 
 // The live processes whose parent is pid and whose name is `name`.
 QList<qint64> childrenNamed(qint64 pid, const QByteArray& name) {
@@ -78,7 +77,7 @@ class TestStudioRemote : public QObject {
   std::unique_ptr<test::SshHost> ssh_;
   std::string hostData_, data_;
 
-  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", bin()); }
+  void chooseHost(MainWindow& w) { test::choose_host(w, "tokamak-test", test::tokamak_bin()); }
 
  private Q_SLOTS:
   void initTestCase() {
@@ -168,7 +167,7 @@ class TestStudioRemote : public QObject {
     for (qint64 pid : sshProcessesUsing(controlDir)) ::kill(static_cast<pid_t>(pid), SIGKILL);
     w.reset();
     QVERIFY(LiveRuns::knownHosts().contains("tokamak-test"));
-    RemoteHost host = ssh_->by_alias(bin().toStdString());
+    RemoteHost host = ssh_->by_alias(test::tokamak_bin().toStdString());
     bool live = false;
     for (const RemoteRun& r : host.runs(true)) live = live || r.uid == uid;
     QVERIFY2(live, "the run must go on training on the host");
@@ -206,7 +205,7 @@ class TestStudioRemote : public QObject {
   // Two runs going on a known host: the next studio shows one and records the other in the background, so both
   // end with the local store equal to their journals though only one was ever on the live page.
   void everyLiveHostRunIsRecorded() {
-    RemoteHost host = ssh_->by_alias(bin().toStdString());
+    RemoteHost host = ssh_->by_alias(test::tokamak_bin().toStdString());
     std::vector<std::string> uids;
     for (const char* name : {"remote-a", "remote-b"}) {
       Config c;
@@ -216,7 +215,7 @@ class TestStudioRemote : public QObject {
                                        "opt.precision=fp32", std::string("name=") + name}));
       uids.push_back(host.start_run(config_to_json(c)).uid);
     }
-    LiveRuns::rememberHost("tokamak-test", bin());
+    LiveRuns::rememberHost("tokamak-test", test::tokamak_bin());
     auto w = std::make_unique<MainWindow>();
     RunController* rc = w->runController();
     QTRY_VERIFY_WITH_TIMEOUT(rc->isActive() && rc->isRemote(), 60000);

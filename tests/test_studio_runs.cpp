@@ -8,7 +8,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
-#include <QProcess>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -27,8 +26,9 @@
 #include "engine/core/config/hf_config.h"
 #include "engine/core/store/run_export.h"
 #include "engine/core/store/run_store.h"
-#include "tests/support/tiny.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tiny.h"
 #include "tests/test_store_fakes.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/summary_table.h"
@@ -770,14 +770,14 @@ void TestStudioRuns::exportsRuns() {
     QVERIFY(bytes.contains("2.50"));
   }
   // The same bytes as the CLI's export, when the CLI is built alongside.
-  const QString cli = qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN");
+  const QString cli = test::tokamak_bin();
   if (!cli.isEmpty() && QFileInfo::exists(cli)) {
     const QString cliPath = dir_->filePath(QStringLiteral("cli.") + format);
-    QProcess p;
-    p.start(cli, {"runs", "export", QString::number(base_), QString::number(fast_), "--format", format, "--out",
-                  cliPath, "--db", db_});
-    QVERIFY(p.waitForFinished(60000));
-    QCOMPARE(p.exitCode(), 0);
+    QCOMPARE(test::run_tokamak({"runs", "export", QString::number(base_), QString::number(fast_), "--format", format,
+                                "--out", cliPath, "--db", db_},
+                               {}, 60000)
+                 .code,
+             0);
     QFile c(cliPath);
     QVERIFY(c.open(QIODevice::ReadOnly));
     QCOMPARE(c.readAll(), bytes);

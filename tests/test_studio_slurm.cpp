@@ -16,7 +16,6 @@
 #include <QJsonObject>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -30,6 +29,7 @@
 #include "engine/core/store/run_store.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/util/files.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"
@@ -50,14 +50,9 @@ using namespace tokamak::ui;
 
 namespace {
 
-QString bin() { return qEnvironmentVariable("TOKAMAK_TOKAMAK_BIN"); }
-
 // `tokamak slurm status JOB --json`, as a user would ask.
 QJsonObject jobStatus(qint64 job) {
-  QProcess p;
-  p.start(bin(), {"slurm", "status", QString::number(job), "--json"});
-  p.waitForFinished(60000);
-  return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+  return test::run_tokamak({"slurm", "status", QString::number(job), "--json"}, {}, 60000).json();
 }
 
 }  // namespace
@@ -288,7 +283,7 @@ class TestStudioSlurm : public QObject {
       w.setupPanel()->setConfig(tinyRun(100000));
       WhereBox* where = w.setupPanel()->whereBox();
       where->findChild<QComboBox*>("where")->setCurrentText("slurm-login");
-      where->findChild<QLineEdit*>("hostTokamak")->setText(bin());
+      where->findChild<QLineEdit*>("hostTokamak")->setText(test::tokamak_bin());
       QAction* submit = w.slurmSubmit()->action();
       QVERIFY(!submit->isEnabled());
       QVERIFY2(submit->toolTip().contains("Test the connection to slurm-login first"), qPrintable(submit->toolTip()));

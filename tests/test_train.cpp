@@ -15,6 +15,7 @@
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 #include "engine/device/device.h"
+#include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 
@@ -22,33 +23,11 @@ using namespace tokamak;
 
 namespace {
 
-struct Recorder : EventSink {
-  std::vector<StepEvent> steps;
-  std::vector<CheckpointEvent> checkpoints;
-  std::vector<SampleEvent> samples;
-  std::vector<SkipEvent> skips;
-  RunStart start;
-  EndEvent end;
-  std::function<void(const StepEvent&)> on_each_step;
-  void on_start(const RunStart& e) override { start = e; }
-  void on_step(const StepEvent& e) override {
-    steps.push_back(e);
-    if (on_each_step) on_each_step(e);
-  }
-  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
-  void on_sample(const SampleEvent& e) override { samples.push_back(e); }
-  void on_skip(const SkipEvent& e) override { skips.push_back(e); }
-  void on_end(const EndEvent& e) override { end = e; }
-};
-
 GPTOptions small_model() { return GPTOptions::from_config(test::tiny_model(), OptConfig{}); }
 
 Config tiny_run(const std::string& data) {
   Config c;
-  // Two blocks: per-block switches (activation checkpointing) need a block boundary to act on.
-  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4",
-                                               "train.log_every=1", "train.eval_every=0", "train.sample_every=-1",
-                                               "train.warmup_steps=2", "threads=1"}));
+  apply_overrides(c, test::two_block_run_overrides(data));
   return c;
 }
 
@@ -120,7 +99,7 @@ class TestTrain : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(40000));
     apply_overrides(c, {"train.steps=1", "opt.precision=auto"});
-    Recorder r;
+    test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).opt.precision), expected);
     QVERIFY2(r.start.name.find("-" + expected.toStdString()) != std::string::npos, r.start.name.c_str());
@@ -235,15 +214,6 @@ class TestTrain : public QObject {
     QVERIFY2(std::abs(after - 0.01) < 1e-4, qPrintable(QString::number(after)));
   }
 
-  void scheduleWarmsUpThenDecays() {
-    TrainConfig t;
-    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1;
-    QCOMPARE(learning_rate(t, 0), 0.1);
-    QCOMPARE(learning_rate(t, 9), 1.0);
-    QVERIFY(std::abs(learning_rate(t, 109) - 0.1) < 1e-12);
-    QVERIFY(learning_rate(t, 60) < learning_rate(t, 30));
-  }
-
   void tinyModelOverfitsAShortText() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
@@ -257,7 +227,7 @@ class TestTrain : public QObject {
     Config c = tiny_run(file);
     apply_overrides(
         c, {"train.steps=150", "train.lr=1e-2", "train.min_lr_ratio=1", "train.log_every=10", "data.val_fraction=0"});
-    Recorder r;
+    test::RecordingSink r;
     EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
     QVERIFY2(r.steps.front().metric("loss") > 9.0, qPrintable(QString::number(r.steps.front().metric("loss"))));
@@ -270,7 +240,7 @@ class TestTrain : public QObject {
     Config c = tiny_run(env.corpus_excerpt(60000));
     apply_overrides(c, {"train.steps=8", "train.checkpoint_every=4", "model.dropout=0.1",
                         "train.checkpoint_dir=" + env.path("ckpt")});
-    Recorder whole;
+    test::RecordingSink whole;
     QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
     QCOMPARE(static_cast<int>(whole.steps.size()), 8);
     QVERIFY(!whole.checkpoints.empty());
@@ -278,7 +248,7 @@ class TestTrain : public QObject {
 
     Config resumed = c;
     resumed.train.resume = whole.checkpoints.front().path;
-    Recorder rest;
+    test::RecordingSink rest;
     QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
     QCOMPARE(rest.start.run_uid, whole.start.run_uid);  // the same run continues
     QCOMPARE(static_cast<int>(rest.steps.size()), 4);
@@ -301,7 +271,7 @@ class TestTrain : public QObject {
       before[step] = snapshot(params);
       if (step == 3 || step == 4) poison_gradient(params);
     };
-    Recorder r;
+    test::RecordingSink r;
     EndEvent end = train(c, r, &control);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
     QVERIFY(!same_weights(before[2], before[3]));  // a good step moves the weights
@@ -332,7 +302,7 @@ class TestTrain : public QObject {
       before[step] = snapshot(params);
       if (step >= 4) poison_gradient(params);
     };
-    Recorder r;
+    test::RecordingSink r;
     EndEvent end = train(c, r, &control);
     QCOMPARE(QString::fromStdString(end.status), QString("failed"));
     QCOMPARE(end.step, 6);
@@ -349,21 +319,13 @@ class TestTrain : public QObject {
     QVERIFY(same_weights(snapshot(model->parameters()), before[4]));  // the weights after step 3, not NaN
   }
 
-  void skippedStepsLimitIsChecked() {
-    Config c;
-    apply_overrides(c, {"train.max_skipped_steps=-1"});
-    std::string problems;
-    for (const std::string& p : config_problems(c, 0)) problems += p + "\n";
-    QVERIFY2(problems.find("train.max_skipped_steps must be in [0, ") != std::string::npos, problems.c_str());
-  }
-
   void stopLeavesACheckpoint() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000));
     apply_overrides(c, {"train.steps=1000", "train.checkpoint_dir=" + env.path("ckpt")});
     TrainControl control;
-    Recorder r;
+    test::RecordingSink r;
     r.on_each_step = [&](const StepEvent& e) {
       if (e.step == 3) control.stop = true;
     };

@@ -1,0 +1,85 @@
+// config_problems (engine/core/config) for the switches that do not combine: each refusal names the switch and
+// the fix, the combinations that work have none, and a limit out of its range is named. Checked on a config
+// alone, before any model is built; the runs themselves are test_speedrun_next's and test_train's.
+#include <QtTest>
+
+#include <string>
+#include <vector>
+
+#include "engine/core/config/config.h"
+
+using namespace tokamak;
+
+namespace {
+
+QString problems_of(const std::vector<std::string>& sets) {
+  Config c;
+  apply_overrides(c, sets);
+  QString all;
+  for (const std::string& p : config_problems(c, 0)) all += QString::fromStdString(p) + "\n";
+  return all;
+}
+
+}  // namespace
+
+class TestConfigProblems : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void problemsNameTheSwitchAndTheFix_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("polar express without muon") << "opt.muon_ns=polar_express"
+                                                << "opt.optimizer=adamw has no such step";
+    QTest::newRow("unknown muon_ns") << "opt.muon_ns=svd"
+                                     << "opt.muon_ns 'svd' is not one of newton_schulz, polar_express";
+    QTest::newRow("normuon + zero-1") << "opt.optimizer=normuon dist.zero=1"
+                                      << "opt.optimizer=normuon cannot run with dist.zero=1";
+    QTest::newRow("head lr, tied head") << "opt.head_lr=0.01"
+                                        << "set model.tie_weights=false or opt.head_lr=0";
+    QTest::newRow("unet skips, one block") << "model.unet_skips=true model.n_layer=1"
+                                           << "model.n_layer=1 has no halves";
+    QTest::newRow("value embeddings, too few blocks") << "model.value_embeddings=3 model.n_layer=4"
+                                                      << "lower model.value_embeddings or raise model.n_layer";
+    QTest::newRow("value embeddings, checkpointing") << "model.value_embeddings=1 opt.activation_checkpointing=true"
+                                                     << "set opt.activation_checkpointing=false";
+  }
+
+  void problemsNameTheSwitchAndTheFix() {
+    QFETCH(QString, sets);
+    QFETCH(QString, expected);
+    std::vector<std::string> list;
+    for (const QString& s : sets.split(' ')) list.push_back(s.toStdString());
+    const QString all = problems_of(list);
+    QVERIFY2(all.contains(expected), qPrintable(all));
+  }
+  void switchesThatCombineHaveNoProblems_data() {
+    QTest::addColumn<QString>("sets");
+    QTest::newRow("muon + polar express") << "opt.optimizer=muon opt.muon_ns=polar_express";
+    QTest::newRow("normuon + polar express, data parallel")
+        << "opt.optimizer=normuon opt.muon_ns=polar_express dist.gpus=2";
+    QTest::newRow("head and embed lr, untied, zero-1")
+        << "opt.head_lr=0.002 opt.embed_lr=0.05 model.tie_weights=false dist.gpus=2 dist.zero=1";
+    QTest::newRow("unet skips, data parallel, zero-1") << "model.unet_skips=true dist.gpus=2 dist.zero=1";
+    QTest::newRow("value embeddings, data parallel, zero-1") << "model.value_embeddings=2 dist.gpus=2 dist.zero=1";
+    QTest::newRow("warm-ups, data parallel, zero-1")
+        << "train.seq_warmup=50 train.batch_warmup=50 dist.gpus=2 dist.zero=1";
+  }
+
+  void switchesThatCombineHaveNoProblems() {
+    QFETCH(QString, sets);
+    std::vector<std::string> list;
+    for (const QString& s : sets.split(' ')) list.push_back(s.toStdString());
+    QCOMPARE(problems_of(list), QString());
+  }
+  void skippedStepsLimitIsChecked() {
+    Config c;
+    apply_overrides(c, {"train.max_skipped_steps=-1"});
+    std::string problems;
+    for (const std::string& p : config_problems(c, 0)) problems += p + "\n";
+    QVERIFY2(problems.find("train.max_skipped_steps must be in [0, ") != std::string::npos, problems.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestConfigProblems)
+#include "test_config_problems.moc"
