@@ -158,10 +158,10 @@ void TestStoreExport::speedOfLightKeptExportedCompared() {
   a.set_speed_of_light(2, profiled(8.5));   // profiled again: replaces, never adds
   QCOMPARE(a.speed_of_light(2).kinds.size(), size_t{3});
   QCOMPARE(a.speed_of_light(2).kinds[0].ms, 8.5);
-  const char* bin = std::getenv("TOKAMAK_TOKAMAK_BIN");
-  QVERIFY2(bin && path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QVERIFY2(path_exists(test::tokamak_bin().toStdString()),
+           "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   std::string out;
-  QCOMPARE(run(std::string(bin) + " runs compare 1 2 --db " + db_in(dir, "a.db"), &out), 0);
+  QCOMPARE(tokamak_line("runs compare 1 2 --db " + db_in(dir, "a.db"), &out), 0);
   QVERIFY2(out.find("speed of light (bench --kernels):") != std::string::npos, out.c_str());
   QVERIFY2(out.find(QString("matmul                 12.50 (7.25)").toStdString()) != std::string::npos, out.c_str());
   QVERIFY2(out.find("8.50 (7.25)") != std::string::npos, out.c_str());
@@ -335,8 +335,8 @@ void TestStoreExport::phaseBreakdown() {
 
 // End to end through the store and the CLI: phases recorded as a run's metrics come out of `runs compare`.
 void TestStoreExport::phaseBreakdownInRunsCompare() {
-  const std::string bin = test::tokamak_bin().toStdString();
-  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QVERIFY2(path_exists(test::tokamak_bin().toStdString()),
+           "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -403,8 +403,8 @@ void TestStoreExport::runsCompareStat() {
   QVERIFY(std::isnan(summarize_metric("lr", {1, 2}, "best")));  // no better way for a learning rate
   for (const char* bad : {"mean", "mean:0", "mean:x", "median", ""})
     QVERIFY2(!error_of([&] { check_metric_stat(bad); }).isEmpty(), bad);
-  const std::string bin = test::tokamak_bin().toStdString();
-  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QVERIFY2(path_exists(test::tokamak_bin().toStdString()),
+           "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -519,8 +519,8 @@ void TestStoreExport::groupRowsInTheScoreboard() {
 
 // `runs compare --group seed` adds the group row; a bad --group is refused before any output.
 void TestStoreExport::runsCompareGroups() {
-  const std::string bin = test::tokamak_bin().toStdString();
-  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QVERIFY2(path_exists(test::tokamak_bin().toStdString()),
+           "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {
@@ -557,8 +557,8 @@ void TestStoreExport::runsCompareGroups() {
 }
 
 void TestStoreExport::cliEndToEnd() {
-  const std::string bin = test::tokamak_bin().toStdString();
-  QVERIFY2(path_exists(bin), "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
+  QVERIFY2(path_exists(test::tokamak_bin().toStdString()),
+           "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   QTemporaryDir dir;
   std::string db = db_in(dir);
   {

@@ -208,8 +208,7 @@ void TestStoreSink::newMetricFlowsThrough() {
   export_runs(other, {}, ExportFormat::json, again);
   QCOMPARE(again.str(), json.str());
 
-  const std::string bin = test::tokamak_bin().toStdString();
-  if (!path_exists(bin)) return;  // the CLI half needs the tokamak binary
+  if (!path_exists(test::tokamak_bin().toStdString())) return;  // the CLI half needs the tokamak binary
   std::string out;
   QCOMPARE(tokamak_line("runs compare 1 --db " + path, &out), 0);
   QVERIFY2(out.find("brand_new_count") != std::string::npos && out.find("21") != std::string::npos, out.c_str());
