@@ -551,7 +551,7 @@ void TestStoreExport::runsCompareGroups() {
     QVERIFY2(row.find(cell) != std::string::npos, (row + " lacks '" + cell + "'").c_str());
   QCOMPARE(tokamak_line("runs compare 1 2 3 --db " + db, &out), 0);
   QVERIFY2(out.find("groups") == std::string::npos, out.c_str());
-  QCOMPARE(tokamak_line("runs compare 1 2 --group 'name:(' --db " + db, &out, true), 1);
+  QCOMPARE(tokamak_line("runs compare 1 2 --group \"name:(\" --db " + db, &out, true), 1);
   QVERIFY2(out.find("group pattern '('") != std::string::npos, out.c_str());
   QVERIFY2(out.find("#1") == std::string::npos, out.c_str());  // refused before the scoreboard
 }
@@ -580,7 +580,8 @@ void TestStoreExport::cliEndToEnd() {
   QVERIFY2(out.find("tokamak: no run 99 in " + db) != std::string::npos, out.c_str());
   QCOMPARE(tokamak_line("runs import " + json + " --db " + db2, &out, true), 1);
   QVERIFY2(out.find("is already in") != std::string::npos, out.c_str());
-  QCOMPARE(tokamak_line("runs tag 1 --add fast --add a100 --remove ladder --notes 'second look' --db " + db2, &out), 0);
+  QCOMPARE(tokamak_line("runs tag 1 --add fast --add a100 --remove ladder --notes \"second look\" --db " + db2, &out),
+           0);
   QCOMPARE(out, std::string("[\"a100\",\"fast\"]\n"));
   QCOMPARE(tokamak_line("runs delete 2 --db " + db2), 0);
   QCOMPARE(tokamak_line("runs show 2 --db " + db2), 1);

@@ -36,8 +36,9 @@ CliResult run_program(const QString& program, const QStringList& args, const QPr
 // run_program with the built CLI.
 CliResult run_tokamak(const QStringList& args, const QProcessEnvironment& env = {}, int timeout_ms = 300000);
 
-// run_tokamak with ARGS written as one line, split as a shell splits it ('quoted words' stay one): returns the
-// exit code, and in *OUT what the CLI wrote to stdout, and after it to stderr WITH_ERR.
+// run_tokamak with ARGS written as one line, split at spaces ("double-quoted words" stay one; QProcess::
+// splitCommand, no shell, so single quotes are characters): returns the exit code, and in *OUT what the CLI
+// wrote to stdout, and after it to stderr WITH_ERR.
 int tokamak_line(const std::string& args, std::string* out = nullptr, bool with_err = false);
 
 // Each override as `--set KEY=VALUE`, the CLI's way to take a config override.
