@@ -105,10 +105,8 @@ class TestStudioHostOps : public QObject {
 
   void hostRunSamplesDownloadsEvaluatesExports() {
     Config c;
-    apply_overrides(
-        c, test::tiny_run_overrides({"data.path=" + data_, "train.batch_size=2", "train.log_every=1",
-                                     "train.sample_every=-1", "train.eval_every=0", "threads=1", "train.steps=400",
-                                     "train.checkpoint_every=100", "opt.precision=fp32", "name=host-ops"}));
+    apply_overrides(c, test::quiet_run_overrides(
+                           data_, 400, {"train.checkpoint_every=100", "opt.precision=fp32", "name=host-ops"}));
     MainWindow w;
     chooseHost(w);
     w.setupPanel()->setConfig(c);

@@ -45,9 +45,7 @@ using namespace tokamak::ui;
 namespace {
 
 std::vector<std::string> tinySets(const std::string& data, int64_t steps) {
-  return test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                   "train.sample_every=-1", "train.eval_every=0", "threads=1", "opt.precision=fp32",
-                                   "train.steps=" + std::to_string(steps)});
+  return test::quiet_run_overrides(data, static_cast<int>(steps), {"opt.precision=fp32"});
 }
 
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {

@@ -65,10 +65,8 @@ class TestStudioSlurm : public QObject {
 
   Config tinyRun(int steps) {
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"data.path=" + data_, "train.batch_size=2", "train.log_every=1",
-                                                 "train.sample_every=-1", "train.eval_every=0", "threads=1",
-                                                 "train.steps=" + std::to_string(steps), "opt.precision=fp32",
-                                                 "device=cpu", "name=studio-slurm"}));
+    apply_overrides(c,
+                    test::quiet_run_overrides(data_, steps, {"opt.precision=fp32", "device=cpu", "name=studio-slurm"}));
     return c;
   }
 
