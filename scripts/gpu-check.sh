@@ -62,7 +62,7 @@ if [ "$device" = cpu ]; then
   # Tiny sizes: the same commands, the same code paths, seconds instead of minutes.
   sizes=(--set device=cpu --set model.n_layer=1 --set model.n_head=2 --set model.n_embd=32 --set model.context=32
          --set train.context=32
-         --set train.batch_size=2 --set opt.pin_memory=auto)
+         --set train.batch_size=2 --set speed.pin_memory=auto)
   # torch.compile traces as on the GPU, but without inductor's C++ build (minutes on two cores).
   bench_len=(--steps 2 --warmup 1) size_len=(--steps 1 --warmup 1) find_max=4 compile=(--compile --compile-backend aot_eager)
   peer=(--device cpu --shape 1,2,32,32 --batch 2 --steps 3 --warmup 1 --precision bf16)
@@ -132,7 +132,7 @@ s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
 s_find_batch() {
   step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
-    --set opt.precision=bf16 "${sizes[@]}" --max "$find_max"
+    --set speed.precision=bf16 "${sizes[@]}" --max "$find_max"
 }
 s_bench_h100() {
   step "bench h100-writeup" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
@@ -144,12 +144,12 @@ s_bench_h100() {
 s_kernels() {
   cat > "$scratch/kernels.json" <<'JSON'
 {"name": "kernels", "cumulative": false,
- "base": {"model.preset": "gpt2", "device": "cuda", "train.batch_size": 64, "train.eval_every": 0, "train.sample_every": -1,
-          "train.warmup_steps": 10, "opt.precision": "bf16", "opt.attention": "sdpa", "opt.fused_adamw": true,
-          "opt.pin_memory": true, "opt.prefetch": true, "model.vocab_pad_multiple": 64},
- "rungs": [{"name": "native layers", "set": {"opt.layers": "native"}},
-           {"name": "fused classifier", "set": {"opt.layers": "fused"}},
-           {"name": "fused glue", "set": {"opt.layers": "fused", "opt.fused_glue": true}}]}
+ "base": {"model.preset": "gpt2", "device": "cuda", "train.batch_size": 64, "eval.every": 0, "sample.every": -1,
+          "schedule.warmup_steps": 10, "speed.precision": "bf16", "speed.attention": "sdpa", "speed.fused_adamw": true,
+          "speed.pin_memory": true, "speed.prefetch": true, "model.vocab_pad_multiple": 64},
+ "rungs": [{"name": "native layers", "set": {"speed.layers": "native"}},
+           {"name": "fused classifier", "set": {"speed.layers": "fused"}},
+           {"name": "fused glue", "set": {"speed.layers": "fused", "speed.fused_glue": true}}]}
 JSON
   local rungs=()
   [ "$device" = cpu ] && rungs=(--rungs 1,2)  # the glue's kernels are CUDA's
@@ -163,11 +163,11 @@ JSON
 s_kernels_xl() {
   cat > "$scratch/kernels-xl.json" <<'JSON'
 {"name": "kernels-xl", "cumulative": false,
- "base": {"model.preset": "gpt2-xl", "device": "cuda", "train.batch_size": 16, "train.eval_every": 0,
-          "train.sample_every": -1, "train.warmup_steps": 10, "opt.precision": "bf16", "opt.attention": "sdpa",
-          "opt.fused_adamw": true, "opt.activation_checkpointing": true},
- "rungs": [{"name": "native layers", "set": {"opt.layers": "native"}},
-           {"name": "fused layers", "set": {"opt.layers": "fused"}}]}
+ "base": {"model.preset": "gpt2-xl", "device": "cuda", "train.batch_size": 16, "eval.every": 0,
+          "sample.every": -1, "schedule.warmup_steps": 10, "speed.precision": "bf16", "speed.attention": "sdpa",
+          "speed.fused_adamw": true, "speed.activation_checkpointing": true},
+ "rungs": [{"name": "native layers", "set": {"speed.layers": "native"}},
+           {"name": "fused layers", "set": {"speed.layers": "fused"}}]}
 JSON
   step "kernel profile xl" 240 'ms/step in all' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$scratch/kernels-xl.json" \
     "${size_len[@]}" --kernels 20 --no-store "${sizes[@]}"

@@ -64,7 +64,7 @@ CFG
 build/app/tokamak config --defaults | python3 -c '
 import json, sys
 c = json.load(sys.stdin)
-c["model"]["preset"] = "nano"; c["train"]["steps"] = 300; c["train"]["log_every"] = 1; c["train"]["sample_every"] = 10
+c["model"]["preset"] = "nano"; c["train"]["steps"] = 300; c["train"]["log_every"] = 1; c["sample"]["every"] = 10
 c["name"] = "nano on gpu-server"
 print(json.dumps(c))' > "$tmp/setup.json"
 XDG_CONFIG_HOME=$tmp/config XDG_DATA_HOME=$tmp/local TOKAMAK_SSH_CONFIG=$tmp/ssh_config \

@@ -72,7 +72,7 @@ echo "links checked: $checked (each to a library the package carries, or to one 
 home=$work/home
 mkdir -p "$home"
 env -i HOME="$home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$root/usr/bin/tokamak" train --set train.steps=3 \
-  --set train.eval_every=0 --set train.sample_every=-1 --set threads=2 >"$work/train.log" 2>&1 ||
+  --set eval.every=0 --set sample.every=-1 --set threads=2 >"$work/train.log" 2>&1 ||
   {
     tail -20 "$work/train.log" >&2
     fail "the packaged tokamak could not train the default with an empty home"

@@ -34,7 +34,7 @@ namespace {
 GPTOptions tiny() {
   ModelConfig m = test::tiny_model();
   m.dropout = 0.1;  // the RNG state must come back too for the next losses to match
-  return GPTOptions::from_config(m, OptConfig{});
+  return GPTOptions::from_config(m, SpeedConfig{});
 }
 
 std::unique_ptr<AdamW> adamw(GPTImpl& m) {
@@ -343,14 +343,13 @@ class TestCheckpoint : public QObject {
   void periodicCheckpointsByTimeKeepTheLastK() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    QVERIFY(Config{}.train.checkpoint_minutes > 0 && Config{}.train.checkpoint_keep > 0);  // on by default
+    QVERIFY(Config{}.checkpoint.minutes > 0 && Config{}.checkpoint.keep > 0);  // on by default
     Config c;
     const std::string dir = env.path("periodic");
     apply_overrides(
-        c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2",
-                                     "train.eval_every=0", "train.sample_every=-1", "threads=1", "train.steps=6",
-                                     "train.checkpoint_every=0", "train.checkpoint_minutes=0.000001",
-                                     "train.checkpoint_keep=2", "train.checkpoint_dir=" + dir}));
+        c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2", "eval.every=0",
+                                     "sample.every=-1", "threads=1", "train.steps=6", "checkpoint.every=0",
+                                     "checkpoint.minutes=0.000001", "checkpoint.keep=2", "checkpoint.dir=" + dir}));
     test::RecordingSink sink;
     QCOMPARE(QString::fromStdString(train(c, sink).status), QString("finished"));
     // A checkpoint after every step (the interval is far shorter than a step), the newest two kept.
@@ -358,7 +357,7 @@ class TestCheckpoint : public QObject {
     QCOMPARE(list_checkpoints(dir), (std::vector<std::string>{checkpoint_path(dir, 5), checkpoint_path(dir, 6)}));
   }
 
-  // Checkpoint files are named by step alone: two runs given one train.checkpoint_dir both wrote step_N, the
+  // Checkpoint files are named by step alone: two runs given one checkpoint.dir both wrote step_N, the
   // later one's weights replaced the earlier's, and resuming the earlier run trained the later one's weights
   // under its uid. Now the second run is refused before its first step, naming the folder and the run that
   // holds it; a file of another run is never written over; and a resume names its run, so another run's
@@ -368,9 +367,9 @@ class TestCheckpoint : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     const std::string dir = env.path("shared");
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2",
-                                                 "train.eval_every=0", "train.sample_every=-1", "threads=1",
-                                                 "train.steps=2", "train.checkpoint_dir=" + dir}));
+    apply_overrides(
+        c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(60000), "train.batch_size=2", "eval.every=0",
+                                     "sample.every=-1", "threads=1", "train.steps=2", "checkpoint.dir=" + dir}));
     test::RecordingSink first, second, again, other;
     QCOMPARE(QString::fromStdString(train(c, first).status), QString("finished"));
     const std::string file = checkpoint_path(dir, 2), bytes = read_file(file);
@@ -391,7 +390,7 @@ class TestCheckpoint : public QObject {
 
     // The run itself resumes in its folder (the CLI names it by the checkpoint)…
     Config resumed = c;
-    resumed.train.resume = file;
+    resumed.checkpoint.resume = file;
     TrainControl own;
     own.run_uid = first.start.run_uid;
     QCOMPARE(QString::fromStdString(train(resumed, again, &own).status), QString("finished"));

@@ -48,10 +48,11 @@ class TestCli : public QObject {
     QTest::addColumn<QString>("expected");
     QTest::newRow("unknown key") << QStringList{"train", "--no-store", "--set", "train.stepz=3"}
                                  << "did you mean 'train.steps'";
-    QTest::newRow("wrong type") << QStringList{"train", "--no-store", "--set", "train.lr=fast"} << "expects a number";
+    QTest::newRow("wrong type") << QStringList{"train", "--no-store", "--set", "optimizer.lr=fast"}
+                                << "expects a number";
     QTest::newRow("heads") << QStringList{"train", "--no-store", "--set", "model.n_head=3"}
                            << "must divide model.n_embd";
-    QTest::newRow("cuda switch on cpu") << QStringList{"train", "--no-store", "--set", "opt.precision=fp16"}
+    QTest::newRow("cuda switch on cpu") << QStringList{"train", "--no-store", "--set", "speed.precision=fp16"}
                                         << "needs a CUDA device";
     QTest::newRow("missing dataset") << QStringList{"train", "--no-store", "--set", "data.path=/no/such/corpus.txt"}
                                      << "/no/such/corpus.txt";
@@ -61,7 +62,7 @@ class TestCli : public QObject {
                                         << "does not exist";
     QTest::newRow("find-batch on a CPU") << QStringList{"find-batch", "--set", "device=cpu"}
                                          << "find-batch measures GPU memory";
-    QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "train.resume=/no/such.pt"}
+    QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "checkpoint.resume=/no/such.pt"}
                                          << "does not exist";
   }
   void badInputsGiveOneLineErrors() {
@@ -84,7 +85,7 @@ class TestCli : public QObject {
     QVERIFY(scratch.ok());
     const QString name = QString(99, 'a') + QString::fromUtf8("ßüñ");  // byte 100 is the middle of 'ß'
     const QStringList run = tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(60000), "train.steps=1",
-                                                          "train.eval_every=0", "train.sample_every=-1", "threads=1"});
+                                                          "eval.every=0", "sample.every=-1", "threads=1"});
     CliResult r = run_tokamak(QStringList{"train", "--json", "--no-store", "--name", name} + run);
     QVERIFY2(r.code == 0, r.err.constData());
     std::string checkpoint;
@@ -153,7 +154,7 @@ class TestCli : public QObject {
     const QString ladder = two_rung_ladder(scratch);
     QVERIFY(!ladder.isEmpty());
     const QStringList sizes = tokamak::test::tiny_run_args(
-        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
+        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "eval.every=0"});
     const CliResult bench = run_tokamak(QStringList{"bench", "--ladder", ladder, "--steps", "1", "--warmup", "1",
                                                     "--db", QString::fromStdString(scratch.path("runs.db"))} +
                                         sizes);
@@ -175,12 +176,12 @@ class TestCli : public QObject {
     QFile f(ladder);
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(
-        R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.weight_decay": 0.05}},)"
-        R"( {"name": "three", "set": {"train.lr": 0.003}}]})");
+        R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"optimizer.weight_decay": 0.05}},)"
+        R"( {"name": "three", "set": {"optimizer.lr": 0.003}}]})");
     f.close();
     const QString db = QString::fromStdString(scratch.path("runs.db"));
     const QStringList sizes = tokamak::test::tiny_run_args(
-        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "train.eval_every=0"});
+        {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1", "threads=1", "eval.every=0"});
     const QStringList bench = {"bench", "--ladder", ladder, "--steps", "1", "--warmup", "0", "--db", db};
     const CliResult r = run_tokamak(bench + QStringList{"--rungs", "1,3"} + sizes);
     QVERIFY2(r.code == 0, r.err.constData());
@@ -222,7 +223,7 @@ class TestCli : public QObject {
     const CliResult bench = run_tokamak(
         QStringList{"bench", "--ladder", ladder, "--steps", "2", "--warmup", "1", "--kernels", "3", "--no-store"} +
         tokamak::test::tiny_run_args(
-            {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=16", "threads=1", "train.eval_every=0"}));
+            {"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=16", "threads=1", "eval.every=0"}));
     QVERIFY2(bench.code == 0, bench.err.constData());
     // Kineto's complaint that a machine without a GPU has none stays out of what the user reads.
     QVERIFY2(!bench.err.contains("gpuGetDeviceCount"), bench.err.constData());
@@ -310,7 +311,7 @@ class TestCli : public QObject {
         run_tokamak(QStringList{"bench", "--ladder", ladder, "--rungs", "1", "--steps", "1", "--warmup", "1",
                                 "--kernels", "100", "--db", db} +
                     tokamak::test::tiny_run_args({"data.path=" + scratch.corpus_excerpt(50000), "train.batch_size=1",
-                                                  "threads=1", "train.eval_every=0", "opt.layers=fused"}));
+                                                  "threads=1", "eval.every=0", "speed.layers=fused"}));
     QVERIFY2(fused.code == 0, fused.err.constData());
     QVERIFY2(QRegularExpression("\\ntokamak::classifier_rows +1\\.0 ").match(QString::fromUtf8(fused.out)).hasMatch(),
              fused.out.constData());
@@ -330,10 +331,9 @@ class TestCli : public QObject {
     tokamak::test::ScratchEnv scratch;  // empty dataset cache and run store, whatever this machine has cached
     QVERIFY(scratch.ok());
     const QString db = QString::fromStdString(scratch.path("runs.db"));
-    const QStringList args =
-        QStringList{"train", "--json", "--db", db} +
-        tokamak::test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
-                                      "train.sample_tokens=4", "train.eval_batches=1", "threads=1"});
+    const QStringList args = QStringList{"train", "--json", "--db", db} +
+                             tokamak::test::tiny_run_args({"train.batch_size=2", "train.steps=4", "train.log_every=2",
+                                                           "sample.tokens=4", "eval.batches=1", "threads=1"});
     QString checkpoint;
     for (bool cold : {true, false}) {
       CliResult r = run_tokamak(args);

@@ -33,11 +33,11 @@ class TestConfig : public QObject {
  private Q_SLOTS:
   void setParsesEachType() {
     Config c;
-    apply_overrides(c, {"train.steps=200", "train.lr=3e-4", "model.tie_weights=false", "opt.precision=bf16"});
+    apply_overrides(c, {"train.steps=200", "optimizer.lr=3e-4", "model.tie_weights=false", "speed.precision=bf16"});
     QCOMPARE(c.train.steps, 200);
-    QCOMPARE(c.train.lr, 3e-4);
+    QCOMPARE(c.optimizer.lr, 3e-4);
     QCOMPARE(c.model.tie_weights, false);
-    QCOMPARE(QString::fromStdString(c.opt.precision), QString("bf16"));
+    QCOMPARE(QString::fromStdString(c.speed.precision), QString("bf16"));
   }
 
   // Found by fuzz_config: a value that is not UTF-8 made config_to_json throw nlohmann's type_error later.
@@ -56,10 +56,10 @@ class TestConfig : public QObject {
     QTest::newRow("unknown key suggests the nearest") << "train.step=5"
                                                       << "did you mean 'train.steps'";
     QTest::newRow("leaf name suggests the full key") << "lr=0.1"
-                                                     << "did you mean 'train.lr'";
+                                                     << "did you mean 'optimizer.lr'";
     QTest::newRow("int expected") << "train.steps=many"
                                   << "expects an integer";
-    QTest::newRow("float expected") << "train.lr=fast"
+    QTest::newRow("float expected") << "optimizer.lr=fast"
                                     << "expects a number";
     QTest::newRow("bool expected") << "model.tie_weights=maybe"
                                    << "expects true or false";
@@ -87,7 +87,7 @@ class TestConfig : public QObject {
   void jsonRoundTrip() {
     Config c;
     apply_overrides(
-        c, {"model.preset=mini", "model.n_layer=5", "train.sample_prompt=Hello \"world\"", "opt.fused_adamw=true"});
+        c, {"model.preset=mini", "model.n_layer=5", "sample.prompt=Hello \"world\"", "speed.fused_adamw=true"});
     Config back = config_from_json(config_to_json(c));
     QCOMPARE(QString::fromStdString(config_to_json(back)), QString::fromStdString(config_to_json(c)));
     QCOMPARE(back.model.n_layer, 5);
@@ -120,27 +120,30 @@ class TestConfig : public QObject {
         << QStringList{"model.n_head=5"} << "model.n_head (5) must divide model.n_embd (128)";
     QTest::newRow("context longer than the model")
         << QStringList{"train.context=256"} << "train.context (256) is longer than model.context (128)";
-    QTest::newRow("tf32 on cpu") << QStringList{"opt.precision=tf32"} << "opt.precision=tf32 needs a CUDA device";
-    QTest::newRow("fp16 on cpu") << QStringList{"opt.precision=fp16"} << "opt.precision=fp16 is not implemented yet";
-    QTest::newRow("cuda graphs on cpu") << QStringList{"opt.cuda_graphs=true"}
-                                        << "opt.cuda_graphs=true needs a CUDA device";
+    QTest::newRow("tf32 on cpu") << QStringList{"speed.precision=tf32"} << "speed.precision=tf32 needs a CUDA device";
+    QTest::newRow("fp16 on cpu") << QStringList{"speed.precision=fp16"}
+                                 << "speed.precision=fp16 is not implemented yet";
+    QTest::newRow("cuda graphs on cpu") << QStringList{"speed.cuda_graphs=true"}
+                                        << "speed.cuda_graphs=true needs a CUDA device";
     QTest::newRow("pinned memory on cpu")
-        << QStringList{"opt.pin_memory=true"} << "opt.pin_memory=true needs a CUDA device";
+        << QStringList{"speed.pin_memory=true"} << "speed.pin_memory=true needs a CUDA device";
     QTest::newRow("flash backend on cpu")
-        << QStringList{"opt.sdpa_backend=flash"} << "opt.sdpa_backend=flash needs a CUDA device";
+        << QStringList{"speed.sdpa_backend=flash"} << "speed.sdpa_backend=flash needs a CUDA device";
     QTest::newRow("cuda without a gpu") << QStringList{"device=cuda"} << "no CUDA GPU is visible";
-    QTest::newRow("unknown attention") << QStringList{"opt.attention=flash"} << "opt.attention 'flash' is not one of";
+    QTest::newRow("unknown attention") << QStringList{"speed.attention=flash"}
+                                       << "speed.attention 'flash' is not one of";
     QTest::newRow("unknown sdpa backend")
-        << QStringList{"opt.sdpa_backend=fast"} << "opt.sdpa_backend 'fast' is not one of";
+        << QStringList{"speed.sdpa_backend=fast"} << "speed.sdpa_backend 'fast' is not one of";
     QTest::newRow("batch tokens not a multiple")
         << QStringList{"train.batch_tokens=1000"} << "train.batch_tokens (1000) must be a multiple";
     QTest::newRow("zero steps") << QStringList{"train.steps=0"} << "train.steps must be in [1, 1000000000000], got 0";
-    QTest::newRow("eps zero") << QStringList{"train.eps=0"} << "train.eps must be in (0, 1], got 0";
-    QTest::newRow("eps negative") << QStringList{"train.eps=-1e-8"} << "train.eps must be in (0, 1]";
+    QTest::newRow("eps zero") << QStringList{"optimizer.eps=0"} << "optimizer.eps must be in (0, 1], got 0";
+    QTest::newRow("eps negative") << QStringList{"optimizer.eps=-1e-8"} << "optimizer.eps must be in (0, 1]";
     QTest::newRow("absurd threads") << QStringList{"threads=1000000"} << "threads must be in [0, 4096], got 1000000";
     QTest::newRow("absurd layers") << QStringList{"model.n_layer=1000000"} << "model.n_layer must be in [1, 100000]";
     QTest::newRow("dropout of one") << QStringList{"model.dropout=1"} << "model.dropout must be in [0, 1), got 1";
-    QTest::newRow("huge learning rate") << QStringList{"train.lr=1e300"} << "train.lr must be in (0, 10], got 1e+300";
+    QTest::newRow("huge learning rate") << QStringList{"optimizer.lr=1e300"}
+                                        << "optimizer.lr must be in (0, 10], got 1e+300";
     QTest::newRow("negative bucket") << QStringList{"dist.bucket_mb=-1"} << "dist.bucket_mb must be in (0, 65536]";
     QTest::newRow("ZeRO stage 2") << QStringList{"dist.zero=2"} << "dist.zero must be in [0, 1], got 2";
     QTest::newRow("device index not a number")
@@ -191,20 +194,20 @@ class TestConfig : public QObject {
     QFETCH(QString, backend);
     QFETCH(bool, refused);
     Config c;
-    apply_overrides(
-        c, {"device=cuda", "opt.precision=" + precision.toStdString(), "opt.sdpa_backend=" + backend.toStdString()});
+    apply_overrides(c, {"device=cuda", "speed.precision=" + precision.toStdString(),
+                        "speed.sdpa_backend=" + backend.toStdString()});
     const auto problems = config_problems(c, /*cuda_devices=*/1);
     QCOMPARE(int(problems.size()), refused ? 1 : 0);
     if (!refused) return;
     const QString line = QString::fromStdString(problems.front());
-    QCOMPARE(line, "opt.sdpa_backend=" + backend + " needs 16-bit attention inputs, but opt.precision=" + precision +
-                       " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
+    QCOMPARE(line, "speed.sdpa_backend=" + backend + " needs 16-bit attention inputs, but speed.precision=" +
+                       precision + " gives fp32 ones: set speed.precision=bf16 or speed.sdpa_backend=auto");
   }
 
   // A switch that does nothing yet is refused even where its device exists, saying what is missing.
   void refusedSwitches_data() {
     QTest::addColumn<QString>("assignment");
-    QTest::newRow("fp16") << "opt.precision=fp16";
+    QTest::newRow("fp16") << "speed.precision=fp16";
   }
   void refusedSwitches() {
     QFETCH(QString, assignment);
@@ -231,21 +234,21 @@ class TestConfig : public QObject {
     QTest::newRow("batch warm-up") << QStringList{"train.batch_warmup=10"} << "change the batch's shape";
     QTest::newRow("sequence warm-up") << QStringList{"train.seq_warmup=10"} << "change the batch's shape";
     QTest::newRow("accumulation") << QStringList{"train.grad_accum=2"}
-                                  << "opt.cuda_graphs with gradient accumulation is not implemented yet";
+                                  << "speed.cuda_graphs with gradient accumulation is not implemented yet";
     QTest::newRow("batch tokens of two micro-batches")
         << QStringList{"train.batch_size=2", "model.context=32", "train.batch_tokens=128"}
-        << "opt.cuda_graphs with gradient accumulation is not implemented yet";
+        << "speed.cuda_graphs with gradient accumulation is not implemented yet";
     QTest::newRow("batch tokens of one micro-batch")
         << QStringList{"train.batch_size=2", "model.context=32", "train.batch_tokens=64"} << "";
-    QTest::newRow("loop AdamW") << QStringList{"opt.fused_adamw=false"} << "with opt.fused_adamw=false";
-    QTest::newRow("muon") << QStringList{"opt.optimizer=muon"} << "opt.cuda_graphs needs fused AdamW";
+    QTest::newRow("loop AdamW") << QStringList{"speed.fused_adamw=false"} << "with speed.fused_adamw=false";
+    QTest::newRow("muon") << QStringList{"optimizer.name=muon"} << "speed.cuda_graphs needs fused AdamW";
     QTest::newRow("dropout") << QStringList{"model.dropout=0.1"} << "model.dropout > 0 is not implemented yet";
   }
   void cudaGraphsAreRefusedWhereTheyCannotWork() {
     QFETCH(QStringList, sets);
     QFETCH(QString, expected);
     Config c;
-    std::vector<std::string> all = {"device=cuda", "opt.cuda_graphs=true", "opt.precision=bf16"};
+    std::vector<std::string> all = {"device=cuda", "speed.cuda_graphs=true", "speed.precision=bf16"};
     for (const QString& s : sets) all.push_back(s.toStdString());
     apply_overrides(c, all);
     const auto problems = config_problems(c, /*cuda_devices=*/1);
@@ -255,28 +258,29 @@ class TestConfig : public QObject {
     }
     QCOMPARE(int(problems.size()), 1);
     const QString line = QString::fromStdString(problems.front());
-    QVERIFY2(line.contains(expected) && line.contains("opt.cuda_graphs=false"), qPrintable(line));
+    QVERIFY2(line.contains(expected) && line.contains("speed.cuda_graphs=false"), qPrintable(line));
   }
 
-  // opt.fused_glue changes the fused layers' bf16 CUDA kernels: refused on a CPU and where there are none to
+  // speed.fused_glue changes the fused layers' bf16 CUDA kernels: refused on a CPU and where there are none to
   // change (native or scratch layers, fp32), accepted with fused (or auto) layers in bf16 (or auto) on CUDA.
   void fusedGlueNeedsFusedBf16LayersOnCuda_data() {
     QTest::addColumn<QStringList>("sets");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("fused bf16 on cuda") << QStringList{"device=cuda", "opt.layers=fused", "opt.precision=bf16"} << "";
+    QTest::newRow("fused bf16 on cuda") << QStringList{"device=cuda", "speed.layers=fused", "speed.precision=bf16"}
+                                        << "";
     QTest::newRow("auto on cuda") << QStringList{"device=cuda"} << "";
-    QTest::newRow("on a cpu") << QStringList{"device=cpu", "opt.layers=fused", "opt.precision=bf16"}
-                              << "opt.fused_glue=true needs a CUDA device";
-    QTest::newRow("native layers") << QStringList{"device=cuda", "opt.layers=native", "opt.precision=bf16"}
-                                   << "but opt.layers=native with opt.precision=bf16 has none to change";
-    QTest::newRow("fp32") << QStringList{"device=cuda", "opt.layers=fused", "opt.precision=fp32"}
-                          << "but opt.layers=fused with opt.precision=fp32 has none to change";
+    QTest::newRow("on a cpu") << QStringList{"device=cpu", "speed.layers=fused", "speed.precision=bf16"}
+                              << "speed.fused_glue=true needs a CUDA device";
+    QTest::newRow("native layers") << QStringList{"device=cuda", "speed.layers=native", "speed.precision=bf16"}
+                                   << "but speed.layers=native with speed.precision=bf16 has none to change";
+    QTest::newRow("fp32") << QStringList{"device=cuda", "speed.layers=fused", "speed.precision=fp32"}
+                          << "but speed.layers=fused with speed.precision=fp32 has none to change";
   }
   void fusedGlueNeedsFusedBf16LayersOnCuda() {
     QFETCH(QStringList, sets);
     QFETCH(QString, expected);
     Config c;
-    std::vector<std::string> all = {"opt.fused_glue=true"};
+    std::vector<std::string> all = {"speed.fused_glue=true"};
     for (const QString& s : sets) all.push_back(s.toStdString());
     apply_overrides(c, all);
     const auto problems = config_problems(c, c.device == "cpu" ? 0 : 1);
@@ -293,12 +297,12 @@ class TestConfig : public QObject {
   // compute-sanitizer on an H200, 2026-11-26), on CUDA too.
   void fusedLayersRunOnCudaToo() {
     Config c;
-    apply_overrides(c, {"opt.layers=fused"});
+    apply_overrides(c, {"speed.layers=fused"});
     QVERIFY(config_problems(c, 0).empty());
     apply_overrides(c, {"device=cuda"});
     const auto problems = config_problems(c, /*cuda_devices=*/1);
     QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
-    QVERIFY(choices_of("opt.layers")[2].value == "fused" && choices_of("opt.layers")[2].missing_cuda.empty());
+    QVERIFY(choices_of("speed.layers")[2].value == "fused" && choices_of("speed.layers")[2].missing_cuda.empty());
   }
 
   // Every row of every choice table: validation says exactly what the row says (implemented or not, which
@@ -314,7 +318,7 @@ class TestConfig : public QObject {
         QTest::newRow((key + "=" + row.value).c_str())
             << QString::fromStdString(key) << QString::fromStdString(row.value) << row.needs_cuda << row.missing.empty()
             << row.missing_cuda.empty();
-    QVERIFY(choices_of("opt.precision").size() == 6 && choices_of("opt.layers").size() == 4);
+    QVERIFY(choices_of("speed.precision").size() == 6 && choices_of("speed.layers").size() == 4);
   }
   void everyChoiceRowIsValidatedAsItsTableSays() {
     QFETCH(QString, key);
@@ -326,7 +330,7 @@ class TestConfig : public QObject {
     for (bool cuda : {false, true}) {
       Config c;
       if (cuda) c.device = "cuda";
-      if (key == "opt.muon_ns") c.opt.optimizer = "muon";  // it chooses Muon's orthogonalisation: AdamW has none
+      if (key == "optimizer.muon_ns") c.optimizer.name = "muon";  // it chooses Muon's orthogonalisation: AdamW has none
       set_key(c, key.toStdString(), value.toStdString());
       const auto problems = config_problems(c, cuda ? 1 : 0);
       const bool refused = !implemented || (needsCuda && !cuda) || (cuda && !onCuda);
@@ -343,13 +347,13 @@ class TestConfig : public QObject {
   void unknownValuesNeverFallThrough_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("value");
-    QTest::newRow("precision") << "opt.precision"
+    QTest::newRow("precision") << "speed.precision"
                                << "fp8";
-    QTest::newRow("attention") << "opt.attention"
+    QTest::newRow("attention") << "speed.attention"
                                << "flash";
-    QTest::newRow("layers") << "opt.layers"
+    QTest::newRow("layers") << "speed.layers"
                             << "triton";
-    QTest::newRow("sdpa backend") << "opt.sdpa_backend"
+    QTest::newRow("sdpa backend") << "speed.sdpa_backend"
                                   << "fa3";
   }
   void unknownValuesNeverFallThrough() {
@@ -363,28 +367,28 @@ class TestConfig : public QObject {
              problems.front().c_str());
     QString named = error_of([&] { default_run_name(c); });  // the name is not made from an unknown value either
     QVERIFY2(named.contains("is not one of"), qPrintable(named));
-    QString parsed = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp8"); });
-    QVERIFY2(parsed.contains("opt.precision 'fp8' is not one of auto | fp32 | tf32"), qPrintable(parsed));
+    QString parsed = error_of([&] { parse_choice(precision_choices(), "speed.precision", "fp8"); });
+    QVERIFY2(parsed.contains("speed.precision 'fp8' is not one of auto | fp32 | tf32"), qPrintable(parsed));
   }
 
-  // opt.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.
+  // speed.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.
   void pinMemoryIsAutoAndReadsOldConfigs() {
-    QCOMPARE(QString::fromStdString(Config{}.opt.pin_memory), QString("auto"));
+    QCOMPARE(QString::fromStdString(Config{}.speed.pin_memory), QString("auto"));
     QVERIFY(pin_memory_on("auto", /*cuda=*/true) && !pin_memory_on("auto", false));
     QVERIFY(!pin_memory_on("false", true) && pin_memory_on("true", true));
     Config old = config_from_json(R"({"opt": {"pin_memory": true}})");
-    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("true"));
+    QCOMPARE(QString::fromStdString(old.speed.pin_memory), QString("true"));
     old = config_from_json(R"({"opt": {"pin_memory": false}})");
-    QCOMPARE(QString::fromStdString(old.opt.pin_memory), QString("false"));
+    QCOMPARE(QString::fromStdString(old.speed.pin_memory), QString("false"));
     QVERIFY(error_of([] { config_from_json(R"({"opt": {"precision": true}})"); }).contains("expects string"));
   }
 
   void parsersReadTheTables() {
-    QCOMPARE(int(parse_choice(precision_choices(), "opt.precision", "bf16-pure")), int(Precision::kBf16Pure));
-    QCOMPARE(int(parse_choice(layers_choices(), "opt.layers", "scratch")), int(LayersKind::kScratch));
-    QCOMPARE(int(parse_choice(layers_choices(), "opt.layers", "fused")), int(LayersKind::kFused));
-    QString refused = error_of([&] { parse_choice(precision_choices(), "opt.precision", "fp16"); });
-    QVERIFY2(refused.contains("opt.precision=fp16 is not implemented yet"), qPrintable(refused));
+    QCOMPARE(int(parse_choice(precision_choices(), "speed.precision", "bf16-pure")), int(Precision::kBf16Pure));
+    QCOMPARE(int(parse_choice(layers_choices(), "speed.layers", "scratch")), int(LayersKind::kScratch));
+    QCOMPARE(int(parse_choice(layers_choices(), "speed.layers", "fused")), int(LayersKind::kFused));
+    QString refused = error_of([&] { parse_choice(precision_choices(), "speed.precision", "fp16"); });
+    QVERIFY2(refused.contains("speed.precision=fp16 is not implemented yet"), qPrintable(refused));
     QCOMPARE(QString::fromStdString(portable_layers("fused")), QString("fused"));  // every device has its kernels now
     QCOMPARE(QString::fromStdString(portable_layers("scratch")), QString("scratch"));
     int index = -1;

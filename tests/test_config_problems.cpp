@@ -29,20 +29,20 @@ class TestConfigProblems : public QObject {
   void problemsNameTheSwitchAndTheFix_data() {
     QTest::addColumn<QString>("sets");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("polar express without muon") << "opt.muon_ns=polar_express"
-                                                << "opt.optimizer=adamw has no such step";
-    QTest::newRow("unknown muon_ns") << "opt.muon_ns=svd"
-                                     << "opt.muon_ns 'svd' is not one of newton_schulz, polar_express";
-    QTest::newRow("normuon + zero-1") << "opt.optimizer=normuon dist.zero=1"
-                                      << "opt.optimizer=normuon cannot run with dist.zero=1";
-    QTest::newRow("head lr, tied head") << "opt.head_lr=0.01"
-                                        << "set model.tie_weights=false or opt.head_lr=0";
+    QTest::newRow("polar express without muon") << "optimizer.muon_ns=polar_express"
+                                                << "optimizer.name=adamw has no such step";
+    QTest::newRow("unknown muon_ns") << "optimizer.muon_ns=svd"
+                                     << "optimizer.muon_ns 'svd' is not one of newton_schulz, polar_express";
+    QTest::newRow("normuon + zero-1") << "optimizer.name=normuon dist.zero=1"
+                                      << "optimizer.name=normuon cannot run with dist.zero=1";
+    QTest::newRow("head lr, tied head") << "optimizer.head_lr=0.01"
+                                        << "set model.tie_weights=false or optimizer.head_lr=0";
     QTest::newRow("unet skips, one block") << "model.unet_skips=true model.n_layer=1"
                                            << "model.n_layer=1 has no halves";
     QTest::newRow("value embeddings, too few blocks") << "model.value_embeddings=3 model.n_layer=4"
                                                       << "lower model.value_embeddings or raise model.n_layer";
-    QTest::newRow("value embeddings, checkpointing") << "model.value_embeddings=1 opt.activation_checkpointing=true"
-                                                     << "set opt.activation_checkpointing=false";
+    QTest::newRow("value embeddings, checkpointing") << "model.value_embeddings=1 speed.activation_checkpointing=true"
+                                                     << "set speed.activation_checkpointing=false";
   }
 
   void problemsNameTheSwitchAndTheFix() {
@@ -55,11 +55,11 @@ class TestConfigProblems : public QObject {
   }
   void switchesThatCombineHaveNoProblems_data() {
     QTest::addColumn<QString>("sets");
-    QTest::newRow("muon + polar express") << "opt.optimizer=muon opt.muon_ns=polar_express";
+    QTest::newRow("muon + polar express") << "optimizer.name=muon optimizer.muon_ns=polar_express";
     QTest::newRow("normuon + polar express, data parallel")
-        << "opt.optimizer=normuon opt.muon_ns=polar_express dist.gpus=2";
+        << "optimizer.name=normuon optimizer.muon_ns=polar_express dist.gpus=2";
     QTest::newRow("head and embed lr, untied, zero-1")
-        << "opt.head_lr=0.002 opt.embed_lr=0.05 model.tie_weights=false dist.gpus=2 dist.zero=1";
+        << "optimizer.head_lr=0.002 optimizer.embed_lr=0.05 model.tie_weights=false dist.gpus=2 dist.zero=1";
     QTest::newRow("unet skips, data parallel, zero-1") << "model.unet_skips=true dist.gpus=2 dist.zero=1";
     QTest::newRow("value embeddings, data parallel, zero-1") << "model.value_embeddings=2 dist.gpus=2 dist.zero=1";
     QTest::newRow("warm-ups, data parallel, zero-1")

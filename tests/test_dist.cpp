@@ -51,7 +51,7 @@ namespace {
 std::vector<std::string> tiny_sets(const std::string& data) { return test::dist_tiny_sets(data); }
 
 std::map<std::string, at::Tensor> checkpoint_weights(const Config& c, const std::string& path) {
-  GPT m(GPTOptions::from_config(c.model, c.opt));
+  GPT m(GPTOptions::from_config(c.model, c.speed));
   load_checkpoint(path, *m, nullptr, false, c10::kCPU);
   return weights(*m);
 }
@@ -208,7 +208,7 @@ class TestDist : public QObject {
     QFETCH(int, world);
     QFETCH(bool, zero);
     const ModelConfig m = test::tiny_model(65);
-    QVERIFY(GPT(GPTOptions::from_config(m, OptConfig{}))->num_parameters() % 3 != 0);
+    QVERIFY(GPT(GPTOptions::from_config(m, SpeedConfig{}))->num_parameters() % 3 != 0);
     const auto batch = [&](int64_t step, int rank) { return test::random_batch(m.vocab_size, step, rank); };
     test::RanksOptions o;
     o.world = world, o.zero = zero, o.steps = 4;
@@ -246,7 +246,7 @@ class TestDist : public QObject {
     Config c;
     apply_overrides(c, tiny_sets(data_));
     at::manual_seed(3);
-    GPT model(GPTOptions::from_config(c.model, c.opt));
+    GPT model(GPTOptions::from_config(c.model, c.speed));
     auto params = model->parameters();
     auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
@@ -283,7 +283,7 @@ class TestDist : public QObject {
     Config c;
     apply_overrides(c, tiny_sets(data_));
     at::manual_seed(5);
-    GPT reference(GPTOptions::from_config(c.model, c.opt));
+    GPT reference(GPTOptions::from_config(c.model, c.speed));
     std::vector<Batch> batches;
     for (int r = 0; r < 2; ++r) {
       auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
@@ -314,7 +314,7 @@ class TestDist : public QObject {
         DistEnv e;
         e.rank = rank, e.world_size = 2, e.local_rank = rank, e.local_world_size = 2, e.master_port = port;
         ProcessGroup group(e, c10::kCPU, std::chrono::seconds(20));
-        GPT model(GPTOptions::from_config(c.model, c.opt));
+        GPT model(GPTOptions::from_config(c.model, c.speed));
         {
           torch::NoGradGuard no_grad;
           auto mine = model->parameters(), ref = reference->parameters();
@@ -345,7 +345,7 @@ class TestDist : public QObject {
     apply_overrides(c, tiny_sets(data_));
     apply_overrides(c, {"model.n_layer=4"});
     at::manual_seed(9);
-    GPT reference(GPTOptions::from_config(c.model, c.opt));
+    GPT reference(GPTOptions::from_config(c.model, c.speed));
     auto tokens = at::randint(c.model.vocab_size, {4, 17}, at::kLong);
     Batch batch{tokens.narrow(1, 0, 16).contiguous(), tokens.narrow(1, 1, 16).contiguous()};
     const int port = test::free_port();
@@ -357,7 +357,7 @@ class TestDist : public QObject {
         DistEnv e;
         e.rank = rank, e.world_size = 2, e.local_rank = rank, e.local_world_size = 2, e.master_port = port;
         ProcessGroup group(e, c10::kCPU, std::chrono::seconds(20));
-        GPT model(GPTOptions::from_config(c.model, c.opt));
+        GPT model(GPTOptions::from_config(c.model, c.speed));
         GradReducer reducer(model->parameters(), group, /*bucket_bytes=*/16384);
         buckets[rank] = reducer.bucket_count();
         for (bool timing : {true, false}) {
@@ -394,7 +394,7 @@ class TestDist : public QObject {
     // Anchors the reference loop below: with W=1 it must be what train() computes.
     Config c;
     apply_overrides(c, tiny_sets(data_));
-    apply_overrides(c, {"train.steps=4", "train.checkpoint_dir=" + env_->path("ckpt-ref")});
+    apply_overrides(c, {"train.steps=4", "checkpoint.dir=" + env_->path("ckpt-ref")});
     EventSink none;
     QCOMPARE(QString::fromStdString(train(c, none).status), QString("finished"));
     std::string where;
@@ -428,9 +428,9 @@ class TestDist : public QObject {
     const std::string dir = env_->path("ckpt-" + std::to_string(world) + "x" + std::to_string(accum) + "z" +
                                        std::to_string(zero) + optimizer.toStdString());
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum),
-                             "train.checkpoint_dir=" + dir, "dist.bucket_mb=0.02",  // several buckets, tiny model
-                             "dist.zero=" + std::to_string(zero), "opt.optimizer=" + optimizer.toStdString()});
+    sets.insert(sets.end(), {"train.steps=5", "train.grad_accum=" + std::to_string(accum), "checkpoint.dir=" + dir,
+                             "dist.bucket_mb=0.02",  // several buckets, tiny model
+                             "dist.zero=" + std::to_string(zero), "optimizer.name=" + optimizer.toStdString()});
     auto p =
         start_tokamak(QStringList{"--gpus", QString::number(world), "--no-store", "--json"} + test::set_args(sets));
     QVERIFY(p->waitForFinished(120000));
@@ -444,7 +444,7 @@ class TestDist : public QObject {
     Config c;
     apply_overrides(c, sets);
     if (zero && world == 3) {  // the shards need padding: the case an even split would never exercise
-      GPT m(GPTOptions::from_config(c.model, c.opt));
+      GPT m(GPTOptions::from_config(c.model, c.speed));
       QVERIFY2(m->num_parameters() % 3 != 0, qPrintable(QString::number(m->num_parameters())));
     }
     Reference ref = one_big_batch(c, world);
@@ -466,7 +466,7 @@ class TestDist : public QObject {
       QVERIFY2(ms < 0, qPrintable(QString("first start %1 ms").arg(ms)));
     // A sharded run holds (N-1)/N less AdamW state per rank (up to the padding); an unsharded one reports none.
     for (double saved : reported["zero_saved_bytes"]) {
-      GPT m(GPTOptions::from_config(c.model, c.opt));
+      GPT m(GPTOptions::from_config(c.model, c.speed));
       const double full = 8.0 * static_cast<double>(m->num_parameters());  // exp_avg + exp_avg_sq, fp32
       if (zero)
         QVERIFY2(std::abs(saved - full * (world - 1) / world) < 0.01 * full, qPrintable(QString::number(saved)));
@@ -487,7 +487,7 @@ class TestDist : public QObject {
     // The same 6-step run at world 2, sharded and not, each with a checkpoint at step 3.
     auto run = [&](const QStringList& gpus, const std::vector<std::string>& more) {
       std::vector<std::string> sets = tiny_sets(data_);
-      sets.insert(sets.end(), {"train.steps=6", "train.checkpoint_every=3", "dist.bucket_mb=0.02"});
+      sets.insert(sets.end(), {"train.steps=6", "checkpoint.every=3", "dist.bucket_mb=0.02"});
       sets.insert(sets.end(), more.begin(), more.end());
       auto p = start_tokamak(gpus + QStringList{"--no-store", "--json"} + test::set_args(sets));
       if (!p->waitForFinished(120000) || p->exitCode() != 0)
@@ -496,8 +496,8 @@ class TestDist : public QObject {
       return steps;
     };
     const std::string sharded = env_->path("ckpt-zero-w2"), plain = env_->path("ckpt-plain-w2");
-    QVERIFY(!run({"--gpus", "2"}, {"dist.zero=1", "train.checkpoint_dir=" + sharded}).count("failed"));
-    QVERIFY(!run({"--gpus", "2"}, {"dist.zero=0", "train.checkpoint_dir=" + plain}).count("failed"));
+    QVERIFY(!run({"--gpus", "2"}, {"dist.zero=1", "checkpoint.dir=" + sharded}).count("failed"));
+    QVERIFY(!run({"--gpus", "2"}, {"dist.zero=0", "checkpoint.dir=" + plain}).count("failed"));
 
     // The sharded run's checkpoint is the ordinary file: the same names and shapes, AdamW's state full-size,
     // equal to the unsharded run's to float rounding (stated tolerance 1e-4, as for the weights above).
@@ -519,8 +519,8 @@ class TestDist : public QObject {
     auto resume_here = [&](const std::string& from, const std::string& dir) {
       Config c;
       apply_overrides(c, tiny_sets(data_));
-      apply_overrides(c, {"train.steps=6", "train.checkpoint_every=3", "dist.zero=1", "train.resume=" + from,
-                          "train.checkpoint_dir=" + dir});
+      apply_overrides(c, {"train.steps=6", "checkpoint.every=3", "dist.zero=1", "checkpoint.resume=" + from,
+                          "checkpoint.dir=" + dir});
       test::RecordingSink sink;
       EndEvent end = train(c, sink);
       return end.status == "finished" ? sink.losses() : std::vector<double>{};
@@ -531,10 +531,10 @@ class TestDist : public QObject {
     compare_losses(from_sharded, from_plain, "world 1 from the sharded checkpoint");
 
     // Resumed at world 3, sharded (each rank keeps its third of the state) and not: the same continuation.
-    auto z3 = run({"--gpus", "3"}, {"dist.zero=1", "train.resume=" + checkpoint_path(sharded, 3),
-                                    "train.checkpoint_dir=" + env_->path("ckpt-zero-w3")});
-    auto p3 = run({"--gpus", "3"}, {"dist.zero=0", "train.resume=" + checkpoint_path(plain, 3),
-                                    "train.checkpoint_dir=" + env_->path("ckpt-plain-w3")});
+    auto z3 = run({"--gpus", "3"}, {"dist.zero=1", "checkpoint.resume=" + checkpoint_path(sharded, 3),
+                                    "checkpoint.dir=" + env_->path("ckpt-zero-w3")});
+    auto p3 = run({"--gpus", "3"}, {"dist.zero=0", "checkpoint.resume=" + checkpoint_path(plain, 3),
+                                    "checkpoint.dir=" + env_->path("ckpt-plain-w3")});
     QVERIFY(!z3.count("failed") && !p3.count("failed"));
     QCOMPARE(p3["loss"].size(), size_t(3));
     compare_losses(z3["loss"], p3["loss"], "world 3, sharded, from the sharded checkpoint");
@@ -550,7 +550,7 @@ class TestDist : public QObject {
     const std::string dir = env_->path("ckpt-kill" + std::to_string(zero)),
                       db = env_->path("kill" + std::to_string(zero) + ".db");
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir, "dist.timeout_s=5",
+    sets.insert(sets.end(), {"train.steps=100000", "checkpoint.dir=" + dir, "dist.timeout_s=5",
                              "dist.zero=" + std::to_string(zero)});
     auto p =
         start_tokamak(QStringList{"--gpus", "3", "--json", "--db", QString::fromStdString(db)} + test::set_args(sets));
@@ -587,8 +587,7 @@ class TestDist : public QObject {
 
   void hungRankTimesOut() {
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(),
-                {"train.steps=100000", "train.checkpoint_dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
+    sets.insert(sets.end(), {"train.steps=100000", "checkpoint.dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
     auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + test::set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
@@ -610,7 +609,7 @@ class TestDist : public QObject {
   void interruptStopsEveryRankTogether() {
     const std::string dir = env_->path("ckpt-int");
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=100000", "train.checkpoint_dir=" + dir});
+    sets.insert(sets.end(), {"train.steps=100000", "checkpoint.dir=" + dir});
     auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + test::set_args(sets));
     QString err;
     QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);

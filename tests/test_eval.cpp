@@ -46,7 +46,7 @@ const std::string kTinyItems = TOKAMAK_SOURCE_DIR "/tests/data/hellaswag_tiny.js
 GPTOptions tiny_gpt2(int64_t context) {
   ModelConfig m = test::tiny_model(50257);  // GPT-2's tokenizer, so the items' ids are in range
   m.context = context;
-  return GPTOptions::from_config(m, OptConfig{});
+  return GPTOptions::from_config(m, SpeedConfig{});
 }
 
 // The obviously-correct reference: one row (context + ending), one forward, log-softmax, and the sum over the
@@ -234,7 +234,7 @@ class TestEval : public QObject {
   void perplexityIsExpOfTheTokenMeanOfWindowLosses() {
     test::ScratchEnv env;
     torch::manual_seed(5);
-    GPT model(GPTOptions::from_config(test::tiny_model(64), OptConfig{}));  // context 16
+    GPT model(GPTOptions::from_config(test::tiny_model(64), SpeedConfig{}));  // context 16
     model->eval();
     // Shard a: 3 full windows (49 tokens); shard b: a full window and a last one of 5 (22 tokens).
     const std::vector<int64_t> sizes = {49, 22};
@@ -284,12 +284,12 @@ class TestEval : public QObject {
     QVERIFY(test::error_of([] { parse_eval_task("hellaswag:"); }).contains("names no path"));
     QVERIFY(test::error_of([] { parse_eval_task("x.jsonl"); }).contains("has no kind"));
     Config c;
-    c.train.eval_tasks = "hellaswag:/no/such.jsonl,ppl:a/x.txt,ppl:b/x.bin";
+    c.eval.tasks = "hellaswag:/no/such.jsonl,ppl:a/x.txt,ppl:b/x.bin";
     const auto problems = eval_task_problems(c);
     QCOMPARE(problems.size(), size_t{2});
     QVERIFY(QString::fromStdString(problems[0]).contains("'/no/such.jsonl' does not exist"));
     QVERIFY(QString::fromStdString(problems[1]).contains("would both record eval/ppl/x/"));
-    c.train.eval_tasks = "hellaswag:" + kTinyItems + ",ppl:default";
+    c.eval.tasks = "hellaswag:" + kTinyItems + ",ppl:default";
     QVERIFY(eval_task_problems(c).empty());
   }
 
@@ -312,9 +312,9 @@ class TestEval : public QObject {
     write_text(env.path("answers.txt"), text);
     Config c;
     apply_overrides(c, test::tiny_run_overrides({"data.path=" + env.path("answers.txt"), "train.steps=150",
-                                                 "train.lr=1e-2", "train.warmup_steps=10", "train.batch_size=8",
-                                                 "opt.precision=fp32", "train.eval_every=0", "train.sample_every=-1",
-                                                 "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+                                                 "optimizer.lr=1e-2", "schedule.warmup_steps=10", "train.batch_size=8",
+                                                 "speed.precision=fp32", "eval.every=0", "sample.every=-1",
+                                                 "checkpoint.dir=" + env.path("ckpt"), "threads=1"}));
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QVERIFY(!r.checkpoints.empty());
@@ -326,17 +326,17 @@ class TestEval : public QObject {
     QVERIFY(e.results.get("acc_low") > 0.5 && e.results.get("acc_high") == 1.0);  // Wilson for 6/6: [0.61, 1]
   }
 
-  // train.eval_tasks: evaluated every eval_every steps as metrics of the run, which reach the store (its
+  // eval.tasks: evaluated every eval_every steps as metrics of the run, which reach the store (its
   // metric keys, summary and exports) with no other edit.
   void trainingEvaluatesTasksAsRunMetrics() {
     test::ScratchEnv env;
     QVERIFY(env.ok());
     const std::string corpus = env.corpus_excerpt(20000), db = env.path("runs.db");
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"data.path=" + corpus, "train.steps=6", "train.eval_every=3",
-                                                 "train.batch_size=2", "train.sample_every=-1", "threads=1",
-                                                 "train.eval_tasks=hellaswag:" + kTinyItems + ",ppl:" + corpus,
-                                                 "train.checkpoint_dir=" + env.path("ckpt")}));
+    apply_overrides(c, test::tiny_run_overrides({"data.path=" + corpus, "train.steps=6", "eval.every=3",
+                                                 "train.batch_size=2", "sample.every=-1", "threads=1",
+                                                 "eval.tasks=hellaswag:" + kTinyItems + ",ppl:" + corpus,
+                                                 "checkpoint.dir=" + env.path("ckpt")}));
     test::RecordingSink r;
     int64_t run_id = 0;
     {
@@ -391,9 +391,9 @@ class TestEval : public QObject {
     QVERIFY(env.ok());
     Config c;
     apply_overrides(
-        c, test::tiny_run_overrides(
-               {"data.path=" + env.corpus_excerpt(5000), "train.steps=2", "model.context=" + context.toStdString(),
-                "train.eval_tasks=" + tasks.toStdString(), "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+        c, test::tiny_run_overrides({"data.path=" + env.corpus_excerpt(5000), "train.steps=2",
+                                     "model.context=" + context.toStdString(), "eval.tasks=" + tasks.toStdString(),
+                                     "checkpoint.dir=" + env.path("ckpt"), "threads=1"}));
     test::RecordingSink r;
     const QString err = test::error_of([&] { train(c, r); });
     QVERIFY2(err.contains(expected) && !err.contains('\n'), qPrintable(err));
@@ -436,10 +436,9 @@ class TestEval : public QObject {
     QVERIFY(env.ok());
     const QString db = QString::fromStdString(env.path("runs.db")), items = QString::fromStdString(kTinyItems);
     const QString corpus = QString::fromStdString(env.corpus_excerpt(5000));
-    test::CliResult t =
-        test::run_tokamak(QStringList{"train", "--json", "--db", db} +
-                          test::tiny_run_args({"train.batch_size=2", "train.steps=3", "train.sample_every=-1",
-                                               "train.checkpoint_dir=" + env.path("ckpt"), "threads=1"}));
+    test::CliResult t = test::run_tokamak(QStringList{"train", "--json", "--db", db} +
+                                          test::tiny_run_args({"train.batch_size=2", "train.steps=3", "sample.every=-1",
+                                                               "checkpoint.dir=" + env.path("ckpt"), "threads=1"}));
     QVERIFY2(t.code == 0, t.err.constData());
     QString checkpoint;
     for (const nlohmann::json& e : t.json_lines())

@@ -207,7 +207,7 @@ class TestFaults : public QObject {
       config_error = QString(e.what()).contains("config is not valid JSON") && QString(e.what()).contains("hint:");
     }
     QVERIFY(config_error);
-    writeBytes(dir_.filePath("huge.ladder.json"), R"({"rungs": [{"name": "x", "set": {"train.lr": -1e999}}]})");
+    writeBytes(dir_.filePath("huge.ladder.json"), R"({"rungs": [{"name": "x", "set": {"optimizer.lr": -1e999}}]})");
     try {
       load_ladder(path("huge.ladder.json"));
     } catch (const Error& e) {

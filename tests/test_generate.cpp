@@ -21,7 +21,7 @@ namespace {
 
 GPTOptions tiny(const std::string& attention, int64_t vocab = 64) {
   ModelConfig m = test::tiny_model(vocab);
-  OptConfig o;
+  SpeedConfig o;
   o.attention = attention;
   return GPTOptions::from_config(m, o);
 }
@@ -105,7 +105,7 @@ class TestGenerate : public QObject {
     Config c;
     apply_overrides(c, test::tiny_run_overrides());
     torch::manual_seed(9);
-    GPT m(GPTOptions::from_config(c.model, c.opt));
+    GPT m(GPTOptions::from_config(c.model, c.speed));
     const std::string file = checkpoint_path(env.path("gen"), 1);
     save_checkpoint(file, *m, nullptr, {"uid", config_to_json(c, -1), 1, 0, ""}, c10::kCPU);
     SampleOptions o;

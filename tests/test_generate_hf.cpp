@@ -30,7 +30,7 @@ GPTOptions tiny(bool tie = true, bool bias = true, int64_t n_embd = 32) {
   ModelConfig m = test::tiny_model(60);
   m.n_embd = n_embd, m.vocab_pad_multiple = 64;  // padded here: the export must cut the padding off
   m.tie_weights = tie, m.qkv_bias = bias;
-  return GPTOptions::from_config(m, OptConfig{});
+  return GPTOptions::from_config(m, SpeedConfig{});
 }
 
 // Random biases and LayerNorms too (init leaves them 0 and 1), so a mapping mistake cannot hide.
@@ -151,7 +151,7 @@ class TestGenerateHf : public QObject {
     ModelConfig mc = hf_model_config(dir, ModelConfig{});
     QCOMPARE(mc.n_layer, int64_t{2});
     QCOMPARE(mc.vocab_size, int64_t{60});
-    GPT m(GPTOptions::from_config(mc, OptConfig{}));
+    GPT m(GPTOptions::from_config(mc, SpeedConfig{}));
     load_hf_weights(*m, dir);
     const double diff = logit_difference(*m, ref);
     QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
@@ -182,9 +182,8 @@ class TestGenerateHf : public QObject {
     const std::string hf = path("init-from"), ckpts = path("init-from-ckpts");
     test::export_tiny_hf(hf, 50257, 21);
     Config c;
-    apply_overrides(
-        c, {"data.path=" + env.corpus_excerpt(40000), "train.steps=1", "train.batch_size=2", "train.eval_every=0",
-            "train.sample_every=-1", "threads=1", "opt.precision=fp32", "train.checkpoint_dir=" + ckpts});
+    apply_overrides(c, {"data.path=" + env.corpus_excerpt(40000), "train.steps=1", "train.batch_size=2", "eval.every=0",
+                        "sample.every=-1", "threads=1", "speed.precision=fp32", "checkpoint.dir=" + ckpts});
     c.model = hf_weights_config(hf, c.model);  // what the studio's "Start from weights…" does
     c.model.init_from = hf;
     const std::vector<std::string> problems = config_problems(c, 0);
@@ -192,12 +191,12 @@ class TestGenerateHf : public QObject {
     EventSink quiet;
     QCOMPARE(QString::fromStdString(train(c, quiet).status), QString("finished"));
 
-    GPT file(GPTOptions::from_config(c.model, c.opt)), trained(GPTOptions::from_config(c.model, c.opt));
+    GPT file(GPTOptions::from_config(c.model, c.speed)), trained(GPTOptions::from_config(c.model, c.speed));
     load_hf_weights(*file, hf);
     load_checkpoint(list_checkpoints(ckpts).back(), *trained, nullptr, false, c10::kCPU);
     torch::manual_seed(99);
-    GPT fresh(GPTOptions::from_config(c.model, c.opt));
-    const double bound = c.train.lr * 1.05;
+    GPT fresh(GPTOptions::from_config(c.model, c.speed));
+    const double bound = c.optimizer.lr * 1.05;
     auto params = trained->named_parameters(), start = fresh->named_parameters();
     for (const auto& p : file->named_parameters()) {
       const double moved = (params[p.key()] - p.value()).abs().max().item<double>();
@@ -212,7 +211,7 @@ class TestGenerateHf : public QObject {
     torch::manual_seed(5);
     Config c;  // the real vocabulary, so the tokenizer's ids fit
     apply_overrides(c, test::tiny_run_overrides());
-    GPT m(GPTOptions::from_config(c.model, OptConfig{}));
+    GPT m(GPTOptions::from_config(c.model, SpeedConfig{}));
     const std::string out = path("hf-generate");
     export_hf(*m, out);
     QVERIFY2(!test::asset("gpt2.tiktoken").empty(), "assets missing: run scripts/setup.sh");

@@ -84,7 +84,7 @@ class TestGolden : public QObject {
                                                << "native" << true;
     QTest::newRow("sdpa, scratch, fused AdamW") << "sdpa"
                                                 << "scratch" << true;
-    // The CPU's default since issue 28 (opt.layers=auto resolves to it): the fused classifier's loss and
+    // The CPU's default since issue 28 (speed.layers=auto resolves to it): the fused classifier's loss and
     // gradients, and the steps after them, against PyTorch's.
     QTest::newRow("sdpa, fused, fused AdamW") << "sdpa"
                                               << "fused" << true;
@@ -98,8 +98,8 @@ class TestGolden : public QObject {
     c.model.n_layer = cfg["n_layer"], c.model.n_head = cfg["n_head"], c.model.n_embd = cfg["n_embd"];
     c.model.context = cfg["context"], c.model.vocab_size = cfg["vocab_size"], c.model.vocab_pad_multiple = 1;
     c.model.tie_weights = true, c.model.dropout = 0;
-    c.opt.attention = attention.toStdString(), c.opt.layers = layers.toStdString();
-    GPT model(GPTOptions::from_config(c.model, c.opt));
+    c.speed.attention = attention.toStdString(), c.speed.layers = layers.toStdString();
+    GPT model(GPTOptions::from_config(c.model, c.speed));
 
     // The same parameters by name, both ways: nothing missing, nothing extra.
     auto params = model->named_parameters();

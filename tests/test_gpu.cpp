@@ -43,7 +43,7 @@ constexpr int64_t kContext = 256;
 struct TinyRun {
   std::string device = "cuda", precision = "fp32", sdpa_backend = "auto", layers = "native";
   int64_t batch = 8;
-  bool glue = false;         // opt.fused_glue
+  bool glue = false;         // speed.fused_glue
   bool check_syncs = false;  // sync-debug mode "error" around every step after the first two
 };
 
@@ -59,7 +59,7 @@ const at::Tensor& corpus() {
 }
 
 // Step `step`'s batch: windows of the corpus at seeded offsets, page-locked on CUDA as the loader makes them with
-// opt.pin_memory.
+// speed.pin_memory.
 Batch host_batch(int64_t step, int64_t batch, bool pin) {
   at::Generator g = at::make_generator<at::CPUGeneratorImpl>(1000 + step);
   const at::Tensor starts = at::randint(0, corpus().numel() - kContext - 1, {batch}, g, at::kLong);
@@ -96,13 +96,13 @@ std::vector<double> losses(const TinyRun& run) {
   const c10::Device device = parse_device(run.device);
   Config c;
   apply_overrides(c, {"model.n_layer=4", "model.n_head=4", "model.n_embd=256", "model.context=256",
-                      "opt.layers=" + run.layers, std::string("opt.fused_glue=") + (run.glue ? "true" : "false")});
+                      "speed.layers=" + run.layers, std::string("speed.fused_glue=") + (run.glue ? "true" : "false")});
   // "auto" is what this device makes of it (bf16 on a GPU from the A100 on), as train() resolves it.
   const Precision precision = parse_precision(resolved_precision(run.precision, run.device));
   MathModeGuard modes;  // the forced TF32 and SDPA backend end with this run, whatever throws
   apply_math_mode(precision, run.sdpa_backend);
   at::manual_seed(1337);
-  GPT model(GPTOptions::from_config(c.model, c.opt));
+  GPT model(GPTOptions::from_config(c.model, c.speed));
   model->to(device);
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
@@ -157,7 +157,7 @@ void ranks_equal_one_process(const test::RanksOptions& o) {
   QVERIFY2(diff < 1e-4, qPrintable(QString("weights: %1 at %2").arg(diff).arg(QString::fromStdString(where))));
   if (o.checkpoint.empty()) return;
   // The checkpoint (gathered from the shards with ZeRO-1) is the one process's model and AdamW state.
-  GPT loaded(GPTOptions::from_config(m, OptConfig{}));
+  GPT loaded(GPTOptions::from_config(m, SpeedConfig{}));
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& p : loaded->named_parameters()) named.emplace_back(p.key(), p.value());
   AdamW adamw(named, AdamWOptions{});
@@ -234,7 +234,7 @@ class TestGpu : public QObject {
   // resolves it (bf16 on an A100 or later), so its row compares something.
   void reducedPrecisionFollowsFp32_data() {
     QTest::addColumn<QString>("precision");
-    for (const ChoiceInfo& row : choices_of("opt.precision"))
+    for (const ChoiceInfo& row : choices_of("speed.precision"))
       if (row.value != "fp32" && row.value != "bf16-pure" && row.missing.empty())
         QTest::newRow(row.value.c_str()) << QString::fromStdString(row.value);
   }
@@ -255,7 +255,7 @@ class TestGpu : public QObject {
                qPrintable(QString("step %1: %2 %3 vs fp32 %4").arg(i).arg(precision).arg(other[i]).arg(fp32[i])));
   }
 
-  // opt.layers=fused (the classifier's CUDA kernels: cross-entropy and its gradient in place, in chunks) learns
+  // speed.layers=fused (the classifier's CUDA kernels: cross-entropy and its gradient in place, in chunks) learns
   // what native learns: the same sums in another order, so every loss of kSteps within 1e-4 relative of native's
   // in fp32 and within 1% in bf16 autocast (where both round their products to bf16).
   void fusedLayersFollowNative_data() {
@@ -283,7 +283,7 @@ class TestGpu : public QObject {
               QString("step %1: fused %2 vs native %3").arg(i).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
   }
 
-  // opt.fused_glue (bf16 activations between the fused kernels, no casts; the GELU backward out of place) trains
+  // speed.fused_glue (bf16 activations between the fused kernels, no casts; the GELU backward out of place) trains
   // as the fused layers do: 20 steps' losses within 1% in bf16.
   void fusedGlueFollowsFused() {
     if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
@@ -323,11 +323,11 @@ class TestGpu : public QObject {
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     MathModeGuard modes;  // the run's forced backend ends with this test
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"device=" + device.toStdString(), "opt.precision=bf16",
-                                                 "opt.attention=sdpa", "opt.sdpa_backend=" + backend.toStdString(),
+    apply_overrides(c, test::tiny_run_overrides({"device=" + device.toStdString(), "speed.precision=bf16",
+                                                 "speed.attention=sdpa", "speed.sdpa_backend=" + backend.toStdString(),
                                                  "data.path=" + env.corpus_excerpt(100000), "train.steps=2",
-                                                 "train.batch_size=2", "train.eval_every=0", "train.sample_every=1",
-                                                 "train.sample_tokens=8", "train.checkpoint_dir=" + env.path("ckpt")}));
+                                                 "train.batch_size=2", "eval.every=0", "sample.every=1",
+                                                 "sample.tokens=8", "checkpoint.dir=" + env.path("ckpt")}));
     test::RecordingSink rec;
     train(c, rec);
     QVERIFY2(rec.end.status == "finished", rec.end.error.c_str());
@@ -337,7 +337,7 @@ class TestGpu : public QObject {
     QCOMPARE(at::globalContext().userEnabledFlashSDP(), backend == "flash");
   }
 
-  // opt.cuda_graphs: the step captured once and replayed trains as the eager step does — the losses of 20 steps
+  // speed.cuda_graphs: the step captured once and replayed trains as the eager step does — the losses of 20 steps
   // bit for bit, wherever two eager runs agree bit for bit (they do unless a kernel of the step is
   // nondeterministic on this GPU; then the graph must stay within twice their difference, and the test says so).
   void cudaGraphsFollowEager_data() {
@@ -354,11 +354,11 @@ class TestGpu : public QObject {
     const std::string corpus = env.corpus_excerpt(200000);
     const auto run = [&](bool graphs) {
       Config c;
-      apply_overrides(c, test::tiny_run_overrides({"device=cuda", "opt.precision=bf16",
-                                                   "opt.layers=" + layers.toStdString(), "opt.fused_adamw=true",
-                                                   "data.path=" + corpus, "train.steps=20", "train.log_every=1",
-                                                   "train.batch_size=4", "train.eval_every=0", "train.sample_every=-1",
-                                                   "opt.cuda_graphs=" + std::string(graphs ? "true" : "false")}));
+      apply_overrides(
+          c, test::tiny_run_overrides({"device=cuda", "speed.precision=bf16", "speed.layers=" + layers.toStdString(),
+                                       "speed.fused_adamw=true", "data.path=" + corpus, "train.steps=20",
+                                       "train.log_every=1", "train.batch_size=4", "eval.every=0", "sample.every=-1",
+                                       "speed.cuda_graphs=" + std::string(graphs ? "true" : "false")}));
       test::RecordingSink rec;
       TrainControl control;
       control.checkpoints = false;
@@ -385,10 +385,10 @@ class TestGpu : public QObject {
                               .arg(spread)));
   }
 
-  // Each backend opt.sdpa_backend can force computes attention as the math reference does (bf16: 2%).
+  // Each backend speed.sdpa_backend can force computes attention as the math reference does (bf16: 2%).
   void sdpaBackendsAgree_data() {
     QTest::addColumn<QString>("backend");
-    for (const ChoiceInfo& row : choices_of("opt.sdpa_backend"))
+    for (const ChoiceInfo& row : choices_of("speed.sdpa_backend"))
       if (row.value != "math") QTest::newRow(row.value.c_str()) << QString::fromStdString(row.value);
   }
   void sdpaBackendsAgree() {

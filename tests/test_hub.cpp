@@ -287,7 +287,7 @@ class TestHub : public QObject {
   }
 
   // The speedrun's validation on fetched shards: data.path names the dataset, data.val_path its val shard,
-  // train.val_tokens the tokens every evaluation covers (the CLI's start table and each eval event say so).
+  // eval.val_tokens the tokens every evaluation covers (the CLI's start table and each eval event say so).
   void nanoRunTrainsOnFetchedShardsWithTheSpeedrunsValidation() {
     test::NginxServer hub;
     serveFineweb(hub);
@@ -298,8 +298,8 @@ class TestHub : public QObject {
       return test::run_tokamak(
           QStringList{"train", "--json"} +
               test::tiny_run_args({"data.path=fineweb10B", "data.val_path=fineweb10B/fineweb_val_000000.bin",
-                                   "train.val_tokens=" + val_tokens, "train.batch_size=2", "train.steps=20",
-                                   "train.eval_every=10", "train.sample_every=-1", "train.log_every=10", "threads=1"}),
+                                   "eval.val_tokens=" + val_tokens, "train.batch_size=2", "train.steps=20",
+                                   "eval.every=10", "sample.every=-1", "train.log_every=10", "threads=1"}),
           env, 120000);
     };
     const test::CliResult r = train("2560");  // 40 batches of 2 × 32 tokens
@@ -313,12 +313,12 @@ class TestHub : public QObject {
     // The val shard holds 3000 tokens: 93 windows of 32 (2976 tokens), not 47 × 64 = 3008.
     const test::CliResult too_many = train("3008");
     QCOMPARE(too_many.code, 1);
-    QVERIFY2(too_many.errors().size() == 1 && too_many.errors()[0].contains("fewer than train.val_tokens (3008)"),
+    QVERIFY2(too_many.errors().size() == 1 && too_many.errors()[0].contains("fewer than eval.val_tokens (3008)"),
              too_many.err.constData());
     // Not a multiple of batch_size × context: refused before any work, naming the key.
     const test::CliResult ragged = train("100");
     QCOMPARE(ragged.code, 1);
-    QVERIFY2(ragged.errors().size() == 1 && ragged.errors()[0].contains("train.val_tokens (100) must be a multiple"),
+    QVERIFY2(ragged.errors().size() == 1 && ragged.errors()[0].contains("eval.val_tokens (100) must be a multiple"),
              ragged.err.constData());
   }
 

@@ -1,6 +1,6 @@
 // Tokamak's own kernels (engine/kernels/, issue 12) against their plain-ATen references: the CPU fused
 // classifier's loss and both gradients (vocabulary padding, ignored targets, uneven chunks), the model with
-// opt.layers=fused against native, and the tiny run's first losses. Tolerances follow llm.c's dev/cuda habit:
+// speed.layers=fused against native, and the tiny run's first losses. Tolerances follow llm.c's dev/cuda habit:
 // |fused - reference| <= abs + rel·|reference| per element, stated at each check. The CUDA kernels' parity
 // tests skip, saying so, where no CUDA device is visible.
 #include <ATen/ATen.h>
@@ -108,8 +108,8 @@ QString dtype_row(at::ScalarType t) { return t == at::kBFloat16 ? "bf16" : "fp32
 
 std::vector<double> tiny_run_losses(const std::string& data, const std::string& layers) {
   Config c;
-  apply_overrides(c,
-                  test::two_block_run_overrides(data, {"train.steps=8", "opt.precision=fp32", "opt.layers=" + layers}));
+  apply_overrides(
+      c, test::two_block_run_overrides(data, {"train.steps=8", "speed.precision=fp32", "speed.layers=" + layers}));
   test::RecordingSink sink;
   const EndEvent end = train(c, sink);
   if (end.status != "finished") return {};
@@ -175,7 +175,7 @@ class TestKernels : public QObject {
     }
   }
 
-  // Under bf16 autocast (opt.precision=bf16 on a CPU) the fused classifier's matmuls run in bf16, as the
+  // Under bf16 autocast (speed.precision=bf16 on a CPU) the fused classifier's matmuls run in bf16, as the
   // reference's linear does there; softmax and loss stay fp32. Tolerances are bf16's: its 8-bit mantissa gives
   // each logit ~0.4% error, which the two sides round differently (per chunk here, over all N there).
   void classifierMatchesReferenceInBf16_data() {
@@ -228,12 +228,12 @@ class TestKernels : public QObject {
     QVERIFY2(e.contains("target 55 is outside the vocabulary [0, 50)") && !e.contains('\n'), qPrintable(e));
   }
 
-  // The model with opt.layers=fused: the same loss and the same gradient for every parameter as native, with
+  // The model with speed.layers=fused: the same loss and the same gradient for every parameter as native, with
   // vocabulary padding (padded embedding rows get no gradient) and a tied head. fp32: 1e-5 + 1e-4·|ref|.
   void fusedModelMatchesNative() {
     ModelConfig m = test::tiny_model(/*vocab_size=*/60);
     m.vocab_pad_multiple = 64;
-    OptConfig native_opt, fused_opt;
+    SpeedConfig native_opt, fused_opt;
     fused_opt.layers = "fused";
     at::manual_seed(21);
     GPT native(GPTOptions::from_config(m, native_opt));
@@ -262,7 +262,7 @@ class TestKernels : public QObject {
     QCOMPARE(fused->forward(in).logits.size(-1), 60);
   }
 
-  // The speed-up's loss check: the tiny run's first 8 losses with opt.layers=fused stay within 1e-4 (absolute,
+  // The speed-up's loss check: the tiny run's first 8 losses with speed.layers=fused stay within 1e-4 (absolute,
   // losses ~10.8 → ~9) of native's. Only the order of float sums differs, so the curves must coincide.
   void fusedTinyRunFollowsNative() {
     test::ScratchEnv env;
@@ -283,7 +283,7 @@ class TestKernels : public QObject {
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");
-    // "glue" and "out of place": opt.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
+    // "glue" and "out of place": speed.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
     for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu",
                                "residual_layernorm glue", "bias_gelu out of place", "layernorm glue"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})

@@ -24,18 +24,19 @@ class TestLadder : public QObject {
  private Q_SLOTS:
   void cumulativeRungsBuildOnEachOther() {
     auto l = load_ladder(write("c.json", R"({"name": "c", "base": {"model.preset": "mini"},
-      "rungs": [{"name": "a", "set": {"opt.precision": "fp32"}}, {"name": "b", "set": {"train": {"batch_size": 3}}}]})"));
+      "rungs": [{"name": "a", "set": {"speed.precision": "fp32"}}, {"name": "b", "set": {"train": {"batch_size": 3}}}]})"));
     QCOMPARE(static_cast<int>(l.rungs.size()), 2);
     QCOMPARE(l.rungs[1].config.train.batch_size, 3);
-    QCOMPARE(QString::fromStdString(l.rungs[1].config.opt.precision), QString("fp32"));  // carried from rung a
-    QCOMPARE(l.rungs[1].config.model.n_embd, 384);                                       // from the base
+    QCOMPARE(QString::fromStdString(l.rungs[1].config.speed.precision), QString("fp32"));  // carried from rung a
+    QCOMPARE(l.rungs[1].config.model.n_embd, 384);                                         // from the base
   }
 
   void sweepRungsApplyToTheBaseAlone() {
     auto l = load_ladder(write("s.json", R"({"name": "s", "cumulative": false,
-      "rungs": [{"name": "a", "set": {"opt.precision": "fp32"}}, {"name": "b", "set": {"train.batch_size": 3}}]})"),
+      "rungs": [{"name": "a", "set": {"speed.precision": "fp32"}}, {"name": "b", "set": {"train.batch_size": 3}}]})"),
                          {"train.steps=7"});
-    QCOMPARE(QString::fromStdString(l.rungs[1].config.opt.precision), QString::fromStdString(Config{}.opt.precision));
+    QCOMPARE(QString::fromStdString(l.rungs[1].config.speed.precision),
+             QString::fromStdString(Config{}.speed.precision));
     QCOMPARE(l.rungs[0].config.train.steps, 7);
     QCOMPARE(l.rungs[1].config.train.steps, 7);
   }
@@ -88,10 +89,10 @@ class TestLadder : public QObject {
 
   void refusedSwitchesMakeAProblem() {  // the check above can fail: a refused switch in a rung is caught
     auto l = load_ladder(write("r.json", R"({"name": "r", "base": {"device": "cuda"},
-      "rungs": [{"name": "fp16", "set": {"opt.precision": "fp16"}}]})"));
+      "rungs": [{"name": "fp16", "set": {"speed.precision": "fp16"}}]})"));
     const auto problems = config_problems(l.rungs[0].config, 8);
     QVERIFY(!problems.empty());
-    QVERIFY2(QString::fromStdString(problems.front()).contains("opt.precision=fp16 is not implemented yet"),
+    QVERIFY2(QString::fromStdString(problems.front()).contains("speed.precision=fp16 is not implemented yet"),
              problems.front().c_str());
   }
 };

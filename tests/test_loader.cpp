@@ -180,7 +180,7 @@ class TestLoader : public QObject {
     QVERIFY(loader.val_batch(0).inputs.min().item<int64_t>() >= 40000);
   }
 
-  // train.val_tokens: the val batches 0 .. N/(B·T)-1 hold exactly the first N val tokens as inputs, each once
+  // eval.val_tokens: the val batches 0 .. N/(B·T)-1 hold exactly the first N val tokens as inputs, each once
   // and in order (the targets one further), over two val shards; the windows after them are never used.
   void valTokensAreExactlyTheFirstN() {
     PreparedDataset d = two_shards_;
@@ -207,7 +207,7 @@ class TestLoader : public QObject {
     // More than the val data hold: one line naming the key.
     o.val_tokens = 4096;
     const QString e = error_of([&] { Loader l(d, o); });
-    QVERIFY2(e.contains("fewer than train.val_tokens (4096)"), qPrintable(e));
+    QVERIFY2(e.contains("fewer than eval.val_tokens (4096)"), qPrintable(e));
   }
 
   void errors_data() {

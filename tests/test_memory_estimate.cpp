@@ -118,7 +118,7 @@ class PeakAllocator : public at::Allocator {
 
 }  // namespace
 
-// The output layer of opt.layers=native measured, not assumed (issue 33: on a GPU the 4·s·b·v term said 13 GB where
+// The output layer of speed.layers=native measured, not assumed (issue 33: on a GPU the 4·s·b·v term said 13 GB where
 // GPT-2 at batch 64 needs ~40): one forward + backward of a model whose head dominates (1 layer of width 32, 256
 // tokens × 50257 classes), its tensors' peak counted by the CPU allocator. The peak is the head's, the blocks'
 // activations and the gradients (the weights exist before); the estimate of those must be within 15% of it, and
@@ -133,9 +133,9 @@ void TestMemoryEstimate::nativeHeadPeakIsThreeFp32Logits() {
   QFETCH(QString, precision);
   Config c;
   apply_overrides(c, {"model.n_layer=1", "model.n_head=2", "model.n_embd=32", "model.context=64", "train.batch_size=4",
-                      "opt.layers=native", "opt.attention=sdpa", "opt.precision=" + precision.toStdString()});
+                      "speed.layers=native", "speed.attention=sdpa", "speed.precision=" + precision.toStdString()});
   at::manual_seed(1);
-  GPT model(GPTOptions::from_config(c.model, c.opt));
+  GPT model(GPTOptions::from_config(c.model, c.speed));
   const at::Tensor idx = at::randint(0, c.model.vocab_size, {4, 64}, at::kLong);
   const at::Tensor targets = at::randint(0, c.model.vocab_size, {4, 64}, at::kLong);
   PeakAllocator& counter = PeakAllocator::installed();
@@ -206,9 +206,9 @@ void TestMemoryEstimate::gpt2() {
   QFETCH(qint64, paramBytes);
   QFETCH(qint64, activations);
   Config c;
-  apply_overrides(c, {"model.preset=gpt2", "opt.precision=" + precision.toStdString(), "opt.layers=native",
-                      "opt.attention=" + attention.toStdString(), "train.batch_size=" + std::to_string(batch),
-                      std::string("opt.activation_checkpointing=") + (checkpointing ? "true" : "false")});
+  apply_overrides(c, {"model.preset=gpt2", "speed.precision=" + precision.toStdString(), "speed.layers=native",
+                      "speed.attention=" + attention.toStdString(), "train.batch_size=" + std::to_string(batch),
+                      std::string("speed.activation_checkpointing=") + (checkpointing ? "true" : "false")});
   MemoryEstimate m = estimate_memory(c);
   QCOMPARE(m.parameters, kGpt2Params);
   QCOMPARE(m.weights, kGpt2Params * paramBytes);
@@ -219,43 +219,43 @@ void TestMemoryEstimate::gpt2() {
   QCOMPARE(m.total(), m.weights + m.optimizer + std::max(m.activations + m.logits, m.gradients));  // CPU: no overhead
 }
 
-// opt.layers=auto (the default) is sized as what it resolves to: fused on a CPU in fp32 and bf16 (measured
+// speed.layers=auto (the default) is sized as what it resolves to: fused on a CPU in fp32 and bf16 (measured
 // faster there), fused on a GPU in bf16 (measured on an H200), native for bf16-pure (not measured) and for a model
 // that needs the logits whatever the measurements say.
 void TestMemoryEstimate::autoLayersAreSizedAsResolved() {
   Config c;
-  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "opt.precision=fp32"});
-  QCOMPARE(QString::fromStdString(c.opt.layers), QString("auto"));
+  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "speed.precision=fp32"});
+  QCOMPARE(QString::fromStdString(c.speed.layers), QString("auto"));
   QCOMPARE(QString::fromStdString(c.device), QString("cpu"));
   QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("fused"));
   QCOMPARE(QString::fromStdString(resolved_layers(c, "bf16")), QString("fused"));
   QCOMPARE(QString::fromStdString(resolved_layers(c, "bf16-pure")), QString("native"));
   QCOMPARE(estimate_memory(c).logits, (qint64(1) << 30) + qint64(4) * (16 * 1024 * 768 + 50304 * 768));
-  apply_overrides(c, {"opt.layers=native"});
+  apply_overrides(c, {"speed.layers=native"});
   QCOMPARE(estimate_memory(c).logits, qint64(12) * 1024 * 16 * 50257);
   QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda:1", "bf16")), QString("fused"));  // measured on an H200
   QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda", "tf32")), QString("native"));   // not measured
   {
     Config g;  // with activation checkpointing fused was slower on a GPU (GPT-2 XL): auto keeps native there
-    apply_overrides(g, {"device=cuda", "opt.activation_checkpointing=true"});
+    apply_overrides(g, {"device=cuda", "speed.activation_checkpointing=true"});
     QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("native"));
-    apply_overrides(g, {"opt.activation_checkpointing=false"});
+    apply_overrides(g, {"speed.activation_checkpointing=false"});
     QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("fused"));
   }
   QCOMPARE(QString::fromStdString(resolved_layers("scratch", "cpu", "fp32")), QString("scratch"));
-  apply_overrides(c, {"opt.layers=auto", "model.logit_softcap=30"});
+  apply_overrides(c, {"speed.layers=auto", "model.logit_softcap=30"});
   QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("native"));
 }
 
-// opt.layers=fused never stores all the B·T·V logits: at most 1 GiB of rows (logits turned into their gradient),
+// speed.layers=fused never stores all the B·T·V logits: at most 1 GiB of rows (logits turned into their gradient),
 // dx and dW instead.
 void TestMemoryEstimate::fusedClassifierHoldsNoLogits() {
   Config c;
-  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "opt.layers=fused"});
+  apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "speed.layers=fused"});
   const MemoryEstimate fused = estimate_memory(c);
   // 2^30 + 4 bytes × (16 · 1024 · 768 + 50304 · 768) = 1,089,216,512 (16K tokens of bf16 rows would be 1.6 GB)
   QCOMPARE(fused.logits, (qint64(1) << 30) + qint64(4) * (16 * 1024 * 768 + 50304 * 768));
-  apply_overrides(c, {"opt.layers=native"});
+  apply_overrides(c, {"speed.layers=native"});
   const MemoryEstimate native = estimate_memory(c);
   QCOMPARE(native.logits, qint64(12) * 1024 * 16 * 50257);  // 9.9 GB: three fp32 copies of the logits
   QVERIFY(fused.logits * 2 < native.logits);
@@ -278,7 +278,7 @@ void TestMemoryEstimate::zeroShardsOptimizerState() {
   QFETCH(int, zero);
   QFETCH(qint64, optimizer);
   Config c;
-  apply_overrides(c, {"model.preset=gpt2", "opt.precision=bf16", "dist.gpus=" + std::to_string(gpus),
+  apply_overrides(c, {"model.preset=gpt2", "speed.precision=bf16", "dist.gpus=" + std::to_string(gpus),
                       "dist.zero=" + std::to_string(zero)});
   const MemoryEstimate m = estimate_memory(c);
   QCOMPARE(m.optimizer, optimizer);
@@ -293,7 +293,7 @@ void TestMemoryEstimate::terabyteConfigsFailBeforeAllocating_data() {
   QTest::newRow("100000 layers") << QStringList{"model.preset=gpt2", "model.n_layer=100000"};
   QTest::newRow("width 1048576") << QStringList{"model.n_embd=1048576", "model.n_head=16"};
   QTest::newRow("a million sequences") << QStringList{"model.preset=gpt2", "train.batch_size=1048576"};
-  QTest::newRow("long context, stored scores") << QStringList{"model.context=1048576", "opt.attention=naive"};
+  QTest::newRow("long context, stored scores") << QStringList{"model.context=1048576", "speed.attention=naive"};
 }
 
 void TestMemoryEstimate::terabyteConfigsFailBeforeAllocating() {
@@ -339,15 +339,15 @@ void TestMemoryEstimate::estimateTracksMeasuredPeakRss() {
   QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
   QVERIFY2(!test::tokamak_bin().isEmpty(), "TOKAMAK_TOKAMAK_BIN is not set (run through ctest)");
   const std::string data = env.corpus_excerpt(300000);
-  const std::vector<std::string> common = {"data.path=" + data,  "train.steps=1",        "train.batch_size=8",
-                                           "train.eval_every=0", "train.eval_batches=1", "train.sample_every=-1",
-                                           "opt.precision=fp32", "model.context=256",    "threads=2"};
+  const std::vector<std::string> common = {"data.path=" + data,    "train.steps=1",     "train.batch_size=8",
+                                           "eval.every=0",         "eval.batches=1",    "sample.every=-1",
+                                           "speed.precision=fp32", "model.context=256", "threads=2"};
   const std::vector<std::string> tiny = {"model.n_layer=1", "model.n_head=2", "model.n_embd=32"};
   const std::vector<std::string> big = {"model.n_layer=4", "model.n_head=8", "model.n_embd=512"};
   auto peak_kb_of = [&](const std::vector<std::string>& sizes, const std::string& dir) -> long {
     const test::CliResult r =
         test::run_tokamak(QStringList{"train", "--no-store"} + test::set_args(common) + test::set_args(sizes) +
-                              test::set_args({"train.checkpoint_dir=" + env.path(dir)}),
+                              test::set_args({"checkpoint.dir=" + env.path(dir)}),
                           {}, 600000);
     if (r.code != 0) {
       qWarning("%s", r.err.constData());
@@ -404,7 +404,7 @@ void TestMemoryEstimate::estimateCoversTheGpuPeaks() {
       report << line;
       // Held to it: bf16 with the layers and attention people train with; the write-ups' early rungs (hand-written
       // layers, T×T attention scores) keep more than the formula counts (8–30% under) and are shown only.
-      if (c.opt.precision != "bf16" || c.opt.attention != "sdpa" || c.opt.layers == "scratch") continue;
+      if (c.speed.precision != "bf16" || c.speed.attention != "sdpa" || c.speed.layers == "scratch") continue;
       ++checked;
       QVERIFY2(ratio >= 1.0 && ratio <= 1.05, qPrintable(line));
     }

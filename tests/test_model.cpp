@@ -17,7 +17,7 @@ namespace {
 
 GPTOptions tiny_options() {
   ModelConfig m = test::tiny_model(100);
-  OptConfig o;
+  SpeedConfig o;
   o.attention = "buffered-mask", o.layers = "scratch";  // the write-ups' starting point
   return GPTOptions::from_config(m, o);
 }
@@ -67,7 +67,7 @@ class TestModel : public QObject {
     ModelConfig m;
     apply_model_preset(m, preset.toStdString());
     m.vocab_pad_multiple = 1;
-    QCOMPARE(count_parameters(GPTOptions::from_config(m, OptConfig{})), expected);
+    QCOMPARE(count_parameters(GPTOptions::from_config(m, SpeedConfig{})), expected);
   }
 
   void builtModelHasTheCountedParameters() {
@@ -75,10 +75,10 @@ class TestModel : public QObject {
     ModelConfig m;
     apply_model_preset(m, "gpt2");
     m.vocab_pad_multiple = 1;
-    GPT model(GPTOptions::from_config(m, OptConfig{}));
+    GPT model(GPTOptions::from_config(m, SpeedConfig{}));
     QCOMPARE(model->num_parameters(), 124439808LL);
     m.tie_weights = false, m.vocab_pad_multiple = 64, m.n_layer = 1;
-    auto untied = GPTOptions::from_config(m, OptConfig{});
+    auto untied = GPTOptions::from_config(m, SpeedConfig{});
     QCOMPARE(GPT(untied)->num_parameters(), count_parameters(untied));
   }
 
@@ -86,17 +86,17 @@ class TestModel : public QObject {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("value");
     QTest::addColumn<double>("tolerance");  // absolute, on a loss of about ln(100) = 4.6
-    QTest::newRow("attention=naive") << "opt.attention"
+    QTest::newRow("attention=naive") << "speed.attention"
                                      << "naive" << 1e-5;
-    QTest::newRow("attention=sdpa") << "opt.attention"
+    QTest::newRow("attention=sdpa") << "speed.attention"
                                     << "sdpa" << 1e-5;
-    QTest::newRow("layers=native") << "opt.layers"
+    QTest::newRow("layers=native") << "speed.layers"
                                    << "native" << 1e-5;
     QTest::newRow("vocab padding 64") << "model.vocab_pad_multiple"
                                       << "64" << 1e-6;
     QTest::newRow("untied head") << "model.tie_weights"
                                  << "false" << 1e-6;
-    QTest::newRow("activation checkpointing") << "opt.activation_checkpointing"
+    QTest::newRow("activation checkpointing") << "speed.activation_checkpointing"
                                               << "true" << 1e-6;
     QTest::newRow("dropout (eval mode)") << "model.dropout"
                                          << "0.1" << 1e-6;
@@ -109,9 +109,9 @@ class TestModel : public QObject {
     GPT plain(tiny_options());
     Config c;
     c.model = test::tiny_model(100);
-    c.opt.attention = "buffered-mask", c.opt.layers = "scratch";
+    c.speed.attention = "buffered-mask", c.speed.layers = "scratch";
     set_key(c, key.toStdString(), value.toStdString());
-    GPT variant(GPTOptions::from_config(c.model, c.opt));
+    GPT variant(GPTOptions::from_config(c.model, c.speed));
     copy_parameters(*plain, *variant);
     if (!c.model.tie_weights) {
       torch::NoGradGuard no_grad;

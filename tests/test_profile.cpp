@@ -22,10 +22,9 @@ namespace {
 // loop's set-up besides).
 Config profiled_run(const std::string& data, const std::vector<std::string>& more = {}) {
   Config c;
-  apply_overrides(
-      c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4", "train.steps=9",
-                                   "train.log_every=4", "train.eval_every=0", "train.sample_every=-1",
-                                   "train.checkpoint_minutes=0", "opt.precision=fp32", "threads=1"}));
+  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "model.n_layer=2", "train.batch_size=4",
+                                               "train.steps=9", "train.log_every=4", "eval.every=0", "sample.every=-1",
+                                               "checkpoint.minutes=0", "speed.precision=fp32", "threads=1"}));
   apply_overrides(c, more);
   return c;
 }
@@ -48,7 +47,7 @@ class TestProfile : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = profiled_run(env.corpus_excerpt(60000),
-                            {"train.grad_accum=" + std::to_string(accum), "train.checkpoint_dir=" + env.path("ckpt")});
+                            {"train.grad_accum=" + std::to_string(accum), "checkpoint.dir=" + env.path("ckpt")});
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QCOMPARE(static_cast<int>(r.steps.size()), 4);
@@ -122,9 +121,8 @@ class TestProfile : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     for (const char* layers : {"fused", "native"}) {
-      Config c = profiled_run(
-          env.corpus_excerpt(60000),
-          {"opt.layers=" + std::string(layers), "train.checkpoint_dir=" + env.path(std::string("ckpt-") + layers)});
+      Config c = profiled_run(env.corpus_excerpt(60000), {"speed.layers=" + std::string(layers),
+                                                          "checkpoint.dir=" + env.path(std::string("ckpt-") + layers)});
       test::RecordingSink r;
       QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
       for (const StepEvent& e : r.steps) {
@@ -142,7 +140,7 @@ class TestProfile : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = profiled_run(env.corpus_excerpt(60000),
-                            {"train.steps=3", "train.profile=false", "train.checkpoint_dir=" + env.path("ckpt")});
+                            {"train.steps=3", "train.profile=false", "checkpoint.dir=" + env.path("ckpt")});
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QCOMPARE(static_cast<int>(r.steps.size()), 2);  // steps 1 and 3

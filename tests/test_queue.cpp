@@ -171,25 +171,26 @@ class TestQueue : public QObject {
   void aBadSweepFileQueuesNothing() {
     QVERIFY(env_->ok());
     const std::string file = env_->path("bad.json");
-    write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "opt.optimiser": ["adamw", "muon"]}})");
+    write_file_atomically(file, R"({"sweep": {"optimizer.lr": [1e-3, 2e-3], "opt.optimiser": ["adamw", "muon"]}})");
     test::CliResult r = test::run_tokamak({"sweep", QString::fromStdString(file)});
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.contains("unknown config key 'opt.optimiser'") && r.err.contains("did you mean 'opt.optimizer'"),
+    QVERIFY2(r.err.contains("unknown config key 'opt.optimiser'") && r.err.contains("did you mean 'optimizer.name'"),
              r.err.constData());
     QCOMPARE(r.err.count('\n'), 1);
-    write_file_atomically(file, R"({"sweep": {"train.lr": [1e-3, 2e-3], "train.warmup_steps": [10, -5]}})");
+    write_file_atomically(file, R"({"sweep": {"optimizer.lr": [1e-3, 2e-3], "schedule.warmup_steps": [10, -5]}})");
     r = test::run_tokamak({"sweep", QString::fromStdString(file)});
-    QVERIFY2(r.code == 1 && r.err.contains("trial 1 (train.lr=0.001 train.warmup_steps=-5): train.warmup_steps"),
-             r.err.constData());
+    QVERIFY2(
+        r.code == 1 && r.err.contains("trial 1 (optimizer.lr=0.001 schedule.warmup_steps=-5): schedule.warmup_steps"),
+        r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
-    write_file_atomically(file, R"({"base": {"train": {"eval_every": 10}}, "sweep": {"train.lr": [1e-3]},
+    write_file_atomically(file, R"({"base": {"eval": {"every": 10}}, "sweep": {"optimizer.lr": [1e-3]},
                                     "early_stopping": {"min_steps": 10}})");
     r = test::run_tokamak({"sweep", QString::fromStdString(file), "--slurm", "--partition", "debug"});
     QVERIFY2(r.code == 1 && r.err.contains("--slurm needs a time limit per trial"), r.err.constData());
     QCOMPARE(queueList()["items"].toArray().size(), 0);
   }
 
-  // A sweep whose base sets train.checkpoint_dir: every trial wrote step_N into that one folder, so a promoted
+  // A sweep whose base sets checkpoint.dir: every trial wrote step_N into that one folder, so a promoted
   // trial resumed another trial's weights and took its run uid. Each trial now keeps its own folder inside it,
   // and every segment of a trial starts, and checkpoints, as that trial's run.
   // Any exception ended the worker (a store locked past its busy timeout by a big import, a full disk), and
@@ -233,11 +234,10 @@ class TestQueue : public QObject {
     const std::string data = env_->corpus_excerpt(20000), shared = env_->path("sweep-checkpoints");
     Config base;
     apply_overrides(base, test::quiet_run_overrides(data, 8));
-    apply_overrides(base, {"train.eval_every=2", "train.eval_batches=1", "train.checkpoint_minutes=0",
-                           "train.checkpoint_dir=" + shared});
+    apply_overrides(base, {"eval.every=2", "eval.batches=1", "checkpoint.minutes=0", "checkpoint.dir=" + shared});
     const std::string file = env_->path("shared.json");
     write_file_atomically(file, R"({"name": "shared", "base": )" + config_to_json(base, -1) +
-                                    R"(, "sweep": {"train.lr": [3e-3, 1e-2]},
+                                    R"(, "sweep": {"optimizer.lr": [3e-3, 1e-2]},
                                    "early_stopping": {"method": "asha", "min_steps": 2, "eta": 2}})");
     test::CliResult r = test::run_tokamak({"sweep", QString::fromStdString(file), "--json"});
     QVERIFY2(r.code == 0, r.err.constData());
@@ -274,14 +274,14 @@ class TestQueue : public QObject {
     QVERIFY(env_->ok());
     const std::string data = env_->corpus_excerpt(20000);
     Config base;
-    apply_overrides(base, test::tiny_run_overrides(
-                              {"data.path=" + data, "train.batch_size=2", "train.log_every=1", "train.sample_every=-1",
-                               "train.eval_every=4", "train.eval_batches=2", "train.warmup_steps=2", "threads=1",
-                               "train.steps=16", "train.checkpoint_minutes=0", "train.grad_clip=0"}));
+    apply_overrides(base, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
+                                                    "sample.every=-1", "eval.every=4", "eval.batches=2",
+                                                    "schedule.warmup_steps=2", "threads=1", "train.steps=16",
+                                                    "checkpoint.minutes=0", "optimizer.grad_clip=0"}));
     // Two rates that learn and two that blow up; η = 2: rungs at steps 4 and 8, the end at 16.
     const std::string file = env_->path("lr.json");
     write_file_atomically(file, R"({"name": "lr", "base": )" + config_to_json(base, -1) +
-                                    R"(, "sweep": {"train.lr": [3e-3, 1e-2, 3, 10]},
+                                    R"(, "sweep": {"optimizer.lr": [3e-3, 1e-2, 3, 10]},
                                    "early_stopping": {"method": "asha", "min_steps": 4, "eta": 2}})");
     test::CliResult dry = test::run_tokamak({"sweep", QString::fromStdString(file), "--dry-run", "--json"});
     QVERIFY2(dry.code == 0, dry.err.constData());
@@ -299,7 +299,7 @@ class TestQueue : public QObject {
     QCOMPARE(trials.size(), 4);
     // Which key matters: the rate's rank correlation with the metric at the first rung, over all four trials.
     const QJsonObject importance = status["importance"].toArray().at(0).toObject();
-    QCOMPARE(importance["key"].toString(), QString("train.lr"));
+    QCOMPARE(importance["key"].toString(), QString("optimizer.lr"));
     QCOMPARE(importance["measure"].toString(), QString("spearman"));
     QCOMPARE(importance["n"].toInt(), 4);
     QVERIFY(importance["rho"].isDouble());
@@ -336,7 +336,7 @@ class TestQueue : public QObject {
     // The blown-up rates are stopped at the first rung, worst there.
     for (const QJsonValue& t : trials) {
       const QJsonObject o = t.toObject();
-      if (o["config"].toObject()["train"].toObject()["lr"].toDouble() >= 10) {
+      if (o["config"].toObject()["optimizer"].toObject()["lr"].toDouble() >= 10) {
         QCOMPARE(o["rungs"].toArray().size(), 1);
         QVERIFY(o["state"].toString() == "stopped" || o["state"].toString() == "failed");
       }

@@ -302,7 +302,7 @@ class TestQueueRemote : public QObject {
     const QJsonObject base = QJsonDocument::fromJson(QByteArray::fromStdString(config_to_json(c))).object();
     const QJsonObject spec{{"name", "lr"},
                            {"base", base},
-                           {"sweep", QJsonObject{{"train.lr", QJsonArray{0.001, 0.003, 0.01}}}},
+                           {"sweep", QJsonObject{{"optimizer.lr", QJsonArray{0.001, 0.003, 0.01}}}},
                            {"seeds", QJsonArray{1}}};
     const QString file = QString::fromStdString(env_->path("lr.json"));
     write_file_atomically(file.toStdString(), QJsonDocument(spec).toJson().toStdString());
@@ -366,7 +366,7 @@ class TestQueueRemote : public QObject {
     write_file_atomically(file, R"({"name": "x", "sweep": {"train.lrr": [0.1]}})");
     r = test::run_tokamak(QStringList{"sweep", QString::fromStdString(file), "--dry-run"} + where());
     QVERIFY2(r.code == 1 && r.err.startsWith("tokamak: " + QByteArray::fromStdString(file) + ": ") &&
-                 r.err.contains("train.lr") && r.err.count('\n') == 1,
+                 r.err.contains("optimizer.lr") && r.err.count('\n') == 1,
              r.err.constData());
     r = test::run_tokamak(QStringList{"queue", "add", "--set", "train.stepz=3"} + where());
     QVERIFY2(r.code == 1 && r.err.contains("did you mean 'train.steps'") && r.err.count('\n') == 1, r.err.constData());

@@ -30,7 +30,7 @@ namespace {
 
 std::string runConfig(const std::string& data, int steps) {
   Config c;
-  apply_overrides(c, test::quiet_run_overrides(data, steps, {"train.sample_every=20"}));
+  apply_overrides(c, test::quiet_run_overrides(data, steps, {"sample.every=20"}));
   return config_to_json(c);
 }
 

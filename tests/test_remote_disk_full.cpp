@@ -41,10 +41,10 @@ class TestRemoteDiskFull : public QObject {
 
     Config c;
     apply_overrides(c, test::quiet_run_overrides(env_.corpus_excerpt(20000), 1000000,
-                                                 {"train.checkpoint_every=0",
+                                                 {"checkpoint.every=0",
                                                   // Checkpoints on the real disk: the run's start checks there
                                                   // is room for two, so only the journal is on the tiny one.
-                                                  "train.checkpoint_dir=" + env_.path("host-checkpoints")}));
+                                                  "checkpoint.dir=" + env_.path("host-checkpoints")}));
     const QString cfg = QString::fromStdString(env_.path("run.json"));
     write_file_atomically(cfg.toStdString(), config_to_json(c));
     const std::string db = env_.path("studio.db");

@@ -45,9 +45,9 @@ class TestRemoteFiles : public QObject {
     sshd_ = &ssh_->sshd(), hostData_ = ssh_->data();
     // A finished run on the host with two checkpoints (the tiny model with AdamW's state: ~19 MB each).
     Config c;
-    apply_overrides(c, test::tiny_run_overrides({"data.path=" + env_.corpus_excerpt(20000), "train.batch_size=2",
-                                                 "train.steps=20", "train.checkpoint_every=10", "train.eval_every=0",
-                                                 "train.sample_every=0", "threads=1"}));
+    apply_overrides(
+        c, test::tiny_run_overrides({"data.path=" + env_.corpus_excerpt(20000), "train.batch_size=2", "train.steps=20",
+                                     "checkpoint.every=10", "eval.every=0", "sample.every=0", "threads=1"}));
     const RemoteRun run = host().start_run(config_to_json(c));
     uid_ = run.uid;
     host().run({test::tokamak_bin().toStdString(), "runs", "follow", uid_}, {}, 300);  // returns at the run's end

@@ -15,23 +15,26 @@ class TestSchedule : public QObject {
 
  private Q_SLOTS:
   void scheduleWarmsUpThenDecays() {
-    TrainConfig t;
-    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1;
+    Config t;
+    t.optimizer.lr = 1.0, t.schedule.warmup_steps = 10, t.train.steps = 110, t.schedule.min_lr_ratio = 0.1;
     QCOMPARE(learning_rate(t, 0), 0.1);
     QCOMPARE(learning_rate(t, 9), 1.0);
     QVERIFY(std::abs(learning_rate(t, 109) - 0.1) < 1e-12);
     QVERIFY(learning_rate(t, 60) < learning_rate(t, 30));
   }
   void wsdHoldsThenDecaysLinearly() {
-    TrainConfig t;
-    t.lr = 1.0, t.warmup_steps = 10, t.steps = 110, t.min_lr_ratio = 0.1, t.decay_fraction = 0.2;
-    QCOMPARE(learning_rate(t, 0, "wsd"), 0.1);
-    QCOMPARE(learning_rate(t, 9, "wsd"), 1.0);
-    QCOMPARE(learning_rate(t, 87, "wsd"), 1.0);  // stable until the last 22 steps (88 .. 109)
-    QVERIFY(std::abs(learning_rate(t, 88, "wsd") - (1.0 - 0.9 / 22)) < 1e-12);
-    QVERIFY(std::abs(learning_rate(t, 98, "wsd") - (1.0 - 0.9 * 11 / 22)) < 1e-12);
-    QVERIFY(std::abs(learning_rate(t, 109, "wsd") - 0.1) < 1e-12);
-    QVERIFY(learning_rate(t, 60, "cosine") < 1.0);  // the default is still the cosine
+    Config t;
+    t.optimizer.lr = 1.0, t.schedule.warmup_steps = 10, t.train.steps = 110, t.schedule.min_lr_ratio = 0.1;
+    t.schedule.decay_fraction = 0.2;
+    Config cosine = t;
+    t.schedule.name = "wsd";
+    QCOMPARE(learning_rate(t, 0), 0.1);
+    QCOMPARE(learning_rate(t, 9), 1.0);
+    QCOMPARE(learning_rate(t, 87), 1.0);  // stable until the last 22 steps (88 .. 109)
+    QVERIFY(std::abs(learning_rate(t, 88) - (1.0 - 0.9 / 22)) < 1e-12);
+    QVERIFY(std::abs(learning_rate(t, 98) - (1.0 - 0.9 * 11 / 22)) < 1e-12);
+    QVERIFY(std::abs(learning_rate(t, 109) - 0.1) < 1e-12);
+    QVERIFY(learning_rate(cosine, 60) < 1.0);  // the default is still the cosine
   }
 };
 

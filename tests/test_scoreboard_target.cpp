@@ -22,7 +22,7 @@ class TestScoreboardTarget : public QObject {
       ScoreInput in;
       in.label = label, in.tok_s = {tok_s, tok_s}, in.best_val_loss = best, in.final_val_loss = best;
       in.target = 4.0, in.time_to_target_s = time, in.steps_to_target = std::isnan(time) ? kNaN : 100;
-      in.config_json = "{\"train\":{\"target_val_loss\":4.0}}";
+      in.config_json = "{\"eval\":{\"target_val_loss\":4.0}}";
       return in;
     };
     Scoreboard b = build_scoreboard({run("#1 base", 1000, 60, 3.9), run("#2 muon", 900, 30, 3.8),

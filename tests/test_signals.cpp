@@ -142,9 +142,9 @@ class TestSignals : public QObject {
           // Keep every checkpoint: the one the second process resumes from must still exist when it looks,
           // however many steps the first run has taken by then (the default keeps the newest 3).
           tinyRun(db, 100000) << "--set"
-                              << "train.checkpoint_every=2"
+                              << "checkpoint.every=2"
                               << "--set"
-                              << "train.checkpoint_keep=0",
+                              << "checkpoint.keep=0",
           dir_.path());
     QVERIFY(first.waitForStarted());
     const qint64 pid = first.processId();  // 0 once it has ended
@@ -155,7 +155,7 @@ class TestSignals : public QObject {
     QProcess second;
     start(second, tokamak::test::tokamak_bin(),
           tinyRun(db, 100000) << "--set"
-                              << "train.resume=" + events.last()["path"].toString(),
+                              << "checkpoint.resume=" + events.last()["path"].toString(),
           dir_.path());
     QVERIFY(second.waitForFinished(120000));
     const QString err = QString::fromUtf8(second.readAllStandardError()).trimmed().split('\n').last();
@@ -177,8 +177,7 @@ class TestSignals : public QObject {
     QProcess p;
     start(p, tokamak::test::tokamak_bin(),
           QStringList{"bench", "--ladder", ladder, "--steps", "1000000", "--warmup", "0", "--db", db} +
-              tokamak::test::tiny_run_args(
-                  {"train.batch_size=2", "train.sample_every=-1", "train.eval_every=0", "threads=1"}),
+              tokamak::test::tiny_run_args({"train.batch_size=2", "sample.every=-1", "eval.every=0", "threads=1"}),
           dir_.filePath("bench-data"));
     QVERIFY(p.waitForStarted());
     QTRY_COMPARE_WITH_TIMEOUT(storedRun(db)["status"].toString(), QString("running"), 60000);

@@ -60,8 +60,8 @@ QList<QJsonObject> ofKind(const QList<QJsonObject>& events, const QString& kind)
   return out;
 }
 
-// train.lr of the config an event or a sweep's trial carries.
-double lrOf(const QJsonObject& o) { return o["config"].toObject()["train"].toObject()["lr"].toDouble(); }
+// optimizer.lr of the config an event or a sweep's trial carries.
+double lrOf(const QJsonObject& o) { return o["config"].toObject()["optimizer"].toObject()["lr"].toDouble(); }
 
 QString runFolders() { return QString::fromStdString(std::getenv("XDG_DATA_HOME")) + "/tokamak/checkpoints"; }
 
@@ -198,13 +198,13 @@ class TestSlurm : public QObject {
   void shortTimeLimitSetsTheCheckpointInterval() {
     const test::CliResult r = test::run_tokamak(QStringList{"slurm", "submit", "--json", "--partition", "down",
                                                             "--nodes", "1", "--ntasks-per-node", "1", "--time",
-                                                            "00:10:00", "--set", "train.checkpoint_minutes=30"} +
+                                                            "00:10:00", "--set", "checkpoint.minutes=30"} +
                                                 test::set_args(test::dist_tiny_sets(data_)));
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    QVERIFY2(r.err_text().contains("train.checkpoint_minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
+    QVERIFY2(r.err_text().contains("checkpoint.minutes=5 (from --time 00:10:00)"), qPrintable(r.err));
     const QJsonObject sub = r.json();
     const Config c = config_from_json(read_file(sub.value("folder").toString().toStdString() + "/config.json"));
-    QCOMPARE(c.train.checkpoint_minutes, 5.0);
+    QCOMPARE(c.checkpoint.minutes, 5.0);
     QCOMPARE(test::run_tokamak({"slurm", "cancel", QString::number(sub.value("job_id").toInteger())}).code, 0);
   }
 
@@ -217,7 +217,7 @@ class TestSlurm : public QObject {
     apply_overrides(base, sets);
     const QString file = QString::fromStdString(env_->path("array.json"));
     write_file_atomically(file.toStdString(), R"({"name": "arr", "base": )" + config_to_json(base, -1) +
-                                                  R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
+                                                  R"(, "sweep": {"optimizer.lr": [0.001, 0.002]}})");
     const QStringList slurm = {"--slurm",           "--partition", "debug",  "--nodes", "1",
                                "--ntasks-per-node", "1",           "--time", "01:00:00"};
     const test::CliResult r = test::run_tokamak(QStringList{"sweep", file, "--json"} + slurm);
@@ -260,11 +260,11 @@ class TestSlurm : public QObject {
   void ashaSweepPromotesAsJobs() {
     Config base;
     std::vector<std::string> sets = test::dist_tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=8", "train.eval_every=2", "train.eval_batches=2"});
+    sets.insert(sets.end(), {"train.steps=8", "eval.every=2", "eval.batches=2"});
     apply_overrides(base, sets);
     const QString file = QString::fromStdString(env_->path("asha.json"));
     write_file_atomically(file.toStdString(), R"({"name": "asha", "base": )" + config_to_json(base, -1) +
-                                                  R"(, "sweep": {"train.lr": [0.0005, 0.001, 0.002, 0.004]},
+                                                  R"(, "sweep": {"optimizer.lr": [0.0005, 0.001, 0.002, 0.004]},
                                                   "early_stopping": {"min_steps": 2, "eta": 2}})");
     const test::CliResult r = test::run_tokamak({"sweep", file, "--json", "--slurm", "--partition", "debug", "--nodes",
                                                  "1", "--ntasks-per-node", "1", "--time", "01:00:00"});
@@ -374,8 +374,8 @@ class TestSlurm : public QObject {
 
     // Resumable: one process continues the same run from that checkpoint, with the next step.
     const test::CliResult resumed =
-        test::run_tokamak({"train", "--json", "--set", QString::fromStdString("train.resume=" + saved.back()), "--set",
-                           QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
+        test::run_tokamak({"train", "--json", "--set", QString::fromStdString("checkpoint.resume=" + saved.back()),
+                           "--set", QString("train.steps=%1").arg(last + 2), "--set", "train.log_every=1"});
     QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
     const QString firstStep = QString("\"step\":%1,").arg(last + 1);
     QVERIFY2(resumed.out_text().contains(firstStep), qPrintable(resumed.out_text().left(2000)));
@@ -513,7 +513,7 @@ class TestSlurm : public QObject {
     apply_overrides(base, sets);
     const std::string file = env_->path("unrecorded.json");
     write_file_atomically(file, R"({"name": "unrecorded", "base": )" + config_to_json(base, -1) +
-                                    R"(, "sweep": {"train.lr": [0.001, 0.002]}})");
+                                    R"(, "sweep": {"optimizer.lr": [0.001, 0.002]}})");
     const std::string not_a_folder = env_->path("plain-file");
     write_file_atomically(not_a_folder, "x");
     const QString sweeps = QString::fromStdString(std::getenv("XDG_DATA_HOME")) + "/tokamak/sweeps";
@@ -572,7 +572,7 @@ class TestSlurm : public QObject {
   // row fails with the reason.
   void aPromotedTrialWhoseConfigIsRefusedFails() {
     const std::string db = env_->path("refused.db"), job = env_->path("refused-job.json");
-    const SweepPlan plan = plan_sweep(R"({"name": "refused", "sweep": {"train.lr": [0.001]}})", "r.json", 0);
+    const SweepPlan plan = plan_sweep(R"({"name": "refused", "sweep": {"optimizer.lr": [0.001]}})", "r.json", 0);
     const std::vector<std::pair<std::string, std::string>> runs = {{"0123456789abcdef", env_->path("refused-run")}};
     int64_t row = 0;
     {
@@ -624,7 +624,7 @@ class TestSlurm : public QObject {
     const QStringList before = QDir(runFolders()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     const QString queued = slurm_->run("squeue", {"-h", "-t", "all", "-o", "%i"});
     const test::CliResult r =
-        test::run_tokamak(QStringList{"slurm", "submit"} + args + QStringList{"--set", "train.checkpoint_minutes=30"} +
+        test::run_tokamak(QStringList{"slurm", "submit"} + args + QStringList{"--set", "checkpoint.minutes=30"} +
                               test::set_args(test::dist_tiny_sets(data_)),
                           env);
     QCOMPARE(r.code, 1);

@@ -78,7 +78,7 @@ Config with(const std::vector<std::string>& sets) {
 
 GPT build(const Config& c, uint64_t seed = 7) {
   torch::manual_seed(seed);
-  GPT m(GPTOptions::from_config(c.model, c.opt));
+  GPT m(GPTOptions::from_config(c.model, c.speed));
   m->eval();
   return m;
 }
@@ -95,7 +95,7 @@ class TestSpeedrunModel : public QObject {
   }
   void rmsNormMatchesItsDefinition() {
     QFETCH(QString, layers);
-    const LayersKind kind = find_choice(layers_choices(), "opt.layers", layers.toStdString()).kind;
+    const LayersKind kind = find_choice(layers_choices(), "speed.layers", layers.toStdString()).kind;
     LayerNormImpl norm(32, kind, NormKind::kRmsNorm);
     QVERIFY(!norm.bias.defined());  // RMSNorm scales only
     QCOMPARE(static_cast<int>(norm.parameters().size()), 1);
@@ -156,7 +156,7 @@ class TestSpeedrunModel : public QObject {
     BlockOptions o;
     o.n_embd = 32, o.n_head = 4, o.context = 16, o.qk_norm = qk_norm;
     o.position = rope ? PositionKind::kRope : PositionKind::kLearned;
-    o.attention = find_choice(attention_choices(), "opt.attention", attention.toStdString()).kind;
+    o.attention = find_choice(attention_choices(), "speed.attention", attention.toStdString()).kind;
     torch::manual_seed(4);
     AttentionImpl attn(o);
     attn.eval();
@@ -256,14 +256,14 @@ class TestSpeedrunModel : public QObject {
   void problemsNameTheSwitchAndTheFix_data() {
     QTest::addColumn<QString>("sets");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("muon + zero-1") << "opt.optimizer=muon dist.zero=1"
+    QTest::newRow("muon + zero-1") << "optimizer.name=muon dist.zero=1"
                                    << "set dist.zero=0";
-    QTest::newRow("softcap + fused") << "model.logit_softcap=30 opt.layers=fused"
+    QTest::newRow("softcap + fused") << "model.logit_softcap=30 speed.layers=fused"
                                      << "model.logit_softcap needs the logits";
     QTest::newRow("rope, odd head") << "model.position=rope model.n_embd=30 model.n_head=2"
                                     << "is odd";
-    QTest::newRow("stop without target") << "train.stop_at_target=true"
-                                         << "train.target_val_loss > 0";
+    QTest::newRow("stop without target") << "eval.stop_at_target=true"
+                                         << "eval.target_val_loss > 0";
     QTest::newRow("unknown norm") << "model.norm=batchnorm"
                                   << "model.norm 'batchnorm' is not one of";
   }

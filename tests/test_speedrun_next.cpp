@@ -39,7 +39,7 @@ GPT random_model(const std::vector<std::string>& sets, uint64_t seed = 3) {
   c.model = test::tiny_model();
   apply_overrides(c, sets);
   torch::manual_seed(seed);
-  GPT m(GPTOptions::from_config(c.model, c.opt));
+  GPT m(GPTOptions::from_config(c.model, c.speed));
   at::NoGradGuard no_grad;
   for (auto& p : m->named_parameters()) {
     at::Tensor& t = p.value();
@@ -99,7 +99,7 @@ class TestSpeedrunNext : public QObject {
     MuonOptions mo{ref["momentum"].get<double>(),
                    ref["lr_scale"].get<double>(),
                    kNewtonSchulzSteps,
-                   find_choice(muon_ns_choices(), "opt.muon_ns", ns.toStdString()).kind,
+                   find_choice(muon_ns_choices(), "optimizer.muon_ns", ns.toStdString()).kind,
                    true,
                    ref["beta2"].get<double>()};
     Muon opt(params, AdamWOptions{}, mo);
@@ -123,7 +123,8 @@ class TestSpeedrunNext : public QObject {
     QCOMPARE(moments, 3);
   }
 
-  // opt.head_lr / opt.embed_lr: AdamW's groups at their own lr against torch.optim.AdamW with the same groups.
+  // optimizer.head_lr / optimizer.embed_lr: AdamW's groups at their own lr against torch.optim.AdamW with the same
+  // groups.
   void groupLearningRatesMatchTorchAdamW_data() {
     QTest::addColumn<bool>("fused");
     QTest::newRow("loop") << false;
@@ -221,7 +222,7 @@ class TestSpeedrunNext : public QObject {
              qPrintable(msg));
     QVERIFY(!QFile::exists(out.filePath("hf/model.safetensors")));
     Config c;
-    apply_overrides(c, {"opt.optimizer=normuon", "opt.muon_ns=polar_express", "opt.embed_lr=0.05",
+    apply_overrides(c, {"optimizer.name=normuon", "optimizer.muon_ns=polar_express", "optimizer.embed_lr=0.05",
                         "train.seq_warmup=10", "train.batch_warmup=10"});
     QVERIFY(not_gpt2_switches(c.model).empty());
   }

@@ -32,7 +32,7 @@ namespace {
 
 Config tiny_run(const std::string& data, const std::vector<std::string>& more = {}) {
   Config c;
-  std::vector<std::string> sets = {"train.checkpoint_minutes=0"};
+  std::vector<std::string> sets = {"checkpoint.minutes=0"};
   sets.insert(sets.end(), more.begin(), more.end());
   apply_overrides(c, test::two_block_run_overrides(data, sets));
   return c;
@@ -92,7 +92,7 @@ class TestSpeedrunTrain : public QObject {
     c.model = test::tiny_model();
     c.model.tie_weights = false;
     torch::manual_seed(5);
-    GPT model(GPTOptions::from_config(c.model, c.opt));
+    GPT model(GPTOptions::from_config(c.model, c.speed));
     std::vector<std::pair<std::string, at::Tensor>> params;
     for (const auto& p : model->named_parameters()) params.emplace_back(p.key(), p.value());
     const AdamWOptions ao{0.9, 0.95, 1e-8, 0.1, false};
@@ -175,19 +175,19 @@ class TestSpeedrunTrain : public QObject {
     QTest::newRow("rope") << "model.position=rope";
     QTest::newRow("softcap") << "model.logit_softcap=30";
     QTest::newRow("zero-init projections, untied") << "model.zero_init_proj=true model.tie_weights=false";
-    QTest::newRow("wsd") << "opt.schedule=wsd";
-    QTest::newRow("muon") << "opt.optimizer=muon";
+    QTest::newRow("wsd") << "schedule.name=wsd";
+    QTest::newRow("muon") << "optimizer.name=muon";
     QTest::newRow("muon, fused AdamW, accumulation, clipping")
-        << "opt.optimizer=muon opt.fused_adamw=true train.grad_accum=2 train.grad_clip=0.5";
+        << "optimizer.name=muon speed.fused_adamw=true train.grad_accum=2 optimizer.grad_clip=0.5";
     QTest::newRow("all of them") << "model.norm=rmsnorm model.mlp_act=relu2 model.qk_norm=true model.position=rope "
-                                    "model.logit_softcap=30 model.zero_init_proj=true opt.schedule=wsd "
-                                    "opt.optimizer=muon";
+                                    "model.logit_softcap=30 model.zero_init_proj=true schedule.name=wsd "
+                                    "optimizer.name=muon";
   }
   void everySwitchLearns() {
     QFETCH(QString, sets);
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    std::vector<std::string> more = {"train.steps=40", "train.lr=1e-2"};
+    std::vector<std::string> more = {"train.steps=40", "optimizer.lr=1e-2"};
     for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
     test::RecordingSink r;
     const EndEvent end = train(tiny_run(env.corpus_excerpt(60000), more), r);
@@ -199,12 +199,12 @@ class TestSpeedrunTrain : public QObject {
   // Issue 37's switches, alone or with what they need, on the tiny run (two functions: Qt's watchdog bounds each).
   void nextOptimizerSwitchesLearn_data() {
     QTest::addColumn<QString>("sets");
-    QTest::newRow("muon, polar express") << "opt.optimizer=muon opt.muon_ns=polar_express";
-    QTest::newRow("normuon") << "opt.optimizer=normuon";
+    QTest::newRow("muon, polar express") << "optimizer.name=muon optimizer.muon_ns=polar_express";
+    QTest::newRow("normuon") << "optimizer.name=normuon";
     QTest::newRow("normuon, polar express, loop AdamW")
-        << "opt.optimizer=normuon opt.muon_ns=polar_express opt.fused_adamw=false";
+        << "optimizer.name=normuon optimizer.muon_ns=polar_express speed.fused_adamw=false";
     QTest::newRow("untied head and embeddings at their own lr")
-        << "model.tie_weights=false opt.head_lr=0.015 opt.embed_lr=0.03";
+        << "model.tie_weights=false optimizer.head_lr=0.015 optimizer.embed_lr=0.03";
     QTest::newRow("sequence length warm-up") << "train.seq_warmup=20";
     QTest::newRow("batch size warm-up") << "train.batch_warmup=20";
   }
@@ -212,10 +212,11 @@ class TestSpeedrunTrain : public QObject {
   void nextModelSwitchesLearn_data() {
     QTest::addColumn<QString>("sets");
     QTest::newRow("unet skips, 4 blocks") << "model.unet_skips=true model.n_layer=4";
-    QTest::newRow("unet skips, activation checkpointing") << "model.unet_skips=true opt.activation_checkpointing=true";
+    QTest::newRow("unet skips, activation checkpointing")
+        << "model.unet_skips=true speed.activation_checkpointing=true";
     QTest::newRow("value embeddings, 1 table") << "model.value_embeddings=1";
     QTest::newRow("value embeddings at their own lr, muon")
-        << "model.value_embeddings=1 opt.embed_lr=0.03 opt.optimizer=muon";
+        << "model.value_embeddings=1 optimizer.embed_lr=0.03 optimizer.name=muon";
   }
   void nextModelSwitchesLearn() { everySwitchLearns(); }
 
@@ -223,35 +224,34 @@ class TestSpeedrunTrain : public QObject {
   // give the losses of 8, bit for bit on the CPU.
   void muonResumesBitExact_data() {
     QTest::addColumn<QString>("sets");
-    QTest::newRow("muon, wsd") << "opt.optimizer=muon opt.schedule=wsd";
-    QTest::newRow("normuon, polar express") << "opt.optimizer=normuon opt.muon_ns=polar_express";
+    QTest::newRow("muon, wsd") << "optimizer.name=muon schedule.name=wsd";
+    QTest::newRow("normuon, polar express") << "optimizer.name=normuon optimizer.muon_ns=polar_express";
     QTest::newRow("head and embed lr, untied")
-        << "opt.optimizer=muon model.tie_weights=false opt.head_lr=0.002 opt.embed_lr=0.03";
-    QTest::newRow("unet skips") << "opt.optimizer=muon model.unet_skips=true";
-    QTest::newRow("value embeddings") << "opt.optimizer=muon model.value_embeddings=1";
+        << "optimizer.name=muon model.tie_weights=false optimizer.head_lr=0.002 optimizer.embed_lr=0.03";
+    QTest::newRow("unet skips") << "optimizer.name=muon model.unet_skips=true";
+    QTest::newRow("value embeddings") << "optimizer.name=muon model.value_embeddings=1";
     QTest::newRow("warm-ups, resumed inside them") << "train.seq_warmup=6 train.batch_warmup=6";
   }
   void muonResumesBitExact() {
     QFETCH(QString, sets);
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    std::vector<std::string> more = {"train.steps=8", "train.checkpoint_every=4",
-                                     "train.checkpoint_dir=" + env.path("ckpt")};
+    std::vector<std::string> more = {"train.steps=8", "checkpoint.every=4", "checkpoint.dir=" + env.path("ckpt")};
     for (const QString& s : sets.split(' ')) more.push_back(s.toStdString());
     Config c = tiny_run(env.corpus_excerpt(60000), more);
     test::RecordingSink whole;
     QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
     QCOMPARE(whole.checkpoints.front().step, 4);
     Config resumed = c;
-    resumed.train.resume = whole.checkpoints.front().path;
+    resumed.checkpoint.resume = whole.checkpoints.front().path;
     test::RecordingSink rest;
     QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
     QCOMPARE(static_cast<int>(rest.steps.size()), 4);
     for (int i = 0; i < 4; ++i) QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
     // Resuming a Muon run with AdamW instead is refused before step 1, naming the state it lacks.
-    if (c.opt.optimizer == "adamw") return;
+    if (c.optimizer.name == "adamw") return;
     Config adamw = resumed;
-    adamw.opt.optimizer = "adamw", adamw.opt.muon_ns = "newton_schulz";
+    adamw.optimizer.name = "adamw", adamw.optimizer.muon_ns = "newton_schulz";
     test::RecordingSink failed;
     try {
       train(adamw, failed);
@@ -267,8 +267,8 @@ class TestSpeedrunTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000),
-                        {"train.steps=40", "train.eval_every=5", "train.lr=1e-2", "train.target_val_loss=10.5",
-                         "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
+                        {"train.steps=40", "eval.every=5", "optimizer.lr=1e-2", "eval.target_val_loss=10.5",
+                         "eval.stop_at_target=true", "checkpoint.dir=" + env.path("ckpt")});
     test::RecordingSink r;
     const EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
@@ -289,9 +289,8 @@ class TestSpeedrunTrain : public QObject {
   void unreachedTargetRecordsNothing() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    Config c =
-        tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "train.eval_every=5", "train.target_val_loss=0.01",
-                                             "train.stop_at_target=true", "train.checkpoint_dir=" + env.path("ckpt")});
+    Config c = tiny_run(env.corpus_excerpt(60000), {"train.steps=10", "eval.every=5", "eval.target_val_loss=0.01",
+                                                    "eval.stop_at_target=true", "checkpoint.dir=" + env.path("ckpt")});
     test::RecordingSink r;
     const EndEvent end = train(c, r);
     QCOMPARE(end.step, 10);

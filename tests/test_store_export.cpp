@@ -63,8 +63,8 @@ static void fill(RunStore& store) {
   store.transaction([&] {
     int64_t a = store.begin_run(fake_start("uid-a", "baseline, \"quoted\""), 1717000000.125, 11);
     int64_t b = store.begin_run(
-        fake_start("uid-b", "tf32", R"({"train":{"steps":100},"opt":{"precision":"tf32","list":[1,2]}})"), 1717000100.5,
-        12);
+        fake_start("uid-b", "tf32", R"({"train":{"steps":100},"speed":{"precision":"tf32","list":[1,2]}})"),
+        1717000100.5, 12);
     std::vector<MetricRow> rows;
     for (int i = 1; i <= 30; ++i) {
       MetricRow r;
@@ -270,10 +270,10 @@ void TestStoreExport::speedup() {
 
 void TestStoreExport::configDifferences() {
   ScoreInput a, b;
-  a.config_json = R"({"opt":{"precision":"fp32","fused_adamw":false},"train":{"steps":100}})";
-  b.config_json = R"({"opt":{"precision":"bf16","fused_adamw":false},"train":{"steps":100},"device":"cuda"})";
+  a.config_json = R"({"speed":{"precision":"fp32","fused_adamw":false},"train":{"steps":100}})";
+  b.config_json = R"({"speed":{"precision":"bf16","fused_adamw":false},"train":{"steps":100},"device":"cuda"})";
   Scoreboard s = build_scoreboard({a, b}, 0);
-  QCOMPARE(s.diff_keys, (std::vector<std::string>{"device", "opt.precision"}));
+  QCOMPARE(s.diff_keys, (std::vector<std::string>{"device", "speed.precision"}));
   QCOMPARE(s.diff_values[0], (std::vector<std::string>{"-", "cuda"}));
   QCOMPARE(s.diff_values[1], (std::vector<std::string>{"fp32", "bf16"}));
 }
@@ -291,7 +291,7 @@ void TestStoreExport::compareFromStore() {
   QCOMPARE(s.rows[0].final_val_loss, 2.0 + 1.0 / 30);
   std::string text = format_scoreboard_text(s);
   QVERIFY2(text.find("2.50×") != std::string::npos, text.c_str());
-  QVERIFY2(text.find("opt.precision") != std::string::npos, text.c_str());
+  QVERIFY2(text.find("speed.precision") != std::string::npos, text.c_str());
   QVERIFY2(text.find("1.61 GB") != std::string::npos, text.c_str());
 }
 
@@ -428,9 +428,10 @@ void TestStoreExport::runsCompareStat() {
 // Configs that differ only in train.seed (or the name) are one group; any other key splits them. A band is
 // taken where every run of the group reported: mean, min and max of their values there.
 void TestStoreExport::groupsBySeedAndBand() {
-  const std::vector<int> groups = group_by_config(
-      {R"({"train":{"seed":1,"lr":0.002},"name":"a"})", R"({"train":{"seed":2,"lr":0.002},"name":"b"})",
-       R"({"train":{"seed":1,"lr":0.001},"name":"a"})", R"({"train":{"seed":3,"lr":0.002},"name":"c"})"});
+  const std::vector<int> groups = group_by_config({R"({"train":{"seed":1},"optimizer":{"lr":0.002},"name":"a"})",
+                                                   R"({"train":{"seed":2},"optimizer":{"lr":0.002},"name":"b"})",
+                                                   R"({"train":{"seed":1},"optimizer":{"lr":0.001},"name":"a"})",
+                                                   R"({"train":{"seed":3},"optimizer":{"lr":0.002},"name":"c"})"});
   QCOMPARE(groups, (std::vector<int>{0, 0, 1, 0}));
   const Band b = band_over_runs({{{1, 4.0}, {2, 3.0}, {3, 2.0}}, {{1, 6.0}, {3, 1.0}}, {{1, 5.0}, {2, 9.0}, {3, 3.0}}});
   QCOMPARE(b.x, (std::vector<double>{1, 3}));  // step 2 is missing from the second run
@@ -462,7 +463,8 @@ void TestStoreExport::groupsByNameAndTag() {
   QCOMPARE(g.group, (std::vector<int>{0, 1, 0, 2, 0}));
   QCOMPARE(g.names, (std::vector<std::string>{"ladder", "base-s1", "x"}));
   // By seed, a group is called what its runs' names share, cut back to a separator.
-  const std::string lr1 = R"({"train":{"lr":0.001,"seed":1}})", lr3 = R"({"train":{"lr":0.003,"seed":2}})";
+  const std::string lr1 = R"({"optimizer":{"lr":0.001},"train":{"seed":1}})",
+                    lr3 = R"({"optimizer":{"lr":0.003},"train":{"seed":2}})";
   g = group_runs({{"lr0.001-s1", {}, lr1},
                   {"lr0.003-s2", {}, lr3},
                   {"lr0.001-s12", {}, lr1},
@@ -526,7 +528,7 @@ void TestStoreExport::runsCompareGroups() {
   {
     RunStore store(db);
     for (int seed = 1; seed <= 3; ++seed) {
-      const std::string config = R"({"train":{"seed":)" + std::to_string(seed) + R"(,"lr":0.001}})";
+      const std::string config = R"({"optimizer":{"lr":0.001},"train":{"seed":)" + std::to_string(seed) + R"(}})";
       int64_t id = store.begin_run(fake_start("uid-" + std::to_string(seed), "s" + std::to_string(seed), config),
                                    1717000000.0 + seed, 11);
       std::vector<MetricRow> rows;

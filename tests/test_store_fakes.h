@@ -11,7 +11,7 @@
 namespace tokamak::test {
 
 inline RunStart fake_start(const std::string& uid, const std::string& name = "fake",
-                           const std::string& config = R"({"opt":{"precision":"fp32"},"train":{"steps":100}})") {
+                           const std::string& config = R"({"speed":{"precision":"fp32"},"train":{"steps":100}})") {
   RunStart s;
   s.run_uid = uid;
   s.name = name;

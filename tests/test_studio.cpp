@@ -63,9 +63,9 @@ Config tinyRun(const std::string& data, int64_t steps, const std::string& name) 
   Config c;
   apply_overrides(
       c, test::tiny_run_overrides({"model.preset=nano", "train.batch_size=2", "train.steps=" + std::to_string(steps),
-                                   "threads=1", "train.log_every=1", "train.eval_every=10", "train.eval_batches=2",
-                                   "train.sample_every=10", "train.sample_tokens=8", "train.warmup_steps=2",
-                                   "opt.precision=fp32", "data.path=" + data, "name=" + name}));
+                                   "threads=1", "train.log_every=1", "eval.every=10", "eval.batches=2",
+                                   "sample.every=10", "sample.tokens=8", "schedule.warmup_steps=2",
+                                   "speed.precision=fp32", "data.path=" + data, "name=" + name}));
   return c;
 }
 
@@ -189,10 +189,10 @@ void TestStudio::setupShowsEstimateAndAvailability() {
   QVERIFY(memory->toolTip().contains("Korthikanti"));
   // On this CPU-only machine the CUDA-only switches are off, each with the engine's reason.
   const QString why = w.setupPanel()->switchesBox()->unavailableText();
-  QVERIFY2(why.contains("opt.precision=tf32") && why.contains("needs a CUDA device"), qPrintable(why));
-  auto* pin = w.setupPanel()->findChild<QCheckBox*>("opt.pin_memory");
+  QVERIFY2(why.contains("speed.precision=tf32") && why.contains("needs a CUDA device"), qPrintable(why));
+  auto* pin = w.setupPanel()->findChild<QCheckBox*>("speed.pin_memory");
   QVERIFY(pin && !pin->isEnabled() && pin->toolTip().contains("Unavailable"));
-  auto* fused = w.setupPanel()->findChild<QCheckBox*>("opt.fused_adamw");
+  auto* fused = w.setupPanel()->findChild<QCheckBox*>("speed.fused_adamw");
   QVERIFY(fused && fused->isEnabled() && fused->toolTip().contains("55K"));
   auto* find = w.setupPanel()->findChild<QPushButton*>("findLargestBatch");
   QVERIFY(find && !find->isEnabled() && find->toolTip().contains("CUDA"));
@@ -219,11 +219,11 @@ void TestStudio::setupShowsEstimateAndAvailability() {
 void TestStudio::speedrunSwitchesAndTarget() {
   MainWindow w;
   w.setupPanel()->setConfig(tinyRun(data_, 50, "speedrun"));
-  auto* optimizer = w.setupPanel()->findChild<QComboBox*>("opt.optimizer");
+  auto* optimizer = w.setupPanel()->findChild<QComboBox*>("optimizer.name");
   auto* position = w.setupPanel()->findChild<QComboBox*>("model.position");
   auto* qk = w.setupPanel()->findChild<QCheckBox*>("model.qk_norm");
-  auto* target = w.setupPanel()->findChild<QLineEdit*>("train.target_val_loss");
-  auto* stop = w.setupPanel()->findChild<QCheckBox*>("train.stop_at_target");
+  auto* target = w.setupPanel()->findChild<QLineEdit*>("eval.target_val_loss");
+  auto* stop = w.setupPanel()->findChild<QCheckBox*>("eval.stop_at_target");
   QVERIFY(optimizer && position && qk && target && stop);
   QVERIFY(optimizer->itemData(1, Qt::ToolTipRole).toString().contains("Newton–Schulz"));
   QVERIFY(qk->toolTip().contains("15.2 min"));
@@ -233,10 +233,10 @@ void TestStudio::speedrunSwitchesAndTarget() {
   target->setText("6.5");
   stop->setChecked(true);
   const Config c = w.setupPanel()->config();
-  QCOMPARE(QString::fromStdString(c.opt.optimizer), QString("muon"));
+  QCOMPARE(QString::fromStdString(c.optimizer.name), QString("muon"));
   QCOMPARE(QString::fromStdString(c.model.position), QString("rope"));
-  QVERIFY(c.model.qk_norm && c.train.stop_at_target);
-  QCOMPARE(c.train.target_val_loss, 6.5);
+  QVERIFY(c.model.qk_norm && c.eval.stop_at_target);
+  QCOMPARE(c.eval.target_val_loss, 6.5);
   QVERIFY(w.startAction()->isEnabled());
   // With ZeRO-1 on, Muon is the problem: the list names it and, once back on AdamW, the muon row is greyed out.
   Config zero = c;
@@ -263,10 +263,10 @@ void TestStudio::nextSpeedrunSwitchesBehindMore() {
   w.setupPanel()->setConfig(tinyRun(data_, 50, "next"));
   auto* more = w.setupPanel()->findChild<QToolButton*>("speedrunMore");
   auto* extra = w.setupPanel()->findChild<QWidget*>("speedrunExtra");
-  auto* headLr = w.setupPanel()->findChild<QLineEdit*>("opt.head_lr");
+  auto* headLr = w.setupPanel()->findChild<QLineEdit*>("optimizer.head_lr");
   auto* valueEmb = w.setupPanel()->findChild<QLineEdit*>("model.value_embeddings");
   auto* seqWarmup = w.setupPanel()->findChild<QLineEdit*>("train.seq_warmup");
-  auto* muonNs = w.setupPanel()->findChild<QComboBox*>("opt.muon_ns");
+  auto* muonNs = w.setupPanel()->findChild<QComboBox*>("optimizer.muon_ns");
   auto* unet = w.setupPanel()->findChild<QCheckBox*>("model.unet_skips");
   QVERIFY(more && extra && headLr && valueEmb && seqWarmup && muonNs && unet);
   QVERIFY(!extra->isVisible() && !more->isChecked());
@@ -283,7 +283,7 @@ void TestStudio::nextSpeedrunSwitchesBehindMore() {
   QCOMPARE(c.model.value_embeddings, int64_t{1});
   QCOMPARE(c.train.seq_warmup, int64_t{20});
   QVERIFY(c.model.unet_skips);
-  QCOMPARE(QString::fromStdString(c.opt.muon_ns), QString("polar_express"));
+  QCOMPARE(QString::fromStdString(c.optimizer.muon_ns), QString("polar_express"));
   // A head lr with the head tied to the embedding: listed with the engine's fix.
   headLr->setText("0.01");
   auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
@@ -310,10 +310,10 @@ void TestStudio::badInputs_data() {
   QTest::newRow("heads do not divide width") << "model.n_head"
                                              << "3"
                                              << "model.n_head (3) must divide";
-  QTest::newRow("learning rate not a number") << "train.lr"
+  QTest::newRow("learning rate not a number") << "optimizer.lr"
                                               << "fast"
-                                              << "train.lr";
-  QTest::newRow("CUDA-only precision on CPU") << "opt.precision"
+                                              << "optimizer.lr";
+  QTest::newRow("CUDA-only precision on CPU") << "speed.precision"
                                               << "fp16"
                                               << "needs a CUDA device";
 }
@@ -687,8 +687,8 @@ void TestStudio::setupFilesAndLadders() {
   QFile f(dir.filePath("ladder.json"));
   QVERIFY(f.open(QIODevice::WriteOnly));
   f.write(R"({"name": "tiny", "base": {"model": {"preset": "nano"}, "train.steps": 12},
-              "rungs": [{"name": "fp32", "set": {"opt.precision": "fp32"}},
-                        {"name": "checkpointing", "set": {"opt.activation_checkpointing": true}}]})");
+              "rungs": [{"name": "fp32", "set": {"speed.precision": "fp32"}},
+                        {"name": "checkpointing", "set": {"speed.activation_checkpointing": true}}]})");
   f.close();
   QString name;
   QStringList rungs;
@@ -697,14 +697,14 @@ void TestStudio::setupFilesAndLadders() {
   QCOMPARE(name, QString("tiny"));
   QCOMPARE(rungs, QStringList({"fp32", "checkpointing"}));
   QCOMPARE(configs[1].train.steps, int64_t(12));
-  QCOMPARE(QString::fromStdString(configs[1].opt.precision), QString("fp32"));
-  QVERIFY(configs[1].opt.activation_checkpointing);
+  QCOMPARE(QString::fromStdString(configs[1].speed.precision), QString("fp32"));
+  QVERIFY(configs[1].speed.activation_checkpointing);
   QCOMPARE(QString::fromStdString(configs[0].name), QString("tiny/fp32"));
 
   // Loading a rung into the window fills the widgets.
   MainWindow w;
   w.setupPanel()->setConfig(configs[1]);
-  QCOMPARE(w.setupPanel()->keys()->value("opt.activation_checkpointing"), QString("true"));
+  QCOMPARE(w.setupPanel()->keys()->value("speed.activation_checkpointing"), QString("true"));
   QCOMPARE(w.setupPanel()->config().train.steps, int64_t(12));
 
   // The ladders shipped in experiments/ load too.
@@ -735,13 +735,13 @@ void TestStudio::runsPageLoadsRerunAndResume() {
   Q_EMIT w.runsPanel()->rerunRequested(json);
   QCOMPARE(w.setupPanel()->config().train.steps, int64_t(55));
   QCOMPARE(QString::fromStdString(w.setupPanel()->config().name), QString("past-run"));
-  QVERIFY(w.setupPanel()->config().train.resume.empty());
-  // "Resume" from the runs page: the same, with train.resume set to the checkpoint.
+  QVERIFY(w.setupPanel()->config().checkpoint.resume.empty());
+  // "Resume" from the runs page: the same, with checkpoint.resume set to the checkpoint.
   Q_EMIT w.runsPanel()->resumeRequested("/runs/past/step_20.pt", json);
-  QCOMPARE(QString::fromStdString(w.setupPanel()->config().train.resume), QString("/runs/past/step_20.pt"));
+  QCOMPARE(QString::fromStdString(w.setupPanel()->config().checkpoint.resume), QString("/runs/past/step_20.pt"));
   QVERIFY(w.setupPanel()->findChild<QLabel*>("resumeFrom")->text().contains("step_20.pt"));
   w.setupPanel()->clearResume();
-  QVERIFY(w.setupPanel()->config().train.resume.empty());
+  QVERIFY(w.setupPanel()->config().checkpoint.resume.empty());
 }
 
 // "Repeat with seeds" from the runs page: the copies go on this computer's queue (ui/queue: rows of the run

@@ -105,8 +105,8 @@ class TestStudioHostOps : public QObject {
 
   void hostRunSamplesDownloadsEvaluatesExports() {
     Config c;
-    apply_overrides(c, test::quiet_run_overrides(
-                           data_, 400, {"train.checkpoint_every=100", "opt.precision=fp32", "name=host-ops"}));
+    apply_overrides(
+        c, test::quiet_run_overrides(data_, 400, {"checkpoint.every=100", "speed.precision=fp32", "name=host-ops"}));
     MainWindow w;
     chooseHost(w);
     w.setupPanel()->setConfig(c);
@@ -114,7 +114,7 @@ class TestStudioHostOps : public QObject {
     w.startAction()->trigger();
     QVERIFY(rc->isRemote());
     QTRY_VERIFY_WITH_TIMEOUT(rc->lastStep().step >= 3, 120000);
-    // "Sample now" asks the run there (train.sample_every=-1: the run itself never samples).
+    // "Sample now" asks the run there (sample.every=-1: the run itself never samples).
     auto* sampleNow = w.samplesPanel()->findChild<QPushButton*>("sampleNow");
     QVERIFY(sampleNow->isEnabled());
     sampleNow->click();

@@ -45,9 +45,9 @@ namespace {
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
   Config c;
   apply_overrides(
-      c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                   "train.sample_every=25", "train.sample_tokens=8", "train.eval_every=0", "threads=1",
-                                   "opt.precision=fp32", "train.steps=" + std::to_string(steps), "name=" + name}));
+      c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1", "sample.every=25",
+                                   "sample.tokens=8", "eval.every=0", "threads=1", "speed.precision=fp32",
+                                   "train.steps=" + std::to_string(steps), "name=" + name}));
   return c;
 }
 
@@ -277,7 +277,7 @@ class TestStudioJournal : public QObject {
     QCOMPARE(QString::fromStdString(rc->lastEnd().status), QString("stopped"));
     QVERIFY(run_process_alive(folderOf(shortUid)));
     // A sample asked from a terminal first, so its journal has one however few steps it has made (a fast
-    // machine may stop it before its first train.sample_every).
+    // machine may stop it before its first sample.every).
     QCOMPARE(test::run_tokamak({"runs", "control", shortUid, "sample"}, {}, 60000).code, 0);
     const auto journalHasSample = [&] {
       uint64_t next = 0;

@@ -45,7 +45,7 @@ using namespace tokamak::ui;
 namespace {
 
 std::vector<std::string> tinySets(const std::string& data, int64_t steps) {
-  return test::quiet_run_overrides(data, static_cast<int>(steps), {"opt.precision=fp32"});
+  return test::quiet_run_overrides(data, static_cast<int>(steps), {"speed.precision=fp32"});
 }
 
 Config tinyRun(const std::string& data, int64_t steps, const std::string& name) {
@@ -327,8 +327,9 @@ class TestStudioQueue : public QObject {
       QCOMPARE(c.model.n_embd, int64_t(32));  // the ladder's base
       QCOMPARE(c.train.steps, int64_t(3));
       // Cumulative: each rung on top of the one before.
-      QCOMPARE(QString::fromStdString(c.opt.layers), name.contains("scratch") ? QString("scratch") : QString("native"));
-      QCOMPARE(c.opt.fused_adamw, name.contains("fused"));
+      QCOMPARE(QString::fromStdString(c.speed.layers),
+               name.contains("scratch") ? QString("scratch") : QString("native"));
+      QCOMPARE(c.speed.fused_adamw, name.contains("fused"));
     }
     // One seed: the bench's names without the seed; a bad file queues nothing and says why.
     QVERIFY(w.runLadder(ladder, {7}));
@@ -382,7 +383,7 @@ class TestStudioQueue : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QueueDock* dock = w.queueDock();
     Config first = tinyRun(data_, 400, "tiny-seed1");
-    first.train.eval_every = 50;
+    first.eval.every = 50;
     Config second = first;
     second.name = "tiny-seed2", second.train.seed = 2;
     QVERIFY2(dock->addConfigs({first, second}), qPrintable(dock->message()));
@@ -500,13 +501,13 @@ class TestStudioQueue : public QObject {
   QString writeLadder(const std::string& name, int64_t steps) {
     nlohmann::json base = nlohmann::json::object();
     for (const std::string& kv : tinySets(data_, steps)) base[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
-    base["opt.fused_adamw"] = false;  // on by default: the third rung turns it on
+    base["speed.fused_adamw"] = false;  // on by default: the third rung turns it on
     const nlohmann::json ladder = {{"name", name},
                                    {"base", base},
                                    {"rungs",
-                                    {{{"name", "scratch"}, {"set", {{"opt.layers", "scratch"}}}},
-                                     {{"name", "native"}, {"set", {{"opt.layers", "native"}}}},
-                                     {{"name", "fused adam"}, {"set", {{"opt.fused_adamw", true}}}}}}};
+                                    {{{"name", "scratch"}, {"set", {{"speed.layers", "scratch"}}}},
+                                     {{"name", "native"}, {"set", {{"speed.layers", "native"}}}},
+                                     {{"name", "fused adam"}, {"set", {{"speed.fused_adamw", true}}}}}}};
     const std::string path = env_->path(name + ".json");
     write_file_atomically(path, ladder.dump(2));
     return QString::fromStdString(path);

@@ -133,8 +133,8 @@ class TestStudioRemote : public QObject {
 
   void runOnHostSurvivesDisconnectAndRestart() {
     Config c;
-    apply_overrides(c, test::quiet_run_overrides(
-                           data_, 300, {"train.sample_every=25", "opt.precision=fp32", "name=remote-studio"}));
+    apply_overrides(
+        c, test::quiet_run_overrides(data_, 300, {"sample.every=25", "speed.precision=fp32", "name=remote-studio"}));
     auto w = std::make_unique<MainWindow>();
     chooseHost(*w);
     w->setupPanel()->setConfig(c);
@@ -208,7 +208,7 @@ class TestStudioRemote : public QObject {
     std::vector<std::string> uids;
     for (const char* name : {"remote-a", "remote-b"}) {
       Config c;
-      apply_overrides(c, test::quiet_run_overrides(data_, 150, {"opt.precision=fp32", std::string("name=") + name}));
+      apply_overrides(c, test::quiet_run_overrides(data_, 150, {"speed.precision=fp32", std::string("name=") + name}));
       uids.push_back(host.start_run(config_to_json(c)).uid);
     }
     LiveRuns::rememberHost("tokamak-test", test::tokamak_bin());

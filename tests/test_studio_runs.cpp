@@ -47,9 +47,10 @@ using namespace tokamak::ui;
 namespace {
 
 constexpr int kSteps = 20;  // logged steps per fake run; val loss every 5th
-const char* kBaseConfig = R"({"opt":{"precision":"fp32","attention":"buffered-mask"},"train":{"steps":20,"lr":0.002}})";
+const char* kBaseConfig =
+    R"({"speed":{"precision":"fp32","attention":"buffered-mask"},"train":{"steps":20},"optimizer":{"lr":0.002}})";
 const char* kFastConfig =
-    R"({"opt":{"precision":"bf16","attention":"sdpa","activation_checkpointing":true},"train":{"steps":20,"lr":0.002}})";
+    R"({"speed":{"precision":"bf16","attention":"sdpa","activation_checkpointing":true},"train":{"steps":20},"optimizer":{"lr":0.002}})";
 
 // A finished run with constant tok/s (so its steady tok/s is exact) and a checkpoint when given.
 int64_t addRun(RunStore& store, const std::string& uid, const std::string& name, const char* config, double tokS,
@@ -429,7 +430,7 @@ void TestStudioRuns::compareHoldsKindsAgainstTheirFloors() {
   QVERIFY2(norm.contains("norm, #") && norm.contains("21.00 ms per step"), qPrintable(norm));
   QVERIFY2(norm.contains("floor 5.95 ms") && norm.contains("the memory bandwidth"), qPrintable(norm));
   QVERIFY2(norm.contains("28.3% of the limit reached"), qPrintable(norm));
-  QVERIFY2(norm.contains("switches that act on it: opt.layers=fused"), qPrintable(norm));
+  QVERIFY2(norm.contains("switches that act on it: speed.layers=fused"), qPrintable(norm));
   QVERIFY2(bars->toolTip(0, 4).contains("no floor: its work is not counted"), qPrintable(bars->toolTip(0, 4)));
   QVERIFY2(bars->toolTip(0, 0).contains("the matmul rate"), qPrintable(bars->toolTip(0, 0)));
   // Compared again with one profiled run: its bars alone, the other run none.
@@ -722,10 +723,10 @@ void TestStudioRuns::compareScoreboardAndDiff() {
   view->setBaseline(1);
   QCOMPARE(view->scoreboard().rows[0].speedup, 0.4);
   QCOMPARE(view->scoreTable()->item(0, 3)->text(), QStringLiteral("0.40×"));
-  // Only the keys that differ; train.steps and train.lr are equal and must not be listed.
+  // Only the keys that differ; train.steps and optimizer.lr are equal and must not be listed.
   QStringList keys;
   for (int r = 0; r < view->diffTable()->rowCount(); ++r) keys << view->diffTable()->item(r, 0)->text();
-  QCOMPARE(keys, (QStringList{"opt.activation_checkpointing", "opt.attention", "opt.precision"}));
+  QCOMPARE(keys, (QStringList{"speed.activation_checkpointing", "speed.attention", "speed.precision"}));
   QCOMPARE(view->diffTable()->item(2, 1)->text(), QStringLiteral("fp32"));
   QCOMPARE(view->diffTable()->item(2, 2)->text(), QStringLiteral("bf16"));
   QCOMPARE(view->diffTable()->item(0, 1)->text(), QStringLiteral("-"));  // absent in the baseline's config

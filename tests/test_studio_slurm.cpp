@@ -65,8 +65,8 @@ class TestStudioSlurm : public QObject {
 
   Config tinyRun(int steps) {
     Config c;
-    apply_overrides(c,
-                    test::quiet_run_overrides(data_, steps, {"opt.precision=fp32", "device=cpu", "name=studio-slurm"}));
+    apply_overrides(
+        c, test::quiet_run_overrides(data_, steps, {"speed.precision=fp32", "device=cpu", "name=studio-slurm"}));
     return c;
   }
 

@@ -51,18 +51,18 @@ namespace {
 // The tiny model on a corpus excerpt, one thread, an evaluation every 3 steps (the rungs' steps).
 std::string tinyBase(const std::string& data, int steps) {
   Config c;
-  apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1",
-                                               "train.sample_every=-1", "train.eval_every=3", "train.eval_batches=2",
-                                               "train.warmup_steps=2", "threads=1", "train.checkpoint_minutes=0",
-                                               "train.steps=" + std::to_string(steps)}));
+  apply_overrides(
+      c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "train.log_every=1", "sample.every=-1",
+                                   "eval.every=3", "eval.batches=2", "schedule.warmup_steps=2", "threads=1",
+                                   "checkpoint.minutes=0", "train.steps=" + std::to_string(steps)}));
   return config_to_json(c, -1);
 }
 
 SweepForm lrByOptimizer(int rates) {
   SweepForm f;
   f.name = "lr-opt";
-  f.axes << SweepAxis{"train.lr", true, {}, 1e-3, 1e-2, rates, true};
-  f.axes << SweepAxis{"opt.optimizer", false, {"adamw", "muon"}};
+  f.axes << SweepAxis{"optimizer.lr", true, {}, 1e-3, 1e-2, rates, true};
+  f.axes << SweepAxis{"optimizer.name", false, {"adamw", "muon"}};
   f.asha = true, f.minSteps = 3, f.eta = 3;
   return f;
 }
@@ -171,21 +171,21 @@ class TestStudioSweep : public QObject {
     SweepForm f = lrByOptimizer(2);
     f.axes[0].key = "train.lrr";
     dialog.setForm(f);
-    QVERIFY2(dialog.problem().contains("unknown config key 'train.lrr'") && dialog.problem().contains("'train.lr'"),
+    QVERIFY2(dialog.problem().contains("unknown config key 'train.lrr'") && dialog.problem().contains("'optimizer.lr'"),
              qPrintable(dialog.problem()));
     QVERIFY(!dialog.problem().contains('\n'));
     QCOMPARE(dialog.trialCount(), 0);
     QVERIFY(!dialog.start());
     f = lrByOptimizer(2);
-    f.axes << SweepAxis{"train.warmup_steps", false, {"2", "-5"}};
+    f.axes << SweepAxis{"schedule.warmup_steps", false, {"2", "-5"}};
     dialog.setForm(f);
-    QVERIFY2(dialog.problem().contains("trial 1 (") && dialog.problem().contains("train.warmup_steps"),
+    QVERIFY2(dialog.problem().contains("trial 1 (") && dialog.problem().contains("schedule.warmup_steps"),
              qPrintable(dialog.problem()));
     QVERIFY(!dialog.start());
     f = lrByOptimizer(2);
     f.minSteps = 4;  // not a multiple of eval_every 3
     dialog.setForm(f);
-    QVERIFY2(dialog.problem().contains("not a multiple of train.eval_every"), qPrintable(dialog.problem()));
+    QVERIFY2(dialog.problem().contains("not a multiple of eval.every"), qPrintable(dialog.problem()));
     QVERIFY(!dialog.start());
     QVERIFY(!dialog.isStarting());
     QCOMPARE(queueRows(db_), 0);
@@ -264,7 +264,7 @@ class TestStudioSweep : public QObject {
       int marks = 0, first = -1;
       for (int row = 0; row < 4; ++row) {
         if (table->item(row, 3)->text() == optimizer && first < 0) first = row;
-        if (table->item(row, table->columnCount() - 1)->text() == "opt.optimizer=" + optimizer) {
+        if (table->item(row, table->columnCount() - 1)->text() == "optimizer.name=" + optimizer) {
           ++marks;
           QCOMPARE(row, first);
         }
@@ -273,8 +273,8 @@ class TestStudioSweep : public QObject {
     }
     // Which key matters: Spearman's ρ for the rate, the optimizer compared by its means.
     QVERIFY2(view.importanceText().contains("Spearman"), qPrintable(view.importanceText()));
-    QVERIFY2(view.importanceText().contains("train.lr: ρ ="), qPrintable(view.importanceText()));
-    QVERIFY2(view.importanceText().contains("opt.optimizer: a choice"), qPrintable(view.importanceText()));
+    QVERIFY2(view.importanceText().contains("optimizer.lr: ρ ="), qPrintable(view.importanceText()));
+    QVERIFY2(view.importanceText().contains("optimizer.name: a choice"), qPrintable(view.importanceText()));
     // One point per trial on each key's plot (at its highest rung); the rate on a log axis; the optimizer's
     // categories on its axis.
     QCOMPARE(view.keyPlots()->plots().size(), 2);

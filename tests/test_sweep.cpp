@@ -26,8 +26,8 @@ namespace {
 
 const char* kGrid = R"({
   "name": "lrs",
-  "base": {"train": {"steps": 100, "eval_every": 10}},
-  "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 4, "scale": "log"}, "opt.optimizer": ["adamw", "muon"]},
+  "base": {"train": {"steps": 100}, "eval": {"every": 10}},
+  "sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 4, "scale": "log"}, "optimizer.name": ["adamw", "muon"]},
   "seeds": [1, 2],
   "metric": "best_val_loss",
   "early_stopping": {"method": "asha", "min_steps": 10, "eta": 3}
@@ -35,15 +35,15 @@ const char* kGrid = R"({
 
 const char* kRandom = R"({
   "name": "r", "method": "random", "count": 6, "seed": %1,
-  "sweep": {"train.lr": {"min": 1e-4, "max": 1e-1, "scale": "log"}, "train.batch_size": {"min": 2, "max": 9},
-            "opt.schedule": ["cosine", "wsd"]}
+  "sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-1, "scale": "log"}, "train.batch_size": {"min": 2, "max": 9},
+            "schedule.name": ["cosine", "wsd"]}
 })";
 
 // A Slurm sweep of two trials, both submitted (running) and both ended at rung 0 with a checkpoint, as their
 // run folders in `dir` say: trial 0 with val loss 3, trial 1 with 5. Returns the sweep's id.
 int64_t ended_at_rung_zero(RunStore& store, const QTemporaryDir& dir) {
   const SweepPlan plan =
-      plan_sweep(R"({"base": {"train": {"steps": 20, "eval_every": 2}}, "sweep": {"train.lr": [1, 2]},
+      plan_sweep(R"({"base": {"train": {"steps": 20}, "eval": {"every": 2}}, "sweep": {"optimizer.lr": [1, 2]},
                                        "early_stopping": {"min_steps": 2, "eta": 2}})",
                  "s.json", 0);
   std::vector<std::pair<std::string, std::string>> runs;
@@ -75,7 +75,7 @@ class TestSweep : public QObject {
   void gridExpandsEveryCombinationWithItsName() {
     const SweepPlan p = plan_sweep(kGrid, "grid.json", 0);
     QCOMPARE(p.trials.size(), size_t{4 * 2 * 2});  // 4 rates × 2 optimizers × 2 seeds
-    QCOMPARE(p.keys, (std::vector<std::string>{"train.lr", "opt.optimizer", "train.seed"}));
+    QCOMPARE(p.keys, (std::vector<std::string>{"optimizer.lr", "optimizer.name", "train.seed"}));
     // The first key outermost, the seeds innermost; each name says its point and values.
     QCOMPARE(p.trials[0].name, std::string("lrs-p0-lr=0.0001-optimizer=adamw-seed=1"));
     QCOMPARE(p.trials[1].name, std::string("lrs-p1-lr=0.0001-optimizer=adamw-seed=2"));
@@ -84,12 +84,13 @@ class TestSweep : public QObject {
     const std::vector<std::string> names = names_of(p);
     QCOMPARE(std::set<std::string>(names.begin(), names.end()).size(), names.size());
     // Log spacing: each rate the same factor above the one before (here 100^(1/3)), the ends exact.
-    const double r0 = p.trials[0].config.train.lr, r1 = p.trials[4].config.train.lr, r2 = p.trials[8].config.train.lr;
+    const double r0 = p.trials[0].config.optimizer.lr, r1 = p.trials[4].config.optimizer.lr,
+                 r2 = p.trials[8].config.optimizer.lr;
     QCOMPARE(r0, 1e-4);
     QVERIFY(std::abs(r1 / r0 - r2 / r1) < 1e-12);
     QVERIFY(std::abs(r1 / r0 - std::cbrt(100.0)) < 1e-12);
-    QCOMPARE(p.trials[12].config.train.lr, 1e-2);
-    QCOMPARE(p.trials[2].config.opt.optimizer, std::string("muon"));
+    QCOMPARE(p.trials[12].config.optimizer.lr, 1e-2);
+    QCOMPARE(p.trials[2].config.optimizer.name, std::string("muon"));
     QCOMPARE(p.trials[1].config.train.seed, int64_t{2});
     // The base applies to every trial; the run's name is the trial's.
     QCOMPARE(p.trials[7].config.train.steps, int64_t{100});
@@ -105,8 +106,8 @@ class TestSweep : public QObject {
     QCOMPARE(a.trials.size(), size_t{6});
     QCOMPARE(names_of(a), names_of(b));
     for (size_t i = 0; i < a.trials.size(); ++i) {
-      QCOMPARE(a.trials[i].config.train.lr, b.trials[i].config.train.lr);  // bit-equal, not close
-      QVERIFY(a.trials[i].config.train.lr >= 1e-4 && a.trials[i].config.train.lr <= 1e-1);
+      QCOMPARE(a.trials[i].config.optimizer.lr, b.trials[i].config.optimizer.lr);  // bit-equal, not close
+      QVERIFY(a.trials[i].config.optimizer.lr >= 1e-4 && a.trials[i].config.optimizer.lr <= 1e-1);
       QVERIFY(a.trials[i].config.train.batch_size >= 2 && a.trials[i].config.train.batch_size <= 9);
     }
     QVERIFY(names_of(a) != names_of(c));
@@ -116,55 +117,58 @@ class TestSweep : public QObject {
     QTest::addColumn<QString>("file");
     QTest::addColumn<QString>("says");
     QTest::newRow("unknown key") << R"({"sweep": {"train.lrr": [1e-3]}})"
-                                 << "bad.json: unknown config key 'train.lrr' (hint: did you mean 'train.lr'?";
-    QTest::newRow("refused value") << R"({"sweep": {"train.lr": [1e-3, -1.0]}})"
-                                   << "bad.json: trial 1 (train.lr=-1): train.lr must be in";
+                                 << "bad.json: unknown config key 'train.lrr' (hint: did you mean 'optimizer.lr'?";
+    QTest::newRow("refused value") << R"({"sweep": {"optimizer.lr": [1e-3, -1.0]}})"
+                                   << "bad.json: trial 1 (optimizer.lr=-1): optimizer.lr must be in";
     QTest::newRow("wrong type") << R"({"sweep": {"train.steps": ["many"]}})"
                                 << "bad.json: trial 0 (train.steps=many): config key 'train.steps' expects int";
-    QTest::newRow("unknown base key") << R"({"base": {"trian": {"steps": 3}}, "sweep": {"train.lr": [1]}})"
+    QTest::newRow("unknown base key") << R"({"base": {"trian": {"steps": 3}}, "sweep": {"optimizer.lr": [1]}})"
                                       << "bad.json: base: unknown config key 'trian.steps'";
     QTest::newRow("no sweep") << R"({"name": "x"})"
                               << "bad.json: no \"sweep\" object";
-    QTest::newRow("bad range") << R"({"sweep": {"train.lr": {"min": 0, "max": 1, "count": 3, "scale": "log"}}})"
-                               << "bad.json: \"train.lr\" is log-spaced from 0";
+    QTest::newRow("bad range") << R"({"sweep": {"optimizer.lr": {"min": 0, "max": 1, "count": 3, "scale": "log"}}})"
+                               << "bad.json: \"optimizer.lr\" is log-spaced from 0";
     QTest::newRow("rung off evals")
-        << R"({"base": {"train": {"eval_every": 7}}, "sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 10}})"
-        << "early_stopping.min_steps=10 is not a multiple of train.eval_every=7";
-    QTest::newRow("resume") << R"({"sweep": {"train.resume": ["a"]}})"
-                            << "bad.json: train.resume cannot be swept";
+        << R"({"base": {"eval": {"every": 7}}, "sweep": {"optimizer.lr": [1e-3]}, "early_stopping": {"min_steps": 10}})"
+        << "early_stopping.min_steps=10 is not a multiple of eval.every=7";
+    QTest::newRow("resume") << R"({"sweep": {"checkpoint.resume": ["a"]}})"
+                            << "bad.json: checkpoint.resume cannot be swept";
     // nlohmann kept the last of two equal keys without a word: half the file was silently not swept.
-    QTest::newRow("duplicate key") << R"({"sweep": {"train.lr": [1e-3], "train.lr": [2e-3]}})"
-                                   << "bad.json: \"train.lr\" is given twice in one object";
+    QTest::newRow("duplicate key") << R"({"sweep": {"optimizer.lr": [1e-3], "optimizer.lr": [2e-3]}})"
+                                   << "bad.json: \"optimizer.lr\" is given twice in one object";
     QTest::newRow("duplicate nested key")
-        << R"({"base": {"train": {"steps": 5, "steps": 6}}, "sweep": {"train.lr": [1]}})"
+        << R"({"base": {"train": {"steps": 5, "steps": 6}}, "sweep": {"optimizer.lr": [1]}})"
         << "bad.json: \"steps\" is given twice in one object";
     // Fields of the wrong type were nlohmann's "[json.exception.type_error.302] ..." with no file and no hint.
-    QTest::newRow("name of wrong type") << R"({"name": 5, "sweep": {"train.lr": [1e-3]}})"
+    QTest::newRow("name of wrong type") << R"({"name": 5, "sweep": {"optimizer.lr": [1e-3]}})"
                                         << "bad.json: \"name\" must be a string, got 5";
     QTest::newRow("scale of wrong type")
-        << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 2, "scale": 10}}})"
+        << R"({"sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 2, "scale": 10}}})"
         << "bad.json: \"scale\" must be a string, got 10";
     QTest::newRow("min_steps of wrong type")
-        << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": "10"}})"
+        << R"({"sweep": {"optimizer.lr": [1e-3]}, "early_stopping": {"min_steps": "10"}})"
         << "bad.json: early_stopping.min_steps must be an integer from 1 to 1000000000000, got \"10\"";
-    QTest::newRow("eta past its bound") << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 2,
+    QTest::newRow("eta past its bound") << R"({"sweep": {"optimizer.lr": [1e-3]}, "early_stopping": {"min_steps": 2,
                                               "eta": 5000000000000000000}})"
                                         << "bad.json: early_stopping.eta must be an integer from 2 to 1000";
     QTest::newRow("grid count past the cap")
-        << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 100000000}}})"
-        << "bad.json: \"train.lr\".count must be an integer from 1 to 10000, got 100000000";
+        << R"({"sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 100000000}}})"
+        << "bad.json: \"optimizer.lr\".count must be an integer from 1 to 10000, got 100000000";
     // JSON reads 0 as an unsigned number, and the lower bound was checked for signed ones only: an empty grid.
-    QTest::newRow("grid count of zero") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 0}}})"
-                                        << "bad.json: \"train.lr\".count must be an integer from 1 to 10000, got 0";
-    QTest::newRow("eta of zero") << R"({"sweep": {"train.lr": [1e-3]}, "early_stopping": {"min_steps": 2, "eta": 0}})"
-                                 << "bad.json: early_stopping.eta must be an integer from 2 to 1000, got 0";
-    QTest::newRow("random count past the cap") << R"({"method": "random", "count": 1e12, "sweep": {"train.lr": [1]}})"
-                                               << "bad.json: \"count\" must be an integer from 0 to 10000";
+    QTest::newRow("grid count of zero") << R"({"sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 0}}})"
+                                        << "bad.json: \"optimizer.lr\".count must be an integer from 1 to 10000, got 0";
+    QTest::newRow("eta of zero")
+        << R"({"sweep": {"optimizer.lr": [1e-3]}, "early_stopping": {"min_steps": 2, "eta": 0}})"
+        << "bad.json: early_stopping.eta must be an integer from 2 to 1000, got 0";
+    QTest::newRow("random count past the cap")
+        << R"({"method": "random", "count": 1e12, "sweep": {"optimizer.lr": [1]}})"
+        << "bad.json: \"count\" must be an integer from 0 to 10000";
     QTest::newRow("integer range past 2^53")
         << R"({"sweep": {"train.seed": {"min": 0, "max": 1e300, "count": 2}}})"
         << "bad.json: \"train.seed\" is an integer key, but its range reaches past ±2^53";
-    QTest::newRow("name too long") << QString(R"({"name": "%1", "sweep": {"train.lr": [1e-3]}})").arg(QString(65, 'n'))
-                                   << "bad.json: \"name\" has 65 bytes; a sweep's name has 1 to 64";
+    QTest::newRow("name too long")
+        << QString(R"({"name": "%1", "sweep": {"optimizer.lr": [1e-3]}})").arg(QString(65, 'n'))
+        << "bad.json: \"name\" has 65 bytes; a sweep's name has 1 to 64";
   }
   void badFilesAreRefusedInOneLineNamingTheKey() {
     QFETCH(QString, file);
@@ -179,15 +183,15 @@ class TestSweep : public QObject {
   // naming the cap, whichever way the trials multiply.
   void trialsAreCappedBeforeAnyIsPlanned_data() {
     QTest::addColumn<QString>("file");
-    QTest::newRow("grid") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 200},
-                                            "train.warmup_steps": {"min": 0, "max": 99, "count": 100}}})";
-    QTest::newRow("grid past int64") << R"({"sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 10000},
-                                                    "train.beta1": {"min": 0.5, "max": 0.9, "count": 10000},
-                                                    "train.beta2": {"min": 0.5, "max": 0.9, "count": 10000},
-                                                    "train.eps": {"min": 1e-9, "max": 1e-6, "count": 10000},
-                                                    "train.weight_decay": {"min": 0, "max": 0.1, "count": 10000}}})";
+    QTest::newRow("grid") << R"({"sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 200},
+                                            "schedule.warmup_steps": {"min": 0, "max": 99, "count": 100}}})";
+    QTest::newRow("grid past int64") << R"({"sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 10000},
+                                                    "optimizer.beta1": {"min": 0.5, "max": 0.9, "count": 10000},
+                                                    "optimizer.beta2": {"min": 0.5, "max": 0.9, "count": 10000},
+                                                    "optimizer.eps": {"min": 1e-9, "max": 1e-6, "count": 10000},
+                                                    "optimizer.weight_decay": {"min": 0, "max": 0.1, "count": 10000}}})";
     QTest::newRow("random × seeds") << R"({"method": "random", "count": 5000, "seeds": [1, 2, 3],
-                                            "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2}}})";
+                                            "sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2}}})";
   }
   void trialsAreCappedBeforeAnyIsPlanned() {
     QFETCH(QString, file);
@@ -200,8 +204,8 @@ class TestSweep : public QObject {
   // A run folder keeps the first 100 bytes of a run's name. A sweep's name of any length made trial folders
   // that differ only past that cut; at most 64 bytes, the "-pN" of every trial survives into its folder.
   void trialFoldersTellTrialsApart() {
-    const QString file = QString(R"({"name": "%1", "sweep": {"train.lr": {"min": 1e-4, "max": 1e-2, "count": 12},
-                                     "opt.optimizer": ["adamw", "muon"]}, "seeds": [1, 2]})")
+    const QString file = QString(R"({"name": "%1", "sweep": {"optimizer.lr": {"min": 1e-4, "max": 1e-2, "count": 12},
+                                     "optimizer.name": ["adamw", "muon"]}, "seeds": [1, 2]})")
                              .arg(QString(64, 'n'));
     const SweepPlan p = plan_sweep(file.toStdString(), "long.json", 0);
     QCOMPARE(p.trials.size(), size_t{12 * 2 * 2});
@@ -269,7 +273,7 @@ class TestSweep : public QObject {
     QTemporaryDir dir;
     RunStore store(dir.filePath("runs.db").toStdString());
     const SweepPlan plan = plan_sweep(
-        R"({"base": {"train": {"steps": 20, "eval_every": 2}}, "sweep": {"train.lr": [1, 2, 3]},
+        R"({"base": {"train": {"steps": 20}, "eval": {"every": 2}}, "sweep": {"optimizer.lr": [1, 2, 3]},
             "early_stopping": {"min_steps": 2, "eta": 3}})",
         "s.json", 0);
     SweepStore sweeps(store);
@@ -424,7 +428,7 @@ class TestSweep : public QObject {
     QTemporaryDir dir;
     RunStore store(dir.filePath("runs.db").toStdString());
     const SweepPlan plan = plan_sweep(
-        R"({"name": "s", "base": {"train": {"steps": 16, "eval_every": 4}}, "sweep": {"train.lr": [1, 2, 3, 4]},
+        R"({"name": "s", "base": {"train": {"steps": 16}, "eval": {"every": 4}}, "sweep": {"optimizer.lr": [1, 2, 3, 4]},
             "early_stopping": {"min_steps": 4, "eta": 2}})",
         "s.json", 0);
     SweepStore sweeps(store);

@@ -23,7 +23,7 @@ using namespace tokamak;
 
 namespace {
 
-GPTOptions small_model() { return GPTOptions::from_config(test::tiny_model(), OptConfig{}); }
+GPTOptions small_model() { return GPTOptions::from_config(test::tiny_model(), SpeedConfig{}); }
 
 Config tiny_run(const std::string& data) {
   Config c;
@@ -81,11 +81,11 @@ class TestTrain : public QObject {
                  QString("peak %1 MiB after the reset, %2 MiB before the tensor").arg(after >> 20).arg(before >> 20)));
   }
 
-  // opt.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
+  // speed.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
   // emulates bf16 GEMMs ~100× slower than fp32), and the run records the concrete value, so its config says
   // what it trained with.
   void autoPrecisionIsResolvedAndRecorded() {
-    QCOMPARE(QString::fromStdString(Config{}.opt.precision), QString("auto"));
+    QCOMPARE(QString::fromStdString(Config{}.speed.precision), QString("auto"));
     QCOMPARE(QString::fromStdString(resolved_precision("fp32", "cpu")), QString("fp32"));  // explicit stays
     QCOMPARE(QString::fromStdString(resolved_precision("bf16", "cpu")), QString("bf16"));
     QFile cpuinfo("/proc/cpuinfo");
@@ -98,10 +98,10 @@ class TestTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(40000));
-    apply_overrides(c, {"train.steps=1", "opt.precision=auto"});
+    apply_overrides(c, {"train.steps=1", "speed.precision=auto"});
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
-    QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).opt.precision), expected);
+    QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).speed.precision), expected);
     QVERIFY2(r.start.name.find("-" + expected.toStdString()) != std::string::npos, r.start.name.c_str());
   }
   void accumulationEqualsOneBigBatch_data() {
@@ -225,8 +225,8 @@ class TestTrain : public QObject {
     f.write(text.c_str());
     f.close();
     Config c = tiny_run(file);
-    apply_overrides(
-        c, {"train.steps=150", "train.lr=1e-2", "train.min_lr_ratio=1", "train.log_every=10", "data.val_fraction=0"});
+    apply_overrides(c, {"train.steps=150", "optimizer.lr=1e-2", "schedule.min_lr_ratio=1", "train.log_every=10",
+                        "data.val_fraction=0"});
     test::RecordingSink r;
     EndEvent end = train(c, r);
     QCOMPARE(QString::fromStdString(end.status), QString("finished"));
@@ -238,8 +238,8 @@ class TestTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000));
-    apply_overrides(c, {"train.steps=8", "train.checkpoint_every=4", "model.dropout=0.1",
-                        "train.checkpoint_dir=" + env.path("ckpt")});
+    apply_overrides(c,
+                    {"train.steps=8", "checkpoint.every=4", "model.dropout=0.1", "checkpoint.dir=" + env.path("ckpt")});
     test::RecordingSink whole;
     QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
     QCOMPARE(static_cast<int>(whole.steps.size()), 8);
@@ -247,7 +247,7 @@ class TestTrain : public QObject {
     QCOMPARE(whole.checkpoints.front().step, 4);
 
     Config resumed = c;
-    resumed.train.resume = whole.checkpoints.front().path;
+    resumed.checkpoint.resume = whole.checkpoints.front().path;
     test::RecordingSink rest;
     QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
     QCOMPARE(rest.start.run_uid, whole.start.run_uid);  // the same run continues
@@ -264,7 +264,7 @@ class TestTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000));
-    apply_overrides(c, {"train.steps=8", "train.max_skipped_steps=2", "train.checkpoint_dir=" + env.path("ckpt")});
+    apply_overrides(c, {"train.steps=8", "train.max_skipped_steps=2", "checkpoint.dir=" + env.path("ckpt")});
     std::map<int64_t, std::vector<at::Tensor>> before;  // weights as each step began
     TrainControl control;
     control.gradient_hook = [&](int64_t step, const std::vector<at::Tensor>& params) {
@@ -295,7 +295,7 @@ class TestTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000));
-    apply_overrides(c, {"train.steps=20", "train.max_skipped_steps=2", "train.checkpoint_dir=" + env.path("ckpt")});
+    apply_overrides(c, {"train.steps=20", "train.max_skipped_steps=2", "checkpoint.dir=" + env.path("ckpt")});
     std::map<int64_t, std::vector<at::Tensor>> before;
     TrainControl control;
     control.gradient_hook = [&](int64_t step, const std::vector<at::Tensor>& params) {
@@ -312,7 +312,7 @@ class TestTrain : public QObject {
     QCOMPARE(static_cast<int>(r.skips.size()), 3);
     QCOMPARE(static_cast<int>(r.checkpoints.size()), 1);
     QCOMPARE(r.checkpoints.back().step, 3);
-    GPT model(GPTOptions::from_config(c.model, c.opt));
+    GPT model(GPTOptions::from_config(c.model, c.speed));
     CheckpointInfo info = load_checkpoint(r.checkpoints.back().path, *model, nullptr, false, c10::kCPU);
     QCOMPARE(info.step, 3);
     QCOMPARE(info.tokens, 3 * tokens_per_step(c));
@@ -323,7 +323,7 @@ class TestTrain : public QObject {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     Config c = tiny_run(env.corpus_excerpt(60000));
-    apply_overrides(c, {"train.steps=1000", "train.checkpoint_dir=" + env.path("ckpt")});
+    apply_overrides(c, {"train.steps=1000", "checkpoint.dir=" + env.path("ckpt")});
     TrainControl control;
     test::RecordingSink r;
     r.on_each_step = [&](const StepEvent& e) {

@@ -1,6 +1,6 @@
 // `tokamak bench --ladder FILE`: runs every rung of a ladder for a warm-up and then timed steps, records each
 // rung as a run in the store, and prints the scoreboard: rung, tok/s, speedup over rung 1, MFU, peak memory,
-// loss after the timed steps. A ladder whose rungs have a train.target_val_loss (a speedrun ladder) trains each
+// loss after the timed steps. A ladder whose rungs have a eval.target_val_loss (a speedrun ladder) trains each
 // rung for its own train.steps (unless --steps is given) and adds the training time and steps to that target,
 // "not reached" with the best val loss otherwise. --seeds N runs every rung N times (train.seed, +1, ...;
 // named RUNG-sSEED, so `runs compare --group seed` groups them) and gives means ± sample std. --rungs "1,8-16"
@@ -115,7 +115,7 @@ SpeedOfLightResult speed_of_light_of(const Config& run, const RungRecorder& rec,
   SpeedOfLightResult out;
   if (kernels.kinds().empty()) return out;
   Config c = run;
-  c.opt.precision = resolved_precision(c.opt.precision, c.device);
+  c.speed.precision = resolved_precision(c.speed.precision, c.device);
   const MemoryBandwidth bandwidth = memory_bandwidth(parse_device(c.device));
   const std::vector<KindFloor> rows = speed_of_light(c, kernels.kinds(), rec.peak_flops, bandwidth);
   out.text = speed_of_light_table(rows, rec.peak_flops, rec.peak_source, bandwidth);
@@ -212,7 +212,7 @@ void run_bench(const BenchArgs& a) {
   Ladder ladder = load_ladder(a.ladder, a.sets);
   const std::vector<size_t> chosen = chosen_rungs(a.rungs, ladder.rungs.size());
   bool target = false;
-  for (const LadderRung& r : ladder.rungs) target = target || r.config.train.target_val_loss > 0;
+  for (const LadderRung& r : ladder.rungs) target = target || r.config.eval.target_val_loss > 0;
   // A speedrun ladder's rungs train to their own train.steps (or their target) unless --steps is given.
   const std::string length = target && !a.steps_given ? "each to its target or its own train.steps"
                                                       : std::to_string(a.warmup) + " warm-up + " +
@@ -231,9 +231,9 @@ void run_bench(const BenchArgs& a) {
     LadderRung& rung = ladder.rungs[i];
     Config& c = rung.config;
     // A speedrun rung trains to its own steps (and stops at its target if it says so); others are timed.
-    if (!(c.train.target_val_loss > 0) || a.steps_given) c.train.steps = a.warmup + a.steps;
+    if (!(c.eval.target_val_loss > 0) || a.steps_given) c.train.steps = a.warmup + a.steps;
     c.train.log_every = 1;
-    c.train.checkpoint_every = 0;
+    c.checkpoint.every = 0;
     std::vector<double> tok_s, mfu, peak, loss, time, steps, best;
     bool finished = true;
     for (int64_t k = 0; k < a.seeds; ++k) {

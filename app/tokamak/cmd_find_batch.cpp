@@ -44,9 +44,9 @@ void run_find_batch(const FindBatchArgs& a) {
     Config c = base;
     c.train.batch_size = b;
     c.train.batch_tokens = 0;  // one micro-step of this size: the batch itself must fit
-    c.train.steps = 2, c.train.warmup_steps = 0, c.train.log_every = 1;
-    c.train.eval_every = 0, c.train.eval_batches = 1, c.train.sample_every = -1;
-    c.train.resume.clear();
+    c.train.steps = 2, c.schedule.warmup_steps = 0, c.train.log_every = 1;
+    c.eval.every = 0, c.eval.batches = 1, c.sample.every = -1;
+    c.checkpoint.resume.clear();
     c.memory_check = false;  // the tries measure the limit: the estimate's refusal is not an out-of-memory
     c.name = "find-largest-batch";
     EventSink quiet;

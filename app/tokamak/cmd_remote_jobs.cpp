@@ -26,7 +26,7 @@ std::string checkpoint_path(const RemoteHost& host, const std::string& uid, cons
   const std::vector<RemoteCheckpoint> all = host.checkpoints(uid);
   if (all.empty())
     throw Error("run " + uid + " on " + host.target().spec() + " has no checkpoint yet",
-                "wait for one (train.checkpoint_every), or stop the run: Stop writes one");
+                "wait for one (checkpoint.every), or stop the run: Stop writes one");
   if (choice.empty()) return all.back().path;
   std::string steps;
   for (const RemoteCheckpoint& c : all) {

@@ -134,7 +134,7 @@ void control(const LiveArgs& a) {
   std::fprintf(stderr, "sent %s to run %s (pid %ld)\n", a.command.c_str(), info.uid.c_str(), s.pid);
 }
 
-// The run's checkpoints that still exist, from its journal's checkpoint events (train.checkpoint_keep may have
+// The run's checkpoints that still exist, from its journal's checkpoint events (checkpoint.keep may have
 // deleted older ones), oldest first: what `tokamak remote download` picks from.
 void checkpoints(const LiveArgs& a) {
   const RunFolder f = find_run_folder(a.id);

@@ -137,11 +137,11 @@ std::string fit_checkpoints_to_limit(Config& c, const SlurmJobSpec& s) {
     throw Error("time limit " + format_slurm_time(s.time_limit_s) + " leaves no time before the requeue warning (" +
                     std::to_string(s.warn_s) + " s before the limit)",
                 "ask for a longer --time, or leave out --requeue");
-  const double every_s = c.train.checkpoint_minutes * 60;
+  const double every_s = c.checkpoint.minutes * 60;
   if (every_s <= 0 || s.time_limit_s >= every_s) return "";
-  c.train.checkpoint_minutes = std::max(1.0, usable_s / 2.0) / 60.0;
+  c.checkpoint.minutes = std::max(1.0, usable_s / 2.0) / 60.0;
   char note[400];
-  std::snprintf(note, sizeof note, "train.checkpoint_minutes=%g (from --time %s%s)", c.train.checkpoint_minutes,
+  std::snprintf(note, sizeof note, "checkpoint.minutes=%g (from --time %s%s)", c.checkpoint.minutes,
                 format_slurm_time(s.time_limit_s).c_str(), s.requeue ? " and the requeue warning" : "");
   const ModelConfig& m = c.model;
   const double params =
@@ -161,8 +161,8 @@ std::string fit_checkpoints_to_limit(Config& c, const SlurmJobSpec& s) {
 
 void submit(SlurmArgs a) {
   Config c = a.config.resolve();
-  if (!c.train.resume.empty())
-    throw Error("train.resume with `tokamak slurm submit`: not implemented yet",
+  if (!c.checkpoint.resume.empty())
+    throw Error("checkpoint.resume with `tokamak slurm submit`: not implemented yet",
                 "a requeued job resumes by itself (--requeue); to continue a finished run, train it again");
   if (!a.name.empty()) c.name = a.name;
   SlurmJobSpec& s = a.spec;
@@ -198,7 +198,7 @@ void submit(SlurmArgs a) {
   if (!a.dry_run && path_exists(s.run_folder))  // a uid given twice: never a second job into one run's folder
     throw Error("run " + s.run_uid + " exists already (" + s.run_folder + ")",
                 "leave out --run-uid, or dry-run again for a new one");
-  s.checkpoint_dir = c.train.checkpoint_dir.empty() ? s.run_folder : c.train.checkpoint_dir;
+  s.checkpoint_dir = c.checkpoint.dir.empty() ? s.run_folder : c.checkpoint.dir;
   s.job_name = "tokamak-" + safe_file_name(c.name);
   s.tokamak = tokamak_command(a.tokamak);
   s.db = a.db;

@@ -77,7 +77,7 @@ void submit_promoted(RunQueue& queue, const SlurmClient& slurm, const SlurmJobSp
   const std::string script = q.folder + "/job-rung" + std::to_string(q.rung) + ".sh";
   try {  // from the claim on, whatever fails ends the row as failed: a running row with no job would wait forever
     const Config c = config_from_json(q.config_json);
-    const std::string own = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
+    const std::string own = trial_checkpoint_dir(c.checkpoint.dir, q.folder);
     s.checkpoint_dir = own.empty() ? q.folder : own;
     write_file_atomically(script, slurm_job_script(s));
     const long job = slurm.submit(script);
@@ -156,8 +156,8 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   std::vector<std::pair<std::string, std::string>> runs;  // uid, folder per trial
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string uid = new_run_uid(), folder = run_folder_path(configs[i].name, uid);
-    configs[i].train.checkpoint_dir = trial_checkpoint_dir(configs[i].train.checkpoint_dir, folder);
-    const std::string checkpoints = configs[i].train.checkpoint_dir.empty() ? folder : configs[i].train.checkpoint_dir;
+    configs[i].checkpoint.dir = trial_checkpoint_dir(configs[i].checkpoint.dir, folder);
+    const std::string checkpoints = configs[i].checkpoint.dir.empty() ? folder : configs[i].checkpoint.dir;
     create_run_folder(RunFolder{folder}, {uid, configs[i].name, this_host(), folder, now_seconds()});
     write_file_atomically(folder + "/config.json", config_to_json(configs[i], 2));
     const std::vector<int64_t> rungs = asha_rungs(plan.asha, configs[i].train.steps);

@@ -175,7 +175,8 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
   std::unique_ptr<StoreSink> store;
   if (!args.no_store && main_rank) {
     // Two processes must never train one run: refuse to resume a run whose process is still alive.
-    if (!c.train.resume.empty()) RunStore(args.db).refuse_live_run(read_checkpoint_info(c.train.resume).run_uid);
+    if (!c.checkpoint.resume.empty())
+      RunStore(args.db).refuse_live_run(read_checkpoint_info(c.checkpoint.resume).run_uid);
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
@@ -236,7 +237,7 @@ int run_train(const TrainArgs& args) {
   if (args.detach && dist.distributed())
     throw Error("--detach under a launcher (torchrun, srun) is not supported",
                 "detach the launcher instead, or use `tokamak train --gpus N --detach`");
-  const bool auto_precision = c.opt.precision == "auto";
+  const bool auto_precision = c.speed.precision == "auto";
   const Config resolved = resolved_setup(c);  // once in this process: the name, the table and the run use it
   const RunIdentity id = identify_run(resolved);
   if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it, and says so
@@ -253,8 +254,8 @@ int run_train(const TrainArgs& args) {
         {"run folder", id.folder.path}};
     if (auto_precision)
       derived.push_back(
-          {"precision", c.opt.precision +
-                            (c.opt.precision == "bf16" ? " (auto: hardware bf16)" : " (auto: no hardware bf16 here)")});
+          {"precision", c.speed.precision + (c.speed.precision == "bf16" ? " (auto: hardware bf16)"
+                                                                         : " (auto: no hardware bf16 here)")});
     if (dist.distributed())
       derived.push_back({"ranks", std::to_string(dist.world_size) + " (" + dist.source + ", " +
                                       (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});

@@ -20,11 +20,12 @@ Config ConfigArgs::resolve(const std::function<std::string(const std::string&)>&
   // A resumed run continues with the config it was started with, then takes the overrides given now.
   Config probe = file.empty() ? c : config_from_json(file_text, c);
   apply_overrides(probe, sets);
-  if (!probe.train.resume.empty() && checkpoint_config) c = config_from_json(checkpoint_config(probe.train.resume));
+  if (!probe.checkpoint.resume.empty() && checkpoint_config)
+    c = config_from_json(checkpoint_config(probe.checkpoint.resume));
   if (!file.empty()) c = config_from_json(file_text, c);
   if (!preset.empty()) apply_model_preset(c.model, preset);
   apply_overrides(c, sets);
-  if (!probe.train.resume.empty()) c.train.resume = probe.train.resume;
+  if (!probe.checkpoint.resume.empty()) c.checkpoint.resume = probe.checkpoint.resume;
   return c;
 }
 

@@ -17,9 +17,9 @@ struct ConfigArgs {
   std::string preset;
   std::vector<std::string> sets;
   void add_to(CLI::App& command);
-  // Defaults ← checkpoint's config when train.resume is given ← --config file ← --preset ← --set.
+  // Defaults ← checkpoint's config when checkpoint.resume is given ← --config file ← --preset ← --set.
   // checkpoint_config(path) returns a checkpoint's config JSON (it needs LibTorch, so the caller passes it);
-  // without it train.resume is kept as given and the checkpoint is not read.
+  // without it checkpoint.resume is kept as given and the checkpoint is not read.
   Config resolve(const std::function<std::string(const std::string&)>& checkpoint_config = {}) const;
 };
 

@@ -15,8 +15,8 @@
 namespace tokamak::cli {
 
 Config resolved_setup(Config c) {
-  c.opt.precision = resolved_precision(c.opt.precision, c.device);
-  c.opt.layers = resolved_layers(c, c.opt.precision);
+  c.speed.precision = resolved_precision(c.speed.precision, c.device);
+  c.speed.layers = resolved_layers(c, c.speed.precision);
   return c;
 }
 
@@ -26,10 +26,10 @@ RunIdentity identify_run(const Config& c) {
   const char* given = std::getenv("TOKAMAK_RUN_UID");
   // A queue's or Slurm's trial is named by its row: resuming it from another run's checkpoint is refused here,
   // before its folder or its store row exist.
-  if (!c.train.resume.empty() && given && *given) check_checkpoint_owner(c.train.resume, given);
-  id.uid = !c.train.resume.empty() ? read_checkpoint_info(c.train.resume).run_uid
-           : given && *given       ? std::string(given)
-                                   : new_run_uid();
+  if (!c.checkpoint.resume.empty() && given && *given) check_checkpoint_owner(c.checkpoint.resume, given);
+  id.uid = !c.checkpoint.resume.empty() ? read_checkpoint_info(c.checkpoint.resume).run_uid
+           : given && *given            ? std::string(given)
+                                        : new_run_uid();
   id.folder = RunFolder{run_folder_path(id.name, id.uid)};
   return id;
 }

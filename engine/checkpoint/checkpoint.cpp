@@ -30,7 +30,7 @@ namespace {
 constexpr int kFormat = 2;  // 1 was the TorchScript archive (step_N.pt), which is refused
 const char* const kKind = "tokamak-checkpoint";
 const char* const kOwnFolder =
-    "give each run a checkpoint folder of its own: leave train.checkpoint_dir empty (the run's folder) or point it "
+    "give each run a checkpoint folder of its own: leave checkpoint.dir empty (the run's folder) or point it "
     "at an empty one";
 const char* const kRetrain =
     "it cannot be converted without running it: resume or sample it with the Tokamak version that wrote it, or "
@@ -159,7 +159,7 @@ at::Tensor read_tensor(const std::string& path, const Opened& o, const std::stri
   const bool both_float = at::isFloatingType(type) && at::isFloatingType(want.scalar_type());
   if (type != want.scalar_type() && !(convert_float && both_float))
     throw Error(name + " in '" + path + "' is " + t->dtype + " but the model needs " + dtype_name(want.scalar_type()),
-                "the checkpoint was written with another opt.precision; resume with the same precision");
+                "the checkpoint was written with another speed.precision; resume with the same precision");
   if (c10::IntArrayRef(t->shape) != want.sizes())
     throw Error(name + " in '" + path + "' has shape " + shape_text(t->shape) + " but the model needs " +
                     shape_text(want.sizes()),
@@ -217,7 +217,7 @@ void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const
   make_dirs(dir);
   remove_stale_temporaries(dir);
   if (::access(dir.c_str(), W_OK) != 0)
-    throw Error("checkpoint folder '" + dir + "' is not writable", "set train.checkpoint_dir to a writable folder");
+    throw Error("checkpoint folder '" + dir + "' is not writable", "set checkpoint.dir to a writable folder");
   if (!run_uid.empty())
     for (const std::string& p : list_checkpoints(dir)) {
       const std::string owner = owner_of(p);
@@ -232,7 +232,7 @@ void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const
     if (free_bytes < bytes_needed)
       throw Error("checkpoint folder '" + dir + "' has " + format_bytes(static_cast<double>(free_bytes)) +
                       " free but a checkpoint needs " + format_bytes(static_cast<double>(bytes_needed)),
-                  "free some space or set train.checkpoint_dir to another disk");
+                  "free some space or set checkpoint.dir to another disk");
   }
 }
 

@@ -24,7 +24,7 @@ struct CheckpointInfo {
   int64_t tokens = 0;  // tokens trained on
   std::string device;  // where the run trained (informative: tensors are stored device-free)
   // Time to a target loss across resumes: training seconds so far (evaluations, samples and checkpoints left
-  // out) and the step at which train.target_val_loss was reached (0: not yet). Absent in older checkpoints: 0.
+  // out) and the step at which eval.target_val_loss was reached (0: not yet). Absent in older checkpoints: 0.
   double train_seconds = 0;
   int64_t target_step = 0;
 };

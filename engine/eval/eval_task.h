@@ -1,5 +1,5 @@
 // Running an evaluation task (engine/core/config/eval_tasks.h: "hellaswag:PATH" | "ppl:PATH") on a model, with its
-// results as named values: the one API that `tokamak eval`, the trainer (train.eval_tasks) and the studio's
+// results as named values: the one API that `tokamak eval`, the trainer (eval.tasks) and the studio's
 // "Evaluate…" use. A task is prepared once (items read and tokenized, or the dataset tokenized and cached),
 // then run on a model as often as wanted.
 #pragma once

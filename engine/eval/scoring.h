@@ -32,7 +32,7 @@ std::vector<std::vector<EndingScore>> score_choices(GPTImpl& model, const std::v
                                                     const ScoreOptions& options);
 
 // The Error score_choices would throw for a model with this context, without a model: a run checks its
-// train.eval_tasks before step 1 instead of failing at its first evaluation.
+// eval.tasks before step 1 instead of failing at its first evaluation.
 void check_choices_fit(const std::vector<ChoiceItem>& items, int64_t context);
 
 }  // namespace tokamak

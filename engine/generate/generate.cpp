@@ -26,13 +26,13 @@ std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const 
   if (hf) c.model = hf_model_config(checkpoint, c.model);
   else read = read_checkpoint_info(checkpoint), c = config_from_json(read.config_json);
   // Sampling needs none of the training switches; these work on every device.
-  c.opt.precision = "fp32";
-  c.opt.layers = portable_layers(c.opt.layers);
-  c.opt.pin_memory = "false", c.opt.cuda_graphs = false, c.opt.activation_checkpointing = false;
+  c.speed.precision = "fp32";
+  c.speed.layers = portable_layers(c.speed.layers);
+  c.speed.pin_memory = "false", c.speed.cuda_graphs = false, c.speed.activation_checkpointing = false;
   c.device = device_name, c.dist.gpus = 1;
   validate_config(c, cuda_device_count());
   const c10::Device device = parse_device(c.device);
-  auto model = std::make_shared<GPTImpl>(GPTOptions::from_config(c.model, c.opt));
+  auto model = std::make_shared<GPTImpl>(GPTOptions::from_config(c.model, c.speed));
   model->to(device);
   if (hf) load_hf_weights(*model, checkpoint);
   else load_checkpoint(checkpoint, *model, nullptr, /*restore_rng=*/false, device);

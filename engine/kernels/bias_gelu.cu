@@ -35,7 +35,7 @@ __global__ void gelu_backward_bias_kernel(T* d, const T* pre, float* dbias, int6
   for (int64_t c = threadIdx.x; c < C; c += kThreads) atomicAdd(&dbias[c], sums[c]);
 }
 
-// opt.fused_glue, out of place (no clone of the incoming gradient first): out = d · gelu_tanh'(pre) in bf16, 16-byte
+// speed.fused_glue, out of place (no clone of the incoming gradient first): out = d · gelu_tanh'(pre) in bf16, 16-byte
 // loads and stores (8 elements a thread), each block a strip of kOutRows rows whose column sums stay in registers,
 // one atomicAdd per column and block. C a multiple of 8. Lab: experiments/kernels/bias_gelu_lab.cu (v2).
 constexpr int kOutThreads = 128, kOutRows = 64;

@@ -7,7 +7,7 @@
 namespace tokamak::kernels {
 
 // x: (..., C_in); weight: (C_out, C_in); bias: (C_out,). Returns (..., C_out).
-// out_of_place (opt.fused_glue): in bf16 with a width that is a multiple of 8, the backward writes the
+// out_of_place (speed.fused_glue): in bf16 with a width that is a multiple of 8, the backward writes the
 // pre-activation's gradient into a new tensor with 16-byte loads instead of cloning the incoming one first.
 at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool out_of_place = false);
 

@@ -33,7 +33,7 @@ ClassifierResult classifier_forward_backward_cuda(const at::Tensor& x_in, const 
   const at::ScalarType dtype =
       at::autocast::is_autocast_enabled(at::kCUDA) ? at::autocast::get_autocast_dtype(at::kCUDA) : x_in.scalar_type();
   if (dtype != at::kFloat && dtype != at::kBFloat16)
-    throw Error("fused classifier: no CUDA kernel for this dtype", "use opt.precision fp32, tf32, bf16 or bf16-pure");
+    throw Error("fused classifier: no CUDA kernel for this dtype", "use speed.precision fp32, tf32, bf16 or bf16-pure");
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const c10::cuda::CUDAGuard device_guard(x_in.device());
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();

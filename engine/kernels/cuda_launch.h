@@ -27,7 +27,7 @@ void layernorm_backward(DType dtype, const void* dy, const void* h, const void* 
                         const float* rstd, void* dh, float* dweight, float* dbias, int64_t N, int64_t C,
                         cudaStream_t stream);
 
-// residual_layernorm.cu, opt.fused_glue — the dtypes of a block under bf16 autocast, no casts around it: x (the
+// residual_layernorm.cu, speed.fused_glue — the dtypes of a block under bf16 autocast, no casts around it: x (the
 // residual stream) and h fp32, the branch, y, dy and dbranch bf16, weight and bias fp32. C a multiple of 8 and at
 // most kMixedMaxC. Backward out of place: dh_out = dh_in (may be null) + layer_norm's input gradient, and dbranch
 // the same values in bf16; dweight and dbias get the row sums added (zero them first). A LayerNorm alone (ln_1,
@@ -44,7 +44,7 @@ void layernorm_backward_mixed(const void* dy, const float* h, const float* weigh
 // it first): the GELU backward and the bias gradient in one pass over the activations.
 void gelu_backward_bias(DType dtype, void* d, const void* pre, float* dbias, int64_t N, int64_t C, cudaStream_t stream);
 
-// bias_gelu.cu, opt.fused_glue — out of place, bf16 only, C a multiple of 8: out = d · gelu_tanh'(pre), dbias
+// bias_gelu.cu, speed.fused_glue — out of place, bf16 only, C a multiple of 8: out = d · gelu_tanh'(pre), dbias
 // (C,) fp32 += its column sums (zero it first). No clone of d before it.
 void gelu_backward_bias_out(const void* d, const void* pre, void* out, float* dbias, int64_t N, int64_t C,
                             cudaStream_t stream);

@@ -8,7 +8,7 @@
 namespace tokamak::kernels {
 
 // linear(x, weight) narrowed to the first vocab_size columns, then mean cross-entropy (ignore_index -100),
-// in fp32: the model's head and loss with opt.layers=native. x: (N, C); weight: (Vp, C); targets: (N,).
+// in fp32: the model's head and loss with speed.layers=native. x: (N, C); weight: (Vp, C); targets: (N,).
 at::Tensor classifier_reference(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& targets,
                                 int64_t vocab_size);
 

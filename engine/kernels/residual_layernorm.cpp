@@ -79,7 +79,7 @@ class ResidualLayerNormFunction : public torch::autograd::Function<ResidualLayer
   }
 };
 
-// opt.fused_glue: x fp32 and the branch bf16 in, h fp32 and y bf16 out, no casts (see residual_layernorm_glue).
+// speed.fused_glue: x fp32 and the branch bf16 in, h fp32 and y bf16 out, no casts (see residual_layernorm_glue).
 class ResidualLayerNormGlueFunction : public torch::autograd::Function<ResidualLayerNormGlueFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& r_in,
@@ -121,7 +121,7 @@ class ResidualLayerNormGlueFunction : public torch::autograd::Function<ResidualL
   }
 };
 
-// opt.fused_glue's LayerNorm alone: the same kernels with no branch (see layernorm_glue).
+// speed.fused_glue's LayerNorm alone: the same kernels with no branch (see layernorm_glue).
 class LayerNormGlueFunction : public torch::autograd::Function<LayerNormGlueFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& w_in,

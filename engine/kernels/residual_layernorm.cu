@@ -73,7 +73,7 @@ __global__ void layernorm_backward_kernel(const T* dy, const T* h, const T* weig
   }
 }
 
-// opt.fused_glue: the dtypes a block has under bf16 autocast, with no casts around the kernel. x (the residual
+// speed.fused_glue: the dtypes a block has under bf16 autocast, with no casts around the kernel. x (the residual
 // stream) fp32, the branch bf16; h fp32 and y bf16 (the next matmul's input). One warp a row, lane l owning packs
 // l, l + 32, ... of 8 elements held in registers (16-byte loads and stores): C a multiple of 8, at most
 // kMixedMaxC. Lab: experiments/kernels/residual_layernorm_lab.cu (v2).

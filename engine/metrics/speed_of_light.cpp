@@ -24,7 +24,7 @@ std::map<std::string, KindWork> step_work(const Config& c) {
   const double tokens = static_cast<double>(c.train.batch_size) * T * static_cast<double>(grad_accum_steps(c));
   // Bytes of an activation in the matmuls' number format, and of the residual stream, which autocast keeps
   // in fp32 (bf16-pure keeps everything in bf16).
-  const std::string& p = c.opt.precision;
+  const std::string& p = c.speed.precision;
   const bool half = p.rfind("bf16", 0) == 0 || p == "fp16";
   const double d = half ? 2 : 4, s = p == "bf16-pure" ? 2 : 4;
   const double linear = L * 12 * C * C;  // qkv 3C², proj C², fc 4C², fc2 4C²
@@ -46,7 +46,7 @@ std::map<std::string, KindWork> step_work(const Config& c) {
   if (half && p != "bf16-pure") w["casts/copies"].bytes = linear * (4 + d);
   // AdamW's fp32 update reads the weight, its gradient and both moments and writes three of them: 28 bytes a
   // parameter (the embeddings' and the head's included).
-  if (c.opt.optimizer == "adamw") {
+  if (c.optimizer.name == "adamw") {
     const double params = linear + V * C + (c.model.tie_weights ? 0 : V * C) + static_cast<double>(c.model.context) * C;
     w["optimizer"].bytes = 28 * params;
   }
@@ -82,17 +82,18 @@ std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::
 std::string kind_switches(const std::string& kind) {
   static const std::map<std::string, std::string> switches = {
       {"matmul",
-       "opt.precision (tf32 and bf16 run on the tensor cores), model.vocab_pad_multiple (the head's GEMM shapes), "
+       "speed.precision (tf32 and bf16 run on the tensor cores), model.vocab_pad_multiple (the head's GEMM shapes), "
        "train.batch_size (fuller GEMMs)"},
-      {"attention", "opt.attention and opt.sdpa_backend (flash or cuDNN: the whole attention in one kernel)"},
-      {"head", "opt.layers=fused (the fused classifier: no logits tensor written and read back)"},
-      {"norm", "opt.layers=fused (our LayerNorm, with the residual add inside), opt.fused_glue (no casts around it)"},
-      {"activation", "opt.layers=fused (bias + GELU in one kernel), opt.fused_glue (no clone before it)"},
-      {"residual", "opt.layers=fused (the add inside the LayerNorm's kernel), opt.fused_glue"},
+      {"attention", "speed.attention and speed.sdpa_backend (flash or cuDNN: the whole attention in one kernel)"},
+      {"head", "speed.layers=fused (the fused classifier: no logits tensor written and read back)"},
+      {"norm",
+       "speed.layers=fused (our LayerNorm, with the residual add inside), speed.fused_glue (no casts around it)"},
+      {"activation", "speed.layers=fused (bias + GELU in one kernel), speed.fused_glue (no clone before it)"},
+      {"residual", "speed.layers=fused (the add inside the LayerNorm's kernel), speed.fused_glue"},
       {"casts/copies",
-       "opt.fused_glue (no casts at autocast's borders), opt.precision=bf16-pure (no fp32 weights to cast)"},
-      {"optimizer", "opt.fused_adamw (one multi-tensor kernel for the whole update)"},
-      {"other", "opt.cuda_graphs (no launch overhead), opt.prefetch and opt.pin_memory (the host's waits)"},
+       "speed.fused_glue (no casts at autocast's borders), speed.precision=bf16-pure (no fp32 weights to cast)"},
+      {"optimizer", "speed.fused_adamw (one multi-tensor kernel for the whole update)"},
+      {"other", "speed.cuda_graphs (no launch overhead), speed.prefetch and speed.pin_memory (the host's waits)"},
       {"unattributed", "none: work the profiler could not link to what launched it"},
   };
   const auto it = switches.find(kind);

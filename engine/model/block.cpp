@@ -18,7 +18,7 @@
 namespace tokamak {
 
 LayerNormImpl::LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm) : kind_(kind), norm_(norm) {
-  require_implemented(layers_choices(), "opt.layers", kind);  // a value refused everywhere never builds
+  require_implemented(layers_choices(), "speed.layers", kind);  // a value refused everywhere never builds
   require_implemented(norm_choices(), "model.norm", norm);
   weight = register_parameter("weight", torch::ones({dim}));
   if (norm == NormKind::kLayerNorm) bias = register_parameter("bias", torch::zeros({dim}));

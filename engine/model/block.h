@@ -1,6 +1,6 @@
 // A transformer block and its parts. Each part has the variants the write-ups compare: LayerNorm and GELU
 // written from scratch or the library's kernels; attention with GPT-2's stored causal-mask buffer, a mask
-// built on the fly, or fused scaled-dot-product attention (flash on GPUs). opt.layers=fused adds Tokamak's own
+// built on the fly, or fused scaled-dot-product attention (flash on GPUs). speed.layers=fused adds Tokamak's own
 // kernels (engine/kernels/): on CUDA the residual add + LayerNorm and bias + GELU dispatched here.
 #pragma once
 #include <torch/nn/module.h>
@@ -20,7 +20,7 @@ struct BlockOptions {
   int64_t n_layer = 4;  // scales the init of residual projections (GPT-2: 0.02 / sqrt(2 * n_layer))
   AttentionKind attention = AttentionKind::kSdpa;
   LayersKind layers = LayersKind::kNative;
-  bool fused_glue = false;  // opt.fused_glue: the fused layers' glue kernels (CUDA, bf16)
+  bool fused_glue = false;  // speed.fused_glue: the fused layers' glue kernels (CUDA, bf16)
   // The speedrun's switches (model.norm, model.mlp_act, model.position, model.qk_norm); defaults are GPT-2.
   NormKind norm = NormKind::kLayerNorm;
   MlpAct mlp_act = MlpAct::kGelu;
@@ -33,13 +33,13 @@ constexpr double kLayerNormEps = 1e-5;  // GPT-2's
 constexpr double kRmsNormEps = 1e-6;    // RMSNorm and QK-norm
 constexpr double kRopeBase = 10000;     // rotary frequencies: base^(-2i/D), as Su et al. and Llama
 
-// LayerNorm (weight and bias) or RMSNorm (weight only), by model.norm; scratch or library kernels by opt.layers.
+// LayerNorm (weight and bias) or RMSNorm (weight only), by model.norm; scratch or library kernels by speed.layers.
 class LayerNormImpl : public torch::nn::Module {
  public:
   LayerNormImpl(int64_t dim, LayersKind kind, NormKind norm = NormKind::kLayerNorm);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;  // (C,); bias undefined for RMSNorm
-  // opt.fused_glue with fused layers: under bf16 autocast on CUDA the LayerNorm reads the fp32 residual stream and
+  // speed.fused_glue with fused layers: under bf16 autocast on CUDA the LayerNorm reads the fp32 residual stream and
   // writes bf16 for the matmul after it (kernels::layernorm_glue), where the library's runs in fp32 between casts.
   bool glue = false;
 

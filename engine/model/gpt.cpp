@@ -27,7 +27,7 @@ int64_t value_table(const GPTOptions& o, int64_t layer) {
 
 }  // namespace
 
-GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
+GPTOptions GPTOptions::from_config(const ModelConfig& m, const SpeedConfig& speed) {
   GPTOptions o;
   o.block.n_embd = m.n_embd;
   o.block.n_head = m.n_head;
@@ -37,9 +37,9 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   o.block.n_layer = m.n_layer;
   // The tables name every value: an unknown one throws here instead of falling back to a default. Values that
   // are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
-  o.block.attention = find_choice(attention_choices(), "opt.attention", opt.attention).kind;
-  o.block.layers = find_choice(layers_choices(), "opt.layers", opt.layers).kind;
-  o.block.fused_glue = opt.fused_glue;
+  o.block.attention = find_choice(attention_choices(), "speed.attention", speed.attention).kind;
+  o.block.layers = find_choice(layers_choices(), "speed.layers", speed.layers).kind;
+  o.block.fused_glue = speed.fused_glue;
   o.block.norm = find_choice(norm_choices(), "model.norm", m.norm).kind;
   o.block.mlp_act = find_choice(mlp_act_choices(), "model.mlp_act", m.mlp_act).kind;
   o.block.position = find_choice(position_choices(), "model.position", m.position).kind;
@@ -53,7 +53,7 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const OptConfig& opt) {
   o.vocab_size = m.vocab_size;
   o.padded_vocab = tokamak::padded_vocab(m);
   o.tie_weights = m.tie_weights;
-  o.checkpoint_blocks = opt.activation_checkpointing;
+  o.checkpoint_blocks = speed.activation_checkpointing;
   return o;
 }
 
@@ -161,8 +161,8 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
     const torch::Tensor ve = value_embedding(idx, i);
     // config_problems refuses this pair: the checkpointed block takes its one input only.
     if (checkpoint && ve.defined())
-      throw Error("model.value_embeddings cannot run with opt.activation_checkpointing yet",
-                  "set opt.activation_checkpointing=false");
+      throw Error("model.value_embeddings cannot run with speed.activation_checkpointing yet",
+                  "set speed.activation_checkpointing=false");
     return checkpoint ? checkpointed_forward(block, in) : block.forward(in, ve);
   });
   x = ln_f->forward(x);
@@ -170,7 +170,7 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   if (targets.defined() && options_.block.layers == LayersKind::kFused) {
     // config_problems refuses a soft cap with fused layers: the classifier never holds the logits to cap.
     if (options_.logit_softcap > 0)
-      throw Error("model.logit_softcap cannot run with opt.layers=fused", "set opt.layers=native");
+      throw Error("model.logit_softcap cannot run with speed.layers=fused", "set speed.layers=native");
     // The fused classifier: loss and both gradients in chunks of tokens, no (B, T, V) logits (kernels/). Its time
     // is the step profile's head phase: its gradients are computed here, not in backward.
     StepProfile* profile = active_step_profile();

@@ -14,7 +14,7 @@
 namespace tokamak {
 
 struct ModelConfig;
-struct OptConfig;
+struct SpeedConfig;
 
 struct GPTOptions {
   BlockOptions block;
@@ -29,14 +29,14 @@ struct GPTOptions {
   bool unet_skips = false;         // model.unet_skips: block outputs of the first half added to the second's inputs
   int64_t value_embeddings = 0;    // model.value_embeddings: tables mixed into the values of the first/last blocks
 
-  static GPTOptions from_config(const ModelConfig& model, const OptConfig& opt);
+  static GPTOptions from_config(const ModelConfig& model, const SpeedConfig& speed);
 };
 
 // Parameters of a model with these options, without building it (the studio shows it as sizes change).
 int64_t count_parameters(const GPTOptions& options);
 
 struct GPTOutput {
-  torch::Tensor logits;  // (B, T, vocab_size) — padded columns already dropped; undefined when opt.layers=fused
+  torch::Tensor logits;  // (B, T, vocab_size) — padded columns already dropped; undefined when speed.layers=fused
                          // computed the loss (the fused classifier never stores the logits)
   torch::Tensor loss;    // scalar mean cross-entropy, undefined without targets
 };

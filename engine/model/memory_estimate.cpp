@@ -26,8 +26,8 @@ MemoryEstimate estimate_memory(const Config& c) {
   // In double, saturated to int64: the estimate must stay meaningful for the absurd configs it is there to
   // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
   auto bytes = [](double v) { return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v); };
-  m.parameters = count_parameters(GPTOptions::from_config(c.model, c.opt));
-  const std::string precision = resolved_precision(c.opt.precision, c.device);  // auto: what this device runs
+  m.parameters = count_parameters(GPTOptions::from_config(c.model, c.speed));
+  const std::string precision = resolved_precision(c.speed.precision, c.device);  // auto: what this device runs
   // Autocast keeps fp32 master weights; only bf16-pure holds the weights (and so grads and AdamW state) in bf16.
   const double param_bytes = (precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
   m.weights = bytes(param_bytes);
@@ -44,7 +44,7 @@ MemoryEstimate estimate_memory(const Config& c) {
   // 34·s·b·h: the linear layers' inputs, LayerNorm inputs, GELU input, dropout masks. 5·a·s²·b: the attention
   // scores, softmax output and its dropout mask, which fused attention recomputes instead of storing.
   double per_layer = s * b * h * 34;
-  if (c.opt.attention != "sdpa") per_layer += 5 * a * s * s * b;
+  if (c.speed.attention != "sdpa") per_layer += 5 * a * s * s * b;
   per_layer *= width;
   // Autocast (bf16 over fp32 weights) keeps the residual stream in fp32, and runs both LayerNorms in fp32, so
   // they keep fp32 inputs: 2 × 2·s·b·h more than Korthikanti's 16-bit count; on CUDA the fused bias + GELU
@@ -53,10 +53,10 @@ MemoryEstimate estimate_memory(const Config& c) {
   const bool autocast = precision == "bf16" || precision == "fp16";
   const bool fused_gelu = resolved_layers(c, precision) == "fused" && c.device.rfind("cuda", 0) == 0 &&
                           c.model.norm == "layernorm" && c.model.mlp_act == "gelu" && c.model.qkv_bias;
-  if (autocast) per_layer += 4 * s * b * h + (fused_gelu && !c.opt.fused_glue ? 2 * s * b * h : 0);
+  if (autocast) per_layer += 4 * s * b * h + (fused_gelu && !c.speed.fused_glue ? 2 * s * b * h : 0);
   // A checkpointed block keeps only its input: the residual stream's dtype (fp32 under autocast).
   const double block_input = (autocast ? 4 : 2 * width) * s * b * h;
-  m.activations = bytes(c.opt.activation_checkpointing ? L * block_input + per_layer : L * per_layer);
+  m.activations = bytes(c.speed.activation_checkpointing ? L * block_input + per_layer : L * per_layer);
   const double vocab = static_cast<double>(padded_vocab(c.model));
   if (resolved_layers(c, precision) == "fused") {
     // The fused classifier never holds native's B·T·V logits and their fp32 copies: the rows it keeps (logits,
@@ -105,7 +105,7 @@ void check_memory(const Config& c) {
   const std::string problem = memory_problem(c, device_memory_bytes(c.device));
   if (!problem.empty())
     throw Error(problem,
-                "shrink the model or train.batch_size, turn on opt.activation_checkpointing, or set "
+                "shrink the model or train.batch_size, turn on speed.activation_checkpointing, or set "
                 "memory_check=false if you know better");
 }
 

@@ -13,7 +13,7 @@ struct Config;
 
 struct MemoryEstimate {
   int64_t parameters = 0;  // count_parameters() of the model the config builds (tied weights counted once)
-  int64_t weights = 0;     // bytes: fp32 master weights, or bf16 with opt.precision=bf16-pure
+  int64_t weights = 0;     // bytes: fp32 master weights, or bf16 with speed.precision=bf16-pure
   int64_t gradients = 0;   // bytes: one gradient per weight, in the weights' dtype
   int64_t optimizer = 0;   // bytes: AdamW's exp_avg and exp_avg_sq, in the weights' dtype (per rank: 1/N with ZeRO-1)
   int64_t optimizer_saved = 0;  // bytes of AdamW state a rank does not hold thanks to dist.zero=1 ((N-1)/N of it)
@@ -27,7 +27,7 @@ struct MemoryEstimate {
 };
 
 // Per layer, 16-bit activations take s·b·h·(34 + 5·a·s/h) bytes (s = context, b = micro-batch, h = width,
-// a = heads). Fused attention (opt.attention=sdpa) never stores the a·s² scores: the 5·a·s/h term goes.
+// a = heads). Fused attention (speed.attention=sdpa) never stores the a·s² scores: the 5·a·s/h term goes.
 // Activation checkpointing keeps only each block's input (2·s·b·h) plus one block's full activations while it
 // is recomputed. fp32 and tf32 runs store 4-byte activations: twice the 16-bit figure. Autocast keeps the residual
 // stream and the LayerNorms' inputs in fp32 (4·s·b·h more a layer; 2·s·b·h more with the fused bias + GELU on CUDA).

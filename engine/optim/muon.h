@@ -1,14 +1,14 @@
 // Muon (Keller Jordan et al., 2024: "Muon: An optimizer for hidden layers in neural networks", and the
 // modded-nanogpt speedrun) for the blocks' 2-D weights, AdamW for everything else (embeddings, an untied head,
-// norms, biases), as opt.optimizer=muon.
+// norms, biases), as optimizer.name=muon.
 //
 // Per hidden matrix W (out, in) with gradient G, each step:
-//   M ← β·M + (1 − β)·G                  momentum (train.muon_momentum, β = 0.95)
+//   M ← β·M + (1 − β)·G                  momentum (optimizer.muon_momentum, β = 0.95)
 //   U ← (1 − β)·G + β·M                  Nesterov
 //   O ← NewtonSchulz5(U)                 ≈ the orthogonal factor U·V^T of U's SVD (newton_schulz5 below; or
-//                                        polar_express, opt.muon_ns)
+//                                        polar_express, optimizer.muon_ns)
 //   W ← W − lr_muon · sqrt(max(1, out/in)) · O
-// with lr_muon = train.muon_lr scaled by the same schedule as train.lr. No weight decay on Muon's matrices
+// with lr_muon = optimizer.muon_lr scaled by the same schedule as optimizer.lr. No weight decay on Muon's matrices
 // (the published default). The Newton–Schulz iteration runs in fp32 here (the published code uses bf16 on
 // GPUs: a CPU without hardware bf16 emulates it ~100× slower), so updates are at least as accurate.
 //
@@ -54,7 +54,7 @@ constexpr double kPolarExpressCoefficients[5][3] = {
 // the five steps X ← a_i·X + (b_i·A + c_i·A²)·X, A = X·X^T, transposed as newton_schulz5. Returns fp32.
 at::Tensor polar_express(const at::Tensor& g);
 
-// The orthogonalisation opt.muon_ns names (MuonNs, engine/core/config/choices.h).
+// The orthogonalisation optimizer.muon_ns names (MuonNs, engine/core/config/choices.h).
 at::Tensor orthogonalise(const at::Tensor& g, MuonNs ns, int ns_steps = kNewtonSchulzSteps);
 
 // Whether a parameter is one of Muon's: a 2-D weight inside a transformer block.
@@ -62,11 +62,11 @@ bool is_muon_parameter(const std::string& name, const at::Tensor& p);
 
 struct MuonOptions {
   double momentum = 0.95;
-  double lr_scale = 10;               // train.muon_lr / train.lr: Muon's lr relative to the schedule's value
+  double lr_scale = 10;               // optimizer.muon_lr / optimizer.lr: Muon's lr relative to the schedule's value
   int ns_steps = kNewtonSchulzSteps;  // Newton–Schulz only: Polar Express has its five published steps
-  MuonNs ns = MuonNs::kNewtonSchulz;  // opt.muon_ns
-  bool normuon = false;               // opt.optimizer=normuon: each neuron's update normalised (below)
-  double beta2 = 0.95;                // NorMuon's running mean of the squared update (train.normuon_beta2)
+  MuonNs ns = MuonNs::kNewtonSchulz;  // optimizer.muon_ns
+  bool normuon = false;               // optimizer.name=normuon: each neuron's update normalised (below)
+  double beta2 = 0.95;                // NorMuon's running mean of the squared update (optimizer.normuon_beta2)
 };
 
 // NorMuon (Li et al. 2025, "NorMuon: Making Muon more efficient and scalable", arXiv 2510.05491): Muon's

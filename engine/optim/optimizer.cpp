@@ -30,7 +30,7 @@ AdamW::AdamW(const std::vector<AdamWSlot>& slots, const AdamWOptions& options) :
 
 void AdamW::add(const AdamWSlot& s) {
   // One group per (weight decay, lr): decayed 2-D weights, not decayed biases and norms, and groups of their own
-  // for a head or embeddings with their own lr (opt.head_lr, opt.embed_lr); each is one fused kernel call.
+  // for a head or embeddings with their own lr (optimizer.head_lr, optimizer.embed_lr); each is one fused kernel call.
   const double decay = s.decay ? options_.weight_decay : 0.0;
   Group* found = nullptr;
   for (Group& g : groups_)
@@ -65,13 +65,13 @@ void AdamW::step(double lr, const at::Tensor& found_inf) {
 
 void Optimizer::step_device_lr(const at::Tensor&, const at::Tensor&) {
   throw Error("this optimizer takes its learning rate from the host at every step, so a CUDA graph cannot replay it",
-              "set opt.optimizer=adamw with opt.fused_adamw=true, or opt.cuda_graphs=false");
+              "set optimizer.name=adamw with speed.fused_adamw=true, or speed.cuda_graphs=false");
 }
 
 void AdamW::step_device_lr(const at::Tensor& lr, const at::Tensor& found_inf) {
   if (!options_.fused)
     throw Error("AdamW's loop computes its bias correction on the host at every step, so a CUDA graph cannot replay it",
-                "set opt.fused_adamw=true, or opt.cuda_graphs=false");
+                "set speed.fused_adamw=true, or speed.cuda_graphs=false");
   ++step_;
   for (Group& g : groups_)
     if (!g.params.empty()) step_fused(g, g.lr_scale == 1 ? lr : lr * g.lr_scale, found_inf);
@@ -100,7 +100,7 @@ void AdamW::step_fused(Group& g, const std::variant<double, at::Tensor>& lr, con
   for (size_t i = 0; i < g.params.size(); ++i) {
     const at::Tensor grad = g.grads[i].defined() ? g.grads[i] : g.params[i].grad();
     if (!grad.defined())
-      throw Error("fused AdamW needs a gradient for every parameter", "turn opt.fused_adamw off for this model");
+      throw Error("fused AdamW needs a gradient for every parameter", "turn speed.fused_adamw off for this model");
     grads.push_back(grad);
   }
   at::NoGradGuard no_grad;
@@ -155,22 +155,25 @@ at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
   return total;
 }
 
-double learning_rate(const TrainConfig& t, int64_t step, const std::string& schedule) {
-  if (step < t.warmup_steps) return t.lr * static_cast<double>(step + 1) / static_cast<double>(t.warmup_steps);
-  const double min_lr = t.lr * t.min_lr_ratio;
-  if (parse_choice(schedule_choices(), "opt.schedule", schedule) == ScheduleKind::kWsd) {
+double learning_rate(const Config& c, int64_t step) {
+  const double lr = c.optimizer.lr;
+  const ScheduleConfig& s = c.schedule;
+  const int64_t steps = c.train.steps;
+  if (step < s.warmup_steps) return lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
+  const double min_lr = lr * s.min_lr_ratio;
+  if (parse_choice(schedule_choices(), "schedule.name", s.name) == ScheduleKind::kWsd) {
     // The decay's steps are the last ceil(fraction · steps) (at least one) and never reach into the warm-up;
     // its last step (steps - 1) lands on min_lr, as the cosine's does.
-    const int64_t decay = std::min(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(t.decay_fraction * t.steps))),
-                                   std::max<int64_t>(1, t.steps - t.warmup_steps));
-    const int64_t start = t.steps - decay;  // first step below the peak
-    if (step < start) return t.lr;
+    const int64_t decay = std::min(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s.decay_fraction * steps))),
+                                   std::max<int64_t>(1, steps - s.warmup_steps));
+    const int64_t start = steps - decay;  // first step below the peak
+    if (step < start) return lr;
     const double progress = std::min(1.0, static_cast<double>(step - start + 1) / static_cast<double>(decay));
-    return t.lr + progress * (min_lr - t.lr);
+    return lr + progress * (min_lr - lr);
   }
-  const int64_t decay_steps = std::max<int64_t>(1, t.steps - 1 - t.warmup_steps);
-  const double progress = std::min(1.0, static_cast<double>(step - t.warmup_steps) / static_cast<double>(decay_steps));
-  return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (t.lr - min_lr);
+  const int64_t decay_steps = std::max<int64_t>(1, steps - 1 - s.warmup_steps);
+  const double progress = std::min(1.0, static_cast<double>(step - s.warmup_steps) / static_cast<double>(decay_steps));
+  return min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (lr - min_lr);
 }
 
 }  // namespace tokamak

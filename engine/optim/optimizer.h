@@ -1,6 +1,6 @@
 // AdamW as GPT-2 training uses it: weight decay on 2-D weights only, a warm-up + cosine learning rate, a
 // global grad-norm clip, and two step implementations over the same state: a per-tensor loop (the write-ups'
-// baseline) and ATen's fused multi-tensor kernel (`opt.fused_adamw`), whose step counters live on the device.
+// baseline) and ATen's fused multi-tensor kernel (`speed.fused_adamw`), whose step counters live on the device.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -14,13 +14,13 @@
 
 namespace tokamak {
 
-struct TrainConfig;
+struct Config;
 
 struct AdamWOptions {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
   bool fused = false;
-  // opt.head_lr / opt.embed_lr as multiples of train.lr (1 = the same): the untied head's ("lm_head") and the
-  // embeddings' ("wte.weight", "wpe.weight") learning rates.
+  // optimizer.head_lr / optimizer.embed_lr as multiples of optimizer.lr (1 = the same): the untied head's ("lm_head")
+  // and the embeddings' ("wte.weight", "wpe.weight") learning rates.
   double head_lr_scale = 1, embed_lr_scale = 1;
 };
 
@@ -30,12 +30,12 @@ double adamw_lr_scale(const std::string& name, const AdamWOptions& options);
 // What the training loop steps: AdamW, or Muon with AdamW beside it (engine/optim/muon.h).
 class Optimizer : public OptimizerState {
  public:
-  // One update; `lr` is the schedule's value for train.lr (a group with its own peak scales it). found_inf (a
+  // One update; `lr` is the schedule's value for optimizer.lr (a group with its own peak scales it). found_inf (a
   // 1-element float tensor, or undefined): when it holds a non-zero value the update is skipped on the device,
   // with no host sync.
   virtual void step(double lr, const at::Tensor& found_inf = {}) = 0;
   // The same update with the lr read from a 0-dim float tensor on the device, so that a captured CUDA graph
-  // (opt.cuda_graphs) takes each step's lr from its buffer instead of the capture's. Fused AdamW only.
+  // (speed.cuda_graphs) takes each step's lr from its buffer instead of the capture's. Fused AdamW only.
   virtual void step_device_lr(const at::Tensor& lr, const at::Tensor& found_inf);
   virtual void zero_grad() = 0;  // set_to_none: the next backward writes fresh gradients instead of adding
 };
@@ -89,8 +89,8 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm
 at::Tensor clip_gradients(const std::vector<at::Tensor>& grads, double max_norm,
                           const std::function<void(at::Tensor&)>& sum_of_squares = {});
 
-// Linear warm-up to lr, then (opt.schedule) cosine decay to lr * min_lr_ratio at the last step, or (wsd) lr
-// held until the last train.decay_fraction of the steps, which decay linearly to lr * min_lr_ratio.
-double learning_rate(const TrainConfig& train, int64_t step, const std::string& schedule = "cosine");
+// Linear warm-up to lr, then (schedule.name) cosine decay to lr * min_lr_ratio at the last step, or (wsd) lr
+// held until the last schedule.decay_fraction of the steps, which decay linearly to lr * min_lr_ratio.
+double learning_rate(const Config& config, int64_t step);
 
 }  // namespace tokamak

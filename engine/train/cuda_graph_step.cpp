@@ -36,8 +36,8 @@ struct CudaGraphStep::Impl {
 
 CudaGraphStep::CudaGraphStep(const c10::Device& device) {
   if (!device.is_cuda())
-    throw Error("opt.cuda_graphs captures CUDA kernels, but the run is on " + device.str(),
-                "set opt.cuda_graphs=false");
+    throw Error("speed.cuda_graphs captures CUDA kernels, but the run is on " + device.str(),
+                "set speed.cuda_graphs=false");
   const c10::DeviceIndex index = device.has_index() ? device.index() : c10::cuda::current_device();
   impl_ = std::make_unique<Impl>(index);
   impl_->before.synchronize();  // the model's and the optimizer's set-up ran on the stream before
@@ -79,14 +79,14 @@ GraphStepResult CudaGraphStep::step(const at::Tensor& inputs, const at::Tensor& 
         m.graph.capture_end();  // ends the capture, so the stream is usable again for what the run does next
       } catch (...) {}
       at::autocast::set_autocast_cache_enabled(cache);
-      throw Error(std::string("opt.cuda_graphs: capturing the training step failed: ") + e.what(),
-                  "set opt.cuda_graphs=false to train with the kernels launched one by one");
+      throw Error(std::string("speed.cuda_graphs: capturing the training step failed: ") + e.what(),
+                  "set speed.cuda_graphs=false to train with the kernels launched one by one");
     }
     at::autocast::set_autocast_cache_enabled(cache);
     m.captured = true;
   } else {
     if (inputs.sizes() != m.inputs.sizes() || targets.sizes() != m.targets.sizes())
-      throw Error("opt.cuda_graphs: a batch of another shape reached the captured step",
+      throw Error("speed.cuda_graphs: a batch of another shape reached the captured step",
                   "this is a bug: config_problems should have refused the setting that changes the batch's shape");
     m.inputs.copy_(inputs, /*non_blocking=*/true), m.targets.copy_(targets, /*non_blocking=*/true);
   }
@@ -102,7 +102,7 @@ bool CudaGraphStep::captured() const { return impl_->captured; }
 
 struct CudaGraphStep::Impl {};
 CudaGraphStep::CudaGraphStep(const c10::Device&) {
-  throw Error("opt.cuda_graphs needs LibTorch with CUDA, and this build has none", "set opt.cuda_graphs=false");
+  throw Error("speed.cuda_graphs needs LibTorch with CUDA, and this build has none", "set speed.cuda_graphs=false");
 }
 CudaGraphStep::~CudaGraphStep() = default;
 GraphStepResult CudaGraphStep::step(const at::Tensor&, const at::Tensor&, double, const GraphStepBody&,

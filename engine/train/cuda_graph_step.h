@@ -1,4 +1,4 @@
-// opt.cuda_graphs: the whole training step — forward, backward, clipping, the skip decision and fused AdamW —
+// speed.cuda_graphs: the whole training step — forward, backward, clipping, the skip decision and fused AdamW —
 // captured once as a CUDA graph and replayed at every step after, so the step costs one launch instead of
 // hundreds. Following PyTorch's whole-network capture recipe: every step of the run goes on a side stream of
 // its own (capture refuses the default one); the first steps run eagerly on it, so cuBLAS's workspaces, cuDNN's

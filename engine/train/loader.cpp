@@ -178,7 +178,7 @@ Batch Loader::val_batch(int64_t i) {
   const Impl& m = *impl_;
   if (!m.sampler.has_val())
     throw Error("there is no validation split: data.val_fraction is 0 and the dataset has no *_val_* shards",
-                "set data.val_fraction above 0, or turn evaluation off (train.eval_every=0)");
+                "set data.val_fraction above 0, or turn evaluation off (eval.every=0)");
   return m.to_device(gather(m.sampler.val(i), m.opt.context, m.pinned));
 }
 

@@ -16,7 +16,7 @@ struct LoaderOptions {
   int64_t batch_size = 8;      // B: sequences per micro-batch
   int64_t context = 128;       // T
   double val_fraction = 0.05;  // tail of the tokens kept for validation when there are no val shards
-  uint64_t val_tokens = 0;     // > 0: validation is exactly the first N val tokens (train.val_tokens)
+  uint64_t val_tokens = 0;     // > 0: validation is exactly the first N val tokens (eval.val_tokens)
   uint64_t seed = 1337;
   torch::Device device = torch::kCPU;
   bool pin_memory = false;  // CUDA only: page-locked host buffers and non-blocking copies

@@ -32,7 +32,7 @@ class Run {
  public:
   Run(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist)
       : c_(config), dist_(dist), sink_(dist.rank == 0 ? sink : silent_), end_sink_(sink), control_(control),
-        device_(run_device(config, dist)), precision_(parse_precision(config.opt.precision)), main_(dist.rank == 0) {}
+        device_(run_device(config, dist)), precision_(parse_precision(config.speed.precision)), main_(dist.rank == 0) {}
 
   EndEvent execute();
 
@@ -61,15 +61,15 @@ class Run {
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;
   GPT model_{nullptr};
-  std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (opt.optimizer)
+  std::unique_ptr<Optimizer> optimizer_;      // unsharded runs: AdamW, or Muon + AdamW (optimizer.name)
   std::unique_ptr<ShardedAdamW> sharded_;     // dist.zero=1 with several ranks (engine/parallel/zero.h)
-  std::vector<PreparedEvalTask> eval_tasks_;  // train.eval_tasks, read and tokenized once before step 1
+  std::vector<PreparedEvalTask> eval_tasks_;  // eval.tasks, read and tokenized once before step 1
   std::string uid_, checkpoint_dir_;
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
-  int64_t val_batches_ = 0;  // train.val_tokens: evaluations cover exactly its windows (0 = train.eval_batches)
+  int64_t val_batches_ = 0;  // eval.val_tokens: evaluations cover exactly its windows (0 = eval.batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   Clock::time_point started_, last_checkpoint_;
-  // Time to train.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
+  // Time to eval.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
   // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the
   // step at which the target was reached (0: not yet).
   double train_seconds_before_ = 0, io_seconds_ = 0;

@@ -71,7 +71,7 @@ void Run::set_up() {
                                             shared ? Backend::kGloo : Backend::kAuto);
   }
   configure_cpu(threads);
-  apply_math_mode(precision_, c_.opt.sdpa_backend);
+  apply_math_mode(precision_, c_.speed.sdpa_backend);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
 
@@ -97,7 +97,7 @@ void Run::set_up() {
   }
   check_token_ids(data, c_.model.vocab_size);  // before any id can reach the embedding
   for (const auto& w : data.warnings) sink_.on_warning({w});
-  for (const EvalTaskSpec& spec : parse_eval_tasks(c_.train.eval_tasks)) {
+  for (const EvalTaskSpec& spec : parse_eval_tasks(c_.eval.tasks)) {
     EvalOptions eo;
     eo.jsonl_field = c_.data.jsonl_field;
     eo.progress = [&](const std::string& what, int64_t done, int64_t total) {
@@ -111,57 +111,58 @@ void Run::set_up() {
   lo.batch_size = c_.train.batch_size;
   lo.context = train_context(c_);
   lo.val_fraction = c_.data.val_fraction;
-  lo.val_tokens = static_cast<uint64_t>(c_.train.val_tokens);
-  if (c_.train.val_tokens > 0) {
+  lo.val_tokens = static_cast<uint64_t>(c_.eval.val_tokens);
+  if (c_.eval.val_tokens > 0) {
     // Every validation window once: the ranks take interleaved batches of B windows (Loader::val_batch).
     const int64_t per_batch = c_.train.batch_size * train_context(c_) * dist_.world_size;
-    if (c_.train.val_tokens % per_batch != 0)
-      throw Error("train.val_tokens (" + std::to_string(c_.train.val_tokens) +
+    if (c_.eval.val_tokens % per_batch != 0)
+      throw Error("eval.val_tokens (" + std::to_string(c_.eval.val_tokens) +
                       ") is not a multiple of batch_size × "
                       "context × ranks (" +
                       std::to_string(per_batch) + ")",
-                  "change train.val_tokens or train.batch_size");
-    val_batches_ = c_.train.val_tokens / per_batch;
+                  "change eval.val_tokens or train.batch_size");
+    val_batches_ = c_.eval.val_tokens / per_batch;
   }
   lo.seed = static_cast<uint64_t>(c_.train.seed);
   lo.device = device_;
-  lo.pin_memory = pin_memory_on(c_.opt.pin_memory, device_.is_cuda());
-  lo.prefetch = c_.opt.prefetch;
+  lo.pin_memory = pin_memory_on(c_.speed.pin_memory, device_.is_cuda());
+  lo.prefetch = c_.speed.prefetch;
   lo.rank = dist_.rank;
   lo.world_size = dist_.world_size;
   loader_ = std::make_unique<Loader>(data, lo);
 
-  model_ = GPT(GPTOptions::from_config(c_.model, c_.opt));
+  model_ = GPT(GPTOptions::from_config(c_.model, c_.speed));
   if (precision_ == Precision::kBf16Pure) model_->to(at::kBFloat16);
   model_->to(device_);
   model_->train();
   std::vector<std::pair<std::string, at::Tensor>> params;
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
-  AdamWOptions ao{c_.train.beta1, c_.train.beta2, c_.train.eps, c_.train.weight_decay, c_.opt.fused_adamw};
-  if (c_.opt.head_lr > 0) ao.head_lr_scale = c_.opt.head_lr / c_.train.lr;
-  if (c_.opt.embed_lr > 0) ao.embed_lr_scale = c_.opt.embed_lr / c_.train.lr;
+  AdamWOptions ao{c_.optimizer.beta1, c_.optimizer.beta2, c_.optimizer.eps, c_.optimizer.weight_decay,
+                  c_.speed.fused_adamw};
+  if (c_.optimizer.head_lr > 0) ao.head_lr_scale = c_.optimizer.head_lr / c_.optimizer.lr;
+  if (c_.optimizer.embed_lr > 0) ao.embed_lr_scale = c_.optimizer.embed_lr / c_.optimizer.lr;
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
   if (!zero) {
-    const OptimizerKind kind = parse_choice(optimizer_choices(), "opt.optimizer", c_.opt.optimizer);
+    const OptimizerKind kind = parse_choice(optimizer_choices(), "optimizer.name", c_.optimizer.name);
     if (kind != OptimizerKind::kAdamW)
-      optimizer_ =
-          std::make_unique<Muon>(params, ao,
-                                 MuonOptions{c_.train.muon_momentum, c_.train.muon_lr / c_.train.lr, kNewtonSchulzSteps,
-                                             parse_choice(muon_ns_choices(), "opt.muon_ns", c_.opt.muon_ns),
-                                             kind == OptimizerKind::kNorMuon, c_.train.normuon_beta2});
+      optimizer_ = std::make_unique<Muon>(
+          params, ao,
+          MuonOptions{c_.optimizer.muon_momentum, c_.optimizer.muon_lr / c_.optimizer.lr, kNewtonSchulzSteps,
+                      parse_choice(muon_ns_choices(), "optimizer.muon_ns", c_.optimizer.muon_ns),
+                      kind == OptimizerKind::kNorMuon, c_.optimizer.normuon_beta2});
     else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
 
   uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
-  if (!c_.model.init_from.empty() && c_.train.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
+  if (!c_.model.init_from.empty() && c_.checkpoint.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
   std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
-  if (!c_.train.resume.empty()) {
+  if (!c_.checkpoint.resume.empty()) {
     if (zero) resumed = full_adamw_state(params);
     // The CLI names the run before it starts (a queue's or Slurm's trial by its row): another run's checkpoint
     // would continue that run's weights under this one's name.
-    if (control_ && !control_->run_uid.empty()) check_checkpoint_owner(c_.train.resume, control_->run_uid);
+    if (control_ && !control_->run_uid.empty()) check_checkpoint_owner(c_.checkpoint.resume, control_->run_uid);
     OptimizerState* into = zero ? resumed.get() : optimizer_.get();
-    CheckpointInfo info = load_checkpoint(c_.train.resume, *model_, into, /*restore_rng=*/true, device_);
+    CheckpointInfo info = load_checkpoint(c_.checkpoint.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
     train_seconds_before_ = info.train_seconds, target_step_ = info.target_step;
   }
@@ -187,7 +188,7 @@ void Run::set_up() {
   }
   if (c_.name.empty()) c_.name = default_run_name(c_);
   // By default checkpoints go to the run folder (engine/core/run/run_folder.h), beside the run's journal.
-  checkpoint_dir_ = !c_.train.checkpoint_dir.empty() ? c_.train.checkpoint_dir : run_folder_path(c_.name, uid_);
+  checkpoint_dir_ = !c_.checkpoint.dir.empty() ? c_.checkpoint.dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_ && writes_checkpoints())
     prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true), uid_);
@@ -215,10 +216,10 @@ void Run::set_up() {
   // MFU's denominator: the datasheet for a GPU, this machine's own measured GEMM rate for a CPU (no datasheet
   // says what a CPU of that name reaches with these cores and LibTorch's kernels).
   if (device_.is_cuda()) {
-    peak_ = peak_flops(device_name(device_), c_.opt.precision);
-    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.opt.precision + ")" : "";
+    peak_ = peak_flops(device_name(device_), c_.speed.precision);
+    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.speed.precision + ")" : "";
   } else if (main_) {  // only rank 0 reports MFU; ranks measuring at once would share the cores
-    const CpuPeak cpu = cpu_peak_flops(c_.opt.precision);
+    const CpuPeak cpu = cpu_peak_flops(c_.speed.precision);
     peak_ = cpu.flops;
     start.peak_source = cpu.source;
   }
@@ -237,7 +238,7 @@ void Run::checkpoint(int64_t step) {
   info.train_seconds = train_seconds(), info.target_step = target_step_;
   save_checkpoint(path, *model_, state, info, device_);
   last_checkpoint_ = Clock::now();
-  prune_checkpoints(checkpoint_dir_, c_.train.checkpoint_keep, uid_);
+  prune_checkpoints(checkpoint_dir_, c_.checkpoint.keep, uid_);
   sink_.on_checkpoint({step, path});
 }
 
@@ -248,15 +249,15 @@ void Run::sample(int64_t step) {
   at::globalContext().setSDPUseMath(true);
   AutocastGuard autocast(device_.type(), uses_autocast(precision_), autocast_dtype(precision_));
   SampleOptions so;
-  so.max_new_tokens = c_.train.sample_tokens;
-  so.temperature = c_.train.sample_temperature;
-  so.top_k = c_.train.sample_top_k;
+  so.max_new_tokens = c_.sample.tokens;
+  so.temperature = c_.sample.temperature;
+  so.top_k = c_.sample.top_k;
   so.seed = static_cast<uint64_t>(c_.train.seed + step);
   so.stop_at_end_of_text = false;  // a sample shows what the model writes, document breaks included
-  sink_.on_sample({step, c_.train.sample_prompt, sample_text(*model_, c_.train.sample_prompt, so, device_)});
+  sink_.on_sample({step, c_.sample.prompt, sample_text(*model_, c_.sample.prompt, so, device_)});
 }
 
-// train.eval_tasks on the model as it is, as metrics of the run ("eval/hellaswag/acc", ...). Every rank
+// eval.tasks on the model as it is, as metrics of the run ("eval/hellaswag/acc", ...). Every rank
 // evaluates (the same weights, the same numbers): a rank that waited for rank 0 at its next collective could
 // pass dist.timeout_s on a long task. Only rank 0's sink reports.
 void Run::evaluate_tasks(int64_t step) {
@@ -293,7 +294,7 @@ void Run::count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std
   if (in_a_row > c_.train.max_skipped_steps)
     throw Error(std::to_string(in_a_row) + " steps in a row up to step " + std::to_string(step) + " were skipped (" +
                     reason + "); the weights are those of step " + std::to_string(step - in_a_row),
-                "lower train.lr, use opt.precision=fp32, or raise train.max_skipped_steps");
+                "lower optimizer.lr, use speed.precision=fp32, or raise train.max_skipped_steps");
 }
 
 // Data parallel, profiled report steps: how much of the gradient collectives ran while backward still did.
@@ -306,10 +307,10 @@ void Run::add_overlap_metrics(Metrics& metrics) const {
   metrics.add("allreduce_last_end_ms", o.last_end_ms);
 }
 
-// The first evaluation at or below train.target_val_loss adds the training time, tokens and steps it took to
-// its event (the store, exports and `runs compare` read them as metrics). Its resolution is train.eval_every.
+// The first evaluation at or below eval.target_val_loss adds the training time, tokens and steps it took to
+// its event (the store, exports and `runs compare` read them as metrics). Its resolution is eval.every.
 bool Run::check_target(EvalEvent& e, double val, double trained_s) {
-  if (c_.train.target_val_loss <= 0 || target_step_ > 0 || !(val <= c_.train.target_val_loss)) return false;
+  if (c_.eval.target_val_loss <= 0 || target_step_ > 0 || !(val <= c_.eval.target_val_loss)) return false;
   target_step_ = e.step;
   e.metrics.add("time_to_target_s", trained_s);
   e.metrics.add_count("tokens_to_target", e.tokens);

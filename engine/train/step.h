@@ -15,9 +15,9 @@ class GPTImpl;
 class GradReducer;
 class StepProfile;
 
-// opt.precision through its table (engine/core/config/choices.h): unknown and not-implemented values throw.
+// speed.precision through its table (engine/core/config/choices.h): unknown and not-implemented values throw.
 Precision parse_precision(const std::string& name);
-// Process-wide math modes for a precision (TF32 for matmuls and cuDNN) and the SDPA backend (opt.sdpa_backend:
+// Process-wide math modes for a precision (TF32 for matmuls and cuDNN) and the SDPA backend (speed.sdpa_backend:
 // "auto" = LibTorch's choice); call once before training.
 void apply_math_mode(Precision precision, const std::string& sdpa_backend = "auto");
 

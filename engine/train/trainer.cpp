@@ -57,7 +57,7 @@ EndEvent Run::execute() {
   const double fpt =
       flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
   const double peak = peak_;
-  const bool check_every_step = !(device_.is_cuda() && c_.opt.fused_adamw);
+  const bool check_every_step = !(device_.is_cuda() && c_.speed.fused_adamw);
   std::vector<at::Tensor> params = model_->parameters();
   const auto optimizer_step = [&](double lr, const at::Tensor& found_inf) {
     if (sharded_) sharded_->step(lr, found_inf);
@@ -68,10 +68,10 @@ EndEvent Run::execute() {
   // Every step of a report window is profiled, the same steps the meter times: the phases beside step_ms are
   // the mean of those steps and add up to it (the rest between steps is other). No mark syncs the host.
   StepProfile profile(device_);
-  // opt.cuda_graphs: the step captured once and replayed (engine/train/cuda_graph_step.h). Inside a graph its
+  // speed.cuda_graphs: the step captured once and replayed (engine/train/cuda_graph_step.h). Inside a graph its
   // phases cannot be timed apart: the step is timed whole, with no step profile.
   std::unique_ptr<CudaGraphStep> graphed;
-  if (c_.opt.cuda_graphs) graphed = std::make_unique<CudaGraphStep>(device_);
+  if (c_.speed.cuda_graphs) graphed = std::make_unique<CudaGraphStep>(device_);
   const bool profiling = c_.train.profile && !graphed;
   const auto lap = [&](Phase p) {
     if (profiling) profile.lap(p);
@@ -81,7 +81,7 @@ EndEvent Run::execute() {
   at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
   int64_t step = start_step_;
   end.status = "finished";
-  bool target_stop = false;  // train.stop_at_target, once the target is reached
+  bool target_stop = false;  // eval.stop_at_target, once the target is reached
   loop_started_ = Clock::now();
 
   try {
@@ -91,7 +91,7 @@ EndEvent Run::execute() {
         break;
       }
       if (profiling) profile.begin();
-      const double lr = learning_rate(c_.train, step, c_.opt.schedule);
+      const double lr = learning_rate(c_, step);
       if (reducer_) reducer_->zero_grad();
       else if (!graphed || !graphed->captured()) optimizer_->zero_grad();  // a graph refills its gradients in place
       // train.batch_warmup / train.seq_warmup: the first rows and tokens of the step's own batches, so the data
@@ -120,7 +120,7 @@ EndEvent Run::execute() {
                   },
                   1, precision_, device_, {}, nullptr, nullptr);
               RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
-              at::Tensor n = clip_grad_norm(params, c_.train.grad_clip);
+              at::Tensor n = clip_grad_norm(params, c_.optimizer.grad_clip);
               at::Tensor bad = at::logical_or(~at::isfinite(o.loss), ~at::isfinite(n)).to(at::kFloat);
               optimizer_->step_device_lr(device_lr, bad);
               skipped_dev.add_(bad);
@@ -144,8 +144,8 @@ EndEvent Run::execute() {
         lap(Phase::kOther);
         // Clip, the skip decision and the update, in a profiler scope of their own (`bench --kernels`: optimizer).
         RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
-        norm = sharded_ ? sharded_->clip_grad_norm(c_.train.grad_clip)  // the global norm of the shards
-                        : clip_grad_norm(params, c_.train.grad_clip);
+        norm = sharded_ ? sharded_->clip_grad_norm(c_.optimizer.grad_clip)  // the global norm of the shards
+                        : clip_grad_norm(params, c_.optimizer.grad_clip);
         // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
         at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
         if (check_every_step) {
@@ -208,26 +208,25 @@ EndEvent Run::execute() {
       const auto io_start = Clock::now();
       const double trained_s = train_seconds();  // training time up to here, the evaluation's own time left out
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
-      if (loader_->val_tokens() > 0 && due(c_.train.eval_every)) {
+      if (loader_->val_tokens() > 0 && due(c_.eval.every)) {
         double val = evaluate(
-            *model_, [&](int64_t i) { return loader_->val_batch(i); },
-            val_batches_ ? val_batches_ : c_.train.eval_batches, precision_, device_);
+            *model_, [&](int64_t i) { return loader_->val_batch(i); }, val_batches_ ? val_batches_ : c_.eval.batches,
+            precision_, device_);
         if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
         EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
         e.metrics.add("val_loss", val);
-        target_stop = check_target(e, val, trained_s) && c_.train.stop_at_target;
+        target_stop = check_target(e, val, trained_s) && c_.eval.stop_at_target;
         sink_.on_eval(e);
       }
-      if (!eval_tasks_.empty() && due(c_.train.eval_every)) evaluate_tasks(step);
+      if (!eval_tasks_.empty() && due(c_.eval.every)) evaluate_tasks(step);
       // "Sample now" (control->sample) takes the next step's end, so it costs one sample, not a reload.
       const bool asked = control_ && control_->sample.exchange(false);
-      if (main_ && ((c_.train.sample_every >= 0 && due(c_.train.sample_every)) || asked)) sample(step);
+      if (main_ && ((c_.sample.every >= 0 && due(c_.sample.every)) || asked)) sample(step);
       // Periodic checkpoints bound the work a crash or a kill can lose: by steps when asked, and by wall time
       // (on by default), which bounds it whatever a step costs on this model and device.
-      const bool by_steps = c_.train.checkpoint_every > 0 && step % c_.train.checkpoint_every == 0;
-      bool by_time =
-          c_.train.checkpoint_minutes > 0 &&
-          Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.train.checkpoint_minutes);
+      const bool by_steps = c_.checkpoint.every > 0 && step % c_.checkpoint.every == 0;
+      bool by_time = c_.checkpoint.minutes > 0 &&
+                     Clock::now() - last_checkpoint_ >= std::chrono::duration<double>(60.0 * c_.checkpoint.minutes);
       // ZeRO-1's checkpoint is a collective: the ranks agree on the time at report steps (which sync anyway).
       if (sharded_) by_time = report && group_->any(by_time);
       if ((by_steps || by_time) && !last) checkpoint(step);
@@ -281,9 +280,9 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   Config c = config;
   c.dist.gpus = dist.world_size;
   // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
-  c.opt.precision = resolved_precision(c.opt.precision, c.device);  // the run records what it trains with
+  c.speed.precision = resolved_precision(c.speed.precision, c.device);  // the run records what it trains with
   validate_config(c, cuda_device_count());
-  c.opt.layers = resolved_layers(c, c.opt.precision);
+  c.speed.layers = resolved_layers(c, c.speed.precision);
   check_memory(c);  // before the model or any batch is allocated
   detail::Run run(c, sink, control, dist);
   return run.execute();

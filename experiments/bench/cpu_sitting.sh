@@ -22,9 +22,9 @@ tokamak_median() {  # precision [--set key=value ...] → median ms/step of the 
   shift
   "$bin" train --no-store --json --set model.n_layer="$L" --set model.n_head="$H" --set model.n_embd="$C" \
       --set model.context="$T" --set train.batch_size="$batch" --set threads="$threads" \
-      --set opt.precision="$precision" --set train.steps=$((steps + warmup)) --set train.log_every=1 \
-      --set train.eval_every=0 --set train.sample_every=-1 --set train.warmup_steps="$warmup" \
-      --set train.checkpoint_minutes=0 --set train.profile=false "$@" 2>"$work/err" |
+      --set speed.precision="$precision" --set train.steps=$((steps + warmup)) --set train.log_every=1 \
+      --set eval.every=0 --set sample.every=-1 --set schedule.warmup_steps="$warmup" \
+      --set checkpoint.minutes=0 --set train.profile=false "$@" 2>"$work/err" |
     "$py" -c '
 import json, statistics, sys
 ms = [e["step_ms"] for e in map(json.loads, sys.stdin) if e.get("event") == "step" and e["step"] > int(sys.argv[1])]

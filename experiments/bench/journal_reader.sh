@@ -13,7 +13,7 @@ trap 'rm -rf "$XDG_DATA_HOME"; on_host rm -rf "$XDG_DATA_HOME"' EXIT
 on_host mkdir -p "$XDG_DATA_HOME"
 data=$XDG_DATA_HOME/excerpt.txt
 on_host "head -c 200000 \${TOKAMAK_CACHE:-\$HOME/.cache/tokamak}/assets/jargon.txt > $data"
-args="train --detach --json --no-store --set data.path=$data --set model.n_layer=2 --set model.n_head=2 --set model.n_embd=64 --set model.context=64 --set train.batch_size=8 --set threads=1 --set opt.precision=fp32 --set train.steps=${STEPS:-250} --set train.log_every=1 --set train.sample_every=-1 --set train.eval_every=0 --set train.seed=1"
+args="train --detach --json --no-store --set data.path=$data --set model.n_layer=2 --set model.n_head=2 --set model.n_embd=64 --set model.context=64 --set train.batch_size=8 --set threads=1 --set speed.precision=fp32 --set train.steps=${STEPS:-250} --set train.log_every=1 --set sample.every=-1 --set eval.every=0 --set train.seed=1"
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg), reader ${HOST:-local}"
 for mode in ${MODES:-none follow none follow}; do
   out=$(on_host "XDG_DATA_HOME=$XDG_DATA_HOME $B $args --name perf-$mode")

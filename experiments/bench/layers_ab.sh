@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# opt.layers=native against opt.layers=fused (on a CPU: the fused classifier, engine/kernels/classifier.*) in
+# speed.layers=native against speed.layers=fused (on a CPU: the fused classifier, engine/kernels/classifier.*) in
 # whole training steps, alternating ROUNDS times so a busy moment of a shared machine hits both alike, in fp32
 # and in bf16 where the CPU computes it in hardware. Each run: `tokamak train`, the median step time of the
-# STEPS steps after 5 warm-up steps. This is the measurement behind what opt.layers=auto resolves to on a CPU
+# STEPS steps after 5 warm-up steps. This is the measurement behind what speed.layers=auto resolves to on a CPU
 # (engine/core/config/choices.cpp, resolved_layers).
 # Usage: experiments/bench/layers_ab.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
 #   default: 3 rounds, 15 timed steps, 4,4,256,256, batch 8, threads = cores (issue 28's shape)
@@ -12,8 +12,8 @@ source "$(dirname "$0")/cpu_sitting.sh"
 machine_line
 for r in $(seq "$rounds"); do
   for p in "${precisions[@]}"; do
-    a=$(tokamak_median "$p" --set opt.layers=native)
-    b=$(tokamak_median "$p" --set opt.layers=fused)
+    a=$(tokamak_median "$p" --set speed.layers=native)
+    b=$(tokamak_median "$p" --set speed.layers=fused)
     printf 'round %d %-4s  ms/step: native %7.1f  fused %7.1f  native/fused %s\n' "$r" "$p" "$a" "$b" \
       "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", a / b }')"
     echo "$p $a $b" >> "$work/rows"

@@ -67,7 +67,7 @@ MODES = ["eager", "default", "max-autotune-no-cudagraphs", "max-autotune"]
 
 
 def attention_backend(name):
-    """SDPA's own choice for "auto" (cuDNN on Hopper with LibTorch 2.11, as Tokamak's opt.sdpa_backend=auto);
+    """SDPA's own choice for "auto" (cuDNN on Hopper with LibTorch 2.11, as Tokamak's speed.sdpa_backend=auto);
     otherwise that backend alone."""
     if name == "auto":
         return contextlib.nullcontext()

@@ -10,9 +10,9 @@ db=$(realpath -m "${1:?usage: $0 RUNS.db}")
 for lr in 0.001 0.003; do
   for seed in 1 2 3; do
     build/app/tokamak train --preset nano --db "$db" --name "nano-lr$lr-s$seed" \
-      --set opt.precision=fp32 --set train.steps=30 --set train.batch_size=4 --set train.eval_batches=2 \
-      --set train.lr=$lr --set train.seed=$seed --set train.eval_every=10 --set train.log_every=2 \
-      --set train.warmup_steps=5 --set train.sample_every=15 --set train.checkpoint_every=0 >/dev/null
+      --set speed.precision=fp32 --set train.steps=30 --set train.batch_size=4 --set eval.batches=2 \
+      --set optimizer.lr=$lr --set train.seed=$seed --set eval.every=10 --set train.log_every=2 \
+      --set schedule.warmup_steps=5 --set sample.every=15 --set checkpoint.every=0 >/dev/null
   done
 done
 build/app/tokamak runs compare $(build/app/tokamak runs list --db "$db" 2>/dev/null | awk 'NR>1{print $1}' | sort -n) \

@@ -17,8 +17,8 @@ bin=${TOKAMAK_BIN:-$root/build/app/tokamak}
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$repeats"); do
   for profile in true false; do
-    "$bin" train --no-store --json --set train.steps="$steps" --set train.log_every=1 --set train.eval_every=0 \
-        --set train.sample_every=-1 --set train.checkpoint_minutes=0 --set train.profile=$profile "${sets[@]}" 2>/dev/null |
+    "$bin" train --no-store --json --set train.steps="$steps" --set train.log_every=1 --set eval.every=0 \
+        --set sample.every=-1 --set checkpoint.minutes=0 --set train.profile=$profile "${sets[@]}" 2>/dev/null |
       "$py" -c '
 import json, sys
 steps = [json.loads(l) for l in sys.stdin if "\"event\":\"step\"" in l]

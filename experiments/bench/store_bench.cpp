@@ -22,8 +22,9 @@ using clk = std::chrono::steady_clock;
 static double since(clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); }
 
 static void fill(RunStore& store, int runs, int rows_per_run) {
-  std::string config = R"({"model":{"preset":"mini","n_layer":4,"n_head":4,"n_embd":256,"context":256},)"
-                       R"("train":{"batch_size":16,"steps":1000,"lr":0.0006},"opt":{"precision":"bf16"}})";
+  std::string config =
+      R"({"model":{"preset":"mini","n_layer":4,"n_head":4,"n_embd":256,"context":256},)"
+      R"("train":{"batch_size":16,"steps":1000},"optimizer":{"lr":0.0006},"speed":{"precision":"bf16"}})";
   for (int r = 0; r < runs; ++r) {
     store.transaction([&] {
       RunStart st;

@@ -8,8 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build}
 rounds=${1:-3}
 shift || true
-[ $# -gt 0 ] || set -- model.preset=nano threads=1 opt.precision=fp32 train.batch_size=8 train.steps=20 train.log_every=5 train.eval_batches=1 train.sample_every=-1 \
-                      train.checkpoint_every=0
+[ $# -gt 0 ] || set -- model.preset=nano threads=1 speed.precision=fp32 train.batch_size=8 train.steps=20 train.log_every=5 eval.batches=1 sample.every=-1 \
+                      checkpoint.every=0
 bin=$(mktemp -d)/thread_bench
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 # Linked exactly as tokamak-engine is (its link line from the build), the allocator aside.

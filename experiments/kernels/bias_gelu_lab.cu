@@ -7,7 +7,7 @@
 //       loads, 256 threads × 32 rows a block, shared column sums.
 //   v2  out of place (no clone: reads d and pre, writes dpre), 16-byte loads and stores (8 bf16 a thread),
 //       each block a strip of rows, column sums in registers, one atomicAdd per column and block: the kernel
-//       opt.fused_glue runs (gelu_backward_bias_out).
+//       speed.fused_glue runs (gelu_backward_bias_out).
 //   bias_gelu_lab [N] [C] [ROUNDS]   (defaults: GPT-2 124M at batch 64: N = 65536, C = 3072)
 // Built by scripts/gpu-kit.sh (CMake target bias_gelu_lab, with CUDA); without a GPU it says so and exits 0.
 #include <cuda_bf16.h>

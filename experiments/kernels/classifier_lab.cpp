@@ -4,7 +4,7 @@
 // over the rounds, and the least process CPU time of a round (on a machine others use too, CPU time with one
 // thread is what still compares variants). Built and run by classifier_lab.sh.
 //   classifier_lab N C [THREADS] [ROUNDS] [cpu|cuda] [fp32|bf16]
-// bf16 runs every variant under bf16 autocast, as a training step with opt.precision=bf16 does.
+// bf16 runs every variant under bf16 autocast, as a training step with speed.precision=bf16 does.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/GradMode.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-12 CPU target: `tokamak train` with opt.layers=native and =fused against the plain PyTorch loop
+# The issue-12 CPU target: `tokamak train` with speed.layers=native and =fused against the plain PyTorch loop
 # (experiments/bench/pytorch_loop.py) of the same model given the same malloc tuning, 4 layers × 256 wide,
 # context 256, batch 8, 2 threads, fp32. The three run in turn, ROUNDS times (the machine is shared: read the
 # min and median). Each run skips 5 warm-up steps and prints its mean step time over STEPS steps.
@@ -16,9 +16,9 @@ shape=(--set model.n_layer=4 --set model.n_head=4 --set model.n_embd=256 --set m
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$rounds"); do
   for layers in native fused; do
-    "$bin" train --no-store --json "${shape[@]}" --set train.batch_size=8 --set threads=2 --set opt.precision=fp32 \
-        --set opt.layers=$layers --set train.steps=$((steps + 5)) --set train.log_every=1 --set train.eval_every=0 \
-        --set train.sample_every=-1 --set train.warmup_steps=5 --set train.checkpoint_minutes=0 2>/dev/null |
+    "$bin" train --no-store --json "${shape[@]}" --set train.batch_size=8 --set threads=2 --set speed.precision=fp32 \
+        --set speed.layers=$layers --set train.steps=$((steps + 5)) --set train.log_every=1 --set eval.every=0 \
+        --set sample.every=-1 --set schedule.warmup_steps=5 --set checkpoint.minutes=0 2>/dev/null |
       "$py" -c '
 import json, sys
 steps = [json.loads(l) for l in sys.stdin if "\"event\":\"step\"" in l]

@@ -8,7 +8,7 @@
 //       28 bytes an element.
 //   v2  one kernel, mixed dtypes: reads x fp32 and the branch bf16 with 16-byte loads, keeps the row in
 //       registers, writes h fp32 and y bf16: 12 bytes an element, no casts (residual_layernorm_forward_mixed,
-//       what opt.fused_glue runs).
+//       what speed.fused_glue runs).
 //   residual_layernorm_lab [N] [C] [ROUNDS]   (defaults: GPT-2 124M at batch 64: N = 65536, C = 768)
 // Built by scripts/gpu-kit.sh (CMake target residual_layernorm_lab, with CUDA); without a GPU it says so and exits.
 #include <cuda_bf16.h>

@@ -18,11 +18,11 @@ namespace tokamak::test {
 std::vector<std::string> dist_tiny_sets(const std::string& data) {
   // Context 16: test_dist's reducer tests draw rows of 17 tokens.
   return tiny_run_overrides({"data.path=" + data, "model.context=16", "model.vocab_pad_multiple=1",
-                             "train.batch_size=4", "train.warmup_steps=2", "train.log_every=1", "train.eval_every=0",
-                             "train.sample_every=-1", "opt.precision=fp32", "threads=1",
+                             "train.batch_size=4", "schedule.warmup_steps=2", "train.log_every=1", "eval.every=0",
+                             "sample.every=-1", "speed.precision=fp32", "threads=1",
                              // The reference loop builds the model from this config unresolved; the trainer must
                              // compute the same loss bit for bit (auto would be fused here).
-                             "opt.layers=native"});
+                             "speed.layers=native"});
 }
 
 std::map<std::string, at::Tensor> weights(const GPTImpl& m) {
@@ -42,15 +42,17 @@ Reference one_big_batch(Config c, int world) {
     lo.seed = static_cast<uint64_t>(c.train.seed), lo.prefetch = false, lo.rank = r, lo.world_size = world;
     loaders.push_back(std::make_unique<Loader>(data, lo));
   }
-  GPT model(GPTOptions::from_config(c.model, c.opt));
+  GPT model(GPTOptions::from_config(c.model, c.speed));
   model->train();
   std::vector<std::pair<std::string, at::Tensor>> named;
   for (const auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
   // The optimizer the trainer builds for this config: AdamW, or Muon for the blocks' matrices + AdamW.
-  const AdamWOptions ao{c.train.beta1, c.train.beta2, c.train.eps, c.train.weight_decay, c.opt.fused_adamw};
+  const AdamWOptions ao{c.optimizer.beta1, c.optimizer.beta2, c.optimizer.eps, c.optimizer.weight_decay,
+                        c.speed.fused_adamw};
   std::unique_ptr<Optimizer> opt;
-  if (c.opt.optimizer == "muon")
-    opt = std::make_unique<Muon>(named, ao, MuonOptions{c.train.muon_momentum, c.train.muon_lr / c.train.lr});
+  if (c.optimizer.name == "muon")
+    opt =
+        std::make_unique<Muon>(named, ao, MuonOptions{c.optimizer.muon_momentum, c.optimizer.muon_lr / c.optimizer.lr});
   else opt = std::make_unique<AdamW>(named, ao);
   const int64_t accum = grad_accum_steps(c);
   Reference ref;
@@ -67,9 +69,9 @@ Reference one_big_batch(Config c, int world) {
           return Batch{at::cat(in), at::cat(tg)};
         },
         accum, Precision::kFp32, c10::kCPU);
-    ref.grad_norm.push_back(clip_grad_norm(model->parameters(), c.train.grad_clip).item<double>());
+    ref.grad_norm.push_back(clip_grad_norm(model->parameters(), c.optimizer.grad_clip).item<double>());
     ref.loss.push_back(out.loss.item<double>());
-    opt->step(learning_rate(c.train, step));
+    opt->step(learning_rate(c, step));
   }
   ref.weights = weights(*model);
   return ref;

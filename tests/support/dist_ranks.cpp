@@ -25,7 +25,7 @@ constexpr double kLr = 1e-3, kClip = 1.0;
 
 GPT seeded_model(const ModelConfig& m) {
   at::manual_seed(1);
-  return GPT(GPTOptions::from_config(m, OptConfig{}));
+  return GPT(GPTOptions::from_config(m, SpeedConfig{}));
 }
 
 std::vector<std::pair<std::string, at::Tensor>> named(GPTImpl& model) {
@@ -62,7 +62,7 @@ RanksResult train_ranks(const ModelConfig& model_config, const RanksOptions& o, 
       DistEnv e;
       e.rank = rank, e.world_size = o.world, e.local_rank = rank, e.local_world_size = o.world, e.master_port = port;
       ProcessGroup group(e, o.device, std::chrono::seconds(60), o.backend);
-      GPT model(GPTOptions::from_config(model_config, OptConfig{}));
+      GPT model(GPTOptions::from_config(model_config, SpeedConfig{}));
       model->to(o.device);
       {
         at::NoGradGuard no_grad;

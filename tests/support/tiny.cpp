@@ -26,8 +26,7 @@ QStringList tiny_run_args(const std::vector<std::string>& more) { return set_arg
 std::vector<std::string> quiet_run_overrides(const std::string& data, int steps, const std::vector<std::string>& more) {
   std::vector<std::string> sets;
   if (!data.empty()) sets.push_back("data.path=" + data);
-  for (const char* kv :
-       {"train.batch_size=2", "train.log_every=1", "train.sample_every=-1", "train.eval_every=0", "threads=1"})
+  for (const char* kv : {"train.batch_size=2", "train.log_every=1", "sample.every=-1", "eval.every=0", "threads=1"})
     sets.emplace_back(kv);
   sets.push_back("train.steps=" + std::to_string(steps));
   sets.insert(sets.end(), more.begin(), more.end());
@@ -35,9 +34,9 @@ std::vector<std::string> quiet_run_overrides(const std::string& data, int steps,
 }
 
 std::vector<std::string> two_block_run_overrides(const std::string& data, const std::vector<std::string>& more) {
-  std::vector<std::string> sets = {"data.path=" + data,    "model.n_layer=2",    "train.batch_size=4",
-                                   "train.log_every=1",    "train.eval_every=0", "train.sample_every=-1",
-                                   "train.warmup_steps=2", "threads=1"};
+  std::vector<std::string> sets = {"data.path=" + data,       "model.n_layer=2", "train.batch_size=4",
+                                   "train.log_every=1",       "eval.every=0",    "sample.every=-1",
+                                   "schedule.warmup_steps=2", "threads=1"};
   sets.insert(sets.end(), more.begin(), more.end());
   return tiny_run_overrides(sets);
 }
@@ -46,7 +45,7 @@ std::string save_tiny_checkpoint(const std::string& dir, int64_t step, const std
   Config c;
   apply_overrides(c, tiny_run_overrides());
   torch::manual_seed(seed);
-  GPT model(GPTOptions::from_config(c.model, c.opt));
+  GPT model(GPTOptions::from_config(c.model, c.speed));
   const std::string path = checkpoint_path(dir, step);
   prepare_checkpoint_dir(dir, 0);
   save_checkpoint(path, *model, nullptr, {run_uid, config_to_json(c), step, 0, "cpu"}, c10::kCPU);
@@ -55,7 +54,7 @@ std::string save_tiny_checkpoint(const std::string& dir, int64_t step, const std
 
 void export_tiny_hf(const std::string& dir, int64_t vocab_size, uint64_t seed) {
   torch::manual_seed(seed);
-  GPT model(GPTOptions::from_config(tiny_model(vocab_size), OptConfig{}));
+  GPT model(GPTOptions::from_config(tiny_model(vocab_size), SpeedConfig{}));
   export_hf(*model, dir);
 }
 }  // namespace tokamak::test

@@ -16,10 +16,10 @@ inline QString qs(const std::string& s) { return QString::fromStdString(s); }
 inline QString data_size(double bytes) { return qs(format_bytes(bytes)); }
 inline QString count_text(double count) { return qs(format_count(count)); }
 
-inline QSpinBox* spin_box(int lo, int hi, const QString& tip) {
+// A spin box over [lo, hi]; bound to a config key, it takes the key's description as its tooltip.
+inline QSpinBox* spin_box(int lo, int hi) {
   auto* s = new QSpinBox;
   s->setRange(lo, hi);
-  s->setToolTip(tip);
   return s;
 }
 

@@ -121,14 +121,14 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts->addTab(waterfall_, tr("Speed-up waterfall"));
   speedOfLight_ = new SpeedOfLightBars(this);
   charts->addTab(speedOfLight_, tr("Speed of light"));
-  // The waterfall measures tok/s or, for runs with a train.target_val_loss, the time to reach it (issue 27).
+  // The waterfall measures tok/s or, for runs with a eval.target_val_loss, the time to reach it (issue 27).
   waterfallBy_ = new QComboBox(this);
   waterfallBy_->setObjectName(QStringLiteral("waterfallBy"));
   waterfallBy_->addItem(tr("by tok/s"));
   waterfallBy_->addItem(tr("by time to target"));
   waterfallBy_->setToolTip(
       tr("Each rung's speed-up in tokens per second, or in training time to the runs' "
-         "train.target_val_loss (first run's time / this run's; a run that did not reach it "
+         "eval.target_val_loss (first run's time / this run's; a run that did not reach it "
          "has no bar)"));
   charts->setCornerWidget(waterfallBy_);
   connect(waterfallBy_, &QComboBox::currentIndexChanged, this, [this] { rebuildScoreboard(); });

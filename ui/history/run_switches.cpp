@@ -19,7 +19,7 @@ const std::map<std::string, std::string>& defaultOptions() {
   return defaults;
 }
 
-// "opt.fused_adamw" -> "fused-adamw": the word people use for the switch.
+// "speed.fused_adamw" -> "fused-adamw": the word people use for the switch.
 QString switchWord(const std::string& key) {
   return QString::fromStdString(key.substr(4)).replace(QLatin1Char('_'), QLatin1Char('-'));
 }

@@ -91,7 +91,7 @@ void RunsTableModel::reload(tokamak::RunStore& store) {
       QString summary = switchesSummary(qs(config));
       cached = switchesCache_.insert(r.id, {row.status, summary});
       const auto flat = tokamak::flatten_config(config);
-      const auto target = flat.find("train.target_val_loss");
+      const auto target = flat.find("eval.target_val_loss");
       targetCache_.insert(r.id, target == flat.end() ? 0.0 : std::atof(target->second.c_str()));
     }
     row.target = targetCache_.value(r.id, 0.0);
@@ -214,7 +214,7 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
     return tr("The last value the run logged; Compare's scoreboard shows the median after the first 10%");
   if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == ToTarget)
     return tr(
-        "Training time until val loss first reached train.target_val_loss (checked every train.eval_every "
+        "Training time until val loss first reached eval.target_val_loss (checked every eval.every "
         "steps; evaluations left out)");
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, orientation, role);

@@ -20,7 +20,7 @@ struct RunRow {
   QString name, status, model, dataset, switches, device, tags, notes, error;
   double created = 0;
   double tokS = 0, mfu = 0, bestValLoss = 0, peakMem = 0;  // NaN when not reported
-  double target = 0, timeToTarget = 0;  // train.target_val_loss (0: none); seconds to reach it (NaN: not reached)
+  double target = 0, timeToTarget = 0;  // eval.target_val_loss (0: none); seconds to reach it (NaN: not reached)
   qint64 lastStep = 0, totalSteps = 0;
 };
 
@@ -77,7 +77,7 @@ class RunsTableModel : public QAbstractTableModel {
   // The switches summary needs the run's config, which the listing leaves out: read once per run, again
   // only when its status changes (a resume may change the config).
   QHash<qint64, QPair<QString, QString>> switchesCache_;  // id -> (status, summary)
-  QHash<qint64, double> targetCache_;                     // id -> train.target_val_loss, read with the summary
+  QHash<qint64, double> targetCache_;                     // id -> eval.target_val_loss, read with the summary
   tokamak::RunStore* store_ = nullptr;
 };
 

@@ -148,7 +148,7 @@ bool RunsPanel::repeatWithSeeds(qint64 id, int count) {
     for (int k = 1; k <= count; ++k) {
       tokamak::Config c = config;
       c.train.seed = next + k;
-      c.train.resume.clear();  // a new run from the start, not a continuation
+      c.checkpoint.resume.clear();  // a new run from the start, not a continuation
       c.name = QStringLiteral("%1-s%2").arg(base).arg(c.train.seed).toStdString();
       configs << QString::fromStdString(tokamak::config_to_json(c, -1));
     }

@@ -14,11 +14,12 @@ StartedRun startLocalRun(const Config& config, const QString& engine, const QStr
   if (c.name.empty()) {
     // The name says what is trained: `auto` precision and layers as this machine resolves them.
     Config resolved = c;
-    resolved.opt.precision = resolved_precision(c.opt.precision, c.device);
-    resolved.opt.layers = resolved_layers(resolved, resolved.opt.precision);
+    resolved.speed.precision = resolved_precision(c.speed.precision, c.device);
+    resolved.speed.layers = resolved_layers(resolved, resolved.speed.precision);
     c.name = default_run_name(resolved);
   }
-  const std::string uid = c.train.resume.empty() ? new_run_uid() : read_checkpoint_info(c.train.resume).run_uid;
+  const std::string uid =
+      c.checkpoint.resume.empty() ? new_run_uid() : read_checkpoint_info(c.checkpoint.resume).run_uid;
   const RunFolder folder{run_folder_path(c.name, uid)};
   if (run_process_alive(folder))
     throw Error("run " + uid + " (" + c.name + ") is still being trained by process " +

@@ -13,9 +13,19 @@
 
 namespace tokamak::ui {
 
+QString keyTip(const QString& key) {
+  for (const KeyDoc& k : config_keys())
+    if (QString::fromStdString(k.key) == key) return QString::fromStdString(k.help) + " (" + key + ")";
+  return key;
+}
+
 void KeyBindings::bind(const QString& key, QWidget* w) {
   widgets_.insert(key, w);
   w->setObjectName(key);  // tests and QSettings find widgets by their key
+  // The key's one description, which `tokamak config --keys` prints too; "tip" keeps it while an availability
+  // check appends its reason to the tooltip.
+  w->setToolTip(keyTip(key));
+  w->setProperty("tip", w->toolTip());
   auto emitChanged = [this] {
     if (!loading_) Q_EMIT changed();
   };

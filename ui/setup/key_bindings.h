@@ -2,7 +2,8 @@
 // through the engine's own key registry (set_key / config_keys) instead of one hand-written line per field.
 // Combo boxes carry the value as item data, check boxes "true"/"false" (or their onValue/offValue
 // properties, e.g. vocabulary padding 64/1; a tri-state box's partial state is its autoValue property, e.g.
-// opt.pin_memory=auto), spin boxes their number, line edits their text.
+// speed.pin_memory=auto), spin boxes their number, line edits their text. A bound widget's tooltip is its key's
+// description (keyTip), the one `tokamak config --keys` prints.
 #pragma once
 #include <QMap>
 #include <QObject>
@@ -42,6 +43,9 @@ class KeyBindings : public QObject {
   QMap<QString, QWidget*> widgets_;
   bool loading_ = false;
 };
+
+// The tooltip of the widget bound to `key`: the key's description from the engine's registry, then the key.
+QString keyTip(const QString& key);
 
 // The first problem that setting `key` to `value` adds to `config` (its reason to be greyed out), or "" when
 // none: the switch boxes' availability check, spelled once.

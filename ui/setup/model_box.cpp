@@ -21,13 +21,10 @@ namespace tokamak::ui {
 ModelBox::ModelBox(KeyBindings* keys, QWidget* parent) : QGroupBox(tr("Model"), parent), keys_(keys) {
   preset_ = new QComboBox;
   for (const std::string& p : model_presets()) preset_->addItem(QString::fromStdString(p), QString::fromStdString(p));
-  preset_->setToolTip(
-      tr("nano and mini fit a CPU; gpt2 … gpt2-xl are GPT-2's published sizes. Editing a size "
-         "below overrides the preset."));
-  layers_ = spin_box(1, 256, tr("Transformer blocks (model.n_layer)"));
-  heads_ = spin_box(1, 256, tr("Attention heads (model.n_head); must divide the width"));
-  width_ = spin_box(1, 16384, tr("Embedding width (model.n_embd)"));
-  context_ = spin_box(2, 65536, tr("Longest sequence the model sees (model.context); also the training context"));
+  layers_ = spin_box(1, 256);
+  heads_ = spin_box(1, 256);
+  width_ = spin_box(1, 16384);
+  context_ = spin_box(2, 65536);
   params_ = new QLabel;
   params_->setObjectName("paramCount");
   estimate_ = new QLabel;

@@ -1,6 +1,6 @@
 // Setup files the studio reads and writes: a saved setup (the config as JSON, config_to_json) and a ladder
 // from experiments/ladders/ — {"name": .., "base": {config keys, dotted or nested}, "rungs": [{"name": ..,
-// "set": {"opt.precision": "bf16", ..}}]}, read by the engine's load_ladder. Loaders return false with a
+// "set": {"speed.precision": "bf16", ..}}]}, read by the engine's load_ladder. Loaders return false with a
 // message, never throw.
 #pragma once
 #include <QList>

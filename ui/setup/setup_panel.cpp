@@ -34,15 +34,6 @@
 #include "ui/setup/switches_box.h"
 
 namespace tokamak::ui {
-namespace {
-
-QLineEdit* edit(const QString& tip) {
-  auto* e = new QLineEdit;
-  e->setToolTip(tip);
-  return e;
-}
-
-}  // namespace
 
 SetupPanel::SetupPanel(QWidget* parent) : QWidget(parent) {
   keys_ = new KeyBindings(this);
@@ -128,7 +119,6 @@ QWidget* SetupPanel::trainingBox() {
   auto* box = new QGroupBox(tr("Training"));
   auto* form = new QFormLayout(box);
   auto* device = new QComboBox;
-  device->setToolTip(tr("Where the run trains"));
   const DeviceInfo& info = deviceInfo();
   device->addItem(tr("CPU — %1").arg(info.cpuName), "cpu");
   for (int i = 0; i < info.gpuCount(); ++i)
@@ -142,7 +132,7 @@ QWidget* SetupPanel::trainingBox() {
   keys_->bind("device", device);
   form->addRow(tr("Device"), device);
 
-  auto* batch = spin_box(1, 1 << 20, tr("Sequences per micro-batch (train.batch_size)"));
+  auto* batch = spin_box(1, 1 << 20);
   keys_->bind("train.batch_size", batch);
   findBatch_ = new QPushButton(tr("Find largest batch"));
   findBatch_->setObjectName("findLargestBatch");
@@ -150,29 +140,29 @@ QWidget* SetupPanel::trainingBox() {
   form->addRow(tr("Batch size"), batch);
   form->addRow(QString(), findBatch_);  // under the batch, not beside it: the column stays narrow enough for two
 
-  auto* steps = spin_box(1, 100000000, tr("Optimizer steps (train.steps)"));
+  auto* steps = spin_box(1, 100000000);
   keys_->bind("train.steps", steps);
   form->addRow(tr("Steps"), steps);
   form->addRow(tr("Target val loss"), targetRow(keys_));
-  auto* lr = edit(tr("Peak learning rate after warm-up, cosine decay after (train.lr)"));
-  keys_->bind("train.lr", lr);
+  auto* lr = new QLineEdit;
+  keys_->bind("optimizer.lr", lr);
   form->addRow(tr("Learning rate"), lr);
-  auto* warmup = spin_box(0, 100000000, tr("Linear warm-up steps (train.warmup_steps)"));
-  keys_->bind("train.warmup_steps", warmup);
+  auto* warmup = spin_box(0, 100000000);
+  keys_->bind("schedule.warmup_steps", warmup);
   form->addRow(tr("Warm-up steps"), warmup);
-  auto* evalEvery = spin_box(0, 100000000, tr("Steps between validation losses; 0 = only at the end"));
-  keys_->bind("train.eval_every", evalEvery);
+  auto* evalEvery = spin_box(0, 100000000);
+  keys_->bind("eval.every", evalEvery);
   form->addRow(tr("Eval every"), evalEvery);
-  auto* sampleEvery = spin_box(-1, 100000000, tr("Steps between generated samples; 0 = only at the end, -1 = never"));
-  keys_->bind("train.sample_every", sampleEvery);
+  auto* sampleEvery = spin_box(-1, 100000000);
+  keys_->bind("sample.every", sampleEvery);
   form->addRow(tr("Sample every"), sampleEvery);
-  auto* ckptEvery = spin_box(0, 100000000, tr("Steps between checkpoints; 0 = only at the end (and on stop)"));
-  keys_->bind("train.checkpoint_every", ckptEvery);
+  auto* ckptEvery = spin_box(0, 100000000);
+  keys_->bind("checkpoint.every", ckptEvery);
   form->addRow(tr("Checkpoint every"), ckptEvery);
-  auto* threads = spin_box(0, 1024, tr("CPU threads for LibTorch; 0 = all cores"));
+  auto* threads = spin_box(0, 1024);
   keys_->bind("threads", threads);
   form->addRow(tr("CPU threads"), threads);
-  auto* name = edit(tr("Run name in the runs browser; empty = derived from the model and switches"));
+  auto* name = new QLineEdit;
   name->setPlaceholderText(tr("derived from model and switches"));
   keys_->bind("name", name);
   form->addRow(tr("Run name"), name);
@@ -206,7 +196,7 @@ void SetupPanel::setConfig(const Config& config) {
 }
 
 void SetupPanel::clearResume() {
-  base_.train.resume.clear();
+  base_.checkpoint.resume.clear();
   scheduleRefresh();
 }
 
@@ -218,7 +208,7 @@ QString SetupPanel::startFromWeights(const QString& path) {
     return QString::fromStdString(e.what());
   }
   c.model.init_from = path.toStdString();
-  c.train.resume.clear();  // a resumed run takes its weights from the checkpoint, which would win
+  c.checkpoint.resume.clear();  // a resumed run takes its weights from the checkpoint, which would win
   setConfig(c);
   return {};
 }
@@ -289,9 +279,9 @@ void SetupPanel::refreshNow() {
   findBatch_->setEnabled(cuda);  // also while searching: the button cancels then
   findBatch_->setToolTip(cuda ? tr("Trains two steps at batch 1, 2, 4, … until the GPU runs out of memory")
                               : tr("Needs a CUDA device: on the CPU memory is not what limits the batch"));
-  resume_->setVisible(!c.train.resume.empty());
-  clearResume_->setVisible(!c.train.resume.empty());
-  resume_->setText(tr("Resumes from %1").arg(QString::fromStdString(c.train.resume)));
+  resume_->setVisible(!c.checkpoint.resume.empty());
+  clearResume_->setVisible(!c.checkpoint.resume.empty());
+  resume_->setText(tr("Resumes from %1").arg(QString::fromStdString(c.checkpoint.resume)));
   showWeights(c);
 
   problemList_->clear();

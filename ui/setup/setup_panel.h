@@ -84,7 +84,7 @@ class SetupPanel : public QWidget {
   QPushButton* clearResume_;
   QListWidget* problemList_;
   QTimer* refresh_;
-  Config base_;  // keys without a widget (train.resume, sampling settings, …) keep the loaded values
+  Config base_;  // keys without a widget (checkpoint.resume, sampling settings, …) keep the loaded values
   QStringList problems_;
   QString weightsPath_;            // model.init_from whose parameters were counted
   qint64 weightsParameters_ = -1;  // the count, -1 when unknown

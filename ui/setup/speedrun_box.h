@@ -33,7 +33,7 @@ class SpeedrunBox : public QGroupBox {
   QToolButton* more_;  // opens issue 37's fields
 };
 
-// train.target_val_loss and train.stop_at_target side by side, bound to `keys`: the row under Steps. A row of
+// eval.target_val_loss and eval.stop_at_target side by side, bound to `keys`: the row under Steps. A row of
 // its own, not beside Steps, so the training section stays narrow enough for one column at 1366×768.
 QLayout* targetRow(KeyBindings* keys);
 

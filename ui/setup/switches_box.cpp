@@ -1,4 +1,4 @@
-// SwitchesBox: grouped speed-up switches with the write-ups' numbers as tooltips (see switches_box.h).
+// SwitchesBox: grouped speed-up switches; each one's tooltip is its key's description (see switches_box.h).
 #include "ui/setup/switches_box.h"
 
 #include <QCheckBox>
@@ -34,12 +34,8 @@ QComboBox* choices(const std::string& key) {
   return c;
 }
 
-QCheckBox* check(const QString& text, const QString& tip) {
-  auto* b = new QCheckBox(text);
-  b->setToolTip(tip);
-  b->setProperty("tip", tip);
-  return b;
-}
+// Its tooltip is the key's description, set when it is bound (KeyBindings::bind).
+QCheckBox* check(const QString& text) { return new QCheckBox(text); }
 
 }  // namespace
 
@@ -71,82 +67,60 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
     form->addRow(label, line);
   };
 
-  auto* prec = choices("opt.precision");
-  prec->setToolTip(tr("Number format of matmuls, activations and weights"));
-  keys->bind("opt.precision", prec);
+  auto* prec = choices("speed.precision");
+  keys->bind("speed.precision", prec);
   row(group(tr("Precision")), {prec});
 
-  auto* attn = choices("opt.attention");
-  attn->setToolTip(tr("How attention is computed; sdpa never stores the T×T scores"));
-  keys->bind("opt.attention", attn);
+  auto* attn = choices("speed.attention");
+  keys->bind("speed.attention", attn);
   row(group(tr("Attention")), {attn});
-  auto* backend = choices("opt.sdpa_backend");
-  backend->setToolTip(tr("Which fused kernel computes sdpa attention; auto lets LibTorch pick"));
-  keys->bind("opt.sdpa_backend", backend);
+  auto* backend = choices("speed.sdpa_backend");
+  keys->bind("speed.sdpa_backend", backend);
   row(tr("Backend"), {backend});
 
-  auto* layers = choices("opt.layers");
-  layers->setToolTip(tr("Which kernels compute LayerNorm, GELU and the classifier"));
-  keys->bind("opt.layers", layers);
+  auto* layers = choices("speed.layers");
+  keys->bind("speed.layers", layers);
   row(group(tr("Kernels")), {layers});
-  auto* graphs = check(tr("CUDA graphs"), QString::fromStdString(cuda_graphs_choices().back().help));
-  keys->bind("opt.cuda_graphs", graphs);
-  auto* glue = check(tr("Fused glue"), QString::fromStdString(fused_glue_choices().back().help));
-  keys->bind("opt.fused_glue", glue);
+  auto* graphs = check(tr("CUDA graphs"));
+  keys->bind("speed.cuda_graphs", graphs);
+  auto* glue = check(tr("Fused glue"));
+  keys->bind("speed.fused_glue", glue);
   row(QString(), {graphs, glue});
-  auto* pad =
-      check(tr("Pad vocabulary to 64"), tr("50257 → 50304 embedding rows (a multiple of 64) so matmuls hit "
-                                           "fast tile sizes; padded logits are masked. A100: 112K → 127K tok/s."));
+  auto* pad = check(tr("Pad vocabulary to 64"));
   pad->setProperty("onValue", "64");
   pad->setProperty("offValue", "1");
   keys->bind("model.vocab_pad_multiple", pad);
   row(QString(), {pad});
 
-  auto* fused = check(tr("Fused AdamW"), tr("One multi-tensor kernel for the whole optimizer step instead of a loop "
-                                            "over parameters. H100: 55K → 79K tok/s at batch 1."));
-  keys->bind("opt.fused_adamw", fused);
+  auto* fused = check(tr("Fused AdamW"));
+  keys->bind("speed.fused_adamw", fused);
   row(group(tr("Optimizer")), {fused});
 
-  auto* pin = check(tr("Pinned memory"),
-                    tr("Page-locked batches, copied to the GPU without blocking while it computes (CUDA). Reported: "
-                       "execution time "
-                       "down more than 25%.\nPartly checked = auto: pinned on CUDA, nothing to pin on a CPU."));
+  auto* pin = check(tr("Pinned memory"));  // partly checked = auto
   pin->setTristate(true);
   pin->setProperty("autoValue", "auto");
-  keys->bind("opt.pin_memory", pin);
+  keys->bind("speed.pin_memory", pin);
   row(group(tr("Data")), {pin});
-  auto* prefetch = check(tr("Prefetch the next batch"), tr("Prepare the next batch on a background thread while "
-                                                           "the step runs, so the device never waits for data."));
-  keys->bind("opt.prefetch", prefetch);
+  auto* prefetch = check(tr("Prefetch the next batch"));
+  keys->bind("speed.prefetch", prefetch);
   row(QString(), {prefetch});
 
-  auto* ckpt = check(tr("Activation checkpointing"), tr("Recompute each block in backward instead of keeping its "
-                                                        "activations: memory ÷2 for about +25% time."));
-  keys->bind("opt.activation_checkpointing", ckpt);
+  auto* ckpt = check(tr("Activation checkpointing"));
+  keys->bind("speed.activation_checkpointing", ckpt);
   row(group(tr("Memory")), {ckpt});
-  auto* tie = check(tr("Tie weights"), tr("The output layer shares the token embedding: −38M parameters at 124M."));
+  auto* tie = check(tr("Tie weights"));
   keys->bind("model.tie_weights", tie);
   row(QString(), {tie});
   auto* accum = new QSpinBox;
   accum->setRange(1, 4096);
-  accum->setToolTip(
-      tr("Micro-batches per optimizer step: a large effective batch in small memory "
-         "(activation memory ÷ accumulation steps)."));
   keys->bind("train.grad_accum", accum);
   row(QString(), {new QLabel(tr("Gradient accumulation")), accum});
 
   auto* gpus = new QSpinBox;
   gpus->setRange(1, 64);
-  gpus->setToolTip(
-      tr("Data parallel: one process per GPU, gradients all-reduced over NCCL (DDP). "
-         "Reported: 8×H100 at 3.05M tok/s."));
-  gpus->setProperty("tip", gpus->toolTip());
   keys->bind("dist.gpus", gpus);
   row(group(tr("GPUs")), {gpus});
-  auto* zero = check(tr("Shard optimizer state (ZeRO-1)"),
-                     tr("With several GPUs (or CPU processes): each rank keeps AdamW's state for 1/N of the "
-                        "weights; gradients are reduce-scattered and the weights all-gathered. Same losses, "
-                        "less memory per rank (docs/multi-gpu.md)."));
+  auto* zero = check(tr("Shard optimizer state (ZeRO-1)"));
   zero->setProperty("onValue", "1");
   zero->setProperty("offValue", "0");
   keys->bind("dist.zero", zero);
@@ -162,7 +136,7 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
 
 void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
   QStringList reasons;
-  for (const char* key : {"opt.precision", "opt.attention", "opt.sdpa_backend", "opt.layers"}) {
+  for (const char* key : {"speed.precision", "speed.attention", "speed.sdpa_backend", "speed.layers"}) {
     auto* combo = qobject_cast<QComboBox*>(keys_->widget(key));
     auto* model = qobject_cast<QStandardItemModel*>(combo->model());
     for (int i = 0; i < combo->count(); ++i) {
@@ -175,11 +149,12 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
       if (!why.isEmpty()) reasons << why;  // the engine's line already names key=value
     }
   }
-  for (const char* key : {"opt.cuda_graphs", "opt.fused_glue", "opt.fused_adamw", "opt.pin_memory", "opt.prefetch",
-                          "opt.activation_checkpointing", "model.tie_weights", "model.vocab_pad_multiple"}) {
+  for (const char* key :
+       {"speed.cuda_graphs", "speed.fused_glue", "speed.fused_adamw", "speed.pin_memory", "speed.prefetch",
+        "speed.activation_checkpointing", "model.tie_weights", "model.vocab_pad_multiple"}) {
     auto* box = qobject_cast<QCheckBox*>(keys_->widget(key));
     const QString on = box->property("onValue").isValid() ? box->property("onValue").toString() : "true";
-    // A partly checked box (opt.pin_memory=auto) is not "on": turning it fully on may still be refused.
+    // A partly checked box (speed.pin_memory=auto) is not "on": turning it fully on may still be refused.
     const QString why = box->checkState() == Qt::Checked ? QString() : reasonAgainst(config, key, on, cudaDevices);
     box->setEnabled(why.isEmpty());
     box->setToolTip(box->property("tip").toString() + (why.isEmpty() ? QString() : tr("\n\nUnavailable: ") + why));

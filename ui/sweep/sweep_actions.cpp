@@ -32,8 +32,8 @@ SweepDialog* SweepActions::openDialog() {
     return dialog_;
   }
   Config base = setup_();
-  base.train.resume.clear();  // each trial starts from scratch; the sweep resumes promoted trials itself
-  base.name.clear();          // each trial is named by the sweep
+  base.checkpoint.resume.clear();  // each trial starts from scratch; the sweep resumes promoted trials itself
+  base.name.clear();               // each trial is named by the sweep
   dialog_ = new SweepDialog(config_to_json(base, -1), window_);
   dialog_->setAttribute(Qt::WA_DeleteOnClose);
   dialog_->setDatabase(db_);

@@ -101,7 +101,7 @@ SweepDialog::SweepDialog(const std::string& baseJson, QWidget* parent) : QDialog
   setWindowTitle(tr("Sweep"));
   setObjectName(QStringLiteral("sweepDialog"));
   for (const KeyDoc& d : config_keys())
-    if (d.key != "name" && d.key != "train.resume") keys_ << QString::fromStdString(d.key);
+    if (d.key != "name" && d.key != "checkpoint.resume") keys_ << QString::fromStdString(d.key);
   replanTimer_ = new QTimer(this);
   replanTimer_->setObjectName(QStringLiteral("replanTimer"));
   replanTimer_->setSingleShot(true);
@@ -109,7 +109,7 @@ SweepDialog::SweepDialog(const std::string& baseJson, QWidget* parent) : QDialog
   connect(replanTimer_, &QTimer::timeout, this, &SweepDialog::replanInBackground);
   build();
   SweepForm f;  // a start that plans at once: the learning rate over two decades
-  f.axes << SweepAxis{QStringLiteral("train.lr"), true, {}, 3e-4, 3e-3, 4, true};
+  f.axes << SweepAxis{QStringLiteral("optimizer.lr"), true, {}, 3e-4, 3e-3, 4, true};
   setForm(f);
 }
 
@@ -137,7 +137,7 @@ void SweepDialog::build() {
   top->addWidget(keysBox);
   auto* addKey = new QPushButton(tr("Add key"));
   connect(addKey, &QPushButton::clicked, this, [this] {
-    addAxisRow(SweepAxis{QStringLiteral("opt.optimizer"), false, {"adamw", "muon"}});
+    addAxisRow(SweepAxis{QStringLiteral("optimizer.name"), false, {"adamw", "muon"}});
     scheduleReplan();
   });
   auto* search = new QHBoxLayout;

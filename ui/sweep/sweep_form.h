@@ -10,7 +10,7 @@
 namespace tokamak::ui {
 
 struct SweepAxis {
-  QString key;         // "train.lr"
+  QString key;         // "optimizer.lr"
   bool range = false;  // a range (min, max, count, scale) or a list of values
   QStringList values;  // the list, as typed: numbers, true/false, or text
   double min = 0, max = 0;

@@ -1,5 +1,5 @@
 // The sweep view's plots (QCustomPlot): the metric against each swept key, one small plot per key (a log
-// axis where the key was swept on a log range, categories for a choice such as opt.optimizer; one series
+// axis where the key was swept on a log range, categories for a choice such as optimizer.name; one series
 // per value of the sweep's choice key, its best trial ringed, so "the best lr for each optimizer" reads off
 // the plot), and parallel coordinates over the swept keys and the metric, each trial a line coloured by its
 // metric. Each trial is drawn at its highest rung (the point the ranked table shows).

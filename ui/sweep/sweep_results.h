@@ -1,6 +1,6 @@
 // One sweep as the sweep view shows it, read from the run store (engine/core/queue/sweep_store.h): each trial's
 // swept values, how far it got (its highest rung with a result) and its metric there, ranked; the best trial
-// of each value of a choice key (opt.optimizer: "best lr for each optimizer"); and which key matters most
+// of each value of a choice key (optimizer.name: "best lr for each optimizer"); and which key matters most
 // (engine/core/queue/sweep_importance.h). Plain data, so the plots, the table and the exports share one reading.
 #pragma once
 #include <QList>
@@ -18,8 +18,8 @@ class RunStore;
 namespace tokamak::ui {
 
 struct SweptKey {
-  QString key;             // "train.lr"
-  bool choice = false;     // a value that is not a number (opt.optimizer): categories, no order
+  QString key;             // "optimizer.lr"
+  bool choice = false;     // a value that is not a number (optimizer.name): categories, no order
   bool log = false;        // swept on a log range: its plots use a log axis
   QStringList categories;  // a choice key's values, in the sweep file's order
 };
@@ -34,7 +34,7 @@ struct SweepTrialRow {
   double metric = 0;       // the metric there (NaN: none yet, failed or diverged)
   bool finished = false;   // trained to train.steps
   int rank = 0;            // 1 = best
-  QString bestOf;          // "opt.optimizer=muon" when it is the best trial of that value of the colour key
+  QString bestOf;          // "optimizer.name=muon" when it is the best trial of that value of the colour key
 };
 
 struct SweepResults {

@@ -328,7 +328,7 @@ void MainWindow::resumeRun() {
   if (controller_->isActive() || controller_->lastCheckpoint().isEmpty()) return;
   // A stopped (or failed) run continues from its last checkpoint, on the same curves.
   Config c = controller_->config();
-  c.train.resume = controller_->lastCheckpoint().toStdString();
+  c.checkpoint.resume = controller_->lastCheckpoint().toStdString();
   failure_->hide();
   if (controller_->start(c)) status_->setState(tr("resuming"));
 }
@@ -371,7 +371,7 @@ void MainWindow::updateActions() {
 void MainWindow::loadRunConfig(const QString& json, const QString& resumeFrom) {
   try {
     Config c = config_from_json(json.toStdString());
-    c.train.resume = resumeFrom.toStdString();
+    c.checkpoint.resume = resumeFrom.toStdString();
     setup_->setConfig(c);
     setupDock_->show();
     statusBar()->showMessage(resumeFrom.isEmpty() ? tr("Loaded the run's setup: change what you like, then Start")

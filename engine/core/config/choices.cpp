@@ -107,7 +107,7 @@ const std::vector<Choice<Switch>>& fused_glue_choices() {
   static const std::vector<Choice<Switch>> t = {
       {"false", Switch::kOff, "The fused layers' kernels with autocast's casts around them.", kAny, ""},
       {"true", Switch::kOn,
-       "With opt.layers=fused in bf16: every LayerNorm (ln_1, ln_2 with its residual add, ln_f) takes the fp32 "
+       "With speed.layers=fused in bf16: every LayerNorm (ln_1, ln_2 with its residual add, ln_f) takes the fp32 "
        "residual stream (and ln_2 the bf16 branch) and writes the bf16 input of the next matmul, no casts around it "
        "(16-byte loads); backward writes the branch's bf16 gradient in the same pass; the GELU backward runs out of "
        "place (no clone). Expected on an "
@@ -175,12 +175,13 @@ const std::vector<Choice<OptimizerKind>>& optimizer_choices() {
       {"adamw", OptimizerKind::kAdamW, "AdamW for every weight, as GPT-2 training uses it.", kAny, ""},
       {"muon", OptimizerKind::kMuon,
        "Muon for the blocks' 2-D weights (Nesterov momentum, then 5 Newton–Schulz steps that orthogonalise the "
-       "update; lr train.muon_lr); AdamW for embeddings, head, norms and biases (lr train.lr). Speedrun: 31.4 → "
+       "update; lr optimizer.muon_lr); AdamW for embeddings, head, norms and biases (lr optimizer.lr). Speedrun: 31.4 "
+       "→ "
        "24.9 min, ~1.5× the sample efficiency of AdamW. Not with dist.zero=1.",
        kAny, ""},
       {"normuon", OptimizerKind::kNorMuon,
        "NorMuon (Li et al. 2025): Muon, then each neuron's (row's) update divided by the root of its running mean "
-       "square (train.normuon_beta2) and rescaled to Muon's norm, so no neuron's update dominates. Speedrun: "
+       "square (optimizer.normuon_beta2) and rescaled to Muon's norm, so no neuron's update dominates. Speedrun: "
        "2.358 → 2.345 min. Not with dist.zero=1.",
        kAny, ""},
   };
@@ -196,7 +197,7 @@ const std::vector<Choice<MuonNs>>& muon_ns_choices() {
       {"polar_express", MuonNs::kPolarExpress,
        "Polar Express (Amsel et al. 2025): 5 steps with a different quintic per step, each the optimal one for "
        "the singular values left by the one before, so they land closer to 1 at the same cost. Speedrun: 2.483 → "
-       "2.476 min (10 fewer steps at the same step time). Needs opt.optimizer=muon or normuon.",
+       "2.476 min (10 fewer steps at the same step time). Needs optimizer.name=muon or normuon.",
        kAny, ""},
   };
   return t;
@@ -208,39 +209,42 @@ const std::vector<Choice<ScheduleKind>>& schedule_choices() {
        kAny, ""},
       {"wsd", ScheduleKind::kWsd,
        "Warm-up, stable, decay: linear warm-up, constant lr, then linear decay to lr · min_lr_ratio over the last "
-       "train.decay_fraction of the steps (Hägele et al. 2024; the speedrun's trapezoidal schedule).",
+       "schedule.decay_fraction of the steps (Hägele et al. 2024; the speedrun's trapezoidal schedule).",
        kAny, ""},
   };
   return t;
 }
 
 bool pin_memory_on(const std::string& pin_memory, bool cuda) {
-  const PinMemory p = parse_choice(pin_memory_choices(), "opt.pin_memory", pin_memory);
+  const PinMemory p = parse_choice(pin_memory_choices(), "speed.pin_memory", pin_memory);
   return cuda && p != PinMemory::kOff;
 }
 
 const std::vector<std::string>& choice_keys() {
-  static const std::vector<std::string> keys = {
-      "opt.precision",  "opt.attention", "opt.layers",    "opt.sdpa_backend", "opt.pin_memory", "opt.cuda_graphs",
-      "opt.fused_glue", "model.norm",    "model.mlp_act", "model.position",   "opt.optimizer",  "opt.muon_ns",
-      "opt.schedule",   "device"};
+  static const std::vector<std::string> keys = {"speed.precision",  "speed.attention",
+                                                "speed.layers",     "speed.sdpa_backend",
+                                                "speed.pin_memory", "speed.cuda_graphs",
+                                                "speed.fused_glue", "model.norm",
+                                                "model.mlp_act",    "model.position",
+                                                "optimizer.name",   "optimizer.muon_ns",
+                                                "schedule.name",    "device"};
   return keys;
 }
 
 std::vector<ChoiceInfo> choices_of(const std::string& key) {
-  if (key == "opt.precision") return info(precision_choices());
-  if (key == "opt.attention") return info(attention_choices());
-  if (key == "opt.layers") return info(layers_choices());
-  if (key == "opt.sdpa_backend") return info(sdpa_backend_choices());
-  if (key == "opt.cuda_graphs") return info(cuda_graphs_choices());
-  if (key == "opt.fused_glue") return info(fused_glue_choices());
-  if (key == "opt.pin_memory") return info(pin_memory_choices());
+  if (key == "speed.precision") return info(precision_choices());
+  if (key == "speed.attention") return info(attention_choices());
+  if (key == "speed.layers") return info(layers_choices());
+  if (key == "speed.sdpa_backend") return info(sdpa_backend_choices());
+  if (key == "speed.cuda_graphs") return info(cuda_graphs_choices());
+  if (key == "speed.fused_glue") return info(fused_glue_choices());
+  if (key == "speed.pin_memory") return info(pin_memory_choices());
   if (key == "model.norm") return info(norm_choices());
   if (key == "model.mlp_act") return info(mlp_act_choices());
   if (key == "model.position") return info(position_choices());
-  if (key == "opt.optimizer") return info(optimizer_choices());
-  if (key == "opt.muon_ns") return info(muon_ns_choices());
-  if (key == "opt.schedule") return info(schedule_choices());
+  if (key == "optimizer.name") return info(optimizer_choices());
+  if (key == "optimizer.muon_ns") return info(muon_ns_choices());
+  if (key == "schedule.name") return info(schedule_choices());
   if (key == "device") return info(device_choices());
   return {};
 }
@@ -293,7 +297,7 @@ std::string resolved_layers(const std::string& layers, const std::string& device
 }
 
 std::string portable_layers(const std::string& layers) {
-  const Choice<LayersKind>& row = find_choice(layers_choices(), "opt.layers", layers);
+  const Choice<LayersKind>& row = find_choice(layers_choices(), "speed.layers", layers);
   return row.needs == Needs::kCuda || *row.missing || *row.missing_cuda ? "native" : row.value;
 }
 

@@ -16,7 +16,7 @@ enum class AttentionKind { kBufferedMask, kNaive, kSdpa };
 enum class LayersKind { kScratch, kNative, kFused };
 enum class SdpaBackend { kAuto, kFlash, kCudnn, kEfficient, kMath };
 enum class DeviceKind { kCpu, kCuda };
-enum class Switch { kOff, kOn };  // a bool key's two values, for switches with a table (opt.cuda_graphs)
+enum class Switch { kOff, kOn };  // a bool key's two values, for switches with a table (speed.cuda_graphs)
 
 enum class Needs { kAny, kCuda };
 
@@ -31,13 +31,13 @@ struct Choice {
   const char* missing_cuda = "";
 };
 
-const std::vector<Choice<Precision>>& precision_choices();       // opt.precision
-const std::vector<Choice<AttentionKind>>& attention_choices();   // opt.attention
-const std::vector<Choice<LayersKind>>& layers_choices();         // opt.layers
-const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // opt.sdpa_backend
+const std::vector<Choice<Precision>>& precision_choices();       // speed.precision
+const std::vector<Choice<AttentionKind>>& attention_choices();   // speed.attention
+const std::vector<Choice<LayersKind>>& layers_choices();         // speed.layers
+const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // speed.sdpa_backend
 const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
-const std::vector<Choice<Switch>>& cuda_graphs_choices();        // opt.cuda_graphs
-const std::vector<Choice<Switch>>& fused_glue_choices();         // opt.fused_glue
+const std::vector<Choice<Switch>>& cuda_graphs_choices();        // speed.cuda_graphs
+const std::vector<Choice<Switch>>& fused_glue_choices();         // speed.fused_glue
 // The speedrun's switches (issue 27): model variants and the optimizer/schedule. Defaults are GPT-2's.
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class MlpAct { kGelu, kRelu2 };
@@ -48,11 +48,11 @@ enum class ScheduleKind { kCosine, kWsd };
 const std::vector<Choice<NormKind>>& norm_choices();            // model.norm
 const std::vector<Choice<MlpAct>>& mlp_act_choices();           // model.mlp_act
 const std::vector<Choice<PositionKind>>& position_choices();    // model.position
-const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // opt.optimizer
-const std::vector<Choice<MuonNs>>& muon_ns_choices();           // opt.muon_ns
-const std::vector<Choice<ScheduleKind>>& schedule_choices();    // opt.schedule
+const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // optimizer.name
+const std::vector<Choice<MuonNs>>& muon_ns_choices();           // optimizer.muon_ns
+const std::vector<Choice<ScheduleKind>>& schedule_choices();    // schedule.name
 enum class PinMemory { kAuto, kOn, kOff };
-const std::vector<Choice<PinMemory>>& pin_memory_choices();  // opt.pin_memory
+const std::vector<Choice<PinMemory>>& pin_memory_choices();  // speed.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.
 bool pin_memory_on(const std::string& pin_memory, bool cuda);
 
@@ -105,10 +105,10 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
                   "choose another value or set device=cpu");
 }
 
-// The opt.layers value that samples a checkpoint trained with `layers` on any device: the same weights and
+// The speed.layers value that samples a checkpoint trained with `layers` on any device: the same weights and
 // function, with kernels every device has (a CUDA-only row maps to native).
 std::string portable_layers(const std::string& layers);
-// opt.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
+// speed.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
 // there, native everywhere so far (docs/PERFORMANCE.md, issue 28); any other value is returned as it is. Runs record
 // the resolved value, as with precision.
 std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);

@@ -76,7 +76,7 @@ int64_t tokens_per_step(const Config& c) {
   return c.train.batch_size * train_context(c) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
 }
 
-// Linear in the step, the last warm-up step reaching the full value (as train.warmup_steps does for the lr).
+// Linear in the step, the last warm-up step reaching the full value (as schedule.warmup_steps does for the lr).
 int64_t seq_len_at(const Config& c, int64_t step) {
   const int64_t T = train_context(c), w = c.train.seq_warmup;
   if (w <= 0 || step >= w) return T;
@@ -96,24 +96,26 @@ int64_t tokens_at_step(const Config& c, int64_t step) {
 }
 
 std::string resolved_layers(const Config& c, const std::string& precision) {
-  if (c.opt.layers == "auto" && c.model.logit_softcap > 0) return "native";
+  if (c.speed.layers == "auto" && c.model.logit_softcap > 0) return "native";
   // On a GPU, fused layers with activation checkpointing ran GPT-2 XL at 19.6K tok/s against native's 29.2K
   // (H200, 2026-11-26; docs/PERFORMANCE.md, cause not yet found): auto keeps native there.
-  const std::string layers = resolved_layers(c.opt.layers, c.device, precision);
-  if (c.opt.layers == "auto" && layers == "fused" && c.opt.activation_checkpointing && c.device != "cpu")
+  const std::string layers = resolved_layers(c.speed.layers, c.device, precision);
+  if (c.speed.layers == "auto" && layers == "fused" && c.speed.activation_checkpointing && c.device != "cpu")
     return "native";
   return layers;
 }
 
 std::string default_run_name(const Config& c) {
   // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
-  std::string name = c.model.preset + "-" + find_choice(precision_choices(), "opt.precision", c.opt.precision).value +
-                     "-" + find_choice(attention_choices(), "opt.attention", c.opt.attention).value;
-  if (c.opt.sdpa_backend != "auto")
-    name += "-" + std::string(find_choice(sdpa_backend_choices(), "opt.sdpa_backend", c.opt.sdpa_backend).value);
-  if (find_choice(layers_choices(), "opt.layers", c.opt.layers).kind != LayersKind::kNative) name += "-" + c.opt.layers;
-  if (c.opt.fused_adamw) name += "-fusedadam";
-  if (c.opt.activation_checkpointing) name += "-ckpt";
+  std::string name = c.model.preset + "-" +
+                     find_choice(precision_choices(), "speed.precision", c.speed.precision).value + "-" +
+                     find_choice(attention_choices(), "speed.attention", c.speed.attention).value;
+  if (c.speed.sdpa_backend != "auto")
+    name += "-" + std::string(find_choice(sdpa_backend_choices(), "speed.sdpa_backend", c.speed.sdpa_backend).value);
+  if (find_choice(layers_choices(), "speed.layers", c.speed.layers).kind != LayersKind::kNative)
+    name += "-" + c.speed.layers;
+  if (c.speed.fused_adamw) name += "-fusedadam";
+  if (c.speed.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
   // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
   if (c.model.norm != "layernorm")
@@ -127,14 +129,14 @@ std::string default_run_name(const Config& c) {
   if (c.model.zero_init_proj) name += "-zeroinit";
   if (c.model.unet_skips) name += "-unet";
   if (c.model.value_embeddings > 0) name += "-ve" + std::to_string(c.model.value_embeddings);
-  if (c.opt.head_lr > 0) name += "-headlr";
-  if (c.opt.embed_lr > 0) name += "-embedlr";
-  if (c.opt.optimizer != "adamw")
-    name += "-" + std::string(find_choice(optimizer_choices(), "opt.optimizer", c.opt.optimizer).value);
-  if (c.opt.muon_ns != "newton_schulz")
-    name += "-" + std::string(find_choice(muon_ns_choices(), "opt.muon_ns", c.opt.muon_ns).value);
-  if (c.opt.schedule != "cosine")
-    name += "-" + std::string(find_choice(schedule_choices(), "opt.schedule", c.opt.schedule).value);
+  if (c.optimizer.head_lr > 0) name += "-headlr";
+  if (c.optimizer.embed_lr > 0) name += "-embedlr";
+  if (c.optimizer.name != "adamw")
+    name += "-" + std::string(find_choice(optimizer_choices(), "optimizer.name", c.optimizer.name).value);
+  if (c.optimizer.muon_ns != "newton_schulz")
+    name += "-" + std::string(find_choice(muon_ns_choices(), "optimizer.muon_ns", c.optimizer.muon_ns).value);
+  if (c.schedule.name != "cosine")
+    name += "-" + std::string(find_choice(schedule_choices(), "schedule.name", c.schedule.name).value);
   return name;
 }
 
@@ -185,11 +187,12 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
          "train.batch_tokens (" + std::to_string(t.batch_tokens) +
              ") must be a multiple of batch_size × context × gpus (" + std::to_string(per_micro) + ")");
   }
-  if (t.val_tokens > 0) {
+  if (c.eval.val_tokens > 0) {
     const int64_t per_batch = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
-    need(per_batch > 0 && t.val_tokens % per_batch == 0,
-         "train.val_tokens (" + std::to_string(t.val_tokens) + ") must be a multiple of batch_size × context × gpus (" +
-             std::to_string(per_batch) + "), so every validation token is evaluated once: change one of them");
+    need(per_batch > 0 && c.eval.val_tokens % per_batch == 0,
+         "eval.val_tokens (" + std::to_string(c.eval.val_tokens) +
+             ") must be a multiple of batch_size × context × gpus (" + std::to_string(per_batch) +
+             "), so every validation token is evaluated once: change one of them");
   }
 
   int index = -1;
@@ -219,63 +222,64 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
     need((m.n_embd / m.n_head) % 2 == 0,
          "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
              std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
-  need(!(m.logit_softcap > 0 && c.opt.layers == "fused"),
-       "model.logit_softcap needs the logits, which opt.layers=fused never stores: set opt.layers=native or "
+  need(!(m.logit_softcap > 0 && c.speed.layers == "fused"),
+       "model.logit_softcap needs the logits, which speed.layers=fused never stores: set speed.layers=native or "
        "model.logit_softcap=0");
-  need(!((c.opt.optimizer == "muon" || c.opt.optimizer == "normuon") && c.dist.zero == 1),
-       "opt.optimizer=" + c.opt.optimizer +
+  need(!((c.optimizer.name == "muon" || c.optimizer.name == "normuon") && c.dist.zero == 1),
+       "optimizer.name=" + c.optimizer.name +
            " cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's orthogonalisation "
            "needs each whole matrix's gradient on one rank: set dist.zero=0");
-  need(!(c.opt.head_lr > 0 && m.tie_weights),
-       "opt.head_lr gives the head its own lr, but model.tie_weights=true makes the head the token embedding: set "
-       "model.tie_weights=false or opt.head_lr=0");
+  need(
+      !(c.optimizer.head_lr > 0 && m.tie_weights),
+      "optimizer.head_lr gives the head its own lr, but model.tie_weights=true makes the head the token embedding: set "
+      "model.tie_weights=false or optimizer.head_lr=0");
   const std::string tables = std::to_string(m.value_embeddings);
   need(2 * m.value_embeddings <= m.n_layer,
        "model.value_embeddings=" + tables + " mixes each table into one of the first and one of the last blocks, " +
            "which needs 2 × " + tables + " blocks, but model.n_layer=" + std::to_string(m.n_layer) +
            ": lower model.value_embeddings or raise model.n_layer");
-  need(!(m.value_embeddings > 0 && c.opt.activation_checkpointing),
-       "model.value_embeddings cannot run with opt.activation_checkpointing yet (the checkpointed block takes one "
-       "input): set opt.activation_checkpointing=false or model.value_embeddings=0");
+  need(!(m.value_embeddings > 0 && c.speed.activation_checkpointing),
+       "model.value_embeddings cannot run with speed.activation_checkpointing yet (the checkpointed block takes one "
+       "input): set speed.activation_checkpointing=false or model.value_embeddings=0");
   need(!(m.unet_skips && m.n_layer < 2),
        "model.unet_skips joins the first half of the blocks to the second, but model.n_layer=" +
            std::to_string(m.n_layer) + " has no halves: raise model.n_layer or set model.unet_skips=false");
-  need(!(c.opt.muon_ns != "newton_schulz" && c.opt.optimizer == "adamw"),
-       "opt.muon_ns=" + c.opt.muon_ns +
-           " chooses how Muon orthogonalises its update, but opt.optimizer=adamw has "
-           "no such step: set opt.optimizer=muon or opt.muon_ns=newton_schulz");
+  need(!(c.optimizer.muon_ns != "newton_schulz" && c.optimizer.name == "adamw"),
+       "optimizer.muon_ns=" + c.optimizer.muon_ns +
+           " chooses how Muon orthogonalises its update, but optimizer.name=adamw has "
+           "no such step: set optimizer.name=muon or optimizer.muon_ns=newton_schulz");
   // FlashAttention and cuDNN's attention take 16-bit inputs only; LibTorch refuses fp32 ones at the first step.
-  const bool fp32_inputs = c.opt.precision == "fp32" || c.opt.precision == "tf32";
-  need(!(fp32_inputs && (c.opt.sdpa_backend == "flash" || c.opt.sdpa_backend == "cudnn")),
-       "opt.sdpa_backend=" + c.opt.sdpa_backend + " needs 16-bit attention inputs, but opt.precision=" +
-           c.opt.precision + " gives fp32 ones: set opt.precision=bf16 or opt.sdpa_backend=auto");
-  if (c.opt.cuda_graphs) {
+  const bool fp32_inputs = c.speed.precision == "fp32" || c.speed.precision == "tf32";
+  need(!(fp32_inputs && (c.speed.sdpa_backend == "flash" || c.speed.sdpa_backend == "cudnn")),
+       "speed.sdpa_backend=" + c.speed.sdpa_backend + " needs 16-bit attention inputs, but speed.precision=" +
+           c.speed.precision + " gives fp32 ones: set speed.precision=bf16 or speed.sdpa_backend=auto");
+  if (c.speed.cuda_graphs) {
     // A graph replays one captured step: the same shapes, no host work inside it, one process.
     need(t.batch_warmup == 0 && t.seq_warmup == 0,
-         "opt.cuda_graphs replays one captured step, but train.batch_warmup / train.seq_warmup change the batch's "
-         "shape: set them to 0 or opt.cuda_graphs=false");
+         "speed.cuda_graphs replays one captured step, but train.batch_warmup / train.seq_warmup change the batch's "
+         "shape: set them to 0 or speed.cuda_graphs=false");
     const int64_t micro = t.batch_size * train_context(c) * std::max<int64_t>(1, c.dist.gpus);
     need(t.grad_accum <= 1 && (t.batch_tokens <= 0 || t.batch_tokens == micro),
-         "opt.cuda_graphs with gradient accumulation is not implemented yet: set train.grad_accum=1 (and "
-         "train.batch_tokens=0) or opt.cuda_graphs=false");
+         "speed.cuda_graphs with gradient accumulation is not implemented yet: set train.grad_accum=1 (and "
+         "train.batch_tokens=0) or speed.cuda_graphs=false");
     need(c.dist.gpus <= 1,
-         "opt.cuda_graphs with data parallel (dist.gpus > 1) is not implemented yet: set "
-         "opt.cuda_graphs=false");
-    need(c.opt.optimizer == "adamw" && c.opt.fused_adamw,
-         "opt.cuda_graphs needs fused AdamW (its lr and bias correction stay on the GPU), but opt.optimizer=" +
-             c.opt.optimizer + (c.opt.fused_adamw ? "" : " with opt.fused_adamw=false") +
-             ": set opt.optimizer=adamw and opt.fused_adamw=true, or opt.cuda_graphs=false");
+         "speed.cuda_graphs with data parallel (dist.gpus > 1) is not implemented yet: set "
+         "speed.cuda_graphs=false");
+    need(c.optimizer.name == "adamw" && c.speed.fused_adamw,
+         "speed.cuda_graphs needs fused AdamW (its lr and bias correction stay on the GPU), but optimizer.name=" +
+             c.optimizer.name + (c.speed.fused_adamw ? "" : " with speed.fused_adamw=false") +
+             ": set optimizer.name=adamw and speed.fused_adamw=true, or speed.cuda_graphs=false");
     need(!(m.dropout > 0),
-         "opt.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
-         "opt.cuda_graphs=false");
+         "speed.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
+         "speed.cuda_graphs=false");
   }
-  need(!(c.opt.fused_glue && (c.opt.layers == "native" || c.opt.layers == "scratch" ||
-                              (c.opt.precision != "bf16" && c.opt.precision != "auto"))),
-       "opt.fused_glue changes the fused layers' bf16 kernels, but opt.layers=" + c.opt.layers +
-           " with opt.precision=" + c.opt.precision +
-           " has none to change: set opt.layers=fused and opt.precision=bf16, or opt.fused_glue=false");
-  need(!(t.stop_at_target && t.target_val_loss <= 0),
-       "train.stop_at_target needs train.target_val_loss > 0: set the target or turn stop_at_target off");
+  need(!(c.speed.fused_glue && (c.speed.layers == "native" || c.speed.layers == "scratch" ||
+                                (c.speed.precision != "bf16" && c.speed.precision != "auto"))),
+       "speed.fused_glue changes the fused layers' bf16 kernels, but speed.layers=" + c.speed.layers +
+           " with speed.precision=" + c.speed.precision +
+           " has none to change: set speed.layers=fused and speed.precision=bf16, or speed.fused_glue=false");
+  need(!(c.eval.stop_at_target && c.eval.target_val_loss <= 0),
+       "eval.stop_at_target needs eval.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);
   need(weights.empty(), weights);
   if (device_ok && index >= 0 && cuda_devices > 0)

@@ -8,6 +8,7 @@
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/util/error.h"
 
 namespace tokamak {
@@ -23,22 +24,23 @@ constexpr Range kNoRange{0, 0, false, false};
 
 struct Key {
   const char* key;
-  const char* help;  // nullptr: the key has a choice table (choices.h) or is model.preset, and lists its values
+  const char* help;  // the key's one description: `config --keys`, errors and the studio's tooltips read it
   std::function<json(const Config&)> get;
   std::function<void(Config&, const json&)> set;
   Range range = kNoRange;
   bool ranged = false;
+  bool choice = false;  // a choice table (choices.h) or model.preset: the help ends with the values
 };
 
 // One line per key, long or not: the registry reads as a table.
 // clang-format off
-// TK_KEY for strings and bools; TK_NUM for numbers, with the valid range [lo, hi] (TK_NUM_OPEN: lo excluded,
-// TK_NUM_BELOW: hi excluded). Upper bounds are far beyond any real run: they keep the arithmetic that sizes
-// a run in range, and a typo from reaching the allocator.
+// TK_KEY for strings and bools; TK_CHOICE for keys with a table of values (choices.h); TK_NUM for numbers, with
+// the valid range [lo, hi] (TK_NUM_OPEN: lo excluded, TK_NUM_BELOW: hi excluded). Upper bounds are far beyond
+// any real run: they keep the arithmetic that sizes a run in range, and a typo from reaching the allocator.
 #define TK_ACCESS(field) \
   [](const Config& c) { return json(c.field); }, [](Config& c, const json& v) { c.field = v.get<decltype(c.field)>(); }
 #define TK_KEY(path, field, help) Key{path, help, TK_ACCESS(field)}
-#define TK_CHOICE(path, field) Key{path, nullptr, TK_ACCESS(field)}
+#define TK_CHOICE(path, field, help) Key{path, help, TK_ACCESS(field), kNoRange, false, true}
 #define TK_NUM(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, false}, true}
 #define TK_NUM_OPEN(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, true, false}, true}
 #define TK_NUM_BELOW(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, true}, true}
@@ -47,95 +49,91 @@ constexpr double kSize = 1 << 20;   // widths, lengths, batch sizes
 
 const std::vector<Key>& registry() {
   static const std::vector<Key> keys = {
-      TK_KEY("data.path", data.path, "default | text file | folder of text files | .bin shards (file, folder, glob)"),
-      TK_NUM_BELOW("data.val_fraction", data.val_fraction, 0, 1, "tail of the tokens held out for validation"),
-      TK_KEY("data.jsonl_field", data.jsonl_field, "FILE.jsonl sources: the field of each line holding its document"),
-      TK_KEY("data.val_path", data.val_path, "separate validation data (e.g. fineweb10B's val shard); \"\" = the data's own val shards or tail"),
-      TK_CHOICE("model.preset", model.preset),
-      TK_NUM("model.n_layer", model.n_layer, 1, 100000, "transformer blocks"),
-      TK_NUM("model.n_head", model.n_head, 1, 65536, "attention heads (divides n_embd)"),
-      TK_NUM("model.n_embd", model.n_embd, 1, kSize, "width"),
-      TK_NUM("model.context", model.context, 2, kSize, "longest sequence the model can see"),
-      TK_NUM("model.vocab_size", model.vocab_size, 2, 65536, "tokenizer vocabulary (GPT-2: 50257; shards hold uint16 ids)"),
-      TK_NUM("model.vocab_pad_multiple", model.vocab_pad_multiple, 1, 65536, "pad the vocabulary to a multiple of this (1 = off)"),
-      TK_KEY("model.tie_weights", model.tie_weights, "lm_head shares the token embedding"),
-      TK_NUM_BELOW("model.dropout", model.dropout, 0, 1, "dropout probability"),
-      TK_KEY("model.qkv_bias", model.qkv_bias, "biases on the linear layers"),
-      TK_CHOICE("model.norm", model.norm),
-      TK_CHOICE("model.mlp_act", model.mlp_act),
-      TK_CHOICE("model.position", model.position),
-      TK_KEY("model.qk_norm", model.qk_norm, "RMS-normalise queries and keys per head (speedrun, with ReLU² and zero-init projections: 22.3 → 15.2 min)"),
-      TK_NUM("model.logit_softcap", model.logit_softcap, 0, 1e6, "cap · tanh(logits / cap); 0 = off (speedrun: 30, then 15: 3.57 → 3.4 min)"),
-      TK_KEY("model.unet_skips", model.unet_skips, "U-net skips: learned weights add the first half's block outputs to the second half's inputs, mirrored (speedrun, with a doubled lr: 7.8 → 7.2 min). Not GPT-2: no Hugging Face export"),
-      TK_NUM("model.value_embeddings", model.value_embeddings, 0, 1024, "k extra token-embedding tables mixed into the attention values of the first k and last k blocks (v ← λ0·v + λ1·table[token]); 0 = off (speedrun: value embeddings 4.66 → 4.41 min; this layout, 3 tables on the first and last 3 blocks, came in the 3.80 → 3.57 min record). Not GPT-2: no Hugging Face export"),
-      TK_KEY("model.zero_init_proj", model.zero_init_proj, "attention/MLP output projections (and an untied head) start at zero (speedrun, with ReLU² and QK-norm: 22.3 → 15.2 min)"),
-      TK_KEY("model.init_from", model.init_from, "Hugging Face GPT-2 weights to start from (folder or .safetensors)"),
-      TK_NUM("train.batch_size", train.batch_size, 1, kSize, "sequences per micro-batch (B)"),
-      TK_NUM("train.context", train.context, 0, kSize, "sequence length trained on (T); 0 = model.context"),
-      TK_NUM("train.seq_warmup", train.seq_warmup, 0, kSteps, "steps over which the sequence length rises linearly from 16 tokens to train.context (multiples of 16); 0 = off (the speedrun warms up its attention window instead: 5.03 → 4.66 min)"),
-      TK_NUM("train.batch_warmup", train.batch_warmup, 0, kSteps, "steps over which each micro-batch's sequences rise linearly from 1 to train.batch_size; 0 = off (speedrun's batch size schedule: 2.248 → 2.203 min)"),
-      TK_NUM("train.grad_accum", train.grad_accum, 1, kSize, "micro-batches per optimizer step"),
-      TK_NUM("train.batch_tokens", train.batch_tokens, 0, kSteps, "tokens per optimizer step; > 0 derives grad_accum"),
-      TK_NUM("train.steps", train.steps, 1, kSteps, "optimizer steps"),
-      TK_NUM_OPEN("train.lr", train.lr, 0, 10, "peak learning rate"),
-      TK_NUM("train.min_lr_ratio", train.min_lr_ratio, 0, 1, "cosine floor as a fraction of lr"),
-      TK_NUM("train.warmup_steps", train.warmup_steps, 0, kSteps, "linear warm-up steps"),
-      TK_NUM("train.weight_decay", train.weight_decay, 0, 10, "AdamW decay on 2-D weights"),
-      TK_NUM_BELOW("train.beta1", train.beta1, 0, 1, "AdamW beta1"),
-      TK_NUM_BELOW("train.beta2", train.beta2, 0, 1, "AdamW beta2"),
-      TK_NUM_OPEN("train.eps", train.eps, 0, 1, "AdamW epsilon"),
-      TK_NUM("train.grad_clip", train.grad_clip, 0, 1e6, "global grad-norm clip; 0 = off"),
-      TK_NUM("train.max_skipped_steps", train.max_skipped_steps, 0, kSteps,
-             "non-finite steps in a row skipped before the run fails; 0 = fail at the first"),
-      TK_NUM("train.seed", train.seed, -9e18, 9e18, "seed for weights, data order and sampling"),
-      TK_NUM("train.log_every", train.log_every, 1, kSteps, "steps between metric reports (host syncs)"),
-      TK_KEY("train.profile", train.profile, "time the phases of report steps (data, forward, backward, ...)"),
-      TK_NUM("train.eval_every", train.eval_every, 0, kSteps, "steps between validation losses; 0 = at the end"),
-      TK_NUM("train.eval_batches", train.eval_batches, 1, kSize, "validation batches per evaluation"),
-      TK_NUM("train.val_tokens", train.val_tokens, 0, kSteps, "> 0: evaluate on exactly the first N validation tokens (speedrun: 10485760) instead of eval_batches"),
-      TK_KEY("train.eval_tasks", train.eval_tasks, "hellaswag:PATH, ppl:PATH (comma-separated), every eval_every steps"),
-      TK_NUM("train.sample_every", train.sample_every, -1, kSteps, "steps between samples; 0 = at the end, -1 = never"),
-      TK_NUM("train.sample_tokens", train.sample_tokens, 1, kSize, "tokens per sample"),
-      TK_KEY("train.sample_prompt", train.sample_prompt, "text samples start from"),
-      TK_NUM_OPEN("train.sample_temperature", train.sample_temperature, 0, 100, "sampling temperature"),
-      TK_NUM("train.sample_top_k", train.sample_top_k, 0, 65536, "sample from the k most likely tokens; 0 = all"),
-      TK_NUM("train.checkpoint_every", train.checkpoint_every, 0, kSteps, "steps between checkpoints; 0 = at the end"),
-      TK_NUM("train.checkpoint_minutes", train.checkpoint_minutes, 0, 525600, "minutes of wall time between checkpoints; 0 = off"),
-      TK_NUM("train.checkpoint_keep", train.checkpoint_keep, 0, 1000000, "newest checkpoints kept; 0 = all"),
-      TK_KEY("train.checkpoint_dir", train.checkpoint_dir, "where checkpoints go; \"\" = data dir/checkpoints/NAME"),
-      TK_KEY("train.resume", train.resume, "checkpoint to continue from"),
-      TK_NUM("train.target_val_loss", train.target_val_loss, 0, 1e6,
-             "record wall time, tokens and steps when val loss first reaches this (checked every eval_every steps: that is the resolution); 0 = off"),
-      TK_KEY("train.stop_at_target", train.stop_at_target, "end the run at the evaluation that reaches train.target_val_loss"),
-      TK_NUM_OPEN("train.decay_fraction", train.decay_fraction, 0, 1, "opt.schedule=wsd: last fraction of steps decaying linearly"),
-      TK_NUM_OPEN("train.muon_lr", train.muon_lr, 0, 10, "opt.optimizer=muon: peak lr of the hidden matrices"),
-      TK_NUM_BELOW("train.muon_momentum", train.muon_momentum, 0, 1, "opt.optimizer=muon or normuon: Nesterov momentum"),
-      TK_NUM_BELOW("train.normuon_beta2", train.normuon_beta2, 0, 1, "opt.optimizer=normuon: decay of each neuron's mean squared update"),
-      TK_CHOICE("opt.precision", opt.precision),
-      TK_CHOICE("opt.attention", opt.attention),
-      TK_CHOICE("opt.sdpa_backend", opt.sdpa_backend),
-      TK_CHOICE("opt.layers", opt.layers),
-      TK_KEY("opt.fused_adamw", opt.fused_adamw, "one kernel for the whole optimizer step"),
-      TK_CHOICE("opt.pin_memory", opt.pin_memory),
-      TK_KEY("opt.prefetch", opt.prefetch, "prepare the next batch on a background thread"),
-      TK_KEY("opt.fused_glue", opt.fused_glue,
-             "true | false: with opt.layers=fused in bf16 on CUDA, bf16 activations between Tokamak's kernels with "
-             "no casts, and the GELU backward out of place"),
-      TK_KEY("opt.cuda_graphs", opt.cuda_graphs, "true | false: capture the training step once as a CUDA graph and replay it (CUDA)"),
-      TK_KEY("opt.activation_checkpointing", opt.activation_checkpointing, "recompute blocks in backward"),
-      TK_CHOICE("opt.optimizer", opt.optimizer),
-      TK_CHOICE("opt.muon_ns", opt.muon_ns),
-      TK_NUM("opt.head_lr", opt.head_lr, 0, 100, "peak lr of an untied head (model.tie_weights=false), on train.lr's schedule; 0 = train.lr (speedrun, untied head at its own lr with zero-init: 12.0 → 10.8 min; the CPU speedrun ladder: 4× train.lr, 6.0 in 47 steps against 57 tied)"),
-      TK_NUM("opt.embed_lr", opt.embed_lr, 0, 100, "peak lr of the token, learned position and value embeddings, on train.lr's schedule; 0 = train.lr (the speedrun gives them the largest lr of all)"),
-      TK_CHOICE("opt.schedule", opt.schedule),
-      TK_NUM("dist.gpus", dist.gpus, 1, 4096, "data-parallel processes (GPUs; on CPU: Gloo processes)"),
-      TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "seconds before a dead or hung rank stops the others"),
-      TK_NUM_OPEN("dist.bucket_mb", dist.bucket_mb, 0, 65536, "gradient all-reduce bucket size in MB"),
-      TK_NUM("dist.zero", dist.zero, 0, 1, "ZeRO stage: 0 = every rank holds AdamW's state; 1 = shard it over the ranks"),
-      TK_CHOICE("device", device),
-      TK_NUM("threads", threads, 0, 4096, "CPU threads; 0 = all cores"),
-      TK_KEY("memory_check", memory_check, "refuse a run whose memory estimate exceeds the device's memory"),
-      TK_KEY("name", name, "run name; \"\" = derived"),
+      TK_KEY("data.path", data.path, "What to train on: default (The Jargon File), a text file, a folder of text files, or .bin token shards (a file, a folder or a glob)"),
+      TK_NUM_BELOW("data.val_fraction", data.val_fraction, 0, 1, "Tail of the tokens held out for validation when the data has no *_val_* shards"),
+      TK_KEY("data.jsonl_field", data.jsonl_field, "FILE.jsonl sources: the field of each line that holds its document"),
+      TK_KEY("data.val_path", data.val_path, "Separate validation data (fineweb10B's val shard, say): all of it is validation; \"\" = the data's own val shards or its val_fraction tail"),
+      TK_CHOICE("model.preset", model.preset, "Model size: nano and mini fit a CPU, gpt2 … gpt2-xl are GPT-2's published sizes; model.n_layer, n_head, n_embd and context given with it override it"),
+      TK_NUM("model.n_layer", model.n_layer, 1, 100000, "Transformer blocks"),
+      TK_NUM("model.n_head", model.n_head, 1, 65536, "Attention heads; must divide model.n_embd"),
+      TK_NUM("model.n_embd", model.n_embd, 1, kSize, "Width of the residual stream"),
+      TK_NUM("model.context", model.context, 2, kSize, "Longest sequence the model can see (its position embeddings)"),
+      TK_NUM("model.vocab_size", model.vocab_size, 2, 65536, "Tokenizer vocabulary (GPT-2: 50257; shards hold uint16 ids)"),
+      TK_NUM("model.vocab_pad_multiple", model.vocab_pad_multiple, 1, 65536, "Pad the embedding rows to a multiple of this so matmuls hit fast tile sizes (64: 50257 → 50304; 1 = off); padded logits are masked, so they never win a sample or change the loss. A100: 112K → 127K tok/s"),
+      TK_KEY("model.tie_weights", model.tie_weights, "The output layer shares the token embedding: −38M parameters at 124M"),
+      TK_NUM_BELOW("model.dropout", model.dropout, 0, 1, "Dropout probability on attention weights, residual branches and embeddings"),
+      TK_KEY("model.qkv_bias", model.qkv_bias, "Biases on every linear layer, as GPT-2 has"),
+      TK_CHOICE("model.norm", model.norm, "The blocks' normalisation"),
+      TK_CHOICE("model.mlp_act", model.mlp_act, "The MLP's activation"),
+      TK_CHOICE("model.position", model.position, "How the model knows where a token is"),
+      TK_KEY("model.qk_norm", model.qk_norm, "RMS-normalise each head's queries and keys before attention (speedrun, with ReLU² and zero-init projections: 22.3 → 15.2 min)"),
+      TK_NUM("model.logit_softcap", model.logit_softcap, 0, 1e6, "Logits = cap · tanh(logits / cap); 0 = off (speedrun: 30, then 15: 3.57 → 3.4 min)"),
+      TK_KEY("model.unet_skips", model.unet_skips, "U-net skips: learned weights (starting at 1) add the first half's block outputs to the second half's inputs, mirrored (speedrun, with a doubled lr: 7.8 → 7.2 min). Not GPT-2: no Hugging Face export"),
+      TK_NUM("model.value_embeddings", model.value_embeddings, 0, 1024, "k extra token-embedding tables mixed into the attention values of the first k and last k blocks (v ← λ0·v + λ1·table[token], λ learned from (0.5, 0.5)); 0 = off (speedrun: value embeddings 4.66 → 4.41 min; this layout, 3 tables on the first and last 3 blocks, came in the 3.80 → 3.57 min record). Not GPT-2: no Hugging Face export"),
+      TK_KEY("model.zero_init_proj", model.zero_init_proj, "Attention and MLP output projections (and an untied head) start at zero (speedrun, with ReLU² and QK-norm: 22.3 → 15.2 min)"),
+      TK_KEY("model.init_from", model.init_from, "Hugging Face GPT-2 weights to start from (a folder or model.safetensors); \"\" = random"),
+      TK_NUM("train.batch_size", train.batch_size, 1, kSize, "Sequences per micro-batch (B)"),
+      TK_NUM("train.context", train.context, 0, kSize, "Sequence length trained on (T); 0 = model.context"),
+      TK_NUM("train.grad_accum", train.grad_accum, 1, kSize, "Micro-batches per optimizer step: a large effective batch in small memory (activation memory ÷ accumulation steps)"),
+      TK_NUM("train.batch_tokens", train.batch_tokens, 0, kSteps, "Tokens per optimizer step; > 0 derives train.grad_accum from it"),
+      TK_NUM("train.steps", train.steps, 1, kSteps, "Optimizer steps"),
+      TK_NUM("train.seq_warmup", train.seq_warmup, 0, kSteps, "Steps over which the sequence length rises linearly from 16 tokens to train.context (multiples of 16); 0 = off (the speedrun warms up its attention window instead: 5.03 → 4.66 min)"),
+      TK_NUM("train.batch_warmup", train.batch_warmup, 0, kSteps, "Steps over which each micro-batch's sequences rise linearly from 1 to train.batch_size; 0 = off (speedrun's batch size schedule: 2.248 → 2.203 min)"),
+      TK_NUM("train.max_skipped_steps", train.max_skipped_steps, 0, kSteps, "Steps in a row with a non-finite loss or gradients skipped before the run fails; 0 = fail at the first"),
+      TK_NUM("train.seed", train.seed, -9e18, 9e18, "Seed for weights, data order and sampling: CPU runs repeat exactly"),
+      TK_NUM("train.log_every", train.log_every, 1, kSteps, "Steps between metric reports (the loop's only host syncs)"),
+      TK_KEY("train.profile", train.profile, "Time the phases of report steps (data, forward, head, backward, all-reduce, optimizer)"),
+      TK_CHOICE("optimizer.name", optimizer.name, "The optimizer"),
+      TK_NUM_OPEN("optimizer.lr", optimizer.lr, 0, 10, "Peak learning rate, reached after the warm-up (schedule.*)"),
+      TK_NUM("optimizer.head_lr", optimizer.head_lr, 0, 100, "Peak lr of an untied head (model.tie_weights=false), on the same schedule; 0 = optimizer.lr (speedrun, untied head at its own lr with zero-init: 12.0 → 10.8 min; the CPU speedrun ladder: 4× optimizer.lr, 6.0 in 47 steps against 57 tied)"),
+      TK_NUM("optimizer.embed_lr", optimizer.embed_lr, 0, 100, "Peak lr of the token, learned position and value embeddings, on the same schedule; 0 = optimizer.lr (the speedrun gives them the largest lr of all)"),
+      TK_NUM_OPEN("optimizer.muon_lr", optimizer.muon_lr, 0, 10, "optimizer.name=muon or normuon: peak lr of the hidden matrices (Muon's group)"),
+      TK_NUM("optimizer.weight_decay", optimizer.weight_decay, 0, 10, "AdamW's decoupled weight decay, on 2-D weights only"),
+      TK_NUM_BELOW("optimizer.beta1", optimizer.beta1, 0, 1, "AdamW's beta1"),
+      TK_NUM_BELOW("optimizer.beta2", optimizer.beta2, 0, 1, "AdamW's beta2"),
+      TK_NUM_OPEN("optimizer.eps", optimizer.eps, 0, 1, "AdamW's epsilon"),
+      TK_NUM("optimizer.grad_clip", optimizer.grad_clip, 0, 1e6, "Clip the global gradient norm to this; 0 = off"),
+      TK_NUM_BELOW("optimizer.muon_momentum", optimizer.muon_momentum, 0, 1, "optimizer.name=muon or normuon: Nesterov momentum"),
+      TK_CHOICE("optimizer.muon_ns", optimizer.muon_ns, "optimizer.name=muon or normuon: how the update is orthogonalised"),
+      TK_NUM_BELOW("optimizer.normuon_beta2", optimizer.normuon_beta2, 0, 1, "optimizer.name=normuon: decay of each neuron's running mean squared update"),
+      TK_CHOICE("schedule.name", schedule.name, "The learning-rate schedule every group follows"),
+      TK_NUM("schedule.warmup_steps", schedule.warmup_steps, 0, kSteps, "Steps of linear warm-up to the peak learning rate"),
+      TK_NUM("schedule.min_lr_ratio", schedule.min_lr_ratio, 0, 1, "The decay ends at this fraction of each peak learning rate"),
+      TK_NUM_OPEN("schedule.decay_fraction", schedule.decay_fraction, 0, 1, "schedule.name=wsd: the last fraction of the steps, decaying linearly"),
+      TK_NUM("eval.every", eval.every, 0, kSteps, "Steps between validation losses; 0 = only at the end"),
+      TK_NUM("eval.batches", eval.batches, 1, kSize, "Validation batches per evaluation"),
+      TK_NUM("eval.val_tokens", eval.val_tokens, 0, kSteps, "> 0: every evaluation covers exactly the first N validation tokens, each once (the speedrun's 10485760), instead of eval.batches; N must be a multiple of batch_size × context × gpus"),
+      TK_KEY("eval.tasks", eval.tasks, "Tasks run at every evaluation: hellaswag:PATH, ppl:PATH (comma-separated)"),
+      TK_NUM("eval.target_val_loss", eval.target_val_loss, 0, 1e6, "Record the training time, tokens and steps when the val loss first reaches this (checked every eval.every steps: that is the resolution); 0 = off"),
+      TK_KEY("eval.stop_at_target", eval.stop_at_target, "End the run (finished) at the evaluation that reaches eval.target_val_loss"),
+      TK_NUM("sample.every", sample.every, -1, kSteps, "Steps between generated samples; 0 = only at the end, -1 = never"),
+      TK_NUM("sample.tokens", sample.tokens, 1, kSize, "Tokens generated per sample"),
+      TK_KEY("sample.prompt", sample.prompt, "Text the samples start from"),
+      TK_NUM_OPEN("sample.temperature", sample.temperature, 0, 100, "Sampling temperature"),
+      TK_NUM("sample.top_k", sample.top_k, 0, 65536, "Sample from the k most likely tokens; 0 = all"),
+      TK_NUM("checkpoint.every", checkpoint.every, 0, kSteps, "Steps between checkpoints; 0 = only at the end (and on stop)"),
+      TK_NUM("checkpoint.minutes", checkpoint.minutes, 0, 525600, "Minutes of wall time between checkpoints, so a crash loses at most this much; 0 = off"),
+      TK_NUM("checkpoint.keep", checkpoint.keep, 0, 1000000, "Newest checkpoints of a run kept on disk; 0 = all"),
+      TK_KEY("checkpoint.dir", checkpoint.dir, "Where checkpoints go; \"\" = <data dir>/checkpoints/<run name>"),
+      TK_KEY("checkpoint.resume", checkpoint.resume, "A checkpoint to continue from (weights, optimizer, data position, RNG)"),
+      TK_CHOICE("speed.precision", speed.precision, "Number format of matmuls, activations and weights"),
+      TK_CHOICE("speed.attention", speed.attention, "How attention is computed; sdpa never stores the T×T scores"),
+      TK_CHOICE("speed.sdpa_backend", speed.sdpa_backend, "Which fused kernel computes speed.attention=sdpa; auto lets LibTorch pick"),
+      TK_CHOICE("speed.layers", speed.layers, "Which kernels compute LayerNorm, GELU and the classifier"),
+      TK_KEY("speed.fused_adamw", speed.fused_adamw, "One multi-tensor kernel for the whole optimizer step instead of a loop over parameters (CPU and CUDA). H100: 55K → 79K tok/s at batch 1"),
+      TK_CHOICE("speed.pin_memory", speed.pin_memory, "Page-locked batches, copied to the GPU without blocking while it computes (reported: execution time down more than 25%); auto = on CUDA, nothing to pin on a CPU"),
+      TK_KEY("speed.prefetch", speed.prefetch, "Prepare the next batch on a background thread while the step runs, so the device never waits for data"),
+      TK_CHOICE("speed.cuda_graphs", speed.cuda_graphs, "Capture the training step once as a CUDA graph and replay it: one launch instead of hundreds (CUDA)"),
+      TK_CHOICE("speed.fused_glue", speed.fused_glue, "With speed.layers=fused in bf16 on CUDA: bf16 activations between Tokamak's kernels with no casts, and the GELU backward out of place"),
+      TK_KEY("speed.activation_checkpointing", speed.activation_checkpointing, "Recompute each block in backward instead of keeping its activations: memory ÷2 for about +25% time"),
+      TK_NUM("dist.gpus", dist.gpus, 1, 4096, "Data-parallel processes: one per GPU, gradients all-reduced over NCCL (DDP; reported: 8×H100 at 3.05M tok/s); on a CPU, Gloo processes"),
+      TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "Seconds before a dead or hung rank stops the others with an error"),
+      TK_NUM_OPEN("dist.bucket_mb", dist.bucket_mb, 0, 65536, "Gradients are all-reduced in buckets of about this many MB"),
+      TK_NUM("dist.zero", dist.zero, 0, 1, "ZeRO stage: 0 = every rank holds AdamW's whole state; 1 = each rank keeps it for 1/N of the weights, gradients reduce-scattered and weights all-gathered: same losses, less memory per rank (docs/multi-gpu.md)"),
+      TK_CHOICE("device", device, "Where the run trains"),
+      TK_NUM("threads", threads, 0, 4096, "CPU threads for LibTorch; 0 = all cores"),
+      TK_KEY("memory_check", memory_check, "Refuse, before allocating, a run whose memory estimate exceeds the device's memory"),
+      TK_KEY("name", name, "Run name in the run store and the studio; \"\" = derived from the model and switches"),
   };
   // clang-format on
   return keys;
@@ -162,15 +160,19 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-const Key& find_key(const std::string& key) {
+const Key& find_key(const std::string& given) {
+  const std::string key = current_key(given);  // an older release's name still works
   const Key* nearest = nullptr;
   size_t best = SIZE_MAX;
   for (const Key& k : registry()) {
     if (key == k.key) return k;
-    // Compare against the full key and its last part, so "lr" suggests "train.lr".
+    // Compare against the full key and its last part, so "lr" suggests "optimizer.lr".
     std::string full = k.key;
     std::string leaf = full.substr(full.rfind('.') == std::string::npos ? 0 : full.rfind('.') + 1);
     size_t d = std::min(edit_distance(key, full), edit_distance(key, leaf));
+    // An old name mistyped ("opt.presicion") suggests the key it became.
+    for (const RenamedKey& r : renamed_keys())
+      if (r.key == full) d = std::min(d, edit_distance(key, r.old_key));
     if (d < best) best = d, nearest = &k;
   }
   throw Error("unknown config key '" + key + "'",
@@ -239,7 +241,7 @@ json parse_value(const std::string& key, const json& current, const std::string&
 
 void set_json(Config& c, const Key& k, const json& given) {
   json current = k.get(c);
-  // A switch that became a choice (opt.pin_memory: true/false → auto/true/false) still reads old configs.
+  // A switch that became a choice (speed.pin_memory: true/false → auto/true/false) still reads old configs.
   bool was_switch = false;
   for (const ChoiceInfo& row : choices_of(k.key)) was_switch = was_switch || row.value == "true";
   const json v = given.is_boolean() && current.is_string() && was_switch ? json(given ? "true" : "false") : given;
@@ -266,7 +268,7 @@ std::vector<KeyDoc> config_keys(const Config& config) {
   std::vector<KeyDoc> docs;
   for (const Key& k : registry()) {
     json v = k.get(config);
-    KeyDoc doc{k.key, type_name(v), to_text(v), k.help ? k.help : help_of_choice(k.key)};
+    KeyDoc doc{k.key, type_name(v), to_text(v), k.choice ? k.help + std::string(": ") + help_of_choice(k.key) : k.help};
     doc.ranged = k.ranged, doc.min_open = k.range.min_open, doc.max_open = k.range.max_open;
     doc.min = k.range.min, doc.max = k.range.max;
     if (v.is_number()) doc.number = v.get<double>();
@@ -312,6 +314,7 @@ Config config_from_json(const std::string& text, const Config& base) {
     throw Error(std::string("config is not valid JSON: ") + e.what(), "check the file with a JSON linter");
   }
   if (!root.is_object()) throw Error("config JSON must be an object", "see `tokamak config --defaults`");
+  root = upgrade_config_json(root);
   std::vector<std::pair<std::string, json>> flat;
   for (auto& [section, value] : root.items()) {
     if (value.is_object()) {

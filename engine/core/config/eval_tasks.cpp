@@ -69,20 +69,20 @@ std::vector<std::string> eval_task_problems(const Config& config) {
   std::vector<std::string> problems;
   std::vector<EvalTaskSpec> tasks;
   try {
-    tasks = parse_eval_tasks(config.train.eval_tasks);
+    tasks = parse_eval_tasks(config.eval.tasks);
   } catch (const Error& e) {
-    return {"train.eval_tasks: " + std::string(e.what())};
+    return {"eval.tasks: " + std::string(e.what())};
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
     const EvalTaskSpec& t = tasks[i];
     std::error_code ec;
     if (t.kind == EvalTaskSpec::Kind::kHellaSwag && !std::filesystem::is_regular_file(t.path, ec))
-      problems.push_back("train.eval_tasks: HellaSwag file '" + t.path +
+      problems.push_back("eval.tasks: HellaSwag file '" + t.path +
                          "' does not exist or is not a file (hint: give the path of a .jsonl file)");
     for (size_t j = 0; j < i; ++j)
       if (tasks[j].name == t.name)
-        problems.push_back("train.eval_tasks: '" + tasks[j].text + "' and '" + t.text + "' would both record eval/" +
-                           t.name + "/... (hint: evaluate one of them, or rename a file)");
+        problems.push_back("eval.tasks: '" + tasks[j].text + "' and '" + t.text + "' would both record eval/" + t.name +
+                           "/... (hint: evaluate one of them, or rename a file)");
   }
   return problems;
 }

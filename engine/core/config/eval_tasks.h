@@ -1,5 +1,5 @@
 // Evaluation task specs: "hellaswag:PATH" (multiple-choice accuracy on HellaSwag's JSON-lines) and
-// "ppl:PATH" (perplexity over any dataset source), as `tokamak eval --task` and `train.eval_tasks` (a comma-
+// "ppl:PATH" (perplexity over any dataset source), as `tokamak eval --task` and `eval.tasks` (a comma-
 // separated list) spell them. Parsing and checking live here, without LibTorch, so config validation can
 // call eval_task_problems(); running them is engine/eval.
 #pragma once
@@ -25,9 +25,9 @@ std::vector<EvalTaskSpec> parse_eval_tasks(const std::string& list);
 // The store's (and the run's) name of one result: "eval/hellaswag/acc", "eval/ppl/jargon/ppl".
 std::string eval_metric_key(const EvalTaskSpec& spec, const std::string& result);
 
-// Problems of train.eval_tasks, each a line naming the key: a bad spec, a HellaSwag file that is missing,
+// Problems of eval.tasks, each a line naming the key: a bad spec, a HellaSwag file that is missing,
 // two tasks that would write the same metric keys. The paths of perplexity sources are checked when the
-// run prepares them (as data.path is). Empty when train.eval_tasks is empty.
+// run prepares them (as data.path is). Empty when eval.tasks is empty.
 std::vector<std::string> eval_task_problems(const Config& config);
 
 }  // namespace tokamak

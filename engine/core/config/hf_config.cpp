@@ -110,7 +110,7 @@ std::string init_from_problem(const ModelConfig& m) {
       throw Error("'" + m.init_from + "' does not exist", "pass a Hugging Face GPT-2 folder or its model.safetensors");
     if (!is_hf_weights(hf_weights_file(m.init_from)))
       return "model.init_from: '" + m.init_from +
-             "' does not hold Hugging Face GPT-2 weights (a Tokamak checkpoint continues with train.resume=PATH)";
+             "' does not hold Hugging Face GPT-2 weights (a Tokamak checkpoint continues with checkpoint.resume=PATH)";
     w = hf_weights_config(m.init_from, m);
   } catch (const Error& e) {
     return "model.init_from: " + std::string(e.what());

@@ -4,7 +4,7 @@
 //
 //   {"name": "cpu-nano", "description": "...", "cumulative": true,
 //    "base":  {"model.preset": "nano", "train.batch_size": 16},
-//    "rungs": [{"name": "fp32 baseline", "set": {"opt.precision": "fp32"}}, ...]}
+//    "rungs": [{"name": "fp32 baseline", "set": {"speed.precision": "fp32"}}, ...]}
 #pragma once
 #include <string>
 #include <vector>

@@ -125,9 +125,9 @@ void WindowSampler::cut_val(const std::string& name) {
   }
   if (want > 0)
     throw Error("the validation data of dataset " + name + " holds " + std::to_string(have * T) +
-                    " tokens in windows of " + std::to_string(T) + ", fewer than train.val_tokens (" +
+                    " tokens in windows of " + std::to_string(T) + ", fewer than eval.val_tokens (" +
                     std::to_string(opt_.val_tokens) + ")",
-                "lower train.val_tokens, or give longer validation data (data.val_path)");
+                "lower eval.val_tokens, or give longer validation data (data.val_path)");
   val_ = std::move(kept);
 }
 

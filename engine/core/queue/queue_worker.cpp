@@ -202,8 +202,8 @@ class Worker {
     const RunFolder f{q.folder};
     Config c = config_from_json(q.config_json);
     c.name = q.name;
-    c.train.resume = q.resume;
-    if (q.sweep_id > 0) c.train.checkpoint_dir = trial_checkpoint_dir(c.train.checkpoint_dir, q.folder);
+    c.checkpoint.resume = q.resume;
+    if (q.sweep_id > 0) c.checkpoint.dir = trial_checkpoint_dir(c.checkpoint.dir, q.folder);
     std::vector<std::string> args = {"--db", store_.path()};
     if (q.halt_step > 0) args.insert(args.end(), {"--halt-at-step", std::to_string(q.halt_step)});
     // The GPUs it gets are recorded before it starts: a worker that starts after this one's death knows

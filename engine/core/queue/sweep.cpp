@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/utf8.h"
 
@@ -65,7 +66,7 @@ std::string text_field(const std::string& source, const ojson& obj, const std::s
   return obj[key].get<std::string>();
 }
 
-// nlohmann keeps the last of two equal keys without a word: {"train.lr": [..], "train.lr": [..]} would sweep
+// nlohmann keeps the last of two equal keys without a word: {"optimizer.lr": [..], "optimizer.lr": [..]} would sweep
 // half of what the file says. The parser's callback sees every key of every object, so a repeat is refused.
 ojson parse_without_duplicates(const std::string& text, const std::string& source) {
   std::vector<std::vector<std::string>> open;  // the keys of each object being parsed, innermost last
@@ -125,8 +126,9 @@ std::string value_text(const ojson& v) {
 }
 
 // grid: a range needs its count (its values are spaced on it); random search draws from the range itself.
-Axis read_axis(const std::string& source, const std::string& key, const ojson& spec, const Config& base, bool grid) {
+Axis read_axis(const std::string& source, const std::string& given, const ojson& spec, const Config& base, bool grid) {
   Axis a;
+  const std::string key = current_key(given);  // a sweep file of an older release names some keys as it did
   a.key = key;
   // The key must exist: config_from_json names the nearest one when it does not.
   try {
@@ -134,7 +136,7 @@ Axis read_axis(const std::string& source, const std::string& key, const ojson& s
   } catch (const Error& e) {
     if (e.message().rfind("unknown config key", 0) == 0) refuse(source, e.message(), e.hint());
   }
-  if (key == "train.resume" || key == "name")
+  if (key == "checkpoint.resume" || key == "name")
     refuse(source, key + " cannot be swept",
            "a sweep names its runs and resumes them itself; leave it out of \"sweep\"");
   for (const KeyDoc& d : config_keys(base))
@@ -186,13 +188,21 @@ ojson draw(const Axis& a, uint64_t& state) {
       a, a.log ? std::exp(std::log(a.min) + u * (std::log(a.max) - std::log(a.min))) : a.min + u * (a.max - a.min));
 }
 
-// Short labels for names: the key's last part, or the whole key when two swept keys share it.
+// A key's short label: its last part ("lr"), or its section where the last part says only "name"
+// (optimizer.name → "optimizer").
+std::string short_label(const std::string& key) {
+  const size_t dot = key.rfind('.');
+  if (dot == std::string::npos) return key;
+  const std::string leaf = key.substr(dot + 1);
+  return leaf == "name" ? key.substr(0, dot) : leaf;
+}
+
+// Short labels for names: short_label, or the whole key when two swept keys share it.
 void label_axes(std::vector<Axis>& axes) {
   for (Axis& a : axes) {
-    a.label = a.key.substr(a.key.rfind('.') == std::string::npos ? 0 : a.key.rfind('.') + 1);
+    a.label = short_label(a.key);
     for (const Axis& b : axes)
-      if (&a != &b && b.key.substr(b.key.rfind('.') == std::string::npos ? 0 : b.key.rfind('.') + 1) == a.label)
-        a.label = a.key;
+      if (&a != &b && short_label(b.key) == a.label) a.label = a.key;
   }
 }
 
@@ -221,19 +231,20 @@ void read_metric_and_asha(const std::string& source, const ojson& root, SweepPla
 // What early stopping needs of every trial: a metric at each rung step, and rungs below its end.
 void check_for_asha(const std::string& source, const SweepPlan& plan, const SweepTrial& t) {
   const TrainConfig& tc = t.config.train;
+  const int64_t eval_every = t.config.eval.every;
   const std::string who = "trial " + std::to_string(t.point) + " (" + t.summary + ")";
-  if (tc.eval_every <= 0 || plan.asha.min_steps % tc.eval_every != 0)
+  if (eval_every <= 0 || plan.asha.min_steps % eval_every != 0)
     refuse(source,
            who + ": early_stopping.min_steps=" + std::to_string(plan.asha.min_steps) +
-               " is not a multiple of train.eval_every=" + std::to_string(tc.eval_every),
-           "set train.eval_every in \"base\" to a divisor of min_steps, so every rung step has a val loss");
+               " is not a multiple of eval.every=" + std::to_string(eval_every),
+           "set eval.every in \"base\" to a divisor of min_steps, so every rung step has a val loss");
   if (asha_rungs(plan.asha, tc.steps).empty())
     refuse(source,
            who + ": early_stopping.min_steps=" + std::to_string(plan.asha.min_steps) +
                " is not below train.steps=" + std::to_string(tc.steps),
            "lower min_steps or raise train.steps");
-  if (plan.metric.name == "time_to_target" && tc.target_val_loss <= 0)
-    refuse(source, who + ": metric time_to_target needs train.target_val_loss", "set it in \"base\"");
+  if (plan.metric.name == "time_to_target" && t.config.eval.target_val_loss <= 0)
+    refuse(source, who + ": metric time_to_target needs eval.target_val_loss", "set it in \"base\"");
 }
 
 SweepPlan plan_checked(const std::string& text, const std::string& source, int cuda_devices) {
@@ -263,15 +274,19 @@ SweepPlan plan_checked(const std::string& text, const std::string& source, int c
     }
   }
   if (!root.contains("sweep") || !root["sweep"].is_object() || root["sweep"].empty())
-    refuse(source, "no \"sweep\" object", "add \"sweep\": {\"train.lr\": [1e-3, 3e-3]}");
+    refuse(source, "no \"sweep\" object", "add \"sweep\": {\"optimizer.lr\": [1e-3, 3e-3]}");
   plan.method = text_field(source, root, "method", "grid");
   if (plan.method != "grid" && plan.method != "random")
     refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
   std::vector<Axis> axes;
-  for (const auto& [key, spec] : root["sweep"].items())
+  for (const auto& [key, spec] : root["sweep"].items()) {
     axes.push_back(read_axis(source, key, spec, base, plan.method == "grid"));
+    for (size_t k = 0; k + 1 < axes.size(); ++k)
+      if (axes[k].key == axes.back().key)
+        refuse(source, "\"" + axes.back().key + "\" is swept twice (once under an older name)", "keep one of them");
+  }
   if (root.contains("seeds")) {
-    if (root["sweep"].contains("train.seed"))
+    if (std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.key == "train.seed"; }))
       refuse(source, "train.seed is swept and \"seeds\" is given", "keep one of them");
     Axis seeds;
     seeds.key = "train.seed", seeds.integer = true;

@@ -21,7 +21,7 @@ struct SweepMetric {
 struct SweepTrial {
   int64_t point = 0;    // 0-based index of the trial in the plan
   std::string name;     // "NAME-p3-lr=0.000464-optimizer=muon-seed=1": the run's name
-  std::string summary;  // "train.lr=0.000464 opt.optimizer=muon train.seed=1"
+  std::string summary;  // "optimizer.lr=0.000464 optimizer.name=muon train.seed=1"
   Config config;        // validated
 };
 

@@ -34,7 +34,7 @@ std::vector<KeyImportance> sweep_importance(const SweepStatus& s) {
         v = &config[key.substr(0, dot)][key.substr(dot + 1)];
       if (!v || !v->is_number()) {
         x.clear();
-        break;  // a choice (opt.optimizer): no order to correlate with; the studio compares its values' means
+        break;  // a choice (optimizer.name): no order to correlate with; the studio compares its values' means
       }
       x.push_back(v->get<double>()), y.push_back(t.rungs.front().metric);
     }

@@ -14,7 +14,7 @@ namespace tokamak {
 struct KeyImportance {
   std::string key;
   std::string measure = "spearman";
-  double rho = 0;  // NaN: a choice (opt.optimizer has no order to correlate with), or too few trials
+  double rho = 0;  // NaN: a choice (optimizer.name has no order to correlate with), or too few trials
   int64_t n = 0;   // the trials with a finite metric at the first rung that it was computed over
 };
 

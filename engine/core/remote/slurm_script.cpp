@@ -132,7 +132,7 @@ static void write_body(std::ostringstream& s, const SlurmJobSpec& j) {
   s << slurm_master_addr_lines() << "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 40000))\n"
     << "resume=()\n"
     << "last=$(ls -1v \"$checkpoints\"/step_*.safetensors 2>/dev/null | tail -n 1)\n"
-    << "if [ -n \"$last\" ]; then resume=(--set \"train.resume=$last\"); fi\n"
+    << "if [ -n \"$last\" ]; then resume=(--set \"checkpoint.resume=$last\"); fi\n"
     << "echo \"tokamak job $SLURM_JOB_ID (restart ${SLURM_RESTART_COUNT:-0}) on $SLURM_JOB_NODELIST${last:+, resuming "
        "from $last}, MASTER_ADDR $master\"\n";
   if (j.requeue) s << "trap 'scontrol requeue \"$SLURM_JOB_ID\"' USR1\n";

@@ -20,7 +20,7 @@ struct SlurmJobSpec {
   int warn_s = 120;         // with requeue: the script asks to be requeued this long before the time limit
   std::string job_name;     // "tokamak-<run name>"
   std::string run_uid, run_folder;
-  std::string checkpoint_dir;  // where the run's step_N.safetensors go (the run folder unless train.checkpoint_dir)
+  std::string checkpoint_dir;  // where the run's step_N.safetensors go (the run folder unless checkpoint.dir)
   std::string tokamak;         // the tokamak command on the cluster's nodes
   std::string db;              // --db for the ranks ("" = their default run store)
   int64_t halt_step = 0;       // > 0: the ranks stop with a checkpoint after this step (a sweep's rung)

@@ -13,7 +13,7 @@ struct PhaseName {
   const char* metric;  // the step event's metric, in ms per step
   const char* label;   // for tables and legends
 };
-// data: waiting for the batch (and its copy to the device); head: the fused classifier (opt.layers=fused), which
+// data: waiting for the batch (and its copy to the device); head: the fused classifier (speed.layers=fused), which
 // computes the loss and the gradients of its input and weight together, inside the forward call — counted apart,
 // so that forward and backward are the blocks' own (native layers have no such phase: their head's forward is
 // in forward, its backward in backward); all-reduce: the gradients' all-reduce that

@@ -21,7 +21,7 @@ namespace tokamak {
 std::string run_folder_path(const std::string& name, const std::string& uid);
 // A new random run uid (16 hex digits).
 std::string new_run_uid();
-// Where a sweep trial writes its checkpoints when the sweep's base sets train.checkpoint_dir: a folder of its
+// Where a sweep trial writes its checkpoints when the sweep's base sets checkpoint.dir: a folder of its
 // own inside it, named as its run folder ("" when checkpoint_dir is ""). Checkpoint files are named by step
 // alone, so trials (and two sweeps from one file) sharing the folder would take each other's weights.
 std::string trial_checkpoint_dir(const std::string& checkpoint_dir, const std::string& run_folder);

@@ -7,6 +7,7 @@
 #include <string>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/util/error.h"
@@ -204,7 +205,10 @@ static RunInfo run_from_json(const ojson& j) {
   r.tags_json = dump(j.value("tags", ojson::array()));
   r.notes = j.value("notes", "");
   const ojson config = j.value("config", ojson());
-  r.config_json = config.is_null() ? "" : config.is_string() ? config.get<std::string>() : dump(config);
+  // An export of an older release names some keys as it did: stored under today's names (renamed_keys.h).
+  r.config_json = upgrade_config_text(config.is_null()     ? ""
+                                      : config.is_string() ? config.get<std::string>()
+                                                           : dump(config));
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/store/store_fs.h"
 #include "engine/core/util/error.h"
@@ -98,6 +99,16 @@ static std::string make_uid() {
   return hex64(fnv1a64(seed.data(), seed.size()));
 }
 
+// A run started by an older release (on an SSH host, say) names some config keys as it did: stored under today's
+// names, as the schema-7 migration left every earlier run. A config naming a key twice stays as written.
+static std::string current_config_text(const std::string& config_json) {
+  try {
+    return upgrade_config_text(config_json);
+  } catch (const Error&) {
+    return config_json;
+  }
+}
+
 int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   const std::string uid = st.run_uid.empty() ? make_uid() : st.run_uid;
   const std::string host = st.host.empty() ? this_host() : st.host;
@@ -116,7 +127,11 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
                                   ", status = 'running', ended = NULL, error = '', "
                                   "name = CASE WHEN ?16 = '' THEN name ELSE ?16 END WHERE uid = ?15";
   Stmt s(*db_, sql.c_str());
-  s.bind(1, st.config_json).bind(2, st.dataset).bind(3, st.model).bind(4, st.n_params).bind(5, st.device);
+  s.bind(1, current_config_text(st.config_json))
+      .bind(2, st.dataset)
+      .bind(3, st.model)
+      .bind(4, st.n_params)
+      .bind(5, st.device);
   s.bind(6, st.gpu_name).bind(7, static_cast<int64_t>(st.world_size)).bind(8, st.torch_version);
   s.bind(9, st.cuda_version).bind(10, host).bind(11, pid).bind(12, st.total_steps);
   s.bind(13, st.tokens_per_step).bind(14, now).bind(15, uid).bind(16, st.name);

@@ -178,7 +178,7 @@ class RunStore {
 };
 
 // --- store_schema.cpp ---
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
 // The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
 const char* schema_v1_sql();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
@@ -109,8 +110,13 @@ static void flatten(const nlohmann::json& j, const std::string& prefix, std::map
 std::map<std::string, std::string> flatten_config(const std::string& config_json) {
   std::map<std::string, std::string> out;
   nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
-  if (!j.is_discarded() && j.is_object()) flatten(j, "", out);
-  return out;
+  if (j.is_discarded() || !j.is_object()) return out;
+  flatten(j, "", out);
+  // A run stored by an older release names some keys as it did (renamed_keys.h): read them under today's names,
+  // so that an old run and a new one with the same setting never differ.
+  std::map<std::string, std::string> current;
+  for (auto& [key, value] : out) current[current_key(key)] = std::move(value);
+  return current;
 }
 
 Scoreboard build_scoreboard(const std::vector<ScoreInput>& runs, size_t baseline) {
@@ -184,7 +190,7 @@ ScoreInput score_input(RunStore& store, int64_t run_id) {
     if (s.metric == "steps_to_target") in.steps_to_target = s.min;
   }
   const auto config = flatten_config(run.config_json);
-  const auto target = config.find("train.target_val_loss");
+  const auto target = config.find("eval.target_val_loss");
   if (target != config.end()) in.target = std::atof(target->second.c_str());
   return in;
 }

@@ -8,7 +8,7 @@
 // MFU is taken the same way. Speedup is tok/s divided by the baseline run's tok/s.
 // The step profile (ms per step by phase, engine/core/run/phases.h) is the mean over the run's reports after
 // the first (the first step holds the warm-up), beside step_ms taken the same way: a table of its own.
-// Time to a target loss (train.target_val_loss): when any run has a target, the table adds the training time
+// Time to a target loss (eval.target_val_loss): when any run has a target, the table adds the training time
 // and steps at which its val loss first reached it ("not reached" otherwise: its best loss is beside it), and
 // that time's speed-up over the baseline's (baseline time / time).
 #pragma once
@@ -37,7 +37,7 @@ struct ScoreInput {
   std::array<std::vector<double>, kPhaseCount> phase_ms;  // logged values in step order, by Phase
   double peak_mem = kNaN;                                 // bytes
   double final_val_loss = kNaN, best_val_loss = kNaN;
-  double target = kNaN;                                                             // train.target_val_loss when > 0
+  double target = kNaN;                                                             // eval.target_val_loss when > 0
   double time_to_target_s = kNaN, tokens_to_target = kNaN, steps_to_target = kNaN;  // NaN: not reached
   std::string config_json;
 };

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/error.h"
@@ -236,6 +237,33 @@ static void migrate_to_3(Db& db) {
   db.exec("DROP TABLE metrics");
 }
 
+// Version 7: the config's sections split by concern (engine/core/config/renamed_keys.h). No table changes: every
+// stored config (runs, queue rows) and sweep file is rewritten under today's key names, so that what SQL, the
+// exports and the studio read says one name for one setting.
+static void migrate_to_7(Db& db) {
+  auto rewrite = [&](const std::string& table, const std::string& column, auto upgrade) {
+    std::vector<std::pair<int64_t, std::string>> changed;
+    const std::string select = "SELECT id, " + column + " FROM " + table;
+    Stmt s(db, select.c_str());
+    while (s.step()) {
+      const std::string text = s.text(1);
+      std::string up = text;
+      try {
+        up = upgrade(text);
+      } catch (const Error&) {
+        // A config that names a key twice (old and new) stays as written: the loader names the clash when
+        // the run is used again.
+      }
+      if (up != text) changed.emplace_back(s.int64(0), up);
+    }
+    const std::string update = "UPDATE " + table + " SET " + column + " = ? WHERE id = ?";
+    for (const auto& [id, text] : changed) Stmt(db, update.c_str()).bind(1, text).bind(2, id).run();
+  };
+  rewrite("runs", "config_json", upgrade_config_text);
+  rewrite("queue", "config_json", upgrade_config_text);
+  rewrite("sweeps", "spec_json", upgrade_sweep_text);
+}
+
 void prepare_schema(Db& db, bool rollback_journal) {
   // The first statement that reads the file is where SQLite notices a file that is not a database.
   int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
@@ -265,6 +293,7 @@ void prepare_schema(Db& db, bool rollback_journal) {
     if (v < 4) db.exec(kSchemaV4);
     if (v < 5) db.exec(kSchemaV5);
     if (v < 6) db.exec(kSchemaV6);
+    if (v < 7) migrate_to_7(db);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

@@ -76,7 +76,7 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
     if (n < 0) {
       const bool full = errno == ENOSPC || errno == EDQUOT;
       throw Error("cannot write '" + path + "': " + errno_text(),
-                  full ? "free some disk space (or set train.checkpoint_dir elsewhere)" : "check the folder");
+                  full ? "free some disk space (or set checkpoint.dir elsewhere)" : "check the folder");
     }
     p += n, size -= static_cast<size_t>(n);
   }

@@ -4,6 +4,10 @@
 # lets today's store migrate it, exports again and compares bytes. Needs git, g++ and sqlite3. The one
 # presentation change since: export.md's peak memory is written by today's one size formatter (engine/core/util/format.h,
 # decimal units: "9.01 PB" where schema 2 wrote "8388608.00 GiB"); csv and json hold the numbers themselves.
+# The second: schema 7 rewrote every stored config under today's key names (opt.precision is speed.precision),
+# so export.json's "config" objects and export.md's config rows were exported again by today's store after the
+# migration (`tokamak runs export --format json|md --db` over the database this script makes); nothing else
+# in them changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
