@@ -4,6 +4,7 @@
 #include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/config/config.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
@@ -144,6 +146,26 @@ class TestCli : public QObject {
     auto doc = QJsonDocument::fromJson(r.out, &error);
     QCOMPARE(error.error, QJsonParseError::NoError);
     QCOMPARE(doc.object()["model"].toObject()["preset"].toString(), QString("nano"));
+  }
+
+  // `config --keys` prints every key of the registry with its one description, and an older release's key names
+  // still set today's keys on the command line.
+  void keysListEveryKeyWithItsDescription() {
+    CliResult r = run_tokamak({"config", "--keys", "--set", "train.lr=0.0125", "--set", "opt.precision=fp32"});
+    QCOMPARE(r.code, 0);
+    const QString out = QString::fromUtf8(r.out);
+    const std::vector<tokamak::KeyDoc> keys = tokamak::config_keys();
+    QVERIFY(keys.size() > 80);
+    for (const tokamak::KeyDoc& k : keys) {
+      const QRegularExpression line("^" + QRegularExpression::escape(QString::fromStdString(k.key)) + " +" +
+                                        QString::fromStdString(k.type) + " .*" +
+                                        QRegularExpression::escape(QString::fromStdString(k.help)) + "$",
+                                    QRegularExpression::MultilineOption);
+      QVERIFY2(line.match(out).hasMatch(), k.key.c_str());
+    }
+    QVERIFY(QRegularExpression("^optimizer\\.lr +float +0\\.0125 ", QRegularExpression::MultilineOption).match(out).hasMatch());
+    QVERIFY(QRegularExpression("^speed\\.precision +string +fp32 ", QRegularExpression::MultilineOption).match(out).hasMatch());
+    QVERIFY(!out.contains("\nopt.") && !out.contains("\ntrain.lr "));
   }
 
   // Issue 33: bench rungs and find-batch tries are measured and thrown away, so neither writes a checkpoint (for

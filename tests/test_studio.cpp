@@ -148,6 +148,7 @@ class TestStudio : public QObject {
   void initTestCase();
   void setupShowsEstimateAndAvailability();
   void speedrunSwitchesAndTarget();
+  void everyKeyWidgetShowsItsKeysDescription();
   void nextSpeedrunSwitchesBehindMore();
   void badInputs_data();
   void badInputs();
@@ -251,6 +252,22 @@ void TestStudio::speedrunSwitchesAndTarget() {
   auto* model = qobject_cast<QStandardItemModel*>(optimizer->model());
   QVERIFY(!model->item(optimizer->findData("muon"))->isEnabled());
   QVERIFY(optimizer->itemData(optimizer->findData("muon"), Qt::ToolTipRole).toString().contains("Unavailable"));
+}
+
+// One description per key: every setup widget bound to a config key shows the registry's help for that key (the
+// text `tokamak config --keys` prints) and the key itself as its tooltip.
+void TestStudio::everyKeyWidgetShowsItsKeysDescription() {
+  MainWindow w;
+  int bound = 0;
+  for (const KeyDoc& k : config_keys()) {
+    auto* widget = w.setupPanel()->findChild<QWidget*>(QString::fromStdString(k.key));
+    if (!widget) continue;
+    ++bound;
+    const QString tip = widget->toolTip();
+    QVERIFY2(tip.startsWith(QString::fromStdString(k.help)), qPrintable(k.key + ": " + tip.toStdString()));
+    QVERIFY2(tip.contains("(" + QString::fromStdString(k.key) + ")"), qPrintable(tip));
+  }
+  QVERIFY2(bound >= 35, qPrintable(QString::number(bound)));  // the setup binds most keys, not a handful
 }
 
 // Issue 37's switches sit under "More switches" (closed on a first start, so the speed-up switches stay in
