@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/config/config.h"
+#include "engine/core/store/run_store.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
@@ -35,6 +36,50 @@ QString two_rung_ladder(tokamak::test::ScratchEnv& scratch) {
   if (!f.open(QIODevice::WriteOnly)) return "";
   f.write(R"({"name": "t", "rungs": [{"name": "one", "set": {}}, {"name": "two", "set": {"train.batch_size": 2}}]})");
   return f.flush() ? ladder : "";
+}
+
+// The rows of a speed-of-light table whose header is lines[header]: each a kind with a floor no larger than its
+// time (a floor is the least time the work can take, so no kind may beat it) and the limit that sets it, or a kind
+// with no count. Returns what is wrong ("" when nothing is) and leaves AT on the line after the rows.
+struct Floors {
+  QString problem;
+  int counted = 0, at = 0;
+  double floor_sum = 0;
+};
+Floors check_floors(const QStringList& lines, int header) {
+  static const QStringList kinds = {"matmul",   "attention",    "head",      "norm",  "activation",
+                                    "residual", "casts/copies", "optimizer", "other", "unattributed"};
+  Floors f;
+  if (header >= lines.size() || !lines[header].startsWith("kind ") || !lines[header].contains("floor ms"))
+    return {"no speed-of-light table", 0, header, 0};
+  for (f.at = header + 1; f.at < lines.size() && !lines[f.at].startsWith("  "); ++f.at) {
+    const QString& line = lines[f.at];
+    const QStringList cells = line.split(QRegularExpression("  +"), Qt::SkipEmptyParts);
+    if (cells.size() != 8 || !kinds.contains(cells[0])) return {"not a kind's row: " + line, 0, f.at, 0};
+    if (cells[4] == "-") {
+      if (cells[0] != "other" && cells[0] != "unattributed") return {"a modelled kind without a floor: " + line};
+      continue;
+    }
+    ++f.counted;
+    f.floor_sum += cells[4].toDouble();
+    if (!(cells[4].toDouble() >= 0 && cells[4].toDouble() <= cells[1].toDouble()))
+      return {"a floor above its time: " + line};
+    if (cells[7] != "compute" && cells[7] != "memory") return {"bound by neither limit: " + line};
+  }
+  return f;
+}
+
+// A run's start line "matmul limit: 181 GFLOP/s (...)" or "memory limit: 11.2 GB/s from memory (...)" as the rate
+// in FLOP/s or B/s and its source; a rate of -1 when the line is not there.
+std::pair<double, QString> stated_limit(const QString& err, const QString& which) {
+  const auto m =
+      QRegularExpression("\\n" + which + " limit: ([0-9.]+) (|k|M|G|T|P)(FLOP/s|B/s)( from memory)? \\(([^\\n]*)\\)")
+          .match("\n" + err);
+  if (!m.hasMatch()) return {-1, ""};
+  const int prefix = QStringList{"", "k", "M", "G", "T", "P"}.indexOf(m.captured(2));
+  QString source = m.captured(5);
+  if (source.endsWith("), MFU's peak")) source.chop(13);
+  return {m.captured(1).toDouble() * std::pow(1000.0, prefix), source};
 }
 
 }  // namespace
@@ -64,6 +109,12 @@ class TestCli : public QObject {
                                         << "does not exist";
     QTest::newRow("find-batch on a CPU") << QStringList{"find-batch", "--set", "device=cpu"}
                                          << "find-batch measures GPU memory";
+    // --kernels N of train and bench, one parser: refused before anything runs (the ladder is not even read).
+    QTest::newRow("no kernels") << QStringList{"train", "--no-store", "--kernels", "0"}
+                                << "--kernels 0: not a number of kernels to list";
+    QTest::newRow("negative kernels") << QStringList{"train", "--no-store", "--kernels=-2"} << "--kernels -2:";
+    QTest::newRow("kernels in words") << QStringList{"bench", "--ladder", "/no/such.json", "--kernels", "many"}
+                                      << "--kernels many:";
     QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "checkpoint.resume=/no/such.pt"}
                                          << "does not exist";
   }
@@ -163,8 +214,12 @@ class TestCli : public QObject {
                                     QRegularExpression::MultilineOption);
       QVERIFY2(line.match(out).hasMatch(), k.key.c_str());
     }
-    QVERIFY(QRegularExpression("^optimizer\\.lr +float +0\\.0125 ", QRegularExpression::MultilineOption).match(out).hasMatch());
-    QVERIFY(QRegularExpression("^speed\\.precision +string +fp32 ", QRegularExpression::MultilineOption).match(out).hasMatch());
+    QVERIFY(QRegularExpression("^optimizer\\.lr +float +0\\.0125 ", QRegularExpression::MultilineOption)
+                .match(out)
+                .hasMatch());
+    QVERIFY(QRegularExpression("^speed\\.precision +string +fp32 ", QRegularExpression::MultilineOption)
+                .match(out)
+                .hasMatch());
     QVERIFY(!out.contains("\nopt.") && !out.contains("\ntrain.lr "));
   }
 
@@ -285,29 +340,16 @@ class TestCli : public QObject {
       QVERIFY2(m.hasMatch() && m.captured(1).toDouble() > 0 && m.captured(2).toDouble() > 5, qPrintable(lines[at]));
       QVERIFY2(std::abs(sum - m.captured(1).toDouble()) <= 0.01 * seen.size() + 1e-9,
                qPrintable(QString("kinds add up to %1, the total is %2").arg(sum).arg(m.captured(1))));
-      // Then each kind against its floor: the work the shapes say it must do over the machine's limits. A floor
-      // is the least time the work can take, so no kind may beat it.
-      QVERIFY2(at + 1 < lines.size() && lines[at + 1].startsWith("kind ") && lines[at + 1].contains("floor ms"),
-               bench.out.constData());
-      int counted = 0;
-      double floor_sum = 0;
-      for (at += 2; at < lines.size() && !lines[at].startsWith("  "); ++at) {
-        const QStringList cells = lines[at].split(QRegularExpression("  +"), Qt::SkipEmptyParts);
-        QVERIFY2(cells.size() == 8 && kinds.contains(cells[0]), qPrintable(lines[at]));
-        if (cells[4] == "-") {
-          QVERIFY2(cells[0] == "other" || cells[0] == "unattributed", qPrintable(lines[at]));
-          continue;
-        }
-        ++counted;
-        floor_sum += cells[4].toDouble();
-        QVERIFY2(cells[4].toDouble() >= 0 && cells[4].toDouble() <= cells[1].toDouble(), qPrintable(lines[at]));
-        QVERIFY2(cells[7] == "compute" || cells[7] == "memory", qPrintable(lines[at]));
-      }
-      QVERIFY2(counted >= 6, bench.out.constData());
+      // Then each kind against its floor: the work the shapes say it must do over the machine's limits.
+      const Floors floors = check_floors(lines, at + 1);
+      QVERIFY2(floors.problem.isEmpty(), qPrintable(floors.problem + "\n" + bench.out));
+      QVERIFY2(floors.counted >= 6, bench.out.constData());
+      at = floors.at;
       const auto sol = QRegularExpression("speed of light: ([0-9.]+) ms/step measured, floor ([0-9.]+) ms")
                            .match(at < lines.size() ? lines[at] : QString());
-      QVERIFY2(sol.hasMatch() && std::abs(sol.captured(2).toDouble() - floor_sum) <= 0.01 * counted + 1e-9,
-               bench.out.constData());
+      QVERIFY2(
+          sol.hasMatch() && std::abs(sol.captured(2).toDouble() - floors.floor_sum) <= 0.01 * floors.counted + 1e-9,
+          bench.out.constData());
       // The profile accounts for the step: its kinds add up to the timed step's wall time within 5% (a batch of
       // 16, so that the trainer's few ms outside any operator are a small part of the step).
       const auto cover = QRegularExpression("the kinds add up to ([0-9.]+) of the ([0-9.]+) ms step")
@@ -340,10 +382,82 @@ class TestCli : public QObject {
     const CliResult compared = run_tokamak({"runs", "compare", "1", "--db", db});
     QVERIFY2(compared.code == 0, compared.err.constData());
     const QString text = QString::fromUtf8(compared.out);
-    QVERIFY2(text.contains("speed of light (bench --kernels):"), compared.out.constData());
+    QVERIFY2(text.contains("speed of light (--kernels):"), compared.out.constData());
     QVERIFY2(QRegularExpression("\\nmatmul +[0-9.]+ \\([0-9.]+\\)\\n").match(text).hasMatch(),
              compared.out.constData());
     QVERIFY2(QRegularExpression("\\nstep +[0-9.]+ \\([0-9.]+\\)\\n").match(text).hasMatch(), compared.out.constData());
+  }
+
+  // A run's start names the machine's two limits, the matmul rate in the run's precision (MFU's peak) and the
+  // memory bandwidth, and the run's store row keeps them. The bandwidth is measured at the first start on a machine
+  // (an empty cache here) and read from the cache at every start after it.
+  void trainStatesBothLimitsAndStoresThem() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString db = QString::fromStdString(scratch.path("runs.db"));
+    const std::string data = scratch.corpus_excerpt(20000);
+    for (const char* how : {"measured now: ", "kept from earlier measurements: "}) {
+      const CliResult r = run_tokamak(QStringList{"train", "--db", db} +
+                                      tokamak::test::set_args(tokamak::test::quiet_run_overrides(data, 2)));
+      QVERIFY2(r.code == 0, r.err.constData());
+      const QString err = QString::fromUtf8(r.err);
+      const auto [matmul, matmul_source] = stated_limit(err, "matmul");
+      const auto [memory, memory_source] = stated_limit(err, "memory");
+      // A CPU's own GEMM in the run's precision (which its name carries: `auto` is fp32 or bf16 by the CPU), and a
+      // copy rate past its caches: real rates of a real machine.
+      const auto precision = QRegularExpression(" (fp32|bf16) GEMM").match(matmul_source);
+      QVERIFY2(matmul > 1e8 && matmul < 1e15 && precision.hasMatch(), r.err.constData());
+      QVERIFY2(QRegularExpression("\\nrun [^ ]*-" + precision.captured(1) + "-").match("\n" + err).hasMatch(),
+               r.err.constData());
+      QVERIFY2(memory > 1e8 && memory < 1e13 && memory_source.startsWith(how), r.err.constData());
+      QVERIFY2(memory_source.contains("268 MB") && memory_source.contains("1 thread"), r.err.constData());
+    }
+    // Both runs' rows keep the limits their starts stated (three significant digits on the line).
+    tokamak::RunStore store(db.toStdString());
+    for (int64_t id : {1, 2}) {
+      const tokamak::SpeedOfLightRecord limits = store.speed_of_light(id);
+      QVERIFY2(limits.matmul_flops > 1e8 && limits.memory_bytes_per_s > 1e8, qPrintable(QString::number(id)));
+      QVERIFY(QString::fromStdString(limits.matmul_source).contains(" GEMM"));
+      QVERIFY(QString::fromStdString(limits.memory_source).contains("copies of"));
+      QVERIFY(limits.kinds.empty());  // not profiled
+    }
+    QVERIFY(QString::fromStdString(store.speed_of_light(2).memory_source).startsWith("kept from earlier"));
+  }
+
+  // `train --kernels N`: the steps after the first profiled as bench profiles a rung's, the kernel table and the
+  // speed-of-light table printed after the run (on stderr, with the run's other human lines), and the kinds stored
+  // with the run.
+  void trainKernelsTablesTheRunAndStoresItsFloors() {
+    tokamak::test::ScratchEnv scratch;
+    QVERIFY(scratch.ok());
+    const QString db = QString::fromStdString(scratch.path("runs.db"));
+    const QStringList run =
+        tokamak::test::set_args(tokamak::test::quiet_run_overrides(scratch.corpus_excerpt(20000), 4));
+    const CliResult r = run_tokamak(QStringList{"train", "--db", db, "--kernels", "3"} + run);
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(!r.err.contains("gpuGetDeviceCount"), r.err.constData());
+    const QStringList lines = QString::fromUtf8(r.err).split('\n');
+    const int table = static_cast<int>(lines.indexOf(QRegularExpression("^operator \\(self\\).*")));
+    const int end = static_cast<int>(lines.indexOf(QRegularExpression("^run finished at step 4 .*")));
+    QVERIFY2(table > end && end > 0, r.err.constData());  // after the run
+    for (int k = 1; k <= 3; ++k)                          // the three costliest operators
+      QVERIFY2(lines[table + k].startsWith("aten::") || lines[table + k].startsWith("tokamak::"), r.err.constData());
+    const int header = static_cast<int>(lines.indexOf(QRegularExpression("^kind .*floor ms.*"), table));
+    const Floors floors = check_floors(lines, header);
+    QVERIFY2(floors.problem.isEmpty(), qPrintable(floors.problem + "\n" + r.err));
+    QVERIFY2(floors.counted >= 6, r.err.constData());
+    QVERIFY2(lines[floors.at].startsWith("  speed of light: "), r.err.constData());
+    // Three steps profiled (2 to 4): the kinds account for the step they were measured over.
+    QVERIFY2(
+        QString::fromUtf8(r.err).contains(QRegularExpression("the kinds add up to [0-9.]+ of the [0-9.]+ ms step")),
+        r.err.constData());
+    // Stored: a row per kind with its floor, and the limits the floors were computed under.
+    tokamak::RunStore store(db.toStdString());
+    const tokamak::SpeedOfLightRecord kept = store.speed_of_light(1);
+    QCOMPARE(static_cast<int>(kept.kinds.size()), header > 0 ? floors.at - header - 1 : -1);
+    for (const tokamak::KindFloorRow& k : kept.kinds)
+      QVERIFY2(k.floor_ms <= k.ms, qPrintable(QString::fromStdString(k.kind)));
+    QVERIFY(kept.matmul_flops > 1e8 && kept.memory_bytes_per_s > 1e8);
   }
 
   // The event protocol of docs/ARCHITECTURE.md ("Events before start"), both orders on purpose: in an empty
@@ -377,6 +491,8 @@ class TestCli : public QObject {
         if (e["event"] == "start") {
           QVERIFY2(e["peak_flops"].toDouble() > 1e8, line.constData());
           QVERIFY2(e["peak_source"].toString().contains("measured"), line.constData());
+          QVERIFY2(e["memory_bytes_per_s"].toDouble() > 1e8, line.constData());  // the second limit
+          QVERIFY2(e["memory_source"].toString().contains("copies of"), line.constData());
         }
         if (e["event"] == "checkpoint") checkpoint = e["path"].toString();
         if (e["event"] == "end") QCOMPARE(e["status"].toString(), QString("finished"));

@@ -1,12 +1,16 @@
 // Each kind of a step's work against its floor (engine/metrics/speed_of_light.h): the work counted from the
 // model's shapes agrees with MFU's count, a floor is the larger of its compute and memory times, the memory
-// limit is read at the kind's working set, and the table says what it held each kind against.
+// limit is read at the kind's working set, the table says what it held each kind against, a run's start names
+// both limits, and the bandwidth cache's entries read back as the rates they hold.
 #include <QtTest>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/core/config/config.h"
 #include "engine/metrics/flops.h"
+#include "engine/metrics/memory_bandwidth.h"
 #include "engine/metrics/speed_of_light.h"
 
 using namespace tokamak;
@@ -116,6 +120,43 @@ class TestSpeedOfLight : public QObject {
              qPrintable(text));
     QVERIFY2(text.contains("7.00 ms in kinds with no count"), qPrintable(text));
     QVERIFY2(text.contains("limits: matmul 100 TFLOP/s (datasheet); memory 10 GB/s from memory"), qPrintable(text));
+  }
+
+  // A run's start states both limits, each with where it came from, and says "unknown" rather than a made-up 0.
+  void startLinesNameBothLimits() {
+    QCOMPARE(
+        QString::fromStdString(machine_limits_lines(181e9, "measured: 2048³ fp32 GEMM, 2 threads", 11.2e9,
+                                                    "kept from earlier measurements: copies of 65.5 kB to 268 MB")),
+        QString("matmul limit: 181 GFLOP/s (measured: 2048³ fp32 GEMM, 2 threads), MFU's peak\n"
+                "memory limit: 11.2 GB/s from memory (kept from earlier measurements: copies of 65.5 kB to "
+                "268 MB)\n"));
+    QCOMPARE(QString::fromStdString(machine_limits_lines(-1, "", -1, "")),
+             QString("matmul limit: unknown (no MFU)\nmemory limit: unknown\n"));
+  }
+
+  // The bandwidth cache keeps one rate per working set, 64 KiB ×4 up to the largest; a start's cheap measurement
+  // fills the smallest and the largest and leaves nulls between, which a full measurement fills in later.
+  void bandwidthCacheEntriesReadBack() {
+    const std::vector<double> sets = bandwidth_working_sets(kBandwidthMaxBytesCpu);
+    QCOMPARE(sets.size(), size_t{7});  // 64 KiB, 256 KiB, 1, 4, 16, 64 and 256 MiB
+    QCOMPARE(sets.front(), kBandwidthMinBytes);
+    QCOMPARE(sets.back(), kBandwidthMaxBytesCpu);
+    QCOMPARE(bandwidth_working_sets(kBandwidthMaxBytesCuda).back(), kBandwidthMaxBytesCuda);
+    const nlohmann::json cheap = {75e9, nullptr, nullptr, nullptr, nullptr, nullptr, 11e9};
+    const std::optional<MemoryBandwidth> kept = bandwidth_from_cache_entry(cheap, kBandwidthMaxBytesCpu);
+    QVERIFY(kept.has_value());
+    QCOMPARE(kept->rates.size(), size_t{2});
+    QCOMPARE(kept->rates[0].working_set, kBandwidthMinBytes);
+    QCOMPARE(kept->dram(), 11e9);
+    QCOMPARE(kept->rate_for(1e6), 75e9);  // between the two sets: the smaller set's rate, never understated
+    const nlohmann::json full = {75e9, 70e9, 40e9, 30e9, 15e9, 12e9, 11e9};
+    QCOMPARE(bandwidth_from_cache_entry(full, kBandwidthMaxBytesCpu)->rates.size(), size_t{7});
+    // Not this layout, or without the largest set's rate (what the start line states): not a kept limit.
+    QVERIFY(!bandwidth_from_cache_entry(full, kBandwidthMaxBytesCuda));
+    QVERIFY(!bandwidth_from_cache_entry({75e9, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr},
+                                        kBandwidthMaxBytesCpu));
+    QVERIFY(!bandwidth_from_cache_entry(nlohmann::json::object(), kBandwidthMaxBytesCpu));
+    QVERIFY(!bandwidth_from_cache_entry(nlohmann::json(11e9), kBandwidthMaxBytesCpu));
   }
 };
 

@@ -44,6 +44,7 @@ class TestStoreExport : public QObject {
   void groupRowsInTheScoreboard();
   void runsCompareGroups();
   void speedOfLightKeptExportedCompared();
+  void limitsKeptForEveryRun();
   void cliEndToEnd();
 };
 
@@ -162,7 +163,7 @@ void TestStoreExport::speedOfLightKeptExportedCompared() {
            "TOKAMAK_TOKAMAK_BIN does not name the built CLI (run the suite through ctest)");
   std::string out;
   QCOMPARE(tokamak_line("runs compare 1 2 --db " + db_in(dir, "a.db"), &out), 0);
-  QVERIFY2(out.find("speed of light (bench --kernels):") != std::string::npos, out.c_str());
+  QVERIFY2(out.find("speed of light (--kernels):") != std::string::npos, out.c_str());
   QVERIFY2(out.find(QString("matmul                 12.50 (7.25)").toStdString()) != std::string::npos, out.c_str());
   QVERIFY2(out.find("8.50 (7.25)") != std::string::npos, out.c_str());
   QVERIFY2(out.find("other                  1.50") != std::string::npos, out.c_str());
@@ -170,6 +171,52 @@ void TestStoreExport::speedOfLightKeptExportedCompared() {
   a.delete_run(1);
   QVERIFY(a.speed_of_light(1).kinds.empty());
   QCOMPARE(a.db().query_int("SELECT count(*) FROM kind_floors WHERE run_id = 1"), int64_t{0});
+}
+
+// Every run keeps the two limits its start stated, profiled or not: its start writes them, a resumed start
+// replaces them unless a profile's floors were computed under them, and the JSON export carries them.
+void TestStoreExport::limitsKeptForEveryRun() {
+  QTemporaryDir dir;
+  RunStore a(db_in(dir, "a.db"));
+  RunStart start = fake_start("uid-limits");
+  start.peak_flops = 181e9, start.peak_source = "measured: 2048³ fp32 GEMM, 2 threads";
+  start.memory_bytes_per_s = 11.2e9, start.memory_source = "measured now: copies of 65.5 kB and 268 MB, 2 threads";
+  int64_t id = 0;
+  a.transaction([&] { id = a.begin_run(start, 1717000000.0, 11); });
+  const SpeedOfLightRecord kept = a.speed_of_light(id);
+  QCOMPARE(kept.matmul_flops, 181e9);
+  QCOMPARE(kept.memory_bytes_per_s, 11.2e9);
+  QCOMPARE(QString::fromStdString(kept.memory_source), QString::fromStdString(start.memory_source));
+  QVERIFY(kept.kinds.empty());  // limits alone: not profiled
+  // Resumed where the copies ran faster: the row says what the run is held against now.
+  start.start_step = 10, start.memory_bytes_per_s = 12e9;
+  a.transaction([&] { QCOMPARE(a.begin_run(start, 1717000100.0, 12), id); });
+  QCOMPARE(a.speed_of_light(id).memory_bytes_per_s, 12e9);
+  // A start that knew neither limit (an older engine's journal): no row, no export entry.
+  int64_t unknown = 0;
+  a.transaction([&] {
+    unknown = a.begin_run(fake_start("uid-unknown"), 1717000200.0, 13);
+    a.end_run(id, "finished", "", 1717000250.0);
+    a.end_run(unknown, "finished", "", 1717000250.0);
+  });
+  QVERIFY(!a.speed_of_light(unknown).has_limits());
+  const std::string json = exported(a, ExportFormat::json);
+  QCOMPARE(json.find("\"speed_of_light\""), json.rfind("\"speed_of_light\""));  // the first run's alone
+  write_file_atomically(db_in(dir, "export.json"), json);
+  RunStore b(db_in(dir, "b.db"));
+  const ImportResult r = import_runs(b, db_in(dir, "export.json"));
+  QCOMPARE(r.imported.size(), size_t{2});
+  QCOMPARE(b.speed_of_light(r.imported[0]).memory_bytes_per_s, 12e9);
+  QCOMPARE(b.speed_of_light(r.imported[0]).matmul_flops, 181e9);
+  QVERIFY(b.speed_of_light(r.imported[0]).kinds.empty());
+  QVERIFY(!b.speed_of_light(r.imported[1]).has_limits());
+  QCOMPARE(exported(b, ExportFormat::json), json);
+  // Profiled, the run keeps the limits its floors were computed under, whatever a later segment's start says.
+  a.set_speed_of_light(id, profiled());
+  start.start_step = 20, start.memory_bytes_per_s = 13e9;
+  a.transaction([&] { a.begin_run(start, 1717000300.0, 14); });
+  QCOMPARE(a.speed_of_light(id).memory_bytes_per_s, 4.8e12);
+  QCOMPARE(a.speed_of_light(id).kinds.size(), size_t{3});
 }
 
 void TestStoreExport::importIsAllOrNothing_data() {

@@ -264,7 +264,7 @@ void TestStudio::everyKeyWidgetShowsItsKeysDescription() {
     if (!widget) continue;
     ++bound;
     const QString tip = widget->toolTip();
-    QVERIFY2(tip.startsWith(QString::fromStdString(k.help)), qPrintable(k.key + ": " + tip.toStdString()));
+    QVERIFY2(tip.startsWith(QString::fromStdString(k.help)), qPrintable(QString::fromStdString(k.key) + ": " + tip));
     QVERIFY2(tip.contains("(" + QString::fromStdString(k.key) + ")"), qPrintable(tip));
   }
   QVERIFY2(bound >= 35, qPrintable(QString::number(bound)));  // the setup binds most keys, not a handful

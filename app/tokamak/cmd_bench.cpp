@@ -17,10 +17,9 @@
 #include <vector>
 
 #include "app/tokamak/commands.h"
-#include "app/tokamak/kernel_table.h"
+#include "app/tokamak/kernel_profile.h"
 #include "app/tokamak/signals.h"
 #include "engine/core/config/ladder.h"
-#include "engine/metrics/memory_bandwidth.h"
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/store_sink.h"
 #include "engine/device/cpu_setup.h"
@@ -36,26 +35,20 @@ struct BenchArgs {
   std::string ladder, db, rungs;
   std::vector<std::string> sets;
   int64_t steps = 20, warmup = 5, seeds = 1;
-  int kernels = 0;  // --kernels N: the N costliest kernels of each rung's timed steps (0: no profiler)
+  std::string kernels_given;  // --kernels N as typed (kernels_to_list)
+  int kernels = 0;            // the N costliest kernels of each rung's timed steps (0: no profiler)
   bool no_store = false;
   bool steps_given = false;  // --steps on the command line: it overrides a speedrun ladder's train.steps
 };
 
 // Collects what the scoreboard needs from a rung's run.
 struct RungRecorder : EventSink {
-  int64_t warmup = 0, last_step = 0;
-  KernelTable* kernels = nullptr;  // profiles the timed steps when set
-  bool cuda = false;
-  std::string kernel_table;
+  int64_t warmup = 0;
   double timed_tokens = 0, timed_seconds = 0, mfu_sum = 0, peak = 0, loss = NAN;
   int64_t timed_steps = 0;
   double best_val = NAN, time_to_target = NAN, steps_to_target = NAN;
   std::string status, error;
-  int top = 0;
   bool interrupted = false;  // Ctrl-C, SIGTERM or SIGHUP during the rung: it ended "stopped", the ladder ends too
-  double peak_flops = -1;    // the run's matmul limit: MFU's denominator
-  std::string peak_source;
-  void on_start(const RunStart& e) override { peak_flops = e.peak_flops, peak_source = e.peak_source; }
   void on_eval(const EvalEvent& e) override {
     if (e.metrics.has("val_loss") && !(e.metric("val_loss") >= best_val)) best_val = e.metric("val_loss");
     if (e.metrics.has("time_to_target_s"))
@@ -69,9 +62,6 @@ struct RungRecorder : EventSink {
       if (e.metrics.has("mfu")) mfu_sum += e.metric("mfu");
       ++timed_steps;
     }
-    // A report step ends with a sync: the profiler sees exactly the kernels of the steps after it.
-    if (kernels && e.step == warmup) kernels->start(cuda);
-    if (kernels && e.step == last_step) kernel_table = kernels->table(timed_steps, top);
     if (e.metrics.has("mem_peak")) peak = std::max(peak, e.metric("mem_peak"));
     if (e.metrics.has("loss")) loss = e.metric("loss");
   }
@@ -104,45 +94,17 @@ Spread spread(const std::vector<double>& values) {
   return s;
 }
 
-// The kinds of the profile held against the machine's limits: the matmul rate the run measured (or its datasheet)
-// and the memory bandwidth, measured now that the rung's steps are over, so that neither disturbs the other.
-// The text printed after the kernel table, and the record the store keeps.
-struct SpeedOfLightResult {
-  std::string text;
-  SpeedOfLightRecord record;
-};
-SpeedOfLightResult speed_of_light_of(const Config& run, const RungRecorder& rec, const KernelTable& kernels) {
-  SpeedOfLightResult out;
-  if (kernels.kinds().empty()) return out;
-  Config c = run;
-  c.speed.precision = resolved_precision(c.speed.precision, c.device);
-  const MemoryBandwidth bandwidth = memory_bandwidth(parse_device(c.device));
-  const std::vector<KindFloor> rows = speed_of_light(c, kernels.kinds(), rec.peak_flops, bandwidth);
-  out.text = speed_of_light_table(rows, rec.peak_flops, rec.peak_source, bandwidth);
-  double profiled = 0;
-  for (const auto& [kind, m] : kernels.kinds()) profiled += m.ms;
-  if (rec.timed_steps > 0 && rec.timed_seconds > 0) {
-    const double step_ms = 1e3 * rec.timed_seconds / static_cast<double>(rec.timed_steps);
-    out.text += "  the kinds add up to " + format_fixed(profiled, "%.2f") + " of the " + format_fixed(step_ms, "%.2f") +
-                " ms step (" + format_fixed(100 * profiled / step_ms, "%.1f%%") + "); the rest " +
-                (rec.cuda ? "the GPU sat idle between kernels"
-                          : "ran outside any operator: the trainer's own code, the profiler") +
-                "\n";
-  }
-  out.record = {rec.peak_flops, bandwidth.dram(), rec.peak_source, bandwidth.source, {}};
-  for (const KindFloor& r : rows)
-    out.record.kinds.push_back({r.kind, r.ms, r.calls, r.flops, r.bytes, r.floor_ms, r.bound});
-  return out;
-}
-
 // One training of a rung (one seed); returns what the scoreboard needs.
 RungRecorder run_rung(Config c, const BenchArgs& a) {
   RungRecorder rec;
-  rec.warmup = a.warmup, rec.last_step = c.train.steps;
-  KernelTable kernels;
-  if (a.kernels > 0) rec.kernels = &kernels, rec.top = a.kernels, rec.cuda = parse_device(c.device).is_cuda();
+  rec.warmup = a.warmup;
   FanOutSink sinks;
   sinks.add(&rec);
+  // The timed steps, all of them: the warm-up's are skipped.
+  std::unique_ptr<KernelProfile> kernels;
+  if (a.kernels > 0)
+    kernels = std::make_unique<KernelProfile>(a.kernels, parse_device(c.device).is_cuda(), a.warmup),
+    sinks.add(kernels.get());
   std::unique_ptr<StoreSink> store;
   try {
     validate_config(c, cuda_device_count());
@@ -150,25 +112,18 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
     reset_peak_memory(parse_device(c.device));
     TrainControl control;
-    control.checkpoints = false;  // a rung is measured, not kept
-    if (a.kernels > 0 && a.warmup == 0) kernels.start(rec.cuda);
+    control.checkpoints = false;                 // a rung is measured, not kept
     const StopOnSignals signals(&control.stop);  // as `train`: the step ends, the run is "stopped", not lost
     train(c, sinks, &control);
     rec.interrupted = control.stop.load();
   } catch (const std::exception& e) {
     rec.status = "failed", rec.error = torch_error_text(e);
   }
-  if (kernels.running()) kernels.table(1, 0);  // a rung that ended early: the profiler must not outlive it
-  if (!rec.kernel_table.empty()) {
-    const SpeedOfLightResult sol = speed_of_light_of(c, rec, kernels);
-    std::fputs(rec.kernel_table.c_str(), stdout);
-    std::fputs(sol.text.c_str(), stdout);
+  if (kernels) {
+    const KernelProfile::Result profile = kernels->finish(c);  // also ends a profile that a failure left open
+    if (rec.status != "failed" || !profile.record.kinds.empty()) std::fputs(profile.text.c_str(), stdout);
     std::fflush(stdout);
-    if (store && store->run_id() > 0 && !sol.record.kinds.empty()) {
-      const int64_t id = store->run_id();
-      store.reset();  // the run's own writer is done with it first
-      RunStore(a.db.empty() ? default_db_path() : a.db).set_speed_of_light(id, sol.record);
-    }
+    store_profile(store, profile.record);
   }
   if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
   return rec;
@@ -296,12 +251,13 @@ void add_bench_command(CLI::App& app) {
                   "the rungs after them; speedups are over the first rung run)");
   cmd->add_option("--db", a->db, "run store (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--no-store", a->no_store, "do not record the rungs as runs");
-  cmd->add_option("--kernels", a->kernels,
+  cmd->add_option("--kernels", a->kernels_given,
                   "after each rung, its N costliest kernels (CUDA) or operators (CPU) over the timed steps, from "
                   "LibTorch's profiler (profiled rungs run a little slower)")
-      ->check(CLI::PositiveNumber);
+      ->type_name("N");
   cmd->callback([a, cmd] {
     a->steps_given = cmd->count("--steps") > 0;
+    a->kernels = kernels_to_list(a->kernels_given);
     run_bench(*a);
   });
 }

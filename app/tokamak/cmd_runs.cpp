@@ -108,8 +108,8 @@ void show(const RunsArgs& a) {
   std::cout << "\nconfig:\n" << (config.is_discarded() ? r.config_json : config.dump(2)) << "\n";
 }
 
-// The runs profiled by `bench --kernels`, side by side: each kind's time per step and its floor, so that a switch
-// shows which kind it moved toward its floor. Nothing when no run was profiled.
+// The runs profiled by `bench --kernels` or `train --kernels`, side by side: each kind's time per step and its floor,
+// so that a switch shows which kind it moved toward its floor. Nothing when no run was profiled.
 void print_speed_of_light(RunStore& store, const std::vector<int64_t>& ids, const std::vector<ScoreInput>& inputs) {
   std::vector<SpeedOfLightRecord> records;
   bool any = false;
@@ -136,7 +136,7 @@ void print_speed_of_light(RunStore& store, const std::vector<int64_t>& ids, cons
     total.push_back(r.kinds.empty() ? "-" : num("%.2f", ms) + " (" + num("%.2f", floor) + ")");
   }
   t.push_back(total);
-  std::cout << "\nspeed of light (bench --kernels):\n" << format_text_table(t);
+  std::cout << "\nspeed of light (--kernels):\n" << format_text_table(t);
 }
 
 void compare(const RunsArgs& a) {

@@ -20,6 +20,7 @@
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/control_folder.h"
+#include "app/tokamak/kernel_profile.h"
 #include "app/tokamak/printer.h"
 #include "app/tokamak/run_session.h"
 #include "app/tokamak/signals.h"
@@ -49,10 +50,12 @@ struct TrainArgs {
   std::string name;
   bool json = false;
   bool no_store = false;
-  bool control = false;      // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
-  bool detach = false;       // --detach: start the run in a session of its own and return (run_session.h)
-  int64_t gpus = 0;          // --gpus: dist.gpus
-  int64_t halt_at_step = 0;  // --halt-at-step: TrainControl::halt_at_step (a sweep's rung)
+  bool control = false;       // --control: pause/resume/stop lines on stdin (app/tokamak/control_channel.h)
+  bool detach = false;        // --detach: start the run in a session of its own and return (run_session.h)
+  int64_t gpus = 0;           // --gpus: dist.gpus
+  int64_t halt_at_step = 0;   // --halt-at-step: TrainControl::halt_at_step (a sweep's rung)
+  std::string kernels_given;  // --kernels N as typed (kernels_to_list)
+  int kernels = 0;            // the N costliest kernels of a window of steps (kernel_profile.h); 0: no profile
 };
 
 // Starts dist.gpus workers of this command line and waits for them; the workers print and record.
@@ -117,6 +120,7 @@ int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
   if (!args.db.empty()) more.insert(more.end(), {"--db", args.db});
   if (args.no_store) more.push_back("--no-store");
   if (args.halt_at_step > 0) more.insert(more.end(), {"--halt-at-step", std::to_string(args.halt_at_step)});
+  if (args.kernels > 0) more.insert(more.end(), {"--kernels", std::to_string(args.kernels)});
   const long pid = start_detached(id, config_to_json(c, 2), more);
   if (args.json)
     std::printf(
@@ -180,6 +184,12 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
+  // The first step is skipped (its allocations and first launches are no steady step); rank 0's kernels stand
+  // for every rank's.
+  std::unique_ptr<KernelProfile> kernels;
+  if (args.kernels > 0 && main_rank)
+    kernels = std::make_unique<KernelProfile>(args.kernels, parse_device(c.device).is_cuda(), 1, kTrainKernelSteps),
+    sinks.add(kernels.get());
   EndEvent end;
   {
     StopOnSignals signals(&control.stop);
@@ -203,13 +213,20 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
       end.status = "stopped";
     }
   }
+  KernelProfile::Result profile;
+  if (kernels) {
+    profile = kernels->finish(c);
+    std::fputs(profile.text.c_str(), stderr);  // human output, as every line of train's but --json's events
+  }
   if (store) {
     store->flush();
-    if (auto error = store->error())
+    if (auto error = store->error()) {
       std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
-    else
+    } else {
       std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
                    store->path().c_str());
+      store_profile(store, profile.record);
+    }
   }
   if (!journal_error.empty() && end.status != "failed")
     end.status = "failed", end.error = "the run journal could not be written: " + journal_error;
@@ -297,7 +314,16 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--halt-at-step", args->halt_at_step,
                   "end the run as stopped after this step, with a checkpoint, the schedule still that of "
                   "train.steps (a sweep's rung: resuming from that checkpoint continues the same curve bit-exact)");
-  cmd->callback([args] { run_train(*args); });
+  cmd->add_option("--kernels", args->kernels_given,
+                  "profile the steps after the first, up to " + std::to_string(kTrainKernelSteps) +
+                      ", with LibTorch's profiler; after the run, print their N costliest kernels (CUDA) or "
+                      "operators (CPU) and each kind of work against its floor under the machine's limits, and "
+                      "store the kinds with the run (profiled steps run a little slower)")
+      ->type_name("N");
+  cmd->callback([args] {
+    args->kernels = kernels_to_list(args->kernels_given);  // a bad N is refused before anything runs
+    run_train(*args);
+  });
 }
 
 }  // namespace tokamak::cli

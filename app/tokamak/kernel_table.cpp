@@ -1,4 +1,4 @@
-// The kernel table of `tokamak bench --kernels` (see kernel_table.h).
+// The kernel table of `--kernels` (see kernel_table.h).
 #include "app/tokamak/kernel_table.h"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -158,6 +158,12 @@ void KernelTable::start(bool cuda) {
   prof::prepareProfiler(config, activities(cuda));
   prof::enableProfiler(config, activities(cuda));
   running_ = true, cuda_ = cuda;
+}
+
+void KernelTable::stop() {
+  if (!running_) return;
+  running_ = false;
+  prof::disableProfiler();
 }
 
 std::string KernelTable::table(int64_t steps, int top) {

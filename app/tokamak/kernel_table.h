@@ -1,6 +1,7 @@
-// `tokamak bench --kernels N`: where a rung's timed steps spent their time, kernel by kernel, through LibTorch's
-// own profiler (Kineto; CUPTI on CUDA), printed after the rung. The step profile (phase_*_ms) says which phase
-// of a step costs; this says which kernels inside it, the view PyTorch's profiler gives of a Python loop.
+// `--kernels N` of bench and train (kernel_profile.h): where a run's profiled steps spent their time, kernel by
+// kernel, through LibTorch's own profiler (Kineto; CUPTI on CUDA), printed after the run. The step profile
+// (phase_*_ms) says which phase of a step costs; this says which kernels inside it, the view PyTorch's profiler
+// gives of a Python loop.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@ class KernelTable {
   // totals by kind (matrix products, attention, Tokamak's kernels, optimizer, copies, other). Stops profiling.
   std::string table(int64_t steps, int top);
   bool running() const { return running_; }
+  // Stops profiling with no table: a run that ended before its steps to profile did.
+  void stop();
   // What table() found, by kind: ms and calls per step (the speed-of-light table's measured side).
   const std::map<std::string, Measured>& kinds() const { return kinds_; }
 

@@ -4,6 +4,7 @@
 #include "engine/core/run/journal.h"
 #include "engine/core/run/journal_events.h"
 #include "engine/core/util/format.h"
+#include "engine/metrics/speed_of_light.h"
 
 #include <nlohmann/json.hpp>
 
@@ -50,8 +51,7 @@ void PrinterSink::on_start(const RunStart& e) {
                e.model.c_str(), format_count(static_cast<double>(e.n_params)).c_str(), e.device.c_str(), ranks.c_str(),
                e.gpu_name.empty() ? "" : (" (" + e.gpu_name + ")").c_str());
   std::fprintf(stderr, "data: %s\n", e.dataset.c_str());
-  if (e.peak_flops > 0)
-    std::fprintf(stderr, "MFU peak: %.0f GFLOP/s (%s)\n", e.peak_flops / 1e9, e.peak_source.c_str());
+  std::fputs(machine_limits_lines(e.peak_flops, e.peak_source, e.memory_bytes_per_s, e.memory_source).c_str(), stderr);
   if (e.start_step > 0) std::fprintf(stderr, "resuming at step %lld\n", static_cast<long long>(e.start_step));
   if (wants_json()) emit(event_json(e));
 }

@@ -157,8 +157,12 @@ MemoryUse memory_use(const c10::Device& device) {
 
 void reset_peak_memory(const c10::Device& device) {
 #ifdef TOKAMAK_WITH_CUDA
-  if (device.is_cuda() && cuda_allocator_ready(device))
+  if (device.is_cuda() && cuda_allocator_ready(device)) {
+    // As on a CPU below: what the caching allocator keeps of what came before (a bench rung, the start's 1 GiB
+    // bandwidth copies) goes back to the driver, so reserved memory from here on is this run's own.
+    c10::cuda::CUDACachingAllocator::emptyCache();
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+  }
 #endif
   if (device.is_cuda()) return;
   // A CPU's peak is the process's high-water mark of resident memory, which only Linux can reset: hand back

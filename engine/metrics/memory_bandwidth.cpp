@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "engine/device/device.h"
@@ -14,64 +15,141 @@
 #include "engine/core/util/format.h"
 
 namespace tokamak {
+namespace {
+
+using nlohmann::json;
+
+double largest_set(const c10::Device& device) {
+  return device.is_cuda() ? kBandwidthMaxBytesCuda : kBandwidthMaxBytesCpu;
+}
+
+// One working set's copy rate, the best of `repeats`.
+CopyRate measure_copy_rate(const c10::Device& device, double working_set, int repeats) {
+  const int64_t n = static_cast<int64_t>(working_set / 2 / sizeof(float));  // half read, half written
+  at::Tensor src = at::empty({n}, at::TensorOptions().dtype(at::kFloat).device(device)).fill_(1.0f);
+  at::Tensor dst = at::empty_like(src);
+  // Small copies are timed many at a time: one 64 KiB copy is shorter than the clock's resolution.
+  const int inner = std::max<int>(1, static_cast<int>(64.0 * 1024 * 1024 / working_set));
+  dst.copy_(src);  // warm-up: pages touched, threads started
+  synchronize(device);
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) dst.copy_(src);
+    synchronize(device);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+  }
+  const double bytes = static_cast<double>(2 * n * sizeof(float));
+  return {bytes, best > 0 ? bytes / best : -1};
+}
+
+// "copies of 65.5 kB to 268 MB, 2 threads": the sets the rates come from, and what did the copying.
+std::string copies_text(const c10::Device& device, const std::vector<CopyRate>& rates) {
+  const int threads = at::get_num_threads();
+  return "copies of " + format_bytes(rates.front().working_set) + (rates.size() == 2 ? " and " : " to ") +
+         format_bytes(rates.back().working_set) +
+         (device.is_cuda() ? std::string(" on the GPU")
+                           : ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"));
+}
+
+// The device's name, LibTorch's threads (a CPU's rate depends on them) and LibTorch's version.
+std::string cache_key(const c10::Device& device) {
+  return device_name(device) + "|" + std::to_string(device.is_cuda() ? 0 : at::get_num_threads()) + "|" + TORCH_VERSION;
+}
+
+std::string cache_path() { return cache_dir() + "/memory_bandwidth.json"; }
+
+json read_cache() {
+  try {
+    json cache = json::parse(read_file(cache_path()));
+    if (cache.is_object()) return cache;
+  } catch (const std::exception&) {
+    // none yet, or unreadable: measure and write a new one
+  }
+  return json::object();
+}
+
+void write_cache(const json& cache) {
+  try {
+    write_file_atomically(cache_path(), cache.dump(1));
+  } catch (const std::exception&) {
+    // A read-only cache only costs the measurement again next time.
+  }
+}
+
+// RATES (some of `sets`) merged into the cache entry at KEY: each set's best of the two. Returns whether the
+// cache beat any of them, whose rates are raised to the cache's.
+bool keep_best(json& cache, const std::string& key, const std::vector<double>& sets, std::vector<CopyRate>& rates) {
+  json entry = cache.contains(key) && cache[key].is_array() && cache[key].size() == sets.size()
+                   ? cache[key]
+                   : json(std::vector<json>(sets.size(), nullptr));
+  bool better = false;
+  for (CopyRate& r : rates) {
+    const size_t i = static_cast<size_t>(std::find(sets.begin(), sets.end(), r.working_set) - sets.begin());
+    if (i == sets.size()) continue;
+    if (entry[i].is_number() && entry[i].get<double>() > r.bytes_per_s)
+      r.bytes_per_s = entry[i].get<double>(), better = true;
+    entry[i] = r.bytes_per_s;
+  }
+  cache[key] = entry;
+  return better;
+}
+
+}  // namespace
+
+std::vector<double> bandwidth_working_sets(double largest) {
+  std::vector<double> sets;
+  for (double ws = kBandwidthMinBytes; ws <= largest; ws *= 4) sets.push_back(ws);
+  return sets;
+}
+
+std::optional<MemoryBandwidth> bandwidth_from_cache_entry(const json& entry, double largest) {
+  const std::vector<double> sets = bandwidth_working_sets(largest);
+  if (!entry.is_array() || entry.size() != sets.size() || !entry.back().is_number()) return std::nullopt;
+  MemoryBandwidth kept;
+  for (size_t i = 0; i < sets.size(); ++i)
+    if (entry[i].is_number() && entry[i].get<double>() > 0) kept.rates.push_back({sets[i], entry[i].get<double>()});
+  if (kept.rates.empty() || kept.rates.back().working_set != sets.back()) return std::nullopt;
+  return kept;
+}
 
 MemoryBandwidth measure_memory_bandwidth(const c10::Device& device, int repeats) {
   MemoryBandwidth out;
-  const double largest = device.is_cuda() ? kBandwidthMaxBytesCuda : kBandwidthMaxBytesCpu;
-  for (double ws = kBandwidthMinBytes; ws <= largest; ws *= 4) {
-    const int64_t n = static_cast<int64_t>(ws / 2 / sizeof(float));  // half read, half written
-    at::Tensor src = at::empty({n}, at::TensorOptions().dtype(at::kFloat).device(device)).fill_(1.0f);
-    at::Tensor dst = at::empty_like(src);
-    // Small copies are timed many at a time: one 64 KiB copy is shorter than the clock's resolution.
-    const int inner = std::max<int>(1, static_cast<int>(64.0 * 1024 * 1024 / ws));
-    dst.copy_(src);  // warm-up: pages touched, threads started
-    synchronize(device);
-    double best = 1e30;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < inner; ++i) dst.copy_(src);
-      synchronize(device);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
-    }
-    out.rates.push_back({static_cast<double>(2 * n * sizeof(float)), best > 0 ? 2.0 * n * sizeof(float) / best : -1});
-  }
-  const int threads = at::get_num_threads();
-  out.source = "measured: copies of " + format_bytes(out.rates.front().working_set) + " to " +
-               format_bytes(out.rates.back().working_set) +
-               (device.is_cuda() ? std::string(" on the GPU")
-                                 : ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"));
+  for (double ws : bandwidth_working_sets(largest_set(device)))
+    out.rates.push_back(measure_copy_rate(device, ws, repeats));
+  out.source = "measured: " + copies_text(device, out.rates);
   return out;
 }
 
 MemoryBandwidth memory_bandwidth(const c10::Device& device) {
-  using nlohmann::json;
-  const std::string key =
-      device_name(device) + "|" + std::to_string(device.is_cuda() ? 0 : at::get_num_threads()) + "|" + TORCH_VERSION;
-  const std::string path = cache_dir() + "/memory_bandwidth.json";
-  json cache = json::object();
-  try {
-    cache = json::parse(read_file(path));
-  } catch (const std::exception&) {
-    cache = json::object();  // none yet, or unreadable: measure and write a new one
-  }
+  json cache = read_cache();
   MemoryBandwidth now = measure_memory_bandwidth(device);
-  bool better = false;
-  if (cache.contains(key) && cache[key].is_array() && cache[key].size() == now.rates.size()) {
-    for (size_t i = 0; i < now.rates.size(); ++i) {
-      const json& kept = cache[key][i];
-      if (kept.is_number() && kept.get<double>() > now.rates[i].bytes_per_s)
-        now.rates[i].bytes_per_s = kept.get<double>(), better = true;
+  if (keep_best(cache, cache_key(device), bandwidth_working_sets(largest_set(device)), now.rates))
+    now.source = "best " + now.source;
+  write_cache(cache);
+  return now;
+}
+
+MemoryBandwidth start_memory_bandwidth(const c10::Device& device) {
+  // Measured when the cache has nothing for this machine, rather than left "not measured": the start line is
+  // where a user learns what the run is held against, beside the matmul rate that a CPU run measures at every
+  // start anyway; two working sets cost a tenth of a second or two, once per machine, thread count and LibTorch.
+  const std::string key = cache_key(device);
+  json cache = read_cache();
+  const double largest = largest_set(device);
+  if (cache.contains(key))
+    if (std::optional<MemoryBandwidth> kept = bandwidth_from_cache_entry(cache[key], largest)) {
+      kept->source = "kept from earlier measurements: " + copies_text(device, kept->rates);
+      return *kept;
     }
-  }
-  if (better) now.source = "best " + now.source;
-  json rates = json::array();
-  for (const CopyRate& r : now.rates) rates.push_back(r.bytes_per_s);
-  cache[key] = rates;
-  try {
-    write_file_atomically(path, cache.dump(1));
-  } catch (const std::exception&) {
-    // A read-only cache only costs the measurement again next time.
-  }
+  MemoryBandwidth now;
+  for (double ws : {kBandwidthMinBytes, largest}) now.rates.push_back(measure_copy_rate(device, ws, 2));
+  now.source = "measured now: " + copies_text(device, now.rates);
+  keep_best(cache, key, bandwidth_working_sets(largest), now.rates);
+  write_cache(cache);
+  // The copies' buffers (256 MiB on a CPU, 1 GiB on a GPU) are no part of the run: without this the first run on
+  // a machine would report them as its memory peak, and the batch finder would read them as the model's.
+  reset_peak_memory(device);
   return now;
 }
 

@@ -115,6 +115,18 @@ std::string flop_text(double v, const char* unit) {
 }
 }  // namespace
 
+std::string machine_limits_lines(double matmul_flops, const std::string& matmul_source, double memory_bytes_per_s,
+                                 const std::string& memory_source) {
+  const auto source = [](const std::string& s) { return s.empty() ? std::string() : " (" + s + ")"; };
+  return "matmul limit: " +
+         (matmul_flops > 0 ? flop_text(matmul_flops, "FLOP/s") + source(matmul_source) + ", MFU's peak"
+                           : std::string("unknown (no MFU)")) +
+         "\nmemory limit: " +
+         (memory_bytes_per_s > 0 ? format_bytes(memory_bytes_per_s) + "/s from memory" + source(memory_source)
+                                 : std::string("unknown")) +
+         "\n";
+}
+
 std::string speed_of_light_table(const std::vector<KindFloor>& rows, double matmul_flops,
                                  const std::string& peak_source, const MemoryBandwidth& bandwidth) {
   std::vector<std::vector<std::string>> t = {

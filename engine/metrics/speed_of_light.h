@@ -1,7 +1,8 @@
 // Each kind of a step's work held against its floor: the work it must do (FLOPs from the model's shapes for the
 // matmuls, attention and the head; the bytes it must move for the memory-bound kinds), the time it took, and the
 // least time the machine's two limits allow (work ÷ limit). LibTorch-free: a config, the profile's times by kind
-// and the limits in, the rows out. `tokamak bench --kernels` prints the table after the kernels'.
+// and the limits in, the rows out. `tokamak bench --kernels` and `train --kernels` print the table after the
+// kernels'.
 #pragma once
 
 #include <map>
@@ -55,6 +56,12 @@ struct Measured {
 // the copy rate for the kind's bytes per call.
 std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::string, Measured>& measured,
                                       double matmul_flops, const MemoryBandwidth& bandwidth);
+
+// The run's two limits as its start states them, a line each: "matmul limit: 181 GFLOP/s (measured: 2048³ fp32
+// GEMM, 2 threads), MFU's peak" and "memory limit: 11.2 GB/s from memory (copies of 65.5 kB and 268 MB, 2
+// threads)"; "unknown" for a limit at or below 0.
+std::string machine_limits_lines(double matmul_flops, const std::string& matmul_source, double memory_bytes_per_s,
+                                 const std::string& memory_source);
 
 // The switches that act on a kind of work, in a line for a tooltip: what to try when the kind is far from its floor.
 std::string kind_switches(const std::string& kind);

@@ -24,6 +24,7 @@
 #include "engine/model/memory_estimate.h"
 #include "engine/device/cpu_peak.h"
 #include "engine/metrics/flops.h"
+#include "engine/metrics/memory_bandwidth.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"
@@ -224,6 +225,12 @@ void Run::set_up() {
     start.peak_source = cpu.source;
   }
   start.peak_flops = peak_;
+  // The second limit, stated beside the first; from the cache after this machine's first run (no half second of
+  // copies at every start). Only rank 0 reports it: ranks measuring at once would share the memory bus.
+  if (main_) {
+    const MemoryBandwidth bandwidth = start_memory_bandwidth(device_);
+    start.memory_bytes_per_s = bandwidth.dram(), start.memory_source = bandwidth.source;
+  }
   sink_.on_start(start);
 }
 

@@ -117,7 +117,7 @@ class CompareView : public QWidget {
   QTableWidget* diffTable_ = nullptr;
   PhaseBars* phaseBars_ = nullptr;
   SpeedOfLightBars* speedOfLight_ = nullptr;
-  std::vector<tokamak::SpeedOfLightRecord> speedOfLightRecords_;  // [run]: what bench --kernels stored
+  std::vector<tokamak::SpeedOfLightRecord> speedOfLightRecords_;  // [run]: its limits, and what --kernels stored
   SpeedupWaterfall* waterfall_ = nullptr;
   QComboBox* waterfallBy_ = nullptr;  // the waterfall's measure: tok/s or time to target
   SampleCompare* samples_ = nullptr;

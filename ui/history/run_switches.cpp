@@ -1,5 +1,6 @@
-// Summarises a run's opt.* keys against the defaults of this build (engine/core/config), using the scoreboard's
-// flattening so that the values read the way `tokamak runs compare` prints them.
+// Summarises a run's speed.* keys (the speed-up switches; a run stored by an older release named them opt.*, which
+// the flattening reads under today's names) against the defaults of this build (engine/core/config), using the
+// scoreboard's flattening so that the values read the way `tokamak runs compare` prints them.
 #include "ui/history/run_switches.h"
 
 #include <QStringList>
@@ -21,7 +22,7 @@ const std::map<std::string, std::string>& defaultOptions() {
 
 // "speed.fused_adamw" -> "fused-adamw": the word people use for the switch.
 QString switchWord(const std::string& key) {
-  return QString::fromStdString(key.substr(4)).replace(QLatin1Char('_'), QLatin1Char('-'));
+  return QString::fromStdString(key.substr(key.find('.') + 1)).replace(QLatin1Char('_'), QLatin1Char('-'));
 }
 
 }  // namespace
@@ -31,7 +32,7 @@ QString switchesSummary(const QString& configJson) {
   if (config.empty()) return QString();
   QStringList parts;
   for (const auto& [key, value] : config) {
-    if (key.rfind("opt.", 0) != 0) continue;
+    if (key.rfind("speed.", 0) != 0) continue;
     auto def = defaultOptions().find(key);
     if (def != defaultOptions().end() && def->second == value) continue;
     // Booleans read as the switch's name (on) or "no-name" (off); modes read as their value.

@@ -38,8 +38,8 @@ SpeedOfLightBars::SpeedOfLightBars(QWidget* parent) : QCustomPlot(parent) {
   legend->setFont(QFont(font().family(), 8));
   axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
   note_ = new QCPTextElement(this,
-                             tr("No run here was profiled: `tokamak bench --kernels N` records each kind of "
-                                "work against its floor"),
+                             tr("No run here was profiled: `tokamak bench --kernels N` or `tokamak train --kernels N` "
+                                "records each kind of work against its floor"),
                              QFont(font().family(), 8));
 }
 

@@ -18,6 +18,7 @@
 
 #include "engine/core/data/dataset.h"
 #include "ui/setup/dataset_catalog.h"
+#include "ui/setup/key_bindings.h"
 
 namespace tokamak::ui {
 namespace {
@@ -34,6 +35,7 @@ DatasetBox::DatasetBox(QWidget* parent) : QGroupBox(tr("Dataset"), parent) {
   kind_->setItemData(kShards, tr("llm.c token shards; FineWeb's come from the Hub with Get…"), Qt::ToolTipRole);
   path_ = new QLineEdit;
   path_->setObjectName("data.path");
+  path_->setToolTip(keyTip("data.path"));  // the dataset box writes the key itself (kind + path), unbound
   path_->setPlaceholderText(tr("path"));
   browse_ = new QPushButton(tr("Browse…"));
   count_ = new QPushButton(tr("Count tokens"));

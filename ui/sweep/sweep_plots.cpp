@@ -5,13 +5,14 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "engine/core/queue/sweep.h"
 #include "ui/plots/qcp.h"
 #include "ui/history/run_colors.h"
 
 namespace tokamak::ui {
 namespace {
 
-QString shortKey(const QString& key) { return key.section(QLatin1Char('.'), -1); }
+QString shortKey(const QString& key) { return QString::fromStdString(swept_key_label(key.toStdString())); }
 
 // The x of a trial on a key's plot: the value, or the category's index for a choice.
 double xOf(const SweptKey& k, const QVariant& v) {

@@ -188,21 +188,23 @@ ojson draw(const Axis& a, uint64_t& state) {
       a, a.log ? std::exp(std::log(a.min) + u * (std::log(a.max) - std::log(a.min))) : a.min + u * (a.max - a.min));
 }
 
-// A key's short label: its last part ("lr"), or its section where the last part says only "name"
-// (optimizer.name → "optimizer").
-std::string short_label(const std::string& key) {
+}  // namespace
+
+std::string swept_key_label(const std::string& key) {
   const size_t dot = key.rfind('.');
   if (dot == std::string::npos) return key;
   const std::string leaf = key.substr(dot + 1);
   return leaf == "name" ? key.substr(0, dot) : leaf;
 }
 
-// Short labels for names: short_label, or the whole key when two swept keys share it.
+namespace {
+
+// Short labels for names: swept_key_label, or the whole key when two swept keys share it.
 void label_axes(std::vector<Axis>& axes) {
   for (Axis& a : axes) {
-    a.label = short_label(a.key);
+    a.label = swept_key_label(a.key);
     for (const Axis& b : axes)
-      if (&a != &b && short_label(b.key) == a.label) a.label = a.key;
+      if (&a != &b && swept_key_label(b.key) == a.label) a.label = a.key;
   }
 }
 

@@ -39,6 +39,10 @@ struct SweepPlan {
 // one-line Error naming the key, the value and the point for the first problem.
 SweepPlan plan_sweep(const std::string& text, const std::string& source, int cuda_devices);
 
+// A swept key's short label, in trial names and the studio's plots: its last part ("lr"), or its section where the
+// last part says only "name" (optimizer.name → "optimizer").
+std::string swept_key_label(const std::string& key);
+
 // A trial's result from the journal lines of its run up to and including `step` (0 = all): the metric as
 // named (the last val_loss, the lowest, or time_to_target_s: +inf while the target is not reached), NaN when
 // nothing was evaluated or the last val loss is not finite (diverged); and the last val loss.

@@ -27,6 +27,10 @@ struct RunStart {
   int64_t tokens_per_step = 0;
   double peak_flops = -1;   // MFU's denominator per device; -1 when unknown (no MFU then)
   std::string peak_source;  // "datasheet (...)" or "measured: 2048³ fp32 GEMM, 2 threads"
+  // The second limit beside the matmul rate: the copy rate past the caches (engine/metrics/memory_bandwidth.h);
+  // -1 when unknown.
+  double memory_bytes_per_s = -1;
+  std::string memory_source;  // "kept from earlier measurements: copies of 65.5 kB to 268 MB, 2 threads"
 };
 
 // One report step. step, tokens and wall_s are the axes every metric is plotted against; everything measured

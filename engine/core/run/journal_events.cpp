@@ -62,6 +62,8 @@ json event_json(const RunStart& e) {
           {"tokens_per_step", e.tokens_per_step},
           {"peak_flops", e.peak_flops},
           {"peak_source", e.peak_source},
+          {"memory_bytes_per_s", e.memory_bytes_per_s},
+          {"memory_source", e.memory_source},
           {"config", json::parse(e.config_json)}};
 }
 
@@ -108,6 +110,8 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
     s.start_step = get<int64_t>(j, "start_step", 0), s.total_steps = get<int64_t>(j, "steps", 0);
     s.tokens_per_step = get<int64_t>(j, "tokens_per_step", 0);
     s.peak_flops = get<double>(j, "peak_flops", -1), s.peak_source = get<std::string>(j, "peak_source", "");
+    s.memory_bytes_per_s = get<double>(j, "memory_bytes_per_s", -1);
+    s.memory_source = get<std::string>(j, "memory_source", "");
     sink.on_start(s);
   } else if (event == "step" || event == "eval") {
     const int64_t tokens = get<int64_t>(j, "tokens", 0);

@@ -81,8 +81,8 @@ static ojson run_head(const RunInfo& r) {
   return j;
 }
 
-// A profiled run's kinds against their floors, and the limits they were held against (absent for other runs,
-// so their exports stay as they were).
+// A profiled run's kinds against their floors, and the limits they were held against; a run that was not profiled
+// has the limits its start stated and no kinds (absent for a run that has neither, as an older store's).
 static ojson speed_of_light_json(const SpeedOfLightRecord& r) {
   ojson kinds = ojson::array();
   for (const KindFloorRow& k : r.kinds)
@@ -132,7 +132,7 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
       checkpoints.push_back({{"step", c.step}, {"path", c.path}, {"created", c.created}});
     out << "],\n\"samples\":" << dump(samples) << ",\n\"checkpoints\":" << dump(checkpoints);
     const SpeedOfLightRecord sol = store.speed_of_light(ids[n]);
-    if (!sol.kinds.empty()) out << ",\n\"speed_of_light\":" << dump(speed_of_light_json(sol));
+    if (!sol.kinds.empty() || sol.has_limits()) out << ",\n\"speed_of_light\":" << dump(speed_of_light_json(sol));
     out << "}";
   }
   out << "\n]}\n";

@@ -5,7 +5,8 @@
 //   CSV (long): run,step,metric,value — run is the uid; loads straight into pandas or a spreadsheet.
 //   JSON: {"tokamak_export": 1, "runs": [{run fields..., "config": {...}, "metrics": [{"step": 1, ...}],
 //          "samples": [...], "checkpoints": [...], "speed_of_light": {limits, "kinds": [...]}}]} — absent
-//          metrics are left out of a row; speed_of_light only for a run profiled by `bench --kernels`.
+//          metrics are left out of a row; speed_of_light only for a run with limits (its start's) or a profile
+//          (`--kernels`).
 //   Markdown: the compare scoreboard of the runs.
 #pragma once
 #include <cstdint>

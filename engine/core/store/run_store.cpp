@@ -136,7 +136,14 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   s.bind(9, st.cuda_version).bind(10, host).bind(11, pid).bind(12, st.total_steps);
   s.bind(13, st.tokens_per_step).bind(14, now).bind(15, uid).bind(16, st.name);
   s.run();
-  if (id == 0) return db_->last_insert_id();
+  // The two limits the start stated, so that every run's row says what it was held against (profiled or not).
+  const SpeedOfLightRecord limits{st.peak_flops, st.memory_bytes_per_s, st.peak_source, st.memory_source, {}};
+  if (id == 0) {
+    id = db_->last_insert_id();
+    set_machine_limits(id, limits);
+    return id;
+  }
+  set_machine_limits(id, limits);
   // A resume restarts from its checkpoint's step: rows logged after it belong to the lost attempt and the
   // resumed run writes them again, so the history stays one line without duplicates.
   for (const char* table : {"metric_values", "samples"}) {

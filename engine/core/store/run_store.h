@@ -86,8 +86,9 @@ struct CheckpointRow {
   double created = 0;
 };
 
-// What `tokamak bench --kernels` found of a run's step (engine/metrics/speed_of_light.h): each kind of work with
-// its time, its least work and its floor under the machine's two limits, which are kept beside it.
+// What `tokamak bench --kernels` or `train --kernels` found of a run's step (engine/metrics/speed_of_light.h): each
+// kind of work with its time, its least work and its floor under the machine's two limits, which are kept beside
+// it. Every run keeps the limits its start stated, profiled or not.
 struct KindFloorRow {
   std::string kind;
   double ms = 0, calls = 0;     // measured, per step
@@ -99,6 +100,7 @@ struct SpeedOfLightRecord {
   double matmul_flops = -1, memory_bytes_per_s = -1;  // the limits; -1 unknown
   std::string matmul_source, memory_source;
   std::vector<KindFloorRow> kinds;  // in op_kinds()' order; empty: the run was not profiled
+  bool has_limits() const { return matmul_flops > 0 || memory_bytes_per_s > 0; }
 };
 
 struct StoreOptions {
@@ -159,8 +161,12 @@ class RunStore {
   std::vector<std::string> metric_keys();
   std::vector<SampleRow> samples(int64_t run_id);
   std::vector<CheckpointRow> checkpoints(int64_t run_id);
-  // The run's speed-of-light table (speed_of_light_store.cpp): set replaces what the run had.
+  // The run's speed-of-light table (speed_of_light_store.cpp): set replaces what the run had; a record with no
+  // kinds keeps the limits alone (what an imported run that was never profiled had).
   void set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& record);
+  // The limits alone, as a run's start states them (begin_run): replaces the run's limits unless its kinds are
+  // stored, whose floors were computed under the limits beside them. Nothing when neither limit is known.
+  void set_machine_limits(int64_t run_id, const SpeedOfLightRecord& limits);
   SpeedOfLightRecord speed_of_light(int64_t run_id);
 
   // Marks running runs whose process is gone as crashed; returns how many. Called by the constructor.

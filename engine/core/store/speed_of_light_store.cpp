@@ -4,18 +4,34 @@
 
 namespace tokamak {
 
+static void insert_limits(Db& db, int64_t run_id, const SpeedOfLightRecord& r) {
+  Stmt l(db,
+         "INSERT OR REPLACE INTO machine_limits (run_id, matmul_flops, matmul_source, memory_bytes_per_s, "
+         "memory_source) VALUES (?, ?, ?, ?, ?)");
+  l.bind(1, run_id).bind(2, r.matmul_flops).bind(3, r.matmul_source).bind(4, r.memory_bytes_per_s);
+  l.bind(5, r.memory_source).run();
+}
+
+void RunStore::set_machine_limits(int64_t run_id, const SpeedOfLightRecord& limits) {
+  if (limits.matmul_flops <= 0 && limits.memory_bytes_per_s <= 0) return;
+  transaction([&] {
+    // A profiled run's floors were computed under the limits stored beside them: a resumed segment's start
+    // does not put other limits under them.
+    Stmt k(*db_, "SELECT count(*) FROM kind_floors WHERE run_id = ?");
+    k.bind(1, run_id);
+    if (k.step() && k.int64(0) > 0) return;
+    insert_limits(*db_, run_id, limits);
+  });
+}
+
 void RunStore::set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& r) {
   transaction([&] {
     for (const char* table : {"kind_floors", "machine_limits"}) {
       Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ?").c_str());
       d.bind(1, run_id).run();
     }
-    if (r.kinds.empty()) return;
-    Stmt l(*db_,
-           "INSERT INTO machine_limits (run_id, matmul_flops, matmul_source, memory_bytes_per_s, memory_source) "
-           "VALUES (?, ?, ?, ?, ?)");
-    l.bind(1, run_id).bind(2, r.matmul_flops).bind(3, r.matmul_source).bind(4, r.memory_bytes_per_s);
-    l.bind(5, r.memory_source).run();
+    if (r.kinds.empty() && r.matmul_flops <= 0 && r.memory_bytes_per_s <= 0) return;
+    insert_limits(*db_, run_id, r);
     int64_t position = 0;
     for (const KindFloorRow& k : r.kinds) {
       Stmt s(*db_,

@@ -170,8 +170,8 @@ CREATE TABLE queue_settings (
 ) WITHOUT ROWID;
 )SQL";
 
-// Version 6: each profiled run's step held against its floor (`tokamak bench --kernels`): a row per kind of work,
-// and the two limits it was held against with where they came from.
+// Version 6: each profiled run's step held against its floor (`--kernels` of bench and train): a row per kind of
+// work, and the two limits it was held against with where they came from (which every run's start now writes).
 static const char* kSchemaV6 = R"SQL(
 CREATE TABLE kind_floors (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,

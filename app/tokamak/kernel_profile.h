@@ -1,0 +1,62 @@
+// `--kernels N` of `tokamak bench` and `tokamak train`, one implementation: the steps of a window of the run
+// profiled kernel by kernel (kernel_table.h), then each kind of their work held against its floor under the
+// machine's two limits (engine/metrics/speed_of_light.h). The two tables are printed after the run, and the kinds
+// with their limits stored with the run.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "app/tokamak/kernel_table.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/events.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/store_sink.h"
+
+namespace tokamak::cli {
+
+// `train --kernels N`: the steps it profiles after the first, at most (the window ends at the first report with
+// this many): enough for a steady step, and a long run is neither slowed nor kept in the profiler's memory past it.
+constexpr int64_t kTrainKernelSteps = 20;
+
+// An EventSink beside the run's others, on the thread that trains (the CPU profiler records only that thread).
+// The window: from the report of step start_step + `skip` (at the run's start when skip is 0) to the first report
+// with `most` steps in it, or the run's last step. Report steps end with a sync, so the profile holds exactly the
+// kernels of the window's steps.
+class KernelProfile : public EventSink {
+ public:
+  KernelProfile(int top, bool cuda, int64_t skip, int64_t most = std::numeric_limits<int64_t>::max());
+  ~KernelProfile() override { kernels_.stop(); }  // a run that threw: the profiler ends with it
+  void on_start(const RunStart& e) override;
+  void on_step(const StepEvent& e) override;
+  void on_end(const EndEvent& e) override;
+
+  struct Result {
+    std::string text;           // the kernel table, then the speed-of-light table; a one-line note when none
+    SpeedOfLightRecord record;  // no kinds when nothing was profiled
+  };
+  // After the run, with its config: the tables, the bandwidth measured now that the steps are over (so that
+  // neither disturbs the other). A run that ended inside its window gets a note, not a table of a part window.
+  Result finish(const Config& run);
+
+ private:
+  int top_;
+  bool cuda_;
+  int64_t skip_, most_;
+  int64_t first_ = -1, last_report_ = 0, total_steps_ = 0, steps_ = 0, end_step_ = 0;
+  double seconds_ = 0;
+  double peak_flops_ = -1;  // the run's matmul limit: MFU's denominator
+  std::string peak_source_, table_;
+  KernelTable kernels_;
+};
+
+// `--kernels N` as given (empty: not given, 0): a whole number of kernels to list, 1 or more; anything else is
+// refused in one line that names it and says what to give, before anything runs.
+int kernels_to_list(const std::string& given);
+
+// Keeps the profile with the run STORE recorded, once the run's own writer is done with the file (STORE is reset).
+void store_profile(std::unique_ptr<StoreSink>& store, const SpeedOfLightRecord& record);
+
+}  // namespace tokamak::cli
