@@ -100,6 +100,9 @@ class TestRenamedKeys : public QObject {
     const QString e = error_of([] { config_from_json(R"({"train": {"lr": 0.1}, "optimizer": {"lr": 0.2}})"); });
     QVERIFY2(e.contains("'train.lr' is the old name of 'optimizer.lr', which is given too"), qPrintable(e));
     QVERIFY(!e.contains('\n'));
+    // An old key whose new section is given as something else than an object is named, not dropped.
+    const QString section = error_of([] { config_from_json(R"({"optimizer": 5, "train": {"lr": 0.1}})"); });
+    QVERIFY2(section.contains("config section 'optimizer' is not an object of keys"), qPrintable(section));
   }
 
   // The studio's saved setup of before: every setting arrives, and today's writer names no old key.

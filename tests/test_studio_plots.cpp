@@ -70,6 +70,7 @@ class TestStudioPlots : public QObject {
   void seventhPlotOpensOnThePhases();
   void legendsBesideTheCurves();
   void ratesReadFromZero();
+  void aConstantSeriesIsDrawnAtItsValue();
   void noEtaAfterTheRunEnds();
 };
 
@@ -378,6 +379,28 @@ void TestStudioPlots::ratesReadFromZero() {
   speed->yAxis->setRange(4999, 5001);
   speed->followData();
   QCOMPARE(speed->yAxis->range().lower, 0.0);
+}
+
+// A learning rate that holds (wsd's stable part) is drawn at its value: the axis spans it, not -2 … 2 around it.
+void TestStudioPlots::aConstantSeriesIsDrawnAtItsValue() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  for (int64_t i = 1; i <= 50; ++i) {
+    StepEvent e;
+    e.step = i, e.tokens = i * 64, e.wall_s = i * 0.1;
+    e.metrics.add("loss", 4.0 + 0.01 * i);
+    e.metrics.add("lr", 0.003);
+    steps.push_back(e);
+  }
+  plots.appendSteps(steps);
+  plots.flush();
+  MetricPlot* lr = nullptr;
+  for (MetricPlot* p : plots.plots())
+    if (p->title() == "Learning rate") lr = p;
+  QVERIFY(lr);
+  const QCPRange r = lr->yAxis->range();
+  QVERIFY2(r.lower < 0.003 && r.upper > 0.003, qPrintable(QString("%1 … %2").arg(r.lower).arg(r.upper)));
+  QVERIFY2(r.size() < 0.003, qPrintable(QString("%1 … %2").arg(r.lower).arg(r.upper)));  // was 4: -2 … 2
 }
 
 // The status bar keeps no ETA once the run has ended (issue 34: "ETA 18m33s" stayed after Stop).

@@ -224,6 +224,21 @@ void MetricPlot::followData() {
 
 void MetricPlot::fitRange() {
   rescaleAxes(true);
+  // A series that does not change (a learning rate held by wsd, say) has a range of no height, which
+  // QCustomPlot centres in the old span: 0.003 was drawn as 0 on an axis from -2 to 2. Give it ±10% of itself.
+  bool found = false;
+  QCPRange values;
+  for (int i = 0; i < graphCount(); ++i) {
+    bool any = false;
+    const QCPRange r = graph(i)->getValueRange(any);
+    if (!any || !graph(i)->visible()) continue;
+    values = found ? QCPRange(std::min(values.lower, r.lower), std::max(values.upper, r.upper)) : r;
+    found = true;
+  }
+  if (found && values.size() == 0 && !logY_) {
+    const double pad = values.lower != 0 ? std::abs(values.lower) * 0.1 : 1.0;
+    yAxis->setRange(values.lower - pad, values.upper + pad);
+  }
   if (!fromZero_ || logY_) return;
   const QCPRange r = yAxis->range();
   if (r.lower > 0) yAxis->setRange(0, r.upper * 1.05);  // a little room over the top point

@@ -72,8 +72,12 @@ nlohmann::json upgrade_config_json(const nlohmann::json& config) {
     if (dot == std::string::npos) {
       slot = &out[dotted];
     } else {
-      nlohmann::json& section = out[dotted.substr(0, dot)];
-      if (!section.is_object()) section = nlohmann::json::object();
+      const std::string name = dotted.substr(0, dot);
+      nlohmann::json& section = out[name];
+      if (section.is_null()) section = nlohmann::json::object();
+      if (!section.is_object())
+        throw Error("config section '" + name + "' is not an object of keys",
+                    "write \"" + name + "\": {\"" + dotted.substr(dot + 1) + "\": ...}");
       slot = &section[dotted.substr(dot + 1)];
     }
     if (!slot->is_null())
