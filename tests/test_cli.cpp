@@ -350,6 +350,21 @@ class TestCli : public QObject {
       QVERIFY2(
           sol.hasMatch() && std::abs(sol.captured(2).toDouble() - floors.floor_sum) <= 0.01 * floors.counted + 1e-9,
           bench.out.constData());
+      // The matmul work counted from the model's shapes is what the profiler counts over its GEMM calls from
+      // their input shapes: both are 2·M·N·K a product, and on a CPU every product of this model is an aten::mm or
+      // addmm (the attention's are inside the fused sdpa kernel, counted as attention), so they agree but for
+      // rounding; 5% would still catch a layer whose forward or backward products the count forgot.
+      const auto work =
+          QRegularExpression(
+              "matmul work: ([0-9.]+) (k|M|G|T)?FLOP a step from the model's shapes, ([0-9.]+) (k|M|G|T)?FLOP "
+              "by the profiler's count of its GEMM calls")
+              .match(QString::fromUtf8(bench.out));
+      QVERIFY2(work.hasMatch(), bench.out.constData());
+      const auto flops = [&](int value, int prefix) {
+        return work.captured(value).toDouble() *
+               std::pow(1000.0, QStringList{"", "k", "M", "G", "T"}.indexOf(work.captured(prefix)));
+      };
+      QVERIFY2(std::abs(flops(3, 4) / flops(1, 2) - 1) <= 0.05, qPrintable(work.captured(0)));
       // The profile accounts for the step: its kinds add up to the timed step's wall time within 5% (a batch of
       // 16, so that the trainer's few ms outside any operator are a small part of the step).
       const auto cover = QRegularExpression("the kinds add up to ([0-9.]+) of the ([0-9.]+) ms step")

@@ -134,6 +134,16 @@ class TestSpeedOfLight : public QObject {
              QString("matmul limit: unknown (no MFU)\nmemory limit: unknown\n"));
   }
 
+  // The matmul work's check line: the shapes' count beside the profiler's, with the ratio; none counted is said.
+  void matmulWorkIsCheckedAgainstTheProfiler() {
+    QCOMPARE(QString::fromStdString(matmul_work_check(1.234e9, 1.222e9)),
+             QString("  matmul work: 1.23 GFLOP a step from the model's shapes, 1.22 GFLOP by the profiler's count of "
+                     "its GEMM calls (99.0%)\n"));
+    QCOMPARE(QString::fromStdString(matmul_work_check(5.6e12, 0)),
+             QString("  matmul work: 5.60 TFLOP a step from the model's shapes, none counted by the profiler (it saw "
+                     "no GEMM calls)\n"));
+  }
+
   // The bandwidth cache keeps one rate per working set, 64 KiB ×4 up to the largest; a start's cheap measurement
   // fills the smallest and the largest and leaves nulls between, which a full measurement fills in later.
   void bandwidthCacheEntriesReadBack() {

@@ -62,6 +62,8 @@ KernelProfile::Result KernelProfile::finish(const Config& run) {
   const MemoryBandwidth bandwidth = memory_bandwidth(parse_device(c.device));
   const std::vector<KindFloor> rows = speed_of_light(c, kernels_.kinds(), peak_flops_, bandwidth);
   out.text = table_ + speed_of_light_table(rows, peak_flops_, peak_source_, bandwidth);
+  const auto work = step_work(c);
+  if (work.count("matmul")) out.text += matmul_work_check(work.at("matmul").flops, kernels_.gemm_flops());
   double profiled = 0;
   for (const auto& [kind, m] : kernels_.kinds()) profiled += m.ms;
   if (steps_ > 0 && seconds_ > 0) {

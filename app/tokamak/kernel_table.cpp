@@ -41,6 +41,10 @@ std::string short_name(std::string name) {
 const std::string kNode = "autograd::engine::evaluate_function: ";
 bool is_op(const std::string& name) { return name.rfind("aten::", 0) == 0 || name.rfind("tokamak::", 0) == 0; }
 bool is_node(const std::string& name) { return name.rfind(kNode, 0) == 0; }
+// The operators whose FLOPs the profiler counts as matrix products (it counts elementwise ones too).
+bool is_gemm(const std::string& name) {
+  return name == "aten::mm" || name == "aten::addmm" || name == "aten::bmm" || name == "aten::baddbmm";
+}
 
 // The CPU side of a profile: ATen's operators, Tokamak's scopes and autograd's nodes ("MmBackward0"), each with
 // the event that encloses it on its thread, and each operator's self time (its duration less that of the
@@ -154,7 +158,9 @@ void KernelTable::start(bool cuda) {
   // On a machine without a GPU, Kineto's first use logs "gpuGetDeviceCount failed with code 35", which says nothing
   // to a user profiling a CPU run: its log is quieted there, unless the user set KINETO_LOG_LEVEL.
   if (!cuda) setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
-  const ProfilerConfig config(ProfilerState::KINETO);
+  // Input shapes and FLOPs: the profiler counts each GEMM's work from its shapes, the check on step_work()'s.
+  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/false,
+                              /*with_stack=*/false, /*with_flops=*/true);
   prof::prepareProfiler(config, activities(cuda));
   prof::enableProfiler(config, activities(cuda));
   running_ = true, cuda_ = cuda;
@@ -174,6 +180,10 @@ std::string KernelTable::table(int64_t steps, int top) {
   std::map<std::pair<std::string, std::string>, Row> by_name;
   std::map<std::string, Row> by_kind;
   double total = 0;
+  // The GEMM calls' FLOPs, as the profiler counts them (on the CPU side of the launch, for either device).
+  double gemm_flops = 0;
+  for (const auto& e : result->events())
+    if (e.deviceType() == c10::DeviceType::CPU && is_gemm(e.name())) gemm_flops += static_cast<double>(e.flops());
   for (const Work& w : profiled_work(*result, cuda_)) {
     Row& r = by_name[{short_name(w.name), w.launched_by}];
     r.ns += w.ns, ++r.calls, r.launched_by = w.launched_by, r.kind = w.kind;
@@ -195,6 +205,7 @@ std::string KernelTable::table(int64_t steps, int top) {
                  fixed(100 * r.ns / total, "%.1f%%"), r.kind, r.launched_by.empty() ? "-" : r.launched_by});
   kinds_.clear();
   for (const auto& [kind, r] : by_kind) kinds_[kind] = {r.ns * per_step, static_cast<double>(r.calls) / steps};
+  gemm_flops_ = gemm_flops / static_cast<double>(steps);
   std::string out = format_text_table(t);
   // Every kind of work, in op_kinds()'s order: the rows add up to the total below.
   std::vector<std::vector<std::string>> kinds = {{"kind", "calls/step", "ms/step", "share"}};

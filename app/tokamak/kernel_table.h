@@ -26,10 +26,14 @@ class KernelTable {
   void stop();
   // What table() found, by kind: ms and calls per step (the speed-of-light table's measured side).
   const std::map<std::string, Measured>& kinds() const { return kinds_; }
+  // The FLOPs per step of the GEMM calls (aten::mm, addmm, bmm, baddbmm) by the profiler's own count from their
+  // input shapes: the check on the speed-of-light table's matmul work, which is counted from the model's shapes.
+  double gemm_flops() const { return gemm_flops_; }
 
  private:
   bool running_ = false, cuda_ = false;
   std::map<std::string, Measured> kinds_;
+  double gemm_flops_ = 0;
 };
 
 }  // namespace tokamak::cli

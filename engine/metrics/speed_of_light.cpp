@@ -127,6 +127,13 @@ std::string machine_limits_lines(double matmul_flops, const std::string& matmul_
          "\n";
 }
 
+std::string matmul_work_check(double shapes_flops, double profiler_flops) {
+  std::string line = "  matmul work: " + flop_text(shapes_flops, "FLOP") + " a step from the model's shapes, ";
+  if (!(profiler_flops > 0)) return line + "none counted by the profiler (it saw no GEMM calls)\n";
+  return line + flop_text(profiler_flops, "FLOP") + " by the profiler's count of its GEMM calls (" +
+         fixed(100 * profiler_flops / shapes_flops, "%.1f%%") + ")\n";
+}
+
 std::string speed_of_light_table(const std::vector<KindFloor>& rows, double matmul_flops,
                                  const std::string& peak_source, const MemoryBandwidth& bandwidth) {
   std::vector<std::vector<std::string>> t = {

@@ -63,6 +63,11 @@ std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::
 std::string machine_limits_lines(double matmul_flops, const std::string& matmul_source, double memory_bytes_per_s,
                                  const std::string& memory_source);
 
+// The check on the matmul work: FLOPs per step from the model's shapes (step_work's matmul) beside the
+// profiler's own count over the GEMM calls, as a line: "matmul work: 1.23 GFLOP a step from the model's shapes,
+// 1.22 GFLOP by the profiler's count of its GEMM calls (99.2%)". Where the profiler counted nothing, it says so.
+std::string matmul_work_check(double shapes_flops, double profiler_flops);
+
 // The switches that act on a kind of work, in a line for a tooltip: what to try when the kind is far from its floor.
 std::string kind_switches(const std::string& kind);
 
