@@ -17,7 +17,7 @@ int configure_cpu(int64_t threads) {
   // page (a nano step 2.7× slower; docs/PERFORMANCE.md). tokamak-engine links jemalloc, which keeps freed memory
   // for reuse in every thread alike. glibc's mallopt() cannot do that: its settings hold only in the main
   // arena, and a thread with an arena of its own (an embedder's, a test's) still gets a fresh mmap for every
-  // block over 64 MB — a third of the speed (issue 17). So the settings below are only the fallback for a
+  // block over 64 MB — a third of the speed (docs/PERFORMANCE.md). So the settings below are only the fallback for a
   // process whose malloc is glibc's after all (jemalloc answers to mallctl; glibc has no such symbol).
   if (!::dlsym(RTLD_DEFAULT, "mallctl")) {
     mallopt(M_MMAP_MAX, 0);

@@ -11,7 +11,7 @@
 # timed in the same sitting with the same threads (before and after the rounds, best kept), and what a lead
 # over PyTorch would need as a fraction of that rate: the ceiling for two programs doing the same GEMMs.
 # Usage: experiments/bench/cpu_vs_pytorch.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
-#   default: 3 rounds, 20 timed steps, 4,4,256,256, batch 8, threads = cores (the shape of issue 28)
+#   default: 3 rounds, 20 timed steps, 4,4,256,256, batch 8, threads = cores (the CPU step of docs/PERFORMANCE.md)
 set -euo pipefail
 default_steps=20
 source "$(dirname "$0")/cpu_sitting.sh"

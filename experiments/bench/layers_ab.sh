@@ -5,7 +5,7 @@
 # STEPS steps after 5 warm-up steps. This is the measurement behind what speed.layers=auto resolves to on a CPU
 # (engine/core/config/choices.cpp, resolved_layers).
 # Usage: experiments/bench/layers_ab.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
-#   default: 3 rounds, 15 timed steps, 4,4,256,256, batch 8, threads = cores (issue 28's shape)
+#   default: 3 rounds, 15 timed steps, 4,4,256,256, batch 8, threads = cores (the CPU step of docs/PERFORMANCE.md)
 set -euo pipefail
 default_steps=15
 source "$(dirname "$0")/cpu_sitting.sh"

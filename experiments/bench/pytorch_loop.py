@@ -1,5 +1,5 @@
 """A plain PyTorch training loop of the same GPT as Tokamak's: the CPU speed comparison in docs/PERFORMANCE.md, and
-the strong peer on a GPU (issue 33). Same shapes, same init scale, AdamW with decay on 2-D weights, SDPA attention,
+the strong peer on a GPU. Same shapes, same init scale, AdamW with decay on 2-D weights, SDPA attention,
 native LayerNorm/GELU, padded vocabulary, grad clip, one host sync a step (the loss, as `tokamak bench` reads it
 at log_every=1); data are random windows of random tokens (speed does not depend on them).
 On CUDA it is what people run to be fast: the batches made on the GPU, bf16 autocast, AdamW(fused=True), SDPA's

@@ -121,7 +121,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts->addTab(waterfall_, tr("Speed-up waterfall"));
   speedOfLight_ = new SpeedOfLightBars(this);
   charts->addTab(speedOfLight_, tr("Speed of light"));
-  // The waterfall measures tok/s or, for runs with a eval.target_val_loss, the time to reach it (issue 27).
+  // The waterfall measures tok/s or, for runs with a eval.target_val_loss, the time to reach it.
   waterfallBy_ = new QComboBox(this);
   waterfallBy_->setObjectName(QStringLiteral("waterfallBy"));
   waterfallBy_->addItem(tr("by tok/s"));

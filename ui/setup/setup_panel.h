@@ -77,7 +77,7 @@ class SetupPanel : public QWidget {
   QPointer<WhereBox> where_;  // its toolbar may be destroyed before this panel
   ModelBox* model_;
   SwitchesBox* switches_;
-  SpeedrunBox* speedrun_ = nullptr;  // issue 27's switches (ui/setup/speedrun_box.h)
+  SpeedrunBox* speedrun_ = nullptr;  // the speedrun's switches (ui/setup/speedrun_box.h)
   BatchFinder* finder_;
   QPushButton* findBatch_;
   QLabel* resume_;

@@ -73,7 +73,7 @@ SpeedrunBox::SpeedrunBox(KeyBindings* keys, QWidget* parent)
   auto* muonLr = numberEdit();
   keys->bind("optimizer.muon_lr", muonLr);
   form->addRow(tr("Muon learning rate"), muonLr);
-  // Issue 37's switches behind a disclosure: shown, they would push the speed-up switches below the fold at
+  // The speedrun's later switches behind a disclosure: shown, they would push the speed-up switches below the fold at
   // 1366×768. A setup that uses one opens it (updateAvailability).
   more_ = new QToolButton;
   more_->setObjectName(QStringLiteral("speedrunMore"));

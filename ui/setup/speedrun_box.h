@@ -1,8 +1,9 @@
-// SpeedrunBox: the speedrun's switches (issue 27) — the model and optimizer changes that make a run need fewer
+// SpeedrunBox: the speedrun's switches — the model and optimizer changes that make a run need fewer
 // tokens to a target loss rather than more tokens per second: RMSNorm, ReLU², rotary positions, QK-norm,
-// logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule; issue 37's Polar
-// Express, NorMuon, U-net skips, value embeddings, head and embedding lrs, sequence and batch warm-ups. Each tooltip is
-// the engine's choice row or key help (what it does and what the speedrun measured); a value that cannot run
+// logit soft-capping, zero-initialised projections, Muon, the warm-up/stable/decay schedule; and, behind "More
+// switches", Polar Express, NorMuon, U-net skips, value embeddings, head and embedding lrs, sequence and batch
+// warm-ups. Each tooltip is the key's description or the choice row's help, from the engine (what it does and what
+// the speedrun measured); a value that cannot run
 // with the rest of the setup is greyed out with the engine's own reason. Also the time-to-target fields that
 // sit under Steps (targetRow).
 #pragma once
@@ -30,7 +31,7 @@ class SpeedrunBox : public QGroupBox {
 
  private:
   KeyBindings* keys_;
-  QToolButton* more_;  // opens issue 37's fields
+  QToolButton* more_;  // opens the later switches' fields
 };
 
 // eval.target_val_loss and eval.stop_at_target side by side, bound to `keys`: the row under Steps. A row of

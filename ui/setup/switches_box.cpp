@@ -49,7 +49,7 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   title->setWordWrap(true);
   layout->addWidget(title);
   // One frame, a group's name beside its first row: a frame per group cost a title bar each and put the last
-  // switches below the fold of a 768-pixel screen (issue 34).
+  // switches below the fold of a 768-pixel screen.
   auto* frame = new QGroupBox;
   auto* form = new QFormLayout(frame);
   form->setVerticalSpacing(3);

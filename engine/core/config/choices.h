@@ -38,7 +38,7 @@ const std::vector<Choice<SdpaBackend>>& sdpa_backend_choices();  // speed.sdpa_b
 const std::vector<Choice<DeviceKind>>& device_choices();         // device (cuda also as cuda:N)
 const std::vector<Choice<Switch>>& cuda_graphs_choices();        // speed.cuda_graphs
 const std::vector<Choice<Switch>>& fused_glue_choices();         // speed.fused_glue
-// The speedrun's switches (issue 27): model variants and the optimizer/schedule. Defaults are GPT-2's.
+// The speedrun's switches (modded-nanogpt): model variants and the optimizer/schedule. Defaults are GPT-2's.
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class MlpAct { kGelu, kRelu2 };
 enum class PositionKind { kLearned, kRope };
@@ -109,7 +109,7 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
 // function, with kernels every device has (a CUDA-only row maps to native).
 std::string portable_layers(const std::string& layers);
 // speed.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
-// there, native everywhere so far (docs/PERFORMANCE.md, issue 28); any other value is returned as it is. Runs record
+// there, native everywhere so far (docs/PERFORMANCE.md); any other value is returned as it is. Runs record
 // the resolved value, as with precision.
 std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);
 
