@@ -10,9 +10,11 @@
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QLabel>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QTableView>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -252,6 +254,12 @@ void TestStudioLayout::pagesKeepTheSetupLayout() {
                                  .arg(c->sizeHint().width());
     }
     QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+    // The runs table has room for several runs, each on one line (at 1366×768 it once showed one run, two lines
+    // tall, above the compare view).
+    auto* table = runs->findChild<QTableView*>();
+    QVERIFY(table);
+    const int rows = table->viewport()->height() / table->verticalHeader()->defaultSectionSize();
+    QVERIFY2(rows >= 4 && !table->wordWrap(), qPrintable(QString("%1 rows in %2 px").arg(rows).arg(table->height())));
     w.showLivePage();
     settle();
     QVERIFY2(dock->width() == width && panel->sections()->columns() == columns, qPrintable(layoutNow()));

@@ -11,6 +11,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -27,6 +28,8 @@
 #include "ui/history/runs_model.h"
 
 namespace tokamak::ui {
+
+constexpr int kMinimumRunsShown = 4;  // rows of the runs table always in sight
 
 RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   model_ = new RunsTableModel(this);
@@ -117,6 +120,13 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   table_->verticalHeader()->setVisible(false);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
+  // One line a run, and room for a few of them: at 1366×768 wrapped dates and datasets made each row two lines
+  // tall and the compare view below left the table one row to show.
+  table_->setWordWrap(false);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
+  table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() +
+                           kMinimumRunsShown * table_->verticalHeader()->defaultSectionSize() +
+                           table_->horizontalScrollBar()->sizeHint().height() + 2 * table_->frameWidth());
   connect(table_, &QWidget::customContextMenuRequested, this, &RunsPanel::showContextMenu);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateActions);
 
