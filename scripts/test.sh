@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: set-up (quick when done before), build, every CTest suite, then
-# every fuzz target for FUZZ_SECONDS (20 s each; set FUZZ_SECONDS=0 to skip them) in a sanitizer build, beside
-# the package check. Arguments go to ctest (e.g. -L unit) and run the suites they name, then the fuzz phase.
+# The whole test suite, from a fresh clone: set-up (quick when done before), build, then every CTest suite with,
+# beside them, every fuzz target for FUZZ_SECONDS (20 s each; FUZZ_SECONDS=0 skips them) in a sanitizer build
+# and the package check. Arguments go to ctest (e.g. -L unit) and run the suites they name, then the fuzz phase.
 # Each test suite runs in empty folders of its own (tests/support/isolated_process.cpp), so what this machine
 # has cached never changes a result. The wall time of each phase is printed at the end, pass or fail.
 set -euo pipefail
@@ -15,32 +15,53 @@ phase() {  # phase NAME COMMAND...: runs it and records how long it took
   phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - t0)) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
   return $rc
 }
-report() { printf 'test.sh: wall time per phase\n'; printf '  %s\n' "${phases[@]}"; }
+report() {
+  # A background check still running (the script failed or was interrupted) goes with it.
+  local p
+  for p in "${pid[@]}"; do pkill -P "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done
+  printf 'test.sh: wall time per phase\n'
+  printf '  %s\n' "${phases[@]}"
+}
+declare -A pid=() t0=()
 trap report EXIT
 phase install "$root/scripts/setup.sh"
 [ -f "$build/build.ninja" ] || phase configure "$root/scripts/build.sh" --configure-only
 phase build "$root/scripts/build.sh"
-# The suites use all cores themselves; running two at once on a 2-core machine only adds contention. The one
-# exception: the package check (cpack, unpack, train three steps from an empty home) waits mostly on compression
-# and the disk, and the fuzz phase keeps one core busy, so with no ctest arguments the two run side by side. (The
-# GPU kit's rehearsal beside them as well was slower in a fresh clone's run: 249 s for the three, against 231 s
-# for the kit in the tests phase and the other two side by side.)
+# Most suites wait more than they compute (servers starting, child processes, polling a journal) and train on
+# one thread, so CTest runs twice as many suites as there are cores (TEST_JOBS; at most 8): on 2 cores the 61
+# suites took 309 s at 4 at once, 370 s at 2 and ~950 s one by one, and kept the cores 73% busy at 4 (docs/
+# PERFORMANCE.md, "The test suite"). The longest start first (their COST in tests/CMakeLists.txt). With no
+# ctest arguments the fuzz phase (its sanitizer build, then one target a core) and the package check (cpack,
+# unpack, train three steps from an empty home: mostly compression and the disk) run beside the suites, in the
+# time they leave the cores idle; their output follows the suites'.
+cores=$(nproc)
+jobs=${TEST_JOBS:-$((cores * 2 > 8 ? 8 : cores * 2))}
 fuzz=${FUZZ_SECONDS:-20}
 if [ $# -gt 0 ] || [ "$fuzz" = 0 ]; then
-  phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 "$@"
+  phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 -j "$jobs" "$@"
   [ "$fuzz" = 0 ] || phase fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh"
   exit 0
 fi
-phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 -LE package
-package_log=$(mktemp)
-ctest --test-dir "$build" --output-on-failure --timeout 900 -L package >"$package_log" 2>&1 &
-package_pid=$!
-package_t0=$SECONDS
-fuzz_rc=0
-phase fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh" || fuzz_rc=$?
-package_rc=0
-wait $package_pid || package_rc=$?
-cat "$package_log"
-rm -f "$package_log"
-phases+=("$(printf '%-10s %5d s%s' package $((SECONDS - package_t0)) "$([ $package_rc = 0 ] || echo "  (failed, exit $package_rc)")")")
-[ $fuzz_rc = 0 ] && [ $package_rc = 0 ]
+logs=$(mktemp -d)
+beside() {  # beside NAME COMMAND...: starts it in the background, its output to a log of its own
+  local name=$1
+  shift
+  "$@" >"$logs/$name.log" 2>&1 &
+  pid[$name]=$!
+  t0[$name]=$SECONDS
+}
+finish() {  # finish NAME: waits for it, shows its output and records its wall time
+  local name=$1 rc=0
+  wait "${pid[$name]}" || rc=$?
+  cat "$logs/$name.log"
+  phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - t0[$name])) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
+  return $rc
+}
+beside fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh"
+beside package ctest --test-dir "$build" --output-on-failure --timeout 900 -L package
+tests_rc=0 fuzz_rc=0 package_rc=0
+phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 -j "$jobs" -LE package || tests_rc=$?
+finish fuzz || fuzz_rc=$?
+finish package || package_rc=$?
+rm -rf "$logs"
+[ $tests_rc = 0 ] && [ $fuzz_rc = 0 ] && [ $package_rc = 0 ]
