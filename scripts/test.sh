@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh clone: set-up (quick when done before), build, then every CTest suite with,
-# beside them, every fuzz target for FUZZ_SECONDS (20 s each; FUZZ_SECONDS=0 skips them) in a sanitizer build
-# and the package check. Arguments go to ctest (e.g. -L unit) and run the suites they name, then the fuzz phase.
+# The whole test suite, from a fresh clone: set-up (quick when done before), build, then every CTest suite;
+# after them every fuzz target for FUZZ_SECONDS (20 s each; FUZZ_SECONDS=0 skips them) in a sanitizer build,
+# beside the package check. Arguments go to ctest (e.g. -L unit) and run the suites they name, then the fuzz phase.
 # Each test suite runs in empty folders of its own (tests/support/isolated_process.cpp), so what this machine
 # has cached never changes a result. The wall time of each phase is printed at the end, pass or fail.
 set -euo pipefail
@@ -31,9 +31,10 @@ phase build "$root/scripts/build.sh"
 # one thread, so CTest runs twice as many suites as there are cores (TEST_JOBS; at most 8): on 2 cores the 61
 # suites took 309 s at 4 at once, 370 s at 2 and ~950 s one by one, and kept the cores 73% busy at 4 (docs/
 # PERFORMANCE.md, "The test suite"). The longest start first (their COST in tests/CMakeLists.txt). With no
-# ctest arguments the fuzz phase (its sanitizer build, then one target a core) and the package check (cpack,
-# unpack, train three steps from an empty home: mostly compression and the disk) run beside the suites, in the
-# time they leave the cores idle; their output follows the suites'.
+# ctest arguments the package check (cpack, unpack, train three steps from an empty home: mostly compression
+# and the disk) then runs beside the fuzz phase (one target a core), whose sanitizer build ran beside the suites
+# at the lowest priority. The package check and the fuzzing beside the suites as well made everything slower:
+# 661 s for the three, the package check 468 s instead of ~130.
 cores=$(nproc)
 jobs=${TEST_JOBS:-$((cores * 2 > 8 ? 8 : cores * 2))}
 fuzz=${FUZZ_SECONDS:-20}
@@ -57,11 +58,13 @@ finish() {  # finish NAME: waits for it, shows its output and records its wall t
   phases+=("$(printf '%-10s %5d s%s' "$name" $((SECONDS - t0[$name])) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")")")
   return $rc
 }
-beside fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh"
-beside package ctest --test-dir "$build" --output-on-failure --timeout 900 -L package
 tests_rc=0 fuzz_rc=0 package_rc=0
+# The fuzz targets' sanitizer build fills the cores the suites leave idle, at the lowest priority.
+beside fuzz-build nice -n 19 env FUZZ_BUILD_ONLY=1 "$root/scripts/fuzz.sh"
 phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 -j "$jobs" -LE package || tests_rc=$?
-finish fuzz || fuzz_rc=$?
+finish fuzz-build || fuzz_rc=$?
+beside package ctest --test-dir "$build" --output-on-failure --timeout 900 -L package
+phase fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh" || fuzz_rc=$?
 finish package || package_rc=$?
 rm -rf "$logs"
 [ $tests_rc = 0 ] && [ $fuzz_rc = 0 ] && [ $package_rc = 0 ]

@@ -86,8 +86,9 @@ class TestDetach : public QObject {
     test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     const std::string data = env.corpus_excerpt(20000);
-    QJsonObject run = detached(runArgs(data, 40));
-    // detach returned before the run ended (its journal has no end yet): it did not wait for the run.
+    // A run far too long to end by itself here: when detach returns, its journal has no end yet, however busy
+    // the machine (with 40 steps, a loaded machine once let the run finish before detach's own exit was read).
+    QJsonObject run = detached(runArgs(data, 1000000));
     QVERIFY2(!journalOf(run).contains("\"event\":\"end\""), "detach must not wait for the run");
     const QString uid = run["run_uid"].toString();
     QCOMPARE(uid.size(), 16);
@@ -96,15 +97,19 @@ class TestDetach : public QObject {
     // The detached run is not our child: its session is its own.
     QCOMPARE(getsid(run["pid"].toInt()), pid_t(run["pid"].toInt()));
 
+    // Three steps, then a stop: follow prints everything up to the end, and returns when the run ends.
+    QVERIFY(waitForEvent(run, "step"));
+    QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).count("\"event\":\"step\"") >= 3, test::kPatienceMs);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
     test::CliResult follow = test::run_tokamak({"runs", "follow", uid});
     QVERIFY2(follow.code == 0, follow.err.constData());
     const QByteArray journal = journalOf(run);
     QCOMPARE(follow.out, journal);  // byte for byte: the whole journal, each line once
     QCOMPARE(lastEvent(journal), QString("end"));
     QVERIFY(journal.contains("\"event\":\"start\""));
-    QCOMPARE(journal.count("\"event\":\"step\""), 40);
+    QVERIFY(journal.count("\"event\":\"step\"") >= 3);
     QVERIFY(QFileInfo(run["folder"].toString() + "/exit").exists());
-    QCOMPARE(stateOf(uid), QString("finished"));
+    QCOMPARE(stateOf(uid), QString("stopped"));
 
     // From a byte offset in the middle: exactly the rest.
     const int middle = journal.indexOf('\n', journal.size() / 2) + 1;
