@@ -32,9 +32,9 @@ phase build "$root/scripts/build.sh"
 # suites took 309 s at 4 at once, 370 s at 2 and ~950 s one by one, and kept the cores 73% busy at 4 (docs/
 # PERFORMANCE.md, "The test suite"). The longest start first (their COST in tests/CMakeLists.txt). With no
 # ctest arguments the package check (cpack, unpack, train three steps from an empty home: mostly compression
-# and the disk) then runs beside the fuzz phase (one target a core), whose sanitizer build ran beside the suites
-# at the lowest priority. The package check and the fuzzing beside the suites as well made everything slower:
-# 661 s for the three, the package check 468 s instead of ~130.
+# and the disk) then runs beside the fuzz phase (its sanitizer build, then one target a core). Either beside the
+# suites made everything slower: the package check took 468 s instead of ~130, and the sanitizer build, at the
+# lowest priority so as not to slow the suites, got next to no CPU from them on a slow machine.
 cores=$(nproc)
 jobs=${TEST_JOBS:-$((cores * 2 > 8 ? 8 : cores * 2))}
 fuzz=${FUZZ_SECONDS:-20}
@@ -59,10 +59,7 @@ finish() {  # finish NAME: waits for it, shows its output and records its wall t
   return $rc
 }
 tests_rc=0 fuzz_rc=0 package_rc=0
-# The fuzz targets' sanitizer build fills the cores the suites leave idle, at the lowest priority.
-beside fuzz-build nice -n 19 env FUZZ_BUILD_ONLY=1 "$root/scripts/fuzz.sh"
 phase tests ctest --test-dir "$build" --output-on-failure --timeout 900 -j "$jobs" -LE package || tests_rc=$?
-finish fuzz-build || fuzz_rc=$?
 beside package ctest --test-dir "$build" --output-on-failure --timeout 900 -L package
 phase fuzz env FUZZ_SECONDS="$fuzz" "$root/scripts/fuzz.sh" || fuzz_rc=$?
 finish package || package_rc=$?

@@ -178,7 +178,10 @@ class TestDetach : public QObject {
     const std::string big = env.path("big.txt");
     {
       std::string text;
-      for (int i = 0; i < 48; ++i) text += excerpt;  // ~48 MB: seconds of tokenizing on any machine
+      // ~192 MB: far more tokenizing than a stop takes to arrive, also on a loaded machine (at 48 MB, with the
+      // suites four at once beside a build, the tokenizing once ended before the stop came). The stop cancels
+      // it, so the size costs only the writing.
+      for (int i = 0; i < 192; ++i) text += excerpt;
       write_file_atomically(big, text);
     }
     QJsonObject run = detached(runArgs(big, 1000));

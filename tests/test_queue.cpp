@@ -35,7 +35,16 @@ using namespace tokamak;
 
 namespace {
 
-QJsonObject queueList() { return test::run_tokamak({"queue", "list", "--json"}).json(); }
+// The queue as `queue list --json` shows it; a list that failed (a loaded machine: the store busy, the command
+// late) is an empty object, which no check below reads as settled.
+QJsonObject queueList() {
+  const test::CliResult r = test::run_tokamak({"queue", "list", "--json"});
+  if (r.code != 0) {
+    qWarning("queue list failed (exit %d): %s", r.code, r.err.constData());
+    return {};
+  }
+  return r.json();
+}
 
 // The runs these tests queue: the tiny model on a corpus excerpt, threads=1, a step reported every step.
 QStringList addArgs(const std::string& data, int steps, const QString& name) {
@@ -54,11 +63,17 @@ QJsonObject itemOf(int64_t id) {
   return {};
 }
 
+// The worker's pid, 0 when none works, -1 when the list failed.
+qint64 workerPid() {
+  const QJsonObject list = queueList();
+  return list.contains("items") ? list["worker_pid"].toInteger() : -1;
+}
+
 // Settled: nothing queued or running, and the worker gone. Rows alone are not enough: a trial that halted at a
 // rung is "stopped" for a moment before its worker promotes it back into the queue.
 bool queueSettled() {
   const QJsonObject list = queueList();
-  if (list["worker_pid"].toInteger() != 0) return false;
+  if (!list.contains("items") || list["worker_pid"].toInteger() != 0) return false;
   for (const QJsonValue& v : list["items"].toArray()) {
     const QString s = v.toObject()["state"].toString();
     if (s == "queued" || s == "running") return false;
@@ -93,7 +108,7 @@ class TestQueue : public QObject {
  private Q_SLOTS:
   void init() { env_ = std::make_unique<test::ScratchEnv>(); }
   void cleanup() {
-    const qint64 worker = queueList()["worker_pid"].toInteger();
+    const qint64 worker = workerPid();
     if (worker > 0) ::kill(static_cast<pid_t>(worker), SIGKILL);
     test::kill_runs_under(qEnvironmentVariable("XDG_DATA_HOME").toStdString());
     env_.reset();
@@ -146,15 +161,15 @@ class TestQueue : public QObject {
     // Paused by hand, so the run is surely going (not ended) while its worker dies and another comes.
     QCOMPARE(test::run_tokamak({"runs", "control", uid, "pause"}).code, 0);
     QTRY_COMPARE_WITH_TIMEOUT(itemOf(a)["run_state"].toString(), QString("paused"), test::kPatienceMs);
-    const qint64 worker = queueList()["worker_pid"].toInteger();
+    const qint64 worker = workerPid();
     QVERIFY(worker > 0);
     QCOMPARE(::kill(static_cast<pid_t>(worker), SIGKILL), 0);
-    QTRY_COMPARE_WITH_TIMEOUT(queueList()["worker_pid"].toInteger(), qint64(0), test::kPatienceMs);
+    QTRY_COMPARE_WITH_TIMEOUT(workerPid(), qint64(0), test::kPatienceMs);
     QCOMPARE(itemOf(a)["run_state"].toString(), QString("paused"));  // the run outlived its worker
 
     QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);  // a new worker
     QTRY_VERIFY_WITH_TIMEOUT(
-        queueList()["worker_pid"].toInteger() > 0 && queueList()["worker_pid"].toInteger() != worker,
+        workerPid() > 0 && workerPid() != worker,
         test::kPatienceMs);
     QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
     QCOMPARE(itemOf(b)["state"].toString(), QString("queued"));  // one at a time: the adopted run counts
@@ -201,7 +216,7 @@ class TestQueue : public QObject {
     const std::string data = env_->corpus_excerpt(20000);
     QCOMPARE(test::run_tokamak({"queue", "pause"}).code, 0);
     const int64_t first = addRun(data, 2, "first"), second = addRun(data, 2, "second");
-    QTRY_VERIFY_WITH_TIMEOUT(queueList()["worker_pid"].toInteger() == 0, test::kPatienceMs);  // paused: none works
+    QTRY_VERIFY_WITH_TIMEOUT(workerPid() == 0, test::kPatienceMs);  // paused: none works
     {
       RunStore store(default_db_path());
       RunQueue(store).set_paused(false);

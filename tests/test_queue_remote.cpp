@@ -37,6 +37,7 @@ using namespace tokamak;
 namespace {
 
 bool settled(const QJsonObject& list) {
+  if (!list.contains("items")) return false;  // the list failed: nothing is known of the queue
   for (const QJsonValue& v : list["items"].toArray()) {
     const QString s = v.toObject()["state"].toString();
     if (s == "queued" || s == "running") return false;
