@@ -168,9 +168,7 @@ class TestQueue : public QObject {
     QCOMPARE(itemOf(a)["run_state"].toString(), QString("paused"));  // the run outlived its worker
 
     QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);  // a new worker
-    QTRY_VERIFY_WITH_TIMEOUT(
-        workerPid() > 0 && workerPid() != worker,
-        test::kPatienceMs);
+    QTRY_VERIFY_WITH_TIMEOUT(workerPid() > 0 && workerPid() != worker, test::kPatienceMs);
     QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
     QCOMPARE(itemOf(b)["state"].toString(), QString("queued"));  // one at a time: the adopted run counts
     QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
