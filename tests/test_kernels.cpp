@@ -18,6 +18,7 @@
 #include "engine/device/device.h"
 #include "engine/kernels/bias_gelu.h"
 #include "engine/kernels/classifier.h"
+#include "engine/kernels/qkv_heads.h"
 #include "engine/kernels/reference.h"
 #include "engine/kernels/residual_layernorm.h"
 #include "engine/model/autocast.h"
@@ -364,6 +365,69 @@ class TestKernels : public QObject {
       QString why;
       QVERIFY2(got[i].defined() && close(got[i], ref[i], dtype, &why),
                qPrintable(QString("%1 of %2: %3").arg(i < seeds.size() ? "output" : "gradient").arg(i).arg(why)));
+    }
+  }
+
+  // speed.fused_glue's attention heads: the same views of c_attn's output as split + view + transpose, and the same
+  // gradient of it, exactly (a copy), whatever layout the heads' gradients come in: contiguous (B, H, T, D) as the
+  // attention gives them, (B, T, H, D) transposed, one missing. On a CPU the backward is the reference.
+  void qkvHeadsAreTheSplitViews() {
+    const int64_t B = 2, T = 5, H = 3, D = 8, C = H * D;
+    at::manual_seed(9);
+    const at::Tensor qkv = at::randn({B, T, 3 * C});
+    const std::vector<at::Tensor> seeds = {at::randn({B, H, T, D}), at::randn({B, T, H, D}).transpose(1, 2),
+                                           at::randn({B, H, T, D})};
+    auto backprop = [&](bool ours, bool with_v) {
+      at::Tensor leaf = qkv.clone().requires_grad_();
+      std::array<at::Tensor, 3> heads;
+      if (ours) {
+        heads = kernels::qkv_heads(leaf, H);
+      } else {
+        auto parts = leaf.split(C, 2);
+        for (int s = 0; s < 3; ++s) heads[s] = parts[s].view({B, T, H, D}).transpose(1, 2);
+      }
+      at::Tensor total = (heads[0] * seeds[0]).sum() + (heads[1] * seeds[1]).sum();
+      if (with_v) total = total + (heads[2] * seeds[2]).sum();
+      total.backward();
+      return std::tuple{heads, leaf.grad(), leaf};
+    };
+    for (bool with_v : {true, false}) {
+      auto [ours, dours, our_leaf] = backprop(true, with_v);
+      auto [plain, dplain, plain_leaf] = backprop(false, with_v);
+      for (int s = 0; s < 3; ++s) {
+        QCOMPARE(ours[s].sizes(), plain[s].sizes());
+        QCOMPARE(ours[s].strides(), plain[s].strides());
+        QVERIFY(ours[s].is_alias_of(our_leaf));  // views: nothing copied forward
+        QVERIFY(at::equal(ours[s], plain[s]));
+      }
+      QVERIFY2(at::equal(dours, dplain), with_v ? "all three heads" : "no gradient for v");
+      if (!with_v) QVERIFY(at::equal(dours.narrow(2, 2 * C, C), at::zeros({B, T, C})));
+    }
+    QVERIFY_THROWS_EXCEPTION(std::exception, kernels::qkv_heads(at::randn({B, T, 3 * C + 1}), H));
+  }
+
+  // The heads' backward kernel on CUDA is a copy: bit for bit the reference's, in fp32 and bf16, for contiguous and
+  // transposed head gradients, a missing one, and a head width whose rows are not 16 bytes (the reference then).
+  void cudaQkvHeadsBackwardIsACopy_data() {
+    QTest::addColumn<int>("dtypeInt");
+    QTest::addColumn<int>("headDim");
+    for (at::ScalarType t : {at::kFloat, at::kBFloat16})
+      for (int D : {64, 12, 3}) QTest::newRow(qPrintable(dtype_row(t) + QString(" D=%1").arg(D))) << int(t) << D;
+  }
+  void cudaQkvHeadsBackwardIsACopy() {
+    SKIP_WITHOUT_GPU();
+    QFETCH(int, dtypeInt);
+    QFETCH(int, headDim);
+    const auto on_gpu = at::TensorOptions().device(at::kCUDA).dtype(static_cast<at::ScalarType>(dtypeInt));
+    const int64_t B = 3, T = 130, H = 4, D = headDim, C = H * D;
+    at::manual_seed(10);
+    const at::Tensor dq = at::randn({B, H, T, D}, on_gpu), dk = at::randn({B, T, H, D}, on_gpu).transpose(1, 2);
+    const at::Tensor dv = at::randn({B, H, T, D}, on_gpu);
+    for (bool with_v : {true, false}) {
+      const at::Tensor v = with_v ? dv : at::Tensor();
+      const at::Tensor got = kernels::qkv_heads_backward(dq, dk, v, {B, T, 3 * C}, on_gpu, H);
+      const at::Tensor ref = kernels::qkv_heads_backward_reference(dq, dk, v, {B, T, 3 * C}, on_gpu, H);
+      QVERIFY2(at::equal(got, ref), with_v ? "all three heads" : "no gradient for v");
     }
   }
 

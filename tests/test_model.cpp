@@ -1,9 +1,13 @@
 // The GPT model: GPT-2's parameter counts, and every model-side switch leaves the loss (and gradients) of
 // the plain model on the same batch within a stated tolerance.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/nn/module.h>
 
 #include <QtTest>
+
+#include <cstring>
+#include <memory>
 
 #include "engine/core/config/config.h"
 #include "engine/generate/sampler.h"
@@ -45,6 +49,28 @@ Batch2 batch(int64_t B, int64_t T, int64_t vocab, uint64_t seed) {
 }
 
 double loss_of(GPTImpl& model, const Batch2& b) { return model.forward(b.x, b.y).loss.item<double>(); }
+
+// Counts, while it lives, the calls on this thread of the profiler scope named `name` (RECORD_FUNCTION).
+class ScopeCounter {
+ public:
+  explicit ScopeCounter(const char* name) {
+    name_ = name, count_ = 0;
+    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&ScopeCounter::start).needsInputs(false));
+  }
+  ~ScopeCounter() { at::removeCallback(handle_); }
+  int64_t count() const { return count_; }
+
+ private:
+  static std::unique_ptr<at::ObserverContext> start(const at::RecordFunction& fn) {
+    if (std::strcmp(fn.name(), name_) == 0) ++count_;
+    return nullptr;
+  }
+  static thread_local const char* name_;
+  static thread_local int64_t count_;
+  at::CallbackHandle handle_;
+};
+thread_local const char* ScopeCounter::name_ = "";
+thread_local int64_t ScopeCounter::count_ = 0;
 
 }  // namespace
 
@@ -175,6 +201,62 @@ class TestModel : public QObject {
     auto cp = ckpt->named_parameters();
     for (const auto& q : plain->named_parameters())
       QVERIFY2((cp[q.key()].grad() - q.value().grad()).abs().max().item<double>() < 1e-6, q.key().c_str());
+  }
+
+  void fusedGlueIsTheSameFunction_data() {
+    QTest::addColumn<bool>("bf16");
+    QTest::newRow("fp32") << false;
+    QTest::newRow("bf16 autocast") << true;
+  }
+  void fusedGlueIsTheSameFunction() {
+    // speed.fused_glue changes how the block is computed, not what: each block's last residual add happens inside the
+    // next block's ln_1 (and the last one's inside ln_f), and the heads' gradients go back into c_attn's output in one
+    // pass. On CUDA those are kernels; here the references they are held to (test_kernels). The same function, so
+    // the same loss and gradients bit for bit; and one stand-alone residual add a block fewer and one heads'
+    // backward a block, so the glue's path is the one taken.
+    QFETCH(bool, bf16);
+    Config c;
+    c.model = test::tiny_model(100);
+    c.model.n_layer = 3;
+    c.speed.layers = "fused";
+    torch::manual_seed(6);
+    GPT plain(GPTOptions::from_config(c.model, c.speed));
+    c.speed.fused_glue = true;
+    GPT deferred(GPTOptions::from_config(c.model, c.speed));
+    QVERIFY(!plain->defers_residual());
+    QVERIFY(deferred->defers_residual());
+    copy_parameters(*plain, *deferred);
+    auto b = batch(4, 16, 100, 11);
+    auto run = [&](GPTImpl& model, int64_t& adds) {
+      AutocastGuard guard(c10::kCPU, bf16, at::kBFloat16);
+      ScopeCounter residual("tokamak::residual");
+      at::Tensor loss = model.forward(b.x, b.y).loss;
+      adds = residual.count();
+      return loss;
+    };
+    int64_t plain_adds = 0, deferred_adds = 0;
+    at::Tensor lp = run(*plain, plain_adds), ld = run(*deferred, deferred_adds);
+    QCOMPARE(plain_adds, 2 * c.model.n_layer);
+    QCOMPARE(deferred_adds, c.model.n_layer);  // ln_2's add stays (on CUDA it is inside ln_2's kernel already)
+    QCOMPARE(ld.item<double>(), lp.item<double>());
+    auto backward = [](const at::Tensor& loss) {
+      ScopeCounter heads("tokamak::qkv_heads_backward");
+      loss.backward();
+      return heads.count();
+    };
+    QCOMPARE(backward(lp), int64_t{0});
+    QCOMPARE(backward(ld), c.model.n_layer);
+    auto dp = deferred->named_parameters();
+    for (const auto& q : plain->named_parameters()) {
+      QVERIFY2(dp[q.key()].grad().defined(), q.key().c_str());
+      QVERIFY2(at::equal(dp[q.key()].grad(), q.value().grad()), q.key().c_str());
+    }
+    // Without gradients (evaluation) the deferred path gives the same loss.
+    {
+      torch::NoGradGuard no_grad;
+      AutocastGuard guard(c10::kCPU, bf16, at::kBFloat16);
+      QCOMPARE(deferred->forward(b.x, b.y).loss.item<double>(), lp.item<double>());
+    }
   }
 
   void paddedLogitsNeverWinASample() {

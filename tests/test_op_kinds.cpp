@@ -40,6 +40,9 @@ class TestOpKinds : public QObject {
     QTest::newRow("memset") << QStringList{"Memset (Device)", "aten::zero_"} << "casts/copies";
     QTest::newRow("a split's cat") << QStringList{"CatArrayBatchedCopy", "aten::cat", "SplitBackward0"}
                                    << "casts/copies";
+    QTest::newRow("our heads' backward (no cat)")
+        << QStringList{"heads_to_qkv_kernel", "tokamak::qkv_heads_backward", "QkvHeadsFunctionBackward"}
+        << "casts/copies";
     QTest::newRow("nothing says") << QStringList{"elementwise_kernel", "aten::mul", "MulBackward0"} << "other";
     QTest::newRow("no launcher") << QStringList{} << "unattributed";
     // CPU operators: the op, then what encloses it.

@@ -49,4 +49,14 @@ void gelu_backward_bias(DType dtype, void* d, const void* pre, float* dbias, int
 void gelu_backward_bias_out(const void* d, const void* pre, void* out, float* dbias, int64_t N, int64_t C,
                             cudaStream_t stream);
 
+// qkv_heads.cu, speed.fused_glue — dqkv (B, T, 3, H, D) contiguous from the three heads' gradients (B, H, T, D),
+// each with its own strides in bytes (a null source writes zeros). Any dtype: a row of D elements is row_bytes, a
+// multiple of 16, and every source pointer and stride is a multiple of 16 bytes too.
+struct HeadSources {
+  const void* data[3];
+  int64_t stride_b[3], stride_h[3], stride_t[3];
+};
+void heads_to_qkv(const HeadSources& src, void* dqkv, int64_t B, int64_t T, int64_t H, int64_t row_bytes,
+                  cudaStream_t stream);
+
 }  // namespace tokamak::kernels::cuda

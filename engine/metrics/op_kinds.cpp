@@ -29,7 +29,7 @@ const std::vector<Rule>& rules() {
       {"casts/copies",
        std::regex("memcpy|memset|^aten::(copy_|to|_to_copy|clone|contiguous|cat|stack|_copy_from|"
                   "_copy_from_and_resize|fill_|zero_|zeros|zeros_like|empty_strided)$|^(ToCopy|Clone|Cat|Stack)"
-                  "Backward|cat_|CatArrayBatchedCopy",
+                  "Backward|cat_|CatArrayBatchedCopy|heads_to_qkv|^tokamak::qkv_heads",
                   icase)},
       {"residual", std::regex("^tokamak::residual", icase)},
   };

@@ -89,9 +89,12 @@ std::string kind_switches(const std::string& kind) {
       {"norm",
        "speed.layers=fused (our LayerNorm, with the residual add inside), speed.fused_glue (no casts around it)"},
       {"activation", "speed.layers=fused (bias + GELU in one kernel), speed.fused_glue (no clone before it)"},
-      {"residual", "speed.layers=fused (the add inside the LayerNorm's kernel), speed.fused_glue"},
+      {"residual",
+       "speed.layers=fused (the add inside the LayerNorm's kernel), speed.fused_glue (the add across the block "
+       "boundary too)"},
       {"casts/copies",
-       "speed.fused_glue (no casts at autocast's borders), speed.precision=bf16-pure (no fp32 weights to cast)"},
+       "speed.fused_glue (no casts at autocast's borders; the attention heads' gradients in one pass, no cat), "
+       "speed.precision=bf16-pure (no fp32 weights to cast)"},
       {"optimizer", "speed.fused_adamw (one multi-tensor kernel for the whole update)"},
       {"other", "speed.cuda_graphs (no launch overhead), speed.prefetch and speed.pin_memory (the host's waits)"},
       {"unattributed", "none: work the profiler could not link to what launched it"},

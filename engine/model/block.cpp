@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "engine/kernels/bias_gelu.h"
+#include "engine/kernels/qkv_heads.h"
 #include "engine/kernels/residual_layernorm.h"
 
 namespace tokamak {
@@ -93,10 +94,17 @@ AttentionImpl::AttentionImpl(const BlockOptions& o) : o_(o) {
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
-  auto qkv = c_attn(x).split(C, /*dim=*/2);
-  auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
-  auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
-  auto v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
+  torch::Tensor q, k, v;  // (B, H, T, D)
+  if (o_.fused_glue && o_.layers == LayersKind::kFused) {
+    // The same views, with one kernel for their gradients instead of a transposing copy each and a cat.
+    auto heads = kernels::qkv_heads(c_attn(x), H);
+    q = heads[0], k = heads[1], v = mix_values(heads[2], ve);
+  } else {
+    auto qkv = c_attn(x).split(C, /*dim=*/2);
+    q = qkv[0].view({B, T, H, D}).transpose(1, 2);
+    k = qkv[1].view({B, T, H, D}).transpose(1, 2);
+    v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
+  }
   position_and_norm(q, k, 0);
   const double p = is_training() ? o_.dropout : 0.0;
   torch::Tensor y;
@@ -164,8 +172,9 @@ static torch::Tensor residual_add(const torch::Tensor& x, const torch::Tensor& b
   return x + branch;
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
-  auto a = attn->forward(ln_1->forward(x), ve);
+std::pair<torch::Tensor, torch::Tensor> BlockImpl::branches(const torch::Tensor& x, const torch::Tensor& y1,
+                                                            const torch::Tensor& ve) {
+  auto a = attn->forward(y1, ve);
   torch::Tensor h, y, f;
   // Fused on CUDA: residual add + ln_2 in one kernel, and the GELU's backward fused with c_fc's bias gradient
   // (engine/kernels/, verified on an H200); the CPU's fused kernel is the classifier alone (the CPU's LayerNorm
@@ -184,7 +193,20 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve
   auto m = c_proj(f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
+  return {h, m};
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ve) {
+  auto [h, m] = branches(x, ln_1->forward(x), ve);
   return residual_add(h, m);
+}
+
+std::pair<torch::Tensor, torch::Tensor> BlockImpl::forward_deferred(const torch::Tensor& x,
+                                                                    const torch::Tensor& pending,
+                                                                    const torch::Tensor& ve) {
+  if (!pending.defined()) return branches(x, ln_1->forward(x), ve);
+  auto [stream, y1] = kernels::residual_layernorm_glue(x, pending, ln_1->weight, ln_1->bias);
+  return branches(stream, y1, ve);
 }
 
 torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {

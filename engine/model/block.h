@@ -7,6 +7,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include <utility>
+
 #include "engine/core/config/choices.h"  // AttentionKind, LayersKind, NormKind, MlpAct, PositionKind
 
 namespace tokamak {
@@ -89,12 +91,21 @@ class BlockImpl : public torch::nn::Module {
   explicit BlockImpl(const BlockOptions& o);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& ve = {});  // ve: see AttentionImpl
   torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve = {});
+  // speed.fused_glue: the residual add across the block boundary. The input stream is x + pending (pending, the
+  // previous block's MLP branch, undefined for the first block), added inside ln_1's kernel, which writes the stream
+  // and ln_1's output in one pass; the block returns its own stream and MLP branch unadded, {h, m}, for the next
+  // block's ln_1 (or ln_f) to add. forward(x) is the same function: forward_deferred(x, {}) summed.
+  std::pair<torch::Tensor, torch::Tensor> forward_deferred(const torch::Tensor& x, const torch::Tensor& pending,
+                                                           const torch::Tensor& ve = {});
   std::shared_ptr<LayerNormImpl> ln_1, ln_2;
   std::shared_ptr<AttentionImpl> attn;
   torch::nn::Linear c_fc{nullptr};    // (4C, C)
   torch::nn::Linear c_proj{nullptr};  // (C, 4C)
  private:
   BlockOptions o_;
+  // The block from ln_1's output y1 on, x its input stream: {h, m}, whose sum is the block's output.
+  std::pair<torch::Tensor, torch::Tensor> branches(const torch::Tensor& x, const torch::Tensor& y1,
+                                                   const torch::Tensor& ve);
 };
 
 TORCH_MODULE(Block);

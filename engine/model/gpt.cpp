@@ -6,11 +6,13 @@
 #include <torch/nn/init.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
 #include "engine/core/util/error.h"
 #include "engine/kernels/classifier.h"
+#include "engine/kernels/residual_layernorm.h"
 #include "engine/metrics/step_profile.h"
 
 namespace tokamak {
@@ -156,16 +158,20 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   if (is_training() && dropout_ > 0)
     x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(true));
   const bool checkpoint = options_.checkpoint_blocks && is_training() && torch::GradMode::is_enabled();
-  x = run_blocks(x, [&](size_t i, const torch::Tensor& in) {
-    auto& block = blocks->at<BlockImpl>(i);
-    const torch::Tensor ve = value_embedding(idx, i);
-    // config_problems refuses this pair: the checkpointed block takes its one input only.
-    if (checkpoint && ve.defined())
-      throw Error("model.value_embeddings cannot run with speed.activation_checkpointing yet",
-                  "set speed.activation_checkpointing=false");
-    return checkpoint ? checkpointed_forward(block, in) : block.forward(in, ve);
-  });
-  x = ln_f->forward(x);
+  if (defers_residual() && !checkpoint) {
+    x = deferred_blocks(idx, x);
+  } else {
+    x = run_blocks(x, [&](size_t i, const torch::Tensor& in) {
+      auto& block = blocks->at<BlockImpl>(i);
+      const torch::Tensor ve = value_embedding(idx, i);
+      // config_problems refuses this pair: the checkpointed block takes its one input only.
+      if (checkpoint && ve.defined())
+        throw Error("model.value_embeddings cannot run with speed.activation_checkpointing yet",
+                    "set speed.activation_checkpointing=false");
+      return checkpoint ? checkpointed_forward(block, in) : block.forward(in, ve);
+    });
+    x = ln_f->forward(x);
+  }
   GPTOutput out;
   if (targets.defined() && options_.block.layers == LayersKind::kFused) {
     // config_problems refuses a soft cap with fused layers: the classifier never holds the logits to cap.
@@ -187,6 +193,24 @@ GPTOutput GPTImpl::forward(const torch::Tensor& idx, const torch::Tensor& target
   }
   out.logits = logits;
   return out;
+}
+
+bool GPTImpl::defers_residual() const {
+  const BlockOptions& b = options_.block;
+  // The fused LayerNorm + residual kernels are LayerNorm's; a U-net skip adds to the stream between blocks.
+  return b.fused_glue && b.layers == LayersKind::kFused && b.norm == NormKind::kLayerNorm &&
+         b.mlp_act == MlpAct::kGelu && !options_.unet_skips;
+}
+
+torch::Tensor GPTImpl::deferred_blocks(const torch::Tensor& idx, torch::Tensor x) {
+  // Each block's last residual add happens inside the next block's ln_1 kernel, and the last block's inside ln_f's:
+  // the stream is read once a boundary instead of three times (the add, then the LayerNorm), and backward writes
+  // the stream's gradient and the branch's in one pass, with no sum of two gradients and no cast of the branch's.
+  torch::Tensor pending;
+  for (size_t i = 0; i < blocks->size(); ++i)
+    std::tie(x, pending) = blocks->at<BlockImpl>(i).forward_deferred(x, pending, value_embedding(idx, i));
+  if (!pending.defined()) return ln_f->forward(x);
+  return kernels::residual_layernorm_glue(x, pending, ln_f->weight, ln_f->bias).second;
 }
 
 torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCache>& cache) {

@@ -55,6 +55,9 @@ class GPTImpl : public torch::nn::Module {
   // Parameters without the lookup tables (position, value and an untied token embedding): the N of MFU's 6N.
   int64_t num_flop_parameters() const;
   const GPTOptions& options() const { return options_; }
+  // speed.fused_glue with fused LayerNorm and GELU layers and no U-net skips: each block's last residual add is done
+  // by the next LayerNorm's kernel (BlockImpl::forward_deferred), except in checkpointed blocks.
+  bool defers_residual() const;
 
  private:
   void init_weights();
@@ -64,6 +67,8 @@ class GPTImpl : public torch::nn::Module {
   // half's outputs; `run` is the block's own forward (plain, checkpointed or cached).
   template <class Run>
   torch::Tensor run_blocks(torch::Tensor x, const Run& run);
+  // The blocks and ln_f with the residual add across each boundary (defers_residual): ln_f's output.
+  torch::Tensor deferred_blocks(const torch::Tensor& idx, torch::Tensor x);
   // Block `layer`'s value embedding of idx (B, T) -> (B, T, C), or undefined when it has none.
   torch::Tensor value_embedding(const torch::Tensor& idx, size_t layer);
   GPTOptions options_;

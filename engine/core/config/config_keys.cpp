@@ -124,7 +124,7 @@ const std::vector<Key>& registry() {
       TK_CHOICE("speed.pin_memory", speed.pin_memory, "Page-locked batches, copied to the GPU without blocking while it computes (reported: execution time down more than 25%); auto = on CUDA, nothing to pin on a CPU"),
       TK_KEY("speed.prefetch", speed.prefetch, "Prepare the next batch on a background thread while the step runs, so the device never waits for data"),
       TK_CHOICE("speed.cuda_graphs", speed.cuda_graphs, "Capture the training step once as a CUDA graph and replay it: one launch instead of hundreds (CUDA)"),
-      TK_CHOICE("speed.fused_glue", speed.fused_glue, "With speed.layers=fused in bf16 on CUDA: bf16 activations between Tokamak's kernels with no casts, and the GELU backward out of place"),
+      TK_CHOICE("speed.fused_glue", speed.fused_glue, "With speed.layers=fused in bf16 on CUDA: bf16 activations between Tokamak's kernels with no casts, each residual add inside the next LayerNorm's kernel, the attention heads' gradients in one pass, and the GELU backward out of place"),
       TK_KEY("speed.activation_checkpointing", speed.activation_checkpointing, "Recompute each block in backward instead of keeping its activations: memory ÷2 for about +25% time"),
       TK_NUM("dist.gpus", dist.gpus, 1, 4096, "Data-parallel processes: one per GPU, gradients all-reduced over NCCL (DDP; reported: 8×H100 at 3.05M tok/s); on a CPU, Gloo processes"),
       TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "Seconds before a dead or hung rank stops the others with an error"),
