@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU sitting (issues 24 and 33), run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
+# The GPU sitting, run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
 #      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the kernel

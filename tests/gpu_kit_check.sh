@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU sitting rehearsed in CI, on a machine without a GPU (issue 33), so that only the GPU can surprise:
+# The GPU sitting rehearsed in CI, on a machine without a GPU, so that only the GPU can surprise:
 # packs the kit from this build's programs (scripts/gpu-kit.sh), checks that it and the tracked tree fit in what the
 # device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, both parts,
 # with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device tool would

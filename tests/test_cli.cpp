@@ -223,7 +223,7 @@ class TestCli : public QObject {
     QVERIFY(!out.contains("\nopt.") && !out.contains("\ntrain.lr "));
   }
 
-  // Issue 33: bench rungs and find-batch tries are measured and thrown away, so neither writes a checkpoint (for
+  // Bench rungs and find-batch tries are measured and thrown away, so neither writes a checkpoint (for
   // GPT-2 124M each would be 1.5 GB); find-batch runs on a CPU only when --max bounds it.
   void benchAndFindBatchWriteNoCheckpoint() {
     tokamak::test::ScratchEnv scratch;

@@ -166,7 +166,7 @@ class TestConfig : public QObject {
 
   void defaultsAreValid() { QVERIFY(config_problems(Config{}, 0).empty()); }
 
-  // Issue 33: flash and cuDNN attention take 16-bit inputs; with fp32 or tf32 the run would fail at its first
+  // Flash and cuDNN attention take 16-bit inputs; with fp32 or tf32 the run would fail at its first
   // step on a GPU, so the config is refused in one line (on CUDA, where the backends exist).
   void sixteenBitBackendsRefuseFp32_data() {
     QTest::addColumn<QString>("precision");
@@ -293,7 +293,7 @@ class TestConfig : public QObject {
     QVERIFY2(joined.contains(expected), qPrintable(joined));
   }
 
-  // Issue 12: fused layers run on the CPU and, since their CUDA kernels passed on a GPU (test_kernels and
+  // Fused layers run on the CPU and, since their CUDA kernels passed on a GPU (test_kernels and
   // compute-sanitizer on an H200, 2026-11-26), on CUDA too.
   void fusedLayersRunOnCudaToo() {
     Config c;
@@ -426,7 +426,7 @@ class TestConfig : public QObject {
     }
   }
 
-  // Issue 10: every numeric key states its range in the registry, and the default lies inside it.
+  // Every numeric key states its range in the registry, and the default lies inside it.
   void everyNumericKeyHasARange() {
     int numeric = 0;
     for (const KeyDoc& k : config_keys()) {

@@ -416,7 +416,7 @@ class TestDist : public QObject {
     QTest::newRow("3 ranks, ZeRO-1") << 3 << 1 << 1 << "adamw";
     QTest::newRow("3 ranks, ZeRO-1, 2 micro-steps") << 3 << 2 << 1 << "adamw";
     // Muon: every rank orthogonalizes the same all-reduced gradient, so the ranks stay identical and equal
-    // one process stepping the big batch (issue 27: Muon under data parallel).
+    // one process stepping the big batch (Muon under data parallel).
     QTest::newRow("2 ranks, Muon") << 2 << 1 << 0 << "muon";
     QTest::newRow("3 ranks, Muon, 2 micro-steps") << 3 << 2 << 0 << "muon";
   }

@@ -84,7 +84,7 @@ class TestGolden : public QObject {
                                                << "native" << true;
     QTest::newRow("sdpa, scratch, fused AdamW") << "sdpa"
                                                 << "scratch" << true;
-    // The CPU's default since issue 28 (speed.layers=auto resolves to it): the fused classifier's loss and
+    // The CPU's default (speed.layers=auto resolves to it): the fused classifier's loss and
     // gradients, and the steps after them, against PyTorch's.
     QTest::newRow("sdpa, fused, fused AdamW") << "sdpa"
                                               << "fused" << true;

@@ -1,10 +1,10 @@
-// The GPU suite (issue 11). Each test skips itself, saying why, where no CUDA device is visible (a CPU-only
+// The GPU suite. Each test skips itself, saying why, where no CUDA device is visible (a CPU-only
 // CI machine); on a GPU each makes real assertions: the reduced precisions follow fp32's loss over the first
 // steps within a stated tolerance, every SDPA backend computes what the math one does, and the timed part of
 // a step (batch copy, forward, backward, clip, fused AdamW) makes no host sync, checked with CUDA's
-// sync-debug mode set to raise an error. Data parallel on one GPU (issue 16): an NCCL group of one rank runs the
+// sync-debug mode set to raise an error. Data parallel on one GPU: an NCCL group of one rank runs the
 // reducer, ZeRO-1 and the gathered checkpoint; two ranks sharing the GPU run through Gloo with CUDA tensors.
-// Rows marked cpu run in CI (issue 33): the batches the GPU rows learn from are learnable, the device queries are
+// Rows marked cpu run in CI: the batches the GPU rows learn from are learnable, the device queries are
 // safe before CUDA allocates, and a run samples under its own precision.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -343,12 +343,15 @@ class TestGpu : public QObject {
   // nondeterministic on this GPU; then the graph must stay within twice their difference, and the test says so).
   void cudaGraphsFollowEager_data() {
     QTest::addColumn<QString>("layers");
-    QTest::newRow("native") << "native";
-    QTest::newRow("fused") << "fused";
+    QTest::addColumn<bool>("glue");  // speed.fused_glue, with two blocks: a boundary for the residual to cross
+    QTest::newRow("native") << "native" << false;
+    QTest::newRow("fused") << "fused" << false;
+    QTest::newRow("fused glue") << "fused" << true;
   }
   void cudaGraphsFollowEager() {
     if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
     QFETCH(QString, layers);
+    QFETCH(bool, glue);
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
     MathModeGuard modes;
@@ -359,7 +362,9 @@ class TestGpu : public QObject {
           c, test::tiny_run_overrides({"device=cuda", "speed.precision=bf16", "speed.layers=" + layers.toStdString(),
                                        "speed.fused_adamw=true", "data.path=" + corpus, "train.steps=20",
                                        "train.log_every=1", "train.batch_size=4", "eval.every=0", "sample.every=-1",
-                                       "speed.cuda_graphs=" + std::string(graphs ? "true" : "false")}));
+                                       "speed.cuda_graphs=" + std::string(graphs ? "true" : "false"),
+                                       "speed.fused_glue=" + std::string(glue ? "true" : "false"),
+                                       "model.n_layer=" + std::string(glue ? "2" : "1")}));
       test::RecordingSink rec;
       TrainControl control;
       control.checkpoints = false;

@@ -1,4 +1,4 @@
-// Tokamak's own kernels (engine/kernels/, issue 12) against their plain-ATen references: the CPU fused
+// Tokamak's own kernels (engine/kernels/) against their plain-ATen references: the CPU fused
 // classifier's loss and both gradients (vocabulary padding, ignored targets, uneven chunks), the model with
 // speed.layers=fused against native, and the tiny run's first losses. Tolerances follow llm.c's dev/cuda habit:
 // |fused - reference| <= abs + rel·|reference| per element, stated at each check. The CUDA kernels' parity

@@ -1,5 +1,5 @@
 // The memory estimate against values computed by hand for GPT-2 small (124M) from Korthikanti et al.'s formula,
-// and the check that refuses, before allocating, a run that cannot fit the device's memory (issue 10).
+// and the check that refuses, before allocating, a run that cannot fit the device's memory.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <c10/core/CPUAllocator.h>
@@ -118,7 +118,7 @@ class PeakAllocator : public at::Allocator {
 
 }  // namespace
 
-// The output layer of speed.layers=native measured, not assumed (issue 33: on a GPU the 4·s·b·v term said 13 GB where
+// The output layer of speed.layers=native measured, not assumed (on a GPU the 4·s·b·v term once said 13 GB where
 // GPT-2 at batch 64 needs ~40): one forward + backward of a model whose head dominates (1 layer of width 32, 256
 // tokens × 50257 classes), its tensors' peak counted by the CPU allocator. The peak is the head's, the blocks'
 // activations and the gradients (the weights exist before); the estimate of those must be within 15% of it, and

@@ -1,4 +1,4 @@
-// The speedrun's model switches (issue 27) against references written here, independently of engine/model:
+// The speedrun's model switches against references written here, independently of engine/model:
 // RMSNorm, ReLU², rotary positions (as complex rotations), QK-norm inside a whole attention layer, logit
 // soft-capping; and that a model which is no longer GPT-2 keeps working where GPT-2 does: the KV-cache path
 // (rotary needs the cache's offset), parameter and FLOP counts, and Hugging Face export's one-line refusal.

@@ -1,7 +1,7 @@
-// The speedrun's next switches (issue 37) against PyTorch references written independently in tests/reference/
-// (speedrun_optimizers.py: Polar Express, NorMuon, AdamW's per-group lrs; speedrun_model.py: U-net skips and value
-// embeddings), each compared within a stated tolerance; Hugging Face export's refusal. The lines that refuse
-// what a switch cannot combine with, beside the combinations that run, are test_config_problems' (a unit suite).
+// The speedrun's next switches (Polar Express, NorMuon, warm-ups, ...) against PyTorch references written independently
+// in tests/reference/ (speedrun_optimizers.py: Polar Express, NorMuon, AdamW's per-group lrs; speedrun_model.py: U-net
+// skips and value embeddings), each compared within a stated tolerance; Hugging Face export's refusal. The lines that
+// refuse what a switch cannot combine with, beside the combinations that run, are test_config_problems' (a unit suite).
 //
 // Tolerances: the engine computes in fp32, the references in float64. An orthogonalised matrix has entries of
 // O(1/sqrt(min(m, n))); after five quintic steps fp32 rounding leaves them within 1e-4 of the truth. Weights

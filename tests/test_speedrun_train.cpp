@@ -1,8 +1,8 @@
-// The speedrun's optimizer and schedule (issue 27) and time to a target loss: Muon's Newton–Schulz iteration
+// The speedrun's optimizer and schedule and time to a target loss: Muon's Newton–Schulz iteration
 // orthogonalises (singular vectors kept, singular values near 1) and one full Muon + AdamW step equals a
 // float64 reference written here; every switch learns on the tiny run; Muon resumes bit-exact; the target is
 // recorded (and stops the run). The warm-up/stable/decay schedule is test_schedule's, the scoreboard's time to
-// target test_scoreboard_target's (unit suites: no training). Issue 37's
+// target test_scoreboard_target's (unit suites: no training). The next
 // switches (Polar Express, NorMuon, head and embedding lrs, U-net skips, value embeddings, the warm-ups) learn and
 // resume bit-exact here too; their references are in test_speedrun_next.cpp.
 #include <ATen/ATen.h>
@@ -196,7 +196,7 @@ class TestSpeedrunTrain : public QObject {
     QVERIFY2(first > 10 && last < first - 3, qPrintable(QString("%1 → %2").arg(first).arg(last)));
   }
 
-  // Issue 37's switches, alone or with what they need, on the tiny run (two functions: Qt's watchdog bounds each).
+  // The next switches, alone or with what they need, on the tiny run (two functions: Qt's watchdog bounds each).
   void nextOptimizerSwitchesLearn_data() {
     QTest::addColumn<QString>("sets");
     QTest::newRow("muon, polar express") << "optimizer.name=muon optimizer.muon_ns=polar_express";

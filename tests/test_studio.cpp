@@ -215,7 +215,7 @@ void TestStudio::setupShowsEstimateAndAvailability() {
   QCOMPARE(unsharded - memory->property("bytes").toLongLong(), qint64(m.optimizer_saved));
 }
 
-// Issue 27: the speedrun's switches are keys of the setup like any other, each with its tooltip, greyed out
+// The speedrun's switches are keys of the setup like any other, each with its tooltip, greyed out
 // with the engine's reason where they cannot run; the target loss sits beside Steps.
 void TestStudio::speedrunSwitchesAndTarget() {
   MainWindow w;
@@ -270,7 +270,7 @@ void TestStudio::everyKeyWidgetShowsItsKeysDescription() {
   QVERIFY2(bound >= 35, qPrintable(QString::number(bound)));  // the setup binds most keys, not a handful
 }
 
-// Issue 37's switches sit under "More switches" (closed on a first start, so the speed-up switches stay in
+// The speedrun's next switches sit under "More switches" (closed on a first start, so the speed-up switches stay in
 // sight at 1366×768): each is a key of the setup with the engine's help as its tooltip, a setup that uses one
 // opens it, and what it does not combine with is listed with the engine's reason.
 void TestStudio::nextSpeedrunSwitchesBehindMore() {

@@ -1,4 +1,4 @@
-// One event path for local runs (issue 25): a run started from the studio on this computer trains detached and
+// One event path for local runs: a run started from the studio on this computer trains detached and
 // is followed through its journal, so it outlives the studio. A studio process SIGKILLed mid-run (this suite
 // run again as a child, with TOKAMAK_TEST_STUDIO_CHILD set) leaves the run training; the next studio lists it,
 // re-attaches by itself, replays its whole history into the plots, stops it, and the store then holds exactly the

@@ -1,8 +1,8 @@
 // The setup dock on first start (no saved settings) at common screen sizes, and at the narrowest and widest
 // the user can drag it: every button, label and choice of the setup is reachable by vertical scrolling alone,
 // and none is cut. An earlier fixed two-column layout showed only its first column at 1600×1000, with
-// "Open ladde…" cut and every speed-up switch out of sight at the right (issue 28). On first start every
-// speed-up switch is in sight without scrolling, 1366×768 included (issue 34: they were below the fold under
+// "Open ladde…" cut and every speed-up switch out of sight at the right. On first start every
+// speed-up switch is in sight without scrolling, 1366×768 included (they were once below the fold under
 // Where, Dataset and Model), and Where is on the toolbar.
 #include <QtTest>
 

@@ -271,7 +271,7 @@ StepEvent profiledStep(int64_t i) {
 
 }  // namespace
 
-// The seventh plot opens on something to read (issue 34: it opened on skipped_steps, a counter that stays 0):
+// The seventh plot opens on something to read (it once opened on skipped_steps, a counter that stays 0):
 // each phase's ms per step over time when the run reports phases, else the first key of its own but flat
 // counters; a key the user picks stays picked when phases arrive later.
 void TestStudioPlots::seventhPlotOpensOnThePhases() {
@@ -313,7 +313,7 @@ void TestStudioPlots::seventhPlotOpensOnThePhases() {
   QCOMPARE(unprofiled.pickedPlot()->pointCount(0), 21);
 }
 
-// Legends stand beside the curves, never on them (issue 34): in the first window at 1366×768, every plot's
+// Legends stand beside the curves, never on them: in the first window at 1366×768, every plot's
 // legend lies wholly in its plot and outside the rectangle its data is drawn in.
 void TestStudioPlots::legendsBesideTheCurves() {
   MainWindow w;
@@ -352,7 +352,7 @@ void TestStudioPlots::legendsBesideTheCurves() {
   QCOMPARE(legends, 4);  // loss (train, val), memory (allocated, reserved, peak), the phases twice
 }
 
-// Rates and sizes are read against zero (issue 34: a steady 5,000 tok/s filled the plot's height with a
+// Rates and sizes are read against zero (a steady 5,000 tok/s once filled the plot's height with a
 // ±0.5 tok/s wobble): throughput, MFU and memory start at 0; a loss keeps its own range.
 void TestStudioPlots::ratesReadFromZero() {
   LivePlots plots;
@@ -403,7 +403,7 @@ void TestStudioPlots::aConstantSeriesIsDrawnAtItsValue() {
   QVERIFY2(r.size() < 0.003, qPrintable(QString("%1 … %2").arg(r.lower).arg(r.upper)));  // was 4: -2 … 2
 }
 
-// The status bar keeps no ETA once the run has ended (issue 34: "ETA 18m33s" stayed after Stop).
+// The status bar keeps no ETA once the run has ended ("ETA 18m33s" once stayed after Stop).
 void TestStudioPlots::noEtaAfterTheRunEnds() {
   MainWindow w;
   RunStart start;

@@ -8,7 +8,7 @@ a matmul took no time and each matmul ran as fast as it does alone: the step's M
 model FLOPs / that time / the peak.
 
 Usage: python step_gemms.py [LAYERS,WIDTH,CONTEXT] [BATCH] [THREADS] [fp32|bf16] [REPS]
-  default 4,256,256 8 2 fp32 5 (the 4 x 256 benchmark of issues 28 and 37)
+  default 4,256,256 8 2 fp32 5 (the 4 x 256 benchmark of the CPU write-ups in docs/PERFORMANCE.md)
 """
 import sys
 import time

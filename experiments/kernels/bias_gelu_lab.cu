@@ -76,9 +76,6 @@ int main(int argc, char** argv) {
   LAB_CHECK(cudaMalloc(&dbias, C * sizeof(float)));
   LAB_CHECK(cudaMemcpy(d, d_host.data(), count * 2, cudaMemcpyHostToDevice));
   LAB_CHECK(cudaMemcpy(pre, pre_host.data(), count * 2, cudaMemcpyHostToDevice));
-  cudaEvent_t start, stop;
-  LAB_CHECK(cudaEventCreate(&start));
-  LAB_CHECK(cudaEventCreate(&stop));
 
   struct Version {
     const char* name;
@@ -121,16 +118,7 @@ int main(int argc, char** argv) {
     lab::Check values, bias;
     for (size_t i = 0; i < count; ++i) values.add(lab::bf16_to_float(got[i]), ref[i], 1e-6, 1.0 / 128);  // bf16
     for (int64_t c = 0; c < C; ++c) bias.add(got_bias[c], ref_bias[c], 1e-5, 1e-3);
-    float best = INFINITY;
-    for (int r = 0; r < rounds; ++r) {
-      LAB_CHECK(cudaEventRecord(start));
-      v.run(&ctx);
-      LAB_CHECK(cudaEventRecord(stop));
-      LAB_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      best = std::min(best, ms);
-    }
+    const float best = lab::best_ms(rounds, [&] { v.run(&ctx); });
     const bool ok = values.ok() && bias.ok();
     all_ok = all_ok && ok;
     std::printf("  %-36s %8.3f ms  %7.0f GB/s  check %s (worst %.2f values, %.2f bias of the tolerance)\n", v.name,

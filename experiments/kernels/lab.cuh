@@ -44,6 +44,27 @@ struct Check {
   bool ok() const { return worst <= 1.0; }
 };
 
+// The best of `rounds` timings of run() in ms, each between two CUDA events on the default stream.
+template <class Run>
+float best_ms(int rounds, Run&& run) {
+  cudaEvent_t start, stop;
+  LAB_CHECK(cudaEventCreate(&start));
+  LAB_CHECK(cudaEventCreate(&stop));
+  float best = INFINITY;
+  for (int r = 0; r < rounds; ++r) {
+    LAB_CHECK(cudaEventRecord(start));
+    run();
+    LAB_CHECK(cudaEventRecord(stop));
+    LAB_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, ms);
+  }
+  LAB_CHECK(cudaEventDestroy(start));
+  LAB_CHECK(cudaEventDestroy(stop));
+  return best;
+}
+
 // Without a GPU a lab has nothing to time: it says so and the caller exits 0 (the kit's rehearsal on a CPU).
 inline bool no_gpu() {
   int devices = 0;

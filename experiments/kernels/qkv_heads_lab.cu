@@ -87,9 +87,6 @@ int main(int argc, char** argv) {
   };
   const std::vector<std::pair<const char*, std::pair<double, std::function<void()>>>> versions = {
       {"v1 strided reshapes + cat", {8.0, v1}}, {"v2 one kernel, 16-byte moves", {4.0, v2}}};
-  cudaEvent_t start, stop;
-  LAB_CHECK(cudaEventCreate(&start));
-  LAB_CHECK(cudaEventCreate(&stop));
   std::vector<uint16_t> got(3 * n);
   bool all_ok = true;
   for (const auto& [name, spec] : versions) {
@@ -100,16 +97,7 @@ int main(int argc, char** argv) {
     LAB_CHECK(cudaMemcpy(got.data(), out, 3 * n * 2, cudaMemcpyDeviceToHost));
     size_t wrong = 0;
     for (size_t i = 0; i < 3 * n; ++i) wrong += got[i] != ref[i];
-    float best = INFINITY;
-    for (int r = 0; r < rounds; ++r) {
-      LAB_CHECK(cudaEventRecord(start));
-      spec.second();
-      LAB_CHECK(cudaEventRecord(stop));
-      LAB_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      best = std::min(best, ms);
-    }
+    const float best = lab::best_ms(rounds, [&] { spec.second(); });
     all_ok = all_ok && wrong == 0;
     std::printf("  %-36s %8.3f ms  %7.0f GB/s  check %s (%zu of %zu elements differ)\n", name, best,
                 spec.first * static_cast<double>(3 * n) / best / 1e6, wrong == 0 ? "ok" : "FAILED", wrong, 3 * n);

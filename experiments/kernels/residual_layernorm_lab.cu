@@ -104,9 +104,6 @@ int main(int argc, char** argv) {
   };
   const std::vector<std::pair<const char*, std::pair<double, std::function<void()>>>> versions = {
       {"v1 cast + production fp32 + cast", {28.0, v1}}, {"v2 mixed dtypes, 16-byte packs", {12.0, v2}}};
-  cudaEvent_t start, stop;
-  LAB_CHECK(cudaEventCreate(&start));
-  LAB_CHECK(cudaEventCreate(&stop));
   std::vector<float> h_got(n);
   std::vector<__nv_bfloat16> y_got(n);
   bool all_ok = true;
@@ -121,16 +118,7 @@ int main(int argc, char** argv) {
     lab::Check hc, yc;
     for (size_t i = 0; i < n; ++i)
       hc.add(h_got[i], h_ref[i], 1e-6, 1e-6), yc.add(lab::bf16_to_float(y_got[i]), y_ref[i], 1e-2, 1.0 / 128);
-    float best = INFINITY;
-    for (int r = 0; r < rounds; ++r) {
-      LAB_CHECK(cudaEventRecord(start));
-      spec.second();
-      LAB_CHECK(cudaEventRecord(stop));
-      LAB_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      LAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      best = std::min(best, ms);
-    }
+    const float best = lab::best_ms(rounds, [&] { spec.second(); });
     const bool ok = hc.worst <= 1 && yc.worst <= 1;
     all_ok = all_ok && ok;
     std::printf("  %-36s %8.3f ms  %7.0f GB/s  check %s (worst %.2f h, %.2f y of the tolerance)\n", name, best,

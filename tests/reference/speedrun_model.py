@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A GPT-2 forward with the speedrun's model switches of issue 37, written from their definitions in float64
+"""A GPT-2 forward with the speedrun's next model switches, written from their definitions in float64
 PyTorch with nothing taken from Tokamak, for tests/test_speedrun_next.cpp.
 
   speedrun_model.py IN.json OUT.json

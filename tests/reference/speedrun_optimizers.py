@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference values for the speedrun's optimizer switches (issue 37), for tests/test_speedrun_next.cpp, in float64.
+"""Reference values for the speedrun's next optimizer switches, for tests/test_speedrun_next.cpp, in float64.
 
 Written from the papers' definitions, with nothing taken from Tokamak:
   Polar Express (Amsel, Persson, Musco, Gower 2025, arXiv 2505.16932): normalise G by its Frobenius norm times
