@@ -284,22 +284,30 @@ class TestKernels : public QObject {
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");
+    QTest::addColumn<int>("width");  // C
     // "glue" and "out of place": speed.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
     for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu",
                                "residual_layernorm glue", "bias_gelu out of place", "layernorm glue"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
-        QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t);
+        QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t) << 96;
+    // The glue's LayerNorm backward packs a row over the lanes: GPT-2's width (three packs a lane, every lane busy),
+    // and GPT-2 XL's, past the packed kernel's widths (the element-a-lane kernel).
+    for (int width : {768, 1600})
+      for (const char* kernel : {"residual_layernorm glue", "layernorm glue"})
+        QTest::newRow(qPrintable(QString("%1 bf16 C=%2").arg(kernel).arg(width)))
+            << QString(kernel) << int(at::kBFloat16) << width;
   }
   void cudaKernelsMatchReferences() {
     SKIP_WITHOUT_GPU();
     QFETCH(QString, kernel);
     QFETCH(int, dtypeInt);
+    QFETCH(int, width);
     const auto dtype = static_cast<at::ScalarType>(dtypeInt);
     const auto on_gpu = at::TensorOptions().device(at::kCUDA);
     at::manual_seed(5);
     std::vector<at::Tensor> inputs, seeds;  // fp32 on the GPU; the fused side gets them in dtype
     std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> fused, reference;
-    const int64_t N = 300, C = 96;  // rows not a multiple of any block's, C not of a warp's
+    const int64_t N = 300, C = width;  // rows not a multiple of any block's; 96 is not a multiple of a warp's
     if (kernel.startsWith("classifier")) {
       // Padded, the kernel takes 16-byte packs (V not a multiple of one: a pack holds classes and padding);
       // unpadded (Vp = V, odd), the scalar kernel.

@@ -136,7 +136,8 @@ __global__ void residual_layernorm_forward_mixed_kernel(const float* x, const __
 
 // Its backward, out of place: dh_out = dh_in (the residual stream's own gradient, fp32; null: none) + layer_norm's
 // input gradient for dy (bf16), and the branch's gradient, the same values in bf16, written in the same pass (no
-// cast after it). dweight and dbias (C,) fp32 get the row sums added (zero them first).
+// cast after it). dweight and dbias (C,) fp32 get the row sums added (zero them first). An element a lane, two
+// shared-memory atomics an element and row: the widths the packed kernel below does not take, and its lab's v1.
 __global__ void layernorm_backward_mixed_kernel(const __nv_bfloat16* dy, const float* h, const float* weight,
                                                 const float* mean, const float* rstd, const float* dh_in, float* dh_out,
                                                 __nv_bfloat16* dbranch, float* dweight, float* dbias, int64_t N,
@@ -166,6 +167,99 @@ __global__ void layernorm_backward_mixed_kernel(const __nv_bfloat16* dy, const f
       if (dbranch) dbranch[row * C + i] = __float2bfloat16(g);
       atomicAdd(&sw[i], d * norm);
       atomicAdd(&sb[i], d);
+    }
+  }
+  __syncthreads();
+  for (int64_t i = threadIdx.x; i < C; i += blockDim.x) {
+    atomicAdd(&dweight[i], sw[i]);
+    atomicAdd(&dbias[i], sb[i]);
+  }
+}
+
+// The same, packed as the forward: one warp a row, lane l owning packs l, l + 32, ... of 8 elements (16-byte loads
+// and stores), and the lane's dweight and dbias sums kept in registers over all the rows its warp takes, so shared
+// memory sees one atomic an element per warp, not per row. The second pass reads dy, h and the weight again rather
+// than holding the row in registers: the row (6 bytes an element) is still in L1, and the registers it would take
+// halve the warps an SM can keep in flight. kPacks = packs a lane (C / 256 rounded up); up to kMaxRegisterPacks.
+// Lab: experiments/kernels/layernorm_backward_lab.cu (v2; the element-a-lane kernel above is v1).
+constexpr int kMaxRegisterPacks = 5;  // C up to 1,280: GPT-2 small, medium and large
+struct Pack {                         // 8 elements of a row, in fp32
+  float v[8];
+};
+__device__ __forceinline__ Pack load_bf16_pack(const __nv_bfloat16* p) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const __nv_bfloat16* b = reinterpret_cast<const __nv_bfloat16*>(&raw);
+  Pack out;
+#pragma unroll
+  for (int k = 0; k < 8; ++k) out.v[k] = __bfloat162float(b[k]);
+  return out;
+}
+__device__ __forceinline__ Pack load_float_pack(const float* p) {
+  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  return Pack{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
+}
+template <int kPacks>
+__global__ void layernorm_backward_mixed_packed_kernel(const __nv_bfloat16* dy, const float* h, const float* weight,
+                                                       const float* mean, const float* rstd, const float* dh_in,
+                                                       float* dh_out, __nv_bfloat16* dbranch, float* dweight,
+                                                       float* dbias, int64_t N, int64_t C) {
+  extern __shared__ float shared[];  // dweight then dbias partial sums, (C,) each
+  float *sw = shared, *sb = shared + C;
+  for (int64_t i = threadIdx.x; i < 2 * C; i += blockDim.x) shared[i] = 0.f;
+  __syncthreads();
+  const int lane = threadIdx.x % 32;
+  const int64_t packs = C / 8;
+  float sum_w[kPacks][8] = {}, sum_b[kPacks][8] = {};
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32; row < N;
+       row += static_cast<int64_t>(gridDim.x) * kWarps) {
+    const float m = mean[row], s = rstd[row];
+    float a = 0.f, b = 0.f;  // sums of dy·w and dy·w·norm
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t pack = lane + 32 * p;
+      if (pack >= packs) break;
+      const int64_t at = row * C + pack * 8;
+      const Pack d = load_bf16_pack(dy + at), x = load_float_pack(h + at), w = load_float_pack(weight + pack * 8);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const float g = d.v[k] * w.v[k];
+        a += g;
+        b += g * (x.v[k] - m) * s;
+      }
+    }
+    a = warp_sum(a) / C;
+    b = warp_sum(b) / C;
+#pragma unroll
+    for (int p = 0; p < kPacks; ++p) {
+      const int64_t pack = lane + 32 * p;
+      if (pack >= packs) break;
+      const int64_t at = row * C + pack * 8;
+      const Pack d = load_bf16_pack(dy + at), x = load_float_pack(h + at), w = load_float_pack(weight + pack * 8);
+      const Pack in = dh_in ? load_float_pack(dh_in + at) : Pack{};
+      Pack g;
+      uint4 out;
+      __nv_bfloat16* ob = reinterpret_cast<__nv_bfloat16*>(&out);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const float norm = (x.v[k] - m) * s;
+        g.v[k] = in.v[k] + (d.v[k] * w.v[k] - a - norm * b) * s;
+        ob[k] = __float2bfloat16(g.v[k]);
+        sum_w[p][k] += d.v[k] * norm;
+        sum_b[p][k] += d.v[k];
+      }
+      *reinterpret_cast<float4*>(dh_out + at) = make_float4(g.v[0], g.v[1], g.v[2], g.v[3]);
+      *reinterpret_cast<float4*>(dh_out + at + 4) = make_float4(g.v[4], g.v[5], g.v[6], g.v[7]);
+      if (dbranch) *reinterpret_cast<uint4*>(dbranch + at) = out;
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kPacks; ++p) {
+    const int64_t pack = lane + 32 * p;
+    if (pack >= packs) break;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      atomicAdd(&sw[pack * 8 + k], sum_w[p][k]);
+      atomicAdd(&sb[pack * 8 + k], sum_b[p][k]);
     }
   }
   __syncthreads();
@@ -226,9 +320,32 @@ void layernorm_backward_mixed(const void* dy, const float* h, const float* weigh
                               int64_t C, cudaStream_t stream) {
   if (N == 0) return;
   const int blocks = blocks_for(N) < 1024 ? blocks_for(N) : 1024;
-  layernorm_backward_mixed_kernel<<<blocks, kWarps * 32, 2 * C * sizeof(float), stream>>>(
-      static_cast<const __nv_bfloat16*>(dy), h, weight, mean, rstd, dh_in, dh_out, static_cast<__nv_bfloat16*>(dbranch),
-      dweight, dbias, N, C);
+  const size_t shared = 2 * C * sizeof(float);
+  const auto* dyb = static_cast<const __nv_bfloat16*>(dy);
+  auto* dbr = static_cast<__nv_bfloat16*>(dbranch);
+  const int packs = static_cast<int>((C / 8 + 31) / 32);  // packs a lane
+  // 16-byte moves need 16-byte addresses; a tensor that starts elsewhere takes the element-a-lane kernel.
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool packed =
+      aligned(dy) && aligned(h) && aligned(weight) && aligned(dh_in) && aligned(dh_out) && aligned(dbranch);
+#define TOKAMAK_LN_BACKWARD_PACKED(P)                                                   \
+  case P:                                                                               \
+    layernorm_backward_mixed_packed_kernel<P><<<blocks, kWarps * 32, shared, stream>>>( \
+        dyb, h, weight, mean, rstd, dh_in, dh_out, dbr, dweight, dbias, N, C);          \
+    return;
+  switch (packed ? packs : 0) {
+    TOKAMAK_LN_BACKWARD_PACKED(1)
+    TOKAMAK_LN_BACKWARD_PACKED(2)
+    TOKAMAK_LN_BACKWARD_PACKED(3)
+    TOKAMAK_LN_BACKWARD_PACKED(4)
+    TOKAMAK_LN_BACKWARD_PACKED(5)
+    default:
+      break;
+  }
+#undef TOKAMAK_LN_BACKWARD_PACKED
+  static_assert(kMaxRegisterPacks == 5, "the cases above cover 1 .. kMaxRegisterPacks");
+  layernorm_backward_mixed_kernel<<<blocks, kWarps * 32, shared, stream>>>(dyb, h, weight, mean, rstd, dh_in, dh_out,
+                                                                           dbr, dweight, dbias, N, C);
 }
 
 }  // namespace tokamak::kernels::cuda
