@@ -205,7 +205,7 @@ s_peer() {
 # The kernel labs (experiments/kernels/*_lab.cu): each production kernel beside its newer versions, checked against
 # a CPU reference and timed. Without a GPU each says so and exits (the rehearsal checks they are in the kit).
 s_labs() {
-  step "kernel labs" 60 'GB/s|no CUDA device' bash -c 'rc=0; for lab in "$0"/*_lab; do [ -x "$lab" ] || continue; "$lab" || rc=1; done; exit $rc' "$bin"
+  step "kernel labs" 120 'GB/s|no CUDA device' bash -c 'rc=0; for lab in "$0"/*_lab; do [ -x "$lab" ] || continue; "$lab" || rc=1; done; exit $rc' "$bin"
   keep_table "kernel labs" "$scratch/steps/kernel_labs.txt"
 }
 # CUDA graphs against eager launches, where launches cost most (small batches) and at the ladder's batch. A CPU
