@@ -135,8 +135,10 @@ s_find_batch() {
     --set speed.precision=bf16 "${sizes[@]}" --max "$find_max"
 }
 s_bench_h100() {
+  local rungs=()
+  [ "$device" = cpu ] && rungs=(--rungs 1-8)  # the last rung, the fused glue, is CUDA's
   step "bench h100-writeup" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/h100-writeup.json" \
-    "${bench_len[@]}" "${sizes[@]}"
+    "${bench_len[@]}" "${rungs[@]}" "${sizes[@]}"
   keep_table "bench h100-writeup" "$scratch/steps/bench_h100-writeup.txt"
 }
 # Where the best rung's time goes, kernel by kernel (LibTorch's profiler), with the library's classifier beside
