@@ -35,23 +35,25 @@ at::Tensor slot(const at::Tensor& dqkv, int64_t n_head, int64_t s) {
 }
 
 #ifdef TOKAMAK_WITH_CUDA
-// True where the kernel's 16-byte moves are aligned: rows, strides and pointers.
-bool kernel_fits(const at::Tensor& dqkv, const std::array<const at::Tensor*, 3>& heads) {
-  const int64_t elt = dqkv.element_size();
+// True where the kernel's 16-byte moves are aligned in the heads' gradients: strides and pointers (dqkv is a fresh
+// allocation, aligned far beyond 16 bytes).
+bool kernel_fits(const at::TensorOptions& options, const std::array<const at::Tensor*, 3>& heads) {
+  if (!options.device().is_cuda()) return false;
   for (const at::Tensor* g : heads) {
     if (!g->defined()) continue;
-    if (!g->is_cuda() || g->scalar_type() != dqkv.scalar_type() || g->stride(3) != 1) return false;
+    if (!g->is_cuda() || g->scalar_type() != options.dtype().toScalarType() || g->stride(3) != 1) return false;
     if (reinterpret_cast<uintptr_t>(g->data_ptr()) % 16 != 0) return false;
     for (int d = 0; d < 3; ++d)
-      if (g->stride(d) * elt % 16 != 0) return false;
+      if (g->stride(d) * static_cast<int64_t>(g->element_size()) % 16 != 0) return false;
   }
-  return dqkv.is_cuda() && reinterpret_cast<uintptr_t>(dqkv.data_ptr()) % 16 == 0;
+  return true;
 }
 #endif
 
 class QkvHeadsFunction : public torch::autograd::Function<QkvHeadsFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& qkv, int64_t n_head) {
+    ctx->set_materialize_grads(false);  // a head without a gradient is written as zeros, not read as them
     ctx->saved_data["n_head"] = n_head;
     ctx->saved_data["like"] = at::empty({0}, qkv.options());  // dqkv's dtype and device, without holding qkv
     ctx->saved_data["sizes"] = qkv.sizes().vec();
@@ -94,11 +96,11 @@ at::Tensor qkv_heads_backward(const at::Tensor& dq, const at::Tensor& dk, const 
   RECORD_FUNCTION("tokamak::qkv_heads_backward", std::vector<c10::IValue>());  // names its kernel in profiles
   check_shape(qkv_sizes, n_head);
 #ifdef TOKAMAK_WITH_CUDA
-  at::Tensor dqkv = at::empty(qkv_sizes, options);
   const int64_t B = qkv_sizes[0], T = qkv_sizes[1], C = qkv_sizes[2] / 3;
-  const int64_t row_bytes = C / n_head * static_cast<int64_t>(dqkv.element_size());
+  const int64_t row_bytes = C / n_head * static_cast<int64_t>(options.dtype().itemsize());
   const std::array<const at::Tensor*, 3> heads = {&dq, &dk, &dv};
-  if (row_bytes % 16 == 0 && kernel_fits(dqkv, heads)) {
+  if (row_bytes % 16 == 0 && kernel_fits(options, heads)) {
+    at::Tensor dqkv = at::empty(qkv_sizes, options);
     const c10::cuda::CUDAGuard device_guard(dqkv.device());
     cuda::HeadSources src{};
     for (int s = 0; s < 3; ++s) {

@@ -24,12 +24,16 @@ __global__ void heads_to_qkv_kernel(HeadSources src, uint4* dqkv, int64_t B, int
     const int s = static_cast<int>(rest % 3);
     rest /= 3;
     const int64_t t = rest % T, b = rest / T;
-    const char* base = static_cast<const char*>(src.data[s]);
+    // Picked by value, not indexed: an index known only at run time would put the struct in local memory.
+    const char* base = static_cast<const char*>(s == 0 ? src.data[0] : s == 1 ? src.data[1] : src.data[2]);
     if (base == nullptr) {
       dqkv[i] = make_uint4(0, 0, 0, 0);
       continue;
     }
-    const int64_t at = b * src.stride_b[s] + h * src.stride_h[s] + t * src.stride_t[s] + v * 16;
+    const int64_t sb = s == 0 ? src.stride_b[0] : s == 1 ? src.stride_b[1] : src.stride_b[2];
+    const int64_t sh = s == 0 ? src.stride_h[0] : s == 1 ? src.stride_h[1] : src.stride_h[2];
+    const int64_t st = s == 0 ? src.stride_t[0] : s == 1 ? src.stride_t[1] : src.stride_t[2];
+    const int64_t at = b * sb + h * sh + t * st + v * 16;
     dqkv[i] = *reinterpret_cast<const uint4*>(base + at);
   }
 }

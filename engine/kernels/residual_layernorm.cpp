@@ -85,6 +85,9 @@ class ResidualLayerNormGlueFunction : public torch::autograd::Function<ResidualL
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& r_in,
                                const at::Tensor& w_in, const at::Tensor& b_in) {
     RECORD_FUNCTION("tokamak::residual_layernorm", std::vector<c10::IValue>());
+    // An output without a gradient stays undefined in backward: ln_f's stream is never used, and its gradient is
+    // then no tensor of zeros to allocate, fill and read.
+    ctx->set_materialize_grads(false);
     const int64_t C = x_in.size(-1), N = x_in.numel() / C;
     const c10::cuda::CUDAGuard device_guard(x_in.device());
     const at::Tensor x = x_in.contiguous(), r = r_in.contiguous(), w = w_in.contiguous(), b = b_in.contiguous();

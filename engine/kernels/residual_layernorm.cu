@@ -180,7 +180,8 @@ __global__ void layernorm_backward_mixed_kernel(const __nv_bfloat16* dy, const f
 // and stores), and the lane's dweight and dbias sums kept in registers over all the rows its warp takes, so shared
 // memory sees one atomic an element per warp, not per row. The second pass reads dy, h and the weight again rather
 // than holding the row in registers: the row (6 bytes an element) is still in L1, and the registers it would take
-// halve the warps an SM can keep in flight. kPacks = packs a lane (C / 256 rounded up); up to kMaxRegisterPacks.
+// halve the warps an SM can keep in flight; two blocks an SM at every width it takes (ptxas for sm_90: 114 registers
+// at GPT-2's 768, 128 at 1,280). kPacks = packs a lane (C / 256 rounded up); up to kMaxRegisterPacks.
 // Lab: experiments/kernels/layernorm_backward_lab.cu (v2; the element-a-lane kernel above is v1).
 constexpr int kMaxRegisterPacks = 5;  // C up to 1,280: GPT-2 small, medium and large
 struct Pack {                         // 8 elements of a row, in fp32
@@ -199,10 +200,10 @@ __device__ __forceinline__ Pack load_float_pack(const float* p) {
   return Pack{{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
 }
 template <int kPacks>
-__global__ void layernorm_backward_mixed_packed_kernel(const __nv_bfloat16* dy, const float* h, const float* weight,
-                                                       const float* mean, const float* rstd, const float* dh_in,
-                                                       float* dh_out, __nv_bfloat16* dbranch, float* dweight,
-                                                       float* dbias, int64_t N, int64_t C) {
+__global__ void __launch_bounds__(kWarps * 32, 2)
+    layernorm_backward_mixed_packed_kernel(const __nv_bfloat16* dy, const float* h, const float* weight,
+                                           const float* mean, const float* rstd, const float* dh_in, float* dh_out,
+                                           __nv_bfloat16* dbranch, float* dweight, float* dbias, int64_t N, int64_t C) {
   extern __shared__ float shared[];  // dweight then dbias partial sums, (C,) each
   float *sw = shared, *sb = shared + C;
   for (int64_t i = threadIdx.x; i < 2 * C; i += blockDim.x) shared[i] = 0.f;
@@ -326,8 +327,8 @@ void layernorm_backward_mixed(const void* dy, const float* h, const float* weigh
   const int packs = static_cast<int>((C / 8 + 31) / 32);  // packs a lane
   // 16-byte moves need 16-byte addresses; a tensor that starts elsewhere takes the element-a-lane kernel.
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool packed =
-      aligned(dy) && aligned(h) && aligned(weight) && aligned(dh_in) && aligned(dh_out) && aligned(dbranch);
+  const bool packed = C % 8 == 0 && aligned(dy) && aligned(h) && aligned(weight) && aligned(dh_in) && aligned(dh_out) &&
+                      aligned(dbranch);
 #define TOKAMAK_LN_BACKWARD_PACKED(P)                                                   \
   case P:                                                                               \
     layernorm_backward_mixed_packed_kernel<P><<<blocks, kWarps * 32, shared, stream>>>( \
