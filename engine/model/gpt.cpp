@@ -204,8 +204,9 @@ bool GPTImpl::defers_residual() const {
 
 torch::Tensor GPTImpl::deferred_blocks(const torch::Tensor& idx, torch::Tensor x) {
   // Each block's last residual add happens inside the next block's ln_1 kernel, and the last block's inside ln_f's:
-  // the stream is read once a boundary instead of three times (the add, then the LayerNorm), and backward writes
-  // the stream's gradient and the branch's in one pass, with no sum of two gradients and no cast of the branch's.
+  // one pass over the stream a boundary instead of two (the add, then the LayerNorm reading its result again), and
+  // backward writes the stream's gradient and the branch's in one pass, with no sum of two gradients and no cast of
+  // the branch's.
   torch::Tensor pending;
   for (size_t i = 0; i < blocks->size(); ++i)
     std::tie(x, pending) = blocks->at<BlockImpl>(i).forward_deferred(x, pending, value_embedding(idx, i));
