@@ -1,21 +1,20 @@
 #!/usr/bin/env bash
-# The GPU sitting, run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
-# Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
-#   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the kernel
-#      profile of its last rungs (each kernel named by the op that launched it, totals by kind), CUDA graphs
-#      against eager launches, the model sizes
-#   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
-#      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; the strongest compile (every
-#      mode × batches 64 and 128); compute-sanitizer memcheck on test_kernels
-# or, where the lease has room for one command only, PART=all: both parts' steps, the most wanted first.
-# Each stays within BUDGET (540 s) of steps, so unpacking and the transfers fit the tool's 10 minutes.
+# The GPU sitting, run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz: one device command, with
+# carry ["carry/kit.tar.xz"] and BUDGET the seconds of the lease it may spend (at most 540, for the device tool's
+# 10 minutes a command with unpacking and transfers; less when less device time is left, after the machine's start):
+#   tar xJf carry/kit.tar.xz -C /tmp && BUDGET=540 /tmp/kit/gpu-check.sh
+# The steps run in the order of what a sitting is for, so a cut lease loses the least: test_kernels, memcheck of
+# the kernels, test_gpu; the kernel profile of the best rungs (native, fused classifier, fused glue) with the
+# speed-of-light table; CUDA graphs against eager launches; FP8 against bf16 (two short rungs); the PyTorch peer's
+# strongest compile (max-autotune at batch 64 first, a "strongest compile so far" line after each); then the rest
+# (the kernel labs, the peer compiled with its profile, the h100-writeup ladder, find-batch, the model sizes, the
+# peer's eager loop) and the run store's export. PLAN="s_test_kernels s_kernels ..." runs those steps alone.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
-# row of OUT/summary.md (step, status, seconds, result) and its output goes to OUT/log.txt; the bench and
-# PyTorch tables follow the summary, and part 1 exports the run store to OUT/runs-GPU.json: three files at most,
-# as the device tool brings back at most eight. The run store, the dataset cache and anything else a run writes
-# stay in SCRATCH (default a new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
-# DEVICE=cpu rehearses the same steps with the same programs on a CPU at tiny sizes, so that only the GPU can
+# row of OUT/summary.md (step, status, seconds, result) and its output streams into OUT/log.txt as it runs; the
+# bench and PyTorch tables follow the summary, and the store is exported to OUT/runs-GPU.json: three files, as the
+# device tool brings back at most eight. The run store, the dataset cache and anything else a run writes stay in
+# SCRATCH (default a new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
+# DEVICE=cpu rehearses the same plan with the same programs on a CPU at tiny sizes, so that only the GPU can
 # surprise (tests/gpu_kit_check.sh runs it in CI). PYTHON (default python3) must import torch 2.11; STEPS
 # (default 20) timed steps a rung; BATCH (default 64, the ladder's last rung) the PyTorch peer's batch; BUDGET
 # (default 540) seconds for all steps (a step that would pass it is cut short, later ones are skipped).
@@ -23,7 +22,7 @@ set -uo pipefail  # no -e: a failed step is a row of the summary, never the end 
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python3}
 device=${DEVICE:-cuda}
-part=${PART:-1}
+[ -z "${PART:-}" ] || { echo "gpu-check: PART is gone: the sitting is one plan, most wanted first (PLAN=\"s_... s_...\" runs a subset)" >&2; exit 2; }
 steps=${STEPS:-20}
 batch=${BATCH:-64}
 budget=${BUDGET:-540}  # seconds for all steps: the device tool ends a command at 600, unpacking comes first
@@ -74,13 +73,13 @@ else
   sizes=()
   bench_len=(--steps "$steps" --warmup 5) size_len=(--steps 10 --warmup 3) find_max=128 compile=(--compile)
   peer=(--device cuda --preset gpt2 --batch "$batch" --steps 30 --warmup 10 --precision bf16)
-  strongest=(--device cuda --preset gpt2 --batch "${PEER_BATCHES:-64,128}" --steps 20 --warmup 8 --precision bf16)
+  strongest=(--device cuda --preset gpt2 --batch "${PEER_BATCHES:-$batch}" --steps 20 --warmup 8 --precision bf16)
 fi
 
 # The summary is rewritten after every step: a sitting the device tool cuts off still brings back what it did.
 write_summary() {
   {
-    printf '# gpu-check part %s on %s\n\n' "$part" "$where"
+    printf '# gpu-check on %s\n\n' "$where"
     printf 'torch %s, kit %s, %s\n\n' "$torch_version" "$(cat "$here/VERSION" 2>/dev/null || echo '?')" "$(date -u '+%F %T UTC')"
     printf '| step | status | s | result |\n|---|---|---|---|\n'
     printf '%s\n' "${rows[@]}"
@@ -98,9 +97,11 @@ step() {
   [ "$limit" -le "$left" ] || limit=$left
   file=$scratch/steps/${name// /_}.txt
   echo "== $name" >&2
-  if declare -F "$1" >/dev/null; then "$@" > "$file" 2>&1 || rc=$?  # a function of this script
-  else timeout --kill-after=10 "$limit" "$@" > "$file" 2>&1 || rc=$?; fi
-  { printf '\n== %s (exit %s, %s s): %s\n' "$name" "$rc" $((SECONDS - t0)) "$*"; cat "$file"; } >> "$log"
+  # The output goes into OUT/log.txt as it comes: a step the device tool cuts off still brought back what it said.
+  printf '\n== %s (limit %s s): %s\n' "$name" "$limit" "$*" >> "$log"
+  if declare -F "$1" >/dev/null; then "$@" 2>&1 | tee -a "$log" > "$file"; rc=${PIPESTATUS[0]}  # a function of this script
+  else timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$log" > "$file"; rc=${PIPESTATUS[0]}; fi
+  printf '== %s: exit %s after %s s\n' "$name" "$rc" $((SECONDS - t0)) >> "$log"
   case $rc in
     0) status=ok ;;
     124|137) status="timed out (${limit} s)" ;;
@@ -124,7 +125,7 @@ libraries() {
 # A table a step printed, kept for the summary.
 keep_table() { { printf '\n### %s\n\n```\n' "$1"; cat "$2"; printf '```\n'; } >> "$tables"; write_summary; }
 
-# The sitting's steps; each part runs a list of them in its order.
+# The sitting's steps; the plan at the end runs them in its order.
 # tokamak bench exits 0 when a rung fails (the scoreboard shows it): in the sitting a failed rung fails its step.
 rungs_ok=(bash -c 'f=$(mktemp); "$@" 2>&1 | tee "$f"; rc=${PIPESTATUS[0]}; ! grep -q "^  failed: " "$f" && [ "$rc" = 0 ]' _)
 s_libraries() { step "libraries" 60 'found|not found' libraries; }
@@ -196,18 +197,19 @@ s_compiled() {
   step "pytorch compiled + profile" 240 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}" "${compile[@]}" --profile
   keep_table "pytorch compiled + profile" "$scratch/steps/pytorch_compiled_+_profile.txt"
 }
-# The strongest fair peer: SDPA's own attention (cuDNN on Hopper), every compile mode at both batches, fullgraph;
-# the best compiled line is "strongest compile", the peer every published ratio is against (PEER_MODES,
-# PEER_BATCHES narrow it for a short lease: max-autotune's GEMM tuning takes minutes).
+# The strongest fair peer: SDPA's own attention (cuDNN on Hopper), fullgraph, max-autotune (inductor's tuned GEMMs
+# and its CUDA graphs: the likely strongest, minutes of tuning) first, then default; the best compiled line is
+# "strongest compile", the peer every published ratio is against, and a "so far" line follows each configuration
+# so a cut step still names one. PEER_MODES, PEER_BATCHES (default BATCH) widen it when a lease has room.
 s_peer() {
-  step "pytorch strongest compile" 420 'strongest compile' "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
-    --modes "${PEER_MODES:-eager,default,max-autotune-no-cudagraphs,max-autotune}"
+  step "pytorch strongest compile" 330 'strongest compile' "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
+    --modes "${PEER_MODES:-max-autotune,default}"
   keep_table "pytorch strongest compile" "$scratch/steps/pytorch_strongest_compile.txt"
 }
 # The kernel labs (experiments/kernels/*_lab.cu): each production kernel beside its newer versions, checked against
 # a CPU reference and timed. Without a GPU each says so and exits (the rehearsal checks they are in the kit).
 s_labs() {
-  step "kernel labs" 120 'GB/s|no CUDA device' bash -c 'rc=0; for lab in "$0"/*_lab; do [ -x "$lab" ] || continue; "$lab" || rc=1; done; exit $rc' "$bin"
+  step "kernel labs" 120 'GB/s|no CUDA device|no kernel labs' bash -c 'rc=0; n=0; for lab in "$0"/*_lab; do [ -x "$lab" ] || continue; n=$((n + 1)); "$lab" || rc=1; done; [ "$n" -gt 0 ] || { echo "no kernel labs in this kit (hint: a build with CUDA packs them)"; exit 1; }; exit $rc' "$bin"
   keep_table "kernel labs" "$scratch/steps/kernel_labs.txt"
 }
 # CUDA graphs against eager launches, where launches cost most (small batches) and at the ladder's batch. A CPU
@@ -218,6 +220,15 @@ s_graphs() {
   step "bench cuda graphs" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/cuda-graphs.json" \
     "${bench_len[@]}" --no-store "${rungs[@]}" "${sizes[@]}"
   keep_table "bench cuda graphs" "$scratch/steps/bench_cuda_graphs.txt"
+}
+# FP8 matmuls (speed.fp8) against the best bf16 rung: tok/s from the ladder, then the loss of both over the same
+# steps of the default corpus. A CPU has no FP8 matmuls: the rehearsal skips it.
+s_fp8() {
+  if [ "$device" = cpu ]; then skip "bench fp8" "no GPU: FP8 matmuls need compute capability 8.9 or newer"; return; fi
+  if [ ! -f "$here/ladders/fp8.json" ]; then skip "bench fp8" "this kit has no FP8 ladder"; return; fi
+  step "bench fp8" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp8.json" \
+    "${bench_len[@]}"
+  keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
 }
 s_memcheck() {
   if [ "$device" = cpu ]; then
@@ -230,24 +241,17 @@ s_memcheck() {
   fi
 }
 
-case $part in
-  1) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_find_batch s_bench_h100 s_kernels s_graphs s_bench_sizes
-           s_no_checkpoints s_export) ;;
-  2) plan=(s_libraries s_eager s_compiled s_peer s_memcheck) ;;
-  # One command for a lease too short for two (15 device-minutes, a start included): the most wanted first, the
-  # store exported last with time kept for it (RESERVE).
-  all) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_bench_h100 s_kernels s_graphs s_compiled s_peer
-             s_find_batch s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
-  *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
-esac
+# The most wanted first; the store is exported last with time kept for it (RESERVE).
+plan=(s_libraries s_test_kernels s_memcheck s_test_gpu s_kernels s_graphs s_fp8 s_peer s_labs s_compiled s_bench_h100
+      s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then
   read -r -a plan <<< "$PLAN"
   for s in "${plan[@]}"; do declare -F "$s" >/dev/null || { echo "gpu-check: no step '$s' in PLAN" >&2; exit 2; }; done
 fi
-for s in "${plan[@]}"; do
-  [ "$s" = s_no_checkpoints ] && reserve=0  # the last two steps may use the time kept for them
-  "$s"
+for i in "${!plan[@]}"; do
+  [ "$i" -ge $((${#plan[@]} - 2)) ] && reserve=0  # the plan's last two steps may use the time kept for them
+  "${plan[$i]}"
 done
 cat "$summary"
 echo "results in $out (summary.md, log.txt, runs-$gpu.json); scratch in $scratch" >&2

@@ -8,7 +8,7 @@
 # jemalloc; the ladders, the assets, the PyTorch peer and gpu-check.sh. The device tool carries 64 MiB with the
 # working tree: tests/gpu_kit_check.sh checks in CI that the packed kit plus the tracked tree stays under 48 MiB.
 # BUILD_DIR (default build) is where the four programs are taken from; a studio build's are an engine-only
-# build's (none links Qt Widgets). Missing ones are built there first (an engine-only build in a new folder).
+# build's (none links Qt Widgets). They are brought up to date there first (an engine-only build in a new folder).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -22,11 +22,11 @@ if [ ! -f "$build/build.ninja" ] || grep -q "^build experiments/${labs[0]}:" "$b
   for lab in "${labs[@]}"; do programs+=("experiments/$lab"); targets+=" $lab"; done
 fi
 
+# Always built (a no-op when they are current): a kit packs what the checkout's code is, never older programs left
+# in the build folder beside a VERSION that names HEAD.
+BUILD_DIR=$build TOKAMAK_GUI=${TOKAMAK_GUI:-OFF} TOKAMAK_TARGETS="$targets" "$root/scripts/build.sh"
 for p in "${programs[@]}"; do
-  if [ ! -x "$build/$p" ]; then
-    BUILD_DIR=$build TOKAMAK_GUI=${TOKAMAK_GUI:-OFF} TOKAMAK_TARGETS="$targets" "$root/scripts/build.sh"
-    break
-  fi
+  [ -x "$build/$p" ] || { echo "gpu-kit: $build/$p was not built" >&2; exit 1; }
 done
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/tokamak-kit-XXXXXX")

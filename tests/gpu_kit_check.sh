@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The GPU sitting rehearsed in CI, on a machine without a GPU, so that only the GPU can surprise:
 # packs the kit from this build's programs (scripts/gpu-kit.sh), checks that it and the tracked tree fit in what the
-# device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, both parts,
-# with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device tool would
-# bring it back: summary.md with every step ok (memcheck skipped without a GPU), log.txt, runs-cpu.json with the
-# two ladders' 12 rungs, nothing else. Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
+# device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, the sitting's
+# whole plan, with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device
+# tool would bring it back: summary.md with every step ok (memcheck and FP8 skipped without a GPU) in the sitting's
+# order, log.txt with each step's output framed, runs-cpu.json with the two ladders' 12 rungs, nothing else.
+# Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
 set -euo pipefail
 build=$1 root=$2
 py=${TOKAMAK_TORCH_PYTHON:-${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}/venv/bin/python}
@@ -24,33 +25,37 @@ echo "packed kit $((kit_bytes / 1024)) KiB + tracked tree $((tree_bytes / 1024))
 
 tar xJf "$work/kit.tar.xz" -C "$work"
 [ -x "$work/kit/gpu-check.sh" ] || fail "the kit unpacks without kit/gpu-check.sh"
-for part in 1 2; do
-  out=$work/out$part
-  rc=0
-  # No device tool here, so no 10-minute limit: a loaded CI machine must not cut steps short (BUDGET).
-  DEVICE=cpu PART=$part BUDGET=1500 OUT=$out SCRATCH=$work/scratch$part PYTHON=$py "$work/kit/gpu-check.sh" || rc=$?
-  [ -f "$out/summary.md" ] || fail "part $part wrote no summary.md"
-  [ "$rc" = 0 ] || { cat "$out/summary.md"; fail "part $part: gpu-check.sh exited $rc"; }
-  files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
-  want="./log.txt ./summary.md "
-  [ "$part" = 1 ] && want="./log.txt ./runs-cpu.json ./summary.md "
-  [ "$files" = "$want" ] || fail "part $part: OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
-  steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-  expected=11
-  [ "$part" = 2 ] && expected=5
-  [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "part $part: $((steps - 1)) steps in the summary, expected $expected"; }
-  ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
-  skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
-  [ $((ok + skipped)) = "$expected" ] || { cat "$out/summary.md"; fail "part $part: not every step ok"; }
-done
-grep -q '^| memcheck test_kernels | skipped |' "$work/out2/summary.md" || fail "memcheck should be skipped without a GPU"
-runs=$(grep -o '"uid"' "$work/out1/runs-cpu.json" | wc -l)
+out=$work/out
+rc=0
+# No device tool here, so no 10-minute limit: a loaded CI machine must not cut steps short (BUDGET).
+DEVICE=cpu BUDGET=1500 OUT=$out SCRATCH=$work/scratch PYTHON=$py "$work/kit/gpu-check.sh" || rc=$?
+[ -f "$out/summary.md" ] || fail "gpu-check.sh wrote no summary.md"
+[ "$rc" = 0 ] || { cat "$out/summary.md"; fail "gpu-check.sh exited $rc"; }
+files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
+want="./log.txt ./runs-cpu.json ./summary.md "
+[ "$files" = "$want" ] || fail "OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
+steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
+expected=16
+[ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "$((steps - 1)) steps in the summary, expected $expected"; }
+ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
+skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
+[ $((ok + skipped)) = "$expected" ] || { cat "$out/summary.md"; fail "not every step ok"; }
+[ "$skipped" = 2 ] || { cat "$out/summary.md"; fail "$skipped steps skipped, expected 2 (memcheck and FP8 need a GPU)"; }
+# The plan's order is the sitting's: what a cut lease must not lose comes first.
+order=$(grep -o '^| [a-z][^|]*|' "$out/summary.md" | sed 's/^| //; s/ *|$//' | sed -n '2,9p' | tr '\n' ',')
+[ "$order" = "libraries,test_kernels,memcheck test_kernels,test_gpu,kernel profile,bench cuda graphs,bench fp8,pytorch strongest compile," ] ||
+  fail "the plan's first steps are '$order'"
+# Every step's output is in log.txt as it runs, so a cut step still brings back what it printed.
+grep -q '^== test_kernels (limit ' "$out/log.txt" && grep -q '^== test_kernels: exit 0 after ' "$out/log.txt" ||
+  fail "log.txt does not frame each step's output"
+grep -q '^| memcheck test_kernels | skipped |' "$out/summary.md" || fail "memcheck should be skipped without a GPU"
+runs=$(grep -o '"uid"' "$out/runs-cpu.json" | wc -l)
 [ "$runs" -ge 12 ] || fail "runs-cpu.json holds $runs runs, expected 12 (8 + 4 rungs)"
-grep -q 'every library found' "$work/out1/summary.md" || fail "a library of the kit was not found"
-grep -q '^| kernel labs | ok | .*no CUDA device' "$work/out1/summary.md" || fail "the kit's kernel labs did not run"
+grep -q 'every library found' "$out/summary.md" || fail "a library of the kit was not found"
+grep -q '^| kernel labs | ok | .*no CUDA device' "$out/summary.md" || fail "the kit's kernel labs did not run"
 # The op-attributed profile: every rung's kernels (operators on a CPU) with what launched them, totals by kind.
-grep -q '^kind  *calls/step  *ms/step  *share' "$work/out1/summary.md" || fail "the kernel profile has no table by kind"
-grep -q '^| pytorch strongest compile | ok | .*strongest compile: mode=' "$work/out2/summary.md" ||
+grep -q '^kind  *calls/step  *ms/step  *share' "$out/summary.md" || fail "the kernel profile has no table by kind"
+grep -q '^| pytorch strongest compile | ok | .*strongest compile: mode=' "$out/summary.md" ||
   fail "the strongest-compile step named no strongest compile"
-echo "gpu-check rehearsal: both parts ok"
-sed -n '/^| step/,/^$/p' "$work/out1/summary.md" "$work/out2/summary.md"
+echo "gpu-check rehearsal: the sitting's plan ok"
+sed -n '/^| step/,/^$/p' "$out/summary.md"

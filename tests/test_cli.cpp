@@ -115,6 +115,9 @@ class TestCli : public QObject {
     QTest::newRow("negative kernels") << QStringList{"train", "--no-store", "--kernels=-2"} << "--kernels -2:";
     QTest::newRow("kernels in words") << QStringList{"bench", "--ladder", "/no/such.json", "--kernels", "many"}
                                       << "--kernels many:";
+    QTest::newRow("kernels under cuda graphs")
+        << QStringList{"train", "--no-store", "--kernels", "5", "--set", "speed.cuda_graphs=true"}
+        << "--kernels with speed.cuda_graphs is not implemented yet";
     QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "checkpoint.resume=/no/such.pt"}
                                          << "does not exist";
   }

@@ -243,6 +243,8 @@ class TestConfig : public QObject {
     QTest::newRow("loop AdamW") << QStringList{"speed.fused_adamw=false"} << "with speed.fused_adamw=false";
     QTest::newRow("muon") << QStringList{"optimizer.name=muon"} << "speed.cuda_graphs needs fused AdamW";
     QTest::newRow("dropout") << QStringList{"model.dropout=0.1"} << "model.dropout > 0 is not implemented yet";
+    QTest::newRow("checkpointing") << QStringList{"speed.activation_checkpointing=true"}
+                                   << "speed.cuda_graphs with speed.activation_checkpointing is not implemented yet";
   }
   void cudaGraphsAreRefusedWhereTheyCannotWork() {
     QFETCH(QStringList, sets);

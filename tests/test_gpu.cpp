@@ -340,7 +340,7 @@ class TestGpu : public QObject {
 
   // speed.cuda_graphs: the step captured once and replayed trains as the eager step does — the losses of 20 steps
   // bit for bit, wherever two eager runs agree bit for bit (they do unless a kernel of the step is
-  // nondeterministic on this GPU; then the graph must stay within twice their difference, and the test says so).
+  // nondeterministic on this GPU; then within a stated tolerance, and the test says whether it was bit for bit).
   void cudaGraphsFollowEager_data() {
     QTest::addColumn<QString>("layers");
     QTest::addColumn<bool>("glue");  // speed.fused_glue, with two blocks: a boundary for the residual to cross
@@ -382,8 +382,15 @@ class TestGpu : public QObject {
     for (size_t i = 0; i < eager.size(); ++i) spread = std::max(spread, std::abs(eager[i] - again[i]));
     qInfo("eager  %s\ngraphed %s\neager vs eager: %g", qPrintable(describe(eager)), qPrintable(describe(graphed)),
           spread);
+    // Bit for bit where the eager step is (the learning rate reaches the fused AdamW kernel as the same float bits
+    // in both modes). Where it is not (the glue's backward sums its weight and bias gradients with atomics), within
+    // 1e-4 of the loss, or twice the eager runs' own spread if that is larger.
+    bool same = true;
+    for (size_t i = 0; i < eager.size(); ++i) same = same && graphed[i] == eager[i];
+    qInfo("graphed vs eager: %s", same ? "bit for bit" : "not bit for bit");
     for (size_t i = 0; i < eager.size(); ++i)
-      QVERIFY2(std::abs(graphed[i] - eager[i]) <= 2 * spread,
+      QVERIFY2(spread == 0 ? graphed[i] == eager[i]
+                           : std::abs(graphed[i] - eager[i]) <= std::max(2 * spread, 1e-4 * std::abs(eager[i])),
                qPrintable(QString("step %1: graphed %2 vs eager %3 (two eager runs differ by %4)")
                               .arg(i + 1)
                               .arg(graphed[i], 0, 'g', 17)

@@ -455,6 +455,27 @@ class TestKernels : public QObject {
     QVERIFY2(error.isEmpty(), qPrintable(error));
     QVERIFY(x.grad().defined() && w.grad().defined());
   }
+
+  // The glue's forward kernels load 16 bytes at a time: views that start 4 and 2 bytes past a boundary take the
+  // plain kernels instead, and give what the reference gives (memcheck in the sitting would flag a misaligned load).
+  void cudaGlueTakesUnalignedViews() {
+    SKIP_WITHOUT_GPU();
+    const auto on_gpu = at::TensorOptions().device(at::kCUDA);
+    at::manual_seed(6);
+    const int64_t N = 64, C = 96;
+    const at::Tensor x = at::randn({N * C + 1}, on_gpu).narrow(0, 1, N * C).view({N, C});
+    const at::Tensor r = at::randn({N * C + 1}, on_gpu).to(at::kBFloat16).narrow(0, 1, N * C).view({N, C});
+    const at::Tensor w = 1 + 0.1 * at::randn({C}, on_gpu), b = 0.1 * at::randn({C}, on_gpu);
+    QVERIFY(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 != 0 && reinterpret_cast<uintptr_t>(r.data_ptr()) % 16 != 0);
+    at::NoGradGuard no_grad;
+    const auto [h, y] = kernels::residual_layernorm_glue(x, r, w, b);
+    const auto [h_ref, y_ref] = kernels::residual_layernorm_reference(x, r.to(at::kFloat), w, b);
+    // Stated tolerance: bf16 rounding of the branch's sum and of y (2^-8 relative), as cudaKernelsMatchReferences.
+    QVERIFY2(excess(h, h_ref, 1e-2) <= 1e-2, "residual stream");
+    QVERIFY2(excess(y.to(at::kFloat), y_ref, 1e-2) <= 3e-2, "normalised output");
+    const at::Tensor ln = kernels::layernorm_glue(x, w, b);
+    QVERIFY(!ln.defined());  // refused: the caller's LayerNorm runs instead
+  }
 };
 
 QTEST_GUILESS_MAIN(TestKernels)

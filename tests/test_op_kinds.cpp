@@ -34,6 +34,8 @@ class TestOpKinds : public QObject {
     QTest::newRow("GELU backward with the bias") << QStringList{"gelu_backward_bias"} << "activation";
     QTest::newRow("residual add") << QStringList{"elementwise_kernel", "aten::add", "tokamak::residual"} << "residual";
     QTest::newRow("bias gradient sum") << QStringList{"reduce_kernel", "aten::sum", "AddmmBackward0"} << "other";
+    QTest::newRow("the head's in-place scale (the same kernel as AdamW's)")
+        << QStringList{"multi_tensor_apply_kernel", "aten::_foreach_mul_", "tokamak::head_scale"} << "head";
     QTest::newRow("fused AdamW") << QStringList{"multi_tensor_apply_kernel", "aten::_fused_adamw_"} << "optimizer";
     QTest::newRow("clip inside the optimizer scope")
         << QStringList{"reduce_kernel", "aten::linalg_vector_norm", "tokamak::optimizer"} << "optimizer";

@@ -81,6 +81,21 @@ class TestSpeedOfLight : public QObject {
     QCOMPARE(MemoryBandwidth().dram(), -1.0);
   }
 
+  // A GPU's small copies are timed by the host's launch cost, not its memory: every kind is held to the largest
+  // set's rate there, however small its calls (the optimizer's ~40 calls, the casts' hundreds).
+  void gpuKindsAreHeldToTheLargestSet() {
+    Config c = gpt2("bf16");
+    c.device = "cuda";
+    const auto w = step_work(c);
+    const std::map<std::string, Measured> measured = {{"casts/copies", {5, 300}}, {"optimizer", {3, 40}}};
+    const auto rows = speed_of_light(c, measured, 100e12, three_rates());
+    QCOMPARE(rows.size(), size_t(2));
+    for (const KindFloor& r : rows) {
+      QVERIFY2(three_rates().rate_for(r.bytes / r.calls) != three_rates().dram(), "the case must tell the two apart");
+      QCOMPARE(r.floor_ms, 1e3 * w.at(r.kind).bytes / three_rates().dram());
+    }
+  }
+
   void floorIsTheLargerOfComputeAndMemory() {
     const Config c = gpt2("fp32");
     const auto w = step_work(c);

@@ -198,6 +198,33 @@ class TestTrain : public QObject {
     }
   }
 
+  // CUDA graphs read each step's lr from a 0-dim float tensor on the device; eager runs pass it from the host. Both
+  // must feed the kernel the same bits, or graphed and eager runs part in the low bits of some weights. lrs that a
+  // float cannot hold (warm-up and cosine values), and a group with a scale of its own (the device multiplies in
+  // float): a double lr moves some of these 4,096-element tensors by an ulp.
+  void fusedAdamWHostAndDeviceLrAreTheSame() {
+    torch::manual_seed(15);
+    std::vector<AdamWSlot> host_slots, device_slots;
+    std::vector<at::Tensor> grads;
+    for (double scale : {1.0, 0.37, 3.1}) {
+      const at::Tensor p = at::randn({64, 64}), g = at::randn({64, 64}) * 1e-2;
+      const std::string name = "w" + std::to_string(host_slots.size());
+      host_slots.push_back({name, p.clone(), g, true, scale});
+      device_slots.push_back({name, p.clone(), g, true, scale});
+    }
+    AdamW host(host_slots, AdamWOptions{0.9, 0.95, 1e-8, 0.1, true});
+    AdamW device(device_slots, AdamWOptions{0.9, 0.95, 1e-8, 0.1, true});
+    for (int step = 1; step <= 6; ++step) {
+      const double lr = 6e-4 * step / 7.0;
+      host.step(lr);
+      device.step_device_lr(at::full({}, lr, at::kFloat), {});
+    }
+    for (size_t i = 0; i < host_slots.size(); ++i) {
+      const int64_t differ = host_slots[i].param.ne(device_slots[i].param).sum().item<int64_t>();
+      QVERIFY2(differ == 0, qPrintable(QString("group %1: %2 weights differ").arg(i).arg(differ)));
+    }
+  }
+
   void clippingBoundsTheNorm() {
     torch::manual_seed(13);
     GPT model(small_model());

@@ -237,6 +237,7 @@ int run_train(const TrainArgs& args) {
   Config c = args.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
   if (!args.name.empty()) c.name = args.name;
   if (args.gpus > 0) c.dist.gpus = args.gpus;
+  if (args.kernels > 0) refuse_unprofilable(c);
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());

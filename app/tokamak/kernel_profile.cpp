@@ -81,6 +81,13 @@ KernelProfile::Result KernelProfile::finish(const Config& run) {
   return out;
 }
 
+void refuse_unprofilable(const Config& c) {
+  if (c.speed.cuda_graphs)
+    throw Error("--kernels with speed.cuda_graphs is not implemented yet: a replayed graph's kernels name no operator, "
+                "and capturing under the profiler can hang",
+                "profile the same rung with speed.cuda_graphs=false, or drop --kernels");
+}
+
 int kernels_to_list(const std::string& given) {
   if (given.empty()) return 0;
   size_t used = 0;

@@ -56,6 +56,10 @@ class KernelProfile : public EventSink {
 // refused in one line that names it and says what to give, before anything runs.
 int kernels_to_list(const std::string& given);
 
+// Refuses a profile of a run whose kernels it cannot see rightly: under speed.cuda_graphs the step is captured with
+// the profiler's CUPTI active (reported to hang or fault) and the replayed kernels carry no operator to name them.
+void refuse_unprofilable(const Config& c);
+
 // Keeps the profile with the run STORE recorded, once the run's own writer is done with the file (STORE is reset).
 void store_profile(std::unique_ptr<StoreSink>& store, const SpeedOfLightRecord& record);
 

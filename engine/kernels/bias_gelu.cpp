@@ -4,10 +4,11 @@
 
 #include "engine/kernels/reference.h"
 
-#ifdef TOKAMAK_WITH_CUDA
-#include <ATen/record_function.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/_addmm_activation.h>
+
+#ifdef TOKAMAK_WITH_CUDA
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mm.h>
@@ -53,13 +54,16 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
     const int64_t N = pre.size(0), C = pre.size(1);
     at::Tensor db = at::zeros({C}, pre.options().dtype(at::kFloat));
     at::Tensor d;
-    if (ctx->saved_data["out_of_place"].toBool() && dtype == at::kBFloat16 && C % 8 == 0 && pre.is_contiguous()) {
-      const at::Tensor g = grads[0].to(dtype).contiguous();
+    const at::Tensor g = grads[0].to(dtype).contiguous();
+    // The out-of-place kernel loads 16 bytes at a time and gives each 64 rows a block of grid.y (at most 65,535).
+    const auto aligned = [](const at::Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0; };
+    if (ctx->saved_data["out_of_place"].toBool() && dtype == at::kBFloat16 && C % 8 == 0 && pre.is_contiguous() &&
+        aligned(g) && aligned(pre) && (N + 63) / 64 <= 65535) {
       d = at::empty_like(pre);
       cuda::gelu_backward_bias_out(g.data_ptr(), pre.data_ptr(), d.data_ptr(), db.data_ptr<float>(), N, C,
                                    c10::cuda::getCurrentCUDAStream());
     } else {
-      d = grads[0].to(dtype).contiguous().clone();  // becomes d pre in place
+      d = g.clone();  // becomes d pre in place
       cuda::gelu_backward_bias(dtype == at::kBFloat16 ? cuda::DType::kBFloat16 : cuda::DType::kFloat, d.data_ptr(),
                                pre.data_ptr(), db.data_ptr<float>(), N, C, c10::cuda::getCurrentCUDAStream());
     }
@@ -73,6 +77,12 @@ class BiasGeluFunction : public torch::autograd::Function<BiasGeluFunction> {
 }  // namespace
 #endif
 
+at::Tensor bias_gelu_no_grad(const at::Tensor& x2, const at::Tensor& weight, const at::Tensor& bias,
+                             std::optional<at::ScalarType> autocast_dtype) {
+  const at::ScalarType dtype = autocast_dtype.value_or(x2.scalar_type());
+  return at::_addmm_activation(bias.to(dtype), x2.to(dtype), weight.to(dtype).t(), 1, 1, /*use_gelu=*/true);
+}
+
 at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, bool out_of_place) {
 #ifdef TOKAMAK_WITH_CUDA
   if (x.is_cuda()) {
@@ -81,7 +91,12 @@ at::Tensor bias_gelu(const at::Tensor& x, const at::Tensor& weight, const at::Te
     const at::Tensor x2 = x.reshape({-1, x.size(-1)});
     const bool with_grad =
         at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad() || bias.requires_grad());
-    if (!with_grad) return at::_addmm_activation(bias, x2, weight.t(), 1, 1, /*use_gelu=*/true).view(shape);
+    // CUDA autocast's lower-precision list does not hold _addmm_activation (the CPU's does): under bf16 autocast the
+    // op would get the glue's bf16 activation beside fp32 weights and throw, or, given fp32 activations (activation
+    // checkpointing's forward without the glue), run its GEMM in plain fp32. So the dtype is chosen here.
+    std::optional<at::ScalarType> autocast_dtype;
+    if (at::autocast::is_autocast_enabled(at::kCUDA)) autocast_dtype = at::autocast::get_autocast_dtype(at::kCUDA);
+    if (!with_grad) return bias_gelu_no_grad(x2, weight, bias, autocast_dtype).view(shape);
     return BiasGeluFunction::apply(x2, weight, bias, out_of_place).view(shape);
   }
 #endif

@@ -162,11 +162,20 @@ class LayerNormGlueFunction : public torch::autograd::Function<LayerNormGlueFunc
 }  // namespace
 #endif
 
+#ifdef TOKAMAK_WITH_CUDA
+// The glue's forward kernel loads 16 bytes at a time: a tensor it reads as it is (contiguous; any other is copied
+// into a fresh allocation first) must start on a 16-byte boundary, which a view with a storage offset may not.
+static bool aligned16(const at::Tensor& t) {
+  return !t.is_contiguous() || reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
+#endif
+
 at::Tensor layernorm_glue(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
 #ifdef TOKAMAK_WITH_CUDA
   const int64_t C = x.size(-1);
   if (x.is_cuda() && x.scalar_type() == at::kFloat && weight.defined() && bias.defined() &&
-      weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat && C % 8 == 0 && C <= cuda::kMixedMaxC)
+      weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat && C % 8 == 0 && C <= cuda::kMixedMaxC &&
+      aligned16(x) && aligned16(weight) && aligned16(bias))
     return LayerNormGlueFunction::apply(x, weight, bias);
 #endif
   return at::Tensor();
@@ -178,7 +187,8 @@ std::pair<at::Tensor, at::Tensor> residual_layernorm_glue(const at::Tensor& x, c
   const int64_t C = x.size(-1);
   if (x.is_cuda() && x.scalar_type() == at::kFloat && residual.scalar_type() == at::kBFloat16 &&
       weight.scalar_type() == at::kFloat && bias.scalar_type() == at::kFloat && x.sizes() == residual.sizes() &&
-      C % 8 == 0 && C <= cuda::kMixedMaxC) {
+      C % 8 == 0 && C <= cuda::kMixedMaxC && aligned16(x) && aligned16(residual) && aligned16(weight) &&
+      aligned16(bias)) {
     const variable_list out = ResidualLayerNormGlueFunction::apply(x, residual, weight, bias);
     return {out[0], out[1]};
   }

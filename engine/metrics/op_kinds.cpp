@@ -46,6 +46,10 @@ const std::vector<std::string>& op_kinds() {
 
 std::string op_kind(const std::vector<std::string>& chain) {
   if (chain.empty()) return "unattributed";
+  // The head's in-place scale runs ATen's multi-tensor kernel, whose own name would say "optimizer": its scope wins.
+  static const std::regex head_scale("^tokamak::head_scale$");
+  for (const std::string& name : chain)
+    if (std::regex_search(name, head_scale)) return "head";
   for (const std::string& name : chain)
     for (const Rule& rule : rules())
       if (std::regex_search(name, rule.pattern)) return rule.kind;

@@ -53,7 +53,7 @@ struct Measured {
   double ms = 0, calls = 0;  // per step
 };
 // One row per measured kind, in op_kinds()' order: the floor is the larger of flops ÷ matmul_flops and bytes ÷
-// the copy rate for the kind's bytes per call.
+// the copy rate for the kind's bytes per call (on a GPU, config.device "cuda…", the largest set's rate for all).
 std::vector<KindFloor> speed_of_light(const Config& config, const std::map<std::string, Measured>& measured,
                                       double matmul_flops, const MemoryBandwidth& bandwidth);
 

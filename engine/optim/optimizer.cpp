@@ -54,11 +54,15 @@ void AdamW::zero_grad() {
     for (at::Tensor& p : g.params) p.mutable_grad() = at::Tensor();
 }
 
+double fused_adamw_lr(double lr, double lr_scale) {
+  return static_cast<double>(static_cast<float>(lr) * static_cast<float>(lr_scale));
+}
+
 void AdamW::step(double lr, const at::Tensor& found_inf) {
   ++step_;
   for (Group& g : groups_) {
     if (g.params.empty()) continue;
-    if (options_.fused) step_fused(g, lr * g.lr_scale, found_inf);
+    if (options_.fused) step_fused(g, fused_adamw_lr(lr, g.lr_scale), found_inf);
     else step_loop(g, lr * g.lr_scale);
   }
 }

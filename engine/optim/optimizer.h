@@ -27,6 +27,11 @@ struct AdamWOptions {
 // The multiple of the schedule's lr at which AdamW updates the parameter `name`.
 double adamw_lr_scale(const std::string& name, const AdamWOptions& options);
 
+// The lr fused AdamW is given for a group: the schedule's lr times the group's scale, rounded as the device path
+// computes it (a 0-dim float tensor, multiplied in float, read back as a double by the kernel). Eager and
+// CUDA-graphed runs then feed the kernel the same bits; a double lr would differ from the graph's in its low bits.
+double fused_adamw_lr(double lr, double lr_scale);
+
 // What the training loop steps: AdamW, or Muon with AdamW beside it (engine/optim/muon.h).
 class Optimizer : public OptimizerState {
  public:

@@ -272,6 +272,10 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
     need(!(m.dropout > 0),
          "speed.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
          "speed.cuda_graphs=false");
+    // The recomputed forward reads the CUDA generator's state, which a capture forbids.
+    need(!c.speed.activation_checkpointing,
+         "speed.cuda_graphs with speed.activation_checkpointing is not implemented yet: set "
+         "speed.activation_checkpointing=false or speed.cuda_graphs=false");
   }
   need(!(c.speed.fused_glue && (c.speed.layers == "native" || c.speed.layers == "scratch" ||
                                 (c.speed.precision != "bf16" && c.speed.precision != "auto"))),
