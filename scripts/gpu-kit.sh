@@ -34,11 +34,12 @@ trap 'rm -rf "$stage"' EXIT
 kit=$stage/kit
 mkdir -p "$kit/bin" "$kit/lib" "$kit/ladders" "$kit/cache/assets"
 for p in "${programs[@]}"; do cp "$build/$p" "$kit/bin/"; done
-# Shared libraries: what ldd resolves, less LibTorch and CUDA's (the machine's torch wheel), the C library and
-# the loader (they must be the machine's own), and libstdc++/libgcc_s (the machine's are at least as new: its
-# torch runs on them, and an older copy first on the path would break it).
+# Shared libraries: what ldd resolves, less LibTorch and CUDA's (the machine's torch wheel), the C library and the
+# loader (they must be the machine's own; libresolv and libnss too, which call the C library's private symbols of
+# its own version), and libstdc++/libgcc_s (the machine's are at least as new: its torch runs on them, and an older
+# copy first on the path would break it).
 skip='/torch/lib/|/nvidia/|libcuda\.|libcudart|libnv|libcublas|libcudnn|libnccl|libcusparse|libcufft|libcurand|libcusolver|libcupti'
-skip+='|/libc\.so|/libm\.so|/libmvec\.so|/libdl\.so|/libpthread\.so|/librt\.so|/libutil\.so|/ld-linux|linux-vdso'
+skip+='|/libc\.so|/libm\.so|/libmvec\.so|/libdl\.so|/libpthread\.so|/librt\.so|/libutil\.so|/libresolv\.so|/libanl\.so|/libnss_|/ld-linux|linux-vdso'
 skip+='|/libstdc\+\+\.so|/libgcc_s\.so'
 for b in "$kit"/bin/*; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u | grep -Ev "$skip" |
   while read -r lib; do cp -L "$lib" "$kit/lib/"; done

@@ -3,6 +3,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/layer_norm.h>
+#include <ATen/ops/linear.h>
 #include <ATen/ops/rms_norm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/record_function.h>
@@ -45,6 +46,10 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
     if (y.defined()) return y;
   }
   return at::layer_norm(x, {weight.size(0)}, weight, bias, kLayerNormEps);
+}
+
+torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return at::linear(x, layer->weight, layer->bias);
 }
 
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind) {
@@ -97,10 +102,10 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
   torch::Tensor q, k, v;  // (B, H, T, D)
   if (o_.fused_glue && o_.layers == LayersKind::kFused) {
     // The same views, with one kernel for their gradients instead of a transposing copy each and a cat.
-    auto heads = kernels::qkv_heads(c_attn(x), H);
+    auto heads = kernels::qkv_heads(linear(c_attn, x), H);
     q = heads[0], k = heads[1], v = mix_values(heads[2], ve);
   } else {
-    auto qkv = c_attn(x).split(C, /*dim=*/2);
+    auto qkv = linear(c_attn, x).split(C, /*dim=*/2);
     q = qkv[0].view({B, T, H, D}).transpose(1, 2);
     k = qkv[1].view({B, T, H, D}).transpose(1, 2);
     v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
@@ -126,14 +131,14 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const torch::Tensor
     y = torch::matmul(att, v);
   }
   y = y.transpose(1, 2).contiguous().view({B, T, C});
-  y = c_proj(y);
+  y = linear(c_proj, y);
   if (p > 0) y = torch::nn::functional::dropout(y, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
   return y;
 }
 
 torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
-  auto qkv = c_attn(x).split(C, /*dim=*/2);
+  auto qkv = linear(c_attn, x).split(C, /*dim=*/2);
   auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);  // (B, H, T, D)
   auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
   auto v = mix_values(qkv[2].view({B, T, H, D}).transpose(1, 2), ve);
@@ -151,7 +156,7 @@ torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cac
     auto allowed = torch::ones({T, past + T}, x.options().dtype(torch::kBool)).tril(past);
     y = at::scaled_dot_product_attention(q, cache.k, cache.v, allowed);
   }
-  return c_proj(y.transpose(1, 2).contiguous().view({B, T, C}));
+  return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));
 }
 
 BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {
@@ -189,8 +194,8 @@ std::pair<torch::Tensor, torch::Tensor> BlockImpl::branches(const torch::Tensor&
     y = ln_2->forward(h);
   }
   if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias, o_.fused_glue);
-  else f = mlp_activation(c_fc(y), o_.mlp_act, o_.layers);
-  auto m = c_proj(f);
+  else f = mlp_activation(linear(c_fc, y), o_.mlp_act, o_.layers);
+  auto m = linear(c_proj, f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
   return {h, m};
@@ -211,7 +216,7 @@ std::pair<torch::Tensor, torch::Tensor> BlockImpl::forward_deferred(const torch:
 
 torch::Tensor BlockImpl::forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve) {
   auto h = x + attn->forward_cached(ln_1->forward(x), cache, ve);
-  return h + c_proj(mlp_activation(c_fc(ln_2->forward(h)), o_.mlp_act, o_.layers));
+  return h + linear(c_proj, mlp_activation(linear(c_fc, ln_2->forward(h)), o_.mlp_act, o_.layers));
 }
 
 }  // namespace tokamak
