@@ -2,9 +2,9 @@
 # The GPU sitting, run from the kit that scripts/gpu-kit.sh packs into carry/kit.tar.xz.
 # Two device commands, each well inside the device tool's 10 minutes, both with carry ["carry/kit.tar.xz"]:
 #   1: tar xJf carry/kit.tar.xz -C /tmp && /tmp/kit/gpu-check.sh
-#      the libraries found, test_gpu, test_kernels (CUDA parity), find-batch, the h100-writeup ladder, the kernel
-#      profile of its last rungs (each kernel named by the op that launched it, totals by kind), CUDA graphs
-#      against eager launches, the model sizes
+#      the libraries found, test_gpu, test_kernels (CUDA parity), test_fp8 and the fp8 ladder, find-batch, the
+#      h100-writeup ladder, the kernel profile of its last rungs (each kernel named by the op that launched it,
+#      totals by kind), CUDA graphs against eager launches, the model sizes
 #   2: tar xJf carry/kit.tar.xz -C /tmp && PART=2 /tmp/kit/gpu-check.sh
 #      the PyTorch peer at the ladder's batch, eager, then compiled with its profile; the strongest compile (every
 #      mode × batches 64 and 128); compute-sanitizer memcheck on test_kernels
@@ -130,6 +130,12 @@ rungs_ok=(bash -c 'f=$(mktemp); "$@" 2>&1 | tee "$f"; rc=${PIPESTATUS[0]}; ! gre
 s_libraries() { step "libraries" 60 'found|not found' libraries; }
 s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
+s_test_fp8() { step "test_fp8" 90 '^Totals' "${kit[@]}" "$bin/test_fp8"; }
+s_bench_fp8() {  # on a CPU too: LibTorch's CPU _scaled_mm serves
+  step "bench fp8" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp8.json" \
+    "${bench_len[@]}" --no-store "${sizes[@]}"
+  keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
+}
 s_find_batch() {
   step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
     --set speed.precision=bf16 "${sizes[@]}" --max "$find_max"
@@ -231,13 +237,13 @@ s_memcheck() {
 }
 
 case $part in
-  1) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_find_batch s_bench_h100 s_kernels s_graphs s_bench_sizes
-           s_no_checkpoints s_export) ;;
+  1) plan=(s_libraries s_test_gpu s_test_kernels s_test_fp8 s_bench_fp8 s_labs s_find_batch s_bench_h100 s_kernels
+           s_graphs s_bench_sizes s_no_checkpoints s_export) ;;
   2) plan=(s_libraries s_eager s_compiled s_peer s_memcheck) ;;
   # One command for a lease too short for two (15 device-minutes, a start included): the most wanted first, the
   # store exported last with time kept for it (RESERVE).
-  all) plan=(s_libraries s_test_gpu s_test_kernels s_labs s_bench_h100 s_kernels s_graphs s_compiled s_peer
-             s_find_batch s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
+  all) plan=(s_libraries s_test_gpu s_test_kernels s_test_fp8 s_bench_fp8 s_labs s_bench_h100 s_kernels s_graphs
+             s_compiled s_peer s_find_batch s_bench_sizes s_memcheck s_no_checkpoints s_export) ;;
   *) echo "gpu-check: PART must be 1, 2 or all, not '$part'" >&2; exit 2 ;;
 esac
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.

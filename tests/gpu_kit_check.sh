@@ -36,7 +36,7 @@ for part in 1 2; do
   [ "$part" = 1 ] && want="./log.txt ./runs-cpu.json ./summary.md "
   [ "$files" = "$want" ] || fail "part $part: OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
   steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-  expected=11
+  expected=13
   [ "$part" = 2 ] && expected=5
   [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "part $part: $((steps - 1)) steps in the summary, expected $expected"; }
   ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
