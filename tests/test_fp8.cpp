@@ -165,15 +165,18 @@ class TestFp8 : public QObject {
   }
 
   // A tiny run with speed.fp8 on the CPU (bf16 autocast, CPU _scaled_mm) learns as the bf16 run does: 12 steps'
-  // losses within 2% of bf16's (fp8's rounding is 4× bf16's per element; the runs share seed and batches).
+  // losses within 2% of bf16's (fp8's rounding is 4× bf16's per element; the runs share seed and batches), and
+  // with activation checkpointing as without.
   void tinyRunFollowsBf16OnTheCpu() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
-    auto run = [&](bool fp8) {
+    auto run = [&](bool fp8, bool checkpointing = false) {
       Config c;
-      apply_overrides(c, test::two_block_run_overrides(env.corpus_excerpt(100000),
-                                                       {"speed.precision=bf16", "train.steps=12",
-                                                        std::string("speed.fp8=") + (fp8 ? "true" : "false")}));
+      apply_overrides(
+          c, test::two_block_run_overrides(
+                 env.corpus_excerpt(100000),
+                 {"speed.precision=bf16", "train.steps=12", std::string("speed.fp8=") + (fp8 ? "true" : "false"),
+                  std::string("speed.activation_checkpointing=") + (checkpointing ? "true" : "false")}));
       test::RecordingSink sink;
       train(c, sink);
       if (sink.end.status != "finished") qWarning("%s", sink.end.error.c_str());
@@ -190,6 +193,15 @@ class TestFp8 : public QObject {
     for (size_t i = 0; i < bf16.size(); ++i)
       QVERIFY2(std::abs(fp8[i] - bf16[i]) <= 0.02 * bf16[i],
                qPrintable(QString("step %1: fp8 %2 vs bf16 %3").arg(i).arg(fp8[i]).arg(bf16[i])));
+    // Activation checkpointing recomputes each block's forward in backward: the same amaxes, so the same scales and
+    // the same fp8 numbers, and the same losses to fp32's last digits (1e-6 relative).
+    const std::vector<double> recomputed = run(true, true);
+    QCOMPARE(recomputed.size(), fp8.size());
+    for (size_t i = 0; i < fp8.size(); ++i)
+      QVERIFY2(
+          std::abs(recomputed[i] - fp8[i]) <= 1e-6 * fp8[i],
+          qPrintable(
+              QString("step %1: checkpointed %2 vs %3").arg(i).arg(recomputed[i], 0, 'g', 9).arg(fp8[i], 0, 'g', 9)));
   }
 };
 
