@@ -195,8 +195,8 @@ std::pair<torch::Tensor, torch::Tensor> BlockImpl::branches(const torch::Tensor&
     h = residual_add(x, a);
     y = ln_2->forward(h);
   }
-  // speed.fp8: c_fc and c_proj through _scaled_mm (no bias + GELU epilogue then: the fp8 matmul writes bf16, and
-  // the bias and GELU follow it), where bf16 autocast is on and the shapes are multiples of 16 (else bf16 as now).
+  // speed.fp8: c_fc and c_proj through _scaled_mm, the bias in its epilogue and the GELU after it (its backward then
+  // apart from the bias gradient), where bf16 autocast is on and the shapes are multiples of 16 (else bf16 as now).
   if (fp8_here(y, *c_fc)) f = mlp_activation(kernels::fp8_linear(y, c_fc->weight, c_fc->bias), o_.mlp_act, o_.layers);
   else if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias, o_.fused_glue);
   else f = mlp_activation(c_fc(y), o_.mlp_act, o_.layers);
