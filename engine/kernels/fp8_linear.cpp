@@ -100,12 +100,12 @@ class Fp8LinearFunction : public torch::autograd::Function<Fp8LinearFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x2, const at::Tensor& w, const at::Tensor& b) {
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);  // dtypes are explicit here
     const Fp8Tensor xq = quantize_fp8(x2, at::kFloat8_e4m3fn), wq = quantize_fp8(w, at::kFloat8_e4m3fn);
-    // w (N, K) row-major is w^T (K, N) column-major, as _scaled_mm wants its second operand. Fast accumulation in
-    // the forward only, as torchao's default: the gradients keep the accurate one.
-    // The bias in bf16 (as autocast's linear has it) in the GEMM's epilogue, not a pass of its own.
+    // w (N, K) row-major is w^T (K, N) column-major, as _scaled_mm wants its second operand; the bias in bf16 (as
+    // autocast's linear has it) in the GEMM's epilogue, not a pass of its own. Fast accumulation in the forward only,
+    // as torchao's default: the gradients keep the accurate one.
     const std::optional<at::Tensor> bias = b.defined() ? std::optional<at::Tensor>(b.to(at::kBFloat16)) : std::nullopt;
-    at::Tensor y = at::_scaled_mm(xq.data, wq.data.t(), xq.scale.reciprocal(), wq.scale.reciprocal(), bias,
-                                  std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
+    const at::Tensor y = at::_scaled_mm(xq.data, wq.data.t(), xq.scale.reciprocal(), wq.scale.reciprocal(), bias,
+                                        std::nullopt, at::kBFloat16, /*use_fast_accum=*/true);
     ctx->save_for_backward({xq.data, xq.scale, wq.data, wq.scale});
     ctx->saved_data["x_dtype"] = int64_t(x2.scalar_type());
     ctx->saved_data["w_dtype"] = int64_t(w.scalar_type());
