@@ -3,9 +3,9 @@
 # carry ["carry/kit.tar.xz"] and BUDGET the seconds of the lease it may spend (at most 540, for the device tool's
 # 10 minutes a command with unpacking and transfers; less when less device time is left, after the machine's start):
 #   tar xJf carry/kit.tar.xz -C /tmp && BUDGET=540 /tmp/kit/gpu-check.sh
-# The steps run in the order of what a sitting is for, so a cut lease loses the least: test_kernels, memcheck of
-# the kernels, test_gpu; the kernel profile of the best rungs (native, fused classifier, fused glue) with the
-# speed-of-light table; CUDA graphs against eager launches; FP8 against bf16 (two short rungs); the PyTorch peer's
+# The steps run in the order of what a sitting is for, so a cut lease loses the least: test_kernels, test_fp8,
+# memcheck of both, test_gpu; the kernel profile of the best rungs (native, fused classifier, fused glue) with the
+# speed-of-light table; CUDA graphs against eager launches; FP8 against bf16 (four short rungs); the PyTorch peer's
 # strongest compile (max-autotune at batch 64 first, a "strongest compile so far" line after each); then the rest
 # (the kernel labs, the peer compiled with its profile, the h100-writeup ladder, find-batch, the model sizes, the
 # peer's eager loop) and the run store's export. PLAN="s_test_kernels s_kernels ..." runs those steps alone.
@@ -131,6 +131,12 @@ rungs_ok=(bash -c 'f=$(mktemp); "$@" 2>&1 | tee "$f"; rc=${PIPESTATUS[0]}; ! gre
 s_libraries() { step "libraries" 60 'found|not found' libraries; }
 s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
+s_test_fp8() { step "test_fp8" 90 '^Totals' "${kit[@]}" "$bin/test_fp8"; }
+s_bench_fp8() {  # on a CPU too: LibTorch's CPU _scaled_mm serves
+  step "bench fp8" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp8.json" \
+    "${bench_len[@]}" --no-store "${sizes[@]}"
+  keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
+}
 s_find_batch() {
   step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
     --set speed.precision=bf16 "${sizes[@]}" --max "$find_max"
@@ -221,29 +227,22 @@ s_graphs() {
     "${bench_len[@]}" --no-store "${rungs[@]}" "${sizes[@]}"
   keep_table "bench cuda graphs" "$scratch/steps/bench_cuda_graphs.txt"
 }
-# FP8 matmuls (speed.fp8) against the best bf16 rung: tok/s from the ladder, then the loss of both over the same
-# steps of the default corpus. A CPU has no FP8 matmuls: the rehearsal skips it.
-s_fp8() {
-  if [ "$device" = cpu ]; then skip "bench fp8" "no GPU: FP8 matmuls need compute capability 8.9 or newer"; return; fi
-  if [ ! -f "$here/ladders/fp8.json" ]; then skip "bench fp8" "this kit has no FP8 ladder"; return; fi
-  step "bench fp8" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp8.json" \
-    "${bench_len[@]}"
-  keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
-}
+# compute-sanitizer over the kernels' parity tests: the only memory-safety check of the CUDA kernels (the glue's,
+# the heads', the fp8 cast).
 s_memcheck() {
   if [ "$device" = cpu ]; then
-    skip "memcheck test_kernels" "no GPU: compute-sanitizer runs on the device only"
+    skip "memcheck" "no GPU: compute-sanitizer runs on the device only"
   elif ! command -v compute-sanitizer >/dev/null; then
-    skip "memcheck test_kernels" "compute-sanitizer is not on the PATH"
+    skip "memcheck" "compute-sanitizer is not on the PATH"
   else
-    step "memcheck test_kernels" 120 'ERROR SUMMARY|^Totals' "${kit[@]}" compute-sanitizer --tool memcheck \
-      --error-exitcode 99 "$bin/test_kernels"
+    step "memcheck" 150 'ERROR SUMMARY|^Totals' "${kit[@]}" bash -c 'for t in test_kernels test_fp8; do
+      compute-sanitizer --tool memcheck --error-exitcode 99 "$0/$t" || exit; done' "$bin"
   fi
 }
 
 # The most wanted first; the store is exported last with time kept for it (RESERVE).
-plan=(s_libraries s_test_kernels s_memcheck s_test_gpu s_kernels s_graphs s_fp8 s_peer s_labs s_compiled s_bench_h100
-      s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
+plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_kernels s_graphs s_bench_fp8 s_peer s_labs s_compiled
+      s_bench_h100 s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then
   read -r -a plan <<< "$PLAN"

@@ -3,19 +3,19 @@
 # carry/kit.tar.xz (KIT_TAR), which unpacks to kit/. A GPU machine has CUDA and a Python with torch 2.11 but no
 # Qt, no Debian packages and no internet; both are x86-64 and LibTorch's ABI is the wheel's, so the programs are
 # built here and carried. The kit holds only what gpu-check.sh runs: tokamak, tokamak-engine, test_gpu,
-# test_kernels and the kernel labs, stripped; the shared libraries they need that are neither LibTorch's, CUDA's, the C and C++
+# test_kernels, test_fp8 and the kernel labs, stripped; the shared libraries they need that are neither LibTorch's, CUDA's, the C and C++
 # runtime's (the machine's torch wheel, driver and system provide those) — Qt Core/Test, PCRE2, SQLite, ICU,
 # jemalloc; the ladders, the assets, the PyTorch peer and gpu-check.sh. The device tool carries 64 MiB with the
 # working tree: tests/gpu_kit_check.sh checks in CI that the packed kit plus the tracked tree stays under 48 MiB.
-# BUILD_DIR (default build) is where the four programs are taken from; a studio build's are an engine-only
+# BUILD_DIR (default build) is where the five programs are taken from; a studio build's are an engine-only
 # build's (none links Qt Widgets). They are brought up to date there first (an engine-only build in a new folder).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 tar_path=${KIT_TAR:-$root/carry/kit.tar.xz}
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
-programs=(app/tokamak app/tokamak-engine tests/test_gpu tests/test_kernels)
-targets="tokamak tokamak-engine test_gpu test_kernels"
+programs=(app/tokamak app/tokamak-engine tests/test_gpu tests/test_kernels tests/test_fp8)
+targets="tokamak tokamak-engine test_gpu test_kernels test_fp8"
 # The CUDA kernel labs (experiments/kernels/*_lab.cu) where the build has CUDA; never built by default.
 labs=(bias_gelu_lab residual_layernorm_lab layernorm_backward_lab qkv_heads_lab)
 if [ ! -f "$build/build.ninja" ] || grep -q "^build experiments/${labs[0]}:" "$build/build.ninja"; then

@@ -43,6 +43,17 @@ class TestConfigProblems : public QObject {
                                                       << "lower model.value_embeddings or raise model.n_layer";
     QTest::newRow("value embeddings, checkpointing") << "model.value_embeddings=1 speed.activation_checkpointing=true"
                                                      << "set speed.activation_checkpointing=false";
+    QTest::newRow("fp8 in fp32") << "speed.fp8=true speed.precision=fp32"
+                                 << "speed.fp8 runs the MLP's matmuls in fp8 under bf16 autocast, but "
+                                    "speed.precision=fp32: set speed.precision=bf16 or speed.fp8=false";
+    QTest::newRow("fp8 in pure bf16") << "speed.fp8=true speed.precision=bf16_pure"
+                                      << "but speed.precision=bf16_pure: set speed.precision=bf16";
+    QTest::newRow("fp8, width not a multiple of 16")
+        << "speed.fp8=true speed.precision=bf16 model.n_embd=200 model.n_head=4"
+        << "speed.fp8's matmuls need model.n_embd a multiple of 16, but it is 200";
+    QTest::newRow("fp8, rows not a multiple of 16")
+        << "speed.fp8=true speed.precision=bf16 train.batch_size=3 model.context=10"
+        << "train.batch_size × the context a multiple of 16, but it is 30";
   }
 
   void problemsNameTheSwitchAndTheFix() {
@@ -62,6 +73,9 @@ class TestConfigProblems : public QObject {
         << "optimizer.head_lr=0.002 optimizer.embed_lr=0.05 model.tie_weights=false dist.gpus=2 dist.zero=1";
     QTest::newRow("unet skips, data parallel, zero-1") << "model.unet_skips=true dist.gpus=2 dist.zero=1";
     QTest::newRow("value embeddings, data parallel, zero-1") << "model.value_embeddings=2 dist.gpus=2 dist.zero=1";
+    QTest::newRow("fp8 with checkpointing, fused glue, data parallel")
+        << "speed.fp8=true speed.precision=bf16 speed.layers=fused speed.activation_checkpointing=true dist.gpus=2";
+    QTest::newRow("fp8, precision auto") << "speed.fp8=true";
     QTest::newRow("warm-ups, data parallel, zero-1")
         << "train.seq_warmup=50 train.batch_warmup=50 dist.gpus=2 dist.zero=1";
   }

@@ -45,6 +45,10 @@ class TestOpKinds : public QObject {
     QTest::newRow("our heads' backward (no cat)")
         << QStringList{"heads_to_qkv_kernel", "tokamak::qkv_heads_backward", "QkvHeadsFunctionBackward"}
         << "casts/copies";
+    QTest::newRow("speed.fp8's amax") << QStringList{"reduce_kernel", "aten::linalg_vector_norm", "tokamak::fp8_cast"}
+                                      << "casts/copies";
+    QTest::newRow("speed.fp8's cast") << QStringList{"scale_cast_fp8_kernel", "tokamak::fp8_cast"} << "casts/copies";
+    QTest::newRow("speed.fp8's GEMM") << QStringList{"sm90_xmma_gemm_e4m3bf16", "aten::_scaled_mm"} << "matmul";
     QTest::newRow("nothing says") << QStringList{"elementwise_kernel", "aten::mul", "MulBackward0"} << "other";
     QTest::newRow("no launcher") << QStringList{} << "unattributed";
     // CPU operators: the op, then what encloses it.

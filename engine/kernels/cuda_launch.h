@@ -59,4 +59,9 @@ struct HeadSources {
 void heads_to_qkv(const HeadSources& src, void* dqkv, int64_t B, int64_t T, int64_t H, int64_t row_bytes,
                   cudaStream_t stream);
 
+// fp8_cast.cu, speed.fp8 — out[i] = fp8(x[i] · *scale) for n elements, x fp32 or bf16, e4m3 (e4m3 = true) or e5m2,
+// rounded to nearest and saturated to the format's largest value; the scale is read on the device.
+void scale_cast_fp8(DType dtype, const void* x, const float* scale, void* out, int64_t n, bool e4m3,
+                    cudaStream_t stream);
+
 }  // namespace tokamak::kernels::cuda

@@ -27,10 +27,11 @@ const std::vector<Rule>& rules() {
       {"activation", std::regex("gelu|relu|silu|tanh|sigmoid|^aten::square$|^PowBackward", icase)},
       {"optimizer", std::regex("adam|muon|_foreach_|multi_tensor|^tokamak::optimizer", icase)},
       {"casts/copies",
-       std::regex("memcpy|memset|^aten::(copy_|to|_to_copy|clone|contiguous|cat|stack|_copy_from|"
-                  "_copy_from_and_resize|fill_|zero_|zeros|zeros_like|empty_strided)$|^(ToCopy|Clone|Cat|Stack)"
-                  "Backward|cat_|CatArrayBatchedCopy|heads_to_qkv|^tokamak::qkv_heads",
-                  icase)},
+       std::regex(
+           "memcpy|memset|^aten::(copy_|to|_to_copy|clone|contiguous|cat|stack|_copy_from|"
+           "_copy_from_and_resize|fill_|zero_|zeros|zeros_like|empty_strided)$|^(ToCopy|Clone|Cat|Stack)"
+           "Backward|cat_|CatArrayBatchedCopy|heads_to_qkv|^tokamak::qkv_heads|scale_cast_fp8|^tokamak::fp8_cast",
+           icase)},
       {"residual", std::regex("^tokamak::residual", icase)},
   };
   return r;

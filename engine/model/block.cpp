@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "engine/kernels/bias_gelu.h"
+#include "engine/kernels/fp8_linear.h"
 #include "engine/kernels/qkv_heads.h"
 #include "engine/kernels/residual_layernorm.h"
 
@@ -177,6 +178,12 @@ static torch::Tensor residual_add(const torch::Tensor& x, const torch::Tensor& b
   return x + branch;
 }
 
+bool BlockImpl::fp8_here(const torch::Tensor& x, const torch::nn::LinearImpl& linear) const {
+  if (!o_.fp8 || !kernels::fp8_linear_fits(x, linear.weight)) return false;
+  const c10::DeviceType device = x.device().type();
+  return at::autocast::is_autocast_enabled(device) && at::autocast::get_autocast_dtype(device) == at::kBFloat16;
+}
+
 std::pair<torch::Tensor, torch::Tensor> BlockImpl::branches(const torch::Tensor& x, const torch::Tensor& y1,
                                                             const torch::Tensor& ve) {
   auto a = attn->forward(y1, ve);
@@ -193,9 +200,12 @@ std::pair<torch::Tensor, torch::Tensor> BlockImpl::branches(const torch::Tensor&
     h = residual_add(x, a);
     y = ln_2->forward(h);
   }
-  if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias, o_.fused_glue);
+  // speed.fp8: c_fc and c_proj through _scaled_mm, the bias in its epilogue and the GELU after it (its backward then
+  // apart from the bias gradient), where bf16 autocast is on and the shapes are multiples of 16 (else bf16 as now).
+  if (fp8_here(y, *c_fc)) f = mlp_activation(kernels::fp8_linear(y, c_fc->weight, c_fc->bias), o_.mlp_act, o_.layers);
+  else if (fused_cuda && c_fc->bias.defined()) f = kernels::bias_gelu(y, c_fc->weight, c_fc->bias, o_.fused_glue);
   else f = mlp_activation(linear(c_fc, y), o_.mlp_act, o_.layers);
-  auto m = linear(c_proj, f);
+  auto m = fp8_here(f, *c_proj) ? kernels::fp8_linear(f, c_proj->weight, c_proj->bias) : linear(c_proj, f);
   if (is_training() && o_.dropout > 0)
     m = torch::nn::functional::dropout(m, torch::nn::functional::DropoutFuncOptions().p(o_.dropout).training(true));
   return {h, m};

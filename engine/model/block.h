@@ -1,7 +1,8 @@
 // A transformer block and its parts. Each part has the variants the write-ups compare: LayerNorm and GELU
 // written from scratch or the library's kernels; attention with GPT-2's stored causal-mask buffer, a mask
 // built on the fly, or fused scaled-dot-product attention (flash on GPUs). speed.layers=fused adds Tokamak's own
-// kernels (engine/kernels/): on CUDA the residual add + LayerNorm and bias + GELU dispatched here.
+// kernels (engine/kernels/): on CUDA the residual add + LayerNorm and bias + GELU dispatched here; speed.fp8 runs the
+// MLP's two matmuls in fp8.
 #pragma once
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
@@ -23,6 +24,7 @@ struct BlockOptions {
   AttentionKind attention = AttentionKind::kSdpa;
   LayersKind layers = LayersKind::kNative;
   bool fused_glue = false;  // speed.fused_glue: the fused layers' glue kernels (CUDA, bf16)
+  bool fp8 = false;         // speed.fp8: the MLP's two matmuls in fp8 under bf16 autocast (kernels/fp8_linear.h)
   // The speedrun's switches (model.norm, model.mlp_act, model.position, model.qk_norm); defaults are GPT-2.
   NormKind norm = NormKind::kLayerNorm;
   MlpAct mlp_act = MlpAct::kGelu;
@@ -108,6 +110,8 @@ class BlockImpl : public torch::nn::Module {
   torch::nn::Linear c_proj{nullptr};  // (C, 4C)
  private:
   BlockOptions o_;
+  // Whether `linear` runs in fp8 on x: speed.fp8, bf16 autocast on x's device, shapes _scaled_mm takes.
+  bool fp8_here(const torch::Tensor& x, const torch::nn::LinearImpl& linear) const;
   // The block from ln_1's output y1 on, x its input stream: {h, m}, whose sum is the block's output.
   std::pair<torch::Tensor, torch::Tensor> branches(const torch::Tensor& x, const torch::Tensor& y1,
                                                    const torch::Tensor& ve);

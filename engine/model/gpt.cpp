@@ -42,6 +42,7 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const SpeedConfig& spee
   o.block.attention = find_choice(attention_choices(), "speed.attention", speed.attention).kind;
   o.block.layers = find_choice(layers_choices(), "speed.layers", speed.layers).kind;
   o.block.fused_glue = speed.fused_glue;
+  o.block.fp8 = speed.fp8;
   o.block.norm = find_choice(norm_choices(), "model.norm", m.norm).kind;
   o.block.mlp_act = find_choice(mlp_act_choices(), "model.mlp_act", m.mlp_act).kind;
   o.block.position = find_choice(position_choices(), "model.position", m.position).kind;

@@ -217,6 +217,8 @@ void Run::set_up() {
   // MFU's denominator: the datasheet for a GPU, this machine's own measured GEMM rate for a CPU (no datasheet
   // says what a CPU of that name reaches with these cores and LibTorch's kernels).
   if (device_.is_cuda()) {
+    // speed.fp8 keeps MFU against the bf16 peak (its precision is bf16): fp8's peak is twice it on Hopper, but the
+    // head, attention and the rest stay bf16, and one scale lets runs with and without fp8 be compared.
     peak_ = peak_flops(device_name(device_), c_.speed.precision);
     start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.speed.precision + ")" : "";
   } else if (main_) {  // only rank 0 reports MFU; ranks measuring at once would share the cores

@@ -35,6 +35,8 @@
 #include "engine/core/run/run_folder.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/device/cpu_setup.h"
+#include "engine/device/device.h"
+#include "engine/kernels/fp8_linear.h"
 #include "engine/train/math_mode.h"
 #include "engine/train/cuda_graph_step.h"
 #include "engine/optim/muon.h"
@@ -282,6 +284,10 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
   c.speed.precision = resolved_precision(c.speed.precision, c.device);  // the run records what it trains with
   validate_config(c, cuda_device_count());
+  if (c.speed.fp8) {  // what the device can do, which the config alone cannot say
+    const std::string fp8 = kernels::fp8_matmul_problem(parse_device(c.device));
+    if (!fp8.empty()) throw Error("config: " + fp8, "speed.precision=bf16 alone is this device's fastest matmul");
+  }
   c.speed.layers = resolved_layers(c, c.speed.precision);
   check_memory(c);  // before the model or any batch is allocated
   detail::Run run(c, sink, control, dist);

@@ -70,6 +70,9 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   auto* prec = choices("speed.precision");
   keys->bind("speed.precision", prec);
   row(group(tr("Precision")), {prec});
+  auto* fp8 = check(tr("FP8 matmuls (MLP)"));
+  keys->bind("speed.fp8", fp8);
+  row(QString(), {fp8});
 
   auto* attn = choices("speed.attention");
   keys->bind("speed.attention", attn);
@@ -150,7 +153,7 @@ void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {
     }
   }
   for (const char* key :
-       {"speed.cuda_graphs", "speed.fused_glue", "speed.fused_adamw", "speed.pin_memory", "speed.prefetch",
+       {"speed.fp8", "speed.cuda_graphs", "speed.fused_glue", "speed.fused_adamw", "speed.pin_memory", "speed.prefetch",
         "speed.activation_checkpointing", "model.tie_weights", "model.vocab_pad_multiple"}) {
     auto* box = qobject_cast<QCheckBox*>(keys_->widget(key));
     const QString on = box->property("onValue").isValid() ? box->property("onValue").toString() : "true";

@@ -115,6 +115,7 @@ std::string default_run_name(const Config& c) {
   if (find_choice(layers_choices(), "speed.layers", c.speed.layers).kind != LayersKind::kNative)
     name += "-" + c.speed.layers;
   if (c.speed.fused_adamw) name += "-fusedadam";
+  if (c.speed.fp8) name += "-fp8";
   if (c.speed.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
   // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
@@ -282,6 +283,18 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
        "speed.fused_glue changes the fused layers' bf16 kernels, but speed.layers=" + c.speed.layers +
            " with speed.precision=" + c.speed.precision +
            " has none to change: set speed.layers=fused and speed.precision=bf16, or speed.fused_glue=false");
+  if (c.speed.fp8) {
+    // The fp8 matmul writes bf16 and keeps autocast's fp32 master weights; pure bf16 has no autocast to sit in.
+    need(c.speed.precision == "bf16" || c.speed.precision == "auto",
+         "speed.fp8 runs the MLP's matmuls in fp8 under bf16 autocast, but speed.precision=" + c.speed.precision +
+             ": set speed.precision=bf16 or speed.fp8=false");
+    // _scaled_mm takes dimensions that are multiples of 16: n_embd (and 4·n_embd) and the batch's rows.
+    need(m.n_embd % 16 == 0, "speed.fp8's matmuls need model.n_embd a multiple of 16, but it is " +
+                                 std::to_string(m.n_embd) + ": change model.n_embd or set speed.fp8=false");
+    need((t.batch_size * train_context(c)) % 16 == 0,
+         "speed.fp8's matmuls need train.batch_size × the context a multiple of 16, but it is " +
+             std::to_string(t.batch_size * train_context(c)) + ": change train.batch_size or set speed.fp8=false");
+  }
   need(!(c.eval.stop_at_target && c.eval.target_val_loss <= 0),
        "eval.stop_at_target needs eval.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);

@@ -120,6 +120,7 @@ struct SpeedConfig {
   bool prefetch = true;
   bool cuda_graphs = false;
   bool fused_glue = false;
+  bool fp8 = false;  // not in auto until a sitting has compared its loss with bf16 over 1,000+ steps
   bool activation_checkpointing = false;
 };
 
