@@ -208,7 +208,10 @@ s_compiled() {
 # "strongest compile", the peer every published ratio is against, and a "so far" line follows each configuration
 # so a cut step still names one. PEER_MODES, PEER_BATCHES (default BATCH) widen it when a lease has room.
 s_peer() {
-  step "pytorch strongest compile" 330 'strongest compile' "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
+  # Inductor's GEMM autotuning in a subprocess: one of its candidate kernels faulted on an H200 and took the CUDA
+  # context with it (max-autotune never finished); in a subprocess a faulting candidate is only dropped.
+  step "pytorch strongest compile" 330 'strongest compile' env TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC=1 \
+    "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
     --modes "${PEER_MODES:-max-autotune,default}"
   keep_table "pytorch strongest compile" "$scratch/steps/pytorch_strongest_compile.txt"
 }

@@ -16,6 +16,8 @@ import contextlib
 import math
 import os
 import statistics
+import sys
+import subprocess
 import time
 
 import torch
@@ -148,6 +150,31 @@ def run_config(args, dev, mode, batch, attention):
     return ms, T, peak, len(times), table
 
 
+def run_isolated(mode, attention, batch):
+    """This script for one configuration in a child process; its output passes through, its result comes back."""
+    argv, skip = [], False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in ("--modes", "--compile", "--batch", "--attention"):
+            skip = "=" not in a and name != "--compile"
+            continue
+        argv.append(a)
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), *argv, "--modes", mode, "--attention", attention,
+                              "--batch", str(batch), "--result-line"], stdout=subprocess.PIPE, text=True)
+    results = []
+    for line in child.stdout:
+        if line.startswith("RESULT "):
+            tok_s, m, a, b, ms = line.split()[1:]
+            results.append((float(tok_s), m, a, int(b), float(ms)))
+        else:
+            print(line, end="", flush=True)
+    child.wait()
+    return results
+
+
 def strongest_line(results, where, label):
     tok_s, mode, attention, batch, ms = max(r for r in results if r[1] != "eager")
     return (f"{label}: mode={mode} attention={attention} B={batch}: {tok_s:,.0f} tok/s ({ms:.1f} ms/step) "
@@ -176,6 +203,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--median-ms", action="store_true", help="print only the median ms/step (for scripts)")
+    ap.add_argument("--result-line", action="store_true", help=argparse.SUPPRESS)  # a child's result, for its parent
     args = ap.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("pytorch_loop: --device cuda but torch sees no GPU (hint: run it on the GPU machine)")
@@ -190,39 +218,49 @@ def main():
     where = torch.cuda.get_device_name(dev) if cuda else f"{torch.get_num_threads()} threads"
     # One line a configuration, each naming everything it ran with; the best compiled one is "strongest compile".
     results = []
-    for mode in modes:
-        for attention in attentions:
-            for batch in batches:
-                try:
-                    ms, T, peak, n, table = run_config(args, dev, mode, batch, attention)
-                except Exception as e:  # out of memory at B=128, a mode this torch lacks: the next one still runs
-                    print(f"pytorch {args.shape or args.preset} mode={mode} attention={attention} B={batch}: failed: "
-                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
-                    if cuda:
-                        torch.cuda.empty_cache()
-                    continue
-                finally:
-                    if mode != "eager":
-                        torch._dynamo.reset()  # the next configuration compiles afresh
-                if args.median_ms:
-                    print(f"{ms:.1f}")
-                    continue
-                tok_s = batch * T / (ms / 1000)
-                results.append((tok_s, mode, attention, batch, ms))
-                backend = "" if mode == "eager" or args.compile_backend == "inductor" else f" ({args.compile_backend})"
-                extras = ", fused AdamW" if cuda else ""
-                print(f"pytorch {args.shape or args.preset} {args.precision} mode={mode}{backend}"
-                      f"{' fullgraph' if args.fullgraph and mode != 'eager' else ''} attention={attention} B={batch} "
-                      f"T={T} on {where}: {ms:.1f} ms/step (median of {n}), {tok_s:,.0f} tok/s"
-                      f"{f', peak {peak:.1f} GB' if cuda else ''} (torch {torch.__version__}{extras})", flush=True)
-                if table:
-                    print(table, flush=True)
-                # After each configuration, so a run cut short (a lease's end) still names the best it reached.
-                if mode != "eager" and len(results) < len(modes) * len(attentions) * len(batches):
-                    print(strongest_line(results, where, "strongest compile so far"), flush=True)
-    if any(r[1] != "eager" for r in results) and not args.median_ms:
+    configs = [(m, a, b) for m in modes for a in attentions for b in batches]
+    if len(configs) > 1 and not args.median_ms:
+        # Each configuration in a process of its own: a kernel that faults (inductor's GEMM autotuning hit an illegal
+        # address on an H200) leaves the CUDA context unusable, and every later configuration would fail with it. The
+        # same on a CPU, so that the rehearsal runs this path.
+        for i, (mode, attention, batch) in enumerate(configs):
+            results += run_isolated(mode, attention, batch)
+            if mode != "eager" and any(r[1] != "eager" for r in results) and i + 1 < len(configs):
+                print(strongest_line(results, where, "strongest compile so far"), flush=True)
+        configs = []
+    for mode, attention, batch in configs:
+        try:
+            ms, T, peak, n, table = run_config(args, dev, mode, batch, attention)
+        except Exception as e:  # out of memory at B=128, a mode this torch lacks: the next one still runs
+            print(f"pytorch {args.shape or args.preset} mode={mode} attention={attention} B={batch}: failed: "
+                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+            if cuda:
+                torch.cuda.empty_cache()
+            continue
+        finally:
+            if mode != "eager":
+                torch._dynamo.reset()  # the next configuration compiles afresh
+        if args.median_ms:
+            print(f"{ms:.1f}")
+            continue
+        tok_s = batch * T / (ms / 1000)
+        results.append((tok_s, mode, attention, batch, ms))
+        if args.result_line:
+            print(f"RESULT {tok_s} {mode} {attention} {batch} {ms}", flush=True)
+        backend = "" if mode == "eager" or args.compile_backend == "inductor" else f" ({args.compile_backend})"
+        extras = ", fused AdamW" if cuda else ""
+        print(f"pytorch {args.shape or args.preset} {args.precision} mode={mode}{backend}"
+              f"{' fullgraph' if args.fullgraph and mode != 'eager' else ''} attention={attention} B={batch} "
+              f"T={T} on {where}: {ms:.1f} ms/step (median of {n}), {tok_s:,.0f} tok/s"
+              f"{f', peak {peak:.1f} GB' if cuda else ''} (torch {torch.__version__}{extras})", flush=True)
+        if table:
+            print(table, flush=True)
+        # After each configuration, so a run cut short (a lease's end) still names the best it reached.
+        if mode != "eager" and len(results) < len(modes) * len(attentions) * len(batches):
+            print(strongest_line(results, where, "strongest compile so far"), flush=True)
+    if any(r[1] != "eager" for r in results) and not args.median_ms and not args.result_line:
         print(strongest_line(results, where, "strongest compile"), flush=True)
-    if not results and not args.median_ms:
+    if not results and not args.median_ms and not args.result_line:
         raise SystemExit("pytorch_loop: every configuration failed (see the lines above)")
 
 
