@@ -57,5 +57,7 @@ grep -q '^| kernel labs | ok | .*no CUDA device' "$out/summary.md" || fail "the 
 grep -q '^kind  *calls/step  *ms/step  *share' "$out/summary.md" || fail "the kernel profile has no table by kind"
 grep -q '^| pytorch strongest compile | ok | .*strongest compile: mode=' "$out/summary.md" ||
   fail "the strongest-compile step named no strongest compile"
+# Each configuration ran in a process of its own, and a "so far" line followed each compiled one but the last.
+[ "$(grep -c '^strongest compile so far: ' "$out/log.txt")" = 3 ] || fail "the peer printed no running strongest compile"
 echo "gpu-check rehearsal: the sitting's plan ok"
 sed -n '/^| step/,/^$/p' "$out/summary.md"
