@@ -52,7 +52,7 @@ class TestRunLaunch : public QObject {
     if (starter == 0) {
       int code = 2;
       try {
-        launch_detached("/bin/sh", {"-c", "sleep 30"}, f, "0123456789abcdef", {});
+        launch_detached("/bin/sh", {"-c", "exec sleep 30"}, f, "0123456789abcdef", {});
       } catch (const Error& e) {
         code = std::string(e.what()).find(f.pid_file()) != std::string::npos ? 0 : 3;
       }
@@ -70,7 +70,7 @@ class TestRunLaunch : public QObject {
     create_run_folder(f, {"0123456789abcdef", "resumed", "localhost", f.path, 0});
     write_exit_file(f, "finished", 0, "");
     QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("finished"));
-    const long pid = launch_detached("/bin/sh", {"-c", "sleep 30"}, f, "0123456789abcdef", {});
+    const long pid = launch_detached("/bin/sh", {"-c", "exec sleep 30"}, f, "0123456789abcdef", {});
     QVERIFY(!path_exists(f.exit_file()));
     QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("running"));
     ::kill(static_cast<pid_t>(pid), SIGKILL);
