@@ -140,7 +140,7 @@ int detach(Config c, const RunIdentity& id, const TrainArgs& args) {
 int as_owner(const RunFolder& folder, const std::function<EndEvent()>& body) {
   // Written again only when the launcher's child did not write it before exec: its time is when this process
   // began, from which ControlFolder takes the control commands as this process's.
-  if (!pid_file_names(folder, ::getpid())) write_pid_file(folder, ::getpid());
+  if (!pid_file_names(folder, ::getpid())) begin_run_segment(folder, ::getpid());
   EndEvent end;
   try {
     end = body();

@@ -215,8 +215,7 @@ class Worker {
       write_file_atomically(f.gpus_file(), join_gpu_list(gpus) + "\n");
       env.push_back("CUDA_VISIBLE_DEVICES=" + join_gpu_list(gpus));
     }
-    const long pid = start_run_detached(engine_, f, q.run_uid, q.name, config_to_json(c, 2), args, env);
-    write_pid_file(f, pid);  // the child writes the same; here too so that this pass already sees it
+    start_run_detached(engine_, f, q.run_uid, q.name, config_to_json(c, 2), args, env);  // writes the pid file
   }
 
   QueueWorkerOptions o_;

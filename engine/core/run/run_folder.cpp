@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -71,6 +72,13 @@ void write_pid_file(const RunFolder& f, long pid) {
   write_file_atomically(f.pid_file(), std::to_string(pid) + " " + start_time(pid) + "\n");
 }
 
+void begin_run_segment(const RunFolder& f, long pid) {
+  if (::unlink(f.exit_file().c_str()) != 0 && errno != ENOENT)
+    throw Error("cannot remove '" + f.exit_file() + "': " + std::strerror(errno),
+                "check the permissions of the run's folder");
+  write_pid_file(f, pid);
+}
+
 bool pid_file_names(const RunFolder& f, long pid) {
   return path_exists(f.pid_file()) && read_file(f.pid_file()) == std::to_string(pid) + " " + start_time(pid) + "\n";
 }
@@ -126,7 +134,12 @@ RunState read_run_state(const RunFolder& f) {
     s.state = path_exists(f.paused_file()) ? "paused" : "running";
     return s;
   }
-  if (path_exists(f.exit_file())) {
+  // An exit file older than the pid file is an earlier segment's (a resumed run's, from a program that left it).
+  struct stat exit_st {}, pid_st {};
+  const bool stale = ::stat(f.exit_file().c_str(), &exit_st) == 0 && ::stat(f.pid_file().c_str(), &pid_st) == 0 &&
+                     (exit_st.st_mtim.tv_sec < pid_st.st_mtim.tv_sec ||
+                      (exit_st.st_mtim.tv_sec == pid_st.st_mtim.tv_sec && exit_st.st_mtim.tv_nsec < pid_st.st_mtim.tv_nsec));
+  if (!stale && path_exists(f.exit_file())) {
     json j = json::parse(read_file(f.exit_file()), nullptr, false);
     if (j.is_object()) {
       s.state = j.value("status", "failed"), s.error = j.value("error", "");

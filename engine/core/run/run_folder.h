@@ -50,6 +50,10 @@ RunFolderInfo read_run_folder_info(const RunFolder& f);  // throws an Error nami
 
 // The pid file: PID of the owning process and its start time (/proc/PID/stat, clock ticks since boot).
 void write_pid_file(const RunFolder& f, long pid);
+// A new segment of the run in F owned by PID (a first start, or a resume in the same folder): the last segment's
+// exit file is removed first, so that a segment that dies without one reads "crashed", never the old status; then
+// the pid file. A failure to remove or write throws an Error naming the file.
+void begin_run_segment(const RunFolder& f, long pid);
 // True when F's pid file already names process PID (its pid and start time): the launcher's child wrote it
 // before exec.
 bool pid_file_names(const RunFolder& f, long pid);

@@ -85,6 +85,9 @@ long launch_detached(const std::string& engine, const std::vector<std::string>& 
     throw Error(std::string("cannot start the run: ") + std::strerror(e), "");
   }
   if (pid == 0) {
+    // The starter's ends are not this child's: holding go[1] open, it would never read the end of go when the
+    // starter gives up (a pid file that cannot be written), and both would wait for good.
+    close_launch_fd(go[1]), close_launch_fd(exec[0]);
     // Until the pid file is written this child dies with its starter: a starter killed before that point
     // leaves nothing running, and its successor starts the run (the same uid) again.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -118,7 +121,7 @@ long launch_detached(const std::string& engine, const std::vector<std::string>& 
   }
   close_launch_fd(go[0]), close_launch_fd(exec[1]);
   try {
-    write_pid_file(folder, pid);
+    begin_run_segment(folder, pid);
   } catch (...) {
     close_launch_fd(go[1]), close_launch_fd(exec[0]);  // the child reads the end of go and exits
     ::waitpid(pid, nullptr, 0);

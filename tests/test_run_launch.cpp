@@ -1,0 +1,104 @@
+// Starting a run detached (engine/core/run/run_launch) and the segments of a run folder: a pid file that cannot be
+// written is one error, never a starter and a child waiting on each other for good; a resumed segment that dies
+// reads "crashed", never the status the earlier segment left.
+#include <QtTest>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_launch.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "tests/support/scratch_env.h"
+
+using namespace tokamak;
+
+namespace {
+
+// Waits up to SECONDS for PID; kills its process group and returns -1 when it is still there.
+int wait_or_kill(pid_t pid, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+}  // namespace
+
+class TestRunLaunch : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  // A full disk, a quota, a folder made read-only: any failure to write the pid file. Here the pid file's name is a
+  // folder, which a rename cannot replace even for root. Launched from a child of this test, so that a hang is
+  // seen and ended instead of stopping the suite.
+  void unwritablePidFileIsOneErrorNotAHang() {
+    test::ScratchEnv env;
+    const RunFolder f{env.path("run")};
+    create_run_folder(f, {"0123456789abcdef", "hang", "localhost", f.path, 0});
+    QVERIFY(::mkdir(f.pid_file().c_str(), 0755) == 0);
+    const pid_t starter = ::fork();
+    QVERIFY(starter >= 0);
+    if (starter == 0) {
+      int code = 2;
+      try {
+        launch_detached("/bin/sh", {"-c", "exec sleep 30"}, f, "0123456789abcdef", {});
+      } catch (const Error& e) {
+        code = std::string(e.what()).find(f.pid_file()) != std::string::npos ? 0 : 3;
+      }
+      ::_exit(code);
+    }
+    const int code = wait_or_kill(starter, 20);
+    QVERIFY2(code != -1, "the starter still waited after 20 s: it and its child wait on each other");
+    QCOMPARE(code, 0);  // threw the pid file's error, naming it
+  }
+
+  // The earlier segment ended "finished"; the resumed one is killed. It must read crashed.
+  void killedSegmentAfterAFinishedOneReadsCrashed() {
+    test::ScratchEnv env;
+    const RunFolder f{env.path("run")};
+    create_run_folder(f, {"0123456789abcdef", "resumed", "localhost", f.path, 0});
+    write_exit_file(f, "finished", 0, "");
+    QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("finished"));
+    const long pid = launch_detached("/bin/sh", {"-c", "exec sleep 30"}, f, "0123456789abcdef", {});
+    QVERIFY(!path_exists(f.exit_file()));
+    QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("running"));
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    ::waitpid(static_cast<pid_t>(pid), nullptr, 0);  // this test is its starter: reaped, it is gone
+    QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("crashed"));
+  }
+
+  // The foreground owner (`tokamak train` resuming in the folder) does the same through begin_run_segment; and an
+  // exit file older than the pid file (left by a program that did not remove it) is not read as this segment's.
+  void aNewSegmentLeavesNoOldExitStatus() {
+    test::ScratchEnv env;
+    const RunFolder f{env.path("run")};
+    create_run_folder(f, {"0123456789abcdef", "resumed", "localhost", f.path, 0});
+    write_exit_file(f, "stopped", 0, "");
+    begin_run_segment(f, ::getpid());
+    QVERIFY(!path_exists(f.exit_file()));
+    QVERIFY(pid_file_names(f, ::getpid()));
+    // A stale one: written, then a pid file after it (a dead pid), as an older program left a resumed folder.
+    write_exit_file(f, "finished", 0, "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_file_atomically(f.pid_file(), "999999999 1\n");
+    QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("crashed"));
+    // And the ordinary order, the exit file after the pid file, is read as written.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_exit_file(f, "finished", 0, "");
+    QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("finished"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunLaunch)
+#include "test_run_launch.moc"
