@@ -205,7 +205,7 @@ class TestStudioSlurm : public QObject {
     QVERIFY2(!saved.empty(), "no checkpoint in the run folder");
     QCOMPARE(saved.back(), checkpoint_path(folder.path, rc->lastStep().step));
     QCOMPARE(rc->lastCheckpoint(), QString::fromStdString(saved.back()));
-    QVERIFY(w.resumeAction()->isEnabled());  // resumable from it
+    QTRY_VERIFY_WITH_TIMEOUT(w.resumeAction()->isEnabled(), 10000);  // resumable from it (the window updates on its signal)
     RunStore store;
     QCOMPARE(QString::fromStdString(store.run(store.find_uid(rc->runUid().toStdString())).status), QString("stopped"));
   }

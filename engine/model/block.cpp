@@ -8,6 +8,7 @@
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/record_function.h>
 #include <torch/nn/functional/dropout.h>
+#include <torch/nn/functional/linear.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -50,7 +51,10 @@ torch::Tensor LayerNormImpl::forward(const torch::Tensor& x) {
 }
 
 torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
-  return at::linear(x, layer->weight, layer->bias);
+  if (x.is_cuda()) return at::linear(x, layer->weight, layer->bias);
+  // A CPU keeps the frontend's path, as every CPU number in docs/PERFORMANCE.md was measured (at::linear's addmm
+  // there is not measured yet).
+  return torch::nn::functional::linear(x, layer->weight, layer->bias);
 }
 
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind) {

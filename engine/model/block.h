@@ -55,7 +55,8 @@ class LayerNormImpl : public torch::nn::Module {
 // A Linear layer's forward through at::linear. torch::nn::Linear's own forward is the C++ frontend's functional
 // linear, which for a 3-D input runs a matmul and then adds the bias in place as a broadcast: ATen's legacy strided
 // kernel, 36 launches and 13.8 ms of a GPT-2 124M step at batch 64 on an H200. at::linear flattens a contiguous
-// input into addmm, whose bias rides in the GEMM's epilogue (and is on autocast's list as linear is).
+// input into addmm, whose bias rides in the GEMM's epilogue (and is on autocast's list as linear is). On a CUDA
+// device only: a CPU keeps the frontend's path (block.cpp says why).
 torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x);
 torch::Tensor gelu(const torch::Tensor& x, LayersKind kind);  // GPT-2's tanh approximation
 // The MLP's nonlinearity: GELU, or ReLU² (relu(x)²).
