@@ -111,13 +111,24 @@ class TestCli : public QObject {
                                          << "find-batch measures GPU memory";
     // --kernels N of train and bench, one parser: refused before anything runs (the ladder is not even read).
     QTest::newRow("no kernels") << QStringList{"train", "--no-store", "--kernels", "0"}
-                                << "--kernels 0: not a number of kernels to list";
+                                << "--kernels 0: 0 kernels lists nothing";
+    QTest::newRow("empty kernels") << QStringList{"train", "--no-store", "--kernels", ""}
+                                   << "--kernels '': not a number of kernels to list";
+    QTest::newRow("kernels after a blank") << QStringList{"train", "--no-store", "--kernels", " 5"}
+                                           << "--kernels  5: not a number of kernels to list";
+    QTest::newRow("too many kernels") << QStringList{"train", "--no-store", "--kernels", "99999999999"}
+                                      << "--kernels 99999999999: more than the most, 1000000";
     QTest::newRow("negative kernels") << QStringList{"train", "--no-store", "--kernels=-2"} << "--kernels -2:";
     QTest::newRow("kernels in words") << QStringList{"bench", "--ladder", "/no/such.json", "--kernels", "many"}
                                       << "--kernels many:";
     QTest::newRow("kernels under cuda graphs")
         << QStringList{"train", "--no-store", "--kernels", "5", "--set", "speed.cuda_graphs=true"}
         << "--kernels with speed.cuda_graphs is not implemented yet";
+    // Ranges are said in words with the fix, as every other refusal (CLI11's own printed DBL_MAX in 300 digits).
+    QTest::newRow("no tokens") << QStringList{"generate", "--checkpoint", "/no/such.pt", "--tokens", "0"}
+                               << "--tokens: must be more than 0, not 0 (hint: give a number more than 0)";
+    QTest::newRow("negative warmup") << QStringList{"bench", "--ladder", "/no/such.json", "--warmup", "-1"}
+                                     << "--warmup: must be 0 or more, not -1";
     QTest::newRow("resume from nothing") << QStringList{"train", "--no-store", "--set", "checkpoint.resume=/no/such.pt"}
                                          << "does not exist";
   }

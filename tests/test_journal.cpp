@@ -68,7 +68,18 @@ class TestJournal : public QObject {
     auto partial = read_journal(path, next, &next);
     QVERIFY(partial.empty());
     QCOMPARE(next, uint64_t(28));
-    QVERIFY(read_journal(dir.filePath("missing").toStdString(), 0, &next).empty());
+    uint64_t elsewhere = 0;
+    QVERIFY(read_journal(dir.filePath("missing").toStdString(), 0, &elsewhere).empty());
+    // That line was cut by a kill: the next segment's writer ends it, so the segment's first line (its start)
+    // reads whole instead of being glued to the fragment.
+    {
+      JournalWriter w(path);
+      QVERIFY(w.append(R"({"event":"start"})"));
+    }
+    auto resumed = read_journal(path, next, &next);
+    QCOMPARE(resumed.size(), size_t(2));
+    QCOMPARE(QString::fromStdString(resumed[0].text), QString(R"({"event":"c")"));
+    QCOMPARE(QString::fromStdString(resumed[1].text), QString(R"({"event":"start"})"));
   }
 
   void fullDiskIsOneClearErrorAndNoMoreWrites() {

@@ -50,6 +50,19 @@ class TestLadder : public QObject {
                               << "has no \"rungs\" list";
     QTest::newRow("unknown key") << R"({"rungs": [{"name": "a", "set": {"opt.presicion": "fp32"}}]})"
                                  << "rung 'a': unknown config key 'opt.presicion'";
+    // A key under its old and its new name in one rung: refused whichever comes first in the file (the file's
+    // order never reaches the loader: JSON objects are read sorted).
+    QTest::newRow("both names, new first")
+        << R"({"rungs": [{"name": "b", "set": {"optimizer.lr": 0.02, "train.lr": 0.01}}]})"
+        << "rung 'b': config key 'train.lr' is the old name of 'optimizer.lr', which is given too";
+    QTest::newRow("both names, nested")
+        << R"({"rungs": [{"name": "b", "set": {"train": {"lr": 0.01}, "optimizer": {"lr": 0.02}}}]})"
+        << "rung 'b': config key 'train.lr' is the old name of 'optimizer.lr', which is given too";
+    QTest::newRow("both names in the base")
+        << R"({"base": {"train.lr": 0.01, "optimizer.lr": 0.02}, "rungs": [{"name": "b"}]})"
+        << "base: config key 'train.lr' is the old name of 'optimizer.lr'";
+    QTest::newRow("one key twice") << R"({"rungs": [{"name": "b", "set": {"optimizer.lr": 0.02, "optimizer": {"lr": 0.01}}}]})"
+                                   << "rung 'b': config key 'optimizer.lr' is given twice";
   }
   void badLaddersSayWhy() {
     QFETCH(QString, text);

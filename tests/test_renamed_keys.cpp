@@ -14,7 +14,10 @@
 #include "engine/core/config/config.h"
 #include "engine/core/config/ladder.h"
 #include "engine/core/config/renamed_keys.h"
+#include "engine/core/queue/run_queue.h"
 #include "engine/core/queue/sweep.h"
+#include "engine/core/queue/sweep_importance.h"
+#include "engine/core/queue/sweep_store.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/sqlite_db.h"
@@ -100,6 +103,13 @@ class TestRenamedKeys : public QObject {
     const QString e = error_of([] { config_from_json(R"({"train": {"lr": 0.1}, "optimizer": {"lr": 0.2}})"); });
     QVERIFY2(e.contains("'train.lr' is the old name of 'optimizer.lr', which is given too"), qPrintable(e));
     QVERIFY(!e.contains('\n'));
+    // In a flat file too (dotted names at the top), whichever name the file gives first.
+    const QString flat = error_of([] { config_from_json(R"({"optimizer.lr": 0.2, "train.lr": 0.1})"); });
+    QVERIFY2(flat.contains("'train.lr' is the old name of 'optimizer.lr', which is given too"), qPrintable(flat));
+    const QString twice = error_of([] { config_from_json(R"({"optimizer.lr": 0.2, "optimizer": {"lr": 0.1}})"); });
+    QVERIFY2(twice.contains("'optimizer.lr' is given twice"), qPrintable(twice));
+    // A flat file with each key once still loads as its nested twin.
+    QCOMPARE(config_from_json(R"({"optimizer.lr": 0.2, "train.steps": 9})").optimizer.lr, 0.2);
     // An old key whose new section is given as something else than an object is named, not dropped.
     const QString section = error_of([] { config_from_json(R"({"optimizer": 5, "train": {"lr": 0.1}})"); });
     QVERIFY2(section.contains("config section 'optimizer' is not an object of keys"), qPrintable(section));
@@ -168,18 +178,26 @@ class TestRenamedKeys : public QObject {
             }).contains("swept twice"));
   }
 
-  // A run store of before: opened by today's store, every stored config and sweep is under today's names, with
-  // the same values, the swept keys in their order, and nothing else changed.
-  void anOldRunStoreIsRewrittenUnderTodaysNames() {
+  // A run store of before: opened by today's store, every stored config and sweep reads under today's names, with
+  // the same values and the swept keys in their order, while the stored text stays as the old release wrote it (an
+  // older program may still be reading it: docs/RELIABILITY.md, "Versions and migrations").
+  void anOldRunStoreReadsUnderTodaysNames() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("runs.db").toStdString();
     int64_t runs = 0, queued = 0;
+    std::string stored_run, stored_sweep;
     {
       Db db(path);
       db.exec(read_file(fixture("store.sql")));
       QCOMPARE(db.query_int("PRAGMA user_version"), int64_t{6});
       runs = db.query_int("SELECT count(*) FROM runs");
       queued = db.query_int("SELECT count(*) FROM queue");
+      Stmt r(db, "SELECT config_json FROM runs");
+      QVERIFY(r.step());
+      stored_run = r.text(0);
+      Stmt w(db, "SELECT spec_json FROM sweeps");
+      QVERIFY(w.step());
+      stored_sweep = w.text(0);
     }
     QCOMPARE(runs, int64_t{1});
     QCOMPARE(queued, int64_t{9});
@@ -187,10 +205,9 @@ class TestRenamedKeys : public QObject {
     QCOMPARE(store.db().query_int("PRAGMA user_version"), int64_t{kSchemaVersion});
     QCOMPARE(store.db().query_int("SELECT count(*) FROM runs"), runs);
     QCOMPARE(store.db().query_int("SELECT count(*) FROM queue"), queued);
+    QCOMPARE(store.db().query_int("SELECT count(*) FROM runs WHERE config_json = '" + stored_run + "'"), int64_t{1});
 
-    Stmt run(store.db(), "SELECT config_json FROM runs");
-    QVERIFY(run.step());
-    const std::string config = run.text(0);
+    const std::string config = store.run(store.run_ids().front()).config_json;
     for (const RenamedKey& r : renamed_keys())
       QVERIFY2(!keys_named(nlohmann::json::parse(config)).count(r.old_key), r.old_key);
     const Config c = config_from_json(config);
@@ -200,24 +217,28 @@ class TestRenamedKeys : public QObject {
     QCOMPARE(c.eval.target_val_loss, 20.0);
     QCOMPARE(flatten_config(config).at("optimizer.lr"), std::string("0.003"));
 
-    Stmt queue(store.db(), "SELECT config_json FROM queue ORDER BY id");
+    RunQueue queue(store);
     int rows = 0;
-    while (queue.step()) {
-      const Config q = config_from_json(queue.text(0));
-      QVERIFY(q.optimizer.name == "adamw" || q.optimizer.name == "muon");
-      QVERIFY(queue.text(0).find("\"opt\"") == std::string::npos);
+    for (const QueueItem& q : queue.list()) {
+      const Config qc = config_from_json(q.config_json);
+      QVERIFY(qc.optimizer.name == "adamw" || qc.optimizer.name == "muon");
+      QVERIFY(q.config_json.find("\"opt\"") == std::string::npos);
       ++rows;
     }
     QCOMPARE(rows, 9);
 
-    Stmt sweep(store.db(), "SELECT spec_json FROM sweeps");
-    QVERIFY(sweep.step());
-    const auto spec = nlohmann::ordered_json::parse(sweep.text(0));
+    SweepStore sweeps(store);
+    const SweepStatus st = sweeps.status(sweeps.sweep_ids().front());
+    const auto spec = nlohmann::ordered_json::parse(st.spec_json);
     std::vector<std::string> axes;
     for (const auto& [key, values] : spec["sweep"].items()) axes.push_back(key);
     QCOMPARE(axes, (std::vector<std::string>{"optimizer.lr", "optimizer.name"}));
     QCOMPARE(spec["base"]["eval"]["every"].get<int>(), 10);
     QVERIFY(!spec["base"]["train"].contains("eval_every"));
+    QCOMPARE(swept_keys(st.spec_json), (std::vector<std::string>{"optimizer.lr", "optimizer.name"}));
+    Stmt raw(store.db(), "SELECT spec_json FROM sweeps");
+    QVERIFY(raw.step());
+    QCOMPARE(raw.text(0), stored_sweep);
   }
 
   // Flattening a config stored by an older release reads its keys under today's names, so an old run and a new

@@ -98,6 +98,43 @@ class TestRunLaunch : public QObject {
     write_exit_file(f, "finished", 0, "");
     QCOMPARE(QString::fromStdString(read_run_state(f).state), QString("finished"));
   }
+
+  // A file that several processes update (the bandwidth and GEMM-rate caches: runs starting together, each with
+  // its own key): read, changed and written under with_file_lock, nobody's entry is lost. Each writer waits between
+  // its read and its write, as a measurement does, so without the lock the last writer would win.
+  void concurrentUpdatesUnderTheLockKeepEveryEntry() {
+    test::ScratchEnv env;
+    const std::string cache = env.path("cache.txt");
+    write_file_atomically(cache, "");
+    constexpr int kWriters = 4, kRounds = 3;
+    std::vector<pid_t> kids;
+    for (int w = 0; w < kWriters; ++w) {
+      const pid_t pid = ::fork();
+      QVERIFY(pid >= 0);
+      if (pid == 0) {
+        for (int r = 0; r < kRounds; ++r)
+          with_file_lock(cache + ".lock", [&] {
+            const std::string before = read_file(cache);
+            std::this_thread::sleep_for(std::chrono::milliseconds(15));
+            write_file_atomically(cache, before + std::to_string(w) + ":" + std::to_string(r) + "\n");
+          });
+        ::_exit(0);
+      }
+      kids.push_back(pid);
+    }
+    for (pid_t k : kids) {
+      int status = 0;
+      QCOMPARE(::waitpid(k, &status, 0), k);
+      QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    const QStringList lines = QString::fromStdString(read_file(cache)).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), kWriters * kRounds);
+    for (int w = 0; w < kWriters; ++w)
+      for (int r = 0; r < kRounds; ++r) QVERIFY(lines.contains(QString("%1:%2").arg(w).arg(r)));
+    // No temporary is left beside it: each was renamed onto the file.
+    const QStringList left = QDir(QString::fromStdString(env.path(""))).entryList({"cache.txt.tmp*"}, QDir::Files);
+    QVERIFY2(left.isEmpty(), qPrintable(left.join(", ")));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunLaunch)

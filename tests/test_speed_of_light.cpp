@@ -79,6 +79,12 @@ class TestSpeedOfLight : public QObject {
     QCOMPARE(b.dram(), 10e9);
     QCOMPARE(MemoryBandwidth().rate_for(1e6), -1.0);
     QCOMPARE(MemoryBandwidth().dram(), -1.0);
+    // A small set sampled while the cores were busy (1 GB/s, under the larger sets' rates) is read as no slower
+    // than the next larger set: its floor can no longer exceed the time the kind took.
+    MemoryBandwidth noisy = three_rates();
+    noisy.rates.front().bytes_per_s = 1e9;
+    QCOMPARE(noisy.rate_for(10), 50e9);
+    QCOMPARE(noisy.rate_for(1e12), 10e9);
   }
 
   // A GPU's small copies are timed by the host's launch cost, not its memory: every kind is held to the largest
@@ -135,6 +141,13 @@ class TestSpeedOfLight : public QObject {
              qPrintable(text));
     QVERIFY2(text.contains("7.00 ms in kinds with no count"), qPrintable(text));
     QVERIFY2(text.contains("limits: matmul 100 TFLOP/s (datasheet); memory 10 GB/s from memory"), qPrintable(text));
+    // The made-up rates put norm's floor above its 50 ms (125.8% of limit): printed with a warning naming it alone,
+    // never silently; a floor within the time gets none.
+    QVERIFY2(text.contains("warning: the floor of norm is above its measured time"), qPrintable(text));
+    auto within = rows;
+    within[1].of_limit = 0.9;
+    const QString quiet = QString::fromStdString(speed_of_light_table(within, 100e12, "datasheet", three_rates()));
+    QVERIFY2(!quiet.contains("warning"), qPrintable(quiet));
   }
 
   // A run's start states both limits, each with where it came from, and says "unknown" rather than a made-up 0.

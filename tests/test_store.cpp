@@ -179,7 +179,10 @@ void TestStore::badInputs_data() {
   QTest::newRow("another app's SQLite") << "foreign"
                                         << "is an SQLite database but not a Tokamak run database";
   QTest::newRow("newer schema")
-      << "newer" << QString("was written by a newer Tokamak (schema 99, this one knows %1)").arg(kSchemaVersion);
+      << "newer"
+      << QString("was written by a newer Tokamak (version %1, schema 99; this is %1, schema %2), which this one cannot read")
+             .arg(TOKAMAK_VERSION)
+             .arg(kSchemaVersion);
   QTest::newRow("folder missing") << "nofolder"
                                   << "does not exist";
   QTest::newRow("parent is a file") << "parentfile"
@@ -200,7 +203,9 @@ void TestStore::badInputs() {
   if (kind == "foreign") Db(path).exec("CREATE TABLE songs (title TEXT)");
   if (kind == "newer") {
     { RunStore s(path); }
-    Db(path).exec("PRAGMA user_version = 99");
+    // A newer store that says no reader of this schema can read it (one that can is read, not written:
+    // test_store_versions).
+    Db(path).exec("PRAGMA user_version = 99; UPDATE store_info SET value = '99' WHERE key = 'min_reader'");
   }
   if (kind == "nofolder") path = db_in(dir, "no/such/folder/runs.db");
   if (kind == "parentfile") {

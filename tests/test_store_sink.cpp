@@ -32,6 +32,7 @@ class TestStoreSink : public QObject {
   void endStatus_data();
   void endStatus();
   void badPathFailsBeforeTraining();
+  void aStartRefusedByALockLeavesNoRun();
   void newMetricFlowsThrough();
 };
 
@@ -167,6 +168,23 @@ void TestStoreSink::badPathFailsBeforeTraining() {
   QTemporaryDir dir;
   std::string err = error_of([&] { StoreSink sink(db_in(dir, "missing/runs.db")); }).toStdString();
   QVERIFY2(err.find("cannot create run database") != std::string::npos, err.c_str());
+}
+
+// The store held by another writer past the busy timeout while a run starts: the run is refused (the user is told
+// it did not start) and nothing of it is stored later, neither with the closing batch nor as "crashed".
+void TestStoreSink::aStartRefusedByALockLeavesNoRun() {
+  QTemporaryDir dir;
+  const std::string path = db_in(dir);
+  {
+    StoreSink sink(path);
+    Db other(path);
+    other.exec("BEGIN IMMEDIATE");
+    const QString err = error_of([&] { sink.on_start(fake_start("locked-out")); });
+    QVERIFY2(err.contains("stayed locked"), qPrintable(err));
+    other.exec("COMMIT");
+    sink.on_step(fake_step(1));  // a trainer that went on anyway writes nothing either
+  }
+  QCOMPARE(RunStore(path).list_runs().size(), size_t{0});
 }
 
 // A metric the store has never seen, reported by a step: it is stored, summarised, exported in CSV and

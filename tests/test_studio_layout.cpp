@@ -17,9 +17,13 @@
 #include <QTableView>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QToolBar>
 
+#include <nlohmann/json.hpp>
+
+#include "engine/core/config/config.h"
 #include "tests/support/scratch_env.h"
 #include "ui/window/main_window.h"
 #include "ui/remote/where_box.h"
@@ -110,6 +114,8 @@ class TestStudioLayout : public QObject {
   void pagesKeepTheSetupLayout_data();
   void pagesKeepTheSetupLayout();
   void noTextCitesAnIssue();
+  void aSavedSetupWithAKeyOfAnotherVersionKeepsTheRest();
+  void aSavedSetupThatDoesNotLoadIsKept();
 
  private:
   std::unique_ptr<test::ScratchEnv> env_;
@@ -271,6 +277,44 @@ void TestStudioLayout::pagesKeepTheSetupLayout() {
 
 // No text of the window cites an internal issue number: tooltips, labels, buttons, choices and actions are
 // written for a user, who has never seen the tracker.
+// A setup saved by a later version (a key this one lacks): the rest loads, the window names the key, and
+// closing writes the setup back with that key in it.
+void TestStudioLayout::aSavedSetupWithAKeyOfAnotherVersionKeepsTheRest() {
+  const QString saved = R"({"optimizer": {"lr": 0.0042, "name": "muon"}, "train": {"steps": 777, "batch_size": 8},
+    "model": {"preset": "mini"}, "speed": {"future_switch": true}})";
+  QSettings("Tokamak", "Tokamak Studio").setValue("setup/config", saved);
+  {
+    MainWindow w;
+    const Config c = w.setupPanel()->config();
+    QCOMPARE(c.optimizer.lr, 0.0042);
+    QCOMPARE(c.optimizer.name, std::string("muon"));
+    QCOMPARE(c.train.steps, int64_t{777});
+    QCOMPARE(c.model.preset, std::string("mini"));
+    const QString said = w.statusBar()->currentMessage();
+    QVERIFY2(said.contains("speed.future_switch") && said.contains("left out"), qPrintable(said));
+    QVERIFY(w.close());
+  }
+  const auto back = nlohmann::json::parse(QSettings("Tokamak", "Tokamak Studio").value("setup/config").toString().toStdString());
+  QCOMPARE(back["speed"]["future_switch"].get<bool>(), true);
+  QCOMPARE(back["optimizer"]["lr"].get<double>(), 0.0042);
+  QCOMPARE(back["train"]["steps"].get<int>(), 777);
+}
+
+// A saved setup that does not load at all: the defaults are shown with a word, and the saved one is not written
+// over.
+void TestStudioLayout::aSavedSetupThatDoesNotLoadIsKept() {
+  const QString saved = R"({"optimizer": {"lr": 0.0042}, "train": )";
+  QSettings("Tokamak", "Tokamak Studio").setValue("setup/config", saved);
+  {
+    MainWindow w;
+    QCOMPARE(w.setupPanel()->config().optimizer.lr, Config{}.optimizer.lr);
+    QVERIFY2(w.statusBar()->currentMessage().contains("could not be loaded"),
+             qPrintable(w.statusBar()->currentMessage()));
+    QVERIFY(w.close());
+  }
+  QCOMPARE(QSettings("Tokamak", "Tokamak Studio").value("setup/config").toString(), saved);
+}
+
 void TestStudioLayout::noTextCitesAnIssue() {
   const QRegularExpression issue(R"(\bissues? *#?\d)", QRegularExpression::CaseInsensitiveOption);
   MainWindow w;

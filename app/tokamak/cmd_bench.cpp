@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/tokamak/cli_checks.h"
 #include "app/tokamak/commands.h"
 #include "app/tokamak/kernel_profile.h"
 #include "app/tokamak/signals.h"
@@ -242,10 +243,10 @@ void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "run a ladder of speed-ups and print its scoreboard");
   cmd->add_option("--ladder", a->ladder, "ladder JSON (see experiments/ladders/)")->required();
   cmd->add_option("--steps", a->steps, "timed steps per rung (a speedrun ladder's rungs: their own train.steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(above_zero());
   cmd->add_option("--seeds", a->seeds, "runs per rung, seeds train.seed, +1, ... (means ± std)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", a->warmup, "untimed steps before them")->check(CLI::NonNegativeNumber);
+      ->check(above_zero());
+  cmd->add_option("--warmup", a->warmup, "untimed steps before them")->check(zero_or_more());
   cmd->add_option("--set", a->sets, "override a config key in every rung (repeatable)");
   cmd->add_option("--rungs", a->rungs,
                   "run only these rungs, e.g. 1,8-16 (a cumulative ladder's skipped rungs still set their keys in "
@@ -258,7 +259,7 @@ void add_bench_command(CLI::App& app) {
       ->type_name("N");
   cmd->callback([a, cmd] {
     a->steps_given = cmd->count("--steps") > 0;
-    a->kernels = kernels_to_list(a->kernels_given);
+    a->kernels = kernels_to_list(a->kernels_given, cmd->count("--kernels") > 0);
     run_bench(*a);
   });
 }

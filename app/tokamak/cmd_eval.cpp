@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "app/tokamak/cli_checks.h"
 #include "app/tokamak/commands.h"
 #include "engine/eval/eval_task.h"
 #include "engine/core/store/run_store.h"
@@ -101,9 +102,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--db", a->db, "run store to record in (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--no-store", a->no_store, "print only; record nothing");
   cmd->add_option("--limit", a->limit, "only the first N HellaSwag items or perplexity windows")
-      ->check(CLI::PositiveNumber);
+      ->check(above_zero());
   cmd->add_option("--batch", a->batch, "rows per forward (default: 16 HellaSwag rows, 8 perplexity windows)")
-      ->check(CLI::PositiveNumber);
+      ->check(above_zero());
   cmd->add_option("--device", a->device, "cpu | cuda | cuda:N");
   cmd->callback([a] { run_eval(*a); });
 }

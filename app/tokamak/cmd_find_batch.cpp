@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "app/tokamak/cli_checks.h"
 #include "app/tokamak/commands.h"
 #include "app/tokamak/config_args.h"
 #include "engine/checkpoint/checkpoint.h"
@@ -80,7 +81,7 @@ void add_find_batch_command(CLI::App& app) {
   auto a = std::make_shared<FindBatchArgs>();
   CLI::App* cmd = app.add_subcommand("find-batch", "the largest batch that trains on a GPU (doubling from 1)");
   a->config.add_to(*cmd);
-  cmd->add_option("--max", a->max_batch, "stop doubling here (on a CPU it must be given)")->check(CLI::PositiveNumber);
+  cmd->add_option("--max", a->max_batch, "stop doubling here (on a CPU it must be given)")->check(above_zero());
   cmd->add_flag("--json", a->json, "one JSON object per try and one with the answer on stdout");
   cmd->callback([a, cmd] {
     a->max_given = cmd->count("--max") > 0;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "app/tokamak/cli_checks.h"
 #include "app/tokamak/commands.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/generate/generate.h"
@@ -37,9 +38,9 @@ void add_generate_command(CLI::App& app) {
                   "checkpoint written by `tokamak train`, or a Hugging Face GPT-2 folder")
       ->required();
   cmd->add_option("--prompt", a->prompt, "text to continue")->required();
-  cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(CLI::PositiveNumber);
-  cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(CLI::PositiveNumber);
-  cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(above_zero());
+  cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(above_zero());
+  cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(zero_or_more());
   cmd->add_option("--seed", a->seed, "random seed");
   cmd->add_option("--device", a->device, "cpu | cuda | cuda:N");
   cmd->add_flag("--no-kv-cache", a->no_kv_cache, "run the whole window for every token (for comparison)");

@@ -37,7 +37,11 @@ struct RunsArgs {
 // the default database is created on first use so `runs list` works on a fresh machine.
 std::unique_ptr<RunStore> open_store(const RunsArgs& a, bool create = false) {
   auto mode = create || a.db.empty() ? RunStore::Mode::create : RunStore::Mode::existing;
-  return std::make_unique<RunStore>(a.db, mode);
+  auto store = std::make_unique<RunStore>(a.db, mode);
+  if (!store->read_only_note().empty())
+    std::fprintf(stderr, "tokamak: note: %s is opened read-only: %s\n", store->path().c_str(),
+                 store->read_only_note().c_str());
+  return store;
 }
 
 std::string when(double t) {
@@ -88,7 +92,7 @@ void show(const RunsArgs& a) {
       {"model", r.model + " (" + std::to_string(r.n_params) + " parameters)"},
       {"dataset", r.dataset},
       {"device", r.device + (r.gpu_name.empty() ? "" : " " + r.gpu_name) + " ×" + std::to_string(r.world_size)},
-      {"versions", "LibTorch " + r.torch_version + (r.cuda_version.empty() ? "" : ", CUDA " + r.cuda_version)},
+      {"versions", (r.tokamak_version.empty() ? "" : "Tokamak " + r.tokamak_version + ", ") + "LibTorch " + r.torch_version + (r.cuda_version.empty() ? "" : ", CUDA " + r.cuda_version)},
       {"host", r.host + " (pid " + std::to_string(r.pid) + ")"},
       {"tags", r.tags_json},
       {"notes", r.notes}};

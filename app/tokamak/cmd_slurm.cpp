@@ -214,6 +214,9 @@ void submit(SlurmArgs a) {
   const RunFolder folder{s.run_folder};
   create_run_folder(folder, {s.run_uid, c.name, this_host(), folder.path, now_seconds()});
   write_file_atomically(folder.path + "/config.json", config_to_json(c, 2));
+  // "Queued" from the start (job 0 until sbatch answers), not "crashed" while sbatch is asked.
+  write_file_atomically(folder.path + "/slurm.json",
+                        nlohmann::json({{"job_id", 0}, {"host", slurm.host().key()}}).dump() + "\n");
   const std::string script_path = folder.path + "/job.sh";
   write_file_atomically(script_path, script);
   long job = 0;

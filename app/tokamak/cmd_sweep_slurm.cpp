@@ -160,6 +160,9 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
     const std::string checkpoints = configs[i].checkpoint.dir.empty() ? folder : configs[i].checkpoint.dir;
     create_run_folder(RunFolder{folder}, {uid, configs[i].name, this_host(), folder, now_seconds()});
     write_file_atomically(folder + "/config.json", config_to_json(configs[i], 2));
+    // "Queued" from the start (job 0 until sbatch answers): a trial's folder with no pid, no exit and no
+    // slurm.json reads "crashed", and a `sweep status` in that moment would settle it as failed.
+    write_slurm_file(folder, 0, static_cast<long>(i), slurm.host().key(), sweep_folder + "/slurm-job.json");
     const std::vector<int64_t> rungs = asha_rungs(plan.asha, configs[i].train.steps);
     tasks.push_back({uid, folder, checkpoints, rungs.empty() ? 0 : rungs.front()});
     runs.emplace_back(uid, folder);

@@ -321,8 +321,9 @@ void add_train_command(CLI::App& app) {
                       "operators (CPU) and each kind of work against its floor under the machine's limits, and "
                       "store the kinds with the run (profiled steps run a little slower)")
       ->type_name("N");
-  cmd->callback([args] {
-    args->kernels = kernels_to_list(args->kernels_given);  // a bad N is refused before anything runs
+  cmd->callback([args, cmd] {
+    // A bad N is refused before anything runs.
+    args->kernels = kernels_to_list(args->kernels_given, cmd->count("--kernels") > 0);
     run_train(*args);
   });
 }

@@ -6,13 +6,14 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/run_app.h"
 #include "app/tokamak/signals.h"
+#include "engine/core/util/version.h"
 #include "engine/train/torch_error.h"
 
 int main(int argc, char** argv) {
   tokamak::cli::ignore_broken_pipes();  // a closed stdout must not end a run (signals.h)
   CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)", "tokamak"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", TOKAMAK_VERSION);
+  app.set_version_flag("--version", tokamak::version_line());
   tokamak::cli::add_train_command(app);
   tokamak::cli::add_generate_command(app);
   tokamak::cli::add_bench_command(app);

@@ -88,18 +88,20 @@ void refuse_unprofilable(const Config& c) {
                 "profile the same rung with speed.cuda_graphs=false, or drop --kernels");
 }
 
-int kernels_to_list(const std::string& given) {
-  if (given.empty()) return 0;
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(given, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  if (used != given.size() || given[0] == '+' || n < 1 || n > 1000000)
-    throw Error("--kernels " + given + ": not a number of kernels to list",
-                "give how many of the costliest kernels to print, 1 or more, as in --kernels 20");
+int kernels_to_list(const std::string& given, bool was_given) {
+  if (!was_given) return 0;
+  constexpr long long kMost = 1000000;
+  const bool digits = !given.empty() && given.find_first_not_of("0123456789") == std::string::npos;
+  const std::string shown = given.empty() ? "''" : given;
+  if (!digits)
+    throw Error("--kernels " + shown + ": not a number of kernels to list",
+                "give how many of the costliest kernels to print, a whole number from 1 to 1000000, as in --kernels 20");
+  // Digits only: past 7 of them (leading zeros aside) it is over the most, however many there are.
+  const std::string significant = given.substr(std::min(given.find_first_not_of('0'), given.size()));
+  const long long n = significant.size() > 7 ? kMost + 1 : significant.empty() ? 0 : std::stoll(significant);
+  if (n < 1 || n > kMost)
+    throw Error("--kernels " + given + ": " + (n < 1 ? "0 kernels lists nothing" : "more than the most, 1000000"),
+                "give how many of the costliest kernels to print, a whole number from 1 to 1000000, as in --kernels 20");
   return static_cast<int>(n);
 }
 
@@ -108,7 +110,14 @@ void store_profile(std::unique_ptr<StoreSink>& store, const SpeedOfLightRecord& 
   const int64_t id = store->run_id();
   const std::string path = store->path();
   store.reset();  // the run's own writer is done with it first
-  RunStore(path).set_speed_of_light(id, record);
+  // The run has ended as it ended: a store that cannot take the table now (locked by a long import, a full disk)
+  // costs the table, said in one line, not the run's status.
+  try {
+    RunStore(path).set_speed_of_light(id, record);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tokamak: warning: the kernel table was printed but could not be stored with run %lld: %s\n",
+                 static_cast<long long>(id), e.what());
+  }
 }
 
 }  // namespace tokamak::cli

@@ -52,15 +52,17 @@ class KernelProfile : public EventSink {
   KernelTable kernels_;
 };
 
-// `--kernels N` as given (empty: not given, 0): a whole number of kernels to list, 1 or more; anything else is
-// refused in one line that names it and says what to give, before anything runs.
-int kernels_to_list(const std::string& given);
+// `--kernels N` as given (0 when not given): a whole number of kernels to list, 1 to 1000000, digits only;
+// anything else (an empty value, blanks, a sign) is refused in one line that names it and says what to give, before
+// anything runs.
+int kernels_to_list(const std::string& given, bool was_given);
 
 // Refuses a profile of a run whose kernels it cannot see rightly: under speed.cuda_graphs the step is captured with
 // the profiler's CUPTI active (reported to hang or fault) and the replayed kernels carry no operator to name them.
 void refuse_unprofilable(const Config& c);
 
 // Keeps the profile with the run STORE recorded, once the run's own writer is done with the file (STORE is reset).
+// A store that refuses it is a warning on stderr: the run's status stays what it was.
 void store_profile(std::unique_ptr<StoreSink>& store, const SpeedOfLightRecord& record);
 
 }  // namespace tokamak::cli

@@ -14,6 +14,7 @@
 #include "app/tokamak/cmd_datasets.h"
 #include "app/tokamak/commands.h"
 #include "app/tokamak/run_app.h"
+#include "engine/core/util/version.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && is_engine_command(argv[1])) return run_engine(argv);
   CLI::App app{"tokamak: train GPT-style language models fast (headless engine of Tokamak Studio)"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", TOKAMAK_VERSION);
+  app.set_version_flag("--version", tokamak::version_line());
   // Listed for --help; reaching their callbacks means an option came before the command name.
   app.add_subcommand("train", "train a model (on the default corpus and the nano preset by default)")->allow_extras();
   app.add_subcommand("generate", "generate text from a checkpoint")->allow_extras();

@@ -39,6 +39,10 @@ inline int run_app(CLI::App& app, int argc, char** argv,
                    std::string (*describe)(const std::exception&) = &tokamak::error_text) {
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ValidationError& e) {
+    // "--steps: must be more than 0, not 0 (hint: …)": the checks of cli_checks.h say the fix themselves.
+    std::fprintf(stderr, "tokamak: %s\n", e.what());
+    return 1;
   } catch (const CLI::ParseError& e) {
     if (const std::string unknown = unknown_command(app, argc, argv); !unknown.empty()) {
       std::fprintf(stderr, "tokamak: %s\n", unknown.c_str());

@@ -56,12 +56,6 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
   const std::string key =
       device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
   const std::string path = cache_dir() + "/cpu_peak.json";
-  json cache = json::object();
-  try {
-    cache = json::parse(read_file(path));
-  } catch (const std::exception&) {
-    cache = json::object();  // none yet, or unreadable: measure and write a new one
-  }
   // Measured at every start and the highest rate kept: one measurement taken while other work shared the
   // cores (a build, a second run) would otherwise understate the peak, and overstate MFU, for good. A few
   // tenths of a second per run (the sizing keeps it so where bf16 has no native instructions).
@@ -69,16 +63,31 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
   const std::string what = std::to_string(rate.size) + "³ " + p + " GEMM, " + std::to_string(threads) +
                            (threads == 1 ? " thread" : " threads");
   CpuPeak peak{rate.flops, "measured: " + what};
-  if (cache.contains(key) && cache[key].is_number() && cache[key].get<double>() > peak.flops) {
-    peak = {cache[key].get<double>(), "best measured on this machine: " + what};
-    return peak;
-  }
-  cache[key] = peak.flops;
+  // Read, compare and write under the cache's lock: runs starting together each keep their entry.
   try {
-    write_file_atomically(path, cache.dump(1));
+    make_dirs(cache_dir());
   } catch (const std::exception&) {
-    // A read-only cache only costs the measurement again next time.
+    // no cache folder: the lock below runs unlocked and the write fails quietly
   }
+  with_file_lock(path + ".lock", [&] {
+    json cache = json::object();
+    try {
+      cache = json::parse(read_file(path));
+      if (!cache.is_object()) cache = json::object();
+    } catch (const std::exception&) {
+      cache = json::object();  // none yet, or unreadable: a new one
+    }
+    if (cache.contains(key) && cache[key].is_number() && cache[key].get<double>() > peak.flops) {
+      peak = {cache[key].get<double>(), "best measured on this machine: " + what};
+      return;
+    }
+    cache[key] = peak.flops;
+    try {
+      write_file_atomically(path, cache.dump(1));
+    } catch (const std::exception&) {
+      // A read-only cache only costs the measurement again next time.
+    }
+  });
   return peak;
 }
 

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include <limits>
-#include <thread>
+
+#include "engine/core/util/cores.h"
 
 namespace tokamak {
 
@@ -24,7 +25,9 @@ int configure_cpu(int64_t threads) {
     mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
     mallopt(M_TOP_PAD, 64 << 20);
   }
-  int n = threads > 0 ? static_cast<int>(threads) : static_cast<int>(std::thread::hardware_concurrency());
+  // All the cores this process is given (taskset, a Slurm job's, a container's cpuset), not the machine's: a run
+  // pinned to one core with as many threads as the machine has cores waits on itself.
+  int n = threads > 0 ? static_cast<int>(threads) : cores_given();
   if (n < 1) n = 1;
   at::set_num_threads(n);
   return at::get_num_threads();

@@ -8,7 +8,7 @@
 
 namespace tokamak {
 
-// Sets LibTorch's intra-op threads (0 = all cores) and keeps freed memory in the process (see cpu_setup.cpp);
+// Sets LibTorch's intra-op threads (0 = every core this process is given) and keeps freed memory in the process (see cpu_setup.cpp);
 // returns the number of threads in use.
 int configure_cpu(int64_t threads);
 

@@ -79,7 +79,7 @@ void write_cache(const json& cache) {
 }
 
 // RATES (some of `sets`) merged into the cache entry at KEY: each set's best of the two. Returns whether the
-// cache beat any of them, whose rates are raised to the cache's.
+// cache beat any of them, whose rates are raised to the cache's. Callers go through merge_into_cache.
 bool keep_best(json& cache, const std::string& key, const std::vector<double>& sets, std::vector<CopyRate>& rates) {
   json entry = cache.contains(key) && cache[key].is_array() && cache[key].size() == sets.size()
                    ? cache[key]
@@ -93,6 +93,23 @@ bool keep_best(json& cache, const std::string& key, const std::vector<double>& s
     entry[i] = r.bytes_per_s;
   }
   cache[key] = entry;
+  return better;
+}
+
+// keep_best on the cache as it is now, read and written under its lock: runs that start together (each with its
+// own key: threads, devices) keep each other's entries.
+bool merge_into_cache(const std::string& key, const std::vector<double>& sets, std::vector<CopyRate>& rates) {
+  bool better = false;
+  try {
+    make_dirs(cache_dir());
+  } catch (const std::exception&) {
+    // no cache folder: unlocked, and the write fails quietly
+  }
+  with_file_lock(cache_path() + ".lock", [&] {
+    json cache = read_cache();
+    better = keep_best(cache, key, sets, rates);
+    write_cache(cache);
+  });
   return better;
 }
 
@@ -123,11 +140,9 @@ MemoryBandwidth measure_memory_bandwidth(const c10::Device& device, int repeats)
 }
 
 MemoryBandwidth memory_bandwidth(const c10::Device& device) {
-  json cache = read_cache();
   MemoryBandwidth now = measure_memory_bandwidth(device);
-  if (keep_best(cache, cache_key(device), bandwidth_working_sets(largest_set(device)), now.rates))
+  if (merge_into_cache(cache_key(device), bandwidth_working_sets(largest_set(device)), now.rates))
     now.source = "best " + now.source;
-  write_cache(cache);
   return now;
 }
 
@@ -154,8 +169,7 @@ MemoryBandwidth start_memory_bandwidth(const c10::Device& device) {
     return unknown;
   }
   now.source = "measured now: " + copies_text(device, now.rates);
-  keep_best(cache, key, bandwidth_working_sets(largest), now.rates);
-  write_cache(cache);
+  merge_into_cache(key, bandwidth_working_sets(largest), now.rates);
   // The copies' buffers (256 MiB on a CPU, 1 GiB on a GPU) are no part of the run: without this the first run on
   // a machine would report them as its memory peak, and the batch finder would read them as the model's.
   reset_peak_memory(device);

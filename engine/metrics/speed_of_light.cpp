@@ -12,9 +12,13 @@ namespace tokamak {
 
 double MemoryBandwidth::rate_for(double working_set) const {
   if (rates.empty()) return -1;
-  double rate = rates.front().bytes_per_s;
-  for (const CopyRate& r : rates)
-    if (r.working_set <= working_set) rate = r.bytes_per_s;
+  size_t at = 0;
+  for (size_t i = 0; i < rates.size(); ++i)
+    if (rates[i].working_set <= working_set) at = i;
+  // A smaller working set copies at least as fast as a larger one (it sits in a nearer cache): a sample below a
+  // larger set's rate was measured while something else had the cores, and would put the floor above the time.
+  double rate = rates[at].bytes_per_s;
+  for (size_t i = at + 1; i < rates.size(); ++i) rate = std::max(rate, rates[i].bytes_per_s);
   return rate;
 }
 
@@ -165,6 +169,15 @@ std::string speed_of_light_table(const std::vector<KindFloor>& rows, double matm
                  counted ? r.bound : "not counted"});
   }
   std::string out = format_text_table(t);
+  // A floor above the measured time is a limit that measured low (a noisy sample), not work done faster than
+  // the machine can: said, so nobody reads it as a result.
+  std::string over;
+  for (const KindFloor& r : rows)
+    if (r.floor_ms >= 0 && r.of_limit > 1.0) over += (over.empty() ? "" : ", ") + r.kind;
+  if (!over.empty())
+    out += "  warning: the floor of " + over +
+           " is above its measured time: a limit measured low (another program had the cores); measure again on "
+           "a quiet machine before reading those rows\n";
   out += "  speed of light: " + fixed(time, "%.2f") + " ms/step measured, floor " + fixed(floor, "%.2f") +
          " ms for the counted kinds (" + fixed(time > 0 ? 100 * floor / time : 0, "%.1f") + "% of the step)" +
          (uncounted > 0 ? ", " + fixed(uncounted, "%.2f") + " ms in kinds with no count" : "") + "\n";

@@ -30,6 +30,7 @@
 #include "engine/model/hf.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/core/util/cores.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/train/math_mode.h"
 #include "engine/optim/muon.h"
@@ -65,7 +66,7 @@ void Run::set_up() {
     c_.dist.gpus = dist_.world_size;
     // Processes on one machine share its cores instead of each taking all of them.
     if (threads == 0)
-      threads = std::max<int64_t>(1, std::thread::hardware_concurrency() / std::max(1, dist_.local_world_size));
+      threads = std::max<int64_t>(1, cores_given() / std::max(1, dist_.local_world_size));
     // Ranks sharing a GPU talk over Gloo (through host memory): NCCL refuses two ranks on one device.
     const bool shared = device_.is_cuda() && ranks_share_gpus(device_, dist_, cuda_device_count());
     group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s),
@@ -209,6 +210,7 @@ void Run::set_up() {
     start.gpu_name = device_.is_cuda() ? describe_ranks(group_->all_gather_strings(start.gpu_name)) : "";
     start.host = describe_ranks(group_->all_gather_strings(start.host));
   }
+  start.tokamak_version = TOKAMAK_VERSION;
   start.torch_version = TORCH_VERSION;
   start.cuda_version = cuda_runtime_version();
   start.start_step = start_step_;

@@ -174,6 +174,10 @@ void RunsPanel::setDatabase(const QString& path) {
   hasError_ = false;
   message_->clear();
   message_->hide();
+  // A store this build leaves as it is (a newer schema, an older worker on its queue): readable, and said why a
+  // change to it will be refused.
+  if (!store_->read_only_note().empty())
+    showNotice(tr("Read-only: %1").arg(QString::fromStdString(store_->read_only_note())));
   reloadAll();
 }
 

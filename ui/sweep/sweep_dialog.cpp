@@ -1,6 +1,8 @@
 // The Sweep… dialog (see sweep_dialog.h).
 #include "ui/sweep/sweep_dialog.h"
 
+#include <cstdio>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
@@ -398,8 +400,10 @@ void SweepDialog::childEnded() {
   const QString folder = QString::fromStdString(data_dir()) + QStringLiteral("/sweeps/%1-%2").arg(name).arg(id);
   QDir().mkpath(folder);
   const QString file = folder + QStringLiteral("/sweep.json");
-  QFile::remove(file);
-  if (!QFile::rename(tempFile_, file)) QFile::remove(tempFile_);
+  // rename(2) replaces an older file in one step (QFile::rename refuses an existing target, which needed a remove
+  // first: a moment with no file, and both lost when the rename then failed).
+  if (::rename(QFile::encodeName(tempFile_).constData(), QFile::encodeName(file).constData()) != 0)
+    QFile::remove(tempFile_);
   tempFile_.clear();
   showProblem({});
   Q_EMIT started(id, name, QFileInfo::exists(file) ? file : QString());

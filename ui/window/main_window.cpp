@@ -20,8 +20,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "engine/core/config/config.h"
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
@@ -44,6 +46,36 @@
 static void initResources() { Q_INIT_RESOURCE(tokamak); }
 
 namespace tokamak::ui {
+
+namespace {
+
+// The setup to save: today's config, plus the saved setup's keys this version left out when it loaded it that
+// today's config does not hold (a later version's key), so that opening this studio does not take them away.
+std::string setup_with_left_out_keys(const std::string& now, const std::string& saved, const QStringList& keys) {
+  if (keys.isEmpty()) return now;
+  nlohmann::json out = nlohmann::json::parse(now, nullptr, false), old = nlohmann::json::parse(saved, nullptr, false);
+  if (!out.is_object() || !old.is_object()) return now;
+  try {
+    old = upgrade_config_json(old);
+  } catch (const Error&) {
+    return now;
+  }
+  for (const QString& k : keys) {
+    const std::string key = k.toStdString();
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      if (!out.contains(key) && old.contains(key)) out[key] = old[key];
+      continue;
+    }
+    const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
+    if (old.contains(section) && old[section].is_object() && old[section].contains(leaf) &&
+        !(out.contains(section) && out[section].is_object() && out[section].contains(leaf)))
+      out[section][leaf] = old[section][leaf];
+  }
+  return out.dump();
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   initResources();
@@ -420,7 +452,9 @@ void MainWindow::saveSettings() const {
   QSettings settings("Tokamak", "Tokamak Studio");
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());
-  settings.setValue("setup/config", QString::fromStdString(config_to_json(setup_->config(), -1)));
+  if (!keepSavedSetup_)
+    settings.setValue("setup/config", QString::fromStdString(setup_with_left_out_keys(
+                                          config_to_json(setup_->config(), -1), savedSetup_.toStdString(), leftOutKeys_)));
 }
 
 void MainWindow::fitTo(const QRect& available) {
@@ -443,10 +477,26 @@ void MainWindow::restoreSettings() {
   if (!restoreState(settings.value("window/state").toByteArray()) || !placed) fitTo(screen()->availableGeometry());
   const QString json = settings.value("setup/config").toString();
   if (json.isEmpty()) return;
+  // A setup saved by another version may hold keys this one lacks: the rest loads, and the window says what was
+  // left out. One that does not load at all is kept as it is (not written over on close) and named.
+  std::vector<std::string> leftOut;
   try {
-    setup_->setConfig(config_from_json(json.toStdString()));
-  } catch (const Error&) {
-    // A setup saved by another version with keys this one lacks: start from the defaults instead.
+    setup_->setConfig(config_from_json(json.toStdString(), Config{}, &leftOut));
+  } catch (const Error& e) {
+    keepSavedSetup_ = true;
+    statusBar()->showMessage(tr("The saved setup could not be loaded (%1); the defaults are shown and the saved "
+                                "one is kept as it is")
+                                 .arg(QString::fromStdString(e.what())));
+    return;
+  }
+  if (!leftOut.empty()) {
+    QStringList& keys = leftOutKeys_;
+    savedSetup_ = json;
+    for (const std::string& k : leftOut) keys << QString::fromStdString(k);
+    statusBar()->showMessage(
+        tr("The saved setup's %1 %2 not known to this version (or not valid here): left out, the rest loaded")
+            .arg(keys.join(", "))
+            .arg(keys.size() == 1 ? tr("is") : tr("are")));
   }
 }
 

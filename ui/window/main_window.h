@@ -134,6 +134,9 @@ class MainWindow : public QMainWindow {
   bool autoAttach_ = true;  // at start, until the user starts or picks a run: follow the first live run found
   std::function<int()> closeQuestion_;
   bool closing_ = false;          // the user asked to close; the window closes when the run has ended
+  bool keepSavedSetup_ = false;   // the saved setup did not load: it is not written over on close
+  QString savedSetup_;            // the saved setup as read: keys this version left out are written back with it
+  QStringList leftOutKeys_;
   QueueDock* queue_;              // this computer's queue (ui/queue)
   LadderCompare* ladderCompare_;  // the runs page's compare view kept on a ladder
 };

@@ -174,8 +174,11 @@ void apply_model_preset(ModelConfig& model, const std::string& preset);
 std::vector<std::string> model_presets();
 
 std::string config_to_json(const Config& config, int indent = 2);
-// Unknown keys and wrong types are errors; keys not in the JSON keep their value in `base`.
-Config config_from_json(const std::string& json, const Config& base = Config{});
+// Unknown keys and wrong types are errors; keys not in the JSON keep their value in `base`. With `left_out`, a
+// reader of a file another version wrote (the studio's saved setup): such a key is skipped and named there
+// instead, and the rest still loads (bad JSON, or a non-object, still throws).
+Config config_from_json(const std::string& json, const Config& base = Config{},
+                        std::vector<std::string>* left_out = nullptr);
 
 // Everything wrong with a config, each a line that names the key to change; empty when it can run.
 // cuda_devices is how many GPUs this machine has (CUDA-only switches are problems when it is 0).

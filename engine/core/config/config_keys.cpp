@@ -306,7 +306,7 @@ std::string config_to_json(const Config& config, int indent) {
   return root.dump(indent);
 }
 
-Config config_from_json(const std::string& text, const Config& base) {
+Config config_from_json(const std::string& text, const Config& base, std::vector<std::string>* left_out) {
   json root;
   try {
     root = json::parse(text);
@@ -326,7 +326,17 @@ Config config_from_json(const std::string& text, const Config& base) {
   }
   std::stable_partition(flat.begin(), flat.end(), [](const auto& kv) { return kv.first == "model.preset"; });
   Config c = base;
-  for (const auto& [key, v] : flat) set_json(c, find_key(key), v);
+  for (const auto& [key, v] : flat) {
+    if (!left_out) {
+      set_json(c, find_key(key), v);
+      continue;
+    }
+    try {
+      set_json(c, find_key(key), v);
+    } catch (const Error&) {
+      left_out->push_back(key);
+    }
+  }
   return c;
 }
 

@@ -80,6 +80,9 @@ nlohmann::json upgrade_config_json(const nlohmann::json& config) {
                     "write \"" + name + "\": {\"" + dotted.substr(dot + 1) + "\": ...}");
       slot = &section[dotted.substr(dot + 1)];
     }
+    if (!slot->is_null() && given_as == dotted)
+      throw Error("config key '" + dotted + "' is given twice (in its section and as a dotted name)",
+                  "keep only one of them");
     if (!slot->is_null())
       throw Error("config key '" + given_as + "' is the old name of '" + dotted + "', which is given too",
                   "keep only '" + dotted + "'");
@@ -88,7 +91,10 @@ nlohmann::json upgrade_config_json(const nlohmann::json& config) {
   std::vector<std::pair<std::string, const nlohmann::json*>> old;
   for (const auto& [name, value] : config.items()) {
     if (!value.is_object()) {
+      // A flat file ({"optimizer.lr": 0.02}) goes into its section like a nested one, so that a key given under
+      // both names is caught here too.
       if (current_key(name) != name) old.emplace_back(name, &value);
+      else if (name.find('.') != std::string::npos) put(name, value, name);
       else out[name] = value;
       continue;
     }
@@ -107,6 +113,14 @@ std::string upgrade_config_text(const std::string& text) {
   if (j.is_discarded() || !j.is_object()) return text;
   nlohmann::json up = upgrade_config_json(j);
   return up == j ? text : up.dump();
+}
+
+std::string current_config_text(const std::string& text) {
+  try {
+    return upgrade_config_text(text);
+  } catch (const Error&) {
+    return text;
+  }
 }
 
 std::string upgrade_sweep_text(const std::string& text) {

@@ -25,6 +25,10 @@ std::string current_key(const std::string& key);
 nlohmann::json upgrade_config_json(const nlohmann::json& config);
 // The same on text: JSON that does not parse, or is not an object, comes back unchanged.
 std::string upgrade_config_text(const std::string& text);
+// The same for a reader of stored text (runs, queue rows): a config that names a key under both names comes back
+// as written, and the loader names the clash when the config is used. Stored text is never rewritten: an older
+// program may still be reading it (docs/RELIABILITY.md, "Versions and migrations").
+std::string current_config_text(const std::string& text);
 // A sweep file's text (docs/SWEEPS.md) with its "base" upgraded and its swept keys renamed, in their order (the
 // order numbers the trials); unchanged when nothing is old or it does not parse.
 std::string upgrade_sweep_text(const std::string& text);

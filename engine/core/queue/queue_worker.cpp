@@ -22,6 +22,7 @@
 #include "engine/core/queue/sweep_settle.h"
 #include "engine/core/queue/sweep_store.h"
 #include "engine/core/queue/run_queue.h"
+#include "engine/core/store/queue_lock.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
@@ -31,45 +32,18 @@ extern char** environ;
 namespace tokamak {
 namespace {
 
-std::string lock_path(const std::string& db) { return (db.empty() ? default_db_path() : db) + ".queue-lock"; }
+std::string store_path_of(const std::string& db) { return db.empty() ? default_db_path() : db; }
 
-// The lock is an open-file-description lock (F_OFD_SETLK) on DB.queue-lock: the kernel drops it when its holder
-// dies, however it dies, and F_OFD_GETLK asks who holds it without taking it (a probing flock would, for an
-// instant, and make a starting worker believe another one is there).
-struct flock whole_file(short type) {
-  struct flock l {};
-  l.l_type = type, l.l_whence = SEEK_SET, l.l_start = 0, l.l_len = 0;
-  return l;
-}
-
-int open_lock(const std::string& db) {
-  const int fd = ::open(lock_path(db).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot open the queue lock " + lock_path(db) + ": " + std::strerror(errno), "");
-  return fd;
-}
-
-int take_lock(const std::string& db) {
-  const int fd = open_lock(db);
-  struct flock l = whole_file(F_WRLCK);
-  if (::fcntl(fd, F_OFD_SETLK, &l) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool lock_held(const std::string& db) {
-  const int fd = open_lock(db);
-  struct flock l = whole_file(F_WRLCK);
-  const bool held = ::fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
-  ::close(fd);
-  return held;
+StoreOptions worker_store_options() {
+  StoreOptions s;
+  s.queue_worker = true;
+  return s;
 }
 
 class Worker {
  public:
   explicit Worker(const QueueWorkerOptions& o)
-      : o_(o), store_(o.db), queue_(store_), sweeps_(store_),
+      : o_(o), store_(o.db, RunStore::Mode::create, worker_store_options()), queue_(store_), sweeps_(store_),
         engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
 
   // A worker killed between recording a trial's rung and deciding on it left nothing half-done (the decision is
@@ -95,6 +69,17 @@ class Worker {
       ++running, going = true;
     }
     return going || queue_.next_queued().has_value();
+  }
+
+  // Why this worker must leave the queue alone: the store is newer than it knows (opened read-only, or
+  // migrated since by a newer program), so its rows may name keys it cannot read. "" when it may work it.
+  std::string superseded() {
+    if (!store_.read_only_note().empty()) return store_.read_only_note();
+    const int now = store_.schema_on_disk();
+    if (now > kSchemaVersion)
+      return "a newer Tokamak upgraded it to schema " + std::to_string(now) + " (this is " + TOKAMAK_VERSION +
+             ", schema " + std::to_string(kSchemaVersion) + ")";
+    return "";
   }
 
   bool has_work() { return !local_running().empty() || (!queue_.paused() && queue_.next_queued()); }
@@ -228,9 +213,19 @@ class Worker {
 }  // namespace
 
 bool work_queue(const QueueWorkerOptions& o) {
-  int lock = take_lock(o.db);
+  int lock = take_queue_lock(o.db);
   if (lock < 0) return false;
+  // The note first: a newer program opening the store meanwhile learns this worker's schema from it, and
+  // leaves the store as it is while this one works it (queue_lock.h).
+  write_queue_holder(o.db);
   Worker w(o);
+  // A store a newer program owns: its queue is the newer worker's to work, and this one ends at once.
+  const auto leave_if_superseded = [&] {
+    const std::string why = w.superseded();
+    if (!why.empty() && o.note) o.note("this worker leaves the queue of " + store_path_of(o.db) + " to a newer one: " + why);
+    return !why.empty();
+  };
+  if (leave_if_superseded()) return ::close(lock), true;
   // A pass that throws (the store locked past its busy timeout by a big import, a full disk) is tried again
   // after a back-off, 1 s doubling up to 60 s: a worker that ended on it left the queue with work and no worker
   // until the next `queue add`. Said once when it starts failing, once when it works again.
@@ -253,24 +248,20 @@ bool work_queue(const QueueWorkerOptions& o) {
   };
   pass([&] { return w.catch_up(), true; });
   for (;;) {
-    pass([&] { return write_file_atomically(lock_path(o.db) + ".pid", std::to_string(::getpid()) + "\n"), true; });
-    while (pass([&] { return w.tick(); })) std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    pass([&] { return write_queue_holder(o.db), true; });
+    while (pass([&] { return w.tick(); })) {
+      if (pass([&] { return leave_if_superseded(); })) return ::close(lock), true;
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
+    }
     // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so
     // one of the two sees the other and the queue is never left with work and no worker.
     ::close(lock);
     if (!pass([&] { return w.has_work(); })) return true;
-    if ((lock = take_lock(o.db)) < 0) return true;  // another worker took over
+    if ((lock = take_queue_lock(o.db)) < 0) return true;  // another worker took over
   }
 }
 
-long queue_worker_pid(const std::string& db) {
-  if (!lock_held(db)) return 0;
-  try {
-    return std::stol(read_file(lock_path(db) + ".pid"));
-  } catch (const std::exception&) {
-    return -1;  // held, but the pid was not written yet
-  }
-}
+long queue_worker_pid(const std::string& db) { return queue_holder(db).pid; }
 
 void ensure_queue_worker(const std::string& db) {
   if (queue_worker_pid(db) != 0) return;

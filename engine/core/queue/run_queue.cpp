@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/queue/gpu_slots.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
@@ -19,7 +20,7 @@ static double time_or_zero(const Stmt& s, int col) { return s.is_null(col) ? 0 :
 static QueueItem read_item(const Stmt& s) {
   QueueItem q;
   q.id = s.int64(0), q.position = s.int64(1), q.state = s.text(2), q.target = s.text(3), q.name = s.text(4);
-  q.config_json = s.text(5), q.run_uid = s.text(6), q.folder = s.text(7), q.error = s.text(8);
+  q.config_json = current_config_text(s.text(5)), q.run_uid = s.text(6), q.folder = s.text(7), q.error = s.text(8);
   q.created = time_or_zero(s, 9), q.started = time_or_zero(s, 10), q.ended = time_or_zero(s, 11);
   q.sweep_id = s.is_null(12) ? 0 : s.int64(12), q.point = s.int64(13), q.rung = s.int64(14);
   q.halt_step = s.int64(15), q.resume = s.text(16);

@@ -258,7 +258,8 @@ SweepPlan plan_checked(const std::string& text, const std::string& source, int c
       refuse(source, "unknown field \"" + k + "\"",
              "the fields are name, base, sweep, method, count, seed, seeds, metric, direction, early_stopping");
   SweepPlan plan;
-  plan.spec_json = root.dump(2);
+  // Stored under today's names, as its trials' configs are: the swept keys are looked up in them.
+  plan.spec_json = upgrade_sweep_text(root.dump(2));
   plan.name = text_field(source, root, "name", "sweep");
   if (const std::string bad = name_problem("\"name\"", plan.name); !bad.empty())
     refuse(source, bad, "write the name in UTF-8");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/error.h"
@@ -165,7 +166,7 @@ SweepStatus SweepStore::status(int64_t sweep_id) {
       throw Error("no sweep " + std::to_string(sweep_id) + " in " + store_.path(),
                   "`tokamak sweep status` lists the sweeps");
     st.id = s.int64(0), st.name = s.text(1), st.metric = s.text(2), st.maximize = s.int64(3) != 0;
-    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6), st.spec_json = s.text(7);
+    st.asha.min_steps = s.int64(4), st.asha.eta = s.int64(5), st.created = s.real(6), st.spec_json = upgrade_sweep_text(s.text(7));
   }
   std::vector<int64_t> ids;
   {

@@ -7,6 +7,7 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
 #include "engine/core/util/process.h"
+#include "engine/core/util/version.h"
 
 namespace tokamak {
 
@@ -38,6 +39,7 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
   std::istringstream in(out);
   std::string line;
   HostReport r;
+  std::string version_line_there;
   int part = 0;
   std::vector<std::string> disk, datasets;
   while (std::getline(in, line)) {
@@ -46,14 +48,19 @@ HostReport RemoteHost::test_connection(double timeout_s) const {
       continue;
     }
     if (line.empty()) continue;
-    if (part == 0) r.version = line;
+    if (part == 0) version_line_there = line;
     else if (part == 1) datasets.push_back(line);
     else if (part == 2) r.devices.push_back(line);
     else disk.push_back(line);
   }
-  if (r.version != TOKAMAK_VERSION)
-    throw Error("Tokamak on " + target_.spec() + " is version " + (r.version.empty() ? "?" : r.version) +
-                    ", this one is " + TOKAMAK_VERSION,
+  // Only the formats matter: builds that differ in the version's patch number read each other's journals and
+  // configs, and a host's store is its own.
+  const OtherBuild there = parse_version_line(version_line_there);
+  r.version = there.version;
+  const std::string differ = format_mismatch(there);
+  if (there.version.empty() || !differ.empty())
+    throw Error("Tokamak on " + target_.spec() + " is version " + (there.version.empty() ? "?" : there.version) +
+                    ", this one is " + TOKAMAK_VERSION + (differ.empty() ? "" : ": " + differ),
                 "install the same version there (docs/REMOTE.md), so both read the same journal and config");
   for (const std::string& l : datasets) {
     json j = json::parse(l, nullptr, false);

@@ -19,6 +19,7 @@ struct RunStart {
   std::string device;    // "cpu", "cuda:0", ...
   std::string gpu_name;  // empty on CPU
   int world_size = 1;
+  std::string tokamak_version;  // the build that trains it (TOKAMAK_VERSION); "" from a build before 0.2
   std::string torch_version;
   std::string cuda_version;  // empty when LibTorch has no CUDA
   std::string host;

@@ -41,7 +41,22 @@ JournalWriter::JournalWriter(const std::string& path) : path_(path) {
     throw Error("cannot open the run journal '" + path + "': " + std::strerror(errno),
                 "check that the run folder is writable (or set XDG_DATA_HOME to a writable folder)");
   struct stat st {};
-  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) && make_reserve(path + ".reserve")) reserve_ = path + ".reserve";
+  const bool regular = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+  // A segment killed inside a write (SIGKILL can cut a long line, a power cut too) left a fragment: ended here, it
+  // is one line readers drop, instead of swallowing this segment's first line (its start) into it.
+  if (regular && st.st_size > 0) {
+    const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    char last = '\n';
+    if (in >= 0) {
+      if (::pread(in, &last, 1, st.st_size - 1) != 1) last = '\n';
+      ::close(in);
+    }
+    if (last != '\n' && ::write(fd_, "\n", 1) != 1)
+      throw Error("cannot end the run journal '" + path + "' (a line an earlier segment left cut): " +
+                      std::strerror(errno),
+                  "free some space in the run folder's file system and start again");
+  }
+  if (regular && make_reserve(path + ".reserve")) reserve_ = path + ".reserve";
 }
 
 JournalWriter::~JournalWriter() {

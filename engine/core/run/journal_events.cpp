@@ -57,6 +57,7 @@ json event_json(const RunStart& e) {
           {"model", e.model},
           {"gpu_name", e.gpu_name},
           {"host", e.host},
+          {"tokamak_version", e.tokamak_version},
           {"torch_version", e.torch_version},
           {"cuda_version", e.cuda_version},
           {"tokens_per_step", e.tokens_per_step},
@@ -105,6 +106,7 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
     s.dataset = get<std::string>(j, "dataset", ""), s.model = get<std::string>(j, "model", "");
     s.n_params = get<int64_t>(j, "n_params", 0), s.device = get<std::string>(j, "device", "");
     s.gpu_name = get<std::string>(j, "gpu_name", ""), s.world_size = get<int>(j, "world_size", 1);
+    s.tokamak_version = get<std::string>(j, "tokamak_version", "");
     s.torch_version = get<std::string>(j, "torch_version", "");
     s.cuda_version = get<std::string>(j, "cuda_version", ""), s.host = get<std::string>(j, "host", "");
     s.start_step = get<int64_t>(j, "start_step", 0), s.total_steps = get<int64_t>(j, "steps", 0);

@@ -73,10 +73,12 @@ void write_pid_file(const RunFolder& f, long pid) {
 }
 
 void begin_run_segment(const RunFolder& f, long pid) {
+  // The pid first: at no instant does the folder hold the earlier segment's pid without its exit file (read as
+  // "crashed"); the stale exit file, older than the new pid file, is ignored until it is gone.
+  write_pid_file(f, pid);
   if (::unlink(f.exit_file().c_str()) != 0 && errno != ENOENT)
     throw Error("cannot remove '" + f.exit_file() + "': " + std::strerror(errno),
                 "check the permissions of the run's folder");
-  write_pid_file(f, pid);
 }
 
 bool pid_file_names(const RunFolder& f, long pid) {

@@ -65,6 +65,7 @@ static ojson run_head(const RunInfo& r) {
   j["device"] = r.device;
   j["gpu_name"] = r.gpu_name;
   j["world_size"] = r.world_size;
+  if (!r.tokamak_version.empty()) j["tokamak_version"] = r.tokamak_version;  // absent: recorded before schema 8
   j["torch_version"] = r.torch_version;
   j["cuda_version"] = r.cuda_version;
   j["host"] = r.host;
@@ -195,6 +196,7 @@ static RunInfo run_from_json(const ojson& j) {
   r.device = j.value("device", "");
   r.gpu_name = j.value("gpu_name", "");
   r.world_size = integer_value(j, "world_size", 1);
+  r.tokamak_version = j.value("tokamak_version", "");
   r.torch_version = j.value("torch_version", "");
   r.cuda_version = j.value("cuda_version", "");
   r.host = j.value("host", "");

@@ -2,17 +2,22 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/error.h"
 
 namespace tokamak {
 
-// Everything but config_json, which listings do not need and which can be kilobytes per run.
-static const char* kRunColumns =
-    "id, uid, name, status, created, updated, heartbeat, ended, dataset, model, n_params, device, gpu_name, "
-    "world_size, torch_version, cuda_version, host, pid, total_steps, tokens_per_step, error, tags, notes";
-static constexpr int kNumRunColumns = 23;
+// Everything but config_json, which listings do not need and which can be kilobytes per run. A store of schema
+// 6 or 7, read as it is (read-only), has no tokamak_version: it reads as "".
+static std::string run_columns(int schema) {
+  return std::string(
+             "id, uid, name, status, created, updated, heartbeat, ended, dataset, model, n_params, device, gpu_name, "
+             "world_size, torch_version, cuda_version, host, pid, total_steps, tokens_per_step, error, tags, notes, ") +
+         (schema >= 8 ? "tokamak_version" : "''");
+}
+static constexpr int kNumRunColumns = 24;
 
 static RunInfo read_run(const Stmt& s) {
   RunInfo r;
@@ -39,6 +44,7 @@ static RunInfo read_run(const Stmt& s) {
   r.error = s.text(20);
   r.tags_json = s.text(21);
   r.notes = s.text(22);
+  r.tokamak_version = s.text(23);
   return r;
 }
 
@@ -46,22 +52,22 @@ int64_t RunStore::insert_run(const RunInfo& r) {
   Stmt s(*db_,
          "INSERT INTO runs (uid, name, status, created, updated, heartbeat, ended, dataset, model, "
          "n_params, device, gpu_name, world_size, torch_version, cuda_version, host, pid, total_steps, "
-         "tokens_per_step, error, tags, notes, config_json) "
-         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+         "tokens_per_step, error, tags, notes, config_json, tokamak_version) "
+         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, r.uid).bind(2, r.name).bind(3, r.status).bind(4, r.created).bind(5, r.updated);
   if (r.heartbeat != 0) s.bind(6, r.heartbeat);
   if (r.ended != 0) s.bind(7, r.ended);
   s.bind(8, r.dataset).bind(9, r.model).bind(10, r.n_params).bind(11, r.device).bind(12, r.gpu_name);
   s.bind(13, r.world_size).bind(14, r.torch_version).bind(15, r.cuda_version).bind(16, r.host);
   s.bind(17, r.pid).bind(18, r.total_steps).bind(19, r.tokens_per_step).bind(20, r.error);
-  s.bind(21, r.tags_json).bind(22, r.notes).bind(23, r.config_json);
+  s.bind(21, r.tags_json).bind(22, r.notes).bind(23, r.config_json).bind(24, r.tokamak_version);
   s.run();
   return db_->last_insert_id();
 }
 
 std::vector<RunListing> RunStore::list_runs(int64_t limit) {
   // Four primary-key lookups in run_summary per run; the metrics table is never touched.
-  std::string sql = std::string("SELECT ") + kRunColumns +
+  std::string sql = "SELECT " + run_columns(schema_) +
                     ", (SELECT max(last_step) FROM run_summary WHERE run_id = runs.id)"
                     ", (SELECT last FROM run_summary WHERE run_id = runs.id AND metric = 'train_loss')"
                     ", (SELECT min FROM run_summary WHERE run_id = runs.id AND metric = 'val_loss')"
@@ -87,11 +93,11 @@ static Error unknown_run(const std::string& what, const std::string& path) {
 }
 
 RunInfo RunStore::run(int64_t run_id) {
-  Stmt s(*db_, (std::string("SELECT ") + kRunColumns + ", config_json FROM runs WHERE id = ?").c_str());
+  Stmt s(*db_, ("SELECT " + run_columns(schema_) + ", config_json FROM runs WHERE id = ?").c_str());
   s.bind(1, run_id);
   if (!s.step()) throw unknown_run(std::to_string(run_id), path_);
   RunInfo r = read_run(s);
-  r.config_json = s.text(kNumRunColumns);
+  r.config_json = current_config_text(s.text(kNumRunColumns));  // a run of an older release, in today's names
   return r;
 }
 

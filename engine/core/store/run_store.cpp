@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "engine/core/config/renamed_keys.h"
+#include "engine/core/store/queue_lock.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/store/store_fs.h"
 #include "engine/core/util/error.h"
@@ -30,6 +31,17 @@ RunStore::RunStore(const std::string& path, Mode mode, StoreOptions options)
                                                              : Db::Mode::create);
   // A writer holds the lock for milliseconds; 5 s rides out any commit instead of "database is locked".
   db_->exec("PRAGMA busy_timeout = 5000");
+  if (!read_only) {
+    // A store this build would have to leave as it is is opened read-only, saying why (docs/RELIABILITY.md,
+    // "Versions and migrations"): reads work, a write fails with the reason.
+    const auto [why, hint] = reason_to_leave_alone(read_store_state(*db_));
+    if (!why.empty()) {
+      db_ = std::make_unique<Db>(path_, Db::Mode::read_only);
+      db_->exec("PRAGMA busy_timeout = 5000");
+      db_->set_read_only_reason(why, hint);
+      read_only_note_ = why;
+    }
+  }
   const std::string network = network_file_system_of(folder);
   if (!network.empty())
     journal_note_ = "the run store " + path_ + " is on " + network +
@@ -41,18 +53,42 @@ RunStore::RunStore(const std::string& path, Mode mode, StoreOptions options)
   // FULL for the same.
   db_->exec(network.empty() ? "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON"
                             : "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
-  if (!read_only) mark_crashed();
+  schema_ = static_cast<int>(db_->query_int("PRAGMA user_version"));
+  if (!db_->read_only()) mark_crashed();
+}
+
+std::pair<std::string, std::string> RunStore::reason_to_leave_alone(const StoreState& st) const {
+  if (st.schema > kSchemaVersion)
+    return {"it was written by a newer Tokamak (" + (st.written_by.empty() ? "" : st.written_by + ", ") +
+                "schema " + std::to_string(st.schema) + "; this is " + TOKAMAK_VERSION + ", schema " +
+                std::to_string(kSchemaVersion) + "), whose tables this one reads but does not write",
+            "update Tokamak to write into it, or pass another --db"};
+  if (st.schema == 0 || st.schema == kSchemaVersion || options_.queue_worker) return {};
+  const QueueHolder h = queue_holder(path_);
+  if (h.pid == 0 || h.schema >= kSchemaVersion) return {};
+  // The store is older than this build and a worker holds its queue: a worker of this build or a newer one
+  // would have migrated it when it opened it, so the holder is older and reads the rows as they are.
+  const std::string who = h.pid > 0 ? "pid " + std::to_string(h.pid) : "its pid not written yet";
+  return {"its queue is being worked by an older Tokamak (" + (h.version.empty() ? "" : h.version + ", ") + who +
+              ", schema " + std::to_string(h.schema > 0 ? h.schema : st.schema) + "): the store stays at schema " +
+              std::to_string(st.schema) + " until that worker ends, so nothing it reads changes under it",
+          "let the queue finish (`tokamak queue list`), or end that worker" +
+              (h.pid > 0 ? " (`kill " + std::to_string(h.pid) + "`)" : std::string()) + ", then run this again"};
 }
 
 RunStore::~RunStore() = default;
+
+bool RunStore::read_only() const { return db_->read_only(); }
+
+int RunStore::schema_on_disk() { return static_cast<int>(db_->query_int("PRAGMA user_version")); }
 
 void RunStore::transaction(const std::function<void()>& fn) { db_->transaction(fn); }
 
 int RunStore::mark_crashed() {
   const std::string host = this_host();
   const double now = now_seconds();
-  std::vector<int64_t> gone;
-  {
+  const auto find_gone = [&] {
+    std::vector<int64_t> gone;
     Stmt s(*db_, "SELECT id, host, pid, heartbeat FROM runs WHERE status = 'running' AND remote = ''");
     while (s.step()) {
       int64_t pid = s.int64(2);
@@ -63,10 +99,14 @@ int RunStore::mark_crashed() {
       bool silent = !std::isnan(beat) && now - beat > options_.stale_after_s;
       if (dead || silent) gone.push_back(s.int64(0));
     }
-  }
-  if (gone.empty()) return 0;
+    return gone;
+  };
+  // A look without the write lock first (every open does this); then again under it, so that a run resumed by a
+  // new process, or one that beat, since the first look is not stamped crashed.
+  if (find_gone().empty()) return 0;
   int n = 0;
   transaction([&] {
+    const std::vector<int64_t> gone = find_gone();
     Stmt u(*db_,
            "UPDATE runs SET status = 'crashed', ended = coalesce(heartbeat, updated), updated = ?, "
            "error = 'the process stopped without ending the run (killed, crashed or lost power)' "
@@ -99,16 +139,8 @@ static std::string make_uid() {
   return hex64(fnv1a64(seed.data(), seed.size()));
 }
 
-// A run started by an older release (on an SSH host, say) names some config keys as it did: stored under today's
-// names, as the schema-7 migration left every earlier run. A config naming a key twice stays as written.
-static std::string current_config_text(const std::string& config_json) {
-  try {
-    return upgrade_config_text(config_json);
-  } catch (const Error&) {
-    return config_json;
-  }
-}
-
+// A run started by an older release (on an SSH host, say) names some config keys as it did: a new row is stored
+// under today's names. Older rows stay as they were written, and every reader upgrades them (run_queries.cpp).
 int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   const std::string uid = st.run_uid.empty() ? make_uid() : st.run_uid;
   const std::string host = st.host.empty() ? this_host() : st.host;
@@ -116,13 +148,13 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   const char* fields =
       "config_json = ?1, dataset = ?2, model = ?3, n_params = ?4, device = ?5, gpu_name = ?6, "
       "world_size = ?7, torch_version = ?8, cuda_version = ?9, host = ?10, pid = ?11, "
-      "total_steps = ?12, tokens_per_step = ?13, updated = ?14, heartbeat = ?14";
+      "total_steps = ?12, tokens_per_step = ?13, updated = ?14, heartbeat = ?14, tokamak_version = ?17";
   std::string sql = id == 0 ? std::string(
                                   "INSERT INTO runs (uid, name, status, created, config_json, dataset, "
                                   "model, n_params, device, gpu_name, world_size, torch_version, "
                                   "cuda_version, host, pid, total_steps, tokens_per_step, updated, "
-                                  "heartbeat) VALUES (?15, ?16, 'running', ?14, ?1, ?2, ?3, ?4, ?5, ?6, "
-                                  "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14)")
+                                  "heartbeat, tokamak_version) VALUES (?15, ?16, 'running', ?14, ?1, ?2, ?3, "
+                                  "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?17)")
                             : std::string("UPDATE runs SET ") + fields +
                                   ", status = 'running', ended = NULL, error = '', "
                                   "name = CASE WHEN ?16 = '' THEN name ELSE ?16 END WHERE uid = ?15";
@@ -134,7 +166,7 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
       .bind(5, st.device);
   s.bind(6, st.gpu_name).bind(7, static_cast<int64_t>(st.world_size)).bind(8, st.torch_version);
   s.bind(9, st.cuda_version).bind(10, host).bind(11, pid).bind(12, st.total_steps);
-  s.bind(13, st.tokens_per_step).bind(14, now).bind(15, uid).bind(16, st.name);
+  s.bind(13, st.tokens_per_step).bind(14, now).bind(15, uid).bind(16, st.name).bind(17, st.tokamak_version);
   s.run();
   // The two limits the start stated, so that every run's row says what it was held against (profiled or not).
   const SpeedOfLightRecord limits{st.peak_flops, st.memory_bytes_per_s, st.peak_source, st.memory_source, {}};

@@ -17,6 +17,7 @@
 
 #include "engine/core/run/events.h"
 #include "engine/core/util/host.h"  // now_seconds, this_host: the store's callers use them too
+#include "engine/core/util/version.h"
 
 namespace tokamak {
 
@@ -60,6 +61,7 @@ struct RunInfo {
   int64_t n_params = 0;
   std::string device, gpu_name;
   int64_t world_size = 1;
+  std::string tokamak_version;  // "" for a run recorded before schema 8
   std::string torch_version, cuda_version, host;
   int64_t pid = 0, total_steps = 0, tokens_per_step = 0;
   std::string error;
@@ -107,6 +109,16 @@ struct StoreOptions {
   // A running run whose heartbeat is older than this is marked crashed on open. The writer beats about once
   // a second whatever the trainer is doing, so only a dead or frozen process misses two minutes of beats.
   double stale_after_s = 120;
+  // Opened by the queue worker that holds this store's queue lock: the lock is its own, not an older worker's
+  // (queue_lock.h), so the store may be migrated.
+  bool queue_worker = false;
+};
+
+// What a store says of itself: its schema, the oldest schema whose reader still reads it, and the Tokamak
+// version that last migrated it ("" before schema 8). Read by read_store_state (below).
+struct StoreState {
+  int schema = 0, min_reader = 0;
+  std::string written_by;
 };
 
 // data_dir()/runs.db when path is empty.
@@ -126,6 +138,12 @@ class RunStore {
   // "" on a local disk; on a network file system one line for the user: the store keeps a rollback journal
   // there (store_fs.h). Commands that set up work other hosts write into (Slurm) print it.
   const std::string& journal_note() const { return journal_note_; }
+  // "" when the store could be written and is; otherwise why this build opened a writable store read-only (a
+  // newer schema; an older queue worker on an older schema). Commands that only read print it as a note.
+  const std::string& read_only_note() const { return read_only_note_; }
+  bool read_only() const;
+  int schema() const { return schema_; }
+  int schema_on_disk();  // PRAGMA user_version now: a program of another build may have migrated the store since  // the store's schema as opened (older or newer when read-only)
   Db& db() { return *db_; }
   // All writes of fn in one transaction (nothing half-written when fn throws).
   void transaction(const std::function<void()>& fn);
@@ -179,17 +197,24 @@ class RunStore {
  private:
   std::string path_;
   StoreOptions options_;
-  std::string journal_note_;
+  std::string journal_note_, read_only_note_;
+  int schema_ = 0;
   std::unique_ptr<Db> db_;
+  std::pair<std::string, std::string> reason_to_leave_alone(const StoreState& st) const;
 };
 
 // --- store_schema.cpp ---
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = kFormats.store_schema;
+// The oldest schema this build reads as it is (read-only): 6 and 7 hold the tables of 8 but runs' versions.
+constexpr int kOldestReadableSchema = 6;
 constexpr int32_t kApplicationId = 0x546b6d6b;  // "Tkmk" in the SQLite header: marks a Tokamak database
 // The SQL of schema version 1 exactly as the first release wrote it (tests build a v1 database from it).
 const char* schema_v1_sql();
-// Checks that db is a Tokamak database this build can read, and migrates it to kSchemaVersion. WAL unless
-// `rollback_journal` (a store on a network file system: store_fs.h).
+// Throws when the file is not a Tokamak store.
+StoreState read_store_state(Db& db);
+// Checks that db is a Tokamak database this build can read, and migrates it to kSchemaVersion. Read-only: a
+// store of schema kOldestReadableSchema or later that this build reads as it is (a newer one whose min_reader
+// allows it). WAL unless `rollback_journal` (a store on a network file system: store_fs.h).
 void prepare_schema(Db& db, bool rollback_journal = false);
 
 }  // namespace tokamak

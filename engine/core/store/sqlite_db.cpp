@@ -64,6 +64,7 @@ void Db::fail(int rc, const std::string& doing) const {
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_AUTH:
+      if (!why_ro_.empty()) throw Error("run database '" + path_ + "' cannot be written now: " + why_ro_, ro_hint_);
       throw Error("run database '" + path_ + "' cannot be written: " + msg,
                   "check the permissions of the file and its folder, or pick another --db");
     case SQLITE_BUSY:

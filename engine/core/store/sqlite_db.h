@@ -67,6 +67,11 @@ class Db {
 
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }
+  // Why a store that could be written was opened read-only (a newer schema, an older queue worker on it), and
+  // what to do: a write then fails with these instead of SQLite's "attempt to write a readonly database".
+  void set_read_only_reason(const std::string& reason, const std::string& hint) { why_ro_ = reason, ro_hint_ = hint; }
+  const std::string& read_only_reason() const { return why_ro_; }
+  const std::string& read_only_hint() const { return ro_hint_; }
   sqlite3* handle() { return h_; }
   // Throws the Error for result code rc (with the connection's message), naming what was being done.
   [[noreturn]] void fail(int rc, const std::string& doing) const;
@@ -75,6 +80,7 @@ class Db {
   sqlite3* h_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  std::string why_ro_, ro_hint_;
   int depth_ = 0;  // transactions open on this connection
 };
 

@@ -1,10 +1,10 @@
 // Schema versions of the run store and the migrations between them. PRAGMA user_version holds the version;
 // PRAGMA application_id marks the file as Tokamak's. Each migration runs inside one transaction with the
 // version bump, so a database is always at exactly one version.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/error.h"
@@ -237,63 +237,81 @@ static void migrate_to_3(Db& db) {
   db.exec("DROP TABLE metrics");
 }
 
-// Version 7: the config's sections split by concern (engine/core/config/renamed_keys.h). No table changes: every
-// stored config (runs, queue rows) and sweep file is rewritten under today's key names, so that what SQL, the
-// exports and the studio read says one name for one setting.
-static void migrate_to_7(Db& db) {
-  auto rewrite = [&](const std::string& table, const std::string& column, auto upgrade) {
-    std::vector<std::pair<int64_t, std::string>> changed;
-    const std::string select = "SELECT id, " + column + " FROM " + table;
-    Stmt s(db, select.c_str());
+// Version 7 was the config's sections split by concern (engine/core/config/renamed_keys.h): no table changed,
+// and its release rewrote every stored config under the new names. Stored text is no longer rewritten (an
+// older program still running on the store reads its rows as it wrote them); every reader upgrades on read.
+//
+// Version 8: each run records the Tokamak that trained it, and the store says which readers it keeps working
+// (docs/RELIABILITY.md, "Versions and migrations").
+static const char* kSchemaV8 = R"SQL(
+ALTER TABLE runs ADD COLUMN tokamak_version TEXT NOT NULL DEFAULT '';
+CREATE TABLE store_info (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+)SQL";
+
+// The oldest schema whose reader reads a store of this one: a later schema that only adds (a column, a table)
+// keeps this number, and an 8 program then opens that store read-only instead of refusing it.
+constexpr int kMinReader = 8;
+
+StoreState read_store_state(Db& db) {
+  // The first statement that reads the file is where SQLite notices a file that is not a database.
+  const int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
+  const int64_t app_id = db.query_int("PRAGMA application_id");
+  StoreState st;
+  st.schema = static_cast<int>(db.query_int("PRAGMA user_version"));
+  if (app_id != kApplicationId && (app_id != 0 || tables > 0 || st.schema != 0))
+    throw Error("'" + db.path() + "' is an SQLite database but not a Tokamak run database",
+                "pass the path of a Tokamak runs.db with --db, or leave --db out for the default");
+  st.min_reader = st.schema;
+  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'store_info'") > 0) {
+    Stmt s(db, "SELECT key, value FROM store_info");
     while (s.step()) {
-      const std::string text = s.text(1);
-      std::string up = text;
-      try {
-        up = upgrade(text);
-      } catch (const Error&) {
-        // A config that names a key twice (old and new) stays as written: the loader names the clash when
-        // the run is used again.
-      }
-      if (up != text) changed.emplace_back(s.int64(0), up);
+      if (s.text(0) == "min_reader") st.min_reader = std::atoi(s.text(1).c_str());
+      if (s.text(0) == "written_by") st.written_by = s.text(1);
     }
-    const std::string update = "UPDATE " + table + " SET " + column + " = ? WHERE id = ?";
-    for (const auto& [id, text] : changed) Stmt(db, update.c_str()).bind(1, text).bind(2, id).run();
-  };
-  rewrite("runs", "config_json", upgrade_config_text);
-  rewrite("queue", "config_json", upgrade_config_text);
-  rewrite("sweeps", "spec_json", upgrade_sweep_text);
+  }
+  return st;
+}
+
+static std::string newer_store(const std::string& path, const StoreState& st) {
+  return "'" + path + "' was written by a newer Tokamak (" +
+         (st.written_by.empty() ? "" : "version " + st.written_by + ", ") + "schema " + std::to_string(st.schema) +
+         "; this is " + TOKAMAK_VERSION + ", schema " + std::to_string(kSchemaVersion) + ")";
 }
 
 void prepare_schema(Db& db, bool rollback_journal) {
-  // The first statement that reads the file is where SQLite notices a file that is not a database.
-  int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
-  int64_t app_id = db.query_int("PRAGMA application_id");
-  int64_t version = db.query_int("PRAGMA user_version");
-  if (app_id != kApplicationId && (app_id != 0 || tables > 0 || version != 0))
-    throw Error("'" + db.path() + "' is an SQLite database but not a Tokamak run database",
-                "pass the path of a Tokamak runs.db with --db, or leave --db out for the default");
-  if (version > kSchemaVersion)
-    throw Error("'" + db.path() + "' was written by a newer Tokamak (schema " + std::to_string(version) +
-                    ", this one knows " + std::to_string(kSchemaVersion) + ")",
-                "update Tokamak, or pass another --db");
+  const StoreState st = read_store_state(db);
+  const bool readable = st.schema > kSchemaVersion ? st.min_reader <= kSchemaVersion : st.schema >= kOldestReadableSchema;
+  if (st.schema > kSchemaVersion && !readable)
+    throw Error(newer_store(db.path(), st) + ", which this one cannot read", "update Tokamak, or pass another --db");
   if (db.read_only()) {
-    if (version == kSchemaVersion) return;
-    throw Error("run database '" + db.path() + "' needs an upgrade (schema " + std::to_string(version) + " → " +
-                    std::to_string(kSchemaVersion) + ") but cannot be written",
-                "open it once with write access, or copy it somewhere writable");
+    if (st.schema == kSchemaVersion || readable) return;
+    throw Error("run database '" + db.path() + "' needs an upgrade (schema " + std::to_string(st.schema) + " → " +
+                    std::to_string(kSchemaVersion) + ") but cannot be written" +
+                    (db.read_only_reason().empty() ? "" : " now: " + db.read_only_reason()),
+                db.read_only_reason().empty() ? "open it once with write access, or copy it somewhere writable"
+                                              : db.read_only_hint());
   }
+  if (st.schema > kSchemaVersion)
+    throw Error(newer_store(db.path(), st) + ", opened for writing", "open it read-only, or update Tokamak");
   db.exec(rollback_journal ? "PRAGMA journal_mode = DELETE" : "PRAGMA journal_mode = WAL");
-  if (version == kSchemaVersion) return;
+  if (st.schema == kSchemaVersion) return;
   db.transaction([&] {
     // Another process may have migrated between our check and the write lock.
     int64_t v = db.query_int("PRAGMA user_version");
+    if (v > kSchemaVersion) throw Error(newer_store(db.path(), read_store_state(db)) + " meanwhile", "run this again");
     if (v < 1) db.exec(kSchemaV1);
     if (v < 2) migrate_to_2(db);
     if (v < 3) migrate_to_3(db);
     if (v < 4) db.exec(kSchemaV4);
     if (v < 5) db.exec(kSchemaV5);
     if (v < 6) db.exec(kSchemaV6);
-    if (v < 7) migrate_to_7(db);
+    if (v < 8) db.exec(kSchemaV8);
+    Stmt info(db, "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)");
+    info.bind(1, std::string("min_reader")).bind(2, std::to_string(kMinReader)).run();
+    info.bind(1, std::string("written_by")).bind(2, std::string(TOKAMAK_VERSION)).run();
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   });
 }

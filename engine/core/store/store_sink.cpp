@@ -1,6 +1,8 @@
 // The run store's event sink: a queue filled by the trainer and a writer thread that drains it in batches.
 #include "engine/core/store/store_sink.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -38,7 +40,7 @@ void StoreSink::on_start(const RunStart& e) {
   enqueue(e, true);
   flush();
   std::lock_guard<std::mutex> lk(mu_);
-  if (error_ && run_id_ == 0) throw *error_;
+  if (start_error_) throw *start_error_;  // the writer dropped the start (writer_loop)
 }
 
 void StoreSink::on_step(const StepEvent& e) { enqueue(e, false); }
@@ -86,6 +88,7 @@ void StoreSink::writer_loop() {
       else
         for (auto& item : queue_) pending.push_back(std::move(item));
       queue_.clear();
+      if (abandoned_) pending.clear();  // events of a run whose start was refused
       urgent_ = false;
       closing = stopping_;
       taken = enqueued_;
@@ -103,8 +106,15 @@ void StoreSink::writer_loop() {
       state_ = saved;
       failure = Error(std::string("run store: ") + e.what(), "");
     }
+    // A start that failed (the store stayed locked) is refused to the trainer by on_start: it is dropped here, not
+    // tried again with the next batch, where it would record a run the user was told did not start.
+    const bool start_failed =
+        failure && state_.id == 0 &&
+        std::any_of(pending.begin(), pending.end(), [](const Item& i) { return std::holds_alternative<RunStart>(i); });
+    if (start_failed) pending.clear();
     {
       std::lock_guard<std::mutex> lk(mu_);
+      if (start_failed) abandoned_ = true, start_error_ = failure;
       processed_ = taken;
       error_ = failure;
       run_id_ = state_.id;

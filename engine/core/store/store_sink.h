@@ -62,6 +62,8 @@ class StoreSink : public EventSink {
   std::vector<Item> queue_;
   uint64_t enqueued_ = 0, processed_ = 0;
   bool urgent_ = false, stopping_ = false;
+  bool abandoned_ = false;  // the start was refused: nothing of this run is written
+  std::optional<Error> start_error_;  // why (kept: a later empty batch clears error_)
   std::optional<Error> error_;
   int64_t run_id_ = 0;  // written by the writer under mu_
 

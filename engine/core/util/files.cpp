@@ -8,8 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
 #include <ftw.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <atomic>
 #include <zlib.h>
 
 #include "engine/core/util/error.h"
@@ -102,12 +106,34 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+namespace {
+
+// Flushes PATH (a file or a folder) to the disk; what cannot be opened or synced (a FIFO, a file system without
+// fsync) is left as it is: the rename stays atomic either way, only its durability across a power cut is lost.
+void sync_path(const std::string& path, bool folder) {
+  const int fd = ::open(path.c_str(), (folder ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
   fs::path target(path);
   if (target.has_parent_path()) make_dirs(target.parent_path().string());
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Unique per host, process and call: two hosts with one pid on a shared home, or two threads of one process,
+  // never write into one temporary.
+  static std::atomic<uint64_t> calls{0};
+  char host[64] = "";
+  ::gethostname(host, sizeof host - 1);
+  const std::string tmp = path + ".tmp." + safe_file_name(host) + "." + std::to_string(::getpid()) + "." +
+                          std::to_string(calls.fetch_add(1));
   try {
     write(tmp);
+    // On the disk before the rename: after a power cut the file is the old one or the whole new one, never an
+    // empty one (a renamed file whose blocks were not yet written).
+    sync_path(tmp, false);
   } catch (...) {
     std::remove(tmp.c_str());
     throw;
@@ -118,6 +144,19 @@ void write_atomically(const std::string& path, const std::function<void(const st
     std::remove(tmp.c_str());
     throw Error("cannot write '" + path + "': " + ec.message(), "check that its folder is writable");
   }
+  sync_path(target.has_parent_path() ? target.parent_path().string() : ".", true);
+}
+
+void with_file_lock(const std::string& lock_path, const std::function<void()>& fn) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) ::flock(fd, LOCK_EX);
+  try {
+    fn();
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    throw;
+  }
+  if (fd >= 0) ::close(fd);  // closing lets the lock go
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {

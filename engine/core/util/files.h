@@ -19,9 +19,14 @@ std::string datasets_dir();
 std::string data_dir();
 
 std::string read_file(const std::string& path);
-// Calls write(path_of_temporary) and renames the temporary onto path only if write returns without throwing.
+// Calls write(path_of_temporary) and renames the temporary onto path only if write returns without throwing; the
+// file and then its folder are synced, so after a power cut PATH is the old file or the whole new one.
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 void write_file_atomically(const std::string& path, const std::string& contents);
+// Runs fn holding an exclusive flock on LOCK_PATH (created when missing): a read-modify-write of a file that
+// several processes update (a cache of measurements) then loses nobody's entry. Without a lock file (a read-only
+// folder) fn runs unlocked.
+void with_file_lock(const std::string& lock_path, const std::function<void()>& fn);
 
 // NAME made safe as one component of a path (run names become checkpoint folders): '/', '\\' and control
 // characters become '_', a leading '.' gets a '_' before it (no "..", no hidden folder), at most 100 bytes cut

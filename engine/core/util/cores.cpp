@@ -1,0 +1,116 @@
+#include "engine/core/util/cores.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace tokamak {
+namespace {
+
+// utime + stime in clock ticks, the parent pid and the comm of /proc/PID/stat; false when it is gone.
+bool read_stat(long pid, long* ticks, long* ppid, std::string* comm) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), {});
+  const size_t open = all.find('('), close = all.rfind(')');
+  if (open == std::string::npos || close == std::string::npos) return false;
+  if (comm) *comm = all.substr(open + 1, close - open - 1);
+  std::istringstream rest(all.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 4 && ppid) *ppid = std::atol(field.c_str());
+    if (i == 14) utime = std::atol(field.c_str());
+    if (i == 15) stime = std::atol(field.c_str());
+  }
+  *ticks = utime + stime;
+  return true;
+}
+
+bool has_libtorch(long pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libtorch_cpu") != std::string::npos) return true;
+  return false;
+}
+
+std::vector<long> all_pids() {
+  std::vector<long> pids;
+  DIR* d = ::opendir("/proc");
+  if (!d) return pids;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid > 0 && end && *end == '\0') pids.push_back(pid);
+  }
+  ::closedir(d);
+  return pids;
+}
+
+}  // namespace
+
+int cores_given() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<BusyPeer> busy_torch_peers(double sample_s) {
+  const long self = ::getpid(), parent = ::getppid();
+  std::map<long, long> before;
+  for (long pid : all_pids()) {
+    long ticks = 0, ppid = 0;
+    if (pid == self || pid == parent || !read_stat(pid, &ticks, &ppid, nullptr) || ppid == self) continue;
+    before[pid] = ticks;
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(sample_s));
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const bool known = ::sched_getaffinity(0, sizeof mine, &mine) == 0;
+  const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  std::vector<BusyPeer> out;
+  for (const auto& [pid, ticks0] : before) {
+    long ticks = 0, ppid = 0;
+    std::string comm;
+    if (!read_stat(pid, &ticks, &ppid, &comm)) continue;
+    const double cores = static_cast<double>(ticks - ticks0) / hz / sample_s;
+    if (cores < 0.5 || !has_libtorch(pid)) continue;
+    cpu_set_t theirs;
+    CPU_ZERO(&theirs);
+    int shared = 0;
+    if (known && ::sched_getaffinity(static_cast<pid_t>(pid), sizeof theirs, &theirs) == 0) {
+      cpu_set_t both;
+      CPU_AND(&both, &mine, &theirs);
+      shared = CPU_COUNT(&both);
+    }
+    if (known && shared == 0) continue;
+    out.push_back({pid, comm, cores, shared});
+  }
+  return out;
+}
+
+std::string busy_peers_warning(const std::vector<BusyPeer>& peers, int threads) {
+  if (peers.empty()) return "";
+  std::string who;
+  for (const BusyPeer& p : peers) {
+    char busy[32];
+    std::snprintf(busy, sizeof busy, "%.1f", p.cores);
+    who += (who.empty() ? "" : ", ") + p.name + " pid " + std::to_string(p.pid) + " using " + busy + " cores";
+  }
+  const int n = static_cast<int>(peers.size());
+  return std::to_string(n) + (n == 1 ? " other LibTorch process is" : " other LibTorch processes are") +
+         " busy on this run's cores (" + who + "); with " + std::to_string(threads) +
+         (threads == 1 ? " thread" : " threads") +
+         " here each runs at a fraction of its speed alone (hint: run them one after another with `tokamak queue "
+         "add`, or give each its own cores, e.g. `taskset -c 0 tokamak train …` and `--set threads=1`)";
+}
+
+}  // namespace tokamak
