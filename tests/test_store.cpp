@@ -30,6 +30,7 @@ class TestStore : public QObject {
   void badInputs_data();
   void badInputs();
   void unknownRunId();
+  void aKernelTableTheStoreRefusesIsAWarning();
   void crashDetection_data();
   void crashDetection();
   void resumeContinuesRun();
@@ -220,6 +221,36 @@ void TestStore::badInputs() {
   QVERIFY2(err.find("hint:") != std::string::npos, err.c_str());
   if (!before.empty()) QCOMPARE(read_file(path), before);  // nothing written to a file that is not ours
   if (kind == "missing") QVERIFY(!path_exists(path));
+}
+
+// `train --kernels` keeps its table once the run's writer has closed the store: a store locked then (a long import)
+// is a line to print, never an error that would turn the finished run into a failed one.
+void TestStore::aKernelTableTheStoreRefusesIsAWarning() {
+  QTemporaryDir dir;
+  const std::string path = db_in(dir);
+  int64_t id = 0;
+  {
+    RunStore store(path);
+    RunStart start;
+    start.name = "profiled", start.config_json = "{}";
+    id = store.begin_run(start, now_seconds(), ::getpid());
+  }
+  SpeedOfLightRecord record{1e12, 1e10, "measured", "measured", {{"matmul", 2.0, 10, 1e9, 0, 1.0, "compute"}}};
+  {
+    Db other(path);
+    other.exec("BEGIN IMMEDIATE");
+    std::string why;
+    try {
+      why = store_speed_of_light(path, id, record);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QVERIFY2(why.find("stayed locked") != std::string::npos, why.c_str());
+    other.exec("COMMIT");
+  }
+  QCOMPARE(RunStore(path).speed_of_light(id).kinds.size(), size_t{0});
+  QCOMPARE(store_speed_of_light(path, id, record), std::string());
+  QCOMPARE(RunStore(path).speed_of_light(id).kinds.size(), size_t{1});
 }
 
 void TestStore::unknownRunId() {

@@ -110,14 +110,10 @@ void store_profile(std::unique_ptr<StoreSink>& store, const SpeedOfLightRecord& 
   const int64_t id = store->run_id();
   const std::string path = store->path();
   store.reset();  // the run's own writer is done with it first
-  // The run has ended as it ended: a store that cannot take the table now (locked by a long import, a full disk)
-  // costs the table, said in one line, not the run's status.
-  try {
-    RunStore(path).set_speed_of_light(id, record);
-  } catch (const std::exception& e) {
+  const std::string why_not = store_speed_of_light(path, id, record);
+  if (!why_not.empty())
     std::fprintf(stderr, "tokamak: warning: the kernel table was printed but could not be stored with run %lld: %s\n",
-                 static_cast<long long>(id), e.what());
-  }
+                 static_cast<long long>(id), why_not.c_str());
 }
 
 }  // namespace tokamak::cli

@@ -203,6 +203,11 @@ class RunStore {
   std::pair<std::string, std::string> reason_to_leave_alone(const StoreState& st) const;
 };
 
+// The kernel table of run RUN_ID, stored after the run's own writer has closed DB (`train --kernels`, a bench
+// rung). The run has ended as it ended: a store that cannot take the table now (locked by a long import, a full
+// disk) costs the table, not the run's status. "" when stored, else why not, in one line.
+std::string store_speed_of_light(const std::string& db, int64_t run_id, const SpeedOfLightRecord& record);
+
 // --- store_schema.cpp ---
 constexpr int kSchemaVersion = kFormats.store_schema;
 // The oldest schema this build reads as it is (read-only): 6 and 7 hold the tables of 8 but runs' versions.

@@ -58,4 +58,13 @@ SpeedOfLightRecord RunStore::speed_of_light(int64_t run_id) {
   return r;
 }
 
+std::string store_speed_of_light(const std::string& db, int64_t run_id, const SpeedOfLightRecord& record) {
+  try {
+    RunStore(db).set_speed_of_light(run_id, record);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 }  // namespace tokamak
