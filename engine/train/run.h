@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/core/config/config.h"
+#include "engine/core/util/core_sharing.h"
 #include "engine/eval/eval_task.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
@@ -57,6 +58,8 @@ class Run {
   Precision precision_;
   bool main_;                            // rank 0 (or not data parallel): reports, samples, checkpoints
   double peak_ = -1;                     // FLOP/s per rank for MFU (set_up); -1 when unknown
+  std::unique_ptr<CoreSharing> sharing_;  // a CPU run alone: its threads while other LibTorch processes share its cores
+  void share_cores();                     // between steps: applies what sharing_ found
   std::unique_ptr<ProcessGroup> group_;  // data parallel only; declared before the reducer that uses it
   std::unique_ptr<GradReducer> reducer_;
   std::unique_ptr<Loader> loader_;

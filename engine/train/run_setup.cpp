@@ -72,7 +72,10 @@ void Run::set_up() {
     group_ = std::make_unique<ProcessGroup>(dist_, device_, std::chrono::seconds(c_.dist.timeout_s),
                                             shared ? Backend::kGloo : Backend::kAuto);
   }
-  configure_cpu(threads);
+  const int cpu_threads = configure_cpu(threads);
+  // Data-parallel ranks divide the cores among themselves already; a GPU run's threads only feed the GPU.
+  if (device_.is_cpu() && !dist_.distributed() && main_ && CoreSharing::enabled())
+    sharing_ = std::make_unique<CoreSharing>(cpu_threads, /*adapt=*/c_.threads == 0);
   apply_math_mode(precision_, c_.speed.sdpa_backend);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
@@ -327,6 +330,14 @@ bool Run::check_target(EvalEvent& e, double val, double trained_s) {
   e.metrics.add_count("tokens_to_target", e.tokens);
   e.metrics.add_count("steps_to_target", e.step);
   return true;
+}
+
+void Run::share_cores() {
+  int threads = 0;
+  std::string line;
+  if (!sharing_ || !sharing_->poll(&threads, &line)) return;
+  if (threads > 0) at::set_num_threads(threads);
+  sink_.on_warning({line});
 }
 
 }  // namespace tokamak::detail

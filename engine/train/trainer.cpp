@@ -92,6 +92,7 @@ EndEvent Run::execute() {
         end.status = "stopped";
         break;
       }
+      share_cores();
       if (profiling) profile.begin();
       const double lr = learning_rate(c_, step);
       if (reducer_) reducer_->zero_grad();

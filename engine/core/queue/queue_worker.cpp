@@ -168,8 +168,26 @@ class Worker {
     if (q.folder.empty()) q.folder = run_folder_path(q.name, q.run_uid);
     queue_.claim(q.id, q.run_uid, q.folder, now_seconds());
     note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid +
-         (gpus.empty() ? "" : " on GPU " + join_gpu_list(gpus)));
+         (gpus.empty() ? "" : " on GPU " + join_gpu_list(gpus)) + cpu_sharing_note(q));
     launch(q, gpus);
+  }
+
+  // Runs on the CPU beside other CPU runs of the queue (`queue set --parallel` above 1) split the cores between
+  // them (engine/core/util/core_sharing.h): said when one starts so.
+  std::string cpu_sharing_note(const QueueItem& q) {
+    const auto on_cpu = [](const QueueItem& item) {
+      try {
+        return config_from_json(item.config_json).device == "cpu";
+      } catch (const std::exception&) {
+        return false;
+      }
+    };
+    if (!on_cpu(q)) return "";
+    int others = 0;
+    for (const QueueItem& r : local_running()) others += r.id != q.id && on_cpu(r);
+    if (others == 0) return "";
+    return "; it shares the CPU with " + std::to_string(others) + " other run" + (others == 1 ? "" : "s") +
+           " of the queue, each training with its share of the cores while they run";
   }
 
   // Writes the folder and the config this segment trains with, then starts it. Idempotent until the pid file.

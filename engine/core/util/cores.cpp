@@ -97,8 +97,7 @@ std::vector<BusyPeer> busy_torch_peers(double sample_s) {
   return out;
 }
 
-std::string busy_peers_warning(const std::vector<BusyPeer>& peers, int threads) {
-  if (peers.empty()) return "";
+std::string busy_peers_text(const std::vector<BusyPeer>& peers) {
   std::string who;
   for (const BusyPeer& p : peers) {
     char busy[32];
@@ -107,10 +106,11 @@ std::string busy_peers_warning(const std::vector<BusyPeer>& peers, int threads) 
   }
   const int n = static_cast<int>(peers.size());
   return std::to_string(n) + (n == 1 ? " other LibTorch process is" : " other LibTorch processes are") +
-         " busy on this run's cores (" + who + "); with " + std::to_string(threads) +
-         (threads == 1 ? " thread" : " threads") +
-         " here each runs at a fraction of its speed alone (hint: run them one after another with `tokamak queue "
-         "add`, or give each its own cores, e.g. `taskset -c 0 tokamak train …` and `--set threads=1`)";
+         " busy on this run's cores (" + who + ")";
 }
+
+const char* kShareCoresHint =
+    "run them one after another with `tokamak queue add`, or give each its own cores, e.g. `taskset -c 0 tokamak "
+    "train --set threads=1 …`";
 
 }  // namespace tokamak

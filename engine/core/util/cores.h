@@ -22,7 +22,9 @@ struct BusyPeer {
 // ranks of one run). Empty where /proc cannot be read.
 std::vector<BusyPeer> busy_torch_peers(double sample_s = 0.3);
 
-// One line for `tokamak train`'s start, "" when there is none.
-std::string busy_peers_warning(const std::vector<BusyPeer>& peers, int threads);
+// "1 other LibTorch process is busy on this run's cores (python3 pid 812 using 1.9 cores)".
+std::string busy_peers_text(const std::vector<BusyPeer>& peers);
+// What to do about it, for a hint.
+extern const char* kShareCoresHint;
 
 }  // namespace tokamak
