@@ -23,8 +23,10 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/version.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
+using tokamak::test::error_of;
 
 namespace {
 
@@ -54,15 +56,6 @@ std::map<std::string, std::string> stored_text(const std::string& path) {
     while (s.step()) out[s.text(0)] = s.text(1);
   }
   return out;
-}
-
-QString error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
 }
 
 // Holds the store's queue lock as a worker of the release before 0.2 did: the lock, and a note of its pid alone.
