@@ -1,5 +1,7 @@
 // The training step and loop: gradient accumulation, the fused optimizer, resume, overfitting, stop.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/version.h>
 #include <torch/nn/module.h>
 
 #include <QtTest>
@@ -7,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/core/config/config.h"
 #include "engine/model/gpt.h"
@@ -14,7 +18,9 @@
 #include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
+#include "engine/device/cpu_peak.h"
 #include "engine/device/device.h"
+#include "engine/core/util/files.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
@@ -82,8 +88,9 @@ class TestTrain : public QObject {
   }
 
   // speed.precision=auto (the default) becomes bf16 only where the device has bf16 in hardware (a CPU without it
-  // emulates bf16 GEMMs ~100× slower than fp32), and the run records the concrete value, so its config says
-  // what it trained with.
+  // emulates bf16 GEMMs ~100× slower than fp32) and, on a CPU, where its bf16 GEMM was measured faster than its
+  // fp32 one (a 2-core Xeon with AVX-512 BF16 but no AMX ran bf16 at half the fp32 rate); the run records the
+  // concrete value, so its config says what it trained with.
   void autoPrecisionIsResolvedAndRecorded() {
     QCOMPARE(QString::fromStdString(Config{}.speed.precision), QString("auto"));
     QCOMPARE(QString::fromStdString(resolved_precision("fp32", "cpu")), QString("fp32"));  // explicit stays
@@ -92,8 +99,6 @@ class TestTrain : public QObject {
     QVERIFY(cpuinfo.open(QIODevice::ReadOnly));
     const QByteArray flags = cpuinfo.readAll();
     const bool hardware = flags.contains(" avx512_bf16") || flags.contains(" amx_bf16");
-    const QString expected = hardware ? "bf16" : "fp32";
-    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), expected);
 
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
@@ -101,8 +106,28 @@ class TestTrain : public QObject {
     apply_overrides(c, {"train.steps=1", "speed.precision=auto"});
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
+    // With the instructions, the run measured both rates and decided by them; without, it measured nothing.
+    const std::optional<bool> pays = cpu_bf16_pays(static_cast<int>(c.threads));
+    QCOMPARE(pays.has_value(), hardware);
+    const QString expected = hardware && *pays ? "bf16" : "fp32";
     QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).speed.precision), expected);
     QVERIFY2(r.start.name.find("-" + expected.toStdString()) != std::string::npos, r.start.name.c_str());
+    if (!hardware) return;
+    // The decision follows the rates: a cache saying bf16 is the slower (or the faster) turns auto accordingly.
+    at::set_num_threads(static_cast<int>(c.threads));
+    const auto key_of = [&](const std::string& p) {
+      return device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(c.threads) + "|" + TORCH_VERSION;
+    };
+    const auto cache_says = [&](double fp32, double bf16) {
+      nlohmann::json j;
+      j[key_of("fp32")] = fp32;
+      j[key_of("bf16")] = bf16;
+      write_file_atomically(cache_dir() + "/cpu_peak.json", j.dump());
+    };
+    cache_says(3e11, 1.6e11);
+    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), QString("fp32"));
+    cache_says(1.8e11, 8.3e11);
+    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), QString("bf16"));
   }
   void accumulationEqualsOneBigBatch_data() {
     QTest::addColumn<int>("k");

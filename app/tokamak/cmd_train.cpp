@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "app/tokamak/commands.h"
+#include "engine/core/util/cores.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/control_folder.h"
@@ -264,8 +265,8 @@ int run_train(const TrainArgs& args) {
   const bool main_rank = dist.rank == 0;
   if (main_rank) {
     // The trainer divides the cores among the processes of one machine when threads is 0.
-    const unsigned cores = std::thread::hardware_concurrency(), local = static_cast<unsigned>(dist.local_world_size);
-    const int64_t threads = c.threads > 0 ? c.threads : std::max(1u, cores / local);
+    const int cores = cores_given(), local = std::max(1, dist.local_world_size);
+    const int64_t threads = c.threads > 0 ? c.threads : std::max(1, cores / local);
     std::vector<std::pair<std::string, std::string>> derived = {
         {"threads", std::to_string(threads) + (dist.distributed() ? " per rank" : "")},
         {"device name", device_name(parse_device(c.device))},
@@ -273,7 +274,9 @@ int run_train(const TrainArgs& args) {
     if (auto_precision)
       derived.push_back(
           {"precision", c.speed.precision + (c.speed.precision == "bf16" ? " (auto: hardware bf16)"
-                                                                         : " (auto: no hardware bf16 here)")});
+                                             : parse_device(c.device).is_cpu() && cpu_has_bf16_instructions()
+                                                 ? " (auto: this CPU's bf16 GEMM measured slower than fp32's)"
+                                                 : " (auto: no hardware bf16 here)")});
     if (dist.distributed())
       derived.push_back({"ranks", std::to_string(dist.world_size) + " (" + dist.source + ", " +
                                       (parse_device(c.device).is_cuda() ? "NCCL" : "Gloo") + ")"});

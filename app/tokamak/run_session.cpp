@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "engine/device/device.h"
+#include "engine/train/trainer.h"
 #include "engine/core/run/run_launch.h"
 #include "engine/core/store/run_store.h"
 #include "engine/checkpoint/checkpoint.h"
@@ -15,7 +16,7 @@
 namespace tokamak::cli {
 
 Config resolved_setup(Config c) {
-  c.speed.precision = resolved_precision(c.speed.precision, c.device);
+  c.speed.precision = run_precision(c);
   c.speed.layers = resolved_layers(c, c.speed.precision);
   return c;
 }

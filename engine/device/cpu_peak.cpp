@@ -91,4 +91,22 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
   return peak;
 }
 
+std::optional<bool> cpu_bf16_pays(int threads) {
+  using nlohmann::json;
+  json cache;
+  try {
+    cache = json::parse(read_file(cache_dir() + "/cpu_peak.json"));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const auto rate = [&](const char* p) {
+    const std::string key =
+        device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
+    return cache.is_object() && cache.contains(key) && cache[key].is_number() ? cache[key].get<double>() : -1.0;
+  };
+  const double fp32 = rate("fp32"), bf16 = rate("bf16");
+  if (fp32 <= 0 || bf16 <= 0) return std::nullopt;
+  return bf16 > fp32;
+}
+
 }  // namespace tokamak

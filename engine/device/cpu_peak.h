@@ -2,6 +2,7 @@
 // cores, clocks and instruction sets), so MFU on a CPU divides by what a LibTorch GEMM reached on this
 // machine. Measured at each run's start and the best rate per precision and thread count kept in a cache.
 #pragma once
+#include <optional>
 #include <string>
 
 namespace tokamak {
@@ -16,6 +17,10 @@ struct CpuPeak {
 // CPU model, precision, threads and LibTorch version; the higher of this measurement and the cached best is returned
 // (and kept), so a measurement taken on a busy machine does not stay the peak.
 CpuPeak cpu_peak_flops(const std::string& precision);
+// Whether a bf16 GEMM beats an fp32 one on this CPU at `threads`, by the cached best rates of both; nullopt while
+// either is not measured yet. The instruction flags alone do not say it: a 2-core Xeon with AVX-512 BF16 but no AMX
+// measured bf16 at half its fp32 rate (167 against 331 GFLOP/s), and its default run 1.45× faster in fp32.
+std::optional<bool> cpu_bf16_pays(int threads);
 
 // The GEMM's largest side: large enough that LibTorch reaches its steady rate, small enough to measure in well
 // under a second in fp32 on two cores.

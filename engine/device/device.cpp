@@ -1,8 +1,10 @@
 // Device queries. CUDA calls are compiled only when LibTorch is a CUDA build (TOKAMAK_WITH_CUDA).
 #include "engine/device/device.h"
 
+#include "engine/device/cpu_peak.h"
 #include "engine/device/cpu_setup.h"
 
+#include <ATen/Parallel.h>
 #include <dlfcn.h>
 
 #include <torch/cuda.h>
@@ -56,6 +58,13 @@ bool fast_bf16(const c10::Device& device) {
     return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major >= 8;
 #endif
   if (device.is_cuda()) return false;
+  static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
+  // With the instructions, bf16 still has to be measured faster than fp32 here (cpu_peak.h): until both rates are
+  // known the flags decide, and a run's start measures them (train(), engine/train/trainer.cpp).
+  return cpu && cpu_bf16_pays(at::get_num_threads()).value_or(true);
+}
+
+bool cpu_has_bf16_instructions() {
   static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
   return cpu;
 }

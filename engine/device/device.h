@@ -24,9 +24,11 @@ MemoryUse memory_use(const c10::Device& device);
 void reset_peak_memory(const c10::Device& device);
 void synchronize(const c10::Device& device);
 
-// Whether the device computes bf16 matmuls in hardware: CUDA compute capability 8.0 or later; a CPU with
-// AVX-512 BF16 or AMX (elsewhere LibTorch's bf16 GEMM is a scalar fallback, ~100× slower than fp32).
+// Whether bf16 matmuls are the device's fast ones: CUDA compute capability 8.0 or later; a CPU with AVX-512 BF16
+// or AMX (elsewhere LibTorch's bf16 GEMM is a scalar fallback, ~100× slower than fp32) on which a bf16 GEMM was
+// not measured slower than an fp32 one (cpu_bf16_pays).
 bool fast_bf16(const c10::Device& device);
+bool cpu_has_bf16_instructions();  // AVX-512 BF16 or AMX
 // speed.precision=auto made concrete for this config's device: bf16 where fast_bf16, else fp32. Runs record
 // the resolved value, so a run's config says what it trained with.
 std::string resolved_precision(const std::string& precision, const std::string& device);

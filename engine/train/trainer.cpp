@@ -8,6 +8,7 @@
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/version.h>
 
@@ -27,6 +28,7 @@
 #include "engine/model/gpt.h"
 #include "engine/model/autocast.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/core/util/cores.h"
 #include "engine/device/cpu_peak.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/step_meter.h"
@@ -279,11 +281,21 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
   return train(config, sink, control, DistEnv{});
 }
 
+std::string run_precision(const Config& c, int processes) {
+  // On a CPU with bf16 instructions, `auto` takes bf16 only where its GEMM is measured faster than fp32's, at the
+  // threads the run will use.
+  if (c.speed.precision == "auto" && parse_device(c.device).is_cpu() && cpu_has_bf16_instructions()) {
+    at::set_num_threads(c.threads > 0 ? static_cast<int>(c.threads) : std::max(1, cores_given() / std::max(1, processes)));
+    if (!cpu_bf16_pays(at::get_num_threads())) cpu_peak_flops("fp32"), cpu_peak_flops("bf16");
+  }
+  return resolved_precision(c.speed.precision, c.device);
+}
+
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist) {
   Config c = config;
   c.dist.gpus = dist.world_size;
   // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
-  c.speed.precision = resolved_precision(c.speed.precision, c.device);  // the run records what it trains with
+  c.speed.precision = run_precision(c, dist.local_world_size);  // the run records what it trains with
   validate_config(c, cuda_device_count());
   if (c.speed.fp8) {  // what the device can do, which the config alone cannot say
     const std::string fp8 = kernels::fp8_matmul_problem(parse_device(c.device));

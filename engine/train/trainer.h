@@ -48,6 +48,11 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nu
 // not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist);
 
+// speed.precision=auto made concrete for a run of C with `processes` on this machine: as resolved_precision
+// (engine/device/device.h), after measuring, once per machine, thread count and LibTorch, both GEMM rates of a CPU
+// with bf16 instructions (the flags do not say bf16 is the faster: cpu_peak.h, cpu_bf16_pays).
+std::string run_precision(const Config& c, int processes = 1);
+
 // Sends every event to several sinks, in order.
 class FanOutSink : public EventSink {
  public:
