@@ -71,6 +71,9 @@ nlohmann::json item_json(const QueueItem& q, int64_t index) {
 void list(const QueueArgs& a) {
   if (a.host.given()) return run_on_host(a.host, host_words(a, "list", {}, true));
   RunStore store(a.db);
+  if (!store.read_only_note().empty())
+    std::fprintf(stderr, "tokamak: note: %s is opened read-only: %s\n", store.path().c_str(),
+                 store.read_only_note().c_str());
   RunQueue queue(store);
   const std::vector<QueueItem> items = queue.list();
   const long worker = queue_worker_pid(a.db);

@@ -1,10 +1,13 @@
 // Saved setups and experiment ladders (see setup_files.h).
 #include "ui/setup/setup_files.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QCoreApplication>
 #include <QFile>
 #include <QSaveFile>
 
+#include "engine/core/config/renamed_keys.h"
 #include "engine/core/config/ladder.h"
 #include "engine/core/util/error.h"
 
@@ -61,6 +64,30 @@ bool readLadder(const QString& path, QString* ladderName, QStringList* rungNames
     *error = QString::fromStdString(e.what());
     return false;
   }
+}
+
+std::string setupWithLeftOutKeys(const std::string& now, const std::string& saved, const QStringList& keys) {
+  if (keys.isEmpty()) return now;
+  nlohmann::json out = nlohmann::json::parse(now, nullptr, false), old = nlohmann::json::parse(saved, nullptr, false);
+  if (!out.is_object() || !old.is_object()) return now;
+  try {
+    old = upgrade_config_json(old);
+  } catch (const Error&) {
+    return now;
+  }
+  for (const QString& k : keys) {
+    const std::string key = k.toStdString();
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      if (!out.contains(key) && old.contains(key)) out[key] = old[key];
+      continue;
+    }
+    const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
+    if (old.contains(section) && old[section].is_object() && old[section].contains(leaf) &&
+        !(out.contains(section) && out[section].is_object() && out[section].contains(leaf)))
+      out[section][leaf] = old[section][leaf];
+  }
+  return out.dump();
 }
 
 }  // namespace tokamak::ui

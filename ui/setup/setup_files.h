@@ -6,6 +6,7 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <string>
 
 #include "engine/core/config/config.h"
 
@@ -13,6 +14,11 @@ namespace tokamak::ui {
 
 bool saveSetup(const QString& path, const Config& config, QString* error);
 bool loadSetup(const QString& path, Config* config, QString* error);
+
+// The setup to save on close: NOW (today's config as JSON), plus the keys this version left out when it loaded the
+// saved setup SAVED (a later version's key) that NOW does not hold, so that opening this studio does not take them
+// away.
+std::string setupWithLeftOutKeys(const std::string& now, const std::string& saved, const QStringList& keys);
 
 // The rungs of a ladder file, each a full config (engine/core/config/ladder.h: "cumulative" ladders build each
 // rung on the one before). A rung without a run name gets "<ladder>/<rung>", so its runs are told apart.

@@ -20,10 +20,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "engine/core/config/config.h"
-#include "engine/core/config/renamed_keys.h"
 #include "engine/core/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
@@ -38,6 +36,7 @@
 #include "ui/live/sample_process.h"
 #include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
+#include "ui/setup/setup_files.h"
 #include "ui/setup/setup_panel.h"
 #include "ui/status/run_status.h"
 #include "ui/sweep/sweep_actions.h"
@@ -47,35 +46,6 @@ static void initResources() { Q_INIT_RESOURCE(tokamak); }
 
 namespace tokamak::ui {
 
-namespace {
-
-// The setup to save: today's config, plus the saved setup's keys this version left out when it loaded it that
-// today's config does not hold (a later version's key), so that opening this studio does not take them away.
-std::string setup_with_left_out_keys(const std::string& now, const std::string& saved, const QStringList& keys) {
-  if (keys.isEmpty()) return now;
-  nlohmann::json out = nlohmann::json::parse(now, nullptr, false), old = nlohmann::json::parse(saved, nullptr, false);
-  if (!out.is_object() || !old.is_object()) return now;
-  try {
-    old = upgrade_config_json(old);
-  } catch (const Error&) {
-    return now;
-  }
-  for (const QString& k : keys) {
-    const std::string key = k.toStdString();
-    const size_t dot = key.find('.');
-    if (dot == std::string::npos) {
-      if (!out.contains(key) && old.contains(key)) out[key] = old[key];
-      continue;
-    }
-    const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
-    if (old.contains(section) && old[section].is_object() && old[section].contains(leaf) &&
-        !(out.contains(section) && out[section].is_object() && out[section].contains(leaf)))
-      out[section][leaf] = old[section][leaf];
-  }
-  return out.dump();
-}
-
-}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   initResources();
@@ -453,7 +423,7 @@ void MainWindow::saveSettings() const {
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());
   if (!keepSavedSetup_)
-    settings.setValue("setup/config", QString::fromStdString(setup_with_left_out_keys(
+    settings.setValue("setup/config", QString::fromStdString(setupWithLeftOutKeys(
                                           config_to_json(setup_->config(), -1), savedSetup_.toStdString(), leftOutKeys_)));
 }
 

@@ -9,9 +9,8 @@
 
 namespace tokamak {
 
-CoreSharing::CoreSharing(int threads, bool adapt, double interval_s, std::function<bool(long)> counts)
-    : threads_(std::max(1, threads)), adapt_(adapt), interval_s_(interval_s), counts_(std::move(counts)),
-      desired_(threads_), applied_(threads_) {
+CoreSharing::CoreSharing(int threads, bool adapt, Options options)
+    : threads_(std::max(1, threads)), adapt_(adapt), o_(std::move(options)), desired_(threads_), applied_(threads_) {
   thread_ = std::thread([this] {
     std::unique_lock<std::mutex> lk(mu_);
     while (!stopping_) {
@@ -19,7 +18,7 @@ CoreSharing::CoreSharing(int threads, bool adapt, double interval_s, std::functi
       lk.unlock();
       look();
       lk.lock();
-      stop_cv_.wait_for(lk, std::chrono::duration<double>(interval_s_), [&] { return stopping_; });
+      stop_cv_.wait_for(lk, std::chrono::duration<double>(o_.interval_s), [&] { return stopping_; });
     }
   });
 }
@@ -36,17 +35,18 @@ CoreSharing::~CoreSharing() {
 bool CoreSharing::enabled() { return std::getenv("TOKAMAK_NO_CORE_SHARING") == nullptr; }
 
 void CoreSharing::look() {
-  std::vector<BusyPeer> peers = busy_torch_peers(0.2);
-  if (counts_)
-    peers.erase(std::remove_if(peers.begin(), peers.end(), [&](const BusyPeer& p) { return !counts_(p.pid); }),
+  std::vector<BusyPeer> peers = busy_torch_peers(0.2, o_.min_cores);
+  if (o_.counts)
+    peers.erase(std::remove_if(peers.begin(), peers.end(), [&](const BusyPeer& p) { return !o_.counts(p.pid); }),
                 peers.end());
   std::lock_guard<std::mutex> lk(mu_);
   if (!adapt_) {
-    // The threads are the user's: said once, at the start, and left as they are.
-    said_ = true;
-    if (!peers.empty())
+    // The threads are the user's: the first busy peer is said, once, and the threads left as they are.
+    if (!peers.empty()) {
+      said_ = true;
       why_ = busy_peers_text(peers) + ": with " + std::to_string(threads_) +
              " threads here each runs at a fraction of its speed alone (hint: " + kShareCoresHint + ")";
+    }
     return;
   }
   // An equal share with every busy process: they are other runs as a rule, and this one's threads spinning

@@ -15,11 +15,17 @@ namespace tokamak {
 
 class CoreSharing {
  public:
+  struct Options {
+    double interval_s = 5;   // between looks
+    double min_cores = 0.5;  // a process busier than this counts (busy_torch_peers)
+    // Which busy processes count: all when empty (a test names its own peer, so that another suite busy on the
+    // machine does not change what it sees).
+    std::function<bool(long pid)> counts;
+  };
   // threads: what the run takes alone (its cores). adapt: false when the user set the threads (they are kept,
-  // and a busy peer at the start is only said). The first look is at once.
-  // counts: which busy processes count (all of them when empty; a test names its own peer, so that another
-  // suite busy on the machine does not change what it sees).
-  CoreSharing(int threads, bool adapt, double interval_s = 5, std::function<bool(long pid)> counts = {});
+  // and the first busy peer is said, once). The first look is at once.
+  CoreSharing(int threads, bool adapt, Options options);
+  CoreSharing(int threads, bool adapt) : CoreSharing(threads, adapt, Options{}) {}
   ~CoreSharing();
   CoreSharing(const CoreSharing&) = delete;
   CoreSharing& operator=(const CoreSharing&) = delete;
@@ -37,14 +43,13 @@ class CoreSharing {
 
   const int threads_;
   const bool adapt_;
-  const double interval_s_;
-  const std::function<bool(long)> counts_;
+  const Options o_;
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   int desired_, applied_;
   std::string why_;
-  bool said_ = false;  // not adapting: the one line at the start is said
+  bool said_ = false;  // not adapting: the one line is said
   std::thread thread_;
 };
 

@@ -63,7 +63,7 @@ int cores_given() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::vector<BusyPeer> busy_torch_peers(double sample_s) {
+std::vector<BusyPeer> busy_torch_peers(double sample_s, double min_cores) {
   const long self = ::getpid(), parent = ::getppid();
   std::map<long, long> before;
   for (long pid : all_pids()) {
@@ -82,7 +82,7 @@ std::vector<BusyPeer> busy_torch_peers(double sample_s) {
     std::string comm;
     if (!read_stat(pid, &ticks, &ppid, &comm)) continue;
     const double cores = static_cast<double>(ticks - ticks0) / hz / sample_s;
-    if (cores < 0.5 || !has_libtorch(pid)) continue;
+    if (cores < min_cores || !has_libtorch(pid)) continue;
     cpu_set_t theirs;
     CPU_ZERO(&theirs);
     int shared = 0;

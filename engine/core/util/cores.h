@@ -17,10 +17,10 @@ struct BusyPeer {
   int shared = 0;        // how many of this process's cores it may run on too
 };
 
-// Other processes that have LibTorch loaded, share some of this process's cores, and used more than half a core
+// Other processes that have LibTorch loaded, share some of this process's cores, and used more than `min_cores`
 // over a sample of `sample_s` seconds. This process, its parent and its children are left out (a launcher, the
 // ranks of one run). Empty where /proc cannot be read.
-std::vector<BusyPeer> busy_torch_peers(double sample_s = 0.3);
+std::vector<BusyPeer> busy_torch_peers(double sample_s = 0.3, double min_cores = 0.5);
 
 // "1 other LibTorch process is busy on this run's cores (python3 pid 812 using 1.9 cores)".
 std::string busy_peers_text(const std::vector<BusyPeer>& peers);
