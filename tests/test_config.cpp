@@ -333,6 +333,7 @@ class TestConfig : public QObject {
       Config c;
       if (cuda) c.device = "cuda";
       if (key == "optimizer.muon_ns") c.optimizer.name = "muon";  // it chooses Muon's orthogonalisation: AdamW has none
+      if (key == "health.spike_action") c.checkpoint.every = 10;  // a rollback goes back to a checkpoint
       set_key(c, key.toStdString(), value.toStdString());
       const auto problems = config_problems(c, cuda ? 1 : 0);
       const bool refused = !implemented || (needsCuda && !cuda) || (cuda && !onCuda);

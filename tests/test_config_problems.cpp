@@ -54,6 +54,18 @@ class TestConfigProblems : public QObject {
     QTest::newRow("fp8, rows not a multiple of 16")
         << "speed.fp8=true speed.precision=bf16 train.batch_size=3 model.context=10"
         << "train.batch_size × the context a multiple of 16, but it is 30";
+    QTest::newRow("unknown spike action") << "health.spike_action=rollbak"
+                                          << "health.spike_action 'rollbak' is not one of off, warn, skip, rollback";
+    QTest::newRow("negative spike window") << "health.spike_window=-3"
+                                           << "health.spike_window must be in [5, 100000], got -3";
+    QTest::newRow("zero spike threshold") << "health.spike_threshold=0"
+                                          << "health.spike_threshold must be in (0, 1000000], got 0";
+    QTest::newRow("rollback, no checkpoints") << "health.spike_action=rollback"
+                                              << "checkpoint.every=0 writes none while training";
+    QTest::newRow("rollback, data parallel") << "health.spike_action=rollback checkpoint.every=5 dist.gpus=2"
+                                             << "rollback with data parallel (dist.gpus > 1) is not implemented yet";
+    QTest::newRow("skip, CUDA graphs") << "health.spike_action=skip speed.cuda_graphs=true device=cuda"
+                                       << "which a replayed CUDA graph cannot";
   }
 
   void problemsNameTheSwitchAndTheFix() {

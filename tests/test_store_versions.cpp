@@ -38,6 +38,7 @@ struct Release {
 };
 const std::vector<Release> kReleases = {
     {"0.2.0", {8, 2, 1}},  // runs record their Tokamak; store_info; stored text no longer rewritten
+    {"0.3.0", {8, 3, 1}},  // the health section (an older build refuses its keys); spike events in the journal
 };
 
 std::string fixture_store(QTemporaryDir& dir) {
@@ -101,15 +102,15 @@ class TestStoreVersions : public QObject {
   void anotherBuildIsJudgedByItsFormats() {
     const OtherBuild same = parse_version_line(version_line());
     QCOMPARE(QString::fromStdString(format_mismatch(same)), QString());
-    const OtherBuild patch = parse_version_line("0.2.7 (store schema 8, config keys 2, journal 1)");
-    QCOMPARE(QString::fromStdString(patch.version), QString("0.2.7"));
+    const OtherBuild patch = parse_version_line("0.3.7 (store schema 8, config keys 3, journal 1)");
+    QCOMPARE(QString::fromStdString(patch.version), QString("0.3.7"));
     QCOMPARE(QString::fromStdString(format_mismatch(patch)), QString());
     const OtherBuild old = parse_version_line("0.1.0");
     QVERIFY(!old.known());
     QVERIFY(QString::fromStdString(format_mismatch(old)).contains("an older build"));
-    const OtherBuild newer = parse_version_line("0.3.0 (store schema 9, config keys 3, journal 1)");
+    const OtherBuild newer = parse_version_line("0.9.0 (store schema 9, config keys 4, journal 1)");
     QCOMPARE(QString::fromStdString(format_mismatch(newer)),
-             QString("store schema 9 there, 8 here, config keys 3 there, 2 here"));
+             QString("store schema 9 there, 8 here, config keys 4 there, 3 here"));
   }
 
   // A store of the release before, while that release's worker holds its queue: opened read-only at its own
@@ -189,13 +190,13 @@ class TestStoreVersions : public QObject {
       s.begin_run(start, now_seconds(), ::getpid());
       Db db(path);
       db.exec("PRAGMA user_version = 9");
-      db.exec("UPDATE store_info SET value = '0.3.0' WHERE key = 'written_by'");
+      db.exec("UPDATE store_info SET value = '0.9.0' WHERE key = 'written_by'");
     }
     const std::string bytes = read_file(path);
     {
       RunStore store(path);
       QVERIFY(store.read_only());
-      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.3.0, schema 9"),
+      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.9.0, schema 9"),
                store.read_only_note().c_str());
       QCOMPARE(store.list_runs().size(), size_t{1});
       const QString refused = error_of([&] { store.set_tags(1, "[]", ""); });

@@ -98,6 +98,16 @@ void PrinterSink::on_skip(const SkipEvent& e) {
   if (wants_json()) emit(event_json(e));
 }
 
+void PrinterSink::on_spike(const SpikeEvent& e) {
+  std::string what = e.action;
+  if (e.action == "rolled back")
+    what += " to step " + std::to_string(e.to_step) + ", " + std::to_string(e.data_skipped) + " steps of data passed over";
+  std::fprintf(stderr, "step %5lld: %s spike, %.4g against a median of %.4g (limit %.4g): %s (%lld in all)\n",
+               static_cast<long long>(e.step), e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median,
+               e.limit, what.c_str(), static_cast<long long>(e.total));
+  if (wants_json()) emit(event_json(e));
+}
+
 void PrinterSink::on_sample(const SampleEvent& e) {
   std::fprintf(stderr, "---- sample at step %lld ----\n%s\n----\n", static_cast<long long>(e.step), e.text.c_str());
   if (wants_json()) emit(event_json(e));

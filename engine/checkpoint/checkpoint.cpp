@@ -147,6 +147,7 @@ Opened open_checkpoint(const std::string& path) {
   // Added after format 2 was fixed: optional, so earlier checkpoints still load.
   if (m.count("train_seconds")) o.info.train_seconds = std::atof(m.at("train_seconds").c_str());
   if (m.count("target_step")) o.info.target_step = metadata_int(path, "target_step", m.at("target_step"));
+  if (m.count("health")) o.info.health = m.at("health");
   return o;
 }
 
@@ -301,6 +302,7 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerSta
       {"optimizer_steps", std::to_string(optimizer ? optimizer->steps_taken() : 0)},
       {"train_seconds", std::to_string(info.train_seconds)},
       {"target_step", std::to_string(info.target_step)}};
+  if (!info.health.empty()) meta["health"] = info.health;
   nlohmann::json crcs = nlohmann::json::object();
   std::vector<SafetensorsBlob> blobs;
   for (auto& [name, t] : parts) {

@@ -27,6 +27,9 @@ struct CheckpointInfo {
   // out) and the step at which eval.target_val_loss was reached (0: not yet). Absent in older checkpoints: 0.
   double train_seconds = 0;
   int64_t target_step = 0;
+  // How the run watches itself, as JSON (engine/train/health.h): the data position's offset after rollbacks, the
+  // spikes so far, the lowered learning rate's end and the spike detector's window. "" in older checkpoints.
+  std::string health;
 };
 
 // DIR/step_N.safetensors.

@@ -14,6 +14,7 @@
 #include "engine/parallel/dist_env.h"
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
+#include "engine/train/health.h"
 #include "engine/train/loader.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
@@ -46,6 +47,9 @@ class Run {
   bool wait_while_paused();
   bool stop_agreed();
   void count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std::string& reason);
+  // health.spike_action=rollback at a spike of STEP: loads the run's newest checkpoint before it and returns its
+  // step, the data moved past the steps in between; -1 when there is none (the spike is then skipped).
+  int64_t roll_back(int64_t step, const SpikeVerdict& v);
   void add_overlap_metrics(Metrics& metrics) const;
 
   Config c_;
@@ -71,6 +75,7 @@ class Run {
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t val_batches_ = 0;  // eval.val_tokens: evaluations cover exactly its windows (0 = eval.batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
+  std::unique_ptr<SpikeWatch> spikes_;          // health.*: spikes, and the data offset rollbacks left
   Clock::time_point started_, last_checkpoint_;
   // Time to eval.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
   // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the
@@ -78,6 +83,7 @@ class Run {
   double train_seconds_before_ = 0, io_seconds_ = 0;
   Clock::time_point loop_started_;
   int64_t target_step_ = 0;
+  double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
   double train_seconds() const {
     return train_seconds_before_ + std::chrono::duration<double>(Clock::now() - loop_started_).count() - io_seconds_;
   }

@@ -159,6 +159,7 @@ void Run::set_up() {
   }
 
   uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
+  spikes_ = std::make_unique<SpikeWatch>(c_.health);
   if (!c_.model.init_from.empty() && c_.checkpoint.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
   std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
   if (!c_.checkpoint.resume.empty()) {
@@ -170,6 +171,7 @@ void Run::set_up() {
     CheckpointInfo info = load_checkpoint(c_.checkpoint.resume, *model_, into, /*restore_rng=*/true, device_);
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
     train_seconds_before_ = info.train_seconds, target_step_ = info.target_step;
+    if (!info.health.empty()) spikes_->load_state_json(info.health);
   }
   if (group_) {
     // Every rank starts from rank 0's weights (and its run uid), whatever its own initialisation did.
@@ -250,6 +252,7 @@ void Run::checkpoint(int64_t step) {
   OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
   CheckpointInfo info{uid_, config_to_json(c_, -1), step, tokens_, ""};
   info.train_seconds = train_seconds(), info.target_step = target_step_;
+  info.health = spikes_->state_json();
   save_checkpoint(path, *model_, state, info, device_);
   last_checkpoint_ = Clock::now();
   prune_checkpoints(checkpoint_dir_, c_.checkpoint.keep, uid_);
@@ -309,6 +312,25 @@ void Run::count_skipped(int64_t step, int64_t in_a_row, int64_t total, const std
     throw Error(std::to_string(in_a_row) + " steps in a row up to step " + std::to_string(step) + " were skipped (" +
                     reason + "); the weights are those of step " + std::to_string(step - in_a_row),
                 "lower optimizer.lr, use speed.precision=fp32, or raise train.max_skipped_steps");
+}
+
+int64_t Run::roll_back(int64_t step, const SpikeVerdict& v) {
+  std::string path;
+  int64_t to = -1;
+  if (writes_checkpoints())
+    for (const std::string& p : list_checkpoints(checkpoint_dir_)) {
+      const CheckpointInfo i = read_checkpoint_info(p);
+      if (i.run_uid == uid_ && i.step < step && i.step > to) path = p, to = i.step;
+    }
+  if (path.empty()) return -1;
+  const int64_t tokens_then = tokens_;
+  const CheckpointInfo info = load_checkpoint(path, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
+  tokens_ = info.tokens;
+  spikes_->rolled_back(step, info.step, info.health);
+  SpikeEvent e = spikes_->event(step, tokens_then, seconds_since_start(), v, "rolled back");
+  e.to_step = info.step, e.data_skipped = step - info.step;
+  sink_.on_spike(e);
+  return info.step;
 }
 
 // Data parallel, profiled report steps: how much of the gradient collectives ran while backward still did.

@@ -44,6 +44,7 @@
 #include "engine/optim/muon.h"
 #include "engine/optim/optimizer.h"
 #include "engine/train/step.h"
+#include "engine/train/health.h"
 #include "engine/train/run.h"
 #include "engine/train/torch_error.h"
 #include "engine/core/util/error.h"
@@ -61,7 +62,11 @@ EndEvent Run::execute() {
   const double fpt =
       flops_per_token(model_->num_flop_parameters(), c_.model.n_layer, c_.model.n_embd, train_context(c_));
   const double peak = peak_;
-  const bool check_every_step = !(device_.is_cuda() && c_.speed.fused_adamw);
+  // health.spike_action=skip or rollback decides before each update, so it reads the loss every step as well.
+  const bool check_every_step = !(device_.is_cuda() && c_.speed.fused_adamw) || spikes_->decides_each_step();
+  const SpikeAction spike_action = spikes_->action();
+  // Without a host read per step, warn looks at each step's loss and norm at the next report.
+  std::vector<std::pair<int64_t, at::Tensor>> unread;
   std::vector<at::Tensor> params = model_->parameters();
   const auto optimizer_step = [&](double lr, const at::Tensor& found_inf) {
     if (sharded_) sharded_->step(lr, found_inf);
@@ -96,14 +101,15 @@ EndEvent Run::execute() {
       }
       share_cores();
       if (profiling) profile.begin();
-      const double lr = learning_rate(c_, step);
+      const double lr = learning_rate(c_, step) * spikes_->lr_scale(step);
       if (reducer_) reducer_->zero_grad();
       else if (!graphed || !graphed->captured()) optimizer_->zero_grad();  // a graph refills its gradients in place
       // train.batch_warmup / train.seq_warmup: the first rows and tokens of the step's own batches, so the data
       // position (and a resume) does not depend on them.
       const int64_t rows = batch_rows_at(c_, step), len = seq_len_at(c_, step);
       const auto next_batch = [&](int64_t micro) {
-        Batch b = loader_->train_batch(step, micro, accum_);
+        Batch b = loader_->train_batch(spikes_->data_step(step), micro, accum_);
+        if (control_ && control_->batch_hook) control_->batch_hook(step + 1, spikes_->data_step(step), b.inputs, b.targets);
         if (rows < b.inputs.size(0) || len < b.inputs.size(1)) {
           b.inputs = b.inputs.narrow(0, 0, rows).narrow(1, 0, len);
           b.targets = b.targets.narrow(0, 0, rows).narrow(1, 0, len);
@@ -113,6 +119,7 @@ EndEvent Run::execute() {
       StepOutput out;
       at::Tensor norm;
       std::string skip_reason;
+      SpikeVerdict spike;
       if (graphed) {
         const Batch batch = next_batch(0);
         const GraphStepResult r = graphed->step(
@@ -156,7 +163,8 @@ EndEvent Run::execute() {
         if (check_every_step) {
           if (bad.item<float>() == 0) {
             skipped_in_a_row_ = 0;
-            optimizer_step(lr, {});
+            if (spike_action != SpikeAction::kOff) spike = spikes_->look(out.loss.item<double>(), norm.item<double>());
+            if (!spike.spike || spike_action == SpikeAction::kWarn) optimizer_step(lr, {});
           } else {
             const double loss = out.loss.item<double>();
             skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
@@ -169,11 +177,23 @@ EndEvent Run::execute() {
         }
         lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       }
+      if (spike_action == SpikeAction::kWarn && !check_every_step)
+        unread.emplace_back(step + 1, at::stack({out.loss.detach().to(at::kFloat).reshape({}),
+                                                 norm.detach().to(at::kFloat).reshape({})}));
       ++step;
       meter.step();
       tokens_ += tokens_at_step(c_, step - 1);
       window_tokens += tokens_at_step(c_, step - 1);
       if (!skip_reason.empty()) count_skipped(step, skipped_in_a_row_ + 1, skipped_ + 1, skip_reason);
+      if (spike.spike) {
+        const int64_t back_to = spike_action == SpikeAction::kRollback ? roll_back(step, spike) : -1;
+        if (back_to >= 0) {  // the steps after the checkpoint are undone: nothing of them is reported
+          step = back_to;
+          continue;
+        }
+        sink_.on_spike(spikes_->event(step, tokens_, seconds_since_start(), spike,
+                                      spike_action == SpikeAction::kWarn ? "warned" : "skipped"));
+      }
 
       const bool last = step == steps;
       const bool report = reports(step);
@@ -181,6 +201,12 @@ EndEvent Run::execute() {
         if (!check_every_step)  // the host sync of this report
           count_skipped(step, static_cast<int64_t>(in_a_row_dev.item<float>()),
                         static_cast<int64_t>(skipped_dev.item<float>()), "non-finite loss or gradients");
+        for (const auto& [at_step, values] : unread) {  // warn on a GPU: the steps since the last report
+          const at::Tensor v = values.to(at::kCPU);
+          const SpikeVerdict late = spikes_->look(v[0].item<double>(), v[1].item<double>());
+          if (late.spike) sink_.on_spike(spikes_->event(at_step, tokens_, seconds_since_start(), late, "warned"));
+        }
+        unread.clear();
         lap(Phase::kOther);
         synchronize(device_);
         const StepMeter::Window window = meter.close();
@@ -203,6 +229,7 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_peak", mem.peak);
         if (!device_.is_cuda()) trim_cpu_allocator(mem.reserved);  // bounds what the allocator keeps
         e.metrics.add_count("skipped_steps", skipped_);
+        if (spike_action != SpikeAction::kOff) e.metrics.add_count("spikes", spikes_->total());
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
         add_overlap_metrics(e.metrics);

@@ -35,6 +35,10 @@ struct TrainControl {
   // For tests and tools: called after each step's backward, before the skip decision, with the step number
   // (1-based) and the model's parameters (gradients in .grad()). Tests poison a gradient here.
   std::function<void(int64_t step, const std::vector<at::Tensor>& params)> gradient_hook;
+  // For tests: called with each micro-batch's tokens (inputs, targets) before the step trains on them, with the
+  // step (1-based) and the data position it reads (the step plus the steps a rollback passed over). Tests put a
+  // window of garbage tokens at a known position here.
+  std::function<void(int64_t step, int64_t data_step, at::Tensor& inputs, at::Tensor& targets)> batch_hook;
 };
 
 // Config problems throw tokamak::Error before any work. Once the run has started, every failure is
@@ -68,6 +72,9 @@ class FanOutSink : public EventSink {
   }
   void on_skip(const SkipEvent& e) override {
     for (auto* s : sinks_) s->on_skip(e);
+  }
+  void on_spike(const SpikeEvent& e) override {
+    for (auto* s : sinks_) s->on_spike(e);
   }
   void on_sample(const SampleEvent& e) override {
     for (auto* s : sinks_) s->on_sample(e);

@@ -1,6 +1,8 @@
 // EventBridge: append under a lock, one signal per batch (see event_bridge.h).
 #include "ui/live/event_bridge.h"
 
+#include <algorithm>
+
 namespace tokamak::ui {
 
 template <typename Fn>
@@ -40,6 +42,18 @@ void EventBridge::on_progress(const ProgressEvent& e) {
 
 void EventBridge::on_skip(const SkipEvent& e) {
   append([&](RunBatch& b) { b.skips.push_back(e); });
+}
+void EventBridge::on_spike(const SpikeEvent& e) {
+  append([&](RunBatch& b) {
+    b.spikes.push_back(e);
+    if (e.action != "rolled back") return;
+    const auto drop = [&](auto& events) {
+      events.erase(std::remove_if(events.begin(), events.end(), [&](const auto& x) { return x.step > e.to_step; }),
+                   events.end());
+    };
+    drop(b.steps), drop(b.evals), drop(b.samples);
+    b.dropAfter = b.dropAfter ? std::min(*b.dropAfter, e.to_step) : e.to_step;
+  });
 }
 void EventBridge::on_warning(const WarningEvent& e) {
   append([&](RunBatch& b) { b.warnings.push_back(e); });

@@ -87,6 +87,9 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   grid->addWidget(phases_, int(plots_.size()) / 3, int(plots_.size()) % 3);
   train_ = loss_->addSeries(tr("train"), kBlue);
   val_ = loss_->addSeries(tr("val"), kOrange);
+  spikes_ = loss_->addSeries(tr("spikes"), kRed);
+  loss_->setSeriesMarkers(spikes_);
+  loss_->setSeriesShown(spikes_, false);  // no legend entry until a run has a spike
   pickedS_ = picked_->addSeries(QString(), kBlue);
   for (int p = 0; p < tokamak::kPhaseCount; ++p) {
     phaseS_[p] = picked_->addSeries(QString::fromUtf8(tokamak::phase_names()[p].label), phaseColor(tokamak::Phase(p)));
@@ -237,6 +240,30 @@ void LivePlots::addGap() {
   flush();
 }
 
+void LivePlots::markSpikes(const std::vector<SpikeEvent>& spikes) {
+  for (const SpikeEvent& e : spikes) {
+    loss_->setSeriesShown(spikes_, true);
+    // The loss at the spike; a gradient-norm spike is marked on the loss curve's level, at its step.
+    double y = e.signal == "loss" ? e.value : std::numeric_limits<double>::quiet_NaN();
+    if (std::isnan(y))
+      for (const History& h : history_)
+        if (h.key == "loss" && !h.value.isEmpty()) y = h.value.last();
+    if (!std::isnan(y)) loss_->append(spikes_, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, y);
+  }
+}
+
+void LivePlots::dropAfter(int64_t step) {
+  const double s = static_cast<double>(step);
+  for (MetricPlot* p : plots_) p->dropAfter(s);
+  for (History& h : history_) {
+    qsizetype keep = 0;
+    while (keep < h.step.size() && h.step[keep] <= s) ++keep;
+    h.step.resize(keep), h.tokens.resize(keep), h.wall.resize(keep), h.value.resize(keep);
+  }
+}
+
+int LivePlots::spikeMarks() const { return loss_->pointCount(spikes_); }
+
 void LivePlots::flush() {
   for (MetricPlot* p : plots_) p->flush();
   showPhases();
@@ -244,6 +271,7 @@ void LivePlots::flush() {
 
 void LivePlots::clear() {
   for (MetricPlot* p : plots_) p->clear();
+  loss_->setSeriesShown(spikes_, false);
   for (auto& v : phaseValues_) v.clear();
   phasesChanged_ = false;
   phases_->setRuns({});

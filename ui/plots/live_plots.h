@@ -34,7 +34,12 @@ class LivePlots : public QWidget {
   void flush();  // one batched push + one queued replot per plot
   // A pause in the run's history (a requeued Slurm job): every curve breaks after its last point.
   void addGap();
+  // Loss spikes as marks on the loss plot (shown from the first); a rollback first drops every curve's points
+  // after the step it went back to.
+  void markSpikes(const std::vector<SpikeEvent>& spikes);
+  void dropAfter(int64_t step);
   void clear();
+  int spikeMarks() const;
 
   QList<MetricPlot*> plots() const { return plots_; }
   MetricPlot* lossPlot() const { return loss_; }
@@ -75,7 +80,7 @@ class LivePlots : public QWidget {
   QSlider* smoothing_;
   QList<MetricPlot*> plots_;
   MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_, *picked_;
-  int train_ = 0, val_ = 0, pickedS_ = 0;
+  int train_ = 0, val_ = 0, spikes_ = 0, pickedS_ = 0;
   std::array<int, tokamak::kPhaseCount> phaseS_{};  // the picked plot's series of each phase
   bool userPicked_ = false;
   PhaseBars* phases_;

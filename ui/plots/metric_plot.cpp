@@ -105,12 +105,40 @@ void MetricPlot::styleSeries(Series& s) {
   // 1 px on purpose: a wider pen takes the raster engine's slow stroker, ~35 ms per replot at 100k points.
   s.smooth->setPen(QPen(s.color, 1));
   s.raw->setVisible(s.shown);
-  s.smooth->setVisible(smoothing && s.shown);
+  s.smooth->setVisible(smoothing && s.shown && !s.markers);
+  if (s.markers) {
+    s.raw->setPen(QPen(s.color, 1.5));
+    s.raw->setLineStyle(QCPGraph::lsNone);
+    s.raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 9));
+    s.smooth->removeFromLegend();
+    if (s.shown) s.raw->addToLegend();
+    else s.raw->removeFromLegend();
+    return;
+  }
   // The legend's line is the curve drawn strongest: the smoothed one while smoothing (the raw one is faint).
   (smoothing ? s.raw : s.smooth)->removeFromLegend();
   QCPGraph* entry = smoothing ? s.smooth : s.raw;
   if (s.shown) entry->addToLegend();
   else entry->removeFromLegend();
+}
+
+void MetricPlot::setSeriesMarkers(int series) {
+  Series& s = series_[series];
+  s.markers = true;
+  styleSeries(s);
+}
+
+void MetricPlot::dropAfter(double step) {
+  bool any = false;
+  for (Series& s : series_) {
+    if (s.markers) continue;
+    qsizetype keep = 0;
+    while (keep < s.step.size() && s.step[keep] <= step) ++keep;
+    if (keep == s.step.size()) continue;
+    s.step.resize(keep), s.tokens.resize(keep), s.wall.resize(keep), s.value.resize(keep);
+    any = true;
+  }
+  if (any) rebuild();
 }
 
 void MetricPlot::append(int series, double step, double tokens, double wall, double value) {
@@ -163,7 +191,7 @@ void MetricPlot::flush() {
       s.ema = i == 0 ? s.value[i] : smoothing_ * s.ema + (1 - smoothing_) * s.value[i];
       smooth[i - s.flushed] = s.ema;
     }
-    s.raw->addData(keys, raw, /*alreadySorted=*/true);
+    s.raw->addData(keys, raw, /*alreadySorted=*/!s.markers);  // a spike after a rollback comes before the last
     s.smooth->addData(keys, smooth, true);
     s.flushed = n;
   }

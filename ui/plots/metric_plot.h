@@ -23,6 +23,10 @@ class MetricPlot : public QCustomPlot {
   void renameSeries(int series, const QString& name);
   // A hidden series draws nothing and has no legend entry (the picked plot shows one key or the phases).
   void setSeriesShown(int series, bool shown);
+  // Points without a line and without smoothing (the loss spikes on the loss plot); kept by dropAfter().
+  void setSeriesMarkers(int series);
+  // Every other series loses its points after STEP (a rollback: those steps are trained again).
+  void dropAfter(double step);
   // The Y axis starts at 0 while following the data: a rate or a size read against its own size, not a
   // ±0.5 tok/s wobble magnified to the full height.
   void setYFromZero(bool fromZero);
@@ -61,6 +65,7 @@ class MetricPlot : public QCustomPlot {
     QVector<double> step, tokens, wall, value;
     int flushed = 0;  // points already in the graphs
     bool shown = true;
+    bool markers = false;
     double ema = 0;
     QCPGraph* raw = nullptr;
     QCPGraph* smooth = nullptr;

@@ -12,18 +12,19 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(16);
-  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_, &skips_, &warnings_}) {
+  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_, &skips_, &spikes_, &warnings_}) {
     *l = new QLabel;
     layout->addWidget(*l);
   }
   state_->setObjectName("runState");
   step_->setObjectName("runStep");
   skips_->setObjectName("runSkips");
+  spikes_->setObjectName("runSpikes");
   warnings_->setObjectName("runWarnings");
   // A warning's or a skip's whole text is in its tooltip: however long, it may be cut rather than widen the
   // window past a small screen (the status bar's least width is the window's).
   warnings_->setMaximumWidth(420);
-  for (QLabel* note : {skips_, warnings_}) note->setMinimumWidth(note->fontMetrics().averageCharWidth() * 8);
+  for (QLabel* note : {skips_, spikes_, warnings_}) note->setMinimumWidth(note->fontMetrics().averageCharWidth() * 8);
   setState(tr("idle"));
 }
 
@@ -91,10 +92,30 @@ QString RunStatus::note(const std::vector<SkipEvent>& skips, const std::vector<W
   return {};
 }
 
+QString RunStatus::noteSpikes(const std::vector<SpikeEvent>& spikes) {
+  if (spikes.empty()) return {};
+  const SpikeEvent& e = spikes.back();
+  QString action = QString::fromStdString(e.action);
+  if (e.action == "rolled back") action = tr("rolled back to step %1").arg(e.to_step);
+  spikes_->setText((e.total == 1 ? tr("1 loss spike") : tr("%1 loss spikes").arg(e.total)) +
+                   tr(" (step %1: %2)").arg(e.step).arg(action));
+  const QString what = e.signal == "loss" ? tr("loss") : tr("gradient norm");
+  spikes_->setToolTip(tr("Step %1: %2 %3 against a median of %4 over the last steps (a spike above %5): %6.")
+                          .arg(e.step)
+                          .arg(what)
+                          .arg(e.value, 0, 'g', 4)
+                          .arg(e.median, 0, 'g', 4)
+                          .arg(e.limit, 0, 'g', 4)
+                          .arg(action));
+  return tr("Step %1: a %2 spike, %3").arg(e.step).arg(what).arg(action);
+}
+
 void RunStatus::clearNotes() {
   warningLines_.clear();
-  for (QLabel* l : {skips_, warnings_}) l->clear(), l->setToolTip({});
+  for (QLabel* l : {skips_, spikes_, warnings_}) l->clear(), l->setToolTip({});
 }
+
+QString RunStatus::spikesText() const { return spikes_->text(); }
 
 QString RunStatus::skipsText() const { return skips_->text(); }
 QString RunStatus::warningsText() const { return warnings_->text(); }
@@ -104,7 +125,7 @@ QString RunStatus::stepText() const { return step_->text(); }
 
 QString RunStatus::text() const {
   QStringList parts;
-  for (QLabel* l : {state_, step_, speed_, eta_, device_, skips_, warnings_})
+  for (QLabel* l : {state_, step_, speed_, eta_, device_, skips_, spikes_, warnings_})
     if (!l->text().isEmpty()) parts << l->text();
   return parts.join(" · ");
 }

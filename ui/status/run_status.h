@@ -27,18 +27,21 @@ class RunStatus : public QWidget {
   // A batch's skipped steps and dataset warnings, kept in the read-out; returns the newest as one line for
   // the status bar ("" when there is none).
   QString note(const std::vector<SkipEvent>& skips, const std::vector<WarningEvent>& warnings);
-  void clearNotes();  // a new run: no skips, no warnings
+  // A batch's loss spikes (health.spike_action), kept in the read-out; returns the newest as one line.
+  QString noteSpikes(const std::vector<SpikeEvent>& spikes);
+  void clearNotes();  // a new run: no skips, no spikes, no warnings
 
   QString stateText() const;
   QString stepText() const;
   QString skipsText() const;     // "2 steps skipped (step 41: loss is nan)", "" when none
+  QString spikesText() const;    // "1 loss spike (step 31: skipped)", "" when none
   QString warningsText() const;  // "1 dataset warning: …", "" when none
   QString text() const;          // everything shown, for tests and screenshots' captions
 
   static QString formatDuration(double seconds);
 
  private:
-  QLabel *state_, *step_, *speed_, *eta_, *device_, *skips_, *warnings_;
+  QLabel *state_, *step_, *speed_, *eta_, *device_, *skips_, *spikes_, *warnings_;
   QStringList warningLines_;
   qint64 total_ = 0, firstStep_ = -1;
   double firstWall_ = 0;

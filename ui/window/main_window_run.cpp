@@ -88,8 +88,10 @@ void MainWindow::attachTo(const LiveRun& run) {
 }
 
 void MainWindow::onBatch(const RunBatch& batch) {
+  if (batch.dropAfter) plots_->dropAfter(*batch.dropAfter);  // a rollback: those steps are trained again
   plots_->appendSteps(batch.steps);
   plots_->appendEvals(batch.evals);
+  plots_->markSpikes(batch.spikes);
   plots_->flush();
   samples_->appendSamples(batch.samples);
   // A host's checkpoints are files there: its "Sample now" asks the run (SamplesPanel::setHostRun).
@@ -100,6 +102,7 @@ void MainWindow::onBatch(const RunBatch& batch) {
   // Skipped steps and dataset warnings stay in the read-out; the newest also flashes in the status bar.
   if (const QString line = status_->note(batch.skips, batch.warnings); !line.isEmpty())
     statusBar()->showMessage(line, 15000);
+  if (const QString line = status_->noteSpikes(batch.spikes); !line.isEmpty()) statusBar()->showMessage(line, 15000);
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
 }

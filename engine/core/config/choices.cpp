@@ -215,6 +215,23 @@ const std::vector<Choice<ScheduleKind>>& schedule_choices() {
   return t;
 }
 
+const std::vector<Choice<SpikeAction>>& spike_action_choices() {
+  static const std::vector<Choice<SpikeAction>> t = {
+      {"off", SpikeAction::kOff, "Spikes are not looked for.", kAny, ""},
+      {"warn", SpikeAction::kWarn, "A spike is an event in the journal and a mark on the loss plot; the update stays.",
+       kAny, ""},
+      {"skip", SpikeAction::kSkip,
+       "The spike's update is not applied, as for a non-finite loss (llm.c's skip of outlier steps). Reads the loss "
+       "every step: one host sync a step on a GPU.",
+       kAny, ""},
+      {"rollback", SpikeAction::kRollback,
+       "Back to the last checkpoint (checkpoint.every), the data moved past the steps that led to the spike, the "
+       "learning rate lowered for a while if health.rollback_lr_scale says so. Reads the loss every step.",
+       kAny, ""},
+  };
+  return t;
+}
+
 bool pin_memory_on(const std::string& pin_memory, bool cuda) {
   const PinMemory p = parse_choice(pin_memory_choices(), "speed.pin_memory", pin_memory);
   return cuda && p != PinMemory::kOff;
@@ -227,7 +244,8 @@ const std::vector<std::string>& choice_keys() {
                                                 "speed.fused_glue", "model.norm",
                                                 "model.mlp_act",    "model.position",
                                                 "optimizer.name",   "optimizer.muon_ns",
-                                                "schedule.name",    "device"};
+                                                "schedule.name",    "health.spike_action",
+                                                "device"};
   return keys;
 }
 
@@ -245,6 +263,7 @@ std::vector<ChoiceInfo> choices_of(const std::string& key) {
   if (key == "optimizer.name") return info(optimizer_choices());
   if (key == "optimizer.muon_ns") return info(muon_ns_choices());
   if (key == "schedule.name") return info(schedule_choices());
+  if (key == "health.spike_action") return info(spike_action_choices());
   if (key == "device") return info(device_choices());
   return {};
 }

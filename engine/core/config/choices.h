@@ -51,6 +51,8 @@ const std::vector<Choice<PositionKind>>& position_choices();    // model.positio
 const std::vector<Choice<OptimizerKind>>& optimizer_choices();  // optimizer.name
 const std::vector<Choice<MuonNs>>& muon_ns_choices();           // optimizer.muon_ns
 const std::vector<Choice<ScheduleKind>>& schedule_choices();    // schedule.name
+enum class SpikeAction { kOff, kWarn, kSkip, kRollback };
+const std::vector<Choice<SpikeAction>>& spike_action_choices();  // health.spike_action
 enum class PinMemory { kAuto, kOn, kOff };
 const std::vector<Choice<PinMemory>>& pin_memory_choices();  // speed.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.

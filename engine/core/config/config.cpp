@@ -295,6 +295,18 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
          "speed.fp8's matmuls need train.batch_size × the context a multiple of 16, but it is " +
              std::to_string(t.batch_size * train_context(c)) + ": change train.batch_size or set speed.fp8=false");
   }
+  if (c.health.spike_action == "skip" || c.health.spike_action == "rollback") {
+    need(!c.speed.cuda_graphs, "health.spike_action=" + c.health.spike_action +
+                                   " decides on the host before each update, which a replayed CUDA graph cannot: set "
+                                   "health.spike_action=warn or speed.cuda_graphs=false");
+  }
+  if (c.health.spike_action == "rollback") {
+    need(c.checkpoint.every > 0,
+         "health.spike_action=rollback goes back to the last checkpoint, but checkpoint.every=0 writes none while "
+         "training: set checkpoint.every (say 100) or health.spike_action=skip");
+    need(c.dist.gpus <= 1, "health.spike_action=rollback with data parallel (dist.gpus > 1) is not implemented yet: "
+                           "set health.spike_action=skip");
+  }
   need(!(c.eval.stop_at_target && c.eval.target_val_loss <= 0),
        "eval.stop_at_target needs eval.target_val_loss > 0: set the target or turn stop_at_target off");
   const std::string weights = init_from_problem(m);

@@ -1,5 +1,5 @@
 // The run configuration: one typed tree, a section per concern (data, model, train, optimizer, schedule, eval,
-// sample, checkpoint, speed, dist). Every field has a dotted key (`train.steps`) used by `--set`, JSON files, the
+// sample, checkpoint, speed, health, dist). Every field has a dotted key (`train.steps`) used by `--set`, JSON files, the
 // studio and the run store; config_keys() lists them, and keys of older releases still load (renamed_keys.h).
 // Defaults are the fast settings that do not change what the model learns.
 #pragma once
@@ -124,6 +124,19 @@ struct SpeedConfig {
   bool activation_checkpointing = false;
 };
 
+// How a run watches itself (engine/train/spikes.h): a step whose loss or gradient norm stands far above the recent
+// ones is a spike. warn by default: noticing must never change what a healthy run learns.
+struct HealthConfig {
+  std::string spike_action = "warn";
+  int64_t spike_window = 50;
+  double spike_threshold = 8;  // robust z: (x - median) / (1.4826 · MAD); a normal step is within 3
+  // The gradient norm's: on ordinary batches early in training it reaches 10–13 (a 2-block model, batch 16 × 32).
+  double grad_norm_threshold = 20;
+  int64_t max_spikes = 20;
+  double rollback_lr_scale = 1;
+  int64_t rollback_lr_steps = 0;
+};
+
 struct DistConfig {
   int64_t gpus = 1;
   // Ten minutes (PyTorch's NCCL default): the other ranks wait in a collective while rank 0 writes a checkpoint,
@@ -143,6 +156,7 @@ struct Config {
   SampleConfig sample;
   CheckpointConfig checkpoint;
   SpeedConfig speed;
+  HealthConfig health;
   DistConfig dist;
   std::string device = "cpu";
   int64_t threads = 0;

@@ -64,6 +64,21 @@ struct SkipEvent {
   int64_t total = 0;     // skipped steps in this run (or resume) so far
 };
 
+// A loss spike (engine/core/run/spike_detector.h) and what health.spike_action did about it.
+struct SpikeEvent {
+  int64_t step = 0;         // the step whose loss or gradient norm spiked (1-based)
+  int64_t tokens = 0;       // tokens trained on by then, and seconds since the run (or resume) started: the
+  double wall_s = 0;        // plots' other axes
+  std::string signal;       // "loss" or "grad_norm"
+  double value = 0;         // its value at that step
+  double median = 0;        // the window's median of that signal
+  double limit = 0;         // above it is a spike
+  std::string action;       // "warned", "skipped" or "rolled back"
+  int64_t to_step = 0;      // rolled back: the checkpoint's step the run went on from (its later steps are gone)
+  int64_t data_skipped = 0; // rolled back: steps of data passed over (the window that led to the spike)
+  int64_t total = 0;        // spikes in this run so far
+};
+
 struct SampleEvent {
   int64_t step = 0;
   std::string prompt;
@@ -102,6 +117,7 @@ class EventSink {
   virtual void on_step(const StepEvent&) {}
   virtual void on_eval(const EvalEvent&) {}
   virtual void on_skip(const SkipEvent&) {}
+  virtual void on_spike(const SpikeEvent&) {}
   virtual void on_sample(const SampleEvent&) {}
   virtual void on_checkpoint(const CheckpointEvent&) {}
   virtual void on_end(const EndEvent&) {}

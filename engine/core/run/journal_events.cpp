@@ -76,6 +76,13 @@ json event_json(const SkipEvent& e) {
   return {{"event", "skip"}, {"step", e.step}, {"reason", e.reason}, {"in_a_row", e.in_a_row}, {"total", e.total}};
 }
 
+json event_json(const SpikeEvent& e) {
+  json j = {{"event", "spike"}, {"step", e.step}, {"tokens", e.tokens}, {"wall_s", e.wall_s},     {"signal", e.signal}, {"value", e.value},
+            {"median", e.median}, {"limit", e.limit}, {"action", e.action}, {"total", e.total}};
+  if (e.action == "rolled back") j["to_step"] = e.to_step, j["data_skipped"] = e.data_skipped;
+  return j;
+}
+
 json event_json(const SampleEvent& e) {
   return {{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}};
 }
@@ -123,6 +130,10 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
   } else if (event == "skip") {
     sink.on_skip(
         {step, get<std::string>(j, "reason", ""), get<int64_t>(j, "in_a_row", 0), get<int64_t>(j, "total", 0)});
+  } else if (event == "spike") {
+    sink.on_spike({step, get<int64_t>(j, "tokens", 0), get<double>(j, "wall_s", 0), get<std::string>(j, "signal", ""), get<double>(j, "value", 0), get<double>(j, "median", 0),
+                   get<double>(j, "limit", 0), get<std::string>(j, "action", ""), get<int64_t>(j, "to_step", 0),
+                   get<int64_t>(j, "data_skipped", 0), get<int64_t>(j, "total", 0)});
   } else if (event == "sample") {
     sink.on_sample({step, get<std::string>(j, "prompt", ""), get<std::string>(j, "text", "")});
   } else if (event == "checkpoint") {

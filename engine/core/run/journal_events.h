@@ -17,6 +17,7 @@ nlohmann::json event_json(const RunStart& e);
 nlohmann::json event_json(const StepEvent& e);
 nlohmann::json event_json(const EvalEvent& e);
 nlohmann::json event_json(const SkipEvent& e);
+nlohmann::json event_json(const SpikeEvent& e);
 nlohmann::json event_json(const SampleEvent& e);
 nlohmann::json event_json(const CheckpointEvent& e);
 nlohmann::json event_json(const EndEvent& e);

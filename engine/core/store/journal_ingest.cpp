@@ -32,6 +32,11 @@ class IngestSink : public EventSink {
   void on_checkpoint(const CheckpointEvent& e) override {
     if (*run_) store_.add_checkpoint(*run_, {e.step, e.path, now_});
   }
+  void on_spike(const SpikeEvent& e) override {
+    if (e.action != "rolled back" || !*run_) return;
+    write_rows();
+    store_.forget_after(*run_, e.to_step);
+  }
   void on_end(const EndEvent& e) override {
     write_rows();
     if (*run_) store_.end_run(*run_, e.status, e.error, now_);

@@ -178,12 +178,16 @@ int64_t RunStore::begin_run(const RunStart& st, double now, int64_t pid) {
   set_machine_limits(id, limits);
   // A resume restarts from its checkpoint's step: rows logged after it belong to the lost attempt and the
   // resumed run writes them again, so the history stays one line without duplicates.
+  forget_after(id, st.start_step);
+  return id;
+}
+
+void RunStore::forget_after(int64_t run_id, int64_t step) {
   for (const char* table : {"metric_values", "samples"}) {
     Stmt d(*db_, (std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?").c_str());
-    d.bind(1, id).bind(2, st.start_step).run();
+    d.bind(1, run_id).bind(2, step).run();
   }
-  recompute_summary(id);
-  return id;
+  recompute_summary(run_id);
 }
 
 double RunStore::wall_offset(int64_t run_id) {

@@ -152,6 +152,9 @@ class RunStore {
   // Creates the run, or when its uid exists continues it: status back to running, rows after
   // start.start_step dropped (the resumed run writes them again). Returns the run id.
   int64_t begin_run(const RunStart& start, double now, int64_t pid);
+  // Drops the run's metrics and samples after STEP: a resume from a checkpoint, or a rollback to one, trains those
+  // steps again.
+  void forget_after(int64_t run_id, int64_t step);
   // Wall seconds already on the clock of a resumed run, to add to the trainer's per-resume wall_s.
   double wall_offset(int64_t run_id);
   // Upserts the rows (reported values overwrite, NaN leaves a value alone) and folds them into run_summary.

@@ -47,6 +47,9 @@ void StoreSink::on_step(const StepEvent& e) { enqueue(e, false); }
 void StoreSink::on_eval(const EvalEvent& e) { enqueue(e, false); }
 void StoreSink::on_sample(const SampleEvent& e) { enqueue(e, false); }
 void StoreSink::on_checkpoint(const CheckpointEvent& e) { enqueue(e, true); }
+void StoreSink::on_spike(const SpikeEvent& e) {
+  if (e.action == "rolled back") enqueue(e, false);
+}
 
 void StoreSink::on_end(const EndEvent& e) {
   enqueue(e, true);
@@ -168,6 +171,9 @@ void StoreSink::commit(const std::vector<Item>& batch, bool closing) {
         store_.add_sample(state_.id, {sm->step, sm->prompt, sm->text, now});
       } else if (auto* c = std::get_if<CheckpointEvent>(&item)) {
         store_.add_checkpoint(state_.id, {c->step, c->path, now});
+      } else if (auto* sp = std::get_if<SpikeEvent>(&item)) {
+        write_rows();
+        store_.forget_after(state_.id, sp->to_step);
       } else if (auto* end = std::get_if<EndEvent>(&item)) {
         write_rows();
         store_.end_run(state_.id, end->status, end->error, now);

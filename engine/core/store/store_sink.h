@@ -36,6 +36,8 @@ class StoreSink : public EventSink {
   void on_eval(const EvalEvent& e) override;
   void on_sample(const SampleEvent& e) override;
   void on_checkpoint(const CheckpointEvent& e) override;
+  // A rollback: the rows after the checkpoint it went back to are dropped (they are trained again).
+  void on_spike(const SpikeEvent& e) override;
   // Waits for the final commit, so the process may exit right after.
   void on_end(const EndEvent& e) override;
 
@@ -48,7 +50,7 @@ class StoreSink : public EventSink {
   const std::string& path() const { return path_; }
 
  private:
-  using Item = std::variant<RunStart, StepEvent, EvalEvent, SampleEvent, CheckpointEvent, EndEvent>;
+  using Item = std::variant<RunStart, StepEvent, EvalEvent, SampleEvent, CheckpointEvent, SpikeEvent, EndEvent>;
   void enqueue(Item item, bool urgent);
   void writer_loop();
   void commit(const std::vector<Item>& batch, bool closing);

@@ -1,0 +1,238 @@
+// A run that watches itself: loss spikes found against the recent steps' median and MAD, and what
+// health.spike_action does about them — warn, skip the update, or roll back to the last checkpoint with the data
+// moved past the window that caused it — with a resume after a rollback exact on a CPU.
+#include <ATen/ATen.h>
+
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/spike_detector.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/store/store_sink.h"
+#include "engine/core/util/error.h"
+#include "engine/train/trainer.h"
+#include "tests/support/recording_sink.h"
+#include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
+
+using namespace tokamak;
+
+namespace {
+
+constexpr int64_t kGarbageAt = 24;  // the 0-based data position that holds garbage tokens
+
+Config spiky_run(test::ScratchEnv& env, const std::vector<std::string>& more) {
+  Config c;
+  apply_overrides(c, test::two_block_run_overrides(env.corpus_excerpt(60000)));
+  apply_overrides(c, {"train.steps=40", "health.spike_window=10", "health.spike_threshold=6",
+                      "health.grad_norm_threshold=50", "checkpoint.every=5",
+                      "optimizer.lr=0.01", "train.batch_size=16",
+                      "checkpoint.dir=" + env.path("ckpt")});
+  apply_overrides(c, more);
+  return c;
+}
+
+// Tokens no text holds, in no order: the vocabulary's last 1,000 (rare byte-pair merges), a fixed arithmetic
+// sequence so that the run's RNG is left alone. A model that has learned anything finds them far less likely
+// than uniform.
+void garbage(at::Tensor& inputs, at::Tensor& targets, int64_t vocab) {
+  const int64_t n = inputs.numel();
+  inputs = (vocab - 1000 + (at::arange(n, at::kLong) * 7919 + 17).remainder(1000)).view(inputs.sizes());
+  targets = (vocab - 1000 + (at::arange(n, at::kLong) * 104729 + 5).remainder(1000)).view(targets.sizes());
+}
+
+// The hook that puts garbage at data positions [from, to) and counts how often each position was read.
+void put_garbage(TrainControl& control, const Config& c, std::map<int64_t, int>& reads, int64_t from, int64_t to) {
+  control.batch_hook = [&reads, from, to, vocab = c.model.vocab_size](int64_t, int64_t data_step, at::Tensor& in,
+                                                                      at::Tensor& tg) {
+    ++reads[data_step];
+    if (data_step >= from && data_step < to) garbage(in, tg, vocab);
+  };
+}
+
+// The loss of each step as the run ended up training it (a rolled-back step's later report wins).
+std::map<int64_t, double> final_losses(const test::RecordingSink& r) {
+  std::map<int64_t, double> out;
+  for (const StepEvent& e : r.steps) out[e.step] = e.metric("loss");
+  return out;
+}
+
+}  // namespace
+
+class TestHealth : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void theDetectorFindsARiseAndNotTheNoise() {
+    SpikeDetector d(8, 6, 6);
+    const double losses[] = {5.0, 4.9, 5.1, 4.95, 5.05, 4.9, 5.0, 5.1};
+    for (double l : losses) {
+      QVERIFY(!d.check(l, 1.0).spike);  // nothing is decided before the window is full
+      d.accept(l, 1.0);
+    }
+    QVERIFY(d.ready());
+    QVERIFY(!d.check(5.2, 1.05).spike);  // ordinary noise
+    QVERIFY(!d.check(3.0, 1.0).spike);   // a drop is never a spike
+    const SpikeVerdict v = d.check(9.0, 1.0);
+    QVERIFY(v.spike);
+    QCOMPARE(QString::fromStdString(v.signal), QString("loss"));
+    QCOMPARE(v.value, 9.0);
+    QCOMPARE(v.median, 5.0);
+    // MAD of the window is 0.075 → 1.4826 · 0.075 = 0.111, above the 1% floor (0.05): the limit is 5 + 6 · 0.111.
+    QVERIFY2(std::abs(v.limit - (5.0 + 6 * 1.4826 * 0.075)) < 1e-9, qPrintable(QString::number(v.limit)));
+    const SpikeVerdict n = d.check(5.0, 3.0);  // the gradient norm alone
+    QVERIFY(n.spike);
+    QCOMPARE(QString::fromStdString(n.signal), QString("grad_norm"));
+    QVERIFY(!d.check(std::nan(""), 1.0).spike);  // non-finite is the skip check's, not a spike
+
+    // A flat window (MAD 0) still has room for noise: 1% of the median.
+    SpikeDetector flat(5, 6, 6);
+    for (int i = 0; i < 5; ++i) flat.accept(2.0, 1.0);
+    QVERIFY(!flat.check(2.1, 1.0).spike);
+    QVERIFY(flat.check(2.2, 1.0).spike);
+
+    // The window travels in a checkpoint: the copy decides as the original.
+    SpikeDetector copy(8, 6, 6);
+    copy.load_state_json(d.state_json());
+    QVERIFY(copy.ready());
+    QCOMPARE(copy.check(9.0, 1.0).limit, v.limit);
+    QVERIFY_THROWS_EXCEPTION(Error, copy.load_state_json("{not json"));
+  }
+
+  // Garbage at data position 24 makes step 25 spike. warn keeps its update and counts it; skip leaves the weights
+  // as they were; either way the run finishes.
+  void aSpikeIsWarnedOrSkipped_data() {
+    QTest::addColumn<QString>("action");
+    QTest::newRow("warn") << "warn";
+    QTest::newRow("skip") << "skip";
+  }
+  void aSpikeIsWarnedOrSkipped() {
+    QFETCH(QString, action);
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const Config c = spiky_run(env, {"health.spike_action=" + action.toStdString()});
+    std::map<int64_t, int> reads;
+    TrainControl control;
+    put_garbage(control, c, reads, kGarbageAt, kGarbageAt + 1);
+    std::map<int64_t, std::vector<at::Tensor>> before;
+    control.gradient_hook = [&](int64_t step, const std::vector<at::Tensor>& params) {
+      for (const at::Tensor& p : params) before[step].push_back(p.detach().clone());
+    };
+    test::RecordingSink r;
+    const EndEvent end = train(c, r, &control);
+    QCOMPARE(QString::fromStdString(end.status), QString("finished"));
+    QCOMPARE(end.step, 40);
+    QCOMPARE(static_cast<int>(r.spikes.size()), 1);
+    const SpikeEvent& e = r.spikes.front();
+    QCOMPARE(e.step, kGarbageAt + 1);
+    QCOMPARE(QString::fromStdString(e.signal), QString("loss"));
+    QVERIFY2(e.value > e.limit && e.limit > e.median, qPrintable(QString("%1 %2 %3").arg(e.value).arg(e.limit).arg(e.median)));
+    QCOMPARE(QString::fromStdString(e.action), action == "warn" ? QString("warned") : QString("skipped"));
+    QCOMPARE(e.total, 1);
+    bool moved = false;  // did step 25's update change the weights (seen as step 26 began)?
+    for (size_t i = 0; i < before[25].size(); ++i) moved = moved || !at::equal(before[25][i], before[26][i]);
+    QCOMPARE(moved, action == "warn");
+    QCOMPARE(r.steps.back().metric("spikes"), 1.0);
+    QCOMPARE(reads[kGarbageAt], 1);
+  }
+
+  // rollback: back to step 20's checkpoint, data positions 20–24 passed over (never read again), the run finishes
+  // its 40 steps; a second run stopped after the rollback and resumed from its checkpoint repeats the first's
+  // losses bit for bit; the store keeps each step once, as finally trained.
+  void aRollbackMovesPastTheDataAndResumesExactly() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const Config c = spiky_run(env, {"health.spike_action=rollback", "health.rollback_lr_scale=0.5",
+                                     "health.rollback_lr_steps=3"});
+    std::map<int64_t, int> reads;
+    TrainControl control;
+    put_garbage(control, c, reads, kGarbageAt, kGarbageAt + 1);
+    test::RecordingSink whole;
+    const std::string db = env.path("runs.db");
+    {
+      StoreSink store(db);
+      FanOutSink both;
+      both.add(&whole), both.add(&store);
+      const EndEvent end = train(c, both, &control);
+      QCOMPARE(QString::fromStdString(end.status), QString("finished"));
+      QCOMPARE(end.step, 40);
+    }
+    QCOMPARE(static_cast<int>(whole.spikes.size()), 1);
+    const SpikeEvent& e = whole.spikes.front();
+    QCOMPARE(QString::fromStdString(e.action), QString("rolled back"));
+    QCOMPARE(e.step, kGarbageAt + 1);
+    QCOMPARE(e.to_step, 20);
+    QCOMPARE(e.data_skipped, 5);
+    QCOMPARE(reads[kGarbageAt], 1);  // the garbage was read once: the run went on past it
+    QCOMPARE(reads[kGarbageAt + 5], 1);
+    QCOMPARE(reads[kGarbageAt + 20], 1);  // step 40 read position 44
+    QCOMPARE(reads.count(kGarbageAt + 21), size_t{0});
+    // The lowered learning rate for the 3 steps after the rollback, then the schedule's own.
+    std::map<int64_t, double> lr;
+    for (const StepEvent& s : whole.steps) lr[s.step] = s.metric("lr");
+    QVERIFY2(lr[21] < lr[20] * 0.6, qPrintable(QString("%1 %2").arg(lr[21]).arg(lr[20])));
+    QVERIFY(lr[24] > lr[23] * 1.5);
+    const std::map<int64_t, double> losses = final_losses(whole);
+
+    // The store: one row a step, the values of the steps as finally trained.
+    {
+      RunStore store(db);
+      Stmt s(store.db(),
+             "SELECT step, value FROM metric_values WHERE key_id = (SELECT id FROM metric_keys WHERE name = "
+             "'train_loss') ORDER BY step");
+      int rows = 0;
+      while (s.step()) {
+        ++rows;
+        QCOMPARE(s.real(1), losses.at(s.int64(0)));
+      }
+      QCOMPARE(rows, 40);
+    }
+
+    // The same run, stopped at step 33 (after its rollback), resumed from that checkpoint.
+    Config first = c;
+    first.checkpoint.dir = env.path("ckpt2");
+    std::map<int64_t, int> reads2;
+    TrainControl halted;
+    put_garbage(halted, c, reads2, kGarbageAt, kGarbageAt + 1);
+    halted.halt_at_step = 33;
+    test::RecordingSink part;
+    QCOMPARE(QString::fromStdString(train(first, part, &halted).status), QString("stopped"));
+    QCOMPARE(part.checkpoints.back().step, 33);
+    Config resumed = first;
+    resumed.checkpoint.resume = part.checkpoints.back().path;
+    TrainControl rest_control;
+    put_garbage(rest_control, c, reads2, kGarbageAt, kGarbageAt + 1);
+    test::RecordingSink rest;
+    QCOMPARE(QString::fromStdString(train(resumed, rest, &rest_control).status), QString("finished"));
+    QVERIFY(rest.spikes.empty());
+    QCOMPARE(static_cast<int>(rest.steps.size()), 7);
+    for (const StepEvent& s : rest.steps) QCOMPARE(s.metric("loss"), losses.at(s.step));  // bit for bit
+    QCOMPARE(rest.steps.back().metric("spikes"), 1.0);  // the count came with the checkpoint
+  }
+
+  // Garbage from position 24 on: every step spikes; with health.max_spikes=3 the fourth fails the run in one line.
+  void aRunThatKeepsSpikingFails() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const Config c = spiky_run(env, {"health.spike_action=skip", "health.max_spikes=3"});
+    std::map<int64_t, int> reads;
+    TrainControl control;
+    put_garbage(control, c, reads, kGarbageAt, 1000);
+    test::RecordingSink r;
+    const EndEvent end = train(c, r, &control);
+    QCOMPARE(QString::fromStdString(end.status), QString("failed"));
+    QCOMPARE(end.step, kGarbageAt + 4);
+    QVERIFY2(end.error.find("keeps spiking: 4 spikes by step 28") != std::string::npos, end.error.c_str());
+    QVERIFY2(end.error.find("health.max_spikes") != std::string::npos, end.error.c_str());
+    QVERIFY(end.error.find('\n') == std::string::npos);
+    QCOMPARE(static_cast<int>(r.spikes.size()), 3);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHealth)
+#include "test_health.moc"
