@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QDir>
 #include <QDirIterator>
+#include <QProcess>
 #include <QtTest>
 
 #include <signal.h>
@@ -251,6 +252,39 @@ class TestDetach : public QObject {
     QVERIFY(journal.contains("\"run_uid\":\"" + run["run_uid"].toString().toUtf8() + "\""));
     QVERIFY(journal.contains("\"world_size\":2"));
     QCOMPARE(stateOf(run["run_uid"].toString()), QString("finished"));
+  }
+
+  // A follower says when its run has stepped no more for health.stall_factor × its usual time between reports (at
+  // least health.stall_min_s), and when it steps again: the run's own process, stopped, cannot say it.
+  void aStoppedEngineIsStalledAndGoesOn() {
+    test::ScratchEnv& env = *env_;
+    QVERIFY(env.ok());
+    QJsonObject run = detached(
+        runArgs(env.corpus_excerpt(20000), 1000000, {"health.stall_factor=5", "health.stall_min_s=2"}));
+    const QString uid = run["run_uid"].toString();
+    const pid_t pid = run["pid"].toInt();
+    QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).count("\"event\":\"step\"") >= 5, test::kPatienceMs);
+    QProcess follower;
+    follower.start(test::tokamak_bin(), {"runs", "follow", uid});
+    QVERIFY(follower.waitForStarted());
+    QByteArray out;
+    const auto read = [&] { return out += follower.readAllStandardOutput(), out; };
+    QTRY_VERIFY_WITH_TIMEOUT(read().count("\"event\":\"step\"") >= 5, test::kPatienceMs);
+    QVERIFY2(!out.contains("\"event\":\"stalled\""), out.constData());  // stepping: not stalled
+    QCOMPARE(::kill(pid, SIGSTOP), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(read().contains("\"event\":\"stalled\""), 60000);
+    const QByteArray stalled = out;
+    QCOMPARE(::kill(pid, SIGCONT), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(read().mid(stalled.size()).contains("\"event\":\"stall_over\""), 60000);
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
+    QVERIFY(follower.waitForFinished(120000));
+    read();
+    QCOMPARE(follower.exitCode(), 0);
+    QCOMPARE(out.count("\"event\":\"stalled\""), 1);  // said once, however long the silence
+    const QByteArray err = follower.readAllStandardError();
+    QVERIFY2(err.contains("no step for") && err.contains("health.stall_factor"), err.constData());
+    // The journal is the run's own record: the follower's verdicts are not in it.
+    QVERIFY(!journalOf(run).contains("\"event\":\"stalled\""));
   }
 
   void detachRefusesWhatCannotWork() {

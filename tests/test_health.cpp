@@ -7,14 +7,17 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/config/config.h"
+#include "engine/core/run/pace_watch.h"
 #include "engine/core/run/spike_detector.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/store/store_sink.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "engine/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
@@ -104,6 +107,68 @@ class TestHealth : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, copy.load_state_json("{not json"));
   }
 
+  // tok/s below 70% of its median for 3 reports is a slowdown, said once, naming what moved on the machine.
+  void aSlowdownNamesWhatChanged() {
+    SlowdownWatch w(0.7, 3);
+    const auto report = [&](double tok_s, double others, double mhz) {
+      Metrics m;
+      m.add("tok_s", tok_s), m.add("others_cores", others), m.add("cpu_mhz", mhz), m.add("load_1m", 1.0);
+      return w.report(m);
+    };
+    for (double s : {1000.0, 1010.0, 990.0, 1005.0}) QVERIFY(!report(s, 0.1, 2300));
+    QVERIFY(!report(600, 1.9, 2300));  // one slow report is not yet a slowdown
+    QVERIFY(!report(620, 1.9, 2300));
+    const std::optional<std::string> said = report(610, 1.9, 2300);
+    QVERIFY(said.has_value());
+    const QString text = QString::fromStdString(*said);
+    QVERIFY2(text.startsWith("610 tok/s is 61% of the run's median 1002 for 3 reports: "), qPrintable(text));
+    QVERIFY2(text.contains("other processes use 1.9 cores (0.1 before)"), qPrintable(text));
+    QVERIFY2(!text.contains("clock"), qPrintable(text));
+    QVERIFY(!report(600, 1.9, 2300));  // said once
+    QVERIFY(!report(1000, 0.1, 2300));  // the usual pace again
+    for (int i = 0; i < 2; ++i) QVERIFY(!report(500, 0.1, 1200));
+    const QString clock = QString::fromStdString(report(500, 0.1, 1200).value_or(""));
+    QVERIFY2(clock.contains("the cores' clock fell to 1200 MHz (2300 before)"), qPrintable(clock));
+    QVERIFY2(!clock.contains("other processes"), qPrintable(clock));
+    // Nothing measured moved: said so, not guessed.
+    SlowdownWatch quiet(0.7, 1);
+    Metrics m;
+    for (double s : {100.0, 100.0, 100.0}) m.add("tok_s", s), quiet.report(m), m = Metrics{};
+    m.add("tok_s", 10);
+    const std::string nothing = quiet.report(m).value_or("");
+    QVERIFY2(nothing.find("nothing this run measures changed") != std::string::npos, nothing.c_str());
+    SlowdownWatch off(0, 1);
+    for (double s : {100.0, 100.0, 100.0, 1.0}) {
+      m = Metrics{};
+      m.add("tok_s", s);
+      QVERIFY(!off.report(m));
+    }
+  }
+
+  // A journal's reader: stalled after stall_factor × the run's time between reports (its own clock, so a journal
+  // read from its start at once has the same pace), never while paused, then over at the next step.
+  void aFollowerSaysWhenTheRunStalls() {
+    JournalStallWatch w;
+    const auto start = R"({"event":"start","config":{"health":{"stall_factor":5,"stall_min_s":2}}})";
+    QVERIFY(!w.line(start, 100));
+    for (int s = 1; s <= 4; ++s)  // reports 0.5 s apart by the run's clock, all read at t = 100
+      QVERIFY(!w.line(QString(R"({"event":"step","step":%1,"wall_s":%2})").arg(s).arg(0.5 * s).toStdString(), 100));
+    QVERIFY(!w.idle(102.4, [] { return false; }));  // the limit: max(5 × 0.5, 2) = 2.5 s
+    QVERIFY(!w.idle(103, [] { return true; }));     // paused: silence is what was asked
+    QVERIFY(!w.idle(105, [] { return false; }));    // 2 s since the pause was seen
+    const std::optional<std::string> stalled = w.idle(105.6, [] { return false; });
+    QVERIFY(stalled.has_value());
+    const auto j = nlohmann::json::parse(*stalled);
+    QCOMPARE(QString::fromStdString(j["event"].get<std::string>()), QString("stalled"));
+    QCOMPARE(j["step"].get<int>(), 4);
+    QVERIFY2(j["message"].get<std::string>().find("no step for 2.6 s after step 4: past the limit of 2.5 s") == 0,
+             j["message"].get<std::string>().c_str());
+    QVERIFY(!w.idle(200, [] { return false; }));  // said once
+    const std::optional<std::string> over = w.line(R"({"event":"step","step":5,"wall_s":100})", 200);
+    QVERIFY(over.has_value());
+    QCOMPARE(QString::fromStdString(nlohmann::json::parse(*over)["event"].get<std::string>()), QString("stall_over"));
+  }
+
   // Garbage at data position 24 makes step 25 spike. warn keeps its update and counts it; skip leaves the weights
   // as they were; either way the run finishes.
   void aSpikeIsWarnedOrSkipped_data() {
@@ -139,6 +204,13 @@ class TestHealth : public QObject {
     QCOMPARE(moved, action == "warn");
     QCOMPARE(r.steps.back().metric("spikes"), 1.0);
     QCOMPARE(reads[kGarbageAt], 1);
+    // The machine's health rides along on a CPU (a clock where /proc/cpuinfo has one, the load, other processes'
+    // cores), and the time left counts down to 0 at the last step.
+    const Metrics& last = r.steps.back().metrics;
+    QVERIFY(last.has("load_1m") && last.has("others_cores") && last.get("others_cores") >= 0);
+    QVERIFY(last.has("cpu_mhz") == (read_file("/proc/cpuinfo").find("cpu MHz") != std::string::npos));
+    QVERIFY(r.steps[5].metric("eta_s") > 0);
+    QCOMPARE(last.get("eta_s"), 0.0);
   }
 
   // rollback: back to step 20's checkpoint, data positions 20–24 passed over (never read again), the run finishes

@@ -31,6 +31,7 @@
 #include "tests/support/tiny.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
+#include "ui/plots/metric_plot.h"
 #include "ui/live/live_runs.h"
 #include "ui/live/run_controller.h"
 #include "ui/samples/samples_panel.h"
@@ -214,6 +215,53 @@ class TestStudioJournal : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), test::kPatienceMs);
     QCOMPARE(status->findChild<QLabel*>("runWarnings")->toolTip(), QString::fromStdString(warning));
     QVERIFY2(status->skipsText().contains("1 step skipped"), qPrintable(status->text()));
+  }
+
+  // Loss spikes from the journal: each a mark on the loss plot and a note in the read-out; a rollback takes back
+  // the points drawn after its checkpoint, and the steps trained again are drawn once.
+  void spikesAreMarkedAndARollbackRedrawsItsSteps() {
+    using nlohmann::json;
+    const std::string uid = new_run_uid();
+    const RunFolder f{run_folder_path("journal-spikes", uid)};
+    create_run_folder(f, {uid, "journal-spikes", "", f.path, 1.0});
+    Config c = tinyRun("default", 6, "journal-spikes");
+    std::vector<json> events = {{{"event", "start"},
+                                 {"run_uid", uid},
+                                 {"name", "journal-spikes"},
+                                 {"steps", 6},
+                                 {"start_step", 0},
+                                 {"device", "cpu"},
+                                 {"dataset", "default"},
+                                 {"config", json::parse(config_to_json(c, -1))}}};
+    const auto step = [](int s, double loss) {
+      return json{{"event", "step"}, {"step", s}, {"tokens", 64 * s}, {"wall_s", 0.1 * s}, {"loss", loss}};
+    };
+    for (int s = 1; s <= 5; ++s) events.push_back(step(s, 20.0 + s));  // 4 and 5 are undone below
+    events.push_back({{"event", "spike"}, {"step", 5}, {"tokens", 320}, {"wall_s", 0.5}, {"signal", "loss"},
+                      {"value", 25.0}, {"median", 9.0}, {"limit", 12.0}, {"action", "rolled back"}, {"to_step", 3},
+                      {"data_skipped", 2}, {"total", 1}});
+    for (int s = 4; s <= 6; ++s) events.push_back(step(s, 10.0 - 0.1 * s));
+    events.push_back({{"event", "spike"}, {"step", 6}, {"tokens", 384}, {"wall_s", 0.6}, {"signal", "grad_norm"},
+                      {"value", 40.0}, {"median", 1.0}, {"limit", 15.0}, {"action", "warned"}, {"total", 2}});
+    events.push_back({{"event", "end"}, {"status", "finished"}, {"step", 6}, {"tokens", 384}, {"wall_s", 0.6}});
+    std::string journal;
+    for (const json& e : events) journal += e.dump() + "\n";
+    write_file_atomically(f.journal(), journal);
+    write_exit_file(f, "finished", 0, "");
+
+    MainWindow w;
+    w.show();
+    RunController* rc = w.runController();
+    QVERIFY(rc->attach({}, "tokamak", QString::fromStdString(f.path)));
+    QTRY_VERIFY_WITH_TIMEOUT(!rc->isActive(), test::kPatienceMs);
+    QCOMPARE(w.livePlots()->trainPoints(), 6);
+    QCOMPARE(w.livePlots()->spikeMarks(), 2);
+    const QString readout = w.livePlots()->lossPlot()->readoutAt(5);
+    QVERIFY2(readout.contains("train 9.5") && !readout.contains("train 25"), qPrintable(readout));  // step 5 as trained again
+    RunStatus* status = w.runStatus();
+    QVERIFY2(status->spikesText() == "2 loss spikes (step 6: warned)", qPrintable(status->text()));
+    QVERIFY2(status->findChild<QLabel*>("runSpikes")->toolTip().contains("gradient norm 40 against a median of 1"),
+             qPrintable(status->findChild<QLabel*>("runSpikes")->toolTip()));
   }
 
   void closedStudioKeepsTrainingAndThePickerChoosesAmongLiveRuns() {

@@ -7,6 +7,8 @@
 #include <QtTest>
 
 #include <QAction>
+#include <QComboBox>
+#include <QLabel>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -191,6 +193,26 @@ class TestStudioSweep : public QObject {
     QCOMPARE(queueRows(db_), 0);
     RunStore store(db_.toStdString());
     QCOMPARE(SweepStore(store).sweep_ids().size(), size_t{0});
+  }
+
+  // With no sweep yet, the line that says how to start one is whole at 1366 px (it was cut to a third behind the
+  // picker and the buttons only a sweep needs); those come back with the first sweep.
+  void theEmptyViewSaysHowToStartOneInFull() {
+    { RunStore create(db_.toStdString()); }
+    SweepView view;
+    view.resize(1366 - 40, 600);  // the window's width less the tab's frame
+    view.show();
+    view.setDatabase(db_);
+    view.refresh();
+    QLabel* state = nullptr;
+    for (QLabel* l : view.findChildren<QLabel*>())
+      if (l->text().startsWith("No sweeps yet")) state = l;
+    QVERIFY(state);
+    QTRY_VERIFY(state->isVisible());
+    QVERIFY2(state->width() >= state->fontMetrics().horizontalAdvance(state->text()),
+             qPrintable(QString("%1 px for %2 px of text").arg(state->width()).arg(
+                 state->fontMetrics().horizontalAdvance(state->text()))));
+    QVERIFY(!view.findChild<QComboBox*>("sweepPicker")->isVisible());
   }
 
   void runMenuOpensTheDialogOverTheSetup() {

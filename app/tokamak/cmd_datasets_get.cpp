@@ -61,7 +61,7 @@ class ProgressPrinter {
     char line[200];
     std::snprintf(line, sizeof line, "%s: %s of %s (%d%%), %d/%d files, %.1f MB/s, ETA %s", p.dataset.c_str(),
                   format_bytes(p.done).c_str(), format_bytes(p.total).c_str(), percent, p.files_done, p.files,
-                  rate / 1e6, duration(eta).c_str());
+                  rate / 1e6, format_duration(eta).c_str());
     if (tty_) {
       std::fprintf(stderr, "\r%-100s", line);
       bar_ = true;
@@ -75,14 +75,6 @@ class ProgressPrinter {
   }
 
  private:
-  static std::string duration(double s) {
-    char buf[32];
-    if (s >= 3600)
-      std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
-    else if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-    else std::snprintf(buf, sizeof buf, "%d s", static_cast<int>(s));
-    return buf;
-  }
   bool json_, tty_, bar_ = false, all_shown_ = false;
   int shown_ = -1;
 };

@@ -69,12 +69,16 @@ void list(const RunsArgs& a) {
     return;
   }
   std::vector<std::vector<std::string>> t = {
-      {"id", "name", "status", "created", "steps", "loss", "best val", "last tok/s", "model", "device"}};
+      {"id", "name", "status", "created", "steps", "loss", "best val", "last tok/s", "time left", "model", "device"}};
   for (const RunListing& l : runs) {
     const RunInfo& r = l.run;
     std::string steps = std::to_string(l.last_step) + (r.total_steps ? "/" + std::to_string(r.total_steps) : "");
+    // A running run's own estimate at its last report (evaluations included), and the clock time it ends.
+    std::string left;
+    if (r.status == "running" && l.eta_s >= 0)
+      left = format_duration(l.eta_s) + " (ends " + when(r.updated + l.eta_s).substr(11, 5) + ")";
     t.push_back({std::to_string(r.id), r.name, r.status, when(r.created), steps, num("%.4f", l.train_loss),
-                 num("%.4f", l.best_val_loss), format_count(l.tok_s), r.model, r.device});
+                 num("%.4f", l.best_val_loss), format_count(l.tok_s), left, r.model, r.device});
   }
   std::cout << format_text_table(t);
 }

@@ -20,6 +20,7 @@
 #include "app/tokamak/control_channel.h"
 #include "engine/core/run/control_file.h"
 #include "engine/core/run/journal.h"
+#include "engine/core/run/pace_watch.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
@@ -92,6 +93,13 @@ int follow(const LiveArgs& a) {
   }
   using clock = std::chrono::steady_clock;
   const auto began = clock::now();
+  JournalStallWatch stall;  // a stalled run is said here, in the follower: a stopped process cannot say it
+  const auto now = [&] { return std::chrono::duration<double>(clock::now() - began).count(); };
+  const auto say = [](const std::string& line) {
+    std::fprintf(stdout, "%s\n", line.c_str());
+    std::fflush(stdout);
+    runs_note(json::parse(line).value("message", ""));
+  };
   for (;;) {
     if (reader_gone) {
       runs_note("the reader went away; run " + info.uid + " goes on");
@@ -99,13 +107,20 @@ int follow(const LiveArgs& a) {
     }
     uint64_t next = offset;
     const auto lines = read_journal(f.journal(), offset, &next);
-    for (const JournalLine& l : lines) std::fprintf(stdout, "%s\n", l.text.c_str());
+    std::optional<std::string> over;
+    for (const JournalLine& l : lines) {
+      std::fprintf(stdout, "%s\n", l.text.c_str());
+      if (auto o = stall.line(l.text, now())) over = o;
+    }
+    if (over) say(*over);
     if (!lines.empty()) {
       std::fflush(stdout);
       offset = next;
       continue;
     }
-    if (!run_process_alive(f)) {
+    if (const bool alive = run_process_alive(f); alive) {
+      if (auto s = stall.idle(now(), [&] { return read_run_state(f).state == "paused"; })) say(*s);
+    } else {
       // A run folder whose owner has not written its pid yet (it is starting) gets a few seconds.
       const bool starting = read_pid(f) == 0 && now_seconds() - info.created < 10;
       // A Slurm job's run waits in the queue for as long as the scheduler says (`tokamak slurm status`).

@@ -56,6 +56,14 @@ void PrinterSink::on_start(const RunStart& e) {
   if (wants_json()) emit(event_json(e));
 }
 
+// The machine's readings (engine/core/util/machine_health.h) go to the journal, the store and the studio's plots;
+// a terminal line would be twice as long with them.
+static bool is_machine_health(const std::string& k) {
+  for (const char* h : {"cpu_mhz", "cpu_temp_c", "load_1m", "others_cores", "swap_used"})
+    if (k == h) return true;
+  return k.rfind("gpu_", 0) == 0;
+}
+
 // "name value" for the metrics a person reads at a glance, in this order; any others follow as key=value.
 static std::string human_metrics(const Metrics& m) {
   std::string line;
@@ -74,7 +82,9 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "tok_s") line += " | " + format_count(v.value) + " tok/s";
     else if (k == "mfu") put("mfu ", "%.1f%%", 100 * v.value);
     else if (k == "mem_peak") put("mem ", "%.0f MB", v.value / 1e6);
-    else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0)) continue;
+    else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0) ||
+             (k == "spikes" && v.value == 0) || is_machine_health(k))
+      continue;
     else put((k + " ").c_str(), "%g", v.value);
   }
   return line;
@@ -105,6 +115,11 @@ void PrinterSink::on_spike(const SpikeEvent& e) {
   std::fprintf(stderr, "step %5lld: %s spike, %.4g against a median of %.4g (limit %.4g): %s (%lld in all)\n",
                static_cast<long long>(e.step), e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median,
                e.limit, what.c_str(), static_cast<long long>(e.total));
+  if (wants_json()) emit(event_json(e));
+}
+
+void PrinterSink::on_alert(const AlertEvent& e) {
+  std::fprintf(stderr, "step %5lld: %s: %s\n", static_cast<long long>(e.step), e.kind.c_str(), e.message.c_str());
   if (wants_json()) emit(event_json(e));
 }
 

@@ -27,6 +27,7 @@ class PrinterSink : public EventSink {
   void on_eval(const EvalEvent& e) override;
   void on_skip(const SkipEvent& e) override;
   void on_spike(const SpikeEvent& e) override;
+  void on_alert(const AlertEvent& e) override;
   void on_sample(const SampleEvent& e) override;
   void on_checkpoint(const CheckpointEvent& e) override;
   void on_end(const EndEvent& e) override;

@@ -1,9 +1,9 @@
 // Checkpoints: one safetensors file per checkpoint (data only: nothing in it is ever executed) holding the
 // model weights under Tokamak's parameter names ("model.blocks.0.attn.c_attn.weight"), the AdamW state
 // ("optimizer.exp_avg.NAME", ...; Muon's momentum "optimizer.muon_momentum.NAME"), the RNG state ("rng.cpu",
-// "rng.cuda"), and in its metadata the step, the token count (the data position, since batches depend only on the
-// step), the run uid, the full config as JSON, and a CRC-32 of every tensor and of the metadata. The format is
-// described in docs/ARCHITECTURE.md. Code outside this file names checkpoints through checkpoint_path() and never
+// "rng.cuda"), and in its metadata the step, the token count, the data position (batches depend only on the step
+// and the offset rollbacks added, in the `health` metadata), the run uid, the full config as JSON, and a CRC-32 of
+// every tensor and of the metadata. The format is described in docs/ARCHITECTURE.md. Code outside this file names checkpoints through checkpoint_path() and never
 // assumes the extension.
 #pragma once
 #include <c10/core/Device.h>

@@ -85,6 +85,15 @@ std::string device_name(const c10::Device& device) {
   return cpu_model();
 }
 
+std::string pci_bus_id(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  char id[32] = {};
+  if (device.is_cuda() && cudaDeviceGetPCIBusId(id, sizeof id, device.index() < 0 ? 0 : device.index()) == cudaSuccess)
+    return id;
+#endif
+  return "";
+}
+
 std::string cuda_runtime_version() {
 #ifdef TOKAMAK_WITH_CUDA
   int v = 0;

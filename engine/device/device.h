@@ -13,6 +13,7 @@ int cuda_device_count();
 c10::Device parse_device(const std::string& name);
 std::string device_name(const c10::Device& device);  // GPU model name, or the CPU model
 std::string cuda_runtime_version();                  // "" without CUDA
+std::string pci_bus_id(const c10::Device& device);   // a GPU's "0000:3B:00.0" (NVML finds it by it); "" for a CPU
 std::string host_name();
 
 struct MemoryUse {

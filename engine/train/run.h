@@ -14,6 +14,8 @@
 #include "engine/parallel/dist_env.h"
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
+#include "engine/core/run/pace_watch.h"
+#include "engine/core/util/machine_health.h"
 #include "engine/train/health.h"
 #include "engine/train/loader.h"
 #include "engine/train/step.h"
@@ -76,6 +78,8 @@ class Run {
   int64_t val_batches_ = 0;  // eval.val_tokens: evaluations cover exactly its windows (0 = eval.batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   std::unique_ptr<SpikeWatch> spikes_;          // health.*: spikes, and the data offset rollbacks left
+  std::unique_ptr<MachineHealth> machine_;      // rank 0: the machine's clocks, temperatures, other processes
+  std::unique_ptr<SlowdownWatch> slowdown_;     // rank 0: tok/s against its running median
   Clock::time_point started_, last_checkpoint_;
   // Time to eval.target_val_loss: training seconds before this run (a resumed run's checkpoint holds them),
   // when the loop began, the seconds spent outside training since (evaluations, samples, checkpoints), and the

@@ -32,6 +32,7 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/util/cores.h"
 #include "engine/device/cpu_setup.h"
+#include "engine/device/device.h"
 #include "engine/train/math_mode.h"
 #include "engine/optim/muon.h"
 #include "engine/optim/optimizer.h"
@@ -241,6 +242,11 @@ void Run::set_up() {
     start.memory_bytes_per_s = bandwidth.dram(), start.memory_source = bandwidth.source;
   }
   sink_.on_start(start);
+  if (main_) {
+    machine_ = std::make_unique<MachineHealth>(pci_bus_id(device_));
+    if (!machine_->gpu_note().empty()) sink_.on_warning({machine_->gpu_note()});
+    slowdown_ = std::make_unique<SlowdownWatch>(c_.health.slowdown_fraction, c_.health.slowdown_reports);
+  }
 }
 
 void Run::checkpoint(int64_t step) {

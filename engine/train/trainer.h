@@ -76,6 +76,9 @@ class FanOutSink : public EventSink {
   void on_spike(const SpikeEvent& e) override {
     for (auto* s : sinks_) s->on_spike(e);
   }
+  void on_alert(const AlertEvent& e) override {
+    for (auto* s : sinks_) s->on_alert(e);
+  }
   void on_sample(const SampleEvent& e) override {
     for (auto* s : sinks_) s->on_sample(e);
   }

@@ -16,6 +16,7 @@ struct RecordingSink : EventSink {
   std::vector<EvalEvent> evals;
   std::vector<SkipEvent> skips;
   std::vector<SpikeEvent> spikes;
+  std::vector<AlertEvent> alerts;
   std::vector<SampleEvent> samples;
   std::vector<CheckpointEvent> checkpoints;
   EndEvent end;
@@ -30,6 +31,7 @@ struct RecordingSink : EventSink {
   void on_eval(const EvalEvent& e) override { evals.push_back(e); }
   void on_skip(const SkipEvent& e) override { skips.push_back(e); }
   void on_spike(const SpikeEvent& e) override { spikes.push_back(e); }
+  void on_alert(const AlertEvent& e) override { alerts.push_back(e); }
   void on_sample(const SampleEvent& e) override { samples.push_back(e); }
   void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
   void on_end(const EndEvent& e) override { end = e; }

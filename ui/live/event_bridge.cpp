@@ -55,6 +55,9 @@ void EventBridge::on_spike(const SpikeEvent& e) {
     b.dropAfter = b.dropAfter ? std::min(*b.dropAfter, e.to_step) : e.to_step;
   });
 }
+void EventBridge::on_alert(const AlertEvent& e) {
+  append([&](RunBatch& b) { b.alerts.push_back(e); });
+}
 void EventBridge::on_warning(const WarningEvent& e) {
   append([&](RunBatch& b) { b.warnings.push_back(e); });
 }

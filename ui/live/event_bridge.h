@@ -22,13 +22,14 @@ struct RunBatch {
   std::optional<ProgressEvent> progress;  // only the latest matters
   std::vector<SkipEvent> skips;
   std::vector<SpikeEvent> spikes;
+  std::vector<AlertEvent> alerts;  // slowdown, stalled, stall_over
   // A rollback: what was drawn after this step is gone (trained again); the batch's own later rows are dropped.
   std::optional<int64_t> dropAfter;
   std::vector<WarningEvent> warnings;
   std::optional<EndEvent> end;
   bool empty() const {
     return !start && steps.empty() && evals.empty() && samples.empty() && checkpoints.empty() && !progress &&
-           skips.empty() && spikes.empty() && warnings.empty() && !end;
+           skips.empty() && spikes.empty() && alerts.empty() && warnings.empty() && !end;
   }
 };
 
@@ -46,6 +47,7 @@ class EventBridge : public QObject, public EventSink {
   void on_progress(const ProgressEvent& e) override;
   void on_skip(const SkipEvent& e) override;
   void on_spike(const SpikeEvent& e) override;
+  void on_alert(const AlertEvent& e) override;
   void on_warning(const WarningEvent& e) override;
 
   // Called on the GUI thread: everything queued so far; the next event emits pending() again.

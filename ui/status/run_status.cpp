@@ -1,8 +1,11 @@
 // RunStatus: step, tok/s, ETA and device in the status bar (see run_status.h).
 #include "ui/status/run_status.h"
 
+#include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
+
+#include <cmath>
 
 #include "ui/common/qt_helpers.h"
 
@@ -12,7 +15,7 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(16);
-  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_, &skips_, &spikes_, &warnings_}) {
+  for (QLabel** l : {&state_, &step_, &speed_, &eta_, &device_, &skips_, &spikes_, &alerts_, &warnings_}) {
     *l = new QLabel;
     layout->addWidget(*l);
   }
@@ -20,11 +23,12 @@ RunStatus::RunStatus(QWidget* parent) : QWidget(parent) {
   step_->setObjectName("runStep");
   skips_->setObjectName("runSkips");
   spikes_->setObjectName("runSpikes");
+  alerts_->setObjectName("runAlerts");
   warnings_->setObjectName("runWarnings");
   // A warning's or a skip's whole text is in its tooltip: however long, it may be cut rather than widen the
   // window past a small screen (the status bar's least width is the window's).
   warnings_->setMaximumWidth(420);
-  for (QLabel* note : {skips_, spikes_, warnings_}) note->setMinimumWidth(note->fontMetrics().averageCharWidth() * 8);
+  for (QLabel* note : {skips_, spikes_, alerts_, warnings_}) note->setMinimumWidth(note->fontMetrics().averageCharWidth() * 8);
   setState(tr("idle"));
 }
 
@@ -52,8 +56,14 @@ void RunStatus::stepped(const StepEvent& e) {
   if (firstStep_ < 0) firstStep_ = e.step, firstWall_ = e.wall_s;
   const double rate = e.wall_s > firstWall_ ? (e.step - firstStep_) / (e.wall_s - firstWall_) : 0;
   const double perStep = rate > 0 ? 1.0 / rate : e.metric("step_ms") / 1000.0;
-  eta_->setText(total_ > e.step && perStep > 0 ? tr("ETA %1").arg(formatDuration((total_ - e.step) * perStep))
-                                               : QString());
+  // The run's own estimate (eta_s: its pace since it started or resumed, evaluations included) where it sends one.
+  double left = e.metric("eta_s");
+  if (std::isnan(left)) left = total_ > e.step && perStep > 0 ? (total_ - e.step) * perStep : -1;
+  eta_->setText(total_ > e.step && left >= 0
+                    ? tr("ETA %1 (%2)")
+                          .arg(formatDuration(left))
+                          .arg(QDateTime::currentDateTime().addSecs(static_cast<qint64>(left)).toString("HH:mm"))
+                    : QString());
 }
 
 void RunStatus::setState(const QString& state) { state_->setText(state); }
@@ -110,10 +120,19 @@ QString RunStatus::noteSpikes(const std::vector<SpikeEvent>& spikes) {
   return tr("Step %1: a %2 spike, %3").arg(e.step).arg(what).arg(action);
 }
 
-void RunStatus::clearNotes() {
-  warningLines_.clear();
-  for (QLabel* l : {skips_, spikes_, warnings_}) l->clear(), l->setToolTip({});
+void RunStatus::noteAlert(const AlertEvent& a) {
+  const QString kind = QString::fromStdString(a.kind).replace('_', ' ');
+  alertLines_ << tr("step %1, %2: %3").arg(a.step).arg(kind).arg(QString::fromStdString(a.message));
+  alerts_->setText(tr("%1 at step %2").arg(kind).arg(a.step));
+  alerts_->setToolTip(alertLines_.join('\n'));
 }
+
+void RunStatus::clearNotes() {
+  warningLines_.clear(), alertLines_.clear();
+  for (QLabel* l : {skips_, spikes_, alerts_, warnings_}) l->clear(), l->setToolTip({});
+}
+
+QString RunStatus::alertsText() const { return alerts_->text(); }
 
 QString RunStatus::spikesText() const { return spikes_->text(); }
 
@@ -125,7 +144,7 @@ QString RunStatus::stepText() const { return step_->text(); }
 
 QString RunStatus::text() const {
   QStringList parts;
-  for (QLabel* l : {state_, step_, speed_, eta_, device_, skips_, spikes_, warnings_})
+  for (QLabel* l : {state_, step_, speed_, eta_, device_, skips_, spikes_, alerts_, warnings_})
     if (!l->text().isEmpty()) parts << l->text();
   return parts.join(" · ");
 }

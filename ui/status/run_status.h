@@ -29,19 +29,23 @@ class RunStatus : public QWidget {
   QString note(const std::vector<SkipEvent>& skips, const std::vector<WarningEvent>& warnings);
   // A batch's loss spikes (health.spike_action), kept in the read-out; returns the newest as one line.
   QString noteSpikes(const std::vector<SpikeEvent>& spikes);
+  // The newest slowdown or stall, kept in the read-out (all of them in its tooltip).
+  void noteAlert(const AlertEvent& alert);
   void clearNotes();  // a new run: no skips, no spikes, no warnings
 
   QString stateText() const;
   QString stepText() const;
   QString skipsText() const;     // "2 steps skipped (step 41: loss is nan)", "" when none
   QString spikesText() const;    // "1 loss spike (step 31: skipped)", "" when none
+  QString alertsText() const;    // "slowdown at step 120", "" when none
   QString warningsText() const;  // "1 dataset warning: …", "" when none
   QString text() const;          // everything shown, for tests and screenshots' captions
 
   static QString formatDuration(double seconds);
 
  private:
-  QLabel *state_, *step_, *speed_, *eta_, *device_, *skips_, *spikes_, *warnings_;
+  QLabel *state_, *step_, *speed_, *eta_, *device_, *skips_, *spikes_, *alerts_, *warnings_;
+  QStringList alertLines_;
   QStringList warningLines_;
   qint64 total_ = 0, firstStep_ = -1;
   double firstWall_ = 0;

@@ -162,6 +162,10 @@ void SweepView::refresh() {
       for (auto it = ids.rbegin(); it != ids.rend(); ++it)  // newest first
         picker_->addItem(sweepLabel(readSweep(*s, *it)), qint64(*it));
     }
+    // With no sweep, what only a sweep needs gives its room to the line that says how to start one (at 1366 px
+    // the picker and two buttons left it a third of its words).
+    for (QWidget* w : {static_cast<QWidget*>(picker_), static_cast<QWidget*>(longer_), static_cast<QWidget*>(export_)})
+      w->setVisible(!ids.empty());
     if (ids.empty()) {
       state_->setText(tr("No sweeps yet: Run ▸ Sweep… starts one"));
       return;

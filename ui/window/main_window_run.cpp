@@ -103,6 +103,15 @@ void MainWindow::onBatch(const RunBatch& batch) {
   if (const QString line = status_->note(batch.skips, batch.warnings); !line.isEmpty())
     statusBar()->showMessage(line, 15000);
   if (const QString line = status_->noteSpikes(batch.spikes); !line.isEmpty()) statusBar()->showMessage(line, 15000);
+  // A stall is the run's state until its next step; a slowdown says what changed on the machine.
+  for (const AlertEvent& a : batch.alerts) {
+    const QString message = QString::fromStdString(a.message);
+    if (a.kind == "stalled") status_->setState(tr("stalled"));
+    else if (a.kind == "stall_over" && status_->stateText() == tr("stalled")) status_->setState(tr("running"));
+    statusBar()->showMessage(tr("%1 at step %2: %3").arg(QString::fromStdString(a.kind)).arg(a.step).arg(message),
+                             30000);
+    status_->noteAlert(a);
+  }
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
 }

@@ -135,6 +135,12 @@ struct HealthConfig {
   int64_t max_spikes = 20;
   double rollback_lr_scale = 1;
   int64_t rollback_lr_steps = 0;
+  // Pace: a slowdown is tok/s below this fraction of its running median for slowdown_reports reports in a row; a
+  // follower calls a run stalled after stall_factor × the median time between its reports, at least stall_min_s.
+  double slowdown_fraction = 0.7;
+  int64_t slowdown_reports = 3;
+  double stall_factor = 10;
+  double stall_min_s = 60;  // an evaluation or a checkpoint pauses the steps for a while
 };
 
 struct DistConfig {

@@ -79,6 +79,15 @@ struct SpikeEvent {
   int64_t total = 0;        // spikes in this run so far
 };
 
+// Something about the run's pace a person would want told: "slowdown" (the trainer: tok/s well below its running
+// median for several reports, naming what changed on the machine), "stalled" (a follower: no step for
+// health.stall_factor × the usual time between reports) and "stall_over" (steps again).
+struct AlertEvent {
+  std::string kind;
+  int64_t step = 0;     // the last step reported
+  std::string message;  // one line
+};
+
 struct SampleEvent {
   int64_t step = 0;
   std::string prompt;
@@ -118,6 +127,7 @@ class EventSink {
   virtual void on_eval(const EvalEvent&) {}
   virtual void on_skip(const SkipEvent&) {}
   virtual void on_spike(const SpikeEvent&) {}
+  virtual void on_alert(const AlertEvent&) {}
   virtual void on_sample(const SampleEvent&) {}
   virtual void on_checkpoint(const CheckpointEvent&) {}
   virtual void on_end(const EndEvent&) {}

@@ -83,6 +83,8 @@ json event_json(const SpikeEvent& e) {
   return j;
 }
 
+json event_json(const AlertEvent& e) { return {{"event", e.kind}, {"step", e.step}, {"message", e.message}}; }
+
 json event_json(const SampleEvent& e) {
   return {{"event", "sample"}, {"step", e.step}, {"prompt", e.prompt}, {"text", e.text}};
 }
@@ -134,6 +136,8 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
     sink.on_spike({step, get<int64_t>(j, "tokens", 0), get<double>(j, "wall_s", 0), get<std::string>(j, "signal", ""), get<double>(j, "value", 0), get<double>(j, "median", 0),
                    get<double>(j, "limit", 0), get<std::string>(j, "action", ""), get<int64_t>(j, "to_step", 0),
                    get<int64_t>(j, "data_skipped", 0), get<int64_t>(j, "total", 0)});
+  } else if (event == "slowdown" || event == "stalled" || event == "stall_over") {
+    sink.on_alert({event, step, get<std::string>(j, "message", "")});
   } else if (event == "sample") {
     sink.on_sample({step, get<std::string>(j, "prompt", ""), get<std::string>(j, "text", "")});
   } else if (event == "checkpoint") {

@@ -19,6 +19,7 @@ nlohmann::json event_json(const EvalEvent& e);
 nlohmann::json event_json(const SkipEvent& e);
 nlohmann::json event_json(const SpikeEvent& e);
 nlohmann::json event_json(const SampleEvent& e);
+nlohmann::json event_json(const AlertEvent& e);  // {"event": KIND, "step", "message"}
 nlohmann::json event_json(const CheckpointEvent& e);
 nlohmann::json event_json(const EndEvent& e);
 nlohmann::json event_json(const ProgressEvent& e);

@@ -72,6 +72,7 @@ std::vector<RunListing> RunStore::list_runs(int64_t limit) {
                     ", (SELECT last FROM run_summary WHERE run_id = runs.id AND metric = 'train_loss')"
                     ", (SELECT min FROM run_summary WHERE run_id = runs.id AND metric = 'val_loss')"
                     ", (SELECT last FROM run_summary WHERE run_id = runs.id AND metric = 'tok_s')"
+                    ", (SELECT last FROM run_summary WHERE run_id = runs.id AND metric = 'eta_s')"
                     " FROM runs ORDER BY id DESC LIMIT ?";
   Stmt s(*db_, sql.c_str());
   s.bind(1, limit > 0 ? limit : int64_t{-1});
@@ -83,6 +84,7 @@ std::vector<RunListing> RunStore::list_runs(int64_t limit) {
     l.train_loss = s.real(kNumRunColumns + 1);
     l.best_val_loss = s.real(kNumRunColumns + 2);
     l.tok_s = s.real(kNumRunColumns + 3);
+    l.eta_s = s.is_null(kNumRunColumns + 4) ? -1 : s.real(kNumRunColumns + 4);
     out.push_back(std::move(l));
   }
   return out;

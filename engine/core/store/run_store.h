@@ -74,6 +74,7 @@ struct RunListing {
   RunInfo run;
   int64_t last_step = 0;
   double train_loss = 0, best_val_loss = 0, tok_s = 0;
+  double eta_s = -1;  // the run's last estimate of its time left (metric eta_s); -1 when it sent none
 };
 
 struct SampleRow {

@@ -39,4 +39,13 @@ std::string format_count(double count) {
   return three_digits(count, units, 5, "");
 }
 
+std::string format_duration(double s) {
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  else if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%d s", static_cast<int>(s));
+  return buf;
+}
+
 }  // namespace tokamak

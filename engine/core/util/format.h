@@ -12,5 +12,7 @@ std::string format_bytes(double bytes);
 // A count with a K, M, B or T suffix, to three significant digits: "950", "12.5K", "142K", "124M",
 // "1.56B"; "-" for NaN.
 std::string format_count(double count);
+// "1h05m", "12m30s", "42 s": a time left or taken, to the second below a minute.
+std::string format_duration(double seconds);
 
 }  // namespace tokamak
