@@ -82,6 +82,7 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "tok_s") line += " | " + format_count(v.value) + " tok/s";
     else if (k == "mfu") put("mfu ", "%.1f%%", 100 * v.value);
     else if (k == "mem_peak") put("mem ", "%.0f MB", v.value / 1e6);
+    else if (k == "eta_s") line += " | " + format_duration(v.value) + " left";
     else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0) ||
              (k == "spikes" && v.value == 0) || is_machine_health(k))
       continue;
