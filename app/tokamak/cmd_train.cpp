@@ -31,6 +31,7 @@
 #include "engine/parallel/launch.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/core/run/journal.h"
+#include "engine/core/run/notify.h"
 #include "engine/core/store/store_sink.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/checkpoint/checkpoint.h"
@@ -185,6 +186,16 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
+  // Notifications (engine/core/run/notify.h): a settings file that cannot be read costs the run nothing but them.
+  std::unique_ptr<NotifySink> notify;
+  if (main_rank) {
+    try {
+      notify = std::make_unique<NotifySink>(read_notify_settings());
+      sinks.add(notify.get());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "tokamak: warning: no notifications for this run: %s\n", e.what());
+    }
+  }
   // The first step is skipped (its allocations and first launches are no steady step); rank 0's kernels stand
   // for every rank's.
   std::unique_ptr<KernelProfile> kernels;
@@ -229,6 +240,8 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
       store_profile(store, profile.record);
     }
   }
+  if (notify && !notify->last_failure().empty())
+    std::fprintf(stderr, "tokamak: note: a notification was not sent: %s\n", notify->last_failure().c_str());
   if (!journal_error.empty() && end.status != "failed")
     end.status = "failed", end.error = "the run journal could not be written: " + journal_error;
   return end;

@@ -61,6 +61,7 @@ QString NginxServer::config() const {
   for (const char* t : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"})
     c += QString("  %1_temp_path %2/tmp/%1;\n").arg(t, d);
   c += "  log_format hub '$request_method $uri $status $http_range $body_bytes_sent';\n";
+  c += "  log_format body escape=none '$request_body';\n";
   c += "  server {\n    listen 127.0.0.1:" + QString::number(port_) + ";\n    root " + d + "/www;\n";
   c += "    access_log " + d + "/access.log hub;\n";
   const auto guard = [](const HubRepoOptions& o) {
@@ -91,6 +92,11 @@ QString NginxServer::config() const {
     }
     if (f.options.redirect) c += "      return 302 /store/" + r + "/" + n + ";\n";
     c += "    }\n";
+  }
+  if (!webhook_.empty()) {
+    c += "    location = /" + QString::fromStdString(webhook_) + " {\n      access_log " + d +
+         "/webhook.log body;\n      proxy_pass http://127.0.0.1:" + QString::number(port_) + "/tokamak-webhook-ok;\n    }\n";
+    c += "    location = /tokamak-webhook-ok {\n      access_log off;\n      return 200 \"ok\\n\";\n    }\n";
   }
   c += "  }\n}\n";
   return c;
@@ -152,6 +158,12 @@ void NginxServer::stop() {
 }
 
 QString NginxServer::endpoint() const { return "http://127.0.0.1:" + QString::number(port_); }
+
+QStringList NginxServer::webhookBodies() const {
+  QFile log(dir_.filePath("webhook.log"));
+  if (!log.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(log.readAll()).split('\n', Qt::SkipEmptyParts);
+}
 
 QStringList NginxServer::requests() const {
   QFile log(dir_.filePath("access.log"));

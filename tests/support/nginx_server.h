@@ -43,6 +43,10 @@ class NginxServer {
   void addRepo(const std::string& repo, const HubRepoOptions& options = {});
   void addFile(const std::string& repo, const std::string& name, const QByteArray& bytes,
                const HubFileOptions& options = {});
+  // A webhook at http://127.0.0.1:PORT/PATH: each POST's body is kept (webhookBodies()) and answered 200. nginx
+  // reads a body only to pass it on, so the location passes it to one of its own that answers.
+  void addWebhook(const std::string& path) { webhook_ = path; }
+  QStringList webhookBodies() const;  // oldest first, one a request
   bool start();
   void stop();
   const QString& error() const { return error_; }
@@ -61,6 +65,7 @@ class NginxServer {
   QTemporaryDir dir_;
   std::map<std::string, HubRepoOptions> repos_;
   std::vector<File> files_;
+  std::string webhook_;
   int port_ = 0;
   qint64 pid_ = 0;
   QString error_;

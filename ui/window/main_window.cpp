@@ -31,6 +31,7 @@
 #include "ui/device/device_info.h"
 #include "ui/common/programs.h"
 #include "ui/live/host_recorders.h"
+#include "ui/notify/notify_dialog.h"
 #include "ui/live/live_runs.h"
 #include "ui/live/run_controller.h"
 #include "ui/live/sample_process.h"
@@ -214,6 +215,7 @@ void MainWindow::buildActions() {
   file->addAction(tr("Load setup…"), setup_, &SetupPanel::loadSetupFrom);
   file->addAction(tr("Open ladder…"), setup_, [this] { setup_->openLadder(); });
   file->addSeparator();
+  file->addAction(tr("Notifications…"), this, [this] { NotifyDialog(this).exec(); });
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addActions({start_, slurm_->action(), pause_, resume_, stop_, sample_});

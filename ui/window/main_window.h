@@ -97,6 +97,8 @@ class MainWindow : public QMainWindow {
   void buildActions();
   void buildDocks();
   void onBatch(const RunBatch& batch);
+  // A stall is seen only by whoever follows the run: the studio tells the person (notifications.json's way).
+  void notifyStall(const AlertEvent& alert);
   void onRunStarted(const RunStart& start);
   void onRunEnded(const EndEvent& end);
   void updateActions();

@@ -17,6 +17,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QThreadPool>
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
@@ -24,6 +25,7 @@
 #include <algorithm>
 
 #include "engine/core/config/config.h"
+#include "engine/core/run/notify.h"
 #include "engine/core/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
@@ -106,7 +108,10 @@ void MainWindow::onBatch(const RunBatch& batch) {
   // A stall is the run's state until its next step; a slowdown says what changed on the machine.
   for (const AlertEvent& a : batch.alerts) {
     const QString message = QString::fromStdString(a.message);
-    if (a.kind == "stalled") status_->setState(tr("stalled"));
+    if (a.kind == "stalled") {
+      status_->setState(tr("stalled"));
+      notifyStall(a);
+    }
     else if (a.kind == "stall_over" && status_->stateText() == tr("stalled")) status_->setState(tr("running"));
     statusBar()->showMessage(tr("%1 at step %2: %3").arg(QString::fromStdString(a.kind)).arg(a.step).arg(message),
                              30000);
@@ -114,6 +119,17 @@ void MainWindow::onBatch(const RunBatch& batch) {
   }
   // The store has committed these rows before the bridge saw them: the runs page can show them now.
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
+}
+
+void MainWindow::notifyStall(const AlertEvent& a) {
+  const RunStart& run = controller_->runStart();
+  Notice n{"stalled", run.name + ": stalled", a.message, run.run_uid, run.name, a.step};
+  QThreadPool::globalInstance()->start([n] {
+    try {
+      send_notice(read_notify_settings(), n);
+    } catch (const std::exception&) {
+    }  // a settings file that cannot be read: File ▸ Notifications… says why
+  });
 }
 
 // Each rank's device with its name: rank r of a data-parallel run trains on cuda:r (the launcher's
