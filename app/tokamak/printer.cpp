@@ -56,7 +56,7 @@ void PrinterSink::on_start(const RunStart& e) {
   if (wants_json()) emit(event_json(e));
 }
 
-// The machine's readings (engine/core/util/machine_health.h) go to the journal, the store and the studio's plots;
+// The machine's readings (engine/core/run/machine_health.h) go to the journal, the store and the studio's plots;
 // a terminal line would be twice as long with them.
 static bool is_machine_health(const std::string& k) {
   for (const char* h : {"cpu_mhz", "cpu_temp_c", "load_1m", "others_cores", "swap_used"})

@@ -15,7 +15,7 @@
 #include "engine/parallel/reducer.h"
 #include "engine/parallel/zero.h"
 #include "engine/core/run/pace_watch.h"
-#include "engine/core/util/machine_health.h"
+#include "engine/core/run/machine_health.h"
 #include "engine/train/health.h"
 #include "engine/train/loader.h"
 #include "engine/train/step.h"

@@ -20,7 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-double now_s() {
+double notice_clock_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -152,7 +152,7 @@ std::string send_notice(const NotifySettings& s, const Notice& n) {
 }
 
 void NotifySink::send(const std::string& kind, int64_t step, const std::string& title, const std::string& body) {
-  const double t = now_s();
+  const double t = notice_clock_s();
   auto last = last_sent_.find(kind);
   if (last != last_sent_.end() && t - last->second < 60 && kind != "finished" && kind != "failed") return;
   last_sent_[kind] = t;

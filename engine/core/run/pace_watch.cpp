@@ -16,14 +16,14 @@ namespace {
 
 constexpr size_t kKept = 20;  // reports a median is taken over
 
-double median(const std::deque<double>& d) {
+double pace_median(const std::deque<double>& d) {
   std::vector<double> v(d.begin(), d.end());
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::string fmt(const char* f, double a, double b) {
+std::string pace_text(const char* f, double a, double b) {
   char buf[160];
   std::snprintf(buf, sizeof buf, f, a, b);
   return buf;
@@ -46,15 +46,15 @@ std::string what_changed(const Metrics& before, const Metrics& now) {
   };
   double b, n;
   if (both("others_cores", &b, &n) && n - b >= 0.5)
-    said.push_back(fmt("other processes use %.1f cores (%.1f before)", n, b));
+    said.push_back(pace_text("other processes use %.1f cores (%.1f before)", n, b));
   else if (both("load_1m", &b, &n) && n - b >= 1.0)
-    said.push_back(fmt("the load rose to %.1f (%.1f before)", n, b));
-  if (both("cpu_mhz", &b, &n) && n < 0.9 * b) said.push_back(fmt("the cores' clock fell to %.0f MHz (%.0f before)", n, b));
-  if (both("cpu_temp_c", &b, &n) && n - b >= 10) said.push_back(fmt("the CPU is at %.0f °C (%.0f before)", n, b));
+    said.push_back(pace_text("the load rose to %.1f (%.1f before)", n, b));
+  if (both("cpu_mhz", &b, &n) && n < 0.9 * b) said.push_back(pace_text("the cores' clock fell to %.0f MHz (%.0f before)", n, b));
+  if (both("cpu_temp_c", &b, &n) && n - b >= 10) said.push_back(pace_text("the CPU is at %.0f °C (%.0f before)", n, b));
   if (both("swap_used", &b, &n) && n - b >= 64e6)
-    said.push_back(fmt("swap in use grew to %.0f MB (%.0f before)", n / 1e6, b / 1e6));
-  if (both("gpu_sm_mhz", &b, &n) && n < 0.9 * b) said.push_back(fmt("the GPU's clock fell to %.0f MHz (%.0f before)", n, b));
-  if (both("gpu_temp_c", &b, &n) && n - b >= 10) said.push_back(fmt("the GPU is at %.0f °C (%.0f before)", n, b));
+    said.push_back(pace_text("swap in use grew to %.0f MB (%.0f before)", n / 1e6, b / 1e6));
+  if (both("gpu_sm_mhz", &b, &n) && n < 0.9 * b) said.push_back(pace_text("the GPU's clock fell to %.0f MHz (%.0f before)", n, b));
+  if (both("gpu_temp_c", &b, &n) && n - b >= 10) said.push_back(pace_text("the GPU is at %.0f °C (%.0f before)", n, b));
   // NVML's reasons: bit 0 is "idle" and bit 2 an application's own clock setting; the others slow the GPU down.
   if (both("gpu_throttle", &b, &n)) {
     const auto slowing = [](double bits) { return static_cast<uint64_t>(bits) & ~uint64_t{0x5}; };
@@ -74,11 +74,11 @@ std::optional<std::string> SlowdownWatch::report(const Metrics& m) {
   const double tok_s = m.get("tok_s");
   if (fraction_ <= 0 || std::isnan(tok_s)) return std::nullopt;
   // Three reports at least make "usual": the first ones include the warm-up.
-  if (speeds_.size() >= 3 && tok_s < fraction_ * median(speeds_)) {
+  if (speeds_.size() >= 3 && tok_s < fraction_ * pace_median(speeds_)) {
     if (++slow_in_a_row_ < reports_ || said_) return std::nullopt;
     said_ = true;
-    std::string message = fmt("%.0f tok/s is %.0f%%", tok_s, 100 * tok_s / median(speeds_)) +
-                          fmt(" of the run's median %.0f for %.0f reports: ", median(speeds_),
+    std::string message = pace_text("%.0f tok/s is %.0f%%", tok_s, 100 * tok_s / pace_median(speeds_)) +
+                          pace_text(" of the run's median %.0f for %.0f reports: ", pace_median(speeds_),
                               static_cast<double>(slow_in_a_row_));
     const std::string changed = what_changed(usual_, m);
     message += changed.empty() ? "nothing this run measures changed (clocks, temperature, other processes, swap)"
@@ -103,7 +103,7 @@ void StallWatch::step(int64_t step, double wall_s, double now) {
 
 double StallWatch::limit() const {
   if (gaps_.empty()) return -1;
-  return std::max(factor_ * median(gaps_), min_s_);
+  return std::max(factor_ * pace_median(gaps_), min_s_);
 }
 
 std::optional<std::string> JournalStallWatch::line(const std::string& text, double now) {

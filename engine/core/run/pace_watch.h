@@ -1,5 +1,5 @@
 // A run's pace, watched: SlowdownWatch (in the trainer, at report steps) says when tok/s has fallen well below the
-// run's own median and what changed on the machine meanwhile (engine/core/util/machine_health.h); StallWatch (in
+// run's own median and what changed on the machine meanwhile (engine/core/run/machine_health.h); StallWatch (in
 // whoever follows the run's journal) says when no step has come for far longer than the run's steps take. No
 // LibTorch, no clock of their own: they are given the metrics and the times.
 #pragma once

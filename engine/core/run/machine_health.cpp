@@ -1,5 +1,5 @@
 // See machine_health.h.
-#include "engine/core/util/machine_health.h"
+#include "engine/core/run/machine_health.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,11 +16,11 @@
 namespace tokamak {
 namespace {
 
-double now_s() {
+double health_clock_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string read_text(const std::string& path) {
+std::string read_sys_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -48,7 +48,7 @@ double cpu_temp_c() {
   if (!d) return -1;
   while (dirent* e = readdir(d)) {
     if (std::strncmp(e->d_name, "thermal_zone", 12) != 0) continue;
-    const std::string t = read_text(std::string("/sys/class/thermal/") + e->d_name + "/temp");
+    const std::string t = read_sys_text(std::string("/sys/class/thermal/") + e->d_name + "/temp");
     if (!t.empty()) hottest = std::max(hottest, std::atof(t.c_str()) / 1000.0);
   }
   closedir(d);
@@ -67,7 +67,7 @@ uint64_t busy_jiffies() {
 
 // This process's user + system jiffies (/proc/self/stat's fields 14 and 15, after the command in parentheses).
 uint64_t self_jiffies() {
-  const std::string s = read_text("/proc/self/stat");
+  const std::string s = read_sys_text("/proc/self/stat");
   const size_t close = s.rfind(')');
   if (close == std::string::npos) return 0;
   std::istringstream in(s.substr(close + 2));
@@ -115,7 +115,7 @@ struct MachineHealth::Nvml {
 };
 
 MachineHealth::MachineHealth(const std::string& gpu_pci_bus_id) {
-  last_busy_ = busy_jiffies(), last_self_ = self_jiffies(), last_s_ = now_s();
+  last_busy_ = busy_jiffies(), last_self_ = self_jiffies(), last_s_ = health_clock_s();
   if (gpu_pci_bus_id.empty()) return;
   auto n = std::make_unique<Nvml>();
   n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -151,7 +151,7 @@ void MachineHealth::add_to(Metrics& m) {
   double load[1] = {-1};
   if (getloadavg(load, 1) == 1) put("load_1m", load[0]);
   const uint64_t busy = busy_jiffies(), self = self_jiffies();
-  const double t = now_s(), hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double t = health_clock_s(), hz = static_cast<double>(sysconf(_SC_CLK_TCK));
   if (t > last_s_ && busy >= last_busy_ && hz > 0) {
     const double others = (static_cast<double>(busy - last_busy_) - static_cast<double>(self - last_self_)) / hz;
     put("others_cores", std::max(0.0, others / (t - last_s_)));
