@@ -129,6 +129,23 @@ keep_table() { { printf '\n### %s\n\n```\n' "$1"; cat "$2"; printf '```\n'; } >>
 # tokamak bench exits 0 when a rung fails (the scoreboard shows it): in the sitting a failed rung fails its step.
 rungs_ok=(bash -c 'f=$(mktemp); "$@" 2>&1 | tee "$f"; rc=${PIPESTATUS[0]}; ! grep -q "^  failed: " "$f" && [ "$rc" = 0 ]' _)
 s_libraries() { step "libraries" 60 'found|not found' libraries; }
+# The run watches itself on the device: a short run's last report carries the machine's health (NVML's power,
+# temperature, clocks and utilisation on a GPU; on a CPU the load and other processes' cores) and its time left.
+health_metrics() {
+  local keys=(load_1m others_cores eta_s) where=(--set device=cpu) lines last k missing=()
+  [ "$device" = cpu ] || keys=(gpu_power_w gpu_temp_c gpu_sm_mhz gpu_util others_cores eta_s) where=(--set device=cuda)
+  lines=$("${kit[@]}" "$bin/tokamak" train --no-store --json --preset nano --set train.steps=20 --set train.log_every=5 \
+    --set eval.every=0 --set sample.every=-1 --set checkpoint.dir="$scratch/health-checkpoints" "${sizes[@]}" \
+    "${where[@]}" 2>&1) || { tail -3 <<< "$lines"; return 1; }
+  rm -rf "$scratch/health-checkpoints"  # the sitting writes no checkpoint it keeps (s_no_checkpoints)
+  last=$(grep '"event":"step"' <<< "$lines" | tail -1)
+  for k in "${keys[@]}"; do grep -q "\"$k\"" <<< "$last" || missing+=("$k"); done
+  if [ ${#missing[@]} = 0 ]; then echo "present: ${keys[*]}: ${last:0:300}"; return 0; fi
+  echo "missing: ${missing[*]} in ${last:0:300}"
+  grep -m1 'NVML' <<< "$lines" || true
+  return 1
+}
+s_health() { step "health metrics" 90 'present|missing' health_metrics; }
 s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
 s_test_fp8() { step "test_fp8" 90 '^Totals' "${kit[@]}" "$bin/test_fp8"; }
@@ -245,7 +262,7 @@ s_memcheck() {
 
 # The most wanted first; the store is exported last with time kept for it (RESERVE).
 plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_kernels s_graphs s_bench_fp8 s_peer s_labs s_compiled
-      s_bench_h100 s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
+      s_bench_h100 s_find_batch s_bench_sizes s_eager s_health s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then
   read -r -a plan <<< "$PLAN"
