@@ -260,7 +260,7 @@ class TestDetach : public QObject {
     test::ScratchEnv& env = *env_;
     QVERIFY(env.ok());
     QJsonObject run = detached(
-        runArgs(env.corpus_excerpt(20000), 1000000, {"health.stall_factor=5", "health.stall_min_s=2"}));
+        runArgs(env.corpus_excerpt(20000), 1000000, {"health.stall_factor=5", "health.stall_min_s=5"}));
     const QString uid = run["run_uid"].toString();
     const pid_t pid = run["pid"].toInt();
     QTRY_VERIFY_WITH_TIMEOUT(journalOf(run).count("\"event\":\"step\"") >= 5, test::kPatienceMs);

@@ -23,6 +23,7 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/config/config.h"
 #include "engine/core/queue/run_queue.h"
+#include "engine/core/run/run_folder.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
 #include "tests/support/cli_runner.h"
@@ -179,6 +180,49 @@ class TestQueue : public QObject {
     QCOMPARE(ia["state"].toString(), QString("stopped"));
     QCOMPARE(ib["state"].toString(), QString("done"));
     QVERIFY(ib["started"].toDouble() >= ia["ended"].toDouble());
+  }
+
+  // A run of the queue that stops stepping (its engine stopped with SIGSTOP) is called stalled by the worker,
+  // ended after health.stall_requeue_minutes and queued again at the front, to resume from its newest checkpoint
+  // as the same run, which trains on; `queue list` shows a running item's step and time left.
+  void aStalledRunIsEndedAndQueuedAgain() {
+    QVERIFY(env_->ok());
+    const std::string data = env_->corpus_excerpt(20000);
+    const test::CliResult added = test::run_tokamak(
+        QStringList{"queue", "add", "--json", "--name", "stalls"} +
+        test::set_args(test::quiet_run_overrides(data, 1000000,
+                                                 {"health.stall_factor=3", "health.stall_min_s=2",
+                                                  "health.stall_requeue_minutes=0.1", "checkpoint.every=5"})));
+    QVERIFY2(added.code == 0, added.err.constData());
+    const int64_t a = added.json()["id"].toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(!events(journalOf(itemOf(a)), "checkpoint").empty() &&
+                                 events(journalOf(itemOf(a)), "step").size() >= 8,
+                             test::kPatienceMs);
+    const QJsonObject running = itemOf(a);
+    QVERIFY2(running["step"].toInteger() >= 8 && running.contains("eta_s"), QJsonDocument(running).toJson().constData());
+    const test::CliResult listed = test::run_tokamak({"queue", "list"});
+    QVERIFY2(listed.out.contains(" left"), listed.out.constData());
+    const QString uid = running["run_uid"].toString();
+    const pid_t pid = static_cast<pid_t>(read_pid(RunFolder{running["folder"].toString().toStdString()}));
+    QVERIFY(pid > 0);
+    QCOMPARE(::kill(pid, SIGSTOP), 0);
+    // Stalled after max(3 × its pace, 2 s), ended 6 s later, started again: a second segment in the same journal.
+    QTRY_VERIFY_WITH_TIMEOUT(events(journalOf(itemOf(a)), "start").size() == 2, 4 * test::kPatienceMs);
+    const std::vector<QJsonObject> starts = events(journalOf(itemOf(a)), "start");
+    QVERIFY2(starts.back()["start_step"].toInteger() >= 5, QJsonDocument(starts.back()).toJson().constData());
+    // It trains again (a step past its checkpoint), then is stopped by hand: the row ends stopped, not failed.
+    const qint64 resumed_at = starts.back()["start_step"].toInteger();
+    QTRY_VERIFY_WITH_TIMEOUT(events(journalOf(itemOf(a)), "step").back()["step"].toInteger() > resumed_at,
+                             test::kPatienceMs);
+    QCOMPARE(itemOf(a)["state"].toString(), QString("running"));
+    QCOMPARE(test::run_tokamak({"runs", "control", uid, "stop"}).code, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
+    const QJsonObject done = itemOf(a);
+    QCOMPARE(done["state"].toString(), QString("stopped"));
+    QCOMPARE(done["run_uid"].toString(), uid);  // the same run went on
+    const QString log = QString::fromStdString(read_file(data_dir() + "/queue-worker.log"));
+    QVERIFY2(log.contains(QString("queue item %1 (stalls) stalled: no step for").arg(a)), qPrintable(log));
+    QVERIFY2(log.contains("ended and queued again (1 of 3), to resume from"), qPrintable(log));
   }
 
   void aBadSweepFileQueuesNothing() {

@@ -15,7 +15,9 @@
 #include "engine/core/queue/gpu_slots.h"
 #include "engine/core/queue/queue_worker.h"
 #include "engine/core/queue/run_queue.h"
+#include "engine/core/run/journal.h"
 #include "engine/core/run/run_folder.h"
+#include "engine/core/util/format.h"
 #include "engine/core/run/run_launch.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
@@ -60,8 +62,16 @@ nlohmann::json item_json(const QueueItem& q, int64_t index) {
                       {"resume", q.resume},
                       {"config", nlohmann::json::parse(q.config_json, nullptr, false)}};
   // A running item's run, as its folder says (paused by `runs control` shows here too).
-  if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file()))
+  if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file())) {
     j["run_state"] = read_run_state(RunFolder{q.folder}).state;
+    // Where it is and its own estimate of the time left (eta_s, evaluations included) at its last report.
+    const nlohmann::json last =
+        nlohmann::json::parse(last_event_line(RunFolder{q.folder}.journal(), "step"), nullptr, false);
+    if (last.is_object()) {
+      j["step"] = last.value("step", int64_t{0});
+      if (last.contains("eta_s")) j["eta_s"] = last["eta_s"];
+    }
+  }
   // The GPUs of its own the worker gave it (CUDA_VISIBLE_DEVICES), when it got some.
   if (!q.folder.empty())
     if (const std::string gpus = recorded_gpus(RunFolder{q.folder}.gpus_file()); !gpus.empty()) j["gpus"] = gpus;
@@ -90,10 +100,17 @@ void list(const QueueArgs& a) {
               static_cast<long long>(queue.parallel()),
               worker > 0 ? ("worker pid " + std::to_string(worker)).c_str() : "no worker running");
   if (items.empty()) std::printf("  (empty)\n");
-  for (const QueueItem& q : items)
-    std::printf("  %4lld  %-8s %s%s%s\n", static_cast<long long>(q.id), q.state.c_str(), q.name.c_str(),
-                q.run_uid.empty() ? "" : ("  run " + q.run_uid).c_str(),
+  for (const QueueItem& q : items) {
+    std::string at;
+    if (q.state == "running") {
+      const nlohmann::json j = item_json(q, -1);
+      if (j.contains("step")) at = "  step " + std::to_string(j["step"].get<int64_t>());
+      if (j.contains("eta_s")) at += ", " + format_duration(j["eta_s"].get<double>()) + " left";
+    }
+    std::printf("  %4lld  %-8s %s%s%s%s\n", static_cast<long long>(q.id), q.state.c_str(), q.name.c_str(),
+                q.run_uid.empty() ? "" : ("  run " + q.run_uid).c_str(), at.c_str(),
                 q.error.empty() ? "" : ("  " + q.error).c_str());
+  }
 }
 
 // `add --host`: the config file travels on ssh's stdin; the host resolves and validates it (its GPUs, its paths).

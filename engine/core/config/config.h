@@ -141,6 +141,7 @@ struct HealthConfig {
   int64_t slowdown_reports = 3;
   double stall_factor = 10;
   double stall_min_s = 60;  // an evaluation or a checkpoint pauses the steps for a while
+  double stall_requeue_minutes = 0;  // the queue ends and requeues a run stalled this long; 0 = never (it waits)
 };
 
 struct DistConfig {

@@ -2,6 +2,7 @@
 #include "engine/core/queue/queue_worker.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,15 +10,21 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "engine/core/queue/sweep.h"
 #include "engine/core/queue/gpu_slots.h"
+#include "engine/core/config/config.h"
+#include "engine/core/run/journal.h"
+#include "engine/core/run/pace_watch.h"
+#include "engine/core/run/run_folder.h"
 #include "engine/core/run/run_launch.h"
 #include "engine/core/queue/sweep_settle.h"
 #include "engine/core/queue/sweep_store.h"
@@ -146,7 +153,11 @@ class Worker {
       return true;
     }
     std::string what;
-    if (!settle_ended_run(queue_, sweeps_, q, &what)) return true;
+    if (!settle_ended_run(queue_, sweeps_, q, &what)) {
+      watch_for_stall(q);
+      return true;
+    }
+    watches_.erase(q.id);
     note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + what);
     if (q.sweep_id > 0) promote(q.sweep_id);
     return false;
@@ -219,6 +230,75 @@ class Worker {
       env.push_back("CUDA_VISIBLE_DEVICES=" + join_gpu_list(gpus));
     }
     start_run_detached(engine_, f, q.run_uid, q.name, config_to_json(c, 2), args, env);  // writes the pid file
+  }
+
+  // A running row's journal, read on from where the last look ended, for a stall (engine/core/run/pace_watch.h).
+  struct Watch {
+    JournalStallWatch stall;
+    uint64_t offset = 0;
+    double stalled_since = -1;
+  };
+  std::map<int64_t, Watch> watches_;
+  std::map<int64_t, int> requeued_;  // rows this worker ended and queued again after a stall
+  static constexpr int kMaxRequeues = 3;
+
+  void watch_for_stall(const QueueItem& q) {
+    Watch& w = watches_[q.id];
+    const RunFolder f{q.folder};
+    const double now = now_seconds();
+    uint64_t next = w.offset;
+    for (const JournalLine& l : read_journal(f.journal(), w.offset, &next))
+      if (w.stall.line(l.text, now) && w.stalled_since >= 0) {
+        note("queue item " + std::to_string(q.id) + " (" + q.name + ") steps again");
+        w.stalled_since = -1;
+      }
+    w.offset = next;
+    if (const auto said = w.stall.idle(now, [&] { return read_run_state(f).state == "paused"; })) {
+      w.stalled_since = now;
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") stalled: " +
+           nlohmann::json::parse(*said).value("message", ""));
+    }
+    if (w.stalled_since < 0) return;
+    double minutes = 0;
+    try {
+      minutes = config_from_json(q.config_json).health.stall_requeue_minutes;
+    } catch (const std::exception&) {
+    }
+    if (minutes > 0 && now - w.stalled_since >= 60 * minutes) end_and_requeue(q, minutes, w.stall.last_step());
+  }
+
+  // A run stalled past health.stall_requeue_minutes: its process is killed (a stopped or hung one takes no gentler
+  // word) and its row queued again at the front, to resume from its newest checkpoint as the same run.
+  void end_and_requeue(const QueueItem& q, double minutes, int64_t step) {
+    const RunFolder f{q.folder};
+    if (const long pid = read_pid(f); pid > 0) {
+      ::kill(static_cast<pid_t>(-pid), SIGKILL);  // its session's group: a launcher's ranks too
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+    for (int i = 0; i < 200 && run_process_alive(f); ++i) {
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    watches_.erase(q.id);
+    char stalled[96];
+    std::snprintf(stalled, sizeof stalled, "stalled %g min after step %lld", minutes, static_cast<long long>(step));
+    // Its process wrote no end: the store hears it here, or the next segment is refused as a live run's twin.
+    if (const int64_t run = store_.find_uid(q.run_uid); run > 0)
+      store_.end_run(run, "crashed", std::string(stalled) + ": ended by the queue's worker", now_seconds());
+    if (++requeued_[q.id] > kMaxRequeues) {
+      const std::string why = std::string(stalled) + ", the " + std::to_string(kMaxRequeues + 1) +
+                              "th time: ended (health.stall_requeue_minutes queues a run again at most " +
+                              std::to_string(kMaxRequeues) + " times)";
+      queue_.finish(q.id, "failed", why, now_seconds());
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
+      return;
+    }
+    std::string resume = read_segment_end(f).checkpoint;
+    if (!resume.empty() && !path_exists(resume)) resume.clear();
+    const std::string why = std::string(stalled) + ": ended and queued again (" + std::to_string(requeued_[q.id]) +
+                            " of " + std::to_string(kMaxRequeues) + "), " +
+                            (resume.empty() ? "from the start (no checkpoint yet)" : "to resume from " + resume);
+    if (queue_.requeue(q.id, resume, why)) note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
   }
 
   QueueWorkerOptions o_;

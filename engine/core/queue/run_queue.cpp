@@ -168,4 +168,17 @@ std::vector<QueueItem> RunQueue::in_state(const std::string& state) {
   return items;
 }
 
+bool RunQueue::requeue(int64_t id, const std::string& resume, const std::string& why) {
+  bool changed = false;
+  store_.transaction([&] {
+    Stmt s(store_.db(),
+           "UPDATE queue SET state = 'queued', resume = ?, error = ?, "
+           "position = (SELECT coalesce(min(position), 1) - 1 FROM queue WHERE state = 'queued') "
+           "WHERE id = ? AND state = 'running'");
+    s.bind(1, resume).bind(2, why).bind(3, id).run();
+    changed = store_.db().changes() == 1;
+  });
+  return changed;
+}
+
 }  // namespace tokamak

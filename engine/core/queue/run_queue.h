@@ -69,6 +69,9 @@ class RunQueue {
   bool finish(int64_t id, const std::string& state, const std::string& error, double now,
               const std::string& from = "running");
   std::vector<QueueItem> in_state(const std::string& state);
+  // running → queued at the front, to resume from RESUME ("" = from scratch) as the same run (its uid and folder
+  // kept), WHY in its error column; false, changing nothing, when the row is no longer running.
+  bool requeue(int64_t id, const std::string& resume, const std::string& why);
   // The store the rows live in: several steps that must land together share one of its transactions.
   RunStore& store() const { return store_; }
 

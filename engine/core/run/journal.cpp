@@ -1,6 +1,8 @@
 // JournalWriter and the journal readers (see journal.h).
 #include "engine/core/run/journal.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,6 +130,20 @@ std::vector<JournalLine> read_journal(const std::string& path, uint64_t from, ui
   auto lines = split_journal(bytes, from, &consumed);
   *next = from + consumed;
   return lines;
+}
+
+std::string last_event_line(const std::string& path, const std::string& event) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return "";
+  const uint64_t tail = 1 << 16, from = size > tail ? size - tail : 0;
+  uint64_t next = 0;
+  const std::string mark = "\"event\":\"" + event + "\"";
+  std::string found;
+  const std::vector<JournalLine> lines = read_journal(path, from, &next, tail);
+  for (size_t i = from > 0 ? 1 : 0; i < lines.size(); ++i)  // read from mid-file, the first line is a tail
+    if (lines[i].text.find(mark) != std::string::npos) found = lines[i].text;
+  return found;
 }
 
 }  // namespace tokamak

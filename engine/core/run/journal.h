@@ -59,5 +59,7 @@ std::vector<JournalLine> split_journal(const std::string& bytes, uint64_t from, 
 // after the last one (FROM when there is none yet). A missing file reads as empty.
 std::vector<JournalLine> read_journal(const std::string& path, uint64_t from, uint64_t* next,
                                       uint64_t max_bytes = 1 << 20);
+// The last line of event EVENT ("step") among the journal's last 64 kB; "" when there is none.
+std::string last_event_line(const std::string& path, const std::string& event);
 
 }  // namespace tokamak

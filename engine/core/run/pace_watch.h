@@ -66,6 +66,7 @@ class JournalStallWatch {
   // Nothing came. PAUSED says whether the run is paused (no steps is then what it was asked for); it is asked
   // only when the silence has passed the limit.
   std::optional<std::string> idle(double now, const std::function<bool()>& paused);
+  int64_t last_step() const { return watch_.last_step(); }
 
  private:
   StallWatch watch_{10, 60};
