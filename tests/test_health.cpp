@@ -18,6 +18,7 @@
 #include "engine/core/store/store_sink.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "engine/train/spike_trial.h"
 #include "engine/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
@@ -40,21 +41,12 @@ Config spiky_run(test::ScratchEnv& env, const std::vector<std::string>& more) {
   return c;
 }
 
-// Tokens no text holds, in no order: the vocabulary's last 1,000 (rare byte-pair merges), a fixed arithmetic
-// sequence so that the run's RNG is left alone. A model that has learned anything finds them far less likely
-// than uniform.
-void garbage(at::Tensor& inputs, at::Tensor& targets, int64_t vocab) {
-  const int64_t n = inputs.numel();
-  inputs = (vocab - 1000 + (at::arange(n, at::kLong) * 7919 + 17).remainder(1000)).view(inputs.sizes());
-  targets = (vocab - 1000 + (at::arange(n, at::kLong) * 104729 + 5).remainder(1000)).view(targets.sizes());
-}
-
 // The hook that puts garbage at data positions [from, to) and counts how often each position was read.
 void put_garbage(TrainControl& control, const Config& c, std::map<int64_t, int>& reads, int64_t from, int64_t to) {
   control.batch_hook = [&reads, from, to, vocab = c.model.vocab_size](int64_t, int64_t data_step, at::Tensor& in,
                                                                       at::Tensor& tg) {
     ++reads[data_step];
-    if (data_step >= from && data_step < to) garbage(in, tg, vocab);
+    if (data_step >= from && data_step < to) fill_with_garbage(in, tg, vocab);
   };
 }
 

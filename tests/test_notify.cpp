@@ -1,6 +1,7 @@
 // Notifications reach the person through real parts: a session dbus-daemon (Debian's) started by the test, with
 // this process listening on it as org.freedesktop.Notifications (Qt's D-Bus module), and nginx on loopback as the
-// webhook. A run of `tokamak train` tells both that it finished; a kind turned off tells neither; a bad settings
+// webhook. A run of `tokamak train` tells both that it finished, and so does a run on an SSH host (real sshd)
+// through `tokamak remote`; a kind turned off tells neither; a bad settings
 // file costs the run nothing but its notifications, said in one line.
 #include <QDBusConnection>
 #include <QDBusConnectionInterface>
@@ -15,6 +16,7 @@
 #include "tests/support/cli_runner.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/ssh_host.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;
@@ -46,12 +48,16 @@ class TestNotify : public QObject {
 
   // A tiny run through the real CLI, with this test's bus as its session's.
   test::CliResult train(test::ScratchEnv& env) {
+    return tokamak(QStringList{"train", "--no-store"} +
+                   test::set_args(test::quiet_run_overrides(env.corpus_excerpt(20000), 3)));
+  }
+  test::CliResult tokamak(const QStringList& args, const QStringList& env = {}) {
     QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
     e.insert("DBUS_SESSION_BUS_ADDRESS", address_);
+    for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
     QProcess p;
     p.setProcessEnvironment(e);
-    p.start(test::tokamak_bin(), QStringList{"train", "--no-store"} +
-                                     test::set_args(test::quiet_run_overrides(env.corpus_excerpt(20000), 3)));
+    p.start(test::tokamak_bin(), args);
     // The listener answers on this thread: the event loop runs while the run trains.
     QElapsedTimer t;
     t.start();
@@ -113,6 +119,70 @@ class TestNotify : public QObject {
     QTest::qWait(500);
     QCOMPARE(listener_.summaries.size(), before + 1);
     QCOMPARE(web.webhookBodies().size(), 1);
+  }
+
+  // TOKAMAK_TRY_SPIKE_AT, how a person tries the alarms: garbage tokens at step 25 of a run (test_health's spiky
+  // setup) are a real spike, told once; a bad value is a one-line error before any work.
+  void aTriedSpikeIsTold() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    NotifySettings s;
+    s.off = {"finished"};
+    write_notify_settings(s);
+    const qsizetype before = listener_.summaries.size();
+    const QStringList run = QStringList{"train", "--no-store"} +
+                            test::set_args(test::two_block_run_overrides(
+                                env.corpus_excerpt(60000),
+                                {"train.steps=30", "health.spike_window=10", "health.spike_threshold=6",
+                                 "health.grad_norm_threshold=50", "optimizer.lr=0.01", "train.batch_size=16"}));
+    test::CliResult r = tokamak(run, {"TOKAMAK_TRY_SPIKE_AT=25"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(r.err.contains("TOKAMAK_TRY_SPIKE_AT: step 25 reads garbage tokens"), r.err.constData());
+    QTRY_COMPARE(listener_.summaries.size(), before + 1);
+    QVERIFY2(listener_.summaries.last().endsWith(": a loss spike"), qPrintable(listener_.summaries.last()));
+    QVERIFY2(listener_.bodies.last().startsWith("step 25: ") && listener_.bodies.last().endsWith(": warned"),
+             qPrintable(listener_.bodies.last()));
+    r = tokamak(run, {"TOKAMAK_TRY_SPIKE_AT=25:x"});
+    QVERIFY(r.code != 0);
+    QVERIFY2(r.err.contains("TOKAMAK_TRY_SPIKE_AT='25:x' is not STEP or STEP:LENGTH"), r.err.constData());
+    QVERIFY(!r.out.contains("step"));
+  }
+
+  // A run on an SSH host (real sshd on loopback; the host's session has no bus and no settings of its own) is told
+  // here by `tokamak remote`, which follows it; attaching to it once it has ended tells nothing again.
+  void aHostsRunIsToldOnThisComputer() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    test::SshHost host(env, {"XDG_CONFIG_HOME=" + QString::fromStdString(env.path("host-config"))});
+    QVERIFY2(host.ok(), qPrintable(host.error()));
+    test::NginxServer web;
+    web.addWebhook("hook");
+    QVERIFY2(web.start(), qPrintable(web.error()));
+    NotifySettings s;
+    s.webhook = web.endpoint().toStdString() + "/hook";
+    write_notify_settings(s);
+    const qsizetype before = listener_.summaries.size();
+    const QStringList ssh = host.sshd().cli_args() + QStringList{"--tokamak", test::tokamak_bin()};
+    test::CliResult r = tokamak(QStringList{"remote", "train"} + ssh +
+                                test::set_args(test::quiet_run_overrides(env.corpus_excerpt(20000), 3)));
+    QVERIFY2(r.code == 0, r.err.constData());
+    QTRY_COMPARE(listener_.summaries.size(), before + 1);
+    QVERIFY2(listener_.summaries.last().endsWith(" finished"), qPrintable(listener_.summaries.last()));
+    QTRY_COMPARE(web.webhookBodies().size(), 1);
+    const QJsonObject hook = QJsonDocument::fromJson(web.webhookBodies().first().toUtf8()).object();
+    QCOMPARE(hook["kind"].toString(), QString("finished"));
+    const int at = r.err.indexOf("started run ") + 12;
+    const QString uid = QString::fromUtf8(r.err.mid(at, 16));
+    QCOMPARE(hook["run_uid"].toString(), uid);
+
+    // The same run attached again: its journal is history, nothing is told twice.
+    r = tokamak(QStringList{"remote", "attach"} + ssh + QStringList{uid});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(r.out.contains("\"event\":\"end\""));
+    QTest::qWait(500);
+    QCOMPARE(listener_.summaries.size(), before + 1);
+    QCOMPARE(web.webhookBodies().size(), 1);
+    host.end_runs();
   }
 
   // What goes wrong is said, never fatal to the run: a webhook nobody answers, a settings file that is not JSON.

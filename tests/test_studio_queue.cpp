@@ -4,6 +4,7 @@
 // starts it, Run ladder… queues every rung × seed with the rung's config, "Compare ladder" fills as rungs run,
 // and the queue survives the studio: a studio (this suite run again as a child, TOKAMAK_TEST_QUEUE_CHILD set)
 // queues three tiny runs and is SIGKILLed, the runs go on and finish, and a new studio shows them done.
+#include <QRegularExpression>
 #include <QApplication>
 #include <QDeadlineTimer>
 #include <QMimeData>
@@ -262,6 +263,13 @@ class TestStudioQueue : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(storeItem("p-long").state == "running", test::kPatienceMs);
     QTRY_VERIFY_WITH_TIMEOUT(dockNames(dock, "running") == QStringList({"p-long"}), test::kPatienceMs);
     QVERIFY(dock->workerPid() > 0);
+    // A running row says where its run is and the run's own estimate of the time left.
+    const auto runCell = [dock] {
+      const int row = dock->model()->rowOfId(dockId(dock, "p-long"));
+      return dock->model()->data(dock->model()->index(row, QueueModel::RunState), Qt::DisplayRole).toString();
+    };
+    const QRegularExpression progress("^running · step [1-9][0-9]* · [0-9hms ]+ left$");
+    QTRY_VERIFY2_WITH_TIMEOUT(progress.match(runCell()).hasMatch(), qPrintable(runCell()), test::kPatienceMs);
     auto* pause = dock->findChild<QToolButton*>("queuePause");
     pause->click();
     QVERIFY(dock->paused());

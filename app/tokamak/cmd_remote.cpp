@@ -5,7 +5,8 @@
 // event path as a local one —, records them in this machine's run store (JournalIngest: each line once, by
 // its offset), and when the connection drops says so on stderr and follows again from the last line it has,
 // with back-off. With --control it takes pause/resume/stop/sample lines on stdin and sends them to the host;
-// the end of stdin (the studio closed or killed) leaves the run training there.
+// the end of stdin (the studio closed or killed) leaves the run training there. The follower also tells this
+// computer's desktop and webhook (notifications.json here) what the run does: the host has no desktop of ours.
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <poll.h>
@@ -28,6 +29,8 @@
 #include "app/tokamak/control_channel.h"
 #include "app/tokamak/ssh_args.h"
 #include "engine/core/remote/remote_host.h"
+#include "engine/core/run/journal_events.h"
+#include "engine/core/run/notify.h"
 #include "engine/core/store/journal_ingest.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
@@ -107,9 +110,41 @@ bool permanent(const std::string& why) {
          why.find("not installed") != std::string::npos;
 }
 
-int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& uid) {
+// The run's notices, sent from here. Attached from the journal's start, the lines already there (read before the
+// first quiet moment) are history: they name the run but send nothing.
+class RemoteNotices {
+ public:
+  RemoteNotices(const std::string& uid, bool history) : history_(history) {
+    try {
+      sink_ = std::make_unique<NotifySink>(read_notify_settings());
+      sink_->on_start({uid, uid});
+    } catch (const Error& e) {
+      remote_note("no notifications from here: " + std::string(e.what()));
+    }
+  }
+  void lines(const std::vector<JournalLine>& ls) {
+    if (ls.empty()) history_ = false;  // caught up: what comes now is news
+    if (!sink_) return;
+    sink_->set_muted(history_);
+    for (const JournalLine& l : ls) ended_ = dispatch_journal_line(l.text, *sink_) == "end" || ended_;
+  }
+  // A run that ended without its end event reaching the journal (it crashed there).
+  void failed(const std::string& why) {
+    if (!sink_ || ended_) return;
+    sink_->set_muted(false);
+    sink_->on_end({"failed", why});
+  }
+
+ private:
+  std::unique_ptr<NotifySink> sink_;
+  bool history_, ended_ = false;
+};
+
+int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& uid, bool attached) {
   RunStore store(a.db);
   JournalIngest ingest(store, uid, host.store_name());
+  RemoteNotices notices(uid, attached && a.from == 0);
+  bool heard = false;  // any line yet: the quiet before the connection is made is no catching up
   std::atomic<bool> parent_gone{false};
   std::unique_ptr<ControlChannel> channel;
   if (a.control) {
@@ -137,6 +172,8 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
       uint64_t used = 0;
       const auto lines = split_journal(pending, printed, &used);
       pending.erase(0, used);
+      if (heard || !lines.empty()) notices.lines(lines);
+      heard = heard || !lines.empty();
       if (lines.empty()) continue;
       for (const JournalLine& l : lines) std::fprintf(stdout, "%s\n", l.text.c_str());
       std::fflush(stdout);
@@ -159,6 +196,7 @@ int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& u
         store.transaction(
             [&] { store.end_run(ingest.run_id(), crashed ? "crashed" : "failed", why.substr(9), now_seconds()); });
       }
+      notices.failed(why.substr(9));
       throw Error(why.substr(9));
     }
     if (permanent(why)) throw Error(why);
@@ -195,12 +233,12 @@ void train(const RemoteArgs& a) {
   const std::string config = a.config.empty() ? "{}" : read_file(a.config);
   const RemoteRun run = host.start_run(config, a.sets);
   remote_note("started run " + run.uid + " on " + host.target().spec() + " in " + run.folder);
-  if (int code = follow_run(a, host, run.uid); code != 0) throw CLI::RuntimeError(code);
+  if (int code = follow_run(a, host, run.uid, false); code != 0) throw CLI::RuntimeError(code);
 }
 
 void attach(const RemoteArgs& a) {
   const RemoteHost host = host_of(a);
-  if (int code = follow_run(a, host, a.uid); code != 0) throw CLI::RuntimeError(code);
+  if (int code = follow_run(a, host, a.uid, true); code != 0) throw CLI::RuntimeError(code);
 }
 
 void list(const RemoteArgs& a) {

@@ -35,6 +35,7 @@
 #include "engine/core/store/store_sink.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/train/spike_trial.h"
 #include "engine/train/trainer.h"
 #include "engine/core/util/error.h"
 #include "engine/train/torch_error.h"
@@ -163,6 +164,14 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
   TrainControl control;
   control.run_uid = id.uid;
   control.halt_at_step = args.halt_at_step;
+  // A person trying the spike alarms end to end (docs/RELIABILITY.md): garbage tokens at a step they choose.
+  if (const char* at = std::getenv("TOKAMAK_TRY_SPIKE_AT"); at && *at) {
+    int64_t from = 0, to = 0;
+    parse_spike_trial(at, &from, &to);
+    control.batch_hook = garbage_hook(from, to, c.model.vocab_size);
+    std::fprintf(stderr, "tokamak: TOKAMAK_TRY_SPIKE_AT: step %lld reads garbage tokens (%lld steps of them)\n",
+                 static_cast<long long>(from + 1), static_cast<long long>(to - from));
+  }
   // Rank 0 keeps the journal: every event, whoever reads it (docs/ARCHITECTURE.md, "Run folders").
   std::unique_ptr<JournalWriter> journal;
   std::string journal_error;
@@ -248,6 +257,10 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
 }
 
 int run_train(const TrainArgs& args) {
+  if (const char* at = std::getenv("TOKAMAK_TRY_SPIKE_AT"); at && *at) {  // refused before any work
+    int64_t from = 0, to = 0;
+    parse_spike_trial(at, &from, &to);
+  }
   Config c = args.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
   if (!args.name.empty()) c.name = args.name;
   if (args.gpus > 0) c.dist.gpus = args.gpus;

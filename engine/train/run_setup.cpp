@@ -256,7 +256,8 @@ void Run::checkpoint(int64_t step) {
   if (!main_) return;  // ranks hold the same weights: one writer
   std::string path = checkpoint_path(checkpoint_dir_, step);
   OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
-  CheckpointInfo info{uid_, config_to_json(c_, -1), step, tokens_, ""};
+  CheckpointInfo info;
+  info.run_uid = uid_, info.config_json = config_to_json(c_, -1), info.step = step, info.tokens = tokens_;
   info.train_seconds = train_seconds(), info.target_step = target_step_;
   info.health = spikes_->state_json();
   save_checkpoint(path, *model_, state, info, device_);

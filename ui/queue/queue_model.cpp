@@ -3,10 +3,14 @@
 
 #include <QMimeData>
 
+#include <nlohmann/json.hpp>
+
+#include "engine/core/run/journal.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/format.h"
 
 namespace tokamak::ui {
 namespace {
@@ -15,7 +19,17 @@ const char* kMime = "application/x-tokamak-queue-item";
 
 bool sameRow(const QueueRow& a, const QueueRow& b) {
   return a.id == b.id && a.index == b.index && a.state == b.state && a.name == b.name && a.target == b.target &&
-         a.runUid == b.runUid && a.runState == b.runState && a.error == b.error;
+         a.runUid == b.runUid && a.runState == b.runState && a.progress == b.progress && a.error == b.error;
+}
+
+// Where a running row's run is, from its journal's last step line (as `queue list` says it).
+QString progressOf(const RunFolder& f) {
+  const nlohmann::json last = nlohmann::json::parse(last_event_line(f.journal(), "step"), nullptr, false);
+  if (!last.is_object()) return {};
+  QString s = QObject::tr("step %1").arg(last.value("step", qint64{0}));
+  if (const auto eta = last.find("eta_s"); eta != last.end() && eta->is_number())
+    s += QObject::tr(" · %1 left").arg(QString::fromStdString(format_duration(eta->get<double>())));
+  return s;
 }
 
 }  // namespace
@@ -33,8 +47,10 @@ bool QueueModel::reload(tokamak::RunStore& store) {
     r.folder = QString::fromStdString(q.folder), r.error = QString::fromStdString(q.error);
     r.configJson = QString::fromStdString(q.config_json), r.sweepId = q.sweep_id;
     // Paused by the live page or `runs control`: only the run's folder knows (as `queue list` reads it).
-    if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file()))
+    if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file())) {
       r.runState = QString::fromStdString(read_run_state(RunFolder{q.folder}).state);
+      r.progress = progressOf(RunFolder{q.folder});
+    }
     rows << r;
   }
   bool same = rows.size() == rows_.size();
@@ -82,7 +98,7 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const {
     case State:
       return r.error.isEmpty() ? r.state : r.state + ": " + r.error;
     case RunState:
-      return r.runState;
+      return r.progress.isEmpty() ? r.runState : r.runState + " · " + r.progress;
   }
   return {};
 }

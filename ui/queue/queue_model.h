@@ -1,6 +1,7 @@
 // QueueModel: this computer's queue (engine/core/queue/run_queue.h) as a table for the studio's Queue dock: waiting
 // runs first in their order (row = place in the queue), then the others newest first, as `tokamak queue list`
-// shows them. A running row's run state (running, paused) is read from its run folder. Waiting rows can be
+// shows them. A running row's run state (running, paused) is read from its run folder, with its step and its own
+// estimate of the time left from its journal. Waiting rows can be
 // dragged to another place; the drop asks for the move (moveRequested) and the store's order comes back on the
 // next reload, so the table never shows an order the store does not have.
 #pragma once
@@ -19,6 +20,7 @@ struct QueueRow {
   int index = -1;  // place among the waiting runs (0 = next); -1 for the others
   QString state, target, name, runUid, folder, error;
   QString runState;  // a running row's run: running | paused | (ended, not yet settled) finished ...
+  QString progress;  // a running row's last report: "step 120 · 3m25s left" (its own estimate, evals included)
   QString configJson;
   qint64 sweepId = 0;
 };

@@ -121,7 +121,10 @@ void MainWindow::onBatch(const RunBatch& batch) {
   if (!batch.evals.empty() || !batch.checkpoints.empty()) runs_->refresh();
 }
 
+// A run of this computer: its own process cannot say it stalled, so the studio does. A host's run is told by
+// `tokamak remote`, the child following it (it tells of all that run's events).
 void MainWindow::notifyStall(const AlertEvent& a) {
+  if (controller_->isRemote()) return;
   const RunStart& run = controller_->runStart();
   Notice n{"stalled", run.name + ": stalled", a.message, run.run_uid, run.name, a.step};
   QThreadPool::globalInstance()->start([n] {

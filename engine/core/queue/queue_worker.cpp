@@ -23,6 +23,7 @@
 #include "engine/core/queue/gpu_slots.h"
 #include "engine/core/config/config.h"
 #include "engine/core/run/journal.h"
+#include "engine/core/run/notify.h"
 #include "engine/core/run/pace_watch.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/run/run_launch.h"
@@ -255,8 +256,16 @@ class Worker {
     w.offset = next;
     if (const auto said = w.stall.idle(now, [&] { return read_run_state(f).state == "paused"; })) {
       w.stalled_since = now;
-      note("queue item " + std::to_string(q.id) + " (" + q.name + ") stalled: " +
-           nlohmann::json::parse(*said).value("message", ""));
+      const std::string message = nlohmann::json::parse(*said).value("message", "");
+      note("queue item " + std::to_string(q.id) + " (" + q.name + ") stalled: " + message);
+      // The run's own process cannot tell the person (it is the one stopped): the worker does.
+      try {
+        const std::string why = send_notice(read_notify_settings(), {"stalled", q.name + ": stalled", message,
+                                                                     q.run_uid, q.name, w.stall.last_step()});
+        if (!why.empty()) note("a notification was not sent: " + why);
+      } catch (const std::exception& e) {
+        note(std::string("no notifications: ") + e.what());
+      }
     }
     if (w.stalled_since < 0) return;
     double minutes = 0;

@@ -152,6 +152,7 @@ std::string send_notice(const NotifySettings& s, const Notice& n) {
 }
 
 void NotifySink::send(const std::string& kind, int64_t step, const std::string& title, const std::string& body) {
+  if (muted_) return;
   const double t = notice_clock_s();
   auto last = last_sent_.find(kind);
   if (last != last_sent_.end() && t - last->second < 60 && kind != "finished" && kind != "failed") return;

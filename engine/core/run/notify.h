@@ -53,12 +53,16 @@ class NotifySink : public EventSink {
   void on_alert(const AlertEvent& e) override;
   void on_end(const EndEvent& e) override;
   const std::string& last_failure() const { return failure_; }
+  // A follower reading a journal's backlog (events from before it came) takes the run's name from it but sends
+  // nothing for it: attaching to a run tells of what happens from then on.
+  void set_muted(bool muted) { muted_ = muted; }
 
  private:
   void send(const std::string& kind, int64_t step, const std::string& title, const std::string& body);
   NotifySettings settings_;
   std::string uid_, name_, failure_;
   std::map<std::string, double> last_sent_;
+  bool muted_ = false;
 };
 
 }  // namespace tokamak
