@@ -45,8 +45,10 @@ int main(int argc, char** argv) {
   QCommandLineOption setupShot("setup-screenshot", "", "PATH");
   QCommandLineOption liveShot("screenshot", "", "PATH");
   QCommandLineOption afterSteps("after-steps", "", "N", "50");
-  for (QCommandLineOption* o : {&setupShot, &liveShot, &afterSteps}) o->setFlags(QCommandLineOption::HiddenFromHelp);
-  cli.addOptions({config, db, sweep, setupShot, liveShot, afterSteps});
+  QCommandLineOption shotPlot("plot", "", "METRIC");
+  for (QCommandLineOption* o : {&setupShot, &liveShot, &afterSteps, &shotPlot})
+    o->setFlags(QCommandLineOption::HiddenFromHelp);
+  cli.addOptions({config, db, sweep, setupShot, liveShot, afterSteps, shotPlot});
   cli.process(app);
 
   tokamak::ui::MainWindow window;
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
   }
   if (cli.isSet(setupShot) || cli.isSet(liveShot)) {
     auto* driver = new tokamak::ui::ScreenshotDriver(
-        &window, {cli.value(setupShot), cli.value(liveShot), cli.value(afterSteps).toLongLong()});
+        &window, {cli.value(setupShot), cli.value(liveShot), cli.value(afterSteps).toLongLong(), cli.value(shotPlot)});
     driver->start();
   }
   return app.exec();

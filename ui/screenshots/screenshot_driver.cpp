@@ -2,6 +2,7 @@
 #include "ui/screenshots/screenshot_driver.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QPixmap>
@@ -43,6 +44,11 @@ void ScreenshotDriver::start() {
 void ScreenshotDriver::checkProgress() {
   if (grabbedLive_ || window_->runController()->lastStep().step < plan_.afterSteps) return;
   grabbedLive_ = true;
+  if (!plan_.plot.isEmpty()) {
+    QComboBox* picker = window_->livePlots()->metricPicker();
+    if (const int i = picker->findData(plan_.plot); i >= 0) picker->setCurrentIndex(i);
+    else std::fprintf(stderr, "tokamak-studio: the run reports no metric '%s'\n", qPrintable(plan_.plot));
+  }
   // One more redraw period so the last batch is on the plots before the picture.
   QTimer::singleShot(300, this, [this] {
     grabTo(plan_.livePath);

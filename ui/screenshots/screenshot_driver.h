@@ -14,6 +14,7 @@ struct ScreenshotPlan {
   QString setupPath;  // "" = no setup picture
   QString livePath;   // "" = no live picture (and no run)
   qint64 afterSteps = 50;
+  QString plot;  // the metric drawn in the live page's last plot for the picture ("" = as the studio picks)
 };
 
 class ScreenshotDriver : public QObject {
