@@ -14,6 +14,7 @@ void add_bench_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_find_batch_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 void add_remote_command(CLI::App& app);
 void add_slurm_command(CLI::App& app);
 void add_queue_command(CLI::App& app);

@@ -20,5 +20,6 @@ int main(int argc, char** argv) {
   tokamak::cli::add_export_command(app);
   tokamak::cli::add_eval_command(app);
   tokamak::cli::add_find_batch_command(app);
+  tokamak::cli::add_plan_command(app);
   return tokamak::cli::run_app(app, argc, argv, &tokamak::torch_error_text);
 }

@@ -18,7 +18,7 @@
 
 namespace {
 
-constexpr const char* kEngineCommands[] = {"train", "generate", "bench", "export", "eval", "find-batch"};
+constexpr const char* kEngineCommands[] = {"train", "generate", "bench", "export", "eval", "find-batch", "plan"};
 
 bool is_engine_command(const char* arg) {
   for (const char* c : kEngineCommands)
@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   app.add_subcommand("export", "write a checkpoint's model in another format (Hugging Face GPT-2)")->allow_extras();
   app.add_subcommand("eval", "evaluate a checkpoint: HellaSwag accuracy or perplexity")->allow_extras();
   app.add_subcommand("find-batch", "the largest batch that trains on a GPU (doubling from 1)")->allow_extras();
+  app.add_subcommand("plan", "will it fit, how fast, how long and what it costs, on each catalog device and this one")
+      ->allow_extras();
   tokamak::cli::add_tokenize_command(app);
   tokamak::cli::add_config_command(app);
   tokamak::cli::add_runs_command(app);

@@ -10,6 +10,7 @@
 #include "engine/core/config/config.h"
 #include "engine/core/config/renamed_keys.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/nearest.h"
 
 namespace tokamak {
 namespace {
@@ -157,21 +158,6 @@ const std::vector<Key>& registry() {
 #undef TK_NUM_OPEN
 #undef TK_NUM_BELOW
 #undef TK_ACCESS
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 const Key& find_key(const std::string& given) {
   const std::string key = current_key(given);  // an older release's name still works

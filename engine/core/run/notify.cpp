@@ -48,12 +48,7 @@ const std::vector<std::string>& notify_kinds() {
   return kinds;
 }
 
-std::string notify_settings_path() {
-  const char* xdg = std::getenv("XDG_CONFIG_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string base = xdg && *xdg ? xdg : std::string(home ? home : ".") + "/.config";
-  return base + "/tokamak/notifications.json";
-}
+std::string notify_settings_path() { return config_dir() + "/notifications.json"; }
 
 NotifySettings read_notify_settings() {
   NotifySettings s;

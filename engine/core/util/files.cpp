@@ -53,6 +53,8 @@ std::string data_dir() {
   return dir;
 }
 
+std::string config_dir() { return env_or("XDG_CONFIG_HOME", home() + "/.config") + "/tokamak"; }
+
 // An installed package keeps its own assets beside its programs: <prefix>/bin/tokamak → <prefix>/share/tokamak.
 static std::string installed_assets_dir() {
   std::error_code ec;

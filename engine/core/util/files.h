@@ -17,6 +17,8 @@ std::string asset_path(const std::string& name);
 std::string datasets_dir();
 // $XDG_DATA_HOME/tokamak, else ~/.local/share/tokamak. Created on first use.
 std::string data_dir();
+// The user's settings: $XDG_CONFIG_HOME/tokamak (~/.config/tokamak), not created here.
+std::string config_dir();
 
 std::string read_file(const std::string& path);
 // Calls write(path_of_temporary) and renames the temporary onto path only if write returns without throwing; the
