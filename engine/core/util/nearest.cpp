@@ -28,6 +28,10 @@ std::string nearest_name(const std::string& given, const std::vector<std::string
   };
   const std::string g = lower(given);
   std::string best;
+  // A name that holds what was typed ("A100 80" → "A100 80GB SXM") before any by distance: the shortest of them.
+  for (const std::string& n : names)
+    if (!g.empty() && lower(n).find(g) != std::string::npos && (best.empty() || n.size() < best.size())) best = n;
+  if (!best.empty()) return best;
   size_t best_d = SIZE_MAX;
   for (const std::string& n : names)
     if (const size_t d = edit_distance(g, lower(n)); d < best_d) best_d = d, best = n;

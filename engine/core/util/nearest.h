@@ -9,7 +9,8 @@ namespace tokamak {
 
 // Levenshtein's distance: insertions, deletions and substitutions, one each.
 size_t edit_distance(const std::string& a, const std::string& b);
-// The name of NAMES nearest to GIVEN by edit_distance, case ignored ("" for no names).
+// The name of NAMES nearest to GIVEN, case ignored: the shortest that holds it, else the nearest by edit_distance
+// ("" for no names).
 std::string nearest_name(const std::string& given, const std::vector<std::string>& names);
 
 }  // namespace tokamak
