@@ -20,6 +20,7 @@
 #include "engine/plan/plan_rates.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/tiny.h"
 
 using namespace tokamak;
 
@@ -66,7 +67,7 @@ class TestPlan : public QObject {
   std::unique_ptr<test::ScratchEnv> env_;
 
  private Q_SLOTS:
-  void init() {
+  void initTestCase() {
     env_ = std::make_unique<test::ScratchEnv>();
     QVERIFY(env_->ok());
   }
@@ -222,6 +223,24 @@ class TestPlan : public QObject {
     }
     QCOMPARE(tokens_for_target(&store, int64_t(n), 3.3, &basis), 20000.0);
     QCOMPARE(QString::fromStdString(basis), QString("from 2 stored runs of this size that reached it"));
+  }
+
+  // A run on this machine keeps what the plan said of it in its first report, beside what it measured.
+  void aRunKeepsItsOwnPlan() {
+    const test::CliResult r = test::run_tokamak(
+        QStringList{"train"} + test::set_args(test::quiet_run_overrides(env_->corpus_excerpt(20000), 4)));
+    QVERIFY2(r.code == 0, r.err.right(600).constData());
+    RunStore store;
+    const std::vector<RunListing> runs = store.list_runs();
+    QCOMPARE(int(runs.size()), 1);
+    const RunInfo run = store.run(runs.front().run.id);
+    const std::vector<MetricRow> rows = store.metrics(run.id);
+    QCOMPARE(int(rows.size()), 4);
+    const double tok_s = rows.front()["plan_tok_s"], step_ms = rows.front()["plan_step_ms"];
+    QVERIFY2(tok_s > 0 && step_ms > 0, r.err.constData());
+    QVERIFY(std::abs(tok_s * step_ms / 1e3 / double(run.tokens_per_step) - 1) < 1e-9);
+    for (size_t i = 1; i < rows.size(); ++i) QVERIFY(std::isnan(rows[i]["plan_tok_s"]));  // the first report only
+    QVERIFY(rows.back()["tok_s"] > 0);
   }
 
   void theCliSaysItPerDevice() {

@@ -35,6 +35,7 @@
 #include "engine/core/store/store_sink.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/checkpoint/checkpoint.h"
+#include "engine/plan/run_prediction.h"
 #include "engine/train/spike_trial.h"
 #include "engine/train/trainer.h"
 #include "engine/core/util/error.h"
@@ -164,6 +165,15 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
   TrainControl control;
   control.run_uid = id.uid;
   control.halt_at_step = args.halt_at_step;
+  // What `tokamak plan` says of this run here, in its first report (engine/plan/run_prediction.h).
+  if (main_rank)
+    control.first_report = [&c, &args, world = dist.world_size] {
+      std::string why_not;
+      const Metrics m = run_prediction(c, world, args.no_store ? "" : args.db.empty() ? default_db_path() : args.db,
+                                       &why_not);
+      if (!why_not.empty()) std::fprintf(stderr, "tokamak: note: %s\n", why_not.c_str());
+      return m;
+    };
   // A person trying the spike alarms end to end (docs/RELIABILITY.md): garbage tokens at a step they choose.
   if (const char* at = std::getenv("TOKAMAK_TRY_SPIKE_AT"); at && *at) {
     int64_t from = 0, to = 0;

@@ -91,6 +91,21 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
   return peak;
 }
 
+std::optional<CpuPeak> cached_cpu_peak(const std::string& precision) {
+  const std::string p = precision.rfind("bf16", 0) == 0 ? "bf16" : "fp32";
+  const int threads = at::get_num_threads();
+  const std::string key =
+      device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
+  try {
+    const nlohmann::json cache = nlohmann::json::parse(read_file(cache_dir() + "/cpu_peak.json"));
+    if (cache.is_object() && cache.contains(key) && cache[key].is_number())
+      return CpuPeak{cache[key].get<double>(), "best measured on this machine: " + p + " GEMM, " +
+                                                   std::to_string(threads) + (threads == 1 ? " thread" : " threads")};
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 std::optional<bool> cpu_bf16_pays(int threads) {
   using nlohmann::json;
   json cache;

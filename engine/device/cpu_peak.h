@@ -17,6 +17,8 @@ struct CpuPeak {
 // CPU model, precision, threads and LibTorch version; the higher of this measurement and the cached best is returned
 // (and kept), so a measurement taken on a busy machine does not stay the peak.
 CpuPeak cpu_peak_flops(const std::string& precision);
+// The cached best for `precision` at LibTorch's current thread count, without measuring; none when not cached yet.
+std::optional<CpuPeak> cached_cpu_peak(const std::string& precision);
 // Whether a bf16 GEMM beats an fp32 one on this CPU at `threads`, by the cached best rates of both; nullopt while
 // either is not measured yet. The instruction flags alone do not say it: a 2-core Xeon with AVX-512 BF16 but no AMX
 // measured bf16 at half its fp32 rate (167 against 331 GFLOP/s), and its default run 1.45× faster in fp32.

@@ -86,6 +86,7 @@ class Run {
   // step at which the target was reached (0: not yet).
   double train_seconds_before_ = 0, io_seconds_ = 0;
   Clock::time_point loop_started_;
+  bool first_reported_ = false;  // TrainControl::first_report went out with the first report
   int64_t target_step_ = 0;
   double seconds_since_start() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
   double train_seconds() const {

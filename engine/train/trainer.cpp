@@ -238,6 +238,9 @@ EndEvent Run::execute() {
         // Time left at the pace so far, evaluations, samples and checkpoints included (they are in the wall time).
         const double looped = std::chrono::duration<double>(Clock::now() - loop_started_).count();
         if (step > start_step_) e.metrics.add("eta_s", looped / static_cast<double>(step - start_step_) * (steps - step));
+        if (control_ && control_->first_report && !first_reported_)
+          for (const MetricValue& v : control_->first_report()) e.metrics.add(v);
+        first_reported_ = true;
         sink_.on_step(e);
         if (slowdown_)
           if (const auto message = slowdown_->report(e.metrics)) sink_.on_alert({"slowdown", step, *message});

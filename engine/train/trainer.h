@@ -39,6 +39,10 @@ struct TrainControl {
   // step (1-based) and the data position it reads (the step plus the steps a rollback passed over). Tests put a
   // window of garbage tokens at a known position here.
   std::function<void(int64_t step, int64_t data_step, at::Tensor& inputs, at::Tensor& targets)> batch_hook;
+  // Metrics added to the run's first step report, asked for then (the start's measurements are cached by then):
+  // what `tokamak plan` says of this run on this device (plan_tok_s, plan_step_ms), kept with the run so the
+  // prediction can be held against what it measured.
+  std::function<Metrics()> first_report;
 };
 
 // Config problems throw tokamak::Error before any work. Once the run has started, every failure is
