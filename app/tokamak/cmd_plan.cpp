@@ -38,7 +38,10 @@ std::string fixed(double v, const char* format) {
   return buf;
 }
 
-std::string hours_text(double h) { return h <= 0 ? "-" : format_duration(h * 3600); }
+std::string hours_text(double h) {
+  if (h <= 0) return "-";
+  return h < 72 ? format_duration(h * 3600) : h < 24 * 730 ? fixed(h / 24, "%.0f days") : fixed(h / 24 / 365, "%.0f years");
+}
 
 void run_plan(const PlanArgs& a) {
   const Config c = a.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
@@ -69,7 +72,7 @@ void run_plan(const PlanArgs& a) {
   }
   std::vector<PlanRow> rows;
   for (const CatalogDevice* d : devices)
-    rows.push_back(plan_for(c, *d, r, a.rates.empty() ? plan_rates(*d, catalog, store.get()) : read_plan_rates(a.rates),
+    rows.push_back(plan_for(c, *d, r, a.rates.empty() ? plan_rates(*d, catalog, store.get(), c.speed.fused_glue) : read_plan_rates(a.rates),
                             here_precision));
   sort_plan(rows, a.sort);
   if (a.json) {

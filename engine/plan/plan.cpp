@@ -132,6 +132,7 @@ PlanRow plan_for(const Config& given, const CatalogDevice& d, const PlanRequest&
 
 void sort_plan(std::vector<PlanRow>& rows, const std::string& by) {
   std::stable_sort(rows.begin(), rows.end(), [&](const PlanRow& a, const PlanRow& b) {
+    if (a.this_machine != b.this_machine) return a.this_machine;  // the reader's own first
     if (a.fits != b.fits) return a.fits;
     return by == "cost" ? a.cost < b.cost : a.hours < b.hours;
   });

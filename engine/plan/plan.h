@@ -62,7 +62,7 @@ PlanRow plan_for(const Config& c, const CatalogDevice& d, const PlanRequest& r, 
 std::map<std::string, double> kind_times_ms(const Config& planned, const CatalogDevice& d, const PlanRates& rates,
                                             double peak_flops);
 
-// The rows sorted by time (BY "time") or cost ("cost"); rows that do not fit last.
+// The rows sorted by time (BY "time") or cost ("cost"): this machine first, rows that do not fit last.
 void sort_plan(std::vector<PlanRow>& rows, const std::string& by);
 
 }  // namespace tokamak

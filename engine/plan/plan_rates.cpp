@@ -28,18 +28,21 @@ bool compute_kind(const std::string& kind) { return kind == "matmul" || kind == 
 
 }  // namespace
 
-PlanRates default_rates(bool gpu) {
+PlanRates default_rates(bool gpu, bool fused_glue) {
   PlanRates r;
   if (gpu) {
-    // Tokamak's step on the H200 (GPT-2 124M, T=1024, bf16 autocast, batch 64, the fused-classifier rung of the
-    // fourth sitting: 155.1 ms of kernels, 157.2 ms a step): matmuls 64.06 ms for 48.6 TFLOP, attention (cuDNN)
-    // 17.06 ms for 3.71 TFLOP, the head 5.41 ms for 13.2 GB, the rest of the memory-bound glue (LayerNorms, GELU,
-    // residual adds, casts, copies, the unattributed elementwise kernels) 67.0 ms for 71.4 GB, AdamW 1.40 ms for
-    // 3.5 GB, and 2.1 ms of host time beside the kernels: each as a fraction of 989 TFLOP/s or 4.8 TB/s.
-    r.of_limit = {{"matmul", 0.77},       {"attention", 0.22}, {"head", 0.51},         {"norm", 0.22},
-                  {"activation", 0.22},   {"residual", 0.22},  {"casts/copies", 0.22}, {"optimizer", 0.52}};
-    r.overhead_ms_per_layer = 2.1 / 12;
-    r.basis = "default fractions (Tokamak's H200 step, GPT-2 124M bf16)";
+    // Tokamak's step on the H200 at its fifth sitting (GPT-2 124M, T=1024, bf16 autocast, batch 64, cuDNN
+    // attention, fused AdamW; docs/PERFORMANCE.md): matmuls 68.4 ms for 48.6 TFLOP, attention 17.8 ms for 3.71
+    // TFLOP, the head 6.7 ms for 13.2 GB, AdamW 1.5 ms for 3.5 GB, 6.6 ms of other kernels and host time; the glue
+    // (LayerNorms, GELU, residual adds, casts: 71.4 GB) 45.3 ms with fused layers (448K tok/s) and 24.8 ms with
+    // speed.fused_glue (521K). Each as a fraction of 989 TFLOP/s or 4.8 TB/s; the glue's time is spread over its
+    // kinds by their bytes (the casts of activations have no bytes of their own in the count).
+    const double glue = fused_glue ? 0.60 : 0.326;
+    r.of_limit = {{"matmul", 0.72},     {"attention", 0.21}, {"head", 0.41},         {"norm", glue},
+                  {"activation", glue}, {"residual", glue},  {"casts/copies", glue}, {"optimizer", 0.48}};
+    r.overhead_ms_per_layer = 6.6 / 12;
+    r.basis = std::string("default fractions (Tokamak's H200 step, GPT-2 124M bf16") +
+              (fused_glue ? ", fused glue)" : ")");
   } else {
     // The default run (nano, fp32, batch 16, T=128) profiled on a 2-core Xeon (avx512_bf16, no AMX; `tokamak train
     // --kernels 10 --set train.steps=60`): matmuls 172 of 331 GFLOP/s, attention 41 GFLOP/s, the head 9.1 GB/s,
@@ -53,8 +56,8 @@ PlanRates default_rates(bool gpu) {
   return r;
 }
 
-PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunStore* store) {
-  PlanRates r = default_rates(!d.this_machine);
+PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunStore* store, bool fused_glue) {
+  PlanRates r = default_rates(!d.this_machine, fused_glue);
   std::map<std::string, std::vector<double>> fractions;
   std::vector<double> overheads;
   int runs = 0;
@@ -115,7 +118,7 @@ PlanRates read_plan_rates(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(path + " is not JSON: " + e.what(), "fix the file (docs/PLANNING.md shows one)");
   }
-  PlanRates r = default_rates(true);
+  PlanRates r = default_rates(true, false);
   r.basis = "the fractions of " + path;
   const auto bad = [&](const std::string& field, const std::string& want) {
     return Error(path + ": '" + field + "' " + want, "fix that field (docs/PLANNING.md shows a rates file)");

@@ -12,13 +12,13 @@ namespace tokamak {
 
 class RunStore;
 
-// The defaults: on a GPU, the fractions Tokamak's step reached on the H200 (GPT-2 124M, bf16, batch 64, fused
-// classifier rung; docs/PLANNING.md); on a CPU, those of the default run on a 2-core Xeon.
-PlanRates default_rates(bool gpu);
+// The defaults: on a GPU, the fractions Tokamak's step reached on the H200 (GPT-2 124M, bf16, batch 64; the glue's
+// with speed.fused_glue or without; docs/PLANNING.md); on a CPU, those of the default run on a 2-core Xeon.
+PlanRates default_rates(bool gpu, bool fused_glue);
 
 // The rates for D: the median fraction of each kind over the store's profiled runs on D's architecture (this
 // machine: the profiled runs on this CPU), the rest from the defaults; the basis says which. STORE may be null.
-PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunStore* store);
+PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunStore* store, bool fused_glue);
 
 // A user's own rates: {"of_limit": {"matmul": 0.7, …}, "overhead_ms_per_layer": 0.17, "allreduce_hidden": 0.5,
 // "basis": "…"}; kinds not given keep the GPU defaults. Bad JSON or a fraction outside (0, 1] throws Error naming

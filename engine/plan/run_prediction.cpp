@@ -34,7 +34,7 @@ Metrics run_prediction(const Config& c, int world, const std::string& db, std::s
     if (!db.empty() && path_exists(db)) store = std::make_unique<RunStore>(db);
     PlanRequest r;
     r.gpus = world;
-    const PlanRow row = plan_for(c, *d, r, plan_rates(*d, catalog, store.get()),
+    const PlanRow row = plan_for(c, *d, r, plan_rates(*d, catalog, store.get(), c.speed.fused_glue),
                                  c.speed.precision == "auto" ? precision : c.speed.precision);
     if (row.tok_s > 0) m.add("plan_tok_s", row.tok_s), m.add("plan_step_ms", row.step_ms);
   } catch (const std::exception& e) {
