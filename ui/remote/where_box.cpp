@@ -91,7 +91,7 @@ void WhereBox::showResult(const QString& text) {
 
 void WhereBox::update() {
   const bool remote = !host().isEmpty();
-  datasets_.clear();  // another host (or none): the last test's list is not its
+  datasets_.clear(), devices_.clear();  // another host (or none): the last test's lists are not its
   tokamak_->setVisible(remote);
   tokamakLabel_->setVisible(remote);
   test_->setEnabled(remote && !job_->isRunning());
@@ -124,6 +124,7 @@ void WhereBox::testConnection() {
     const QJsonObject& r = job_->result();
     QStringList devices;
     for (const QJsonValue& d : r["devices"].toArray()) devices << d.toString();
+    devices_ = devices;
     datasets_.clear();
     for (const QJsonValue& v : r["datasets"].toArray()) {
       const QJsonObject d = v.toObject();

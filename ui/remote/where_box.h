@@ -10,6 +10,7 @@
 #pragma once
 #include <QWidget>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 #include "engine/core/data/dataset_list.h"
@@ -36,6 +37,8 @@ class WhereBox : public QWidget {
   QString resultText() const;
   // The datasets the host listed at the last successful test (`tokamak datasets` there); empty before.
   const std::vector<tokamak::DatasetListing>& datasets() const { return datasets_; }
+  // The host's devices at the last successful test ("cuda:0 NVIDIA H100 80GB HBM3", …); empty before.
+  const QStringList& devices() const { return devices_; }
 
  public Q_SLOTS:
   void testConnection();
@@ -56,6 +59,7 @@ class WhereBox : public QWidget {
   QLabel* result_;
   ChildProcess* job_;  // `tokamak remote test`
   std::vector<tokamak::DatasetListing> datasets_;
+  QStringList devices_;
 };
 
 }  // namespace tokamak::ui

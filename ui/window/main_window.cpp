@@ -32,6 +32,7 @@
 #include "ui/common/programs.h"
 #include "ui/live/host_recorders.h"
 #include "ui/notify/notify_dialog.h"
+#include "ui/plan/plan_view.h"
 #include "ui/live/live_runs.h"
 #include "ui/live/run_controller.h"
 #include "ui/live/sample_process.h"
@@ -89,6 +90,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pages_->addTab(runs_, tr("Runs, compare and export"));
   sweeps_ = new SweepActions(
       pages_, [this] { return setup_->config(); }, this);  // the "Sweeps" page
+  plan_ = new PlanView({[this] { return setup_->config(); }, [this] { return setup_->whereBox()->host(); },
+                        [this] { return setup_->whereBox()->devices(); }});
+  pages_->addTab(plan_, tr("Plan"));
   setCentralWidget(pages_);
   // Only the page shown sets the window's least width: the live plots need 670 px, which leaves a 1366-pixel
   // screen room for the setup's two columns beside them, and the runs page's rows wrap (FlowRow) to fit the
@@ -117,6 +121,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
   connect(setup_->whereBox(), &WhereBox::changed, this, where);
   where();
+  // The Plan page follows the setup, the host and the store; its Apply sets what makes a device fit.
+  connect(setup_, &SetupPanel::configChanged, plan_, &PlanView::scheduleRefresh);
+  connect(setup_->whereBox(), &WhereBox::changed, plan_, &PlanView::scheduleRefresh);
+  connect(setup_->whereBox(), &WhereBox::tested, plan_, &PlanView::scheduleRefresh);
+  connect(controller_, &RunController::runEnded, plan_, &PlanView::scheduleRefresh);
+  connect(plan_, &PlanView::applyRequested, this, [this](const QStringList& sets) {
+    Config c = setup_->config();
+    std::vector<std::string> overrides;
+    for (const QString& s : sets) overrides.push_back(s.toStdString());
+    try {
+      apply_overrides(c, overrides);
+      setup_->setConfig(c);
+      statusBar()->showMessage(tr("Set %1 for the plan's fit").arg(sets.join(' ')), 10000);
+    } catch (const std::exception& e) {
+      statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
+    }
+  });
   // A Slurm job (ui/remote/slurm_submit.h): its queue state in the status until the first step; a requeue is a
   // gap in the same curves.
   connect(slurm_, &SlurmSubmit::submitted, this, &MainWindow::followSlurmJob);
@@ -258,6 +279,7 @@ void MainWindow::setDatabase(const QString& path) {
   runs_->setDatabase(path);
   sweeps_->setDatabase(path);
   queue_->setDatabase(path);
+  plan_->setDatabase(path);
 }
 
 void MainWindow::startRun() {

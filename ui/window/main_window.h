@@ -31,6 +31,7 @@ class SamplesPanel;
 class SetupPanel;
 class SlurmSubmit;
 class SweepActions;
+class PlanView;
 struct RunBatch;
 
 class QueueDock;
@@ -63,6 +64,7 @@ class MainWindow : public QMainWindow {
   QAction* sampleAction() const { return sample_; }
   SlurmSubmit* slurmSubmit() const { return slurm_; }
   SweepActions* sweeps() const { return sweeps_; }
+  PlanView* planView() const { return plan_; }
   LiveRuns* liveRuns() const { return live_; }
   QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
@@ -128,6 +130,7 @@ class MainWindow : public QMainWindow {
   QAction *start_, *pause_, *resume_, *stop_, *sample_;
   SlurmSubmit* slurm_;
   SweepActions* sweeps_;
+  PlanView* plan_;
   LiveRuns* live_;
   HostRecorders* recorders_;  // a host's live runs the live page does not show, recorded all the same
   QComboBox* livePicker_;
