@@ -128,6 +128,24 @@ class TestStudioPlan : public QObject {
       QVERIFY(w.grab().save(out));
     }
   }
+
+  // The host chosen in the toolbar, once its test listed an H100: its device second, named by the host; a host not
+  // tested yet is said in the line above the table.
+  void theHostsGpuComesSecond() {
+    QStringList devices;
+    PlanView view({[] { return gpt2Setup(); }, [] { return QString("gpu1"); }, [&devices] { return devices; }});
+    view.resize(670, 560);
+    view.show();
+    view.refresh();
+    QVERIFY(view.rows().front().this_machine);
+    QVERIFY2(view.message().contains("gpu1's GPU: Test connection in the toolbar to place it"), qPrintable(view.message()));
+    devices = {"cuda:0 NVIDIA H100 80GB HBM3", "cuda:1 NVIDIA H100 80GB HBM3"};
+    view.refresh();
+    QCOMPARE(QString::fromStdString(view.rows()[1].device), QString("H100 SXM"));
+    QCOMPARE(view.table()->item(1, 0)->text(), QString("gpu1: H100 SXM"));
+    QCOMPARE(int(view.rows().size()), int(load_device_catalog().devices.size()) + 1);  // not twice
+    QVERIFY(!view.message().contains("Test connection"));
+  }
 };
 
 QTEST_MAIN(TestStudioPlan)
