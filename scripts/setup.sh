@@ -8,6 +8,7 @@ TORCH_VERSION=2.11.0
 WHISPER_VERSION=20250625     # PyPI's openai-whisper: carries whisper/assets/gpt2.tiktoken
 TIKTOKEN_VERSION=0.14.0      # OpenAI's tokenizer: reference ids for the tokenizer tests
 TRANSFORMERS_VERSION=5.23.0  # Hugging Face's GPT-2: the reference for `tokamak export --format hf` and init_from
+SCIPY_VERSION=1.16.2         # the reference for the verdicts' statistics (Welch's t-test)
 
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
 venv=$cache/venv
@@ -20,6 +21,7 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # 1. Debian packages (the GUI ones are skipped with TOKAMAK_GUI=OFF, e.g. on a GPU server).
 pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite3-dev libpcre2-dev
       nlohmann-json3-dev libcli11-dev libgloo-dev libjemalloc-dev zlib1g-dev jargon-text
+      libboost-math-dev   # the t and normal distributions of the verdicts between groups of runs (header-only)
       clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
       openssh-client openssh-server   # ssh drives a GPU host; the tests run their own sshd on loopback
       libcurl4-openssl-dev  # Hub downloads (engine/core/data/hub)
@@ -44,12 +46,12 @@ fi
 # 2. LibTorch from the torch wheel, in a venv of our own. A stamp file records what is installed, so a
 #    second set-up does not even start Python.
 stamp="$venv/.tokamak-stamp"
-want="torch==$TORCH_VERSION tiktoken==$TIKTOKEN_VERSION transformers==$TRANSFORMERS_VERSION"
+want="torch==$TORCH_VERSION tiktoken==$TIKTOKEN_VERSION transformers==$TRANSFORMERS_VERSION scipy==$SCIPY_VERSION"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing $want into $venv (the torch wheel is several GB; once only)"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check $want
-  "$venv/bin/python" -c "import torch, tiktoken, transformers; assert torch.__version__.startswith('$TORCH_VERSION'), torch.__version__"
+  "$venv/bin/python" -c "import torch, tiktoken, transformers, scipy; assert torch.__version__.startswith('$TORCH_VERSION'), torch.__version__"
   echo "$want" > "$stamp"
 fi
 

@@ -225,6 +225,35 @@ class TestPlan : public QObject {
     QCOMPARE(QString::fromStdString(basis), QString("from 2 stored runs of this size that reached it"));
   }
 
+  // A profiled run on an H100 gives every Hopper device its fractions: the kind's work over its time, against the
+  // H100's own limits; kinds it did not time keep the defaults, and its other time is the launches' overhead.
+  void storedProfiledRunsGiveTheirArchitectureItsFractions() {
+    RunStore store(env_->path("profiled.db"));
+    Config c = small();
+    c.device = "cuda";
+    RunStart s;
+    s.run_uid = "hopper0000000001", s.name = "profiled", s.device = "cuda:0", s.gpu_name = "NVIDIA H100 80GB HBM3";
+    s.config_json = config_to_json(c);
+    const int64_t id = store.begin_run(s, 1, 0);
+    SpeedOfLightRecord sol;
+    sol.matmul_flops = 989e12, sol.memory_bytes_per_s = 3e12;
+    sol.kinds = {{"matmul", 10.0, 100, 4.945e12, 0, 5.0, "compute"},  // 494.5 TFLOP/s: half the bf16 peak
+                 {"norm", 2.0, 50, 0, 1.675e9, 0.5, "memory"},       // 837.5 GB/s: a quarter of 3.35 TB/s
+                 {"other", 1.0, 30, 0, 0, -1, ""}};
+    store.set_speed_of_light(id, sol);
+    const DeviceCatalog catalog = load_device_catalog();
+    const PlanRates h200 = plan_rates(find_device(catalog, "H200 SXM"), catalog, &store, false);
+    QCOMPARE(QString::fromStdString(h200.basis), QString("from 1 profiled run on Hopper"));
+    QCOMPARE(h200.of_limit.at("matmul"), 0.5);
+    QCOMPARE(h200.of_limit.at("norm"), 0.25);
+    QCOMPARE(h200.of_limit.at("attention"), default_rates(true, false).of_limit.at("attention"));
+    QCOMPARE(h200.overhead_ms_per_layer, 1.0 / 2);  // 1 ms over 2 layers, one micro-step
+    // Another architecture is not told by it.
+    const PlanRates a100 = plan_rates(find_device(catalog, "A100 80GB SXM"), catalog, &store, false);
+    QVERIFY2(a100.basis.find("no profiled run on Ampere yet") != std::string::npos, a100.basis.c_str());
+    QCOMPARE(a100.of_limit.at("matmul"), default_rates(true, false).of_limit.at("matmul"));
+  }
+
   // A run on this machine keeps what the plan said of it in its first report, beside what it measured.
   void aRunKeepsItsOwnPlan() {
     const test::CliResult r = test::run_tokamak(

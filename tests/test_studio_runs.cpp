@@ -112,6 +112,7 @@ class TestStudioRuns : public QObject {
   void compareHoldsKindsAgainstTheirFloors();
   void compareAnyMetricAsXAxis();
   void compareGroupsSeedsIntoABand();
+  void groupsAgainstTheBaselinesGroupSayIfResolved();
   void compareGroupsByNameOrTag();
   void compareSummarisesMetrics();
   void repeatsARunWithNewSeeds();
@@ -559,6 +560,37 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   QCOMPARE(view->scoreTable()->rowCount(), 4);
   QCOMPARE(w->rungCount(), 4);       // ungrouped: a rung per run again
   QCOMPARE(w->stepSpeedup(1), 2.0);  // 20K after 10K
+}
+
+// Two setups of three seeds each, the first run the baseline: the other group's tok/s cell says "resolved" (Welch's
+// t-test against the baseline's group, docs/COMPARING.md) with the interval and p in its tooltip.
+void TestStudioRuns::groupsAgainstTheBaselinesGroupSayIfResolved() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    const double slow[] = {10000, 10100, 9950}, fast[] = {15000, 15100, 14900};
+    for (int seed = 1; seed <= 3; ++seed) {
+      const std::string a = R"({"train":{"steps":20,"seed":)" + std::to_string(seed) + "}}";
+      const std::string b = R"({"speed":{"fused_adamw":false},"train":{"steps":20,"seed":)" + std::to_string(seed) + "}}";
+      ids.push_back(addRun(store, "uid-slow" + std::to_string(seed), "slow-s" + std::to_string(seed), a.c_str(),
+                           slow[seed - 1], 1717003000 + seed));
+      ids.push_back(addRun(store, "uid-fast" + std::to_string(seed), "fast-s" + std::to_string(seed), b.c_str(),
+                           fast[seed - 1], 1717003100 + seed));
+    }
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns(QList<qint64>(ids.begin(), ids.end())));
+  CompareView* view = panel.compareView();
+  QVERIFY(view->setGrouping(QStringLiteral("seed")));
+  QCOMPARE(int(view->scoreboard().groups.size()), 2);
+  const int runs = int(ids.size());
+  const int baseGroup = view->scoreboard().groups[0].holds_baseline ? 0 : 1;
+  QTableWidgetItem* other = view->scoreTable()->item(runs + (1 - baseGroup), 2);
+  QVERIFY2(other->text().endsWith(" · resolved"), qPrintable(other->text()));
+  QVERIFY2(other->toolTip().contains("Welch's t-test") && other->toolTip().contains("95% CI"),
+           qPrintable(other->toolTip()));
+  QVERIFY(!view->scoreTable()->item(runs + baseGroup, 2)->text().contains("resolved"));  // the baseline's own
 }
 
 // Grouping by a name pattern (its first capture group) or by the first tag; a pattern that does not compile

@@ -201,18 +201,21 @@ void compare(const RunsArgs& a) {
 
 void do_export(const RunsArgs& a) {
   ExportFormat format = parse_export_format(a.format);
+  const GroupSpec group = parse_group_spec(a.group);
+  if (group.by != GroupSpec::By::kNone && format != ExportFormat::md)
+    throw Error("--group applies to --format md (the scoreboard)", "drop --group, or export --format md");
   auto store = open_store(a);
   std::vector<int64_t> ids;
   for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
   if (a.out.empty() || a.out == "-") {
-    export_runs(*store, ids, format, std::cout);
+    export_runs(*store, ids, format, std::cout, group);
     std::cout.flush();
     return;
   }
   write_atomically(a.out, [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw Error("cannot write '" + a.out + "'", "check that its folder exists and is writable");
-    export_runs(*store, ids, format, f);
+    export_runs(*store, ids, format, f, group);
     f.close();
     if (!f) throw Error("cannot write '" + a.out + "': disk full?", "free some space and try again");
   });
@@ -292,6 +295,8 @@ void add_runs_command(CLI::App& app) {
   c->add_option("ids", args->ids, "run ids or uids");
   c->add_option("--format", args->format, "csv (run,step,metric,value), json or md")->required();
   c->add_option("--out", args->out, "file to write (atomically); default stdout");
+  c->add_option("--group", args->group,
+                "md: add the groups' rows and their verdicts against the first run's group (seed, tag, name:REGEX)");
   c->callback([args] { do_export(*args); });
 
   c = runs->add_subcommand("import", "Import runs from a JSON export (same uids, new ids)");

@@ -62,8 +62,9 @@ PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunSt
   std::vector<double> overheads;
   int runs = 0;
   const std::string here = d.this_machine ? host_name() : "";
-  for (const RunListing& l : store ? store->list_runs() : std::vector<RunListing>{}) {
-    const RunInfo run = store->run(l.run.id);  // the listing leaves out the config
+  // Only the profiled runs: a plan is made at every change of the studio's setup, and a store holds thousands.
+  for (const int64_t id : store ? store->profiled_runs() : std::vector<int64_t>{}) {
+    const RunInfo run = store->run(id);
     const CatalogDevice* ran_on = nullptr;
     if (d.this_machine) {
       if (run.device != "cpu" || run.host != here) continue;

@@ -64,6 +64,17 @@ void showScoreboard(QTableWidget* table, const tokamak::Scoreboard& board) {
     table->setItem(r, 0, label);
     fillNumbers(table, r, g.mean, target, &g);
     for (int c = 1; c < headers.size(); ++c) table->item(r, c)->setFont(italic);
+    // Against the baseline's group (Welch's t-test): "resolved" or not beside the value, the numbers in its tooltip.
+    const auto verdict = [&](int column, const std::optional<tokamak::Verdict>& v) {
+      if (!v || column >= headers.size()) return;
+      QTableWidgetItem* item = table->item(r, column);
+      item->setText(item->text() + (v->resolved ? QObject::tr(" · resolved") : QObject::tr(" · not resolved")));
+      item->setToolTip(QObject::tr("Against the baseline's group (Welch's t-test, other minus baseline): %1")
+                           .arg(qs(tokamak::verdict_text(*v))));
+    };
+    verdict(2, g.tok_s_verdict);
+    verdict(6, g.val_loss_verdict);
+    verdict(8, g.target_verdict);
   }
   table->resizeColumnsToContents();
 }

@@ -139,7 +139,8 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
   out << "\n]}\n";
 }
 
-void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportFormat format, std::ostream& out) {
+void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportFormat format, std::ostream& out,
+                 const GroupSpec& group) {
   std::vector<int64_t> ids = ids_in.empty() ? store.run_ids() : ids_in;
   switch (format) {
     case ExportFormat::csv:
@@ -150,8 +151,11 @@ void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportForm
       break;
     case ExportFormat::md: {
       std::vector<ScoreInput> inputs;
-      for (int64_t id : ids) inputs.push_back(score_input(store, id));
-      out << format_scoreboard_markdown(build_scoreboard(inputs, 0));
+      std::vector<GroupInput> members;
+      for (int64_t id : ids) inputs.push_back(score_input(store, id)), members.push_back(group_input(store.run(id)));
+      Scoreboard board = build_scoreboard(inputs, 0);
+      if (group.by != GroupSpec::By::kNone) add_group_rows(board, group_runs(members, group));
+      out << format_scoreboard_markdown(board);
       break;
     }
   }

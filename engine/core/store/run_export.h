@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/store/run_groups.h"
+
 namespace tokamak {
 
 class RunStore;
@@ -24,8 +26,10 @@ enum class ExportFormat { csv, json, md };
 // "csv" | "json" | "md" (also "markdown"); an Error naming the choices otherwise.
 ExportFormat parse_export_format(const std::string& name);
 
-// ids empty = every run, oldest first.
-void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out);
+// ids empty = every run, oldest first. md is the scoreboard; with GROUP (run_groups.h) it has the groups' rows and
+// their verdicts against the baseline's group (the first run's), as `runs compare --group` prints them.
+void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out,
+                 const GroupSpec& group = {});
 
 struct ImportResult {
   std::vector<int64_t> imported;     // new local ids

@@ -206,6 +206,23 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
       }
     board.groups.push_back(std::move(g));
   }
+  // Each group against the baseline's: is the difference bigger than the spread between seeds?
+  const ScoreGroup* base = nullptr;
+  for (ScoreGroup& g : board.groups)
+    for (size_t r : g.members)
+      if (r == board.baseline) g.holds_baseline = true, base = &g;
+  if (!base) return;
+  const auto values = [&](const ScoreGroup& g, double ScoreRow::*field) {
+    std::vector<double> v;
+    for (size_t r : g.members) v.push_back(board.rows[r].*field);
+    return v;
+  };
+  for (ScoreGroup& g : board.groups) {
+    if (&g == base) continue;
+    g.tok_s_verdict = welch_verdict(values(*base, &ScoreRow::tok_s), values(g, &ScoreRow::tok_s));
+    g.val_loss_verdict = welch_verdict(values(*base, &ScoreRow::final_val_loss), values(g, &ScoreRow::final_val_loss));
+    g.target_verdict = welch_verdict(values(*base, &ScoreRow::time_to_target_s), values(g, &ScoreRow::time_to_target_s));
+  }
 }
 
 }  // namespace tokamak

@@ -190,6 +190,8 @@ class RunStore {
   // stored, whose floors were computed under the limits beside them. Nothing when neither limit is known.
   void set_machine_limits(int64_t run_id, const SpeedOfLightRecord& limits);
   SpeedOfLightRecord speed_of_light(int64_t run_id);
+  // The runs with a speed-of-light table (profiled), oldest first: what a plan reads its fractions from.
+  std::vector<int64_t> profiled_runs();
 
   // Marks running runs whose process is gone as crashed; returns how many. Called by the constructor.
   int mark_crashed();

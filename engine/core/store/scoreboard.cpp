@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/config/renamed_keys.h"
@@ -245,6 +246,30 @@ static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
   return t;
 }
 
+// Each group against the baseline's (Welch's t-test): the difference with its 95% interval and p, or "not resolved"
+// with the seeds that would resolve it.
+static std::vector<std::vector<std::string>> verdict_cells(const Scoreboard& b) {
+  std::vector<std::vector<std::string>> t = {{"group", "measure", "difference from the baseline's group"}};
+  const auto count = [](double v) { return (v >= 0 ? "+" : "-") + format_count(std::fabs(v)); };
+  const auto loss = [](double v) { return fmt("%+.3g", v); };
+  const auto seconds = [](double v) { return fmt("%+.1f s", v); };
+  for (const ScoreGroup& g : b.groups) {
+    const auto add = [&](const char* what, const std::optional<Verdict>& v, const std::function<std::string(double)>& f) {
+      if (v) t.push_back({g.label, what, verdict_text(*v, f)});
+    };
+    add("tok/s", g.tok_s_verdict, count);
+    add("final val loss", g.val_loss_verdict, loss);
+    add("time to target", g.target_verdict, seconds);
+  }
+  return t;
+}
+
+static bool has_verdicts(const Scoreboard& b) {
+  for (const ScoreGroup& g : b.groups)
+    if (g.tok_s_verdict || g.val_loss_verdict || g.target_verdict) return true;
+  return false;
+}
+
 // ms per step by phase: one column per phase some run reported, then their sum and step_ms beside it.
 static std::vector<std::vector<std::string>> phase_cells(const Scoreboard& b) {
   std::vector<int> shown;
@@ -330,6 +355,9 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
   if (!b.groups.empty()) out += "\ngroups (means of their runs):\n" + format_text_table(group_cells(b));
+  if (has_verdicts(b))
+    out += "\nagainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n" +
+           format_text_table(verdict_cells(b));
   if (has_phases(b))
     out += "\nms per step by phase (mean over reports after the first):\n" + format_text_table(phase_cells(b));
   if (b.rows.size() > 1)
@@ -341,6 +369,9 @@ std::string format_scoreboard_text(const Scoreboard& b) {
 std::string format_scoreboard_markdown(const Scoreboard& b) {
   std::string out = md_table(cells(b), 2);
   if (!b.groups.empty()) out += "\nGroups (means of their runs):\n\n" + md_table(group_cells(b), 2);
+  if (has_verdicts(b))
+    out += "\nAgainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n\n" +
+           md_table(verdict_cells(b), 3);
   if (has_phases(b))
     out += "\nMilliseconds per step by phase (mean over reports after the first):\n\n" + md_table(phase_cells(b), 1);
   if (b.rows.size() > 1 && !b.diff_keys.empty())

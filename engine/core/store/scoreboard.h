@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/core/run/phases.h"
 #include "engine/core/store/run_groups.h"
+#include "engine/core/store/verdict.h"
 
 namespace tokamak {
 
@@ -61,6 +63,11 @@ struct ScoreGroup {
   // Time to target over the members that reached it (the mean's time_to_target_s is their mean).
   int reached = 0;
   double time_to_target_std = kNaN, time_to_target_min = kNaN, time_to_target_max = kNaN;
+  // Against the group that holds the baseline run (verdict.h: Welch's t-test, other minus baseline): tok/s, the
+  // final val loss, the time to target over the runs that reached it. None for the baseline's own group, without
+  // one, or where a side has fewer than two values.
+  bool holds_baseline = false;
+  std::optional<Verdict> tok_s_verdict, val_loss_verdict, target_verdict;
 };
 
 struct Scoreboard {

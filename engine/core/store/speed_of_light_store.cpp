@@ -43,6 +43,13 @@ void RunStore::set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& r) {
   });
 }
 
+std::vector<int64_t> RunStore::profiled_runs() {
+  std::vector<int64_t> ids;
+  Stmt s(*db_, "SELECT DISTINCT run_id FROM kind_floors ORDER BY run_id");
+  while (s.step()) ids.push_back(s.int64(0));
+  return ids;
+}
+
 SpeedOfLightRecord RunStore::speed_of_light(int64_t run_id) {
   SpeedOfLightRecord r;
   Stmt l(*db_,

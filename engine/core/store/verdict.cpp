@@ -1,0 +1,80 @@
+// Welch's t-test between two groups of runs (see verdict.h).
+#include "engine/core/store/verdict.h"
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace tokamak {
+namespace {
+
+struct Moments {
+  int n = 0;
+  double mean = 0, var = 0;  // sample variance (n − 1)
+};
+
+Moments moments(const std::vector<double>& values) {
+  Moments m;
+  double sum = 0;
+  for (double v : values)
+    if (!std::isnan(v)) sum += v, ++m.n;
+  if (m.n == 0) return m;
+  m.mean = sum / m.n;
+  double ss = 0;
+  for (double v : values)
+    if (!std::isnan(v)) ss += (v - m.mean) * (v - m.mean);
+  m.var = m.n > 1 ? ss / (m.n - 1) : 0;
+  return m;
+}
+
+std::string signed_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<Verdict> welch_verdict(const std::vector<double>& a, const std::vector<double>& b) {
+  const Moments x = moments(a), y = moments(b);
+  if (x.n < 2 || y.n < 2) return std::nullopt;
+  const double va = x.var / x.n, vb = y.var / y.n, se2 = va + vb;
+  if (!(se2 > 0)) return std::nullopt;
+  Verdict v;
+  v.n_a = x.n, v.n_b = y.n, v.mean_a = x.mean, v.mean_b = y.mean, v.diff = y.mean - x.mean;
+  v.df = se2 * se2 / (va * va / (x.n - 1) + vb * vb / (y.n - 1));
+  const double se = std::sqrt(se2), t = v.diff / se;
+  const boost::math::students_t dist(v.df);
+  v.p = 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(t)));
+  const double q = boost::math::quantile(boost::math::complement(dist, 0.025));
+  v.low = v.diff - q * se, v.high = v.diff + q * se;
+  v.resolved = v.low > 0 || v.high < 0;
+  // n = 2 (z₀.₉₇₅ + z₀.₈)² s² / d² per group, s² the groups' mean variance: the textbook sample size for a
+  // two-sample comparison, in the normal approximation (it says how many, not when the t-test's df would agree).
+  const boost::math::normal z;
+  const double zz = boost::math::quantile(z, 0.975) + boost::math::quantile(z, 0.8);
+  const double s2 = (x.var + y.var) / 2;
+  if (v.diff == 0) {
+    v.seeds_needed = 0;  // the same means: no number of seeds resolves a difference of nothing
+  } else {
+    const double n = std::ceil(2 * zz * zz * s2 / (v.diff * v.diff));
+    v.seeds_needed = n > 1e9 ? 1000000000 : std::max(2, static_cast<int>(n));
+  }
+  return v;
+}
+
+std::string verdict_text(const Verdict& v, const std::function<std::string(double)>& format) {
+  const std::function<std::string(double)> f = format ? format : signed_text;
+  char p[32];
+  std::snprintf(p, sizeof p, v.p < 0.001 ? "p < 0.001" : "p = %.2g", v.p);
+  std::string s = f(v.diff) + " (95% CI " + f(v.low) + " to " + f(v.high) + "), " + p;
+  if (v.resolved) return s + ": resolved";
+  if (v.seeds_needed == 0) return s + ": not resolved (the means are the same)";
+  if (v.seeds_needed > 10000) return s + ": not resolved (a difference this small would need over 10,000 seeds a group)";
+  return s + ": not resolved (" + std::to_string(v.seeds_needed) + " seeds a group would resolve it)";
+}
+
+}  // namespace tokamak
