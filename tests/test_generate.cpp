@@ -11,6 +11,7 @@
 #include "engine/core/config/config.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
@@ -77,6 +78,70 @@ class TestGenerate : public QObject {
     QCOMPARE(with.size(), size_t{40});
     QCOMPARE(with, without);
     QVERIFY(std::set<int32_t>(with.begin(), with.end()).size() > 1);  // not a degenerate constant
+  }
+
+  // Top-p keeps the fewest most likely tokens whose probabilities reach p: a tiny p is the argmax every step (top-k 1,
+  // whatever the seed); at 0.5 every sampled token lies in its step's nucleus, computed here from the model; each
+  // token reaches on_token as it is made.
+  void topPSamplesFromTheNucleus() {
+    torch::manual_seed(9);
+    GPT m(tiny("sdpa"));
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : m->parameters()) p.normal_(0, 0.5);
+    }
+    const std::vector<int32_t> prompt{3, 14, 15, 9, 2};
+    SampleOptions greedy;
+    greedy.top_k = 1, greedy.max_new_tokens = 10, greedy.stop_at_end_of_text = false;
+    SampleOptions tiny_p = greedy;
+    tiny_p.top_k = 0, tiny_p.top_p = 1e-6, tiny_p.temperature = 1.0;
+    const auto argmax = generate(*m, prompt, greedy, c10::kCPU);
+    for (uint64_t seed : {1, 2, 3}) {
+      tiny_p.seed = seed;
+      QCOMPARE(generate(*m, prompt, tiny_p, c10::kCPU), argmax);
+    }
+    SampleOptions half = tiny_p;
+    half.top_p = 0.5, half.max_new_tokens = 30, half.seed = 11;
+    int streamed = 0;
+    half.on_token = [&](const std::vector<int32_t>& out) { QCOMPARE(int(out.size()), ++streamed); };
+    const auto out = generate(*m, prompt, half, c10::kCPU);
+    QCOMPARE(streamed, 30);
+    std::vector<int64_t> ids(prompt.begin(), prompt.end());
+    torch::NoGradGuard no_grad;
+    m->eval();
+    int outside = 0, distinct = 0;
+    std::set<int32_t> seen;
+    for (int32_t token : out) {
+      const int64_t start = std::max<int64_t>(0, int64_t(ids.size()) - 16);
+      auto idx = at::tensor(std::vector<int64_t>(ids.begin() + start, ids.end()), at::kLong).view({1, -1});
+      auto probs = at::softmax(m->forward(idx).logits.select(1, -1).squeeze(0).to(at::kFloat), 0);
+      auto [sorted, order] = probs.sort(0, true);
+      const auto before = (sorted.cumsum(0) - sorted);
+      bool inside = false;
+      for (int64_t r = 0; r < sorted.size(0) && before[r].item<float>() < 0.5f; ++r)
+        inside = inside || order[r].item<int64_t>() == token;
+      outside += !inside;
+      distinct += seen.insert(token).second;
+      ids.push_back(token);
+    }
+    QCOMPARE(outside, 0);
+    QVERIFY(distinct > 1);  // it sampled, not a constant
+    SampleOptions bad = half;
+    bad.top_p = 0;
+    QVERIFY(test::error_of([&] { generate(*m, prompt, bad, c10::kCPU); }).contains("top-p must be in (0, 1]"));
+  }
+
+  // `tokamak generate --stream` prints the text as it is made, and it is the same text as without it.
+  void aStreamIsTheSameText() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    const QString ck = QString::fromStdString(test::save_tiny_checkpoint(env.path("ck"), 1, "stream0000000001", 5));
+    const QStringList args{"generate", "--checkpoint", ck, "--prompt", "The hacker", "--tokens", "40", "--seed", "4",
+                           "--top-p", "0.9"};
+    const test::CliResult whole = test::run_tokamak(args), streamed = test::run_tokamak(args + QStringList{"--stream"});
+    QVERIFY2(whole.code == 0 && streamed.code == 0, streamed.err.constData());
+    QVERIFY(whole.out.startsWith("The hacker") && whole.out.size() > 12);
+    QCOMPARE(streamed.out, whole.out);
   }
 
   // `more` goes on past max_new_tokens while it asks (sample_text: to finish a character the last token left

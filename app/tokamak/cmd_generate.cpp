@@ -5,6 +5,8 @@
 
 #include "app/tokamak/cli_checks.h"
 #include "app/tokamak/commands.h"
+#include "engine/core/data/sampled_text.h"
+#include "engine/core/data/tokenizer.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/generate/generate.h"
 
@@ -14,8 +16,8 @@ namespace {
 struct GenerateArgs {
   std::string checkpoint, prompt, device = "cpu";
   int64_t tokens = 100, top_k = 40, seed = 1337;
-  double temperature = 0.8;
-  bool no_kv_cache = false;
+  double temperature = 0.8, top_p = 1.0;
+  bool no_kv_cache = false, stream = false;
 };
 
 void run_generate(const GenerateArgs& a) {
@@ -23,9 +25,20 @@ void run_generate(const GenerateArgs& a) {
   SampleOptions so;
   so.max_new_tokens = a.tokens, so.temperature = a.temperature, so.top_k = a.top_k,
   so.seed = static_cast<uint64_t>(a.seed);
-  so.kv_cache = !a.no_kv_cache;
-  std::string text = generate_from_checkpoint(a.checkpoint, a.prompt, so, a.device).text;
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  so.kv_cache = !a.no_kv_cache, so.top_p = a.top_p;
+  // Streamed: each token's text as it comes, held back while it ends inside a UTF-8 character; what is printed
+  // is always a prefix of the whole text, which comes out the same as without --stream.
+  size_t printed = 0;
+  const auto print_new = [&](const std::string& text) {
+    if (text.size() <= printed) return;
+    std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
+    std::fflush(stdout);
+    printed = text.size();
+  };
+  if (a.stream)
+    so.on_token = [&](const std::vector<int32_t>& out) { print_new(sampled_text(Tokenizer::gpt2(), a.prompt, out)); };
+  const std::string text = generate_from_checkpoint(a.checkpoint, a.prompt, so, a.device).text;
+  print_new(text);
   std::fputc('\n', stdout);
 }
 
@@ -41,6 +54,9 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(above_zero());
   cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(above_zero());
   cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(zero_or_more());
+  cmd->add_option("--top-p", a->top_p, "sample from the most likely tokens whose probabilities reach p (0 < p <= 1; 1 = all)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--stream", a->stream, "print each token as it is made");
   cmd->add_option("--seed", a->seed, "random seed");
   cmd->add_option("--device", a->device, "cpu | cuda | cuda:N");
   cmd->add_flag("--no-kv-cache", a->no_kv_cache, "run the whole window for every token (for comparison)");

@@ -14,6 +14,7 @@ namespace tokamak {
 std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt, const SampleOptions& o,
                               const c10::Device& device) {
   if (o.temperature <= 0) throw Error("temperature must be positive", "use e.g. --temperature 0.8");
+  if (!(o.top_p > 0 && o.top_p <= 1)) throw Error("top-p must be in (0, 1]", "use e.g. --top-p 0.9, or 1 for no cut");
   const bool was_training = model.is_training();
   model.eval();
   torch::NoGradGuard no_grad;
@@ -44,10 +45,19 @@ std::vector<int32_t> generate(GPTImpl& model, const std::vector<int32_t>& prompt
       logits = logits.masked_fill(logits < kth, -std::numeric_limits<float>::infinity());
     }
     auto probs = at::softmax(logits, 0);
+    if (o.top_p < 1) {
+      // The nucleus: the most likely tokens until their sum reaches top_p (the token that crosses it is kept).
+      auto [sorted, order] = probs.sort(0, /*descending=*/true);
+      auto before = sorted.cumsum(0) - sorted;  // probability of the tokens ahead of each
+      auto drop = before >= o.top_p;
+      probs = probs.index_put({order.masked_select(drop)}, at::zeros({}, probs.options()));
+      probs = probs / probs.sum();
+    }
     int64_t next = at::multinomial(probs, 1, false, gen).item<int64_t>();
     if (o.stop_at_end_of_text && next == 50256) return false;
     ids.push_back(next);
     out.push_back(static_cast<int32_t>(next));
+    if (o.on_token) o.on_token(out);
     return true;
   };
   bool going = true;
