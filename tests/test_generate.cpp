@@ -1,5 +1,6 @@
 // Generation: the KV cache gives the logits and the greedy tokens of the full-window forward (also once the
-// text outgrows the context), and "load a checkpoint and sample" gives what sampling the trained model gives.
+// text outgrows the context), top-p samples from each step's nucleus, a streamed text is the whole text, and
+// "load a checkpoint and sample" gives what sampling the trained model gives.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 

@@ -46,6 +46,16 @@ class TestNotify : public QObject {
   QString address_;
   NotificationListener listener_;
 
+  // nginx with a webhook at /hook, and the settings that send every kind there and to the desktop.
+  static bool hookUp(test::NginxServer& web) {
+    web.addWebhook("hook");
+    if (!web.start()) return false;
+    NotifySettings s;
+    s.webhook = web.endpoint().toStdString() + "/hook";
+    write_notify_settings(s);
+    return true;
+  }
+
   // A tiny run through the real CLI, with this test's bus as its session's.
   test::CliResult train(test::ScratchEnv& env) {
     return tokamak(QStringList{"train", "--no-store"} +
@@ -92,11 +102,8 @@ class TestNotify : public QObject {
     test::ScratchEnv env;
     QVERIFY(env.ok());
     test::NginxServer web;
-    web.addWebhook("hook");
-    QVERIFY2(web.start(), qPrintable(web.error()));
-    NotifySettings s;
-    s.webhook = web.endpoint().toStdString() + "/hook";
-    write_notify_settings(s);
+    QVERIFY2(hookUp(web), qPrintable(web.error()));
+    NotifySettings s = read_notify_settings();
     const qsizetype before = listener_.summaries.size();
     const test::CliResult r = train(env);
     QVERIFY2(r.code == 0, r.err.constData());
@@ -156,11 +163,7 @@ class TestNotify : public QObject {
     test::SshHost host(env, {"XDG_CONFIG_HOME=" + QString::fromStdString(env.path("host-config"))});
     QVERIFY2(host.ok(), qPrintable(host.error()));
     test::NginxServer web;
-    web.addWebhook("hook");
-    QVERIFY2(web.start(), qPrintable(web.error()));
-    NotifySettings s;
-    s.webhook = web.endpoint().toStdString() + "/hook";
-    write_notify_settings(s);
+    QVERIFY2(hookUp(web), qPrintable(web.error()));
     const qsizetype before = listener_.summaries.size();
     const QStringList ssh = host.sshd().cli_args() + QStringList{"--tokamak", test::tokamak_bin()};
     test::CliResult r = tokamak(QStringList{"remote", "train"} + ssh +
