@@ -286,6 +286,11 @@ class TestPlan : public QObject {
     QCOMPARE(o["cost"].toDouble(), o["hours"].toDouble() * 2.5);
     QVERIFY2(o["basis"].toString().contains("no profiled run on Hopper yet"), qPrintable(o["basis"].toString()));
 
+    // A GPU setup is planned on a machine without one: CUDA graphs take the launches out of the step.
+    r = test::run_tokamak({"plan", "--device", "H100 SXM", "--json", "--set", "speed.cuda_graphs=true"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY(!r.json()["kind_ms"].toObject().contains("other"));
+
     // Every device and this machine, one line each, by time; a table without --json.
     r = test::run_tokamak({"plan", "--json"});
     QVERIFY2(r.code == 0, r.err.constData());

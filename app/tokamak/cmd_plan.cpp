@@ -45,7 +45,10 @@ std::string hours_text(double h) {
 
 void run_plan(const PlanArgs& a) {
   const Config c = a.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
-  validate_config(c, 0);
+  // The plan is for GPUs this machine may not have: the setup is checked as it would train on one.
+  Config on_gpu = c;
+  on_gpu.device = "cuda";
+  validate_config(on_gpu, 1024);
   DeviceCatalog catalog = load_device_catalog();
   std::string here_precision = "fp32";
   // This machine is measured (its GEMM rate and copy rate, cached after the first time): only when asked for.

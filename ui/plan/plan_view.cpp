@@ -13,6 +13,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
+#include <map>
 #include <memory>
 
 #include "engine/core/store/run_store.h"
@@ -163,9 +164,12 @@ void PlanView::refresh() {
   if (onHost) devices.push_back(onHost);
   for (const CatalogDevice& d : catalog.devices)
     if (&d != onHost) devices.push_back(&d);
+  std::map<std::string, PlanRates> rates;  // one reading of the store per architecture, not per device
   for (const CatalogDevice* d : devices) {
     try {
-      rows_.push_back(plan_for(c, *d, r, plan_rates(*d, catalog, store.get(), c.speed.fused_glue), machinePrecision_));
+      const std::string arch = d->this_machine ? std::string("this machine") : d->architecture;
+      if (!rates.count(arch)) rates[arch] = plan_rates(*d, catalog, store.get(), c.speed.fused_glue);
+      rows_.push_back(plan_for(c, *d, r, rates[arch], machinePrecision_));
     } catch (const std::exception& e) {
       message_->setText(tr("No plan: %1").arg(QString::fromStdString(e.what())));
       rows_.clear();
