@@ -9,6 +9,8 @@ WHISPER_VERSION=20250625     # PyPI's openai-whisper: carries whisper/assets/gpt
 TIKTOKEN_VERSION=0.14.0      # OpenAI's tokenizer: reference ids for the tokenizer tests
 TRANSFORMERS_VERSION=5.23.0  # Hugging Face's GPT-2: the reference for `tokamak export --format hf` and init_from
 SCIPY_VERSION=1.16.2         # the reference for the verdicts' statistics (Welch's t-test)
+GGUF_VERSION=0.19.0          # llama.cpp's own GGUF reader: the reference for `tokamak export --format gguf`
+LLAMA_CPP_VERSION=0.3.36     # llama-cpp-python: llama.cpp itself, built here, runs our GGUF files in the tests
 
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
 venv=$cache/venv
@@ -46,13 +48,29 @@ fi
 # 2. LibTorch from the torch wheel, in a venv of our own. A stamp file records what is installed, so a
 #    second set-up does not even start Python.
 stamp="$venv/.tokamak-stamp"
-want="torch==$TORCH_VERSION tiktoken==$TIKTOKEN_VERSION transformers==$TRANSFORMERS_VERSION scipy==$SCIPY_VERSION"
+want="torch==$TORCH_VERSION tiktoken==$TIKTOKEN_VERSION transformers==$TRANSFORMERS_VERSION scipy==$SCIPY_VERSION gguf==$GGUF_VERSION"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   say "installing $want into $venv (the torch wheel is several GB; once only)"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check $want
-  "$venv/bin/python" -c "import torch, tiktoken, transformers, scipy; assert torch.__version__.startswith('$TORCH_VERSION'), torch.__version__"
+  "$venv/bin/python" -c "import torch, tiktoken, transformers, scipy, gguf; assert torch.__version__.startswith('$TORCH_VERSION'), torch.__version__"
   echo "$want" > "$stamp"
+fi
+
+# 2b. llama.cpp, compiled from PyPI's llama-cpp-python (a source package: ~7 minutes on 2 cores, once). Only the
+#     library the Python binding loads is built: no server, tools or examples. A failed build is said and set-up goes
+#     on: the tests that need llama.cpp then skip, saying so.
+llama_stamp="$venv/.tokamak-llama-stamp"
+if [ "${TOKAMAK_LLAMA_CPP:-ON}" != OFF ] && [ "$(cat "$llama_stamp" 2>/dev/null)" != "$LLAMA_CPP_VERSION" ]; then
+  say "building llama.cpp (llama-cpp-python==$LLAMA_CPP_VERSION from source; once only, several minutes)"
+  if CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DGGML_OPENMP=OFF" \
+     CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv/bin/pip" install -q --disable-pip-version-check \
+       "llama-cpp-python==$LLAMA_CPP_VERSION" >"$cache/llama-cpp-build.log" 2>&1 &&
+     "$venv/bin/python" -c "import llama_cpp" 2>>"$cache/llama-cpp-build.log"; then
+    echo "$LLAMA_CPP_VERSION" > "$llama_stamp"
+  else
+    say "warning: llama.cpp did not build (see $cache/llama-cpp-build.log); the GGUF tests that run it will skip"
+  fi
 fi
 
 # 3. Assets. Written to a temporary name first, then renamed, so an interrupted set-up leaves nothing half-made.

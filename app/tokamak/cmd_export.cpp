@@ -1,33 +1,87 @@
-// `tokamak export`: a checkpoint's model in another format. Today: Hugging Face GPT-2 (`--format hf`), a folder
-// that transformers' GPT2LMHeadModel.from_pretrained(DIR) loads.
+// `tokamak export`: a checkpoint's model in another format: a Hugging Face GPT-2 folder (`--format hf`, which
+// transformers' GPT2LMHeadModel.from_pretrained(DIR) loads) or one GGUF file (`--format gguf`, which llama.cpp,
+// Ollama and LM Studio load). The checkpoint is named directly or as a stored run's newest one.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <sys/stat.h>
 
 #include "app/tokamak/commands.h"
-#include "engine/generate/generate.h"
-#include "engine/model/gpt.h"
+#include "engine/checkpoint/checkpoint.h"
 #include "engine/core/data/tokenizer.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/generate/generate.h"
+#include "engine/model/gguf_export.h"
+#include "engine/model/gpt.h"
 #include "engine/model/hf.h"
 #include "engine/model/hf_tokenizer.h"
-#include "engine/core/util/error.h"
 
 namespace tokamak::cli {
 namespace {
 
 struct ExportArgs {
-  std::string checkpoint, format = "hf", out;
+  std::string checkpoint, run, db, format = "hf", type = "f16", out;
 };
 
+// The checkpoint to export and the name the file carries: --checkpoint as given, or --run's newest checkpoint.
+std::string pick_checkpoint(const ExportArgs& a, std::string* run_name) {
+  if (!a.checkpoint.empty() && !a.run.empty())
+    throw Error("--checkpoint and --run both name the model", "give one of them");
+  if (!a.checkpoint.empty()) return a.checkpoint;
+  if (a.run.empty()) throw Error("no model to export", "give --checkpoint PATH or --run ID");
+  RunStore store(a.db, a.db.empty() ? RunStore::Mode::create : RunStore::Mode::existing);
+  const int64_t id = store.resolve(a.run);
+  const auto checkpoints = store.checkpoints(id);
+  if (checkpoints.empty())
+    throw Error("run " + a.run + " has no checkpoint", "train with checkpoint.every set, or export another run");
+  if (!path_exists(checkpoints.back().path))
+    throw Error("run " + a.run + "'s last checkpoint '" + checkpoints.back().path + "' is gone",
+                "export a run whose checkpoints are still on this machine");
+  *run_name = store.run(id).name;
+  return checkpoints.back().path;
+}
+
+// A folder given as --out gets NAME-TYPE.gguf inside it.
+std::string gguf_path(const std::string& out, const std::string& name, const std::string& type) {
+  if (!is_directory(out)) return out;
+  return out + (out.back() == '/' ? "" : "/") + safe_file_name(name) + "-" + type + ".gguf";
+}
+
+std::string folder_name(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.find_last_of('/');
+  const std::string last = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = last.rfind('.');
+  return dot == std::string::npos || dot == 0 ? last : last.substr(0, dot);
+}
+
 void run_export(const ExportArgs& a) {
-  if (a.format != "hf")
-    throw Error("export format '" + a.format + "' is not known", "use --format hf (Hugging Face GPT-2)");
-  auto model = load_for_sampling(a.checkpoint, "cpu");
+  if (a.format != "hf" && a.format != "gguf")
+    throw Error("export format '" + a.format + "' is not known",
+                "use --format hf (a Hugging Face GPT-2 folder) or --format gguf (llama.cpp, Ollama)");
+  const GgmlType type = parse_gguf_type(a.type);  // checked before the model loads
+  std::string run_name;
+  const std::string checkpoint = pick_checkpoint(a, &run_name);
+  CheckpointInfo info;
+  auto model = load_for_sampling(checkpoint, "cpu", &info);
+  if (a.format == "gguf") {
+    GgufNaming naming{run_name.empty() ? folder_name(checkpoint) : run_name, info.run_uid, info.step,
+                      info.config_json};
+    const std::string path = gguf_path(a.out, naming.name, a.type);
+    export_gguf(*model, path, type, naming);
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    std::fprintf(stderr, "exported %s (step %lld) to %s (GGUF %s, %.1f MB)\n", checkpoint.c_str(),
+                 static_cast<long long>(info.step), path.c_str(), a.type.c_str(), st.st_size / 1e6);
+    return;
+  }
   export_hf(*model, a.out);
   const bool gpt2_vocab = model->options().vocab_size == Tokenizer::kEndOfText + 1;
   if (gpt2_vocab) export_hf_tokenizer(Tokenizer::gpt2(), a.out, model->options().context);
   std::fprintf(
-      stderr, "exported %s to %s (config.json, model.safetensors%s)\n", a.checkpoint.c_str(), a.out.c_str(),
+      stderr, "exported %s to %s (config.json, model.safetensors%s)\n", checkpoint.c_str(), a.out.c_str(),
       gpt2_vocab ? ", vocab.json, merges.txt, tokenizer_config.json" : "; no tokenizer: not GPT-2's vocabulary");
 }
 
@@ -36,9 +90,14 @@ void run_export(const ExportArgs& a) {
 void add_export_command(CLI::App& app) {
   auto a = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand("export", "write a checkpoint's model in another format");
-  cmd->add_option("--checkpoint", a->checkpoint, "checkpoint written by `tokamak train`")->required();
-  cmd->add_option("--format", a->format, "hf: a Hugging Face GPT-2 folder (config.json, model.safetensors)");
-  cmd->add_option("--out", a->out, "folder to write")->required();
+  cmd->add_option("--checkpoint", a->checkpoint, "checkpoint written by `tokamak train`");
+  cmd->add_option("--run", a->run, "a stored run's id or uid: its newest checkpoint");
+  cmd->add_option("--db", a->db, "run store for --run (default: $XDG_DATA_HOME/tokamak/runs.db)");
+  cmd->add_option("--format", a->format,
+                  "hf: a Hugging Face GPT-2 folder (config.json, model.safetensors); gguf: one file for llama.cpp "
+                  "and Ollama");
+  cmd->add_option("--type", a->type, "gguf's weights: f32 | f16 | bf16 | q8_0 (norms and biases stay f32)");
+  cmd->add_option("--out", a->out, "folder to write (hf), or the .gguf file or a folder for it (gguf)")->required();
   cmd->callback([a] { run_export(*a); });
 }
 

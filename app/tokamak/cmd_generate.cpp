@@ -17,7 +17,7 @@ struct GenerateArgs {
   std::string checkpoint, prompt, device = "cpu";
   int64_t tokens = 100, top_k = 40, seed = 1337;
   double temperature = 0.8, top_p = 1.0;
-  bool no_kv_cache = false, stream = false;
+  bool no_kv_cache = false, stream = false, ids = false;
 };
 
 void run_generate(const GenerateArgs& a) {
@@ -35,9 +35,16 @@ void run_generate(const GenerateArgs& a) {
     std::fflush(stdout);
     printed = text.size();
   };
-  if (a.stream)
+  std::vector<int32_t> made;
+  if (a.ids) so.on_token = [&](const std::vector<int32_t>& out) { made = out; };
+  else if (a.stream)
     so.on_token = [&](const std::vector<int32_t>& out) { print_new(sampled_text(Tokenizer::gpt2(), a.prompt, out)); };
   const std::string text = generate_from_checkpoint(a.checkpoint, a.prompt, so, a.device).text;
+  if (a.ids) {
+    for (size_t i = 0; i < made.size(); ++i) std::printf("%s%d", i ? " " : "", made[i]);
+    std::fputc('\n', stdout);
+    return;
+  }
   print_new(text);
   std::fputc('\n', stdout);
 }
@@ -57,6 +64,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--top-p", a->top_p, "sample from the most likely tokens whose probabilities reach p (0 < p <= 1; 1 = all)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--stream", a->stream, "print each token as it is made");
+  cmd->add_flag("--ids", a->ids, "print the token ids of the continuation instead of the text (to compare with "
+                                 "another program's tokens)")->excludes("--stream");
   cmd->add_option("--seed", a->seed, "random seed");
   cmd->add_option("--device", a->device, "cpu | cuda | cuda:N");
   cmd->add_flag("--no-kv-cache", a->no_kv_cache, "run the whole window for every token (for comparison)");

@@ -50,8 +50,9 @@ at::ScalarType float_type(const std::string& dtype, const std::string& name, con
   throw Error(name + " in '" + path + "' is " + dtype + ", not a float type", "the file does not hold GPT-2 weights");
 }
 
-// The switches that make a model something GPT-2's layout cannot hold, as the config spells them.
-std::string not_gpt2(const GPTOptions& o) {
+}  // namespace
+
+std::string not_gpt2_switches(const GPTOptions& o) {
   std::vector<std::string> s;
   if (o.block.norm != NormKind::kLayerNorm) s.push_back("model.norm=rmsnorm");
   if (o.block.mlp_act != MlpAct::kGelu) s.push_back("model.mlp_act=relu2");
@@ -65,11 +66,9 @@ std::string not_gpt2(const GPTOptions& o) {
   return names;
 }
 
-}  // namespace
-
 void export_hf(const GPTImpl& model, const std::string& dir) {
   const GPTOptions& o = model.options();
-  const std::string switches = not_gpt2(o);
+  const std::string switches = not_gpt2_switches(o);
   if (!switches.empty())
     throw Error("this model is not GPT-2 (" + switches + "), so it cannot be exported as a Hugging Face GPT-2",
                 "export a model trained with those switches at their defaults");

@@ -11,6 +11,12 @@
 namespace tokamak {
 
 class GPTImpl;
+struct GPTOptions;
+
+// The switches that make a model something GPT-2's layout cannot hold, as the config spells them
+// ("model.position=rope, model.qk_norm=true"); "" for a GPT-2. Hugging Face's GPT-2 and llama.cpp's both refuse
+// these.
+std::string not_gpt2_switches(const GPTOptions& options);
 
 // Writes DIR/config.json (GPT2LMHeadModel) and DIR/model.safetensors (fp32), durably.
 void export_hf(const GPTImpl& model, const std::string& dir);

@@ -34,7 +34,7 @@ std::vector<std::string> byte_spellings() {
 
 }  // namespace
 
-void export_hf_tokenizer(const Tokenizer& tok, const std::string& dir, int64_t context) {
+SpelledBpe spelled_bpe(const Tokenizer& tok) {
   const auto spell = byte_spellings();
   auto spelled = [&](const std::string& bytes) {
     std::string s;
@@ -44,14 +44,14 @@ void export_hf_tokenizer(const Tokenizer& tok, const std::string& dir, int64_t c
   const int32_t end_of_text = tok.vocab_size() - 1;  // <|endoftext|> follows the ranks
   std::unordered_map<std::string, int32_t> rank;
   std::vector<std::string> bytes(static_cast<size_t>(end_of_text));
-  nlohmann::json vocab;  // key order does not matter to readers; ordered_json would cost 50K² look-ups
+  SpelledBpe out;
+  out.tokens.reserve(static_cast<size_t>(end_of_text) + 1);
   for (int32_t id = 0; id < end_of_text; ++id) {
     bytes[id] = tok.token_bytes(id);
     rank[bytes[id]] = id;
-    vocab[spelled(bytes[id])] = id;
+    out.tokens.push_back(spelled(bytes[id]));
   }
-  vocab["<|endoftext|>"] = end_of_text;
-  std::string merges = "#version: 0.2\n";
+  out.tokens.push_back("<|endoftext|>");
   for (int32_t r = 0; r < end_of_text; ++r) {
     if (bytes[r].size() < 2) continue;
     std::vector<std::string> parts;
@@ -70,8 +70,17 @@ void export_hf_tokenizer(const Tokenizer& tok, const std::string& dir, int64_t c
     if (parts.size() != 2)
       throw Error("token " + std::to_string(r) + " of the tokenizer is not one merge of earlier tokens",
                   "the ranks file is not a byte-level BPE vocabulary");
-    merges += spelled(parts[0]) + " " + spelled(parts[1]) + "\n";
+    out.merges.push_back(spelled(parts[0]) + " " + spelled(parts[1]));
   }
+  return out;
+}
+
+void export_hf_tokenizer(const Tokenizer& tok, const std::string& dir, int64_t context) {
+  const SpelledBpe bpe = spelled_bpe(tok);
+  nlohmann::json vocab;  // key order does not matter to readers; ordered_json would cost 50K² look-ups
+  for (size_t id = 0; id < bpe.tokens.size(); ++id) vocab[bpe.tokens[id]] = static_cast<int32_t>(id);
+  std::string merges = "#version: 0.2\n";
+  for (const std::string& m : bpe.merges) merges += m + "\n";
   make_dirs(dir);
   write_file_atomically(dir + "/vocab.json", vocab.dump());
   write_file_atomically(dir + "/merges.txt", merges);
