@@ -39,6 +39,7 @@ struct Release {
 const std::vector<Release> kReleases = {
     {"0.2.0", {8, 2, 1}},  // runs record their Tokamak; store_info; stored text no longer rewritten
     {"0.3.0", {8, 3, 1}},  // the health section (an older build refuses its keys); spike events in the journal
+    {"0.4.0", {9, 3, 1}},  // the playground's prompts and text kept with the run (a table added: 0.3 reads it)
 };
 
 std::string fixture_store(QTemporaryDir& dir) {

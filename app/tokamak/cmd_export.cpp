@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 
 #include "app/tokamak/commands.h"
+#include "app/tokamak/run_checkpoint.h"
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/data/tokenizer.h"
-#include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/generate/generate.h"
@@ -31,16 +31,9 @@ std::string pick_checkpoint(const ExportArgs& a, std::string* run_name) {
     throw Error("--checkpoint and --run both name the model", "give one of them");
   if (!a.checkpoint.empty()) return a.checkpoint;
   if (a.run.empty()) throw Error("no model to export", "give --checkpoint PATH or --run ID");
-  RunStore store(a.db, a.db.empty() ? RunStore::Mode::create : RunStore::Mode::existing);
-  const int64_t id = store.resolve(a.run);
-  const auto checkpoints = store.checkpoints(id);
-  if (checkpoints.empty())
-    throw Error("run " + a.run + " has no checkpoint", "train with checkpoint.every set, or export another run");
-  if (!path_exists(checkpoints.back().path))
-    throw Error("run " + a.run + "'s last checkpoint '" + checkpoints.back().path + "' is gone",
-                "export a run whose checkpoints are still on this machine");
-  *run_name = store.run(id).name;
-  return checkpoints.back().path;
+  const RunCheckpoint c = run_checkpoint(a.db, a.run);
+  *run_name = c.run_name;
+  return c.path;
 }
 
 // A folder given as --out gets NAME-TYPE.gguf inside it.

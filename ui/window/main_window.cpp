@@ -33,6 +33,7 @@
 #include "ui/live/host_recorders.h"
 #include "ui/notify/notify_dialog.h"
 #include "ui/plan/plan_view.h"
+#include "ui/playground/playground_view.h"
 #include "ui/live/live_runs.h"
 #include "ui/live/run_controller.h"
 #include "ui/live/sample_process.h"
@@ -93,6 +94,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   plan_ = new PlanView({[this] { return setup_->config(); }, [this] { return setup_->whereBox()->host(); },
                         [this] { return setup_->whereBox()->devices(); }});
   pages_->addTab(plan_, tr("Plan"));
+  playground_ = new PlaygroundView;
+  pages_->addTab(playground_, tr("Playground"));
+  connect(controller_, &RunController::runEnded, playground_, &PlaygroundView::refresh);
   setCentralWidget(pages_);
   // Only the page shown sets the window's least width: the live plots need 670 px, which leaves a 1366-pixel
   // screen room for the setup's two columns beside them, and the runs page's rows wrap (FlowRow) to fit the
@@ -280,6 +284,7 @@ void MainWindow::setDatabase(const QString& path) {
   sweeps_->setDatabase(path);
   queue_->setDatabase(path);
   plan_->setDatabase(path);
+  playground_->setDatabase(path);
 }
 
 void MainWindow::startRun() {
@@ -289,62 +294,6 @@ void MainWindow::startRun() {
   samples_->clear();
   failure_->hide();
   if (controller_->start(setup_->config())) status_->setState(tr("preparing"));
-}
-
-void MainWindow::followSlurmJob(const QString& host, const QString& tokamak, const QJsonObject& job,
-                                const Config& config) {
-  if (controller_->isActive()) return;
-  autoAttach_ = false;
-  plots_->clear();
-  samples_->clear();
-  failure_->hide();
-  showLivePage();
-  controller_->followSlurmJob(host, tokamak, job.value("job_id").toInteger(), job.value("run_uid").toString(),
-                              job.value("folder").toString(), config);
-  statusBar()->showMessage(
-      tr("Submitted Slurm job %1: run %2").arg(job.value("job_id").toInteger()).arg(job.value("name").toString()),
-      10000);
-}
-
-bool MainWindow::queueRuns(const QStringList& configJsons) {
-  QList<Config> configs;
-  try {
-    for (const QString& json : configJsons) configs << config_from_json(json.toStdString());
-  } catch (const Error& e) {
-    statusBar()->showMessage(tr("Not queued: %1").arg(QString::fromStdString(e.what())), 10000);
-    return false;
-  }
-  queue_->show();
-  queue_->raise();
-  const bool queued = queue_->addConfigs(configs);
-  statusBar()->showMessage(queue_->message(), 10000);
-  return queued;
-}
-
-bool MainWindow::runLadder(const QString& path, const QList<qint64>& seeds) {
-  queue_->show();
-  queue_->raise();
-  const bool queued = queue_->queueLadder(path, seeds);
-  statusBar()->showMessage(queue_->message(), 10000);
-  return queued;
-}
-
-bool MainWindow::compareLadder(const QString& ladder) {
-  showRunsPage();
-  if (ladderCompare_->compare(ladder)) return true;
-  statusBar()->showMessage(tr("No run of ladder %1 has started yet").arg(ladder), 10000);
-  return false;
-}
-
-// A queue run that started is shown when the live page is free (nothing followed, or its run has ended); one
-// the user picks is shown at once (the run followed now trains on, as with the live-runs picker).
-void MainWindow::followRun(const QString& uid, bool onlyWhenFree) {
-  if (closing_ || uid == controller_->runUid()) return;
-  autoAttach_ = false;
-  if (!controller_->isActive()) return attachTo(LiveRun{{}, {}, uid, {}, {}});
-  if (onlyWhenFree && !controller_->hasEnded()) return;
-  pickedUid_ = uid, pickedHost_.clear(), pickedTokamak_.clear();  // attached once the current reader has ended
-  if (!controller_->hasEnded()) controller_->detach();
 }
 
 void MainWindow::pauseRun() { controller_->pause(); }

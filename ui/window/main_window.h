@@ -32,6 +32,7 @@ class SetupPanel;
 class SlurmSubmit;
 class SweepActions;
 class PlanView;
+class PlaygroundView;
 struct RunBatch;
 
 class QueueDock;
@@ -65,6 +66,7 @@ class MainWindow : public QMainWindow {
   SlurmSubmit* slurmSubmit() const { return slurm_; }
   SweepActions* sweeps() const { return sweeps_; }
   PlanView* planView() const { return plan_; }
+  PlaygroundView* playground() const { return playground_; }
   LiveRuns* liveRuns() const { return live_; }
   QComboBox* liveRunPicker() const { return livePicker_; }
   QString failureText() const;  // the banner shown after a failed or crashed run ("" when none)
@@ -131,6 +133,7 @@ class MainWindow : public QMainWindow {
   SlurmSubmit* slurm_;
   SweepActions* sweeps_;
   PlanView* plan_;
+  PlaygroundView* playground_;
   LiveRuns* live_;
   HostRecorders* recorders_;  // a host's live runs the live page does not show, recorded all the same
   QComboBox* livePicker_;

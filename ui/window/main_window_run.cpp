@@ -189,4 +189,60 @@ QString MainWindow::failureText() const {
   return failure_->isVisible() || !failure_->isHidden() ? failureText_->text() : QString();
 }
 
+void MainWindow::followSlurmJob(const QString& host, const QString& tokamak, const QJsonObject& job,
+                                const Config& config) {
+  if (controller_->isActive()) return;
+  autoAttach_ = false;
+  plots_->clear();
+  samples_->clear();
+  failure_->hide();
+  showLivePage();
+  controller_->followSlurmJob(host, tokamak, job.value("job_id").toInteger(), job.value("run_uid").toString(),
+                              job.value("folder").toString(), config);
+  statusBar()->showMessage(
+      tr("Submitted Slurm job %1: run %2").arg(job.value("job_id").toInteger()).arg(job.value("name").toString()),
+      10000);
+}
+
+bool MainWindow::queueRuns(const QStringList& configJsons) {
+  QList<Config> configs;
+  try {
+    for (const QString& json : configJsons) configs << config_from_json(json.toStdString());
+  } catch (const Error& e) {
+    statusBar()->showMessage(tr("Not queued: %1").arg(QString::fromStdString(e.what())), 10000);
+    return false;
+  }
+  queue_->show();
+  queue_->raise();
+  const bool queued = queue_->addConfigs(configs);
+  statusBar()->showMessage(queue_->message(), 10000);
+  return queued;
+}
+
+bool MainWindow::runLadder(const QString& path, const QList<qint64>& seeds) {
+  queue_->show();
+  queue_->raise();
+  const bool queued = queue_->queueLadder(path, seeds);
+  statusBar()->showMessage(queue_->message(), 10000);
+  return queued;
+}
+
+bool MainWindow::compareLadder(const QString& ladder) {
+  showRunsPage();
+  if (ladderCompare_->compare(ladder)) return true;
+  statusBar()->showMessage(tr("No run of ladder %1 has started yet").arg(ladder), 10000);
+  return false;
+}
+
+// A queue run that started is shown when the live page is free (nothing followed, or its run has ended); one
+// the user picks is shown at once (the run followed now trains on, as with the live-runs picker).
+void MainWindow::followRun(const QString& uid, bool onlyWhenFree) {
+  if (closing_ || uid == controller_->runUid()) return;
+  autoAttach_ = false;
+  if (!controller_->isActive()) return attachTo(LiveRun{{}, {}, uid, {}, {}});
+  if (onlyWhenFree && !controller_->hasEnded()) return;
+  pickedUid_ = uid, pickedHost_.clear(), pickedTokamak_.clear();  // attached once the current reader has ended
+  if (!controller_->hasEnded()) controller_->detach();
+}
+
 }  // namespace tokamak::ui

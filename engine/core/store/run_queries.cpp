@@ -169,6 +169,14 @@ std::vector<std::string> RunStore::metric_keys() {
   return out;
 }
 
+std::vector<PlayRow> RunStore::plays(int64_t run_id) {
+  Stmt s(*db_, "SELECT id, step, prompt, text, options, created FROM playground WHERE run_id = ? ORDER BY id");
+  s.bind(1, run_id);
+  std::vector<PlayRow> out;
+  while (s.step()) out.push_back({s.int64(0), s.int64(1), s.text(2), s.text(3), s.text(4), s.real(5)});
+  return out;
+}
+
 std::vector<SampleRow> RunStore::samples(int64_t run_id) {
   Stmt s(*db_, "SELECT step, prompt, text, created FROM samples WHERE run_id = ? ORDER BY step, id");
   s.bind(1, run_id);

@@ -274,6 +274,12 @@ void RunStore::add_checkpoint(int64_t run_id, const CheckpointRow& r) {
   s.bind(1, run_id).bind(2, r.step).bind(3, r.path).bind(4, r.created).run();
 }
 
+int64_t RunStore::add_play(int64_t run_id, const PlayRow& r) {
+  Stmt s(*db_, "INSERT INTO playground (run_id, step, prompt, text, options, created) VALUES (?, ?, ?, ?, ?, ?)");
+  s.bind(1, run_id).bind(2, r.step).bind(3, r.prompt).bind(4, r.text).bind(5, r.options_json).bind(6, r.created).run();
+  return db_->last_insert_id();
+}
+
 void RunStore::heartbeat(int64_t run_id, double now) {
   // A beat from a live writer also takes back a `crashed` that a reader stamped while this process was
   // frozen (suspended laptop, SIGSTOP): the run is evidently alive.

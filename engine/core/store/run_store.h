@@ -83,6 +83,16 @@ struct SampleRow {
   double created = 0;
 };
 
+// One try in the playground (or `tokamak generate --keep`): a prompt, the sampling settings as JSON
+// ({"temperature", "top_k", "top_p", "tokens", "seed"}) and the text made (prompt included), from the run's
+// checkpoint at STEP.
+struct PlayRow {
+  int64_t id = 0;  // set by the store
+  int64_t step = 0;
+  std::string prompt, text, options_json;
+  double created = 0;
+};
+
 struct CheckpointRow {
   int64_t step = 0;
   std::string path;
@@ -163,6 +173,7 @@ class RunStore {
   void add_metrics(int64_t run_id, const std::vector<MetricRow>& rows);
   void add_sample(int64_t run_id, const SampleRow& s);
   void add_checkpoint(int64_t run_id, const CheckpointRow& c);
+  int64_t add_play(int64_t run_id, const PlayRow& p);  // returns its id
   void heartbeat(int64_t run_id, double now);
   void end_run(int64_t run_id, const std::string& status, const std::string& error, double now);
   int64_t insert_run(const RunInfo& run);  // for import: every field as given, a new id
@@ -183,6 +194,7 @@ class RunStore {
   std::vector<std::string> metric_keys();
   std::vector<SampleRow> samples(int64_t run_id);
   std::vector<CheckpointRow> checkpoints(int64_t run_id);
+  std::vector<PlayRow> plays(int64_t run_id);  // oldest first
   // The run's speed-of-light table (speed_of_light_store.cpp): set replaces what the run had; a record with no
   // kinds keeps the limits alone (what an imported run that was never profiled had).
   void set_speed_of_light(int64_t run_id, const SpeedOfLightRecord& record);

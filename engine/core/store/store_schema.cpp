@@ -251,6 +251,21 @@ CREATE TABLE store_info (
 ) WITHOUT ROWID;
 )SQL";
 
+// Version 9: what the playground made from a run's checkpoints (its prompts, settings and text) is kept with the run.
+// Only a table is added: an 8 program opens a 9 store read-only.
+static const char* kSchemaV9 = R"SQL(
+CREATE TABLE playground (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  prompt TEXT NOT NULL,
+  text TEXT NOT NULL,
+  options TEXT NOT NULL,
+  created REAL NOT NULL
+);
+CREATE INDEX playground_run ON playground(run_id, id);
+)SQL";
+
 // The oldest schema whose reader reads a store of this one: a later schema that only adds (a column, a table)
 // keeps this number, and an 8 program then opens that store read-only instead of refusing it.
 constexpr int kMinReader = 8;
@@ -309,6 +324,7 @@ void prepare_schema(Db& db, bool rollback_journal) {
     if (v < 5) db.exec(kSchemaV5);
     if (v < 6) db.exec(kSchemaV6);
     if (v < 8) db.exec(kSchemaV8);
+    if (v < 9) db.exec(kSchemaV9);
     Stmt info(db, "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)");
     info.bind(1, std::string("min_reader")).bind(2, std::to_string(kMinReader)).run();
     info.bind(1, std::string("written_by")).bind(2, std::string(TOKAMAK_VERSION)).run();
