@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "engine/core/run/phases.h"
 #include "engine/core/store/run_export.h"
@@ -84,6 +85,7 @@ static void fill(RunStore& store) {
     store.add_sample(a, {10, "Hi", "Hi h\xc3\xa9llo \"you\"\n\ttab, comma", 1717000001.25});
     store.add_sample(b, {20, "", "broken \xff\xfe bytes", 1717000002.0});
     store.add_checkpoint(a, {30, "/tmp/ckpt 30.pt", 1717000003.0});
+    store.add_play(a, {0, 30, "Hi", "Hi there", R"({"seed":7,"top_p":0.9})", 1717000004.5});
     store.end_run(a, "finished", "", 1717000010.0);
     store.end_run(b, "failed", "loss is NaN", 1717000011.0);
     store.set_tags(a, R"(["ladder","a100"])", "first try");
@@ -117,8 +119,14 @@ void TestStoreExport::roundTrip() {
   QCOMPARE(b.run(r.imported[0]).uid, std::string("uid-a"));
   auto f = static_cast<ExportFormat>(format);
   std::string first = f == ExportFormat::json ? json : exported(a, f);
-  if (f == ExportFormat::json)  // the first export replaced the invalid UTF-8; from then on it is stable
+  if (f == ExportFormat::json) {  // the first export replaced the invalid UTF-8; from then on it is stable
     QVERIFY(first.find("broken \xef\xbf\xbd\xef\xbf\xbd bytes") != std::string::npos);
+    // The playground's tries travel with their run.
+    QVERIFY2(first.find(R"("playground":[{"step":30,"prompt":"Hi","text":"Hi there","options":{"seed":7,"top_p":0.9},"created":1717000004.5}])") !=
+                 std::string::npos,
+             first.c_str());
+    QCOMPARE(b.plays(r.imported[0]).size(), size_t{1});
+  }
   QCOMPARE(exported(b, f), first);
   if (f == ExportFormat::csv) {
     QVERIFY(first.rfind("run,step,metric,value\n", 0) == 0);
@@ -603,6 +611,37 @@ void TestStoreExport::runsCompareGroups() {
   QCOMPARE(tokamak_line("runs compare 1 2 --group \"name:(\" --db " + db, &out, true), 1);
   QVERIFY2(out.find("group pattern '('") != std::string::npos, out.c_str());
   QVERIFY2(out.find("#1") == std::string::npos, out.c_str());  // refused before the scoreboard
+
+  // A second setup's three seeds at 4K, 5K and 6K tok/s: the JSON export's groups carry the verdict as numbers.
+  // Welch by hand: means 2K and 5K, both std 1K, n 3: se = sqrt(2/3)·1K = 816.5, t = 3.674, df = 4, t(0.975, 4) =
+  // 2.7764: 3000 ± 2267; p = 0.0213.
+  {
+    RunStore store(db);
+    for (int seed = 1; seed <= 3; ++seed) {
+      const std::string config = R"({"optimizer":{"lr":0.002},"train":{"seed":)" + std::to_string(seed) + R"(}})";
+      int64_t id = store.begin_run(fake_start("uid-b" + std::to_string(seed), "b" + std::to_string(seed), config),
+                                   1717000100.0 + seed, 11);
+      MetricRow r;
+      r.step = 1, r.set("tok_s", 3000.0 + 1000.0 * seed);
+      store.add_metrics(id, {r});
+      store.end_run(id, "finished", "", 1717000110.0);
+    }
+  }
+  QCOMPARE(tokamak_line("runs export 1 2 3 4 5 6 --format json --group seed --db " + db, &out), 0);
+  const nlohmann::json doc = nlohmann::json::parse(out);
+  QCOMPARE(doc["groups"].size(), size_t{2});
+  QCOMPARE(doc["groups"][0]["runs"], nlohmann::json({"uid-1", "uid-2", "uid-3"}));
+  QVERIFY(doc["groups"][0]["holds_baseline"].get<bool>());
+  QVERIFY(doc["groups"][0]["verdicts"]["tok_s"].is_null());
+  const nlohmann::json& v = doc["groups"][1]["verdicts"]["tok_s"];
+  QCOMPARE(v["test"].get<std::string>(), std::string("welch"));
+  QCOMPARE(v["diff"].get<double>(), 3000.0);
+  QVERIFY(std::abs(v["ci95_low"].get<double>() - (3000 - 2.7764451 * 816.4966)) < 0.5);
+  QVERIFY(std::abs(v["p"].get<double>() - 0.02131) < 1e-4);
+  QCOMPARE(v["df"].get<double>(), 4.0);
+  QVERIFY(v["resolved"].get<bool>());
+  QCOMPARE(tokamak_line("runs export 1 2 --format csv --group seed --db " + db, &out, true), 1);
+  QVERIFY2(out.find("--group applies to --format md and json") != std::string::npos, out.c_str());
 }
 
 void TestStoreExport::cliEndToEnd() {

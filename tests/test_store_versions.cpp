@@ -103,15 +103,15 @@ class TestStoreVersions : public QObject {
   void anotherBuildIsJudgedByItsFormats() {
     const OtherBuild same = parse_version_line(version_line());
     QCOMPARE(QString::fromStdString(format_mismatch(same)), QString());
-    const OtherBuild patch = parse_version_line("0.3.7 (store schema 8, config keys 3, journal 1)");
-    QCOMPARE(QString::fromStdString(patch.version), QString("0.3.7"));
+    const OtherBuild patch = parse_version_line("0.4.7 (store schema 9, config keys 3, journal 1)");
+    QCOMPARE(QString::fromStdString(patch.version), QString("0.4.7"));
     QCOMPARE(QString::fromStdString(format_mismatch(patch)), QString());
     const OtherBuild old = parse_version_line("0.1.0");
     QVERIFY(!old.known());
     QVERIFY(QString::fromStdString(format_mismatch(old)).contains("an older build"));
-    const OtherBuild newer = parse_version_line("0.9.0 (store schema 9, config keys 4, journal 1)");
+    const OtherBuild newer = parse_version_line("0.9.0 (store schema 10, config keys 4, journal 1)");
     QCOMPARE(QString::fromStdString(format_mismatch(newer)),
-             QString("store schema 9 there, 8 here, config keys 4 there, 3 here"));
+             QString("store schema 10 there, 9 here, config keys 4 there, 3 here"));
   }
 
   // A store of the release before, while that release's worker holds its queue: opened read-only at its own
@@ -190,14 +190,14 @@ class TestStoreVersions : public QObject {
       start.name = "kept", start.config_json = "{}";
       s.begin_run(start, now_seconds(), ::getpid());
       Db db(path);
-      db.exec("PRAGMA user_version = 9");
+      db.exec("PRAGMA user_version = 10");
       db.exec("UPDATE store_info SET value = '0.9.0' WHERE key = 'written_by'");
     }
     const std::string bytes = read_file(path);
     {
       RunStore store(path);
       QVERIFY(store.read_only());
-      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.9.0, schema 9"),
+      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.9.0, schema 10"),
                store.read_only_note().c_str());
       QCOMPARE(store.list_runs().size(), size_t{1});
       const QString refused = error_of([&] { store.set_tags(1, "[]", ""); });
@@ -211,7 +211,7 @@ class TestStoreVersions : public QObject {
       QVERIFY2(QString::fromStdString(notes[0]).contains("to a newer one"), notes[0].c_str());
     }
     QVERIFY(read_file(path) == bytes);
-    Db(path).exec("UPDATE store_info SET value = '9' WHERE key = 'min_reader'");
+    Db(path).exec("UPDATE store_info SET value = '10' WHERE key = 'min_reader'");
     const std::string unreadable = read_file(path);
     const QString err = error_of([&] { RunStore store(path); });
     QVERIFY2(err.contains("written by a newer Tokamak") && err.contains("cannot read") && err.contains("hint:"),

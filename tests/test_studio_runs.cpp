@@ -591,6 +591,28 @@ void TestStudioRuns::groupsAgainstTheBaselinesGroupSayIfResolved() {
   QVERIFY2(other->toolTip().contains("Welch's t-test") && other->toolTip().contains("95% CI"),
            qPrintable(other->toolTip()));
   QVERIFY(!view->scoreTable()->item(runs + baseGroup, 2)->text().contains("resolved"));  // the baseline's own
+  // The waterfall's step between the two groups says it too: p under the ×1.50 (or ×0.67).
+  SpeedupWaterfall* w = view->waterfall();
+  QCOMPARE(w->rungCount(), 2);
+  QVERIFY2(w->labelOf(1).contains("\np ") && !w->labelOf(0).contains('\n'), qPrintable(w->labelOf(1)));
+  // Seeds that overlap: the step is "not resolved".
+  {
+    RunStore store(db_.toStdString());
+    const double a[] = {10000, 12000}, b[] = {11000, 11500};
+    for (int seed = 1; seed <= 2; ++seed) {
+      const std::string ca = R"({"train":{"steps":21,"seed":)" + std::to_string(seed) + "}}";
+      const std::string cb = R"({"speed":{"prefetch":false},"train":{"steps":21,"seed":)" + std::to_string(seed) + "}}";
+      ids.push_back(addRun(store, "uid-na" + std::to_string(seed), "na-s" + std::to_string(seed), ca.c_str(), a[seed - 1],
+                           1717003200 + seed));
+      ids.push_back(addRun(store, "uid-nb" + std::to_string(seed), "nb-s" + std::to_string(seed), cb.c_str(), b[seed - 1],
+                           1717003300 + seed));
+    }
+  }
+  panel.refresh();
+  QVERIFY(panel.compareRuns(QList<qint64>(ids.end() - 4, ids.end())));
+  QVERIFY(view->setGrouping(QStringLiteral("seed")));
+  QCOMPARE(w->rungCount(), 2);
+  QVERIFY2(w->labelOf(1).endsWith("\nnot resolved"), qPrintable(w->labelOf(1)));
 }
 
 // Grouping by a name pattern (its first capture group) or by the first tag; a pattern that does not compile
@@ -896,7 +918,8 @@ void TestStudioRuns::rerunAndResumeEmitConfig() {
   QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
 }
 
-// "Export → Model for Hugging Face…": the run's last checkpoint becomes a GPT-2 folder, written by a child
+// "Export → Model for Hugging Face…": the run's last checkpoint becomes a GPT-2 folder (and "… for llama.cpp and
+// Ollama (GGUF)…" one GGUF file),
 // tokamak-engine while the panel stays usable; its failures arrive as one line.
 void TestStudioRuns::exportsAModelForHuggingFace() {
   const int64_t tiny = addTinyRun("uid-hf");
@@ -926,6 +949,15 @@ void TestStudioRuns::exportsAModelForHuggingFace() {
   QVERIFY(!panel.exportForHuggingFace(base_, out));
   QVERIFY(!panel.isExporting());
   QVERIFY(panel.message().contains(QStringLiteral("no checkpoint")));
+
+  // "Model for llama.cpp and Ollama (GGUF)…": one file, GGUF's magic and version 3 at its start.
+  const QString gguf = dir_->filePath(QStringLiteral("tiny-q8.gguf"));
+  QVERIFY2(panel.exportGguf(tiny, gguf, QStringLiteral("q8_0")), qPrintable(panel.message()));
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isExporting(), 120000);
+  QVERIFY2(!panel.hasError() && panel.message().contains(QStringLiteral("llama.cpp")), qPrintable(panel.message()));
+  QFile f(gguf);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  QCOMPARE(f.read(8), QByteArray("GGUF\x03\x00\x00\x00", 8));
 }
 
 // "Evaluate…": a child `tokamak eval` scores the run's last checkpoint, the results are kept as eval/... metrics

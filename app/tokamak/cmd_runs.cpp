@@ -202,8 +202,9 @@ void compare(const RunsArgs& a) {
 void do_export(const RunsArgs& a) {
   ExportFormat format = parse_export_format(a.format);
   const GroupSpec group = parse_group_spec(a.group);
-  if (group.by != GroupSpec::By::kNone && format != ExportFormat::md)
-    throw Error("--group applies to --format md (the scoreboard)", "drop --group, or export --format md");
+  if (group.by != GroupSpec::By::kNone && format == ExportFormat::csv)
+    throw Error("--group applies to --format md and json (the groups and their verdicts)",
+                "drop --group, or export --format md or json");
   auto store = open_store(a);
   std::vector<int64_t> ids;
   for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
@@ -296,7 +297,7 @@ void add_runs_command(CLI::App& app) {
   c->add_option("--format", args->format, "csv (run,step,metric,value), json or md")->required();
   c->add_option("--out", args->out, "file to write (atomically); default stdout");
   c->add_option("--group", args->group,
-                "md: add the groups' rows and their verdicts against the first run's group (seed, tag, name:REGEX)");
+                "md and json: add the groups and their verdicts against the first run's group (seed, tag, name:REGEX)");
   c->callback([args] { do_export(*args); });
 
   c = runs->add_subcommand("import", "Import runs from a JSON export (same uids, new ids)");

@@ -12,9 +12,10 @@ class RunStore;
 
 namespace tokamak::ui {
 
-// format: "csv" | "json" | "md". Returns "" on success, else the reason (with the engine's hint).
+// format: "csv" | "json" | "md"; grouping as the compare view's ("none", "seed", "tag", "name:REGEX"): md and json
+// then carry the groups and their verdicts. Returns "" on success, else the reason (with the engine's hint).
 QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
-                         const QString& path);
+                         const QString& path, const QString& grouping = {});
 
 struct ImportOutcome {
   QString error;  // "" on success

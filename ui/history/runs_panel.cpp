@@ -63,6 +63,8 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   exportMenu->addSeparator();
   exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
   exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
+  exportMenu->addAction(tr("Model for llama.cpp and Ollama (GGUF)..."), this, &RunsPanel::exportGgufWithDialog)
+      ->setToolTip(tr("The selected run's last checkpoint as one GGUF file, the tokenizer inside"));
   // In the menu, not the button bar: the bar's width is part of the window's minimum (test_studio_layout).
   downloadAction_ = exportMenu->addAction(tr("Checkpoint from its SSH host..."), this, &RunsPanel::downloadWithDialog);
   downloadAction_->setObjectName(QStringLiteral("downloadCheckpoint"));

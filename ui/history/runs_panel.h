@@ -55,6 +55,9 @@ class RunsPanel : public QWidget {
   // Writes the run's last checkpoint as a Hugging Face GPT-2 folder (`tokamak export --format hf`) in a child
   // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
   bool exportForHuggingFace(qint64 id, const QString& folder);
+  // The run's last checkpoint as one GGUF file for llama.cpp and Ollama (`tokamak export --format gguf`), TYPE
+  // f32 | f16 | bf16 | q8_0. A host's run is downloaded first (Export ▸ Checkpoint from its SSH host).
+  bool exportGguf(qint64 id, const QString& file, const QString& type);
   bool isExporting() const;
   // Evaluates the run's last checkpoint on `task` ("hellaswag:FILE.jsonl" or "ppl:PATH": `tokamak eval`) in a
   // child process that records the results as eval/... metrics of the run; false when it cannot start. The
@@ -107,6 +110,7 @@ class RunsPanel : public QWidget {
   void exportWithDialog(const QString& format);
   void importWithDialog();
   void exportHfWithDialog();
+  void exportGgufWithDialog();
   void evaluateWithDialog();
   void repeatWithDialog();
   QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable

@@ -45,7 +45,7 @@ void RunsPanel::showEvaluation(qint64 id, const QJsonObject& r, const QString& t
 
 bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path) {
   if (!ensureStore()) return false;
-  QString error = exportRunsToFile(*store_, ids, format, path);
+  QString error = exportRunsToFile(*store_, ids, format, path, compare_->grouping());
   if (!error.isEmpty()) {
     showError(tr("Export failed: %1").arg(error));
     return false;
@@ -300,6 +300,48 @@ void RunsPanel::exportHfWithDialog() {
   }
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Export for Hugging Face: choose a folder"));
   if (!folder.isEmpty()) exportForHuggingFace(id, folder);
+}
+
+bool RunsPanel::exportGguf(qint64 id, const QString& file, const QString& type) {
+  if (exportJob_->isRunning()) {
+    showError(tr("An export is still being written: wait for it to finish."));
+    return false;
+  }
+  if (file.isEmpty()) return false;
+  if (QString host, uid; hostOf(id, &host, &uid) && !host.isEmpty()) {
+    showError(tr("Run #%1 trained on %2: download its checkpoint first (Export ▸ Checkpoint from its SSH host)")
+                  .arg(id)
+                  .arg(host));
+    return false;
+  }
+  const QString checkpoint = lastCheckpoint(id);
+  if (checkpoint.isEmpty()) return false;
+  disconnect(exportJob_, nullptr, this, nullptr);
+  connect(exportJob_, &ChildProcess::finished, this, [this, id, file](const QString& error) {
+    if (!error.isEmpty()) return showError(tr("Export of run #%1 failed: %2").arg(id).arg(error));
+    showNotice(tr("Exported run #%1 to %2 (llama.cpp: llama-cli -m FILE; Ollama: a Modelfile with FROM FILE)")
+                   .arg(id)
+                   .arg(file));
+  });
+  showNotice(tr("Exporting run #%1 to %2…").arg(id).arg(file));
+  return exportJob_->startEngine(
+      {"export", "--format", "gguf", "--type", type, "--checkpoint", checkpoint, "--out", file});
+}
+
+void RunsPanel::exportGgufWithDialog() {
+  const qint64 id = selectedRunIds().value(0);
+  if (id <= 0) return showError(tr("Select the run to export first."));
+  bool ok = false;
+  const QString type = QInputDialog::getItem(
+      this, tr("Export run #%1 as GGUF").arg(id),
+      tr("Weights (norms and biases stay f32): f16 as llama.cpp's converter, q8_0 half the size, f32 exact"),
+      {QStringLiteral("f16"), QStringLiteral("q8_0"), QStringLiteral("bf16"), QStringLiteral("f32")}, 0, false, &ok);
+  if (!ok) return;
+  QString file = QFileDialog::getSaveFileName(this, tr("Export for llama.cpp and Ollama"),
+                                              QStringLiteral("run-%1-%2.gguf").arg(id).arg(type), tr("GGUF (*.gguf)"));
+  if (file.isEmpty()) return;
+  if (QFileInfo(file).suffix().isEmpty()) file += QStringLiteral(".gguf");
+  exportGguf(id, file, type);
 }
 
 void RunsPanel::importWithDialog() {

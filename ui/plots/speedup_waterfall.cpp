@@ -39,7 +39,7 @@ SpeedupWaterfall::SpeedupWaterfall(QWidget* parent) : QCustomPlot(parent) {
 void SpeedupWaterfall::setRungs(const std::vector<Rung>& rungs) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const auto measured = [](double v) { return !std::isnan(v) && v > 0; };
-  step_.clear(), cumulative_.clear();
+  step_.clear(), cumulative_.clear(), verdicts_.clear();
   for (QCPItemText* t : labels_) removeItem(t);
   labels_.clear();
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -51,6 +51,7 @@ void SpeedupWaterfall::setRungs(const std::vector<Rung>& rungs) {
     const double before = i == 0 ? 0 : (measured(first) && measured(prev) ? prev / first : kNaN);
     step_.push_back(i == 0 ? (measured(mine) ? 1 : kNaN) : (measured(prev) && measured(mine) ? mine / prev : kNaN));
     cumulative_.push_back(cum);
+    verdicts_.push_back(rungs[i].verdict);
     const bool drawn = !std::isnan(cum) && !std::isnan(before);
     keys << double(i + 1);
     base << (drawn ? std::min(before, cum) : 0);
@@ -81,7 +82,9 @@ void SpeedupWaterfall::setRungs(const std::vector<Rung>& rungs) {
 
 QString SpeedupWaterfall::labelOf(int rung) const {
   const double s = stepSpeedup(rung);
-  return std::isnan(s) ? QStringLiteral("-") : QStringLiteral("×%1").arg(s, 0, 'f', 2);
+  if (std::isnan(s)) return QStringLiteral("-");
+  const QString& verdict = verdicts_.at(size_t(rung));
+  return QStringLiteral("×%1").arg(s, 0, 'f', 2) + (verdict.isEmpty() ? QString() : QLatin1Char('\n') + verdict);
 }
 
 }  // namespace tokamak::ui

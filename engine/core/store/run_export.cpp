@@ -3,13 +3,16 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/config/renamed_keys.h"
 #include "engine/core/store/run_store.h"
+#include "engine/core/store/run_groups.h"
 #include "engine/core/store/scoreboard.h"
+#include "engine/core/store/verdict.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 
@@ -111,7 +114,47 @@ static SpeedOfLightRecord speed_of_light_from_json(const ojson& j) {
   return r;
 }
 
-static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::ostream& out) {
+static ojson verdict_json(const std::optional<Verdict>& v) {
+  if (!v) return nullptr;
+  return {{"test", "welch"},    {"n_baseline", v->n_a}, {"n", v->n_b},       {"mean_baseline", v->mean_a},
+          {"mean", v->mean_b},  {"diff", v->diff},      {"ci95_low", v->low}, {"ci95_high", v->high},
+          {"p", v->p},          {"df", v->df},          {"resolved", v->resolved}, {"seeds_needed", v->seeds_needed}};
+}
+
+static ojson finite_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+// The groups of the runs (run_groups.h), each with its members' uids, its means and its verdicts against the
+// baseline's group (the first run's), as `runs compare --group` prints them.
+static ojson groups_json(RunStore& store, const std::vector<int64_t>& ids, const GroupSpec& group) {
+  std::vector<ScoreInput> inputs;
+  std::vector<GroupInput> members;
+  std::vector<std::string> uids_of;
+  for (int64_t id : ids) {
+    const RunInfo run = store.run(id);
+    inputs.push_back(score_input(store, id)), members.push_back(group_input(run)), uids_of.push_back(run.uid);
+  }
+  Scoreboard board = build_scoreboard(inputs, 0);
+  add_group_rows(board, group_runs(members, group));
+  ojson out = ojson::array();
+  for (const ScoreGroup& g : board.groups) {
+    ojson uids = ojson::array();
+    for (size_t m : g.members) uids.push_back(uids_of[m]);
+    out.push_back({{"label", g.label},
+                   {"runs", uids},
+                   {"holds_baseline", g.holds_baseline},
+                   {"tok_s", finite_or_null(g.mean.tok_s)},
+                   {"tok_s_std", finite_or_null(g.tok_s_std)},
+                   {"final_val_loss", finite_or_null(g.mean.final_val_loss)},
+                   {"time_to_target_s", finite_or_null(g.mean.time_to_target_s)},
+                   {"reached_target", g.reached},
+                   {"verdicts", {{"tok_s", verdict_json(g.tok_s_verdict)},
+                                 {"final_val_loss", verdict_json(g.val_loss_verdict)},
+                                 {"time_to_target_s", verdict_json(g.target_verdict)}}}});
+  }
+  return out;
+}
+
+static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::ostream& out, const GroupSpec& group) {
   // Streamed run by run, one metrics row per line: a million rows never sit in memory as one JSON tree.
   out << "{\"tokamak_export\":" << kExportVersion << ",\"runs\":[";
   for (size_t n = 0; n < ids.size(); ++n) {
@@ -126,17 +169,28 @@ static void export_json(RunStore& store, const std::vector<int64_t>& ids, std::o
       out << (first ? "\n" : ",\n") << dump(row);
       first = false;
     }
-    ojson samples = ojson::array(), checkpoints = ojson::array();
+    ojson samples = ojson::array(), checkpoints = ojson::array(), plays = ojson::array();
     for (const SampleRow& s : store.samples(ids[n]))
       samples.push_back({{"step", s.step}, {"prompt", s.prompt}, {"text", s.text}, {"created", s.created}});
+    for (const PlayRow& p : store.plays(ids[n])) {
+      const ojson options = ojson::parse(p.options_json, nullptr, false);
+      plays.push_back({{"step", p.step},
+                       {"prompt", p.prompt},
+                       {"text", p.text},
+                       {"options", options.is_discarded() ? ojson::object() : options},
+                       {"created", p.created}});
+    }
     for (const CheckpointRow& c : store.checkpoints(ids[n]))
       checkpoints.push_back({{"step", c.step}, {"path", c.path}, {"created", c.created}});
     out << "],\n\"samples\":" << dump(samples) << ",\n\"checkpoints\":" << dump(checkpoints);
+    if (!plays.empty()) out << ",\n\"playground\":" << dump(plays);
     const SpeedOfLightRecord sol = store.speed_of_light(ids[n]);
     if (!sol.kinds.empty() || sol.has_limits()) out << ",\n\"speed_of_light\":" << dump(speed_of_light_json(sol));
     out << "}";
   }
-  out << "\n]}\n";
+  out << "\n]";
+  if (group.by != GroupSpec::By::kNone) out << ",\n\"groups\":" << dump(groups_json(store, ids, group));
+  out << "}\n";
 }
 
 void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportFormat format, std::ostream& out,
@@ -147,7 +201,7 @@ void export_runs(RunStore& store, const std::vector<int64_t>& ids_in, ExportForm
       export_csv(store, ids, out);
       break;
     case ExportFormat::json:
-      export_json(store, ids, out);
+      export_json(store, ids, out, group);
       break;
     case ExportFormat::md: {
       std::vector<ScoreInput> inputs;
@@ -235,6 +289,9 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
         id, {integer_of(s.at("step"), "step"), s.value("prompt", ""), s.value("text", ""), s.value("created", 0.0)});
   for (const ojson& c : j.value("checkpoints", ojson::array()))
     store.add_checkpoint(id, {integer_of(c.at("step"), "step"), c.value("path", ""), c.value("created", 0.0)});
+  for (const ojson& p : j.value("playground", ojson::array()))
+    store.add_play(id, {0, integer_of(p.at("step"), "step"), p.value("prompt", ""), p.value("text", ""),
+                        dump(p.value("options", ojson::object())), p.value("created", 0.0)});
   if (j.contains("speed_of_light")) store.set_speed_of_light(id, speed_of_light_from_json(j.at("speed_of_light")));
 }
 

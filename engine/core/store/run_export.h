@@ -27,7 +27,9 @@ enum class ExportFormat { csv, json, md };
 ExportFormat parse_export_format(const std::string& name);
 
 // ids empty = every run, oldest first. md is the scoreboard; with GROUP (run_groups.h) it has the groups' rows and
-// their verdicts against the baseline's group (the first run's), as `runs compare --group` prints them.
+// their verdicts against the baseline's group (the first run's), as `runs compare --group` prints them, and json
+// gains a "groups" list with the same verdicts as numbers (test "welch", diff, ci95_low/high, p, df, resolved,
+// seeds_needed). json carries each run's playground tries ("playground"), which import keeps.
 void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out,
                  const GroupSpec& group = {});
 
