@@ -53,8 +53,8 @@ nlohmann::json reference(const std::string& script, const std::string& args) {
   std::string json, err;  // llama.cpp logs to stderr: kept apart from the JSON, shown on failure
   QTemporaryFile log;
   log.open();
-  const int code = test::run(test::python() + " " TOKAMAK_SOURCE_DIR "/tests/reference/" + script + " " + args +
-                                 " 2>" + log.fileName().toStdString(),
+  const int code = test::run(test::python() + " " TOKAMAK_SOURCE_DIR "/tests/reference/" + script + " " + args + " 2>" +
+                                 log.fileName().toStdString(),
                              &json);
   if (code == 3) return nullptr;
   if (code != 0) throw std::runtime_error(script + " failed: " + log.readAll().toStdString());
@@ -109,7 +109,8 @@ class TestGguf : public QObject {
     const bool bias = type != "q8_0";
     const ModelConfig mc = small_gpt2(tie, bias);
     GPT m = random_model(mc, 5);
-    const std::string f32 = path("read-" + type.toStdString() + "-f32.gguf"), other = path("read-" + type.toStdString() + ".gguf");
+    const std::string f32 = path("read-" + type.toStdString() + "-f32.gguf"),
+                      other = path("read-" + type.toStdString() + ".gguf");
     const GgufNaming naming{"my run", "uid-123", 42, "{\"model\":{}}"};
     export_gguf(*m, f32, GgmlType::kF32, naming);
     export_gguf(*m, other, parse_gguf_type(type.toStdString()), naming);
@@ -175,9 +176,12 @@ class TestGguf : public QObject {
       else if (k.rfind("ln_f.", 0) == 0) k = "output_norm." + k.substr(5);
       else {
         const std::string blk = "blk." + k.substr(7, 1) + ".", rest = k.substr(9);
-        for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
-                 {"ln_1.", "attn_norm."}, {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
-                 {"ln_2.", "ffn_norm."}, {"c_fc.", "ffn_up."}, {"c_proj.", "ffn_down."}})
+        for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{{"ln_1.", "attn_norm."},
+                                                                                {"attn.c_attn.", "attn_qkv."},
+                                                                                {"attn.c_proj.", "attn_output."},
+                                                                                {"ln_2.", "ffn_norm."},
+                                                                                {"c_fc.", "ffn_up."},
+                                                                                {"c_proj.", "ffn_down."}})
           if (rest.rfind(from, 0) == 0) {
             k = blk + to + rest.substr(from.size());
             break;
@@ -218,17 +222,15 @@ class TestGguf : public QObject {
     {
       at::NoGradGuard no_grad;
       const std::vector<int32_t> p = prompt();
-      logits = m->forward(at::tensor(std::vector<int64_t>(p.begin(), p.end())).view({1, -1}))
-                   .logits[0][-1]
-                   .to(at::kDouble);
+      logits =
+          m->forward(at::tensor(std::vector<int64_t>(p.begin(), p.end())).view({1, -1})).logits[0][-1].to(at::kDouble);
     }
     const std::string text = path("text.txt");
     write_file_atomically(text, kText);
     for (const char* type : {"f32", "q8_0"}) {
       const std::string file = path(std::string("greedy-") + type + ".gguf");
       export_gguf(*m, file, parse_gguf_type(type), {"greedy", "", 0, "{}"});
-      const nlohmann::json ref =
-          reference("llama_cpp_reference.py", file + " " + joined(prompt()) + " 24 " + text);
+      const nlohmann::json ref = reference("llama_cpp_reference.py", file + " " + joined(prompt()) + " 24 " + text);
       if (ref.is_null()) QSKIP("llama.cpp (PyPI's llama-cpp-python) is not in the set-up's venv: run scripts/setup.sh");
       const at::Tensor theirs = at::tensor(ref["logits"].get<std::vector<double>>(), at::kDouble);
       QCOMPARE(theirs.size(0), int64_t{50257});
@@ -254,14 +256,22 @@ class TestGguf : public QObject {
   void whatLlamaCppCannotRunIsRefused_data() {
     QTest::addColumn<QString>("key");
     QTest::addColumn<QString>("named");
-    QTest::newRow("RMSNorm") << "model.norm=rmsnorm" << "model.norm=rmsnorm";
-    QTest::newRow("ReLU²") << "model.mlp_act=relu2" << "model.mlp_act=relu2";
-    QTest::newRow("RoPE") << "model.position=rope" << "model.position=rope";
-    QTest::newRow("QK-norm") << "model.qk_norm=true" << "model.qk_norm=true";
-    QTest::newRow("soft-cap") << "model.logit_softcap=15" << "model.logit_softcap=15";
-    QTest::newRow("U-net skips") << "model.unet_skips=true" << "model.unet_skips=true";
-    QTest::newRow("value embeddings") << "model.value_embeddings=1" << "model.value_embeddings=1";
-    QTest::newRow("not GPT-2's vocabulary") << "model.vocab_size=512" << "vocabulary has 512 tokens";
+    QTest::newRow("RMSNorm") << "model.norm=rmsnorm"
+                             << "model.norm=rmsnorm";
+    QTest::newRow("ReLU²") << "model.mlp_act=relu2"
+                           << "model.mlp_act=relu2";
+    QTest::newRow("RoPE") << "model.position=rope"
+                          << "model.position=rope";
+    QTest::newRow("QK-norm") << "model.qk_norm=true"
+                             << "model.qk_norm=true";
+    QTest::newRow("soft-cap") << "model.logit_softcap=15"
+                              << "model.logit_softcap=15";
+    QTest::newRow("U-net skips") << "model.unet_skips=true"
+                                 << "model.unet_skips=true";
+    QTest::newRow("value embeddings") << "model.value_embeddings=1"
+                                      << "model.value_embeddings=1";
+    QTest::newRow("not GPT-2's vocabulary") << "model.vocab_size=512"
+                                            << "vocabulary has 512 tokens";
   }
   void whatLlamaCppCannotRunIsRefused() {
     QFETCH(QString, key);
@@ -291,16 +301,26 @@ class TestGguf : public QObject {
     QVERIFY2(t.code == 0, t.err.constData());
     QString checkpoint;
     for (const nlohmann::json& ev : t.json_lines())
-      if (ev.is_object() && ev.value("event", "") == "checkpoint") checkpoint = QString::fromStdString(ev.value("path", ""));
+      if (ev.is_object() && ev.value("event", "") == "checkpoint")
+        checkpoint = QString::fromStdString(ev.value("path", ""));
     QVERIFY(!checkpoint.isEmpty());
     const QString out = QString::fromStdString(env.path("models"));
     QDir().mkpath(out);
-    test::CliResult e = test::run_tokamak({"export", "--run", "1", "--db", db, "--format", "gguf", "--type", "f32",
-                                           "--out", out});
+    test::CliResult e =
+        test::run_tokamak({"export", "--run", "1", "--db", db, "--format", "gguf", "--type", "f32", "--out", out});
     QVERIFY2(e.code == 0, e.err.constData());
     const std::string file = env.path("models/gguf run-f32.gguf");
     QVERIFY2(file_exists(file), e.err.constData());
     QVERIFY2(e.err.contains("(step 30)"), e.err.constData());
+    // A step the run never saved, and a run that is not there: one line each.
+    test::CliResult bad =
+        test::run_tokamak({"generate", "--run", "1", "--db", db, "--step", "3", "--prompt", "x", "--tokens", "1"});
+    QVERIFY2(bad.code != 0 && bad.err.contains("run 1 has no checkpoint at step 3") &&
+                 bad.err.contains("its checkpoints: 30"),
+             bad.err.constData());
+    bad = test::run_tokamak({"export", "--run", "7", "--db", db, "--format", "gguf", "--out", out});
+    QVERIFY2(bad.code != 0 && bad.err.contains("7") && !bad.err.contains('\n' + QByteArray("tokamak")),
+             bad.err.constData());
 
     test::CliResult g = test::run_tokamak(
         {"generate", "--checkpoint", checkpoint, "--prompt", kPromptText, "--top-k", "1", "--tokens", "16", "--ids"});
@@ -312,7 +332,8 @@ class TestGguf : public QObject {
     // (fewer than 16 when the model wrote <|endoftext|>, where `generate` stops and llama.cpp goes on)
     const std::string text = env.path("text.txt");
     write_file_atomically(text, kText);
-    const nlohmann::json ref = reference("llama_cpp_reference.py", "'" + file + "' " + joined(prompt()) + " 16 " + text);
+    const nlohmann::json ref =
+        reference("llama_cpp_reference.py", "'" + file + "' " + joined(prompt()) + " 16 " + text);
     if (ref.is_null()) QSKIP("llama.cpp (PyPI's llama-cpp-python) is not in the set-up's venv: run scripts/setup.sh");
     std::vector<int32_t> greedy = ref["greedy"].get<std::vector<int32_t>>();
     greedy.resize(ours.size());
@@ -321,6 +342,12 @@ class TestGguf : public QObject {
     QCOMPARE(md["general.name"].get<std::string>(), std::string("gguf run"));
     QCOMPARE(md["tokamak.step"].get<int>(), 30);
     QVERIFY(!md["tokamak.run_uid"].get<std::string>().empty());
+    // Its checkpoint deleted: said, and nothing written.
+    QVERIFY(QFile::remove(checkpoint));
+    test::CliResult gone =
+        test::run_tokamak({"export", "--run", "1", "--db", db, "--format", "gguf", "--out", out + "/after.gguf"});
+    QVERIFY2(gone.code != 0 && gone.err.contains("is gone"), gone.err.constData());
+    QVERIFY(!file_exists(env.path("models/after.gguf")));
   }
 
   // Killed in the middle of writing (here by the file-size limit's SIGXFSZ, at 1 MB): no file where it was going,
@@ -332,7 +359,8 @@ class TestGguf : public QObject {
     make_dirs(folder);
     const std::string file = folder + "/model.gguf";
     auto export_limited = [&](const std::string& limit_kb) {
-      return test::run("bash -c 'ulimit -f " + limit_kb + "; exec \"$0\" export --checkpoint \"$1\" --format gguf --type f32 --out \"$2\"' '" +
+      return test::run("bash -c 'ulimit -f " + limit_kb +
+                       "; exec \"$0\" export --checkpoint \"$1\" --format gguf --type f32 --out \"$2\"' '" +
                        test::tokamak_bin().toStdString() + "' '" + ckpt + "' '" + file + "' 2>&1");
     };
     QVERIFY(export_limited("1024") != 0);  // killed
@@ -352,7 +380,8 @@ class TestGguf : public QObject {
     QVERIFY2(QFile::exists(test::tokamak_bin()), "run through ctest (TOKAMAK_TOKAMAK_BIN)");
     const std::string ckpt = test::save_tiny_checkpoint(path("bad-ckpt"), 1, "uid-bad");
     const QString c = QString::fromStdString(ckpt), out = QString::fromStdString(path("bad.gguf"));
-    test::CliResult r = test::run_tokamak({"export", "--checkpoint", c, "--format", "gguf", "--type", "q4", "--out", out});
+    test::CliResult r =
+        test::run_tokamak({"export", "--checkpoint", c, "--format", "gguf", "--type", "q4", "--out", out});
     QVERIFY(r.code != 0 && r.err.contains("GGUF type 'q4' is not known") && r.err.contains("q8_0"));
     r = test::run_tokamak({"export", "--checkpoint", c, "--format", "onnx", "--out", out});
     QVERIFY(r.code != 0 && r.err.contains("export format 'onnx' is not known"));
@@ -373,8 +402,8 @@ class TestGguf : public QObject {
     at::Half d;
     std::memcpy(&d.x, q.data(), 2);
     QCOMPARE(float(d), float(at::Half(8.f / 127.f)));
-    QCOMPARE(int(int8_t(q[2])), -127);       // -8
-    QCOMPARE(int(int8_t(q[2 + 17])), 8);     // 0.5 · 127/8 = 7.94
+    QCOMPARE(int(int8_t(q[2])), -127);    // -8
+    QCOMPARE(int(int8_t(q[2 + 17])), 8);  // 0.5 · 127/8 = 7.94
     QCOMPARE(int(int8_t(q[2 + 16])), 0);
     for (int j = 0; j < 34; ++j) QCOMPARE(int(q[34 + j]), 0);  // an all-zero block: d = 0, q = 0
     QVERIFY(!ggml_fits(GgmlType::kQ8_0, 48));

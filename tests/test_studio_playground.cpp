@@ -56,6 +56,16 @@ class TestStudioPlayground : public QObject {
     p->prompt()->setPlainText(kPrompt);
   }
 
+  // The window at 1366×768 on the suite's store, its Playground page shown; null if the window never showed.
+  PlaygroundView* showPlayground(MainWindow& w) {
+    w.setDatabase(db_);
+    w.resize(1366, 768);
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w)) return nullptr;
+    w.findChild<QTabWidget*>()->setCurrentWidget(w.playground());
+    return w.playground();
+  }
+
   int plays() {
     RunStore store(db_.toStdString());
     return int(store.plays(store.resolve(uid_.toStdString())).size());
@@ -81,12 +91,8 @@ class TestStudioPlayground : public QObject {
 
   void streamsTheCliTextAndKeepsIt() {
     MainWindow w;
-    w.setDatabase(db_);
-    w.resize(1366, 768);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    PlaygroundView* p = w.playground();
-    w.findChild<QTabWidget*>()->setCurrentWidget(p);
+    PlaygroundView* p = showPlayground(w);
+    QVERIFY(p);
     QVERIFY(p->pick(0, uid_, 20));
     QCOMPARE(p->stepBox(0)->count(), 2);  // steps 20 and 10, newest first
     QCOMPARE(p->stepBox(0)->itemData(1).toLongLong(), qint64(10));
@@ -121,12 +127,8 @@ class TestStudioPlayground : public QObject {
 
   void twoCheckpointsSideBySide() {
     MainWindow w;
-    w.setDatabase(db_);
-    w.resize(1366, 768);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    PlaygroundView* p = w.playground();
-    w.findChild<QTabWidget*>()->setCurrentWidget(p);
+    PlaygroundView* p = showPlayground(w);
+    QVERIFY(p);
     setUp(p, 16);
     p->sideBySide()->setChecked(true);
     QVERIFY(p->output(1)->isVisible());

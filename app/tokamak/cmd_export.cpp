@@ -60,8 +60,7 @@ void run_export(const ExportArgs& a) {
   CheckpointInfo info;
   auto model = load_for_sampling(checkpoint, "cpu", &info);
   if (a.format == "gguf") {
-    GgufNaming naming{run_name.empty() ? folder_name(checkpoint) : run_name, info.run_uid, info.step,
-                      info.config_json};
+    GgufNaming naming{run_name.empty() ? folder_name(checkpoint) : run_name, info.run_uid, info.step, info.config_json};
     const std::string path = gguf_path(a.out, naming.name, a.type);
     export_gguf(*model, path, type, naming);
     struct stat st {};

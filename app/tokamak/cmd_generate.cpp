@@ -61,8 +61,8 @@ void run_generate(const GenerateArgs& a) {
     if (a.stream) print_new(sampled_text(Tokenizer::gpt2(), a.prompt, out));
   };
   const Generation g = generate_from_checkpoint(checkpoint, a.prompt, so, a.device);
-  const nlohmann::json options = {{"temperature", a.temperature}, {"top_k", a.top_k}, {"top_p", a.top_p},
-                                  {"tokens", a.tokens},           {"seed", a.seed}};
+  const nlohmann::json options = {
+      {"temperature", a.temperature}, {"top_k", a.top_k}, {"top_p", a.top_p}, {"tokens", a.tokens}, {"seed", a.seed}};
   int64_t kept = 0;
   if (a.keep) {
     RunStore store(from.db, RunStore::Mode::existing);
@@ -94,19 +94,22 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--run", a->run, "a stored run's id or uid: its newest checkpoint (or --step's)");
   cmd->add_option("--step", a->step, "with --run: the checkpoint saved at this step")->check(above_zero());
   cmd->add_option("--db", a->db, "run store for --run (default: $XDG_DATA_HOME/tokamak/runs.db)");
-  cmd->add_flag("--keep", a->keep, "keep the prompt, settings and text with the run (the studio's playground shows them)");
+  cmd->add_flag("--keep", a->keep,
+                "keep the prompt, settings and text with the run (the studio's playground shows them)");
   cmd->add_option("--prompt", a->prompt, "text to continue")->required();
   cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(above_zero());
   cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(above_zero());
   cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(zero_or_more());
-  cmd->add_option("--top-p", a->top_p, "sample from the most likely tokens whose probabilities reach p (0 < p <= 1; 1 = all)")
+  cmd->add_option("--top-p", a->top_p,
+                  "sample from the most likely tokens whose probabilities reach p (0 < p <= 1; 1 = all)")
       ->check(CLI::Range(0.0, 1.0));
   auto* stream = cmd->add_flag("--stream", a->stream, "print each token as it is made");
   cmd->add_flag("--json", a->json,
                 "print JSON: with --stream a {\"event\":\"token\",\"text\":…} line a token, then one result line "
                 "(text, ids, step, options, kept)");
-  cmd->add_flag("--ids", a->ids, "print the token ids of the continuation instead of the text (to compare with "
-                                 "another program's tokens)")
+  cmd->add_flag("--ids", a->ids,
+                "print the token ids of the continuation instead of the text (to compare with "
+                "another program's tokens)")
       ->excludes(stream)
       ->excludes("--json");
   cmd->add_option("--seed", a->seed, "random seed");

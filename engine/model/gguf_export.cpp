@@ -24,8 +24,8 @@ std::string gguf_name(const std::string& ours) {
   const size_t dot = ours.find('.', 7);
   const std::string blk = "blk." + ours.substr(7, dot - 7) + ".", rest = ours.substr(dot + 1);
   static const std::pair<const char*, const char*> parts[] = {
-      {"ln_1.", "attn_norm."},         {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
-      {"ln_2.", "ffn_norm."},          {"c_fc.", "ffn_up."},          {"c_proj.", "ffn_down."}};
+      {"ln_1.", "attn_norm."}, {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
+      {"ln_2.", "ffn_norm."},  {"c_fc.", "ffn_up."},          {"c_proj.", "ffn_down."}};
   for (const auto& [from, to] : parts) {
     const std::string f = from;
     if (rest.rfind(f, 0) == 0) return blk + to + rest.substr(f.size());
@@ -36,10 +36,14 @@ std::string gguf_name(const std::string& ours) {
 // GGUF's general.file_type for the export's type (llama_ftype).
 uint32_t file_type(GgmlType t) {
   switch (t) {
-    case GgmlType::kF32: return 0;
-    case GgmlType::kF16: return 1;
-    case GgmlType::kQ8_0: return 7;
-    case GgmlType::kBF16: return 32;
+    case GgmlType::kF32:
+      return 0;
+    case GgmlType::kF16:
+      return 1;
+    case GgmlType::kQ8_0:
+      return 7;
+    case GgmlType::kBF16:
+      return 32;
   }
   return 0;
 }

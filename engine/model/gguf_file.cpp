@@ -144,10 +144,13 @@ void name_unnamed(int fd, const std::string& path) {
 
 uint64_t ggml_bytes(GgmlType type, int64_t n) {
   switch (type) {
-    case GgmlType::kF32: return 4 * static_cast<uint64_t>(n);
+    case GgmlType::kF32:
+      return 4 * static_cast<uint64_t>(n);
     case GgmlType::kF16:
-    case GgmlType::kBF16: return 2 * static_cast<uint64_t>(n);
-    case GgmlType::kQ8_0: return static_cast<uint64_t>(n / kQ8Block) * (2 + kQ8Block);
+    case GgmlType::kBF16:
+      return 2 * static_cast<uint64_t>(n);
+    case GgmlType::kQ8_0:
+      return static_cast<uint64_t>(n / kQ8Block) * (2 + kQ8Block);
   }
   return 0;
 }

@@ -23,8 +23,8 @@ void quantize_q8_0(const float* x, int64_t n, uint8_t* out);
 
 class GgufWriter {
  public:
-  using Value = std::variant<uint32_t, int32_t, float, bool, std::string, std::vector<std::string>,
-                             std::vector<int32_t>>;
+  using Value =
+      std::variant<uint32_t, int32_t, float, bool, std::string, std::vector<std::string>, std::vector<int32_t>>;
   void set(const std::string& key, Value value);
   // `tensor` is converted from its float values to `type` while the file is written; kept until then.
   void add_tensor(const std::string& name, const at::Tensor& tensor, GgmlType type);

@@ -50,8 +50,9 @@ std::vector<SpeedupWaterfall::Rung> waterfallRungs(const tokamak::Scoreboard& bo
       for (size_t m : g.members) values.push_back(measure(board.rows[m]));
       QString verdict;
       if (const auto v = before.empty() ? std::nullopt : tokamak::welch_verdict(before, values))
-        verdict = v->resolved ? (v->p < 0.001 ? QStringLiteral("p < 0.001") : QStringLiteral("p = %1").arg(v->p, 0, 'g', 2))
-                              : QObject::tr("not resolved");
+        verdict = v->resolved
+                      ? (v->p < 0.001 ? QStringLiteral("p < 0.001") : QStringLiteral("p = %1").arg(v->p, 0, 'g', 2))
+                      : QObject::tr("not resolved");
       rungs.push_back({name.section(QStringLiteral(" ×"), 0, 0), rate(g.mean), verdict});
       before = values;
     }

@@ -243,15 +243,15 @@ void PlaygroundView::fillKept() {
     const auto plays = store.plays(store.resolve(uid.toStdString()));
     for (auto it = plays.rbegin(); it != plays.rend(); ++it) {  // newest first
       const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(it->options_json)).object();
-      auto* item = new QTreeWidgetItem(
-          kept_, {QDateTime::fromSecsSinceEpoch(qint64(it->created)).toString("MM-dd hh:mm:ss"),
-                  QString::number(it->step), QString::fromStdString(it->prompt).section('\n', 0, 0),
-                  tr("t %1 · k %2 · p %3 · %4 tokens · seed %5")
-                      .arg(o.value("temperature").toDouble())
-                      .arg(o.value("top_k").toInteger())
-                      .arg(o.value("top_p").toDouble())
-                      .arg(o.value("tokens").toInteger())
-                      .arg(o.value("seed").toInteger())});
+      auto* item =
+          new QTreeWidgetItem(kept_, {QDateTime::fromSecsSinceEpoch(qint64(it->created)).toString("MM-dd hh:mm:ss"),
+                                      QString::number(it->step), QString::fromStdString(it->prompt).section('\n', 0, 0),
+                                      tr("t %1 · k %2 · p %3 · %4 tokens · seed %5")
+                                          .arg(o.value("temperature").toDouble())
+                                          .arg(o.value("top_k").toInteger())
+                                          .arg(o.value("top_p").toDouble())
+                                          .arg(o.value("tokens").toInteger())
+                                          .arg(o.value("seed").toInteger())});
       item->setData(0, Qt::UserRole, QString::fromStdString(it->text));
       item->setData(2, Qt::UserRole, QString::fromStdString(it->prompt));
     }
@@ -279,16 +279,27 @@ void PlaygroundView::generate() {
     Side& s = sides_[i];
     s.events = 0;
     s.output->clear();
-    QStringList args{"generate",      "--run",    s.run->currentData().toString(),
-                     "--step",        QString::number(s.step->currentData().toLongLong()),
-                     "--prompt",      prompt_->toPlainText(),
-                     "--tokens",      QString::number(tokens_->value()),
-                     "--temperature", QString::number(temperature_->value()),
-                     "--top-k",       QString::number(topK_->value()),
-                     "--top-p",       QString::number(topP_->value()),
-                     "--seed",        QString::number(seed_->value()),
-                     "--device",      "cpu",
-                     "--json",        "--stream",
+    QStringList args{"generate",
+                     "--run",
+                     s.run->currentData().toString(),
+                     "--step",
+                     QString::number(s.step->currentData().toLongLong()),
+                     "--prompt",
+                     prompt_->toPlainText(),
+                     "--tokens",
+                     QString::number(tokens_->value()),
+                     "--temperature",
+                     QString::number(temperature_->value()),
+                     "--top-k",
+                     QString::number(topK_->value()),
+                     "--top-p",
+                     QString::number(topP_->value()),
+                     "--seed",
+                     QString::number(seed_->value()),
+                     "--device",
+                     "cpu",
+                     "--json",
+                     "--stream",
                      "--keep"};
     if (!db_.isEmpty()) args << "--db" << db_;
     s.job->startEngine(args);

@@ -116,9 +116,18 @@ static SpeedOfLightRecord speed_of_light_from_json(const ojson& j) {
 
 static ojson verdict_json(const std::optional<Verdict>& v) {
   if (!v) return nullptr;
-  return {{"test", "welch"},    {"n_baseline", v->n_a}, {"n", v->n_b},       {"mean_baseline", v->mean_a},
-          {"mean", v->mean_b},  {"diff", v->diff},      {"ci95_low", v->low}, {"ci95_high", v->high},
-          {"p", v->p},          {"df", v->df},          {"resolved", v->resolved}, {"seeds_needed", v->seeds_needed}};
+  return {{"test", "welch"},
+          {"n_baseline", v->n_a},
+          {"n", v->n_b},
+          {"mean_baseline", v->mean_a},
+          {"mean", v->mean_b},
+          {"diff", v->diff},
+          {"ci95_low", v->low},
+          {"ci95_high", v->high},
+          {"p", v->p},
+          {"df", v->df},
+          {"resolved", v->resolved},
+          {"seeds_needed", v->seeds_needed}};
 }
 
 static ojson finite_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
@@ -147,9 +156,10 @@ static ojson groups_json(RunStore& store, const std::vector<int64_t>& ids, const
                    {"final_val_loss", finite_or_null(g.mean.final_val_loss)},
                    {"time_to_target_s", finite_or_null(g.mean.time_to_target_s)},
                    {"reached_target", g.reached},
-                   {"verdicts", {{"tok_s", verdict_json(g.tok_s_verdict)},
-                                 {"final_val_loss", verdict_json(g.val_loss_verdict)},
-                                 {"time_to_target_s", verdict_json(g.target_verdict)}}}});
+                   {"verdicts",
+                    {{"tok_s", verdict_json(g.tok_s_verdict)},
+                     {"final_val_loss", verdict_json(g.val_loss_verdict)},
+                     {"time_to_target_s", verdict_json(g.target_verdict)}}}});
   }
   return out;
 }
