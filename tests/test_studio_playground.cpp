@@ -123,6 +123,9 @@ class TestStudioPlayground : public QObject {
     p->output(0)->clear();
     p->kept()->setCurrentItem(kept);  // a kept try shows its text again
     QCOMPARE(p->output(0)->toPlainText(), text);
+    // `runs show` tells it too.
+    test::CliResult show = test::run_tokamak({"runs", "show", uid_, "--db", db_});
+    QVERIFY2(show.code == 0 && show.out.contains("playground: 1\n  last (step 20, "), show.out.constData());
   }
 
   void twoCheckpointsSideBySide() {

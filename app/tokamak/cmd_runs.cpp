@@ -96,7 +96,8 @@ void show(const RunsArgs& a) {
       {"model", r.model + " (" + std::to_string(r.n_params) + " parameters)"},
       {"dataset", r.dataset},
       {"device", r.device + (r.gpu_name.empty() ? "" : " " + r.gpu_name) + " ×" + std::to_string(r.world_size)},
-      {"versions", (r.tokamak_version.empty() ? "" : "Tokamak " + r.tokamak_version + ", ") + "LibTorch " + r.torch_version + (r.cuda_version.empty() ? "" : ", CUDA " + r.cuda_version)},
+      {"versions", (r.tokamak_version.empty() ? "" : "Tokamak " + r.tokamak_version + ", ") + "LibTorch " +
+                       r.torch_version + (r.cuda_version.empty() ? "" : ", CUDA " + r.cuda_version)},
       {"host", r.host + " (pid " + std::to_string(r.pid) + ")"},
       {"tags", r.tags_json},
       {"notes", r.notes}};
@@ -112,6 +113,11 @@ void show(const RunsArgs& a) {
   auto samples = store->samples(id);
   std::cout << "samples: " << samples.size() << "\n";
   if (!samples.empty()) std::cout << "  last (step " << samples.back().step << "): " << samples.back().text << "\n";
+  auto plays = store->plays(id);  // the playground's tries (`generate --keep`)
+  std::cout << "playground: " << plays.size() << "\n";
+  if (!plays.empty())
+    std::cout << "  last (step " << plays.back().step << ", " << plays.back().options_json << "): " << plays.back().text
+              << "\n";
   nlohmann::json config = nlohmann::json::parse(r.config_json, nullptr, false);
   std::cout << "\nconfig:\n" << (config.is_discarded() ? r.config_json : config.dump(2)) << "\n";
 }
