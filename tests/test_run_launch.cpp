@@ -16,6 +16,7 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "tests/support/scratch_env.h"
+#include "tests/support/test_support.h"
 
 using namespace tokamak;
 
@@ -61,6 +62,25 @@ class TestRunLaunch : public QObject {
     const int code = wait_or_kill(starter, 20);
     QVERIFY2(code != -1, "the starter still waited after 20 s: it and its child wait on each other");
     QCOMPARE(code, 0);  // threw the pid file's error, naming it
+  }
+
+  // A start that fails (here: an engine that does not exec; a full disk under the pid file takes the same way out)
+  // leaves no half-made run folder, which `runs list` and a host's listing would show as a crashed run. A resumed
+  // run's folder, there before, stays.
+  void aFailedStartLeavesNoRunFolder() {
+    test::ScratchEnv env;
+    const RunFolder fresh{env.path("runs/fresh")};
+    QString e = test::error_of(
+        [&] { start_run_detached("/nonexistent/tokamak-engine", fresh, "00000000000000aa", "fresh", "{}", {}); });
+    QVERIFY2(e.contains("cannot start the run"), qPrintable(e));
+    QVERIFY(!path_exists(fresh.path));
+    QVERIFY(path_exists(env.path("runs")));  // only the run's own folder goes
+    const RunFolder resumed{env.path("runs/resumed")};
+    create_run_folder(resumed, {"00000000000000bb", "resumed", "localhost", resumed.path, 0});
+    e = test::error_of(
+        [&] { start_run_detached("/nonexistent/tokamak-engine", resumed, "00000000000000bb", "resumed", "{}", {}); });
+    QVERIFY2(e.contains("cannot start the run"), qPrintable(e));
+    QVERIFY(path_exists(resumed.info_file()));
   }
 
   // The earlier segment ended "finished"; the resumed one is killed. It must read crashed.

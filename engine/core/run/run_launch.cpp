@@ -144,12 +144,20 @@ long launch_detached(const std::string& engine, const std::vector<std::string>& 
 long start_run_detached(const std::string& engine, const RunFolder& folder, const std::string& uid,
                         const std::string& name, const std::string& config_json, const std::vector<std::string>& args,
                         const std::vector<std::string>& env) {
-  if (!path_exists(folder.info_file())) create_run_folder(folder, {uid, name, this_host(), folder.path, now_seconds()});
-  const std::string config = folder.path + "/config.json";
-  write_file_atomically(config, config_json);
-  std::vector<std::string> train = {"train", "--config", config};
-  train.insert(train.end(), args.begin(), args.end());
-  return launch_detached(engine, train, folder, uid, env);
+  // A start that fails (a full disk under the pid file or the config, an engine that does not exec) leaves no
+  // half-made run behind: a folder that was not there before goes again. A resumed run's folder stays as it was.
+  const bool made = !path_exists(folder.info_file()), fresh = !path_exists(folder.path);
+  try {
+    if (made) create_run_folder(folder, {uid, name, this_host(), folder.path, now_seconds()});
+    const std::string config = folder.path + "/config.json";
+    write_file_atomically(config, config_json);
+    std::vector<std::string> train = {"train", "--config", config};
+    train.insert(train.end(), args.begin(), args.end());
+    return launch_detached(engine, train, folder, uid, env);
+  } catch (...) {
+    if (fresh) remove_tree(folder.path);
+    throw;
+  }
 }
 
 }  // namespace tokamak
