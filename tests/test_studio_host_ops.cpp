@@ -165,6 +165,15 @@ class TestStudioHostOps : public QObject {
     for (const QString& f : files)
       QVERIFY2(read_file(to.toStdString() + "/hf-export/" + f.toStdString()) == read_file(out + "/" + f.toStdString()),
                qPrintable(f));
+
+    // GGUF: written on the host by its tokamak, then copied here byte for byte.
+    const std::string gguf = hostData_ + "/model-q8.gguf";
+    QVERIFY(runs->exportOnHost(id, QString::fromStdString(gguf), to, "gguf", "q8_0"));
+    QTRY_VERIFY_WITH_TIMEOUT(runs->message().startsWith("Downloaded") || runs->hasError(), 120000);
+    QVERIFY2(!runs->hasError(), qPrintable(runs->message()));
+    const std::string here = read_file(to.toStdString() + "/model-q8.gguf");
+    QVERIFY(here == read_file(gguf));
+    QCOMPARE(QByteArray::fromStdString(here.substr(0, 4)), QByteArray("GGUF"));
   }
 };
 

@@ -21,7 +21,7 @@ struct RemoteArgs {
   uint64_t from = 0;
   bool json = false, control = false, live = false;
   // download / eval / export
-  std::string checkpoint, path, to, task, format, out;
+  std::string checkpoint, path, to, task, format, out, type;
 };
 
 // The host of --host with the shared connection (cache_dir()/ssh) and the ssh options given.

@@ -113,11 +113,16 @@ void eval(const RemoteArgs& a) {
                         : ("not recorded: run " + a.uid + " is not in this machine's run store").c_str());
 }
 
-// `tokamak export` on the host: the folder is written there (fetch it with `download --path`).
+// `tokamak export` on the host: the folder (hf) or file (gguf) is written there (fetch it with `download --path`).
 void export_model(const RemoteArgs& a) {
+  if (!a.type.empty() && a.format != "gguf")
+    throw Error("--type is GGUF's (f32, f16, bf16, q8_0)", "add --format gguf, or drop --type");
   const RemoteHost host = host_of(a);
   const std::string checkpoint = checkpoint_path(host, a.uid, a.checkpoint);
-  host.run({host.tokamak(), "export", "--format", a.format, "--checkpoint", checkpoint, "--out", a.out}, {}, 0);
+  std::vector<std::string> cmd = {host.tokamak(), "export",   "--format", a.format,
+                                  "--checkpoint", checkpoint, "--out",    a.out};
+  if (!a.type.empty()) cmd.insert(cmd.end(), {"--type", a.type});
+  host.run(cmd, {}, 0);
   const json r = {{"event", "exported"}, {"host", host.target().spec()}, {"checkpoint", checkpoint}, {"path", a.out}};
   if (a.json) emit_json_line(r);
   else std::printf("%s:%s\n", host.target().spec().c_str(), a.out.c_str());
@@ -146,12 +151,14 @@ void add_remote_job_commands(CLI::App* remote, const std::shared_ptr<RemoteArgs>
   c->add_flag("--json", args->json, "the result as one JSON object (default: one line per result)");
   c->callback([args] { eval(*args); });
 
-  c = remote->add_subcommand("export", "Write a run's checkpoint as a Hugging Face folder on the host");
+  c = remote->add_subcommand("export", "Write a run's checkpoint as a Hugging Face folder or a GGUF file on the host");
   common(c);
   c->add_option("uid", args->uid, "the run's uid on the host")->required();
   c->add_option("checkpoint", args->checkpoint, "its step or file name (default: the newest checkpoint)");
-  c->add_option("--format", args->format, "hf (Hugging Face GPT-2 folder)")->default_val("hf");
-  c->add_option("--out", args->out, "the folder to write, on the host")->required();
+  c->add_option("--format", args->format, "hf (Hugging Face GPT-2 folder) | gguf (one file for llama.cpp and Ollama)")
+      ->default_val("hf");
+  c->add_option("--type", args->type, "gguf's weights: f32 | f16 | bf16 | q8_0 (default f16)");
+  c->add_option("--out", args->out, "the folder (hf) or file (gguf) to write, on the host")->required();
   c->add_flag("--json", args->json, "the result as one JSON object");
   c->callback([args] { export_model(*args); });
 }

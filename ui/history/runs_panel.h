@@ -56,7 +56,7 @@ class RunsPanel : public QWidget {
   // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
   bool exportForHuggingFace(qint64 id, const QString& folder);
   // The run's last checkpoint as one GGUF file for llama.cpp and Ollama (`tokamak export --format gguf`), TYPE
-  // f32 | f16 | bf16 | q8_0. A host's run is downloaded first (Export ▸ Checkpoint from its SSH host).
+  // f32 | f16 | bf16 | q8_0. A host's run goes through exportOnHost (Export… asks where, there and here).
   bool exportGguf(qint64 id, const QString& file, const QString& type);
   bool isExporting() const;
   // Evaluates the run's last checkpoint on `task` ("hellaswag:FILE.jsonl" or "ppl:PATH": `tokamak eval`) in a
@@ -71,10 +71,11 @@ class RunsPanel : public QWidget {
   // The same for any file or folder on run ID's host (an export written there).
   bool downloadHostPath(qint64 id, const QString& remotePath, const QString& folder);
   bool isDownloading() const;  // any job on a host: download, evaluation or export
-  // A host's run: its newest checkpoint written as a Hugging Face folder on the host at HOST_FOLDER
-  // (`tokamak remote export`), then, when DOWNLOAD_TO is given, copied here. exportForHuggingFace and
-  // evaluateRun take this path (and `tokamak remote eval`) by themselves for a host's run.
-  bool exportOnHost(qint64 id, const QString& hostFolder, const QString& downloadTo = {});
+  // A host's run: its newest checkpoint written as a Hugging Face folder (or, FORMAT "gguf", a GGUF file of TYPE) on
+  // the host at HOST_PATH (`tokamak remote export`), then, when DOWNLOAD_TO is given, copied here. exportForHuggingFace
+  // and evaluateRun take this path (and `tokamak remote eval`) by themselves for a host's run.
+  bool exportOnHost(qint64 id, const QString& hostPath, const QString& downloadTo = {},
+                    const QString& format = QStringLiteral("hf"), const QString& type = {});
   // Replaces the delete confirmation (default: a QMessageBox); tests answer it.
   void setConfirmation(std::function<bool(const QString& question)> confirm);
   void setPollInterval(int ms);  // how often the store is checked for changes while visible (default 1 s)

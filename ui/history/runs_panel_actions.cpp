@@ -309,9 +309,8 @@ bool RunsPanel::exportGguf(qint64 id, const QString& file, const QString& type) 
   }
   if (file.isEmpty()) return false;
   if (QString host, uid; hostOf(id, &host, &uid) && !host.isEmpty()) {
-    showError(tr("Run #%1 trained on %2: download its checkpoint first (Export ▸ Checkpoint from its SSH host)")
-                  .arg(id)
-                  .arg(host));
+    showError(
+        tr("Run #%1 trained on %2: its file is written there (Export… asks where, there and here)").arg(id).arg(host));
     return false;
   }
   const QString checkpoint = lastCheckpoint(id);
@@ -337,6 +336,18 @@ void RunsPanel::exportGgufWithDialog() {
       tr("Weights (norms and biases stay f32): f16 as llama.cpp's converter, q8_0 half the size, f32 exact"),
       {QStringLiteral("f16"), QStringLiteral("q8_0"), QStringLiteral("bf16"), QStringLiteral("f32")}, 0, false, &ok);
   if (!ok) return;
+  QString host, uid;
+  if (!hostOf(id, &host, &uid)) return;
+  if (!host.isEmpty()) {  // written on the host, then (if a folder is chosen) copied here
+    const QString there = QInputDialog::getText(this, tr("Export run #%1 on %2").arg(id).arg(host),
+                                                tr("The GGUF file to write on %1:").arg(host), QLineEdit::Normal,
+                                                QStringLiteral("run-%1-%2.gguf").arg(uid.left(8), type));
+    if (there.isEmpty()) return;
+    exportOnHost(id, there,
+                 QFileDialog::getExistingDirectory(this, tr("Copy the file here too (Cancel: leave it there)")),
+                 QStringLiteral("gguf"), type);
+    return;
+  }
   QString file = QFileDialog::getSaveFileName(this, tr("Export for llama.cpp and Ollama"),
                                               QStringLiteral("run-%1-%2.gguf").arg(id).arg(type), tr("GGUF (*.gguf)"));
   if (file.isEmpty()) return;

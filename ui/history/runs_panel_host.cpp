@@ -113,20 +113,25 @@ bool RunsPanel::evaluateOnHost(qint64 id, const QString& task) {
   return true;
 }
 
-bool RunsPanel::exportOnHost(qint64 id, const QString& hostFolder, const QString& downloadTo) {
+bool RunsPanel::exportOnHost(qint64 id, const QString& hostFolder, const QString& downloadTo, const QString& format,
+                             const QString& type) {
   QString host, uid;
   if (!hostOf(id, &host, &uid)) return false;
-  if (!startHostJob(id, "export", {uid, "--format", "hf", "--out", hostFolder}, tr("exporting"))) return false;
-  connect(hostJob_, &ChildProcess::finished, this, [this, id, host, hostFolder, downloadTo](const QString& error) {
-    if (!error.isEmpty()) return showError(tr("Export of run #%1 on %2 failed: %3").arg(id).arg(host, error));
-    showNotice(
-        tr("Exported run #%1 for Hugging Face on %2 to %3 (Download copies it here)").arg(id).arg(host, hostFolder));
-    // Queued: this job's finished() is still being delivered.
-    if (!downloadTo.isEmpty())
-      QMetaObject::invokeMethod(
-          this, [this, id, hostFolder, downloadTo] { downloadHostPath(id, hostFolder, downloadTo); },
-          Qt::QueuedConnection);
-  });
+  QStringList args{uid, "--format", format, "--out", hostFolder};
+  if (!type.isEmpty()) args << "--type" << type;
+  if (!startHostJob(id, "export", args, tr("exporting"))) return false;
+  connect(
+      hostJob_, &ChildProcess::finished, this, [this, id, host, hostFolder, downloadTo, format](const QString& error) {
+        if (!error.isEmpty()) return showError(tr("Export of run #%1 on %2 failed: %3").arg(id).arg(host, error));
+        showNotice(tr("Exported run #%1 for %2 on %3 to %4 (Download copies it here)")
+                       .arg(id)
+                       .arg(format == QLatin1String("gguf") ? tr("llama.cpp") : tr("Hugging Face"), host, hostFolder));
+        // Queued: this job's finished() is still being delivered.
+        if (!downloadTo.isEmpty())
+          QMetaObject::invokeMethod(
+              this, [this, id, hostFolder, downloadTo] { downloadHostPath(id, hostFolder, downloadTo); },
+              Qt::QueuedConnection);
+      });
   return true;
 }
 
