@@ -1,6 +1,8 @@
 // PrinterSink (see printer.h).
 #include "app/tokamak/printer.h"
 
+#include "engine/core/run/phases.h"
+
 #include "engine/core/run/journal.h"
 #include "engine/core/run/journal_events.h"
 #include "engine/core/util/format.h"
@@ -64,6 +66,22 @@ static bool is_machine_health(const std::string& k) {
   return k.rfind("gpu_", 0) == 0;
 }
 
+// The step profile's phases as one group, "ms: data 0.07 · forward 1.68 · head 9.21 · …" (the studio and `runs
+// compare` show them per run; seven raw keys made a terminal line three times as long).
+static std::string phase_group(const Metrics& m) {
+  std::string group;
+  char buf[32];
+  for (const PhaseName& p : phase_names())
+    for (const MetricValue& v : m)
+      if (v.key == p.metric) {
+        std::snprintf(buf, sizeof buf, "%.2f", v.value);
+        group += std::string(group.empty() ? " | ms: " : " · ") + p.label + " " + buf;
+      }
+  return group;
+}
+
+static bool is_phase(const std::string& k) { return k.rfind("phase_", 0) == 0; }
+
 // "name value" for the metrics a person reads at a glance, in this order; any others follow as key=value.
 static std::string human_metrics(const Metrics& m) {
   std::string line;
@@ -83,12 +101,14 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "mfu") put("mfu ", "%.1f%%", 100 * v.value);
     else if (k == "mem_peak") put("mem ", "%.0f MB", v.value / 1e6);
     else if (k == "eta_s") line += " | " + format_duration(v.value) + " left";
+    else if (k == "plan_tok_s") line += " | planned " + format_count(v.value) + " tok/s";  // the first report's
+    else if (k == "plan_step_ms") put("planned ", "%.1f ms", v.value);
     else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0) ||
-             (k == "spikes" && v.value == 0) || is_machine_health(k))
+             (k == "spikes" && v.value == 0) || is_machine_health(k) || is_phase(k))
       continue;
     else put((k + " ").c_str(), "%g", v.value);
   }
-  return line;
+  return line + phase_group(m);
 }
 
 void PrinterSink::on_step(const StepEvent& e) {
@@ -112,7 +132,8 @@ void PrinterSink::on_skip(const SkipEvent& e) {
 void PrinterSink::on_spike(const SpikeEvent& e) {
   std::string what = e.action;
   if (e.action == "rolled back")
-    what += " to step " + std::to_string(e.to_step) + ", " + std::to_string(e.data_skipped) + " steps of data passed over";
+    what +=
+        " to step " + std::to_string(e.to_step) + ", " + std::to_string(e.data_skipped) + " steps of data passed over";
   std::fprintf(stderr, "step %5lld: %s spike, %.4g against a median of %.4g (limit %.4g): %s (%lld in all)\n",
                static_cast<long long>(e.step), e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median,
                e.limit, what.c_str(), static_cast<long long>(e.total));
