@@ -57,7 +57,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# 2b. llama.cpp, compiled from PyPI's llama-cpp-python (a source package: ~7 minutes on 2 cores, once). Only the
+# 2b. llama.cpp, compiled from PyPI's llama-cpp-python (a source package: 7–10 minutes on 2 cores, once). Only the
 #     library the Python binding loads is built: no server, tools or examples; for AVX2, not -march=native, so a
 #     cache copied to another x86-64 machine of this project (AVX2 or AVX-512) still runs. A failed build is said
 #     and set-up goes on: the tests that need llama.cpp then skip, saying so. scripts/test.sh asks for it
