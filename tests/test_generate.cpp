@@ -143,6 +143,11 @@ class TestGenerate : public QObject {
     QVERIFY2(whole.code == 0 && streamed.code == 0, streamed.err.constData());
     QVERIFY(whole.out.startsWith("The hacker") && whole.out.size() > 12);
     QCOMPARE(streamed.out, whole.out);
+    // A count too big for any int gets a range message, not CLI11's own words.
+    const test::CliResult huge = test::run_tokamak({"generate", "--checkpoint", ck, "--prompt", "x", "--tokens",
+                                                    "99999999999999999999"});
+    QVERIFY2(huge.code != 0 && huge.err.contains("out of range") && huge.err.contains("from 1 to 1000000"),
+             huge.err.constData());
   }
 
   // `more` goes on past max_new_tokens while it asks (sample_text: to finish a character the last token left

@@ -63,6 +63,30 @@ class TestHealth : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // TOKAMAK_TRY_SPIKE_AT's garbage is always ids of the vocabulary, however small (model.vocab_size may be 2), and
+  // an absurd step or length is refused in one line.
+  void triedGarbageStaysInTheVocabulary() {
+    for (int64_t vocab : {2, 7, 999, 1000, 50257}) {
+      at::Tensor in = at::zeros({4, 16}, at::kLong), tg = at::zeros({4, 16}, at::kLong);
+      fill_with_garbage(in, tg, vocab);
+      QVERIFY2(in.min().item<int64_t>() >= 0 && in.max().item<int64_t>() < vocab, qPrintable(QString::number(vocab)));
+      QVERIFY2(tg.min().item<int64_t>() >= 0 && tg.max().item<int64_t>() < vocab, qPrintable(QString::number(vocab)));
+    }
+    int64_t from = 0, to = 0;
+    parse_spike_trial("120:3", &from, &to);
+    QCOMPARE(from, int64_t{119});
+    QCOMPARE(to, int64_t{122});
+    for (const char* bad : {"9223372036854775807", "5:9223372036854775807", "0", "5:0", "x"}) {
+      bool refused = false;
+      try {
+        parse_spike_trial(bad, &from, &to);
+      } catch (const Error&) {
+        refused = true;
+      }
+      QVERIFY2(refused, bad);
+    }
+  }
+
   void theDetectorFindsARiseAndNotTheNoise() {
     SpikeDetector d(8, 6, 6);
     const double losses[] = {5.0, 4.9, 5.1, 4.95, 5.05, 4.9, 5.0, 5.1};

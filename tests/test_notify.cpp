@@ -11,7 +11,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "engine/core/run/notify.h"
+#include "engine/core/run/notify_sink.h"
 #include "engine/core/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/nginx_server.h"
@@ -81,7 +87,7 @@ class TestNotify : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     if (!QFile::exists("/usr/bin/dbus-daemon") || !QFile::exists("/usr/bin/gdbus"))
-      QSKIP("needs Debian's dbus-daemon and libglib2.0-bin (scripts/setup.sh installs them)");
+      QFAIL("needs Debian's dbus-daemon and libglib2.0-bin (scripts/setup.sh installs them)");
     bus_.start("dbus-daemon", {"--session", "--nofork", "--print-address=1",
                                "--address=unix:path=" + busDir_.filePath("bus")});
     QVERIFY(bus_.waitForStarted());
@@ -194,13 +200,15 @@ class TestNotify : public QObject {
     QVERIFY(env.ok());
     NotifySettings s;
     s.desktop = false;
-    s.webhook = "http://127.0.0.1:9/hook";  // the discard port: nothing answers
+    s.webhook = "http://127.0.0.1:9/hook?token=SECRET";  // the discard port: nothing answers
     write_notify_settings(s);
     test::CliResult r = train(env);
     QCOMPARE(r.code, 0);
-    QVERIFY2(r.err.contains("tokamak: note: a notification was not sent: the webhook http://127.0.0.1:9/hook was "
+    // The host is named, never the path or the query: for Slack, Discord and ntfy they are the secret.
+    QVERIFY2(r.err.contains("tokamak: note: a notification was not sent: the webhook http://127.0.0.1:9/… was "
                             "not reached"),
              r.err.constData());
+    QVERIFY2(!r.err.contains("SECRET") && !r.err.contains("/hook"), r.err.constData());
     write_file_atomically(notify_settings_path(), "{\"webhook\": 3}");
     r = train(env);
     QCOMPARE(r.code, 0);
@@ -210,6 +218,43 @@ class TestNotify : public QObject {
     // The sender says why a desktop cannot be told.
     qunsetenv("DBUS_SESSION_BUS_ADDRESS");
     QVERIFY(QString::fromStdString(send_desktop({"finished", "t", "b", "", "", 1})).contains("no session D-Bus"));
+  }
+
+  // A webhook that never answers (a socket that listens and never replies) holds nobody up: the sink posts and
+  // returns while the send is still out, and the run's end waits its bounded time, then says what it gave up. A
+  // redirect (nginx's 302) is no delivery.
+  void aWebhookThatHangsOrMovesIsNoDelivery() {
+    test::NginxServer web;
+    web.addLocation("location = /moved { return 302 http://169.254.169.254/; }");
+    QVERIFY2(web.start(), qPrintable(web.error()));
+    const Notice notice{"finished", "run finished", "step 3", "", "", 3};
+    const QString moved = QString::fromStdString(send_webhook(web.endpoint().toStdString() + "/moved", notice));
+    QVERIFY2(moved.contains("answered HTTP 302 (a redirect, not followed"), qPrintable(moved));
+
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    QCOMPARE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    QCOMPARE(::listen(listener, 8), 0);
+    QCOMPARE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    NotifySettings s;
+    s.desktop = false;
+    s.webhook = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/hook?token=SECRET";
+    NotifySink sink(s);
+    sink.on_start(RunStart{});
+    sink.on_spike(SpikeEvent{});
+    QCOMPARE(sink.queue().pending(), size_t(1));  // returned with the send still out: a step never waits on it
+    EndEvent end;
+    end.status = "finished";
+    sink.on_end(end);  // waits NoticeQueue::kEndWaitS, then gives up the spike in flight and the end
+    const QString why = QString::fromStdString(sink.last_failure());
+    QVERIFY2(why.startsWith("2 notices were still being sent when the run ended"), qPrintable(why));
+    QVERIFY(!why.contains("SECRET"));
+    QCOMPARE(sink.queue().pending(), size_t(0));
+    ::close(listener);
   }
 };
 

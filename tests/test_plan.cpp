@@ -112,7 +112,14 @@ class TestPlan : public QObject {
         {R"({"devices": [{"name": "New", "architecture": "Ada", "tflops": {"fp32": 1}, "memory_bandwidth_gbs": 1,
            "interconnect": {"kind": "PCIe", "gbs": 1}}]})",
          "/my/devices.json: device 'New': 'memory_gb' is missing"},
-        {R"({"devices": [{"name": "L4", "memory_gb": -3}]})", "/my/devices.json: device 'L4': 'memory_gb' must be a positive number"},
+        {R"({"devices": [{"name": "L4", "memory_gb": -3}]})", "/my/devices.json: device 'L4': 'memory_gb' must be a number from 0.1 to"},
+        // A typo of a few hundred orders of magnitude: refused, not planned as a 63-digit time.
+        {R"({"devices": [{"name": "H100 SXM", "memory_bandwidth_gbs": 1e-300}]})",
+         "/my/devices.json: device 'H100 SXM': 'memory_bandwidth_gbs' must be a number from 1 to"},
+        {R"({"devices": [{"name": "L4", "tflops": {"fp32": 1e300}}]})",
+         "/my/devices.json: device 'L4': 'tflops.fp32' must be a number from 0.001 to 1e6"},
+        {R"({"devices": [{"name": "L4", "memory_gb": 1e9}]})",
+         "/my/devices.json: device 'L4': 'memory_gb' must be a number from 0.1 to 100000"},
         {R"({"devices": [{"name": "L4", "tflops": {"int4": 5}}]})",
          "/my/devices.json: device 'L4': 'tflops.int4' is no precision Tokamak plans for"},
         {R"({"devices": [{"name": "L4", "interconnect": "PCIe"}]})", "/my/devices.json: device 'L4': 'interconnect' must be"},
@@ -308,6 +315,16 @@ class TestPlan : public QObject {
              r.err.constData());
     r = test::run_tokamak({"plan", "--tokens", "10", "--target-loss", "3"});
     QVERIFY(r.code != 0);
+    // Numbers no plan can mean are refused in one line, before any work.
+    for (const QStringList& args : {QStringList{"--tokens", "inf"}, QStringList{"--tokens", "1e308"},
+                                    QStringList{"--gpus", "2147483647"}, QStringList{"--tokens", "nan"}}) {
+      r = test::run_tokamak(QStringList{"plan", "--device", "H100 SXM"} + args);
+      QVERIFY2(r.code != 0 && r.out.isEmpty() && r.err.contains("--") && !r.err.contains("years"),
+               qPrintable(args.join(' ') + ": " + r.err));
+    }
+    // The largest that is taken prints a time with its unit.
+    r = test::run_tokamak({"plan", "--device", "H100 SXM", "--tokens", "1e16"});
+    QVERIFY2(r.code == 0 && r.out.contains(" years"), r.out.constData());
     write_file_atomically(env_->path("rates.json"), R"({"of_limit": {"matmul": 1.5}})");
     r = test::run_tokamak({"plan", "--device", "L4", "--rates", QString::fromStdString(env_->path("rates.json"))});
     QVERIFY(r.code != 0);

@@ -47,7 +47,7 @@ class TestSlowdown : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    if (QStandardPaths::findExecutable("taskset").isEmpty()) QSKIP("needs util-linux's taskset");
+    if (QStandardPaths::findExecutable("taskset").isEmpty()) QFAIL("needs util-linux's taskset (scripts/setup.sh installs it)");
   }
   void cleanup() {
     endBusy();

@@ -2,6 +2,8 @@
 // scoreboard's arithmetic, and `tokamak runs` end to end when the CLI has been built.
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -47,6 +49,7 @@ class TestStoreExport : public QObject {
   void speedOfLightKeptExportedCompared();
   void limitsKeptForEveryRun();
   void cliEndToEnd();
+  void outputsNeverReplaceWhatTheyMustNot();
 };
 
 // What `bench --kernels` stores of a run: two counted kinds (one of each bound) and one it cannot count.
@@ -642,6 +645,59 @@ void TestStoreExport::runsCompareGroups() {
   QVERIFY(v["resolved"].get<bool>());
   QCOMPARE(tokamak_line("runs export 1 2 --format csv --group seed --db " + db, &out, true), 1);
   QVERIFY2(out.find("--group applies to --format md and json") != std::string::npos, out.c_str());
+}
+
+// The rule for every output (engine/core/util/output_path.h) as a user meets it: an export pointed at the store,
+// the checkpoint it reads, a link or a FIFO is refused before any work, and the store still opens; an earlier export
+// is replaced only with --force, a file of another kind never; a folder export never writes among other files.
+void TestStoreExport::outputsNeverReplaceWhatTheyMustNot() {
+  QTemporaryDir dir;
+  const std::string db = db_in(dir, "runs.db");
+  {
+    RunStore store(db);
+    fill(store);
+  }
+  const auto refused = [&](const std::string& args, const char* why) {
+    std::string out;
+    const int code = tokamak_line(args, &out, true);
+    QVERIFY2(code != 0 && out.find(why) != std::string::npos, (args + " → " + out).c_str());
+  };
+  refused("runs export 1 --format json --db " + db + " --force --out " + db, "is what this command reads");
+  const std::string copy = db_in(dir, "store_copy.json");  // a store by any name
+  QCOMPARE(::link(db.c_str(), db_in(dir, "copy.db").c_str()), 0);
+  QVERIFY(::rename(db_in(dir, "copy.db").c_str(), copy.c_str()) == 0);
+  refused("runs export 1 --format json --db " + db + " --force --out " + copy, "is what this command reads");
+  QCOMPARE(::unlink(copy.c_str()), 0);
+  const std::string csv = db_in(dir, "runs.csv"), notes = db_in(dir, "notes.txt");
+  std::string out;
+  QCOMPARE(tokamak_line("runs export 1 --format csv --db " + db + " --out " + csv, &out, true), 0);
+  refused("runs export 1 --format csv --db " + db + " --out " + csv, "exists (hint: pass --force");
+  QCOMPARE(tokamak_line("runs export 1 --format csv --db " + db + " --out " + csv + " --force", &out, true), 0);
+  write_file_atomically(notes, "mine");
+  refused("runs export 1 --format csv --db " + db + " --force --out " + notes, "is not a .csv file");
+  QCOMPARE(read_file(notes), std::string("mine"));
+  // `tokamak export` refuses before it loads anything: a checkpoint that is no model shows it.
+  const std::string ck = db_in(dir, "step_30.safetensors"), fifo = db_in(dir, "fifo.gguf"),
+                    link = db_in(dir, "link.gguf"), old = db_in(dir, "old.gguf");
+  write_file_atomically(ck, "not a model");
+  write_file_atomically(old, "an earlier export");
+  QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+  QCOMPARE(::symlink(notes.c_str(), link.c_str()), 0);
+  const std::string gguf = "export --format gguf --checkpoint " + ck + " --out ";
+  refused(gguf + ck + " --force", "is what this command reads");
+  refused(gguf + db + " --force", "is a run store");
+  refused(gguf + fifo + " --force", "is a FIFO");
+  refused(gguf + link + " --force", "is a symbolic link");
+  refused(gguf + old, "exists (hint: pass --force");
+  refused(gguf + old + " --force", "safetensors");  // allowed: the model's load is what fails
+  refused("export --format hf --type q8_0 --checkpoint " + ck + " --out " + db_in(dir, "hf"), "--type is for --format gguf");
+  refused("export --format gguf --checkpoint " + dir.path().toStdString() + " --out " + db_in(dir, "x.gguf"),
+          "is a folder, not a checkpoint file");
+  make_dirs(db_in(dir, "thesis"));
+  write_file_atomically(db_in(dir, "thesis/chapter1.tex"), "years of work");
+  refused("export --format hf --checkpoint " + ck + " --out " + db_in(dir, "thesis") + " --force", "'chapter1.tex'");
+  QVERIFY(::access(fifo.c_str(), F_OK) == 0 && read_file(old) == "an earlier export");
+  QCOMPARE(tokamak_line("runs list --db " + db, &out, true), 0);  // the store was never touched
 }
 
 void TestStoreExport::cliEndToEnd() {

@@ -8,6 +8,8 @@
 // wrote: the test holds the stored text to its bytes, which that release's reader read before.
 #include <QtTest>
 
+#include <sstream>
+
 #include <unistd.h>
 
 #include <map>
@@ -18,6 +20,7 @@
 #include "engine/core/queue/queue_worker.h"
 #include "engine/core/queue/run_queue.h"
 #include "engine/core/store/queue_lock.h"
+#include "engine/core/store/run_export.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/store/sqlite_db.h"
 #include "engine/core/util/error.h"
@@ -40,6 +43,7 @@ const std::vector<Release> kReleases = {
     {"0.2.0", {8, 2, 1}},  // runs record their Tokamak; store_info; stored text no longer rewritten
     {"0.3.0", {8, 3, 1}},  // the health section (an older build refuses its keys); spike events in the journal
     {"0.4.0", {9, 3, 1}},  // the playground's prompts and text kept with the run (a table added: 0.3 reads it)
+    {"0.5.0", {10, 3, 1}},  // a queue row counts its stall requeues (a column added: 0.4 reads it)
 };
 
 std::string fixture_store(QTemporaryDir& dir) {
@@ -103,15 +107,15 @@ class TestStoreVersions : public QObject {
   void anotherBuildIsJudgedByItsFormats() {
     const OtherBuild same = parse_version_line(version_line());
     QCOMPARE(QString::fromStdString(format_mismatch(same)), QString());
-    const OtherBuild patch = parse_version_line("0.4.7 (store schema 9, config keys 3, journal 1)");
-    QCOMPARE(QString::fromStdString(patch.version), QString("0.4.7"));
+    const OtherBuild patch = parse_version_line("0.5.7 (store schema 10, config keys 3, journal 1)");
+    QCOMPARE(QString::fromStdString(patch.version), QString("0.5.7"));
     QCOMPARE(QString::fromStdString(format_mismatch(patch)), QString());
     const OtherBuild old = parse_version_line("0.1.0");
     QVERIFY(!old.known());
     QVERIFY(QString::fromStdString(format_mismatch(old)).contains("an older build"));
-    const OtherBuild newer = parse_version_line("0.9.0 (store schema 10, config keys 4, journal 1)");
+    const OtherBuild newer = parse_version_line("0.9.0 (store schema 11, config keys 4, journal 1)");
     QCOMPARE(QString::fromStdString(format_mismatch(newer)),
-             QString("store schema 10 there, 9 here, config keys 4 there, 3 here"));
+             QString("store schema 11 there, 10 here, config keys 4 there, 3 here"));
   }
 
   // A store of the release before, while that release's worker holds its queue: opened read-only at its own
@@ -140,6 +144,12 @@ class TestStoreVersions : public QObject {
       RunQueue queue(store);
       QCOMPARE(queue.list().size(), size_t{9});
       QVERIFY(queue.list().front().config_json.find("\"opt\"") == std::string::npos);  // read in today's names
+      QCOMPARE(queue.list().front().requeues, int64_t{0});  // no such column before schema 10
+      // The tables an older schema lacks read as empty: the run shows and exports, with no playground tries.
+      QVERIFY(store.plays(runs[0].run.id).empty());
+      std::ostringstream json;
+      export_runs(store, {runs[0].run.id}, ExportFormat::json, json);
+      QVERIFY(json.str().find("\"uid\"") != std::string::npos && json.str().find("\"playground\"") == std::string::npos);
       const QString refused = error_of([&] { store.set_tags(runs[0].run.id, "[\"x\"]", ""); });
       QVERIFY2(refused.contains("cannot be written now") && refused.contains("older Tokamak") &&
                    refused.contains("kill " + QString::number(::getpid())) && refused.contains("hint:"),
@@ -190,14 +200,14 @@ class TestStoreVersions : public QObject {
       start.name = "kept", start.config_json = "{}";
       s.begin_run(start, now_seconds(), ::getpid());
       Db db(path);
-      db.exec("PRAGMA user_version = 10");
+      db.exec("PRAGMA user_version = 11");
       db.exec("UPDATE store_info SET value = '0.9.0' WHERE key = 'written_by'");
     }
     const std::string bytes = read_file(path);
     {
       RunStore store(path);
       QVERIFY(store.read_only());
-      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.9.0, schema 10"),
+      QVERIFY2(QString::fromStdString(store.read_only_note()).contains("newer Tokamak (0.9.0, schema 11"),
                store.read_only_note().c_str());
       QCOMPARE(store.list_runs().size(), size_t{1});
       const QString refused = error_of([&] { store.set_tags(1, "[]", ""); });
@@ -211,7 +221,7 @@ class TestStoreVersions : public QObject {
       QVERIFY2(QString::fromStdString(notes[0]).contains("to a newer one"), notes[0].c_str());
     }
     QVERIFY(read_file(path) == bytes);
-    Db(path).exec("UPDATE store_info SET value = '10' WHERE key = 'min_reader'");
+    Db(path).exec("UPDATE store_info SET value = '11' WHERE key = 'min_reader'");
     const std::string unreadable = read_file(path);
     const QString err = error_of([&] { RunStore store(path); });
     QVERIFY2(err.contains("written by a newer Tokamak") && err.contains("cannot read") && err.contains("hint:"),

@@ -288,6 +288,29 @@ class TestTrain : public QObject {
     QVERIFY2(r.steps.back().metric("loss") < 0.5, qPrintable(QString::number(r.steps.back().metric("loss"))));
   }
 
+  // An evaluation or a checkpoint long enough to look like a stall to whoever watches the journal is announced
+  // first: a heartbeat (a progress event without a total) comes right before each, so a watcher never ends a run
+  // that is evaluating.
+  void longWorkIsAnnouncedFirst() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000));
+    apply_overrides(c, {"train.steps=6", "eval.every=3", "eval.batches=1", "checkpoint.every=3",
+                        "checkpoint.dir=" + env.path("ckpt")});
+    test::RecordingSink r;
+    QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
+    QVERIFY(!r.evals.empty() && !r.checkpoints.empty());
+    int evals = 0, checkpoints = 0;
+    for (size_t i = 0; i < r.order.size(); ++i) {
+      if (r.order[i] != "eval" && r.order[i] != "checkpoint") continue;
+      ++(r.order[i] == "eval" ? evals : checkpoints);
+      QVERIFY2(i > 0 && r.order[i - 1] == "heartbeat", qPrintable(QString("%1 at %2 came unannounced").arg(
+                                                           QString::fromStdString(r.order[i])).arg(i)));
+    }
+    QCOMPARE(evals, int(r.evals.size()));
+    QCOMPARE(checkpoints, int(r.checkpoints.size()));
+  }
+
   void resumeGivesTheSameNextLosses() {
     test::ScratchEnv env;
     QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");

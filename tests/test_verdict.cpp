@@ -86,11 +86,20 @@ class TestVerdict : public QObject {
              verdict_text(*v).c_str());
   }
 
+  // No test without two values a side or without spread, and it says why; a group that lost a run is never
+  // resolved, however clear its survivors look. Nothing at all only where no run has the value.
   void nothingToSayWithoutTwoRunsOrSpread() {
-    QVERIFY(!welch_verdict({3200}, {3500, 3510}));
-    QVERIFY(!welch_verdict({3200, 3200}, {3500, 3500}));
-    QVERIFY(!welch_verdict({3200, NAN}, {3500, 3510}));  // NaN: a run without the value (one left)
-    QVERIFY(welch_verdict({3200, 3210, NAN}, {3500, 3510}));
+    const auto untested = [](const std::optional<Verdict>& v) { return v && !v->tested && !v->resolved; };
+    QVERIFY(untested(welch_verdict({3200}, {3500, 3510})));
+    QVERIFY(QString::fromStdString(verdict_text(*welch_verdict({3200}, {3500, 3510})))
+                .endsWith("not resolved (a group needs 2 runs with a value or more)"));
+    QVERIFY(untested(welch_verdict({3200, 3200}, {3500, 3500})));
+    QVERIFY(QString::fromStdString(verdict_text(*welch_verdict({3200, 3200}, {3500, 3500})))
+                .endsWith("not resolved (neither group varies)"));
+    QVERIFY(untested(welch_verdict({3200, NAN}, {3500, 3510})));  // NaN: a run without the value (one left)
+    const auto lost = welch_verdict({3200, 3210, NAN}, {3500, 3510});
+    QVERIFY(lost && lost->tested && !lost->resolved && lost->low > 0);
+    QVERIFY(!welch_verdict({NAN, NAN}, {NAN}));
   }
 
   // Two groups of three seeds: the scoreboard's second group carries its verdicts against the baseline's.

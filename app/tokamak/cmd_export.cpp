@@ -11,7 +11,9 @@
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/data/tokenizer.h"
 #include "engine/core/util/error.h"
+#include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/output_path.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gguf_export.h"
 #include "engine/model/gpt.h"
@@ -23,13 +25,23 @@ namespace {
 
 struct ExportArgs {
   std::string checkpoint, run, db, format = "hf", type = "f16", out;
+  bool type_given = false, force = false;
 };
+
+// The files --format hf makes in its folder: the folder may hold these (replaced with --force) and nothing else.
+const std::vector<std::string> kHfFiles = {"config.json", "model.safetensors", "vocab.json", "merges.txt",
+                                           "tokenizer_config.json"};
 
 // The checkpoint to export and the name the file carries: --checkpoint as given, or --run's newest checkpoint.
 std::string pick_checkpoint(const ExportArgs& a, std::string* run_name) {
   if (!a.checkpoint.empty() && !a.run.empty())
     throw Error("--checkpoint and --run both name the model", "give one of them");
-  if (!a.checkpoint.empty()) return a.checkpoint;
+  if (!a.checkpoint.empty()) {
+    if (is_directory(a.checkpoint))
+      throw Error("--checkpoint '" + a.checkpoint + "' is a folder, not a checkpoint file",
+                  "name a step_N.safetensors file inside it, or give --run ID for a stored run's newest");
+    return a.checkpoint;
+  }
   if (a.run.empty()) throw Error("no model to export", "give --checkpoint PATH or --run ID");
   const RunCheckpoint c = run_checkpoint(a.db, a.run);
   *run_name = c.run_name;
@@ -54,14 +66,28 @@ void run_export(const ExportArgs& a) {
   if (a.format != "hf" && a.format != "gguf")
     throw Error("export format '" + a.format + "' is not known",
                 "use --format hf (a Hugging Face GPT-2 folder) or --format gguf (llama.cpp, Ollama)");
+  if (a.format == "hf" && a.type_given)
+    throw Error("--type is for --format gguf", "leave --type out: a Hugging Face folder keeps the weights in fp32");
   const GgmlType type = parse_gguf_type(a.type);  // checked before the model loads
   std::string run_name;
   const std::string checkpoint = pick_checkpoint(a, &run_name);
+  // Checked before the model loads (output_path.h): never the checkpoint, the store, a link or a device.
+  OutputRule rule{"", {}, a.force, {checkpoint, a.db.empty() ? default_db_path() : a.db}};
+  if (a.format == "gguf") {
+    rule.what = "the GGUF file";
+    rule.extensions = {".gguf"};
+    const std::string named = run_name.empty() ? folder_name(checkpoint) : run_name;
+    check_output_file(gguf_path(a.out, named, a.type), rule);
+  } else {
+    rule.what = "the Hugging Face export";
+    check_output_folder(a.out, kHfFiles, rule);
+  }
   CheckpointInfo info;
   auto model = load_for_sampling(checkpoint, "cpu", &info);
   if (a.format == "gguf") {
     GgufNaming naming{run_name.empty() ? folder_name(checkpoint) : run_name, info.run_uid, info.step, info.config_json};
     const std::string path = gguf_path(a.out, naming.name, a.type);
+    check_output_file(path, rule);  // again: loading took a while, and the file may be there now
     export_gguf(*model, path, type, naming);
     struct stat st {};
     ::stat(path.c_str(), &st);
@@ -88,7 +114,10 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--format", a->format,
                   "hf: a Hugging Face GPT-2 folder (config.json, model.safetensors); gguf: one file for llama.cpp "
                   "and Ollama");
-  cmd->add_option("--type", a->type, "gguf's weights: f32 | f16 | bf16 | q8_0 (norms and biases stay f32)");
+  cmd->add_option("--type", a->type, "gguf's weights: f32 | f16 | bf16 | q8_0 (norms and biases stay f32)")
+      ->each([a](const std::string&) { a->type_given = true; });
+  cmd->add_flag("--force", a->force, "replace an earlier export of the same kind (never a checkpoint, a run store, "
+                                     "a link or anything that is not a plain file)");
   cmd->add_option("--out", a->out, "folder to write (hf), or the .gguf file or a folder for it (gguf)")->required();
   cmd->callback([a] { run_export(*a); });
 }

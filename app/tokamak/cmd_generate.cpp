@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include "engine/core/data/tokenizer.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/utf8.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/generate/generate.h"
 
@@ -40,6 +42,16 @@ void run_generate(const GenerateArgs& a) {
   if (a.step > 0 && a.run.empty()) throw Error("--step picks one of a run's checkpoints", "name the run with --run ID");
   RunCheckpoint from;
   if (!a.run.empty()) from = run_checkpoint(a.db, a.run, a.step);
+  // The store must take the try before the text is made: a read-only one (an older worker holds its queue) would
+  // lose it after the wait.
+  std::unique_ptr<RunStore> keep_in;
+  if (a.keep) {
+    keep_in = std::make_unique<RunStore>(from.db, RunStore::Mode::existing);
+    if (keep_in->read_only() || keep_in->schema() < 9)
+      throw Error("--keep: the run store " + keep_in->path() + " cannot keep tries now" +
+                      (keep_in->read_only_note().empty() ? "" : " (" + keep_in->read_only_note() + ")"),
+                  "run without --keep, or once the older Tokamak's queue worker has ended");
+  }
   const std::string checkpoint = a.run.empty() ? a.checkpoint : from.path;
   configure_cpu(0);
   SampleOptions so;
@@ -64,10 +76,12 @@ void run_generate(const GenerateArgs& a) {
   const nlohmann::json options = {
       {"temperature", a.temperature}, {"top_k", a.top_k}, {"top_p", a.top_p}, {"tokens", a.tokens}, {"seed", a.seed}};
   int64_t kept = 0;
-  if (a.keep) {
-    RunStore store(from.db, RunStore::Mode::existing);
+  if (keep_in) {
+    RunStore& store = *keep_in;
     const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    store.transaction([&] { kept = store.add_play(from.run_id, {0, g.step, a.prompt, g.text, options.dump(), now}); });
+    // Kept as UTF-8 (a stray byte as U+FFFD), as every export writes it: an export and import gives back the same try.
+    const PlayRow play{0, g.step, utf8_repaired(a.prompt), utf8_repaired(g.text), options.dump(), now};
+    store.transaction([&] { kept = store.add_play(from.run_id, play); });
   }
   if (a.json) {
     if (a.stream) print_new(g.text);
@@ -97,7 +111,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--keep", a->keep,
                 "keep the prompt, settings and text with the run (the studio's playground shows them)");
   cmd->add_option("--prompt", a->prompt, "text to continue")->required();
-  cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(above_zero());
+  cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(count_between(1, 1000000));
   cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(above_zero());
   cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(zero_or_more());
   cmd->add_option("--top-p", a->top_p,

@@ -3,6 +3,7 @@
 // fits, how fast it trains, how long it takes and what it costs, and what each number rests on (engine/plan/).
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -40,7 +41,10 @@ std::string fixed(double v, const char* format) {
 
 std::string hours_text(double h) {
   if (h <= 0) return "-";
-  return h < 72 ? format_duration(h * 3600) : h < 24 * 730 ? fixed(h / 24, "%.0f days") : fixed(h / 24 / 365, "%.0f years");
+  if (!std::isfinite(h)) return "never";
+  if (h < 72) return format_duration(h * 3600);
+  if (h < 24 * 730) return fixed(h / 24, "%.0f days");
+  return h < 24 * 365 * 1e4 ? fixed(h / 24 / 365, "%.0f years") : fixed(h / 24 / 365, "%.2g years");
 }
 
 void run_plan(const PlanArgs& a) {
@@ -126,9 +130,9 @@ void add_plan_command(CLI::App& app) {
       "plan", "will it fit, how fast, how long and what it costs, on each device of the catalog and this one");
   a->config.add_to(*cmd);
   cmd->add_option("--device", a->device, "a catalog device (\"H100 SXM\", \"this\"), or all (the default)");
-  cmd->add_option("--gpus", a->gpus, "data-parallel GPUs of each device (default 1)")->check(above_zero());
+  cmd->add_option("--gpus", a->gpus, "data-parallel GPUs of each device (default 1)")->check(count_between(1, 100000));
   auto* tokens = cmd->add_option("--tokens", a->tokens, "tokens to train on (default: train.steps × tokens a step)")
-                     ->check(above_zero());
+                     ->check(above_zero(1e16));  // 10 quadrillion: a thousand times the largest runs yet
   cmd->add_option("--target-loss", a->target_loss, "plan the time to this validation loss instead")
       ->check(above_zero())
       ->excludes(tokens);

@@ -31,6 +31,7 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/run/journal_events.h"
 #include "engine/core/run/notify.h"
+#include "engine/core/run/notify_sink.h"
 #include "engine/core/store/journal_ingest.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"

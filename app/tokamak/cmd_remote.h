@@ -20,6 +20,7 @@ struct RemoteArgs {
   std::vector<std::string> sets;
   uint64_t from = 0;
   bool json = false, control = false, live = false;
+  bool force = false;  // export: replace an earlier export on the host
   // download / eval / export
   std::string checkpoint, path, to, task, format, out, type;
 };

@@ -122,6 +122,7 @@ void export_model(const RemoteArgs& a) {
   std::vector<std::string> cmd = {host.tokamak(), "export",   "--format", a.format,
                                   "--checkpoint", checkpoint, "--out",    a.out};
   if (!a.type.empty()) cmd.insert(cmd.end(), {"--type", a.type});
+  if (a.force) cmd.push_back("--force");
   host.run(cmd, {}, 0);
   const json r = {{"event", "exported"}, {"host", host.target().spec()}, {"checkpoint", checkpoint}, {"path", a.out}};
   if (a.json) emit_json_line(r);
@@ -159,6 +160,7 @@ void add_remote_job_commands(CLI::App* remote, const std::shared_ptr<RemoteArgs>
       ->default_val("hf");
   c->add_option("--type", args->type, "gguf's weights: f32 | f16 | bf16 | q8_0 (default f16)");
   c->add_option("--out", args->out, "the folder (hf) or file (gguf) to write, on the host")->required();
+  c->add_flag("--force", args->force, "replace an earlier export there (never a checkpoint, a store or a link)");
   c->add_flag("--json", args->json, "the result as one JSON object");
   c->callback([args] { export_model(*args); });
 }

@@ -219,13 +219,7 @@ void do_export(const RunsArgs& a) {
     std::cout.flush();
     return;
   }
-  write_atomically(a.out, [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw Error("cannot write '" + a.out + "'", "check that its folder exists and is writable");
-    export_runs(*store, ids, format, f, group);
-    f.close();
-    if (!f) throw Error("cannot write '" + a.out + "': disk full?", "free some space and try again");
-  });
+  export_runs_to_file(*store, ids, format, a.out, group, a.force);
   std::cerr << "wrote " << a.out << "\n";
 }
 
@@ -302,6 +296,8 @@ void add_runs_command(CLI::App& app) {
   c->add_option("ids", args->ids, "run ids or uids");
   c->add_option("--format", args->format, "csv (run,step,metric,value), json or md")->required();
   c->add_option("--out", args->out, "file to write (atomically); default stdout");
+  c->add_flag("--force", args->force, "replace an earlier export with the same extension (never the run store, "
+                                      "a link or anything that is not a plain file)");
   c->add_option("--group", args->group,
                 "md and json: add the groups and their verdicts against the first run's group (seed, tag, name:REGEX)");
   c->callback([args] { do_export(*args); });

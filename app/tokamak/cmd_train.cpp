@@ -32,6 +32,7 @@
 #include "engine/model/memory_estimate.h"
 #include "engine/core/run/journal.h"
 #include "engine/core/run/notify.h"
+#include "engine/core/run/notify_sink.h"
 #include "engine/core/store/store_sink.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/checkpoint/checkpoint.h"
@@ -205,7 +206,7 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     store = std::make_unique<StoreSink>(args.db);
     sinks.add(store.get());
   }
-  // Notifications (engine/core/run/notify.h): a settings file that cannot be read costs the run nothing but them.
+  // Notifications (engine/core/run/notify_sink.h): a settings file that cannot be read costs the run nothing but them.
   std::unique_ptr<NotifySink> notify;
   if (main_rank) {
     try {

@@ -10,7 +10,14 @@ namespace tokamak::cli {
 
 ControlChannel::ControlChannel(ControlHandlers handlers, std::function<void(const std::string&)> note, int fd)
     : handlers_(std::move(handlers)), note_(std::move(note)) {
-  thread_ = std::thread([this, fd] { read_loop(fd); });
+  thread_ = std::thread([this, fd] {
+    // A thread of the run never ends the process: what goes wrong here is said, and the channel closes.
+    try {
+      read_loop(fd);
+    } catch (const std::exception& e) {
+      note_(std::string("control: the control channel stopped: ") + e.what());
+    }
+  });
 }
 
 ControlChannel::~ControlChannel() {

@@ -26,7 +26,14 @@ ControlFolder::ControlFolder(const RunFolder& folder, ControlHandlers handlers,
                             : std::numeric_limits<int64_t>::max();
   drop_control_commands_before(folder_.control_dir(), since);
   std::remove(folder_.paused_file().c_str());
-  thread_ = std::thread([this] { poll_loop(); });
+  thread_ = std::thread([this] {
+    // A thread of the run never ends the process: what goes wrong here is said, and the folder is no longer read.
+    try {
+      poll_loop();
+    } catch (const std::exception& e) {
+      note_(std::string("control: the run folder's commands are no longer read: ") + e.what());
+    }
+  });
 }
 
 ControlFolder::~ControlFolder() {

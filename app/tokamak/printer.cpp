@@ -171,7 +171,11 @@ void PrinterSink::on_warning(const WarningEvent& e) {
 }
 
 void PrinterSink::on_progress(const ProgressEvent& e) {
-  if (e.total == 0) return;
+  // No total: a heartbeat before long work (an evaluation, a checkpoint), for the journal's stall watchers only.
+  if (e.total == 0) {
+    if (wants_json()) emit(event_json(e));
+    return;
+  }
   int percent = static_cast<int>(100 * e.done / e.total);
   if (percent == last_percent_) return;
   last_percent_ = percent;

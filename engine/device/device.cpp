@@ -3,6 +3,7 @@
 
 #include "engine/device/cpu_peak.h"
 #include "engine/device/cpu_setup.h"
+#include "engine/core/util/proc_files.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #ifdef TOKAMAK_WITH_CUDA
@@ -31,7 +33,7 @@ c10::Device parse_device(const std::string& name) {
 }
 
 static std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
+  std::istringstream in(read_proc_file("/proc/cpuinfo").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("model name", 0) == 0) {
@@ -43,7 +45,7 @@ static std::string cpu_model() {
 }
 
 static bool cpu_flag(const std::string& flag) {
-  std::ifstream in("/proc/cpuinfo");
+  std::istringstream in(read_proc_file("/proc/cpuinfo").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("flags", 0) != 0) continue;
@@ -109,7 +111,7 @@ std::string host_name() {
 }
 
 static int64_t resident_bytes() {
-  std::ifstream in("/proc/self/statm");
+  std::istringstream in(read_proc_file("/proc/self/statm").value_or(""));
   int64_t pages = 0, resident = 0;
   in >> pages >> resident;
   return resident * ::sysconf(_SC_PAGESIZE);
@@ -117,7 +119,7 @@ static int64_t resident_bytes() {
 
 // The high-water mark of resident memory (VmHWM), which reset_peak_memory can set back; -1 if unreadable.
 static int64_t peak_resident_bytes() {
-  std::ifstream in("/proc/self/status");
+  std::istringstream in(read_proc_file("/proc/self/status").value_or(""));
   std::string line;
   while (std::getline(in, line))
     if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmHWM:   123456 kB"

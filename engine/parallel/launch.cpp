@@ -12,11 +12,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "engine/core/util/error.h"
+#include "engine/core/util/proc_files.h"
 #include "engine/parallel/dist_env.h"
 
 extern char** environ;
@@ -27,8 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = read_proc_file("/proc/self/cmdline").value_or("");
   std::vector<std::string> argv;
   for (size_t start = 0; start < all.size();) {
     size_t end = all.find('\0', start);

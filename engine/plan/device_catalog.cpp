@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
@@ -20,6 +21,13 @@ std::string lower(std::string s) {
   return s;
 }
 
+// 0.1, 1, 100000, 1e+06: as a person writes a bound.
+std::string plain_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 // One entry's fields onto D: every field it gives, checked. FULL: the entry must give them all (a new device).
 void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& file) {
   const std::string who = "device '" + d.name + "'";
@@ -27,14 +35,15 @@ void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& f
     return Error(file + ": " + who + ": '" + field + "' " + want,
                  "fix that field (resources/devices.json shows every field of an entry)");
   };
-  const auto number = [&](const char* field, double* out, double scale, bool positive) {
+  // LOW..HIGH: what a GPU of today or the next decades can have; a typo of a few orders of magnitude is refused.
+  const auto number = [&](const char* field, double* out, double scale, double low, double high) {
     if (!e.contains(field)) {
       if (full) throw bad(field, "is missing");
       return;
     }
     const json& v = e[field];
-    if (!v.is_number() || v.get<double>() < 0 || (positive && v.get<double>() == 0))
-      throw bad(field, positive ? "must be a positive number" : "must be a number, 0 or more");
+    if (!v.is_number() || !(v.get<double>() >= low) || !(v.get<double>() <= high))
+      throw bad(field, "must be a number from " + plain_number(low) + " to " + plain_number(high));
     *out = v.get<double>() * scale;
   };
   const auto text = [&](const char* field, std::string* out, bool required) {
@@ -47,9 +56,9 @@ void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& f
   };
   text("architecture", &d.architecture, true);
   text("compute_capability", &d.compute_capability, false);
-  number("memory_gb", &d.memory_bytes, 1e9, true);
-  number("memory_bandwidth_gbs", &d.memory_bytes_per_s, 1e9, true);
-  number("price_per_hour", &d.price_per_hour, 1, false);
+  number("memory_gb", &d.memory_bytes, 1e9, 0.1, 1e5);
+  number("memory_bandwidth_gbs", &d.memory_bytes_per_s, 1e9, 1, 1e6);
+  number("price_per_hour", &d.price_per_hour, 1, 0, 1e5);
   if (e.contains("match")) {
     if (!e["match"].is_array()) throw bad("match", "must be a list of strings");
     d.match.clear();
@@ -64,7 +73,8 @@ void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& f
     for (const auto& [precision, v] : t.items()) {
       if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp8")
         throw bad("tflops." + precision, "is no precision Tokamak plans for (fp32, tf32, bf16, fp8)");
-      if (!v.is_number() || v.get<double>() <= 0) throw bad("tflops." + precision, "must be a positive number");
+      if (!v.is_number() || !(v.get<double>() >= 0.001) || !(v.get<double>() <= 1e6))
+        throw bad("tflops." + precision, "must be a number from 0.001 to 1e6");
       d.flops[precision] = v.get<double>() * 1e12;
     }
   }
@@ -72,7 +82,7 @@ void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& f
   if (e.contains("interconnect")) {
     const json& i = e["interconnect"];
     if (!i.is_object() || !i.contains("kind") || !i["kind"].is_string() || !i.contains("gbs") ||
-        !i["gbs"].is_number() || i["gbs"].get<double>() <= 0)
+        !i["gbs"].is_number() || !(i["gbs"].get<double>() >= 0.1) || !(i["gbs"].get<double>() <= 1e6))
       throw bad("interconnect", "must be {\"kind\": \"NVLink 4\", \"gbs\": 450} (per GPU and direction)");
     d.interconnect = i["kind"].get<std::string>(), d.interconnect_bytes_per_s = i["gbs"].get<double>() * 1e9;
   } else if (full) {

@@ -254,6 +254,7 @@ void Run::checkpoint(int64_t step) {
   // ZeRO-1: every rank takes part in gathering the state into rank 0, which writes the ordinary file.
   std::unique_ptr<OptimizerState> gathered = sharded_ ? sharded_->gather_state() : nullptr;
   if (!main_) return;  // ranks hold the same weights: one writer
+  sink_.on_progress({"writing the checkpoint of step " + std::to_string(step), 0, 0});  // a heartbeat: see evaluate's
   std::string path = checkpoint_path(checkpoint_dir_, step);
   OptimizerState* state = sharded_ ? gathered.get() : optimizer_.get();
   CheckpointInfo info;

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "engine/core/util/error.h"
@@ -12,8 +13,11 @@ namespace tokamak {
 void fill_with_garbage(at::Tensor& inputs, at::Tensor& targets, int64_t vocab) {
   const int64_t n = inputs.numel();
   const auto opts = at::TensorOptions().dtype(at::kLong).device(inputs.device());
-  inputs = (vocab - 1000 + (at::arange(n, opts) * 7919 + 17).remainder(1000)).view(inputs.sizes());
-  targets = (vocab - 1000 + (at::arange(n, opts) * 104729 + 5).remainder(1000)).view(targets.sizes());
+  // The last thousand ids of the vocabulary (rare in any text), or all of it when it is smaller: always ids
+  // from 0 to vocab - 1.
+  const int64_t span = std::min<int64_t>(1000, vocab), first = vocab - span;
+  inputs = (first + (at::arange(n, opts) * 7919 + 17).remainder(span)).view(inputs.sizes());
+  targets = (first + (at::arange(n, opts) * 104729 + 5).remainder(span)).view(targets.sizes());
 }
 
 std::function<void(int64_t, int64_t, at::Tensor&, at::Tensor&)> garbage_hook(int64_t from, int64_t to, int64_t vocab) {
@@ -30,11 +34,11 @@ void parse_spike_trial(const std::string& text, int64_t* from, int64_t* to) {
   char* end = nullptr;
   const long long step = std::strtoll(text.c_str(), &end, 10);
   long long length = 1;
-  if (end == text.c_str() || step < 1) throw bad();
+  if (end == text.c_str() || step < 1 || step > (1LL << 40)) throw bad();
   if (*end == ':') {
     const char* at = end + 1;
     length = std::strtoll(at, &end, 10);
-    if (end == at || length < 1) throw bad();
+    if (end == at || length < 1 || length > 1000000) throw bad();
   }
   if (*end != '\0') throw bad();
   *from = step - 1, *to = step - 1 + length;

@@ -250,6 +250,8 @@ EndEvent Run::execute() {
       const double trained_s = train_seconds();  // training time up to here, the evaluation's own time left out
       const auto due = [&](int64_t every) { return every > 0 ? step % every == 0 || last : last; };
       if (loader_->val_tokens() > 0 && due(c_.eval.every)) {
+        // A heartbeat first: whoever watches the journal for a stall sees the run alive through a long evaluation.
+        sink_.on_progress({"evaluating the val loss at step " + std::to_string(step), 0, 0});
         double val = evaluate(
             *model_, [&](int64_t i) { return loader_->val_batch(i); }, val_batches_ ? val_batches_ : c_.eval.batches,
             precision_, device_);

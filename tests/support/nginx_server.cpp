@@ -98,6 +98,7 @@ QString NginxServer::config() const {
          "/webhook.log body;\n      proxy_pass http://127.0.0.1:" + QString::number(port_) + "/tokamak-webhook-ok;\n    }\n";
     c += "    location = /tokamak-webhook-ok {\n      access_log off;\n      return 200 \"ok\\n\";\n    }\n";
   }
+  c += "    " + QString::fromStdString(locations_);
   c += "  }\n}\n";
   return c;
 }

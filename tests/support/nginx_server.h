@@ -47,6 +47,9 @@ class NginxServer {
   // reads a body only to pass it on, so the location passes it to one of its own that answers.
   void addWebhook(const std::string& path) { webhook_ = path; }
   QStringList webhookBodies() const;  // oldest first, one a request
+  // A location block of the test's own, as nginx.conf text ("location = /moved { return 302 /hook; }"): a webhook
+  // that redirects, or one that answers a byte a second (limit_rate).
+  void addLocation(const std::string& block) { locations_ += block + "\n"; }
   bool start();
   void stop();
   const QString& error() const { return error_; }
@@ -65,7 +68,7 @@ class NginxServer {
   QTemporaryDir dir_;
   std::map<std::string, HubRepoOptions> repos_;
   std::vector<File> files_;
-  std::string webhook_;
+  std::string webhook_, locations_;
   int port_ = 0;
   qint64 pid_ = 0;
   QString error_;

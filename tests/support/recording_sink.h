@@ -20,20 +20,31 @@ struct RecordingSink : EventSink {
   std::vector<SampleEvent> samples;
   std::vector<CheckpointEvent> checkpoints;
   EndEvent end;
+  // Every event's kind in the order they came ("step", "eval", "checkpoint", "heartbeat": a progress event without
+  // a total, "progress"), for a test of what comes before what.
+  std::vector<std::string> order;
   // Called on each step after it is recorded: a test that acts mid-run (stops it, reads a file).
   std::function<void(const StepEvent&)> on_each_step;
 
   void on_start(const RunStart& e) override { start = e; }
   void on_step(const StepEvent& e) override {
+    order.push_back("step");
     steps.push_back(e);
     if (on_each_step) on_each_step(e);
   }
-  void on_eval(const EvalEvent& e) override { evals.push_back(e); }
+  void on_eval(const EvalEvent& e) override {
+    order.push_back("eval");
+    evals.push_back(e);
+  }
+  void on_progress(const ProgressEvent& e) override { order.push_back(e.total == 0 ? "heartbeat" : "progress"); }
   void on_skip(const SkipEvent& e) override { skips.push_back(e); }
   void on_spike(const SpikeEvent& e) override { spikes.push_back(e); }
   void on_alert(const AlertEvent& e) override { alerts.push_back(e); }
   void on_sample(const SampleEvent& e) override { samples.push_back(e); }
-  void on_checkpoint(const CheckpointEvent& e) override { checkpoints.push_back(e); }
+  void on_checkpoint(const CheckpointEvent& e) override {
+    order.push_back("checkpoint");
+    checkpoints.push_back(e);
+  }
   void on_end(const EndEvent& e) override { end = e; }
 
   // The loss of each step that reported one, in order.

@@ -2,10 +2,15 @@
 // QSvgGenerator), so every path ends with a check that a non-empty file is there.
 #include "ui/history/plot_export.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QSvgGenerator>
 #include "ui/plots/qcp.h"
+
+#include <cstdio>
+
+#include "engine/core/util/output_path.h"
 
 namespace tokamak::ui {
 
@@ -30,19 +35,29 @@ bool saveSvg(QCustomPlot* plot, const QString& path, int w, int h) {
 
 }  // namespace
 
-QString savePlot(QCustomPlot* plot, const QString& path) {
+QString savePlot(QCustomPlot* plot, const QString& path, bool replace) {
   if (!plot) return QObject::tr("There is no plot to export.");
   const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix != QLatin1String("png") && suffix != QLatin1String("pdf") && suffix != QLatin1String("svg"))
+    return QObject::tr("Unknown plot format '%1': use .png, .pdf or .svg.").arg(suffix);
+  try {
+    tokamak::check_output_file(path.toStdString(), {"the plot", {"." + suffix.toStdString()}, replace, {}});
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
   // The widget's size, or a sensible page when it was never laid out (a hidden panel, a test).
   const int w = plot->width() > 50 ? plot->width() : 900;
   const int h = plot->height() > 50 ? plot->height() : 500;
+  // Drawn into a temporary beside it, then renamed: a failed export leaves the earlier file as it was.
+  const QString tmp = path + QStringLiteral(".tmp-%1.").arg(QCoreApplication::applicationPid()) + suffix;
   bool ok = false;
-  if (suffix == QLatin1String("png")) ok = plot->savePng(path, w, h);
-  else if (suffix == QLatin1String("pdf")) ok = plot->savePdf(path, w, h);
-  else if (suffix == QLatin1String("svg")) ok = saveSvg(plot, path, w, h);
-  else return QObject::tr("Unknown plot format '%1': use .png, .pdf or .svg.").arg(suffix);
-  if (!ok || QFileInfo(path).size() == 0)
+  if (suffix == QLatin1String("png")) ok = plot->savePng(tmp, w, h);
+  else if (suffix == QLatin1String("pdf")) ok = plot->savePdf(tmp, w, h);
+  else ok = saveSvg(plot, tmp, w, h);
+  if (!ok || QFileInfo(tmp).size() == 0 || std::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(path).constData()) != 0) {
+    QFile::remove(tmp);
     return QObject::tr("Could not write '%1': check that its folder exists and is writable.").arg(path);
+  }
   return {};
 }
 

@@ -8,7 +8,9 @@ class QCustomPlot;
 
 namespace tokamak::ui {
 
-// The format is taken from the suffix (.png, .pdf, .svg). Returns "" on success, else the reason.
-QString savePlot(QCustomPlot* plot, const QString& path);
+// The format is taken from the suffix (.png, .pdf, .svg). Returns "" on success, else the reason. An existing
+// file is replaced only with REPLACE (the save dialog asked), and never when it is not a plain file of that
+// format (engine/core/util/output_path.h).
+QString savePlot(QCustomPlot* plot, const QString& path, bool replace = false);
 
 }  // namespace tokamak::ui

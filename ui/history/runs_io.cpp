@@ -15,7 +15,7 @@ namespace tokamak::ui {
 QString describeError(const std::exception& e) { return QString::fromUtf8(e.what()); }
 
 QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
-                         const QString& path, const QString& grouping) {
+                         const QString& path, const QString& grouping, bool replace) {
   try {
     const tokamak::ExportFormat f = tokamak::parse_export_format(format.toStdString());
     tokamak::GroupSpec group;
@@ -24,14 +24,7 @@ QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, con
     // An empty id list means "every run" to the engine; from the studio it means nothing was selected.
     if (ids.isEmpty()) throw tokamak::Error("no runs selected to export", "select one or more runs in the list");
     const std::vector<int64_t> v(ids.begin(), ids.end());
-    const std::string out = path.toStdString();
-    tokamak::write_atomically(out, [&](const std::string& tmp) {
-      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-      if (!file) throw tokamak::Error("cannot write '" + out + "'", "check that its folder exists and is writable");
-      tokamak::export_runs(store, v, f, file, group);
-      file.close();
-      if (!file) throw tokamak::Error("cannot write '" + out + "': disk full?", "free some space and try again");
-    });
+    tokamak::export_runs_to_file(store, v, f, path.toStdString(), group, replace);
   } catch (const std::exception& e) {
     return describeError(e);
   }

@@ -14,8 +14,10 @@ namespace tokamak::ui {
 
 // format: "csv" | "json" | "md"; grouping as the compare view's ("none", "seed", "tag", "name:REGEX"): md and json
 // then carry the groups and their verdicts. Returns "" on success, else the reason (with the engine's hint).
+// REPLACE: the save dialog asked about an existing file (the rule for outputs still keeps the store, a link or
+// anything not a plain file from being replaced: engine/core/util/output_path.h).
 QString exportRunsToFile(tokamak::RunStore& store, const QList<qint64>& ids, const QString& format,
-                         const QString& path, const QString& grouping = {});
+                         const QString& path, const QString& grouping = {}, bool replace = false);
 
 struct ImportOutcome {
   QString error;  // "" on success

@@ -42,8 +42,10 @@ class RunsPanel : public QWidget {
   QList<qint64> selectedRunIds() const;
   void selectRuns(const QList<qint64>& ids);
   bool compareRuns(const QList<qint64>& ids);
-  bool exportRuns(const QList<qint64>& ids, const QString& format, const QString& path);  // csv | json | md
-  bool exportPlot(const QString& path);       // the compare plot; format from the suffix: .png | .pdf | .svg
+  // REPLACE: an existing file there may be replaced (the save dialog asked).
+  bool exportRuns(const QList<qint64>& ids, const QString& format, const QString& path,
+                  bool replace = false);                      // csv | json | md
+  bool exportPlot(const QString& path, bool replace = false);  // the compare plot; format from the suffix: .png | .pdf | .svg
   bool importRuns(const QString& path);       // a JSON export; runs already here are skipped
   bool deleteRuns(const QList<qint64>& ids);  // asks first
   bool rerunWithChanges(qint64 id);           // emits rerunRequested
@@ -54,10 +56,10 @@ class RunsPanel : public QWidget {
   bool repeatWithSeeds(qint64 id, int count);
   // Writes the run's last checkpoint as a Hugging Face GPT-2 folder (`tokamak export --format hf`) in a child
   // process; false when it cannot start. The outcome shows in the panel's message when the child ends.
-  bool exportForHuggingFace(qint64 id, const QString& folder);
+  bool exportForHuggingFace(qint64 id, const QString& folder, bool replace = false);
   // The run's last checkpoint as one GGUF file for llama.cpp and Ollama (`tokamak export --format gguf`), TYPE
   // f32 | f16 | bf16 | q8_0. A host's run goes through exportOnHost (Export… asks where, there and here).
-  bool exportGguf(qint64 id, const QString& file, const QString& type);
+  bool exportGguf(qint64 id, const QString& file, const QString& type, bool replace = false);
   bool isExporting() const;
   // Evaluates the run's last checkpoint on `task` ("hellaswag:FILE.jsonl" or "ppl:PATH": `tokamak eval`) in a
   // child process that records the results as eval/... metrics of the run; false when it cannot start. The

@@ -1,11 +1,13 @@
 // The runs panel's actions (see runs_panel.h): export, import, delete, re-run and resume, and the file
 // dialogs in front of them. Each reports failure in the panel and returns false; none throws.
 #include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QHash>
 #include <QInputDialog>
 #include <QJsonDocument>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "ui/common/child_process.h"
+#include "ui/common/save_dialog.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/plot_export.h"
 #include "ui/history/runs_io.h"
@@ -43,9 +46,9 @@ void RunsPanel::showEvaluation(qint64 id, const QJsonObject& r, const QString& t
                                                                    : QString()));
 }
 
-bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path) {
+bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, const QString& path, bool replace) {
   if (!ensureStore()) return false;
-  QString error = exportRunsToFile(*store_, ids, format, path, compare_->grouping());
+  QString error = exportRunsToFile(*store_, ids, format, path, compare_->grouping(), replace);
   if (!error.isEmpty()) {
     showError(tr("Export failed: %1").arg(error));
     return false;
@@ -54,12 +57,12 @@ bool RunsPanel::exportRuns(const QList<qint64>& ids, const QString& format, cons
   return true;
 }
 
-bool RunsPanel::exportPlot(const QString& path) {
+bool RunsPanel::exportPlot(const QString& path, bool replace) {
   if (compare_->runIds().isEmpty()) {
     showError(tr("Compare some runs first: the plot export saves the compare plot."));
     return false;
   }
-  QString error = savePlot(compare_->plot(), path);
+  QString error = savePlot(compare_->plot(), path, replace);
   if (!error.isEmpty()) {
     showError(tr("Plot export failed: %1").arg(error));
     return false;
@@ -211,7 +214,7 @@ bool RunsPanel::resumeRun(qint64 id) {
 
 bool RunsPanel::isExporting() const { return exportJob_->isRunning(); }
 
-bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder) {
+bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder, bool replace) {
   if (exportJob_->isRunning()) {
     showError(tr("An export is still being written: wait for it to finish."));
     return false;
@@ -227,7 +230,9 @@ bool RunsPanel::exportForHuggingFace(qint64 id, const QString& folder) {
         tr("Exported run #%1 for Hugging Face to %2 (GPT2LMHeadModel.from_pretrained loads it)").arg(id).arg(folder));
   });
   showNotice(tr("Exporting run #%1 to %2…").arg(id).arg(folder));
-  return exportJob_->startEngine({"export", "--format", "hf", "--checkpoint", checkpoint, "--out", folder});
+  QStringList args{"export", "--format", "hf", "--checkpoint", checkpoint, "--out", folder};
+  if (replace) args << QStringLiteral("--force");
+  return exportJob_->startEngine(args);
 }
 
 void RunsPanel::exportWithDialog(const QString& format) {
@@ -235,13 +240,11 @@ void RunsPanel::exportWithDialog(const QString& format) {
       {QStringLiteral("csv"), tr("CSV (*.csv)")},    {QStringLiteral("json"), tr("JSON (*.json)")},
       {QStringLiteral("md"), tr("Markdown (*.md)")}, {QStringLiteral("png"), tr("PNG image (*.png)")},
       {QStringLiteral("pdf"), tr("PDF (*.pdf)")},    {QStringLiteral("svg"), tr("SVG image (*.svg)")}};
-  QString path =
-      QFileDialog::getSaveFileName(this, tr("Export"), QStringLiteral("runs.") + format, filters.value(format));
-  if (path.isEmpty()) return;
-  if (QFileInfo(path).suffix().isEmpty()) path += QLatin1Char('.') + format;
+  const SavePath to = askSavePath(this, tr("Export"), QStringLiteral("runs.") + format, filters.value(format), format);
+  if (to.path.isEmpty()) return;
   const bool plot = format == QLatin1String("png") || format == QLatin1String("pdf") || format == QLatin1String("svg");
-  if (plot) exportPlot(path);
-  else exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, path);
+  if (plot) exportPlot(to.path, to.replace);
+  else exportRuns(selectedRunIds().isEmpty() ? compare_->runIds() : selectedRunIds(), format, to.path, to.replace);
 }
 
 bool RunsPanel::isEvaluating() const { return evalJob_->isRunning(); }
@@ -299,10 +302,20 @@ void RunsPanel::exportHfWithDialog() {
     return;
   }
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Export for Hugging Face: choose a folder"));
-  if (!folder.isEmpty()) exportForHuggingFace(id, folder);
+  if (folder.isEmpty()) return;
+  // A folder that holds an earlier export is replaced only when the person says so; one with other files is
+  // refused by the engine whatever the answer.
+  bool replace = false;
+  if (QFileInfo::exists(QDir(folder).filePath(QStringLiteral("config.json")))) {
+    if (QMessageBox::question(this, tr("Export for Hugging Face"),
+                              tr("%1 already holds an export. Replace it?").arg(folder)) != QMessageBox::Yes)
+      return;
+    replace = true;
+  }
+  exportForHuggingFace(id, folder, replace);
 }
 
-bool RunsPanel::exportGguf(qint64 id, const QString& file, const QString& type) {
+bool RunsPanel::exportGguf(qint64 id, const QString& file, const QString& type, bool replace) {
   if (exportJob_->isRunning()) {
     showError(tr("An export is still being written: wait for it to finish."));
     return false;
@@ -323,8 +336,9 @@ bool RunsPanel::exportGguf(qint64 id, const QString& file, const QString& type) 
                    .arg(file));
   });
   showNotice(tr("Exporting run #%1 to %2…").arg(id).arg(file));
-  return exportJob_->startEngine(
-      {"export", "--format", "gguf", "--type", type, "--checkpoint", checkpoint, "--out", file});
+  QStringList args{"export", "--format", "gguf", "--type", type, "--checkpoint", checkpoint, "--out", file};
+  if (replace) args << QStringLiteral("--force");
+  return exportJob_->startEngine(args);
 }
 
 void RunsPanel::exportGgufWithDialog() {
@@ -348,11 +362,10 @@ void RunsPanel::exportGgufWithDialog() {
                  QStringLiteral("gguf"), type);
     return;
   }
-  QString file = QFileDialog::getSaveFileName(this, tr("Export for llama.cpp and Ollama"),
-                                              QStringLiteral("run-%1-%2.gguf").arg(id).arg(type), tr("GGUF (*.gguf)"));
-  if (file.isEmpty()) return;
-  if (QFileInfo(file).suffix().isEmpty()) file += QStringLiteral(".gguf");
-  exportGguf(id, file, type);
+  const SavePath to = askSavePath(this, tr("Export for llama.cpp and Ollama"),
+                                  QStringLiteral("run-%1-%2.gguf").arg(id).arg(type), tr("GGUF (*.gguf)"),
+                                  QStringLiteral("gguf"));
+  if (!to.path.isEmpty()) exportGguf(id, to.path, type, to.replace);
 }
 
 void RunsPanel::importWithDialog() {

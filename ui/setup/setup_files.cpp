@@ -10,6 +10,7 @@
 #include "engine/core/config/renamed_keys.h"
 #include "engine/core/config/ladder.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/output_path.h"
 
 namespace tokamak::ui {
 namespace {
@@ -18,7 +19,13 @@ QString tr(const char* text) { return QCoreApplication::translate("SetupFiles", 
 
 }  // namespace
 
-bool saveSetup(const QString& path, const Config& config, QString* error) {
+bool saveSetup(const QString& path, const Config& config, QString* error, bool replace) {
+  try {
+    check_output_file(path.toStdString(), {"the setup", {".json"}, replace, {}});
+  } catch (const std::exception& e) {
+    *error = QString::fromUtf8(e.what());
+    return false;
+  }
   QSaveFile f(path);
   if (!f.open(QIODevice::WriteOnly)) {
     *error = tr("cannot write %1: %2").arg(path, f.errorString());

@@ -12,7 +12,8 @@
 
 namespace tokamak::ui {
 
-bool saveSetup(const QString& path, const Config& config, QString* error);
+// REPLACE: an existing file may be replaced (the save dialog asked); never one that is not a plain .json file.
+bool saveSetup(const QString& path, const Config& config, QString* error, bool replace = false);
 bool loadSetup(const QString& path, Config* config, QString* error);
 
 // The setup to save on close: NOW (today's config as JSON), plus the keys this version left out when it loaded the

@@ -29,6 +29,7 @@
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
 #include "ui/setup/section_columns.h"
+#include "ui/common/save_dialog.h"
 #include "ui/setup/setup_files.h"
 #include "ui/setup/speedrun_box.h"
 #include "ui/setup/switches_box.h"
@@ -301,10 +302,10 @@ void SetupPanel::refreshNow() {
 }
 
 void SetupPanel::saveSetupAs() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save setup"), QString(), tr("Setup (*.json)"));
-  if (path.isEmpty()) return;
+  const SavePath to = askSavePath(this, tr("Save setup"), QString(), tr("Setup (*.json)"), QStringLiteral("json"));
+  if (to.path.isEmpty()) return;
   QString error;
-  if (!saveSetup(path, config(), &error)) QMessageBox::warning(this, tr("Save setup"), error);
+  if (!saveSetup(to.path, config(), &error, to.replace)) QMessageBox::warning(this, tr("Save setup"), error);
 }
 
 void SetupPanel::loadSetupFrom() {

@@ -11,6 +11,7 @@
 #include <QTableWidget>
 #include <cmath>
 
+#include "engine/core/util/output_path.h"
 #include "ui/history/plot_export.h"
 #include "ui/history/run_colors.h"
 
@@ -76,7 +77,7 @@ void fillSweepTable(QTableWidget* table, const SweepResults& s) {
   table->horizontalHeader()->setStretchLastSection(true);
 }
 
-QString writeSweepTable(const SweepResults& s, const QString& format, const QString& path) {
+QString writeSweepTable(const SweepResults& s, const QString& format, const QString& path, bool replace) {
   const QStringList header = sweepTableHeader(s);
   const QList<QStringList> rows = sweepTableRows(s);
   QByteArray out;
@@ -117,6 +118,11 @@ QString writeSweepTable(const SweepResults& s, const QString& format, const QStr
   } else {
     return QObject::tr("Unknown table format '%1': use csv, json or md.").arg(format);
   }
+  try {
+    tokamak::check_output_file(path.toStdString(), {"the ranked trials", {"." + format.toStdString()}, replace, {}});
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
   QSaveFile file(path);  // temp + rename: a failed export leaves no half file
   if (!file.open(QIODevice::WriteOnly) || file.write(out) != out.size() || !file.commit())
     return QObject::tr("Could not write '%1': %2").arg(path, file.errorString());
@@ -148,16 +154,16 @@ QString importanceHtml(const SweepResults& s) {
 }
 
 QString saveSweepPlots(const QList<QCustomPlot*>& keyPlots, const SweepResults& s, QCustomPlot* parallel,
-                       const QString& path, QStringList* written) {
+                       const QString& path, QStringList* written, bool replace) {
   const QFileInfo info(path);
-  QString why = savePlot(parallel, path);
+  QString why = savePlot(parallel, path, replace);
   if (!why.isEmpty()) return why;
   if (written) *written << path;
   for (int k = 0; k < keyPlots.size() && k < s.keys.size(); ++k) {
     const QString file =
         info.dir().filePath(QStringLiteral("%1-%2.%3")
                                 .arg(info.completeBaseName(), QString(s.keys[k].key).replace('.', '_'), info.suffix()));
-    why = savePlot(keyPlots[k], file);
+    why = savePlot(keyPlots[k], file, replace);
     if (!why.isEmpty()) return why;
     if (written) *written << file;
   }

@@ -18,12 +18,15 @@ QStringList sweepTableHeader(const SweepResults& s);
 QList<QStringList> sweepTableRows(const SweepResults& s);
 void fillSweepTable(QTableWidget* table, const SweepResults& s);
 // format: csv | json | md. "" on success, else the reason.
-QString writeSweepTable(const SweepResults& s, const QString& format, const QString& path);
+// REPLACE: an existing file may be replaced (the save dialog asked); never one that is not a plain file of that
+// format (engine/core/util/output_path.h).
+QString writeSweepTable(const SweepResults& s, const QString& format, const QString& path, bool replace = false);
 // Spearman's ρ per key, strongest first, naming the measure and the rung it was taken at; a choice key's
 // mean metric per value.
 QString importanceHtml(const SweepResults& s);
-// The parallel coordinates at PATH, each key's plot at STEM-KEY.SUFFIX beside it.
+// The parallel coordinates at PATH, each key's plot at STEM-KEY.SUFFIX beside it. REPLACE (the dialog asked about
+// PATH) covers the key plots named after it too.
 QString saveSweepPlots(const QList<QCustomPlot*>& keyPlots, const SweepResults& s, QCustomPlot* parallel,
-                       const QString& path, QStringList* written);
+                       const QString& path, QStringList* written, bool replace = false);
 
 }  // namespace tokamak::ui

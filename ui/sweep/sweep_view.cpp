@@ -27,6 +27,7 @@
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/sweep/sweep_plots.h"
+#include "ui/common/save_dialog.h"
 #include "ui/sweep/sweep_table.h"
 
 namespace tokamak::ui {
@@ -66,18 +67,18 @@ void SweepView::build() {
   auto* menu = new QMenu(export_);
   for (const QString& f : {QStringLiteral("csv"), QStringLiteral("json"), QStringLiteral("md")})
     menu->addAction(tr("Ranked table as %1…").arg(f.toUpper()), this, [this, f] {
-      const QString path =
-          QFileDialog::getSaveFileName(this, tr("Export the ranked trials"), results_.name + QLatin1Char('.') + f);
-      if (path.isEmpty()) return;
-      const QString why = exportTable(f, path);
-      setMessage(why.isEmpty() ? tr("Wrote %1").arg(path) : why, !why.isEmpty());
+      const SavePath to =
+          askSavePath(this, tr("Export the ranked trials"), results_.name + QLatin1Char('.') + f, QString(), f);
+      if (to.path.isEmpty()) return;
+      const QString why = exportTable(f, to.path, to.replace);
+      setMessage(why.isEmpty() ? tr("Wrote %1").arg(to.path) : why, !why.isEmpty());
     });
   menu->addAction(tr("Plots as PNG, PDF or SVG…"), this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export the plots"), results_.name + ".png",
-                                                      tr("Images (*.png *.pdf *.svg)"));
-    if (path.isEmpty()) return;
+    const SavePath to = askSavePath(this, tr("Export the plots"), results_.name + ".png",
+                                    tr("Images (*.png *.pdf *.svg)"), QStringLiteral("png"));
+    if (to.path.isEmpty()) return;
     QStringList written;
-    const QString why = exportPlots(path, &written);
+    const QString why = exportPlots(to.path, &written, to.replace);
     setMessage(why.isEmpty() ? tr("Wrote %1").arg(written.join(", ")) : why, !why.isEmpty());
   });
   export_->setMenu(menu);
@@ -283,12 +284,12 @@ bool SweepView::trainBestLonger(qint64 steps) {
   return true;
 }
 
-QString SweepView::exportTable(const QString& format, const QString& path) const {
-  return writeSweepTable(results_, format, path);
+QString SweepView::exportTable(const QString& format, const QString& path, bool replace) const {
+  return writeSweepTable(results_, format, path, replace);
 }
 
-QString SweepView::exportPlots(const QString& path, QStringList* written) const {
-  return saveSweepPlots(keyPlots_->plots(), results_, parallel_->plot(), path, written);
+QString SweepView::exportPlots(const QString& path, QStringList* written, bool replace) const {
+  return saveSweepPlots(keyPlots_->plots(), results_, parallel_->plot(), path, written, replace);
 }
 
 }  // namespace tokamak::ui

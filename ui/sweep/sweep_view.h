@@ -54,9 +54,9 @@ class SweepView : public QWidget {
   bool trainBestLonger(qint64 steps);
   bool isQueuing() const { return process_ != nullptr; }
   // format: csv | json | md. "" on success, else why. Written whole or not at all.
-  QString exportTable(const QString& format, const QString& path) const;
+  QString exportTable(const QString& format, const QString& path, bool replace = false) const;
   // The parallel coordinates at `path` and each key's plot beside it (STEM-KEY.EXT); format from the suffix.
-  QString exportPlots(const QString& path, QStringList* written = nullptr) const;
+  QString exportPlots(const QString& path, QStringList* written = nullptr, bool replace = false) const;
 
  Q_SIGNALS:
   void newSweepRequested();

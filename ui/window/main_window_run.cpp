@@ -25,6 +25,7 @@
 #include <algorithm>
 
 #include "engine/core/config/config.h"
+#include "engine/core/run/notice_queue.h"
 #include "engine/core/run/notify.h"
 #include "engine/core/util/error.h"
 #include "ui/plots/live_plots.h"
@@ -127,12 +128,12 @@ void MainWindow::notifyStall(const AlertEvent& a) {
   if (controller_->isRemote()) return;
   const RunStart& run = controller_->runStart();
   Notice n{"stalled", run.name + ": stalled", a.message, run.run_uid, run.name, a.step};
-  QThreadPool::globalInstance()->start([n] {
-    try {
-      send_notice(read_notify_settings(), n);
-    } catch (const std::exception&) {
-    }  // a settings file that cannot be read: File ▸ Notifications… says why
+  // One bounded queue on a thread of its own for the studio's notices (notice_queue.h); a settings file that cannot
+  // be read costs the notice only: File ▸ Notifications… says why.
+  static NoticeQueue notices([](const Notice& notice, const std::atomic<bool>& aborted) {
+    return send_notice(read_notify_settings(), notice, &aborted);
   });
+  notices.post(n);
 }
 
 // Each rank's device with its name: rank r of a data-parallel run trains on cuda:r (the launcher's

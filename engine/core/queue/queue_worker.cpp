@@ -23,6 +23,7 @@
 #include "engine/core/queue/gpu_slots.h"
 #include "engine/core/config/config.h"
 #include "engine/core/run/journal.h"
+#include "engine/core/run/notice_queue.h"
 #include "engine/core/run/notify.h"
 #include "engine/core/run/pace_watch.h"
 #include "engine/core/run/run_folder.h"
@@ -238,10 +239,10 @@ class Worker {
     JournalStallWatch stall;
     uint64_t offset = 0;
     double stalled_since = -1;
+    bool killed = false;  // SIGKILL sent; the row is queued again only once the process is gone
   };
   std::map<int64_t, Watch> watches_;
-  std::map<int64_t, int> requeued_;  // rows this worker ended and queued again after a stall
-  static constexpr int kMaxRequeues = 3;
+  static constexpr int kMaxRequeues = 3;  // counted in the queue row (QueueItem::requeues), across workers
 
   void watch_for_stall(const QueueItem& q) {
     Watch& w = watches_[q.id];
@@ -258,14 +259,10 @@ class Worker {
       w.stalled_since = now;
       const std::string message = nlohmann::json::parse(*said).value("message", "");
       note("queue item " + std::to_string(q.id) + " (" + q.name + ") stalled: " + message);
-      // The run's own process cannot tell the person (it is the one stopped): the worker does.
-      try {
-        const std::string why = send_notice(read_notify_settings(), {"stalled", q.name + ": stalled", message,
-                                                                     q.run_uid, q.name, w.stall.last_step()});
-        if (!why.empty()) note("a notification was not sent: " + why);
-      } catch (const std::exception& e) {
-        note(std::string("no notifications: ") + e.what());
-      }
+      // The run's own process cannot tell the person (it is the one stopped): the worker does, from a thread of
+      // its own, so that a webhook that hangs holds up no other row.
+      if (!notices_.post({"stalled", q.name + ": stalled", message, q.run_uid, q.name, w.stall.last_step()}))
+        note("a notification was not sent: too many are waiting to be sent");
     }
     if (w.stalled_since < 0) return;
     double minutes = 0;
@@ -280,21 +277,32 @@ class Worker {
   // word) and its row queued again at the front, to resume from its newest checkpoint as the same run.
   void end_and_requeue(const QueueItem& q, double minutes, int64_t step) {
     const RunFolder f{q.folder};
-    if (const long pid = read_pid(f); pid > 0) {
-      ::kill(static_cast<pid_t>(-pid), SIGKILL);  // its session's group: a launcher's ranks too
-      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    Watch& w = watches_[q.id];
+    if (!w.killed) {
+      w.killed = true;
+      if (const long pid = read_pid(f); pid > 0) {
+        ::kill(static_cast<pid_t>(-pid), SIGKILL);  // its session's group: a launcher's ranks too
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
+      }
+      for (int i = 0; i < 200 && run_process_alive(f); ++i) {
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      // A process in uninterruptible sleep (a hung driver, NFS) outlives SIGKILL and still holds its GPU: a second
+      // segment beside it would be two processes training one run. It is looked at again at the next ticks.
+      if (run_process_alive(f))
+        note("queue item " + std::to_string(q.id) + " (" + q.name + "): its process (pid " +
+             std::to_string(read_pid(f)) + ") is still alive after SIGKILL: not queued again until it has ended");
     }
-    for (int i = 0; i < 200 && run_process_alive(f); ++i) {
-      while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
+    if (run_process_alive(f)) return;
     watches_.erase(q.id);
     char stalled[96];
     std::snprintf(stalled, sizeof stalled, "stalled %g min after step %lld", minutes, static_cast<long long>(step));
     // Its process wrote no end: the store hears it here, or the next segment is refused as a live run's twin.
     if (const int64_t run = store_.find_uid(q.run_uid); run > 0)
       store_.end_run(run, "crashed", std::string(stalled) + ": ended by the queue's worker", now_seconds());
-    if (++requeued_[q.id] > kMaxRequeues) {
+    if (q.requeues + 1 > kMaxRequeues) {
       const std::string why = std::string(stalled) + ", the " + std::to_string(kMaxRequeues + 1) +
                               "th time: ended (health.stall_requeue_minutes queues a run again at most " +
                               std::to_string(kMaxRequeues) + " times)";
@@ -304,13 +312,24 @@ class Worker {
     }
     std::string resume = read_segment_end(f).checkpoint;
     if (!resume.empty() && !path_exists(resume)) resume.clear();
-    const std::string why = std::string(stalled) + ": ended and queued again (" + std::to_string(requeued_[q.id]) +
+    const std::string why = std::string(stalled) + ": ended and queued again (" + std::to_string(q.requeues + 1) +
                             " of " + std::to_string(kMaxRequeues) + "), " +
                             (resume.empty() ? "from the start (no checkpoint yet)" : "to resume from " + resume);
     if (queue_.requeue(q.id, resume, why)) note("queue item " + std::to_string(q.id) + " (" + q.name + ") " + why);
   }
 
   QueueWorkerOptions o_;
+  // The settings are read for each notice: the studio may change them while the worker runs.
+  NoticeQueue notices_{[this](const Notice& n, const std::atomic<bool>& aborted) {
+    std::string why;
+    try {
+      why = send_notice(read_notify_settings(), n, &aborted);
+    } catch (const std::exception& e) {
+      why = std::string("no notifications: ") + e.what();
+    }
+    if (!why.empty()) note("a notification was not sent: " + why);
+    return why;
+  }};
   RunStore store_;
   RunQueue queue_;
   SweepStore sweeps_;
@@ -386,7 +405,7 @@ void ensure_queue_worker(const std::string& db) {
     // A grandchild in its own session: the worker outlives this command and is nobody's zombie.
     if (::fork() != 0) ::_exit(0);
     ::setsid();
-    int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (in >= 0) ::dup2(in, 0);
     if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
     ::execve(self.c_str(), argp.data(), environ);

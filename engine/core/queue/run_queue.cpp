@@ -11,9 +11,12 @@
 
 namespace tokamak {
 
-static const char* kColumns =
-    "id, position, state, target, name, config_json, run_uid, folder, error, created, started, ended, "
-    "sweep_id, point, rung, halt_step, resume";
+// An older store opened read-only (schema 9) has no requeue count: it reads as 0.
+static std::string columns(const RunStore& store) {
+  return std::string("id, position, state, target, name, config_json, run_uid, folder, error, created, started, "
+                     "ended, sweep_id, point, rung, halt_step, resume, ") +
+         (store.schema() >= 10 ? "requeues" : "0");
+}
 
 static double time_or_zero(const Stmt& s, int col) { return s.is_null(col) ? 0 : s.real(col); }
 
@@ -24,6 +27,7 @@ static QueueItem read_item(const Stmt& s) {
   q.created = time_or_zero(s, 9), q.started = time_or_zero(s, 10), q.ended = time_or_zero(s, 11);
   q.sweep_id = s.is_null(12) ? 0 : s.int64(12), q.point = s.int64(13), q.rung = s.int64(14);
   q.halt_step = s.int64(15), q.resume = s.text(16);
+  q.requeues = s.int64(17);
   return q;
 }
 
@@ -45,7 +49,7 @@ int64_t RunQueue::add(const QueueItem& q) {
 std::vector<QueueItem> RunQueue::list(bool with_removed) {
   std::vector<QueueItem> items;
   Stmt s(store_.db(),
-         (std::string("SELECT ") + kColumns + " FROM queue" + (with_removed ? "" : " WHERE state != 'removed'") +
+         ("SELECT " + columns(store_) + " FROM queue" + (with_removed ? "" : " WHERE state != 'removed'") +
           " ORDER BY state != 'queued', CASE WHEN state = 'queued' THEN position ELSE -id END")
              .c_str());
   while (s.step()) items.push_back(read_item(s));
@@ -53,7 +57,7 @@ std::vector<QueueItem> RunQueue::list(bool with_removed) {
 }
 
 QueueItem RunQueue::item(int64_t id) {
-  Stmt s(store_.db(), (std::string("SELECT ") + kColumns + " FROM queue WHERE id = ?").c_str());
+  Stmt s(store_.db(), ("SELECT " + columns(store_) + " FROM queue WHERE id = ?").c_str());
   s.bind(1, id);
   if (!s.step())
     throw Error("no queue item " + std::to_string(id) + " in " + store_.path(),
@@ -133,7 +137,7 @@ void RunQueue::set_gpus(const std::string& list) {
 
 std::optional<QueueItem> RunQueue::next_queued() {
   Stmt s(store_.db(),
-         (std::string("SELECT ") + kColumns + " FROM queue WHERE state = 'queued' ORDER BY position LIMIT 1").c_str());
+         ("SELECT " + columns(store_) + " FROM queue WHERE state = 'queued' ORDER BY position LIMIT 1").c_str());
   if (!s.step()) return std::nullopt;
   return read_item(s);
 }
@@ -162,7 +166,7 @@ bool RunQueue::finish(int64_t id, const std::string& state, const std::string& e
 
 std::vector<QueueItem> RunQueue::in_state(const std::string& state) {
   std::vector<QueueItem> items;
-  Stmt s(store_.db(), (std::string("SELECT ") + kColumns + " FROM queue WHERE state = ? ORDER BY position").c_str());
+  Stmt s(store_.db(), ("SELECT " + columns(store_) + " FROM queue WHERE state = ? ORDER BY position").c_str());
   s.bind(1, state);
   while (s.step()) items.push_back(read_item(s));
   return items;
@@ -172,7 +176,7 @@ bool RunQueue::requeue(int64_t id, const std::string& resume, const std::string&
   bool changed = false;
   store_.transaction([&] {
     Stmt s(store_.db(),
-           "UPDATE queue SET state = 'queued', resume = ?, error = ?, "
+           "UPDATE queue SET state = 'queued', resume = ?, error = ?, requeues = requeues + 1, "
            "position = (SELECT coalesce(min(position), 1) - 1 FROM queue WHERE state = 'queued') "
            "WHERE id = ? AND state = 'running'");
     s.bind(1, resume).bind(2, why).bind(3, id).run();

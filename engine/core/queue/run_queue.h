@@ -31,6 +31,7 @@ struct QueueItem {
   int64_t rung = 0;       // the rung this segment stops at (early stopping); see halt_step
   int64_t halt_step = 0;  // stop (with a checkpoint) after this step; 0 = train to the end
   std::string resume;     // a checkpoint this segment resumes from ("" = from scratch)
+  int64_t requeues = 0;   // times the queue's worker ended it after a stall and queued it again (store schema 10)
 };
 
 class RunQueue {

@@ -8,10 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "engine/core/util/proc_files.h"
 
 namespace tokamak {
 namespace {
@@ -20,16 +21,11 @@ double health_clock_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string read_sys_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_sys_text(const std::string& path) { return read_proc_file(path).value_or(""); }
 
 // The mean of /proc/cpuinfo's "cpu MHz" lines (the current clock on most kernels); -1 when absent.
 double cpu_mhz() {
-  std::ifstream in("/proc/cpuinfo");
+  std::istringstream in(read_sys_text("/proc/cpuinfo"));
   std::string line;
   double sum = 0;
   int n = 0;
@@ -57,7 +53,7 @@ double cpu_temp_c() {
 
 // /proc/stat's first line: every core's busy jiffies (all but idle and iowait).
 uint64_t busy_jiffies() {
-  std::ifstream in("/proc/stat");
+  std::istringstream in(read_sys_text("/proc/stat"));
   std::string cpu;
   uint64_t v[10] = {};
   in >> cpu;
@@ -67,21 +63,12 @@ uint64_t busy_jiffies() {
 
 // This process's user + system jiffies (/proc/self/stat's fields 14 and 15, after the command in parentheses).
 uint64_t self_jiffies() {
-  const std::string s = read_sys_text("/proc/self/stat");
-  const size_t close = s.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream in(s.substr(close + 2));
-  std::string field;
-  uint64_t utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && in >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
-  }
-  return utime + stime;
+  const std::optional<ProcStat> s = read_proc_stat(getpid());
+  return s ? static_cast<uint64_t>(s->utime + s->stime) : 0;
 }
 
 double swap_used_bytes() {
-  std::ifstream in("/proc/meminfo");
+  std::istringstream in(read_sys_text("/proc/meminfo"));
   std::string key;
   double total = -1, free_kb = -1, value;
   std::string unit;
@@ -109,7 +96,11 @@ struct MachineHealth::Nvml {
   int (*clock)(Device, int, unsigned int*) = nullptr;               // nvmlDeviceGetClockInfo: 1 = SM, 2 = memory
   int (*utilization)(Device, Utilization*) = nullptr;               // nvmlDeviceGetUtilizationRates
   int (*throttle)(Device, unsigned long long*) = nullptr;           // nvmlDeviceGetCurrentClocksThrottleReasons
+  int (*shutdown)() = nullptr;                                      // nvmlShutdown
+  bool initialised = false;
+  // NVML is shut down before its library goes: unloading it while initialised can crash at exit on some drivers.
   ~Nvml() {
+    if (initialised && shutdown) shutdown();
     if (lib) dlclose(lib);
   }
 };
@@ -132,7 +123,9 @@ MachineHealth::MachineHealth(const std::string& gpu_pci_bus_id) {
   n->clock = reinterpret_cast<decltype(n->clock)>(sym("nvmlDeviceGetClockInfo"));
   n->utilization = reinterpret_cast<decltype(n->utilization)>(sym("nvmlDeviceGetUtilizationRates"));
   n->throttle = reinterpret_cast<decltype(n->throttle)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
-  if (!init || !by_bus || init() != 0 || by_bus(gpu_pci_bus_id.c_str(), &n->device) != 0) {
+  n->shutdown = reinterpret_cast<int (*)()>(sym("nvmlShutdown"));
+  n->initialised = init && init() == 0;
+  if (!n->initialised || !by_bus || by_bus(gpu_pci_bus_id.c_str(), &n->device) != 0) {
     gpu_note_ = "NVML could not open the GPU at " + gpu_pci_bus_id +
                 ": its power, temperature and clocks are not measured";
     return;

@@ -5,24 +5,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
-#include <cmath>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/process.h"
+#include "engine/core/util/utf8.h"
 
 namespace tokamak {
 namespace {
 
 using json = nlohmann::json;
-
-double notice_clock_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // A GVariant text literal of S (gdbus parses every argument as one).
 std::string gvariant_string(const std::string& s) {
@@ -34,10 +31,12 @@ std::string gvariant_string(const std::string& s) {
   return out + "'";
 }
 
-std::string one_line(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  const size_t nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
+// The first line of S that says something.
+std::string one_line(const std::string& s) {
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
+  return "";
 }
 
 }  // namespace
@@ -65,8 +64,8 @@ NotifySettings read_notify_settings() {
   if (j.contains("webhook") && !j["webhook"].is_string()) throw bad("\"webhook\" must be a URL or \"\"");
   s.desktop = j.value("desktop", true);
   s.webhook = j.value("webhook", "");
-  if (!s.webhook.empty() && s.webhook.rfind("http://", 0) != 0 && s.webhook.rfind("https://", 0) != 0)
-    throw bad("\"webhook\" '" + s.webhook + "' is not an http:// or https:// URL");
+  if (!s.webhook.empty())
+    if (const std::string why = webhook_problem(s.webhook); !why.empty()) throw bad("\"webhook\": " + why);
   if (j.contains("off")) {
     if (!j["off"].is_array()) throw bad("\"off\" must be a list of kinds");
     for (const json& k : j["off"]) {
@@ -82,9 +81,8 @@ NotifySettings read_notify_settings() {
 }
 
 void write_notify_settings(const NotifySettings& s) {
-  const std::string path = notify_settings_path();
-  make_dirs(path.substr(0, path.rfind('/')));
-  write_file_atomically(path, json{{"desktop", s.desktop}, {"webhook", s.webhook}, {"off", s.off}}.dump(2) + "\n");
+  write_private_file(notify_settings_path(),
+                     json{{"desktop", s.desktop}, {"webhook", s.webhook}, {"off", s.off}}.dump(2) + "\n");
 }
 
 std::string send_desktop(const Notice& n) {
@@ -94,17 +92,48 @@ std::string send_desktop(const Notice& n) {
   try {
     r = run_process({"gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path",
                      "/org/freedesktop/Notifications", "--method", "org.freedesktop.Notifications.Notify",
-                     "'Tokamak'", "uint32 0", "''", gvariant_string(n.title), gvariant_string(n.body), "@as []",
+                     "'Tokamak'", "uint32 0", "''", gvariant_string(utf8_repaired(n.title)), gvariant_string(utf8_repaired(n.body)), "@as []",
                      "@a{sv} {}", "int32 -1"},
-                    {}, 10);
+                    {}, 5);
   } catch (const std::exception& e) {
     return std::string("gdbus could not be started (Debian: libglib2.0-bin): ") + e.what();
   }
   if (r.code == 0) return "";
-  return "the desktop's notification service did not take it: " + one_line(r.err.empty() ? r.out : r.err);
+  if (r.timed_out) return "the desktop's notification service did not answer within 5 s";
+  std::string why = one_line(r.err.empty() ? r.out : r.err);
+  if (why.empty()) why = "gdbus ended with code " + std::to_string(r.code) + " and said nothing";
+  return "the desktop's notification service did not take it: " + why;
 }
 
-std::string send_webhook(const std::string& url, const Notice& n) {
+std::string webhook_problem(const std::string& url) {
+  const size_t colon = url.find("://");
+  std::string scheme = colon == std::string::npos ? "" : url.substr(0, colon);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "http" && scheme != "https")
+    return "only http:// and https:// URLs are sent to (this one starts '" +
+           (colon == std::string::npos ? std::string("without a scheme") : url.substr(0, colon) + "://") + "')";
+  const std::string rest = url.substr(colon + 3);
+  const size_t end = rest.find_first_of("/?#");
+  if (rest.substr(0, end).empty()) return "the URL names no host";
+  for (char c : url)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return "the URL holds a space or a control character";
+  return "";
+}
+
+std::string redacted_url(const std::string& url) {
+  const size_t colon = url.find("://");
+  if (colon == std::string::npos) return "…";
+  const size_t end = url.find_first_of("/?#", colon + 3);
+  std::string shown = url.substr(0, end);
+  // user:password@host: the credentials go too
+  if (const size_t at = shown.rfind('@'); at != std::string::npos && at > colon) shown.erase(colon + 3, at - colon - 2);
+  return end == std::string::npos ? shown : shown + "/…";
+}
+
+std::string send_webhook(const std::string& url, const Notice& n, const std::atomic<bool>* aborted) {
+  if (const std::string why = webhook_problem(url); !why.empty()) return "the webhook was not sent: " + why;
+  const std::string shown = redacted_url(url);
+  // Invalid UTF-8 (a file name in an error, say) is replaced, never thrown at the sender.
   const std::string body = json{{"text", n.title + ": " + n.body},
                                 {"title", n.title},
                                 {"message", n.body},
@@ -112,74 +141,64 @@ std::string send_webhook(const std::string& url, const Notice& n) {
                                 {"run_uid", n.run_uid},
                                 {"run_name", n.run_name},
                                 {"step", n.step}}
-                               .dump();
+                               .dump(-1, ' ', false, json::error_handler_t::replace);
   CURL* curl = curl_easy_init();
   if (!curl) return "libcurl could not start";
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   char error[CURL_ERROR_SIZE] = {};
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  // http and https only, and no redirect followed: a 3xx is not a delivery.
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 10L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
+  if (aborted) {
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(aborted));
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION,
+                     +[](void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+                       return static_cast<std::atomic<bool>*>(flag)->load() ? 1 : 0;
+                     });
+  }
   const CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) return "the webhook " + url + " was not reached: " + (*error ? error : curl_easy_strerror(rc));
-  if (status >= 400) return "the webhook " + url + " answered HTTP " + std::to_string(status);
+  if (rc == CURLE_ABORTED_BY_CALLBACK) return "the webhook " + shown + " was given up: the run ended first";
+  if (rc != CURLE_OK) {
+    std::string why = *error ? error : curl_easy_strerror(rc);
+    // libcurl's messages name the host at most, but a URL it echoes must not carry the path out.
+    for (size_t at; (at = why.find(url)) != std::string::npos;) why.replace(at, url.size(), shown);
+    return "the webhook " + shown + " was not reached: " + why;
+  }
+  if (status >= 300 && status < 400)
+    return "the webhook " + shown + " answered HTTP " + std::to_string(status) +
+           " (a redirect, not followed: give the URL it redirects to)";
+  if (status < 200 || status >= 300) return "the webhook " + shown + " answered HTTP " + std::to_string(status);
   return "";
 }
 
-std::string send_notice(const NotifySettings& s, const Notice& n) {
+std::string send_notice(const NotifySettings& s, const Notice& n, const std::atomic<bool>* aborted) {
   if (s.off.count(n.kind)) return "";
   std::string failures;
   const auto note = [&](const std::string& why) {
     if (!why.empty()) failures += (failures.empty() ? "" : "; ") + why;
   };
-  if (s.desktop && std::getenv("DBUS_SESSION_BUS_ADDRESS")) note(send_desktop(n));  // a server has no desktop
-  if (!s.webhook.empty()) note(send_webhook(s.webhook, n));
+  try {
+    if (s.desktop && std::getenv("DBUS_SESSION_BUS_ADDRESS")) note(send_desktop(n));  // a server has no desktop
+    if (!s.webhook.empty()) note(send_webhook(s.webhook, n, aborted));
+  } catch (const std::exception& e) {
+    note(e.what());
+  }
   return failures;
-}
-
-void NotifySink::send(const std::string& kind, int64_t step, const std::string& title, const std::string& body) {
-  if (muted_) return;
-  const double t = notice_clock_s();
-  auto last = last_sent_.find(kind);
-  if (last != last_sent_.end() && t - last->second < 60 && kind != "finished" && kind != "failed") return;
-  last_sent_[kind] = t;
-  const std::string why = send_notice(settings_, {kind, title, body, uid_, name_, step});
-  if (!why.empty()) failure_ = why;
-}
-
-void NotifySink::on_eval(const EvalEvent& e) {
-  const double s = e.metric("time_to_target_s");
-  if (std::isnan(s)) return;
-  char body[160];
-  std::snprintf(body, sizeof body, "val loss %.4f at step %lld, after %.0f s of training", e.metric("val_loss"),
-                static_cast<long long>(e.step), s);
-  send("target", e.step, name_ + " reached its target", body);
-}
-
-void NotifySink::on_spike(const SpikeEvent& e) {
-  char body[200];
-  std::snprintf(body, sizeof body, "step %lld: %s %.4g against a median of %.4g: %s", static_cast<long long>(e.step),
-                e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median, e.action.c_str());
-  send("spike", e.step, name_ + ": a loss spike", body);
-}
-
-void NotifySink::on_alert(const AlertEvent& e) {
-  if (e.kind == "slowdown" || e.kind == "stalled") send(e.kind, e.step, name_ + ": " + e.kind, e.message);
-}
-
-void NotifySink::on_end(const EndEvent& e) {
-  const std::string body = "step " + std::to_string(e.step) + (e.error.empty() ? "" : ": " + e.error);
-  send(e.status == "finished" ? "finished" : e.status == "stopped" ? "stopped" : "failed", e.step,
-       name_ + " " + e.status, body);
 }
 
 }  // namespace tokamak

@@ -4,13 +4,12 @@
 // notifications.json in Tokamak's config folder (the studio's Settings writes it; the CLI and the queue's worker
 // read it too, so a run tells whether the studio is open or not).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include "engine/core/run/events.h"
 
 namespace tokamak {
 
@@ -24,7 +23,8 @@ struct NotifySettings {
 std::string notify_settings_path();
 // The defaults when the file is missing; a file that is not such JSON throws an Error naming it.
 NotifySettings read_notify_settings();
-void write_notify_settings(const NotifySettings& s);  // written to a temporary file, then renamed
+// Written to a temporary file, then renamed; 0600 in a 0700 folder (the webhook URL is often the secret).
+void write_notify_settings(const NotifySettings& s);
 // Every kind a notification can be about, in the order Settings lists them.
 const std::vector<std::string>& notify_kinds();
 
@@ -35,34 +35,18 @@ struct Notice {
   int64_t step = 0;
 };
 
-// "" when sent, else why not (no session bus, no notification daemon, the URL refused it), in one line.
+// "" when URL may be a webhook: http or https (in any case), with a host; else why not, in one line that does
+// not repeat the URL (it may be the secret itself).
+std::string webhook_problem(const std::string& url);
+// The URL as it may be shown: scheme and host, the path and query (Slack's, Discord's and ntfy's secret) as "…".
+std::string redacted_url(const std::string& url);
+
+// "" when sent, else why not (no session bus, no notification daemon, the URL refused it), in one line, never
+// with the webhook's path or query. Neither throws. ABORTED, when given and set, makes a webhook in flight give up.
 std::string send_desktop(const Notice& n);
-std::string send_webhook(const std::string& url, const Notice& n);
+std::string send_webhook(const std::string& url, const Notice& n, const std::atomic<bool>* aborted = nullptr);
 // Both, as the settings say (a kind turned off sends nothing; the desktop only where a session bus is); returns the
 // failures, "; "-joined.
-std::string send_notice(const NotifySettings& s, const Notice& n);
-
-// The sink that sends them for a run of this process (rank 0): its end, spikes, slowdowns and the target reached.
-// Each kind at most once a minute (a run that keeps spiking is one notice, then its failure).
-class NotifySink : public EventSink {
- public:
-  explicit NotifySink(NotifySettings settings) : settings_(std::move(settings)) {}
-  void on_start(const RunStart& e) override { uid_ = e.run_uid, name_ = e.name; }
-  void on_eval(const EvalEvent& e) override;
-  void on_spike(const SpikeEvent& e) override;
-  void on_alert(const AlertEvent& e) override;
-  void on_end(const EndEvent& e) override;
-  const std::string& last_failure() const { return failure_; }
-  // A follower reading a journal's backlog (events from before it came) takes the run's name from it but sends
-  // nothing for it: attaching to a run tells of what happens from then on.
-  void set_muted(bool muted) { muted_ = muted; }
-
- private:
-  void send(const std::string& kind, int64_t step, const std::string& title, const std::string& body);
-  NotifySettings settings_;
-  std::string uid_, name_, failure_;
-  std::map<std::string, double> last_sent_;
-  bool muted_ = false;
-};
+std::string send_notice(const NotifySettings& s, const Notice& n, const std::atomic<bool>* aborted = nullptr);
 
 }  // namespace tokamak

@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/proc_files.h"
 
 namespace tokamak {
 
@@ -53,17 +53,10 @@ RunFolderInfo read_run_folder_info(const RunFolder& f) {
   return i;
 }
 
-// Field 22 of /proc/PID/stat; "" when the process does not exist. The name field may hold spaces and
-// parentheses, so the fields are counted after the last ')'.
+// Field 22 of /proc/PID/stat; "" when the process does not exist.
 static std::string start_time(long pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(in)), {});
-  size_t close = all.rfind(')');
-  if (close == std::string::npos) return {};
-  std::istringstream rest(all.substr(close + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {}
-  return field;
+  const std::optional<ProcStat> s = read_proc_stat(pid);
+  return s ? s->start_time : std::string();
 }
 
 std::string process_start_time(long pid) { return start_time(pid); }
@@ -101,11 +94,9 @@ bool run_process_alive(const RunFolder& f) {
   in >> pid >> started;
   if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return false;
   // A zombie (the owner exited, its parent has not reaped it yet) has ended for our purposes.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(stat)), {});
-  size_t close = all.rfind(')');
-  if (close != std::string::npos && close + 2 < all.size() && all[close + 2] == 'Z') return false;
-  return started.empty() || start_time(pid) == started;
+  const std::optional<ProcStat> stat = read_proc_stat(pid);
+  if (!stat || stat->state == 'Z') return false;
+  return started.empty() || stat->start_time == started;
 }
 
 void write_exit_file(const RunFolder& f, const std::string& status, int code, const std::string& error) {

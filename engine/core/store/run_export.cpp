@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/config/renamed_keys.h"
@@ -14,6 +15,7 @@
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/verdict.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/output_path.h"
 #include "engine/core/util/files.h"
 
 namespace tokamak {
@@ -117,8 +119,15 @@ static SpeedOfLightRecord speed_of_light_from_json(const ojson& j) {
 static ojson verdict_json(const std::optional<Verdict>& v) {
   if (!v) return nullptr;
   return {{"test", "welch"},
+          {"tested", v->tested},
           {"n_baseline", v->n_a},
           {"n", v->n_b},
+          {"runs_baseline", v->total_a},
+          {"runs", v->total_b},
+          {"censored_baseline", v->censored_a},
+          {"censored", v->censored_b},
+          {"missing_baseline", missing_a(*v)},
+          {"missing", missing_b(*v)},
           {"mean_baseline", v->mean_a},
           {"mean", v->mean_b},
           {"diff", v->diff},
@@ -151,6 +160,7 @@ static ojson groups_json(RunStore& store, const std::vector<int64_t>& ids, const
     out.push_back({{"label", g.label},
                    {"runs", uids},
                    {"holds_baseline", g.holds_baseline},
+                   {"complete", g.complete},
                    {"tok_s", finite_or_null(g.mean.tok_s)},
                    {"tok_s_std", finite_or_null(g.tok_s_std)},
                    {"final_val_loss", finite_or_null(g.mean.final_val_loss)},
@@ -161,6 +171,10 @@ static ojson groups_json(RunStore& store, const std::vector<int64_t>& ids, const
                      {"final_val_loss", verdict_json(g.val_loss_verdict)},
                      {"time_to_target_s", verdict_json(g.target_verdict)}}}});
   }
+  for (const Scoreboard::SingleGroup& g : board.single_groups)
+    out.push_back({{"label", g.label},
+                   {"runs", ojson::array({uids_of[g.member]})},
+                   {"no_verdict", "a group needs 2 runs or more"}});
   return out;
 }
 
@@ -303,6 +317,20 @@ static void import_run(RunStore& store, int64_t id, const ojson& j) {
     store.add_play(id, {0, integer_of(p.at("step"), "step"), p.value("prompt", ""), p.value("text", ""),
                         dump(p.value("options", ojson::object())), p.value("created", 0.0)});
   if (j.contains("speed_of_light")) store.set_speed_of_light(id, speed_of_light_from_json(j.at("speed_of_light")));
+}
+
+void export_runs_to_file(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format,
+                         const std::string& path, const GroupSpec& group, bool replace) {
+  const std::string extension = format == ExportFormat::csv ? ".csv" : format == ExportFormat::json ? ".json" : ".md";
+  const OutputRule rule{"the " + extension.substr(1) + " export", {extension}, replace, {store.path()}};
+  check_output_file(path, rule);
+  write_atomically(path, [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw Error("cannot write '" + path + "'", "check that its folder exists and is writable");
+    export_runs(store, ids, format, f, group);
+    f.close();
+    if (!f) throw Error("cannot write '" + path + "': disk full?", "free some space and try again");
+  });
 }
 
 ImportResult import_runs(RunStore& store, const std::string& path, bool skip_existing) {

@@ -33,6 +33,12 @@ ExportFormat parse_export_format(const std::string& name);
 void export_runs(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format, std::ostream& out,
                  const GroupSpec& group = {});
 
+// export_runs into the file PATH, written to a temporary and renamed, by the rule for outputs (output_path.h): never
+// the store itself, a link or anything that is not a plain file; an earlier export with the format's extension
+// only with REPLACE (--force, or the studio's save dialog that asked).
+void export_runs_to_file(RunStore& store, const std::vector<int64_t>& ids, ExportFormat format,
+                         const std::string& path, const GroupSpec& group, bool replace);
+
 struct ImportResult {
   std::vector<int64_t> imported;     // new local ids
   std::vector<std::string> skipped;  // uids already in the store (only with skip_existing)

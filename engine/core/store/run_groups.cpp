@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -155,8 +156,14 @@ static double mean_of(const std::vector<double>& values) {
 
 void add_group_rows(Scoreboard& board, const Grouping& grouping) {
   board.groups.clear();
+  board.single_groups.clear();
   for (size_t k = 0; k < grouping.names.size(); ++k) {
-    if (grouping.size[k] < 2) continue;
+    if (grouping.size[k] < 2) {
+      for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
+        if (grouping.group[r] == static_cast<int>(k))
+          board.single_groups.push_back({grouping.names[k] + " ×1", r});
+      continue;
+    }
     ScoreGroup g;
     g.label = grouping.names[k] + " ×" + std::to_string(grouping.size[k]);
     for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
@@ -199,6 +206,8 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
         g.time_to_target_min = std::isnan(g.time_to_target_min) ? v : std::min(g.time_to_target_min, v);
         g.time_to_target_max = std::isnan(g.time_to_target_max) ? v : std::max(g.time_to_target_max, v);
       }
+    for (size_t r : g.members)
+      if (!std::isnan(board.rows[r].tok_s) && !std::isnan(board.rows[r].final_val_loss)) ++g.complete;
     for (double v : tok_s)
       if (!std::isnan(v)) {
         g.tok_s_min = std::isnan(g.tok_s_min) ? v : std::min(g.tok_s_min, v);
@@ -217,11 +226,22 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
     for (size_t r : g.members) v.push_back(board.rows[r].*field);
     return v;
   };
+  // A run with a target that never reached it is censored (+inf), not left out: the group's time to target is
+  // no better for the runs that did not get there.
+  const auto times = [&](const ScoreGroup& g) {
+    std::vector<double> v;
+    for (size_t r : g.members) {
+      const ScoreRow& row = board.rows[r];
+      v.push_back(std::isnan(row.time_to_target_s) && row.target > 0 ? std::numeric_limits<double>::infinity()
+                                                                      : row.time_to_target_s);
+    }
+    return v;
+  };
   for (ScoreGroup& g : board.groups) {
     if (&g == base) continue;
     g.tok_s_verdict = welch_verdict(values(*base, &ScoreRow::tok_s), values(g, &ScoreRow::tok_s));
     g.val_loss_verdict = welch_verdict(values(*base, &ScoreRow::final_val_loss), values(g, &ScoreRow::final_val_loss));
-    g.target_verdict = welch_verdict(values(*base, &ScoreRow::time_to_target_s), values(g, &ScoreRow::time_to_target_s));
+    g.target_verdict = welch_verdict(times(*base), times(g));
   }
 }
 

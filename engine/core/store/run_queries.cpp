@@ -170,6 +170,7 @@ std::vector<std::string> RunStore::metric_keys() {
 }
 
 std::vector<PlayRow> RunStore::plays(int64_t run_id) {
+  if (schema_ < 9) return {};  // an older store opened read-only has no playground yet: no tries
   Stmt s(*db_, "SELECT id, step, prompt, text, options, created FROM playground WHERE run_id = ? ORDER BY id");
   s.bind(1, run_id);
   std::vector<PlayRow> out;

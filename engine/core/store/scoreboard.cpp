@@ -228,12 +228,15 @@ static std::vector<std::vector<std::string>> cells(const Scoreboard& b) {
 static std::vector<std::vector<std::string>> group_cells(const Scoreboard& b) {
   std::vector<std::vector<std::string>> t;
   const bool target = has_target(b);
-  t.push_back({"group", "runs", "tok/s", "± std", "min–max", "speedup", "MFU", "final val loss", "best val loss"});
+  t.push_back({"group", "runs", "complete", "tok/s", "± std", "min–max", "speedup", "MFU", "final val loss",
+               "best val loss"});
   if (target) t[0].insert(t[0].end(), {"time to target", "± std", "min–max", "reached"});
   for (const ScoreGroup& g : b.groups) {
     std::string runs;
     for (size_t r : g.members) runs += (runs.empty() ? "" : " ") + b.rows[r].label.substr(0, b.rows[r].label.find(' '));
-    t.push_back({g.label, runs, format_count(g.mean.tok_s), format_count(g.tok_s_std),
+    // "3 of 5": two members failed or diverged (no tok/s or no final val loss); the means are over the rest.
+    t.push_back({g.label, runs, std::to_string(g.complete) + " of " + std::to_string(g.members.size()),
+                 format_count(g.mean.tok_s), format_count(g.tok_s_std),
                  format_count(g.tok_s_min) + "–" + format_count(g.tok_s_max), fmt("%.2f×", g.mean.speedup),
                  fmt("%.1f%%", g.mean.mfu * 100), fmt("%.4f", g.mean.final_val_loss),
                  fmt("%.4f", g.mean.best_val_loss)});
@@ -262,6 +265,16 @@ static std::vector<std::vector<std::string>> verdict_cells(const Scoreboard& b) 
     add("time to target", g.target_verdict, seconds);
   }
   return t;
+}
+
+// "D ×1 (#9), E ×1 (#12)": the groups that have no row and no verdict.
+static std::string single_groups_text(const Scoreboard& b) {
+  std::string out;
+  for (const Scoreboard::SingleGroup& g : b.single_groups) {
+    const std::string& label = b.rows[g.member].label;
+    out += (out.empty() ? "" : ", ") + g.label + " (" + label.substr(0, label.find(' ')) + ")";
+  }
+  return out;
 }
 
 static bool has_verdicts(const Scoreboard& b) {
@@ -355,6 +368,9 @@ static std::string md_table(const std::vector<std::vector<std::string>>& t, size
 std::string format_scoreboard_text(const Scoreboard& b) {
   std::string out = format_text_table(cells(b));
   if (!b.groups.empty()) out += "\ngroups (means of their runs):\n" + format_text_table(group_cells(b));
+  if (!b.single_groups.empty())
+    out += "\ngroups of one run, with no row and no verdict (a group needs 2 runs or more): " +
+           single_groups_text(b) + "\n";
   if (has_verdicts(b))
     out += "\nagainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n" +
            format_text_table(verdict_cells(b));
@@ -369,6 +385,9 @@ std::string format_scoreboard_text(const Scoreboard& b) {
 std::string format_scoreboard_markdown(const Scoreboard& b) {
   std::string out = md_table(cells(b), 2);
   if (!b.groups.empty()) out += "\nGroups (means of their runs):\n\n" + md_table(group_cells(b), 2);
+  if (!b.single_groups.empty())
+    out += "\nGroups of one run, with no row and no verdict (a group needs 2 runs or more): " +
+           single_groups_text(b) + "\n";
   if (has_verdicts(b))
     out += "\nAgainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n\n" +
            md_table(verdict_cells(b), 3);

@@ -67,12 +67,22 @@ struct ScoreGroup {
   // final val loss, the time to target over the runs that reached it. None for the baseline's own group, without
   // one, or where a side has fewer than two values.
   bool holds_baseline = false;
+  // Each verdict counts every run of both groups ("n used of n"): a failed run is missing, one that never
+  // reached the target is censored; either keeps it from being resolved.
   std::optional<Verdict> tok_s_verdict, val_loss_verdict, target_verdict;
+  int complete = 0;  // members with a tok/s and a final val loss: a failed or diverged run lacks them
 };
 
 struct Scoreboard {
   std::vector<ScoreRow> rows;
   std::vector<ScoreGroup> groups;  // empty unless add_group_rows() was called
+  // The groups of one run, which get no row and no verdict (a group needs 2 runs or more): each is said, so a
+  // run that stands alone is not silently missing from the groups.
+  struct SingleGroup {
+    std::string label;  // "D ×1"
+    size_t member = 0;  // index into rows
+  };
+  std::vector<SingleGroup> single_groups;
   size_t baseline = 0;
   std::vector<std::string> diff_keys;                 // dotted config keys whose values differ
   std::vector<std::vector<std::string>> diff_values;  // [key][run], "-" where a run lacks the key

@@ -270,6 +270,12 @@ CREATE INDEX playground_run ON playground(run_id, id);
 // keeps this number, and an 8 program then opens that store read-only instead of refusing it.
 constexpr int kMinReader = 8;
 
+// Version 10: a queue row counts how often a stalled run was ended and queued again, so that a restarted worker keeps
+// the limit. Only a column is added: a 9 program opens a 10 store read-only.
+static const char* kSchemaV10 = R"SQL(
+ALTER TABLE queue ADD COLUMN requeues INTEGER NOT NULL DEFAULT 0;
+)SQL";
+
 StoreState read_store_state(Db& db) {
   // The first statement that reads the file is where SQLite notices a file that is not a database.
   const int64_t tables = db.query_int("SELECT count(*) FROM sqlite_master");
@@ -325,6 +331,7 @@ void prepare_schema(Db& db, bool rollback_journal) {
     if (v < 6) db.exec(kSchemaV6);
     if (v < 8) db.exec(kSchemaV8);
     if (v < 9) db.exec(kSchemaV9);
+    if (v < 10) db.exec(kSchemaV10);
     Stmt info(db, "INSERT OR REPLACE INTO store_info (key, value) VALUES (?, ?)");
     info.bind(1, std::string("min_reader")).bind(2, std::to_string(kMinReader)).run();
     info.bind(1, std::string("written_by")).bind(2, std::string(TOKAMAK_VERSION)).run();

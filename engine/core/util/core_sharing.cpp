@@ -16,7 +16,12 @@ CoreSharing::CoreSharing(int threads, bool adapt, Options options)
     while (!stopping_) {
       if (!adapt_ && said_) break;
       lk.unlock();
-      look();
+      try {
+        look();
+      } catch (const std::exception&) {
+        lk.lock();
+        break;  // a look that fails (no /proc, no memory) ends the looking, never the run
+      }
       lk.lock();
       stop_cv_.wait_for(lk, std::chrono::duration<double>(o_.interval_s), [&] { return stopping_; });
     }

@@ -6,39 +6,27 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
+
+#include "engine/core/util/proc_files.h"
 
 namespace tokamak {
 namespace {
 
 // utime + stime in clock ticks, the parent pid and the comm of /proc/PID/stat; false when it is gone.
 bool read_stat(long pid, long* ticks, long* ppid, std::string* comm) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(in)), {});
-  const size_t open = all.find('('), close = all.rfind(')');
-  if (open == std::string::npos || close == std::string::npos) return false;
-  if (comm) *comm = all.substr(open + 1, close - open - 1);
-  std::istringstream rest(all.substr(close + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 4 && ppid) *ppid = std::atol(field.c_str());
-    if (i == 14) utime = std::atol(field.c_str());
-    if (i == 15) stime = std::atol(field.c_str());
-  }
-  *ticks = utime + stime;
+  const std::optional<ProcStat> s = read_proc_stat(pid);
+  if (!s) return false;
+  if (comm) *comm = printable(s->comm);  // any user's process may name itself with escape bytes
+  if (ppid) *ppid = s->ppid;
+  *ticks = s->utime + s->stime;
   return true;
 }
 
 bool has_libtorch(long pid) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line))
-    if (line.find("libtorch_cpu") != std::string::npos) return true;
-  return false;
+  const std::optional<std::string> maps = read_proc_file("/proc/" + std::to_string(pid) + "/maps", 1 << 26);
+  return maps && maps->find("libtorch_cpu") != std::string::npos;
 }
 
 std::vector<long> all_pids() {

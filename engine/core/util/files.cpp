@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -168,6 +169,22 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     out.flush();
     if (!out) throw Error("cannot write '" + path + "': disk full?", "free some space and try again");
+  });
+}
+
+void write_private_file(const std::string& path, const std::string& contents) {
+  const std::string folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path().string() : ".";
+  make_dirs(folder);
+  if (::chmod(folder.c_str(), 0700) != 0)
+    throw Error("cannot make '" + folder + "' private (mode 0700): " + std::strerror(errno),
+                "check that the folder is yours");
+  write_atomically(path, [&](const std::string& tmp) {
+    // Created 0600 from the start: never readable by others, not even between the open and a chmod.
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error("cannot write '" + path + "': " + std::strerror(errno), "check that its folder is writable");
+    const bool whole = ::write(fd, contents.data(), contents.size()) == static_cast<ssize_t>(contents.size());
+    ::close(fd);
+    if (!whole) throw Error("cannot write '" + path + "': disk full?", "free some space and try again");
   });
 }
 

@@ -25,6 +25,9 @@ std::string read_file(const std::string& path);
 // file and then its folder are synced, so after a power cut PATH is the old file or the whole new one.
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp)>& write);
 void write_file_atomically(const std::string& path, const std::string& contents);
+// As write_file_atomically, for a file that may hold a secret (a webhook URL, a token): the file is 0600 from its
+// creation and its folder is made 0700.
+void write_private_file(const std::string& path, const std::string& contents);
 // Runs fn holding an exclusive flock on LOCK_PATH (created when missing): a read-modify-write of a file that
 // several processes update (a cache of measurements) then loses nobody's entry. Without a lock file (a read-only
 // folder) fn runs unlocked.

@@ -43,4 +43,20 @@ std::string name_problem(const std::string& what, std::string_view name) {
   return what + " is not valid UTF-8 (byte " + std::to_string(bad + 1) + " is " + byte + ")";
 }
 
+std::string utf8_repaired(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    const size_t n = utf8_char_length(text, at);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++at;
+      continue;
+    }
+    out.append(text.substr(at, n));
+    at += n;
+  }
+  return out;
+}
+
 }  // namespace tokamak

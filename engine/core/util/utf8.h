@@ -14,6 +14,10 @@ size_t utf8_error_at(std::string_view text);
 // The length in bytes of the well-formed character that starts at text[at], or 0 when none starts there.
 size_t utf8_char_length(std::string_view text, size_t at);
 
+// TEXT with every byte that starts no well-formed character replaced by U+FFFD: for a receiver that refuses
+// what is not UTF-8 (D-Bus, a JSON writer).
+std::string utf8_repaired(std::string_view text);
+
 // "" when `name` may name a run or a sweep; else one line saying what is wrong with it (which byte), for an
 // Error's message. `what` names the field ("name", "--name", "the sweep's \"name\"").
 std::string name_problem(const std::string& what, std::string_view name);

@@ -16,9 +16,9 @@ inline bool operator==(const Formats& a, const Formats& b) {
   return a.store_schema == b.store_schema && a.config_keys == b.config_keys && a.journal == b.journal;
 }
 
-inline constexpr Formats kFormats{9, 3, 1};
+inline constexpr Formats kFormats{10, 3, 1};
 
-// `tokamak --version`: "0.4.0 (store schema 9, config keys 3, journal 1)".
+// `tokamak --version`: "0.5.0 (store schema 10, config keys 3, journal 1)".
 std::string version_line();
 
 // What another build's --version said. A build before the formats were printed said its version alone
