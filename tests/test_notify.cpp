@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "engine/core/run/notify.h"
 #include "engine/core/run/notify_sink.h"
 #include "engine/core/util/files.h"
@@ -23,6 +25,7 @@
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
+#include "tests/support/test_support.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;
@@ -215,6 +218,15 @@ class TestNotify : public QObject {
     QVERIFY2(r.err.contains("tokamak: warning: no notifications for this run: notification settings ") &&
                  r.err.contains("\"webhook\" must be a URL"),
              r.err.constData());
+    // A title that is not UTF-8 (a Latin-1 run name) reaches the desktop repaired, where gdbus refused it before.
+    qputenv("DBUS_SESSION_BUS_ADDRESS", address_.toUtf8());
+    const qsizetype before = listener_.summaries.size();
+    std::string said = "not yet";
+    std::thread sender([&] { said = send_desktop({"finished", "caf\xe9 finished", "step \xff3", "", "", 3}); });
+    QTRY_COMPARE_WITH_TIMEOUT(listener_.summaries.size(), before + 1, test::kPatienceMs);  // answered on this thread
+    sender.join();
+    QCOMPARE(said, std::string());
+    QCOMPARE(listener_.summaries.last(), QString::fromUtf8("caf\xef\xbf\xbd finished"));
     // The sender says why a desktop cannot be told.
     qunsetenv("DBUS_SESSION_BUS_ADDRESS");
     QVERIFY(QString::fromStdString(send_desktop({"finished", "t", "b", "", "", 1})).contains("no session D-Bus"));

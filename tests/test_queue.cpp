@@ -223,6 +223,8 @@ class TestQueue : public QObject {
     const QString log = QString::fromStdString(read_file(data_dir() + "/queue-worker.log"));
     QVERIFY2(log.contains(QString("queue item %1 (stalls) stalled: no step for").arg(a)), qPrintable(log));
     QVERIFY2(log.contains("ended and queued again (1 of 3), to resume from"), qPrintable(log));
+    QCOMPARE(done["requeues"].toInteger(), qint64{1});  // kept in the row: a restarted worker keeps the limit
+    QVERIFY(!QFileInfo(QString::fromStdString(data_dir() + "/queue-worker.log")).permissions().testFlag(QFileDevice::ReadOther));
   }
 
   void aBadSweepFileQueuesNothing() {

@@ -26,6 +26,7 @@
 #include "engine/core/util/files.h"
 #include "engine/core/util/output_path.h"
 #include "engine/core/util/proc_files.h"
+#include "engine/core/util/utf8.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;
@@ -122,6 +123,9 @@ class TestReliability : public QObject {
     QVERIFY(!parse_proc_stat("812 (cut"));
     QCOMPARE(printable("evil) (\x1b[31m x\xff"), std::string("evil) (\\x1b[31m x\\xff"));
     QCOMPARE(printable("tokamak-engine café"), std::string("tokamak-engine café"));
+    // What a receiver that refuses bytes outside UTF-8 gets (D-Bus, a webhook's JSON, a kept playground try).
+    QCOMPARE(utf8_repaired("caf\xe9 \xff ok \xe2\x82"), std::string("caf\xef\xbf\xbd \xef\xbf\xbd ok \xef\xbf\xbd\xef\xbf\xbd"));
+    QCOMPARE(utf8_repaired("café"), std::string("café"));
   }
 
   // The rule for every output a user names (output_path.h).

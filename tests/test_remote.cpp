@@ -247,7 +247,7 @@ class TestRemote : public QObject {
                                       << "is version 0.0.1, this one is " TOKAMAK_VERSION ": it does not say which";
     // A build that reads other formats: named, both versions and what differs.
     QTest::newRow("newer formats") << "newer"
-                                   << "is version 0.9.0, this one is " TOKAMAK_VERSION ": store schema 10 there";
+                                   << "is version 0.9.0, this one is " TOKAMAK_VERSION ": store schema 11 there";
     QTest::newRow("host key changed") << "hostkey"
                                       << "host key of";
   }
@@ -270,7 +270,7 @@ class TestRemote : public QObject {
     } else if (kind == "version" || kind == "newer") {
       const std::string fake = scratch.filePath("tokamak").toStdString();
       write_file_atomically(fake, kind == "version" ? "#!/bin/sh\necho 0.0.1\n"
-                                                    : "#!/bin/sh\necho '0.9.0 (store schema 10, config keys 3, journal 1)'\n");
+                                                    : "#!/bin/sh\necho '0.9.0 (store schema 11, config keys 3, journal 1)'\n");
       QFile::setPermissions(QString::fromStdString(fake), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
       tokamak = fake;
     } else if (kind == "hostkey") {

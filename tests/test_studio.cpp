@@ -331,7 +331,7 @@ void TestStudio::badInputs_data() {
                                               << "fast"
                                               << "optimizer.lr";
   QTest::newRow("CUDA-only precision on CPU") << "speed.precision"
-                                              << "fp16"
+                                              << "tf32"
                                               << "needs a CUDA device";
 }
 

@@ -48,7 +48,13 @@ class TestStudioNotify : public QObject {
     dialog.webhookEdit()->setText("ntfy.sh/topic");
     buttons->button(QDialogButtonBox::Save)->click();
     QVERIFY(dialog.isVisible());
-    QVERIFY2(dialog.result().contains("must be an http:// or https:// URL"), qPrintable(dialog.result()));
+    QVERIFY2(dialog.result().contains("only http:// and https:// URLs"), qPrintable(dialog.result()));
+    // The dialog's test goes by the same rule: a file:// URL is never read.
+    dialog.webhookEdit()->setText("file:///etc/hostname");
+    buttons->button(QDialogButtonBox::Save)->click();
+    QVERIFY2(dialog.result().contains("only http:// and https:// URLs") && dialog.result().contains("'file://'"),
+             qPrintable(dialog.result()));
+    QVERIFY(!QFile::exists(QString::fromStdString(notify_settings_path())));
     QVERIFY(!QFile::exists(QString::fromStdString(notify_settings_path())));
 
     // Saved: the file says what the dialog showed, and a new dialog shows it again.

@@ -335,6 +335,54 @@ class TestTrain : public QObject {
     }
   }
 
+  // speed.precision=fp16 through the trainer: a start scale far too big overflows, and every overflow is the loss
+  // scale's own skip (counted in scale_skipped_steps, the scale halved each time, never a non-finite skip that could
+  // end the run, never a spike); then the scale holds and the model trains on.
+  void anFp16OverflowBacksOffAndTrainsOn() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000));
+    apply_overrides(c, {"train.steps=40", "speed.precision=fp16", "speed.loss_scale_init=1099511627776",  // 2^40
+                        "speed.loss_scale_interval=1000", "train.max_skipped_steps=2", "optimizer.lr=3e-3",
+                        "train.log_every=1", "health.spike_window=5"});
+    test::RecordingSink r;
+    const EndEvent end = train(c, r);
+    QVERIFY2(end.status == "finished", end.error.c_str());
+    const StepEvent& last = r.steps.back();
+    const int64_t overflows = static_cast<int64_t>(last.metric("scale_skipped_steps"));
+    QVERIFY2(overflows >= 10, qPrintable(QString::number(overflows)));  // 2^40 down to where fp16 holds the gradients
+    QCOMPARE(last.metric("loss_scale"), std::ldexp(1.0, 40 - static_cast<int>(overflows)));  // halved at each
+    QCOMPARE(last.metric("skipped_steps"), 0.0);  // none counted as a fault
+    QVERIFY(r.skips.empty() && r.spikes.empty());
+    QVERIFY2(r.steps.back().metric("loss") < r.steps[static_cast<size_t>(overflows)].metric("loss") - 0.05,
+             qPrintable(QString("%1 → %2").arg(r.steps[static_cast<size_t>(overflows)].metric("loss")).arg(last.metric("loss"))));
+  }
+
+  // An fp16 run resumed from its checkpoint continues bit for bit: the scale and its count of good steps are in the
+  // checkpoint (here the scale overflows and grows within the eight steps, so both matter).
+  void anFp16ResumeIsExact() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    Config c = tiny_run(env.corpus_excerpt(60000));
+    apply_overrides(c, {"train.steps=8", "checkpoint.every=4", "speed.precision=fp16",
+                        "speed.loss_scale_init=16777216", "speed.loss_scale_interval=3", "train.log_every=1",
+                        "checkpoint.dir=" + env.path("ckpt")});
+    test::RecordingSink whole;
+    QCOMPARE(QString::fromStdString(train(c, whole).status), QString("finished"));
+    QCOMPARE(whole.checkpoints.front().step, 4);
+    Config resumed = c;
+    resumed.checkpoint.resume = whole.checkpoints.front().path;
+    test::RecordingSink rest;
+    QCOMPARE(QString::fromStdString(train(resumed, rest).status), QString("finished"));
+    QCOMPARE(static_cast<int>(rest.steps.size()), 4);
+    for (int i = 0; i < 4; ++i) {
+      QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
+      QCOMPARE(rest.steps[i].metric("loss_scale"), whole.steps[4 + i].metric("loss_scale"));
+    }
+    // The scale moved within the run: a resume that started from the config's scale would differ.
+    QVERIFY(whole.steps[3].metric("loss_scale") != 16777216.0);
+  }
+
   // Steps 3 and 4 get a NaN gradient with a finite loss: both are skipped (the weights after step 4 are
   // those after step 2), counted in an event and in the skipped_steps metric, and the run goes on.
   void nonFiniteGradientsSkipTheStep() {

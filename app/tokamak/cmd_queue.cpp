@@ -60,6 +60,7 @@ nlohmann::json item_json(const QueueItem& q, int64_t index) {
                       {"rung", q.rung},
                       {"halt_step", q.halt_step},
                       {"resume", q.resume},
+                      {"requeues", q.requeues},
                       {"config", nlohmann::json::parse(q.config_json, nullptr, false)}};
   // A running item's run, as its folder says (paused by `runs control` shows here too).
   if (q.state == "running" && path_exists(RunFolder{q.folder}.info_file())) {

@@ -311,6 +311,9 @@ int run_train(const TrainArgs& args) {
     if (auto_precision)
       derived.push_back(
           {"precision", c.speed.precision + (c.speed.precision == "bf16" ? " (auto: hardware bf16)"
+                                             : c.speed.precision == "fp16"
+                                                 ? " (auto: fp16 tensor cores but no bf16 (compute capability 7.x): "
+                                                   "fp16 with a dynamic loss scale)"
                                              : parse_device(c.device).is_cpu() && cpu_has_bf16_instructions()
                                                  ? " (auto: this CPU's bf16 GEMM measured slower than fp32's)"
                                                  : " (auto: no hardware bf16 here)")});

@@ -148,6 +148,7 @@ Opened open_checkpoint(const std::string& path) {
   if (m.count("train_seconds")) o.info.train_seconds = std::atof(m.at("train_seconds").c_str());
   if (m.count("target_step")) o.info.target_step = metadata_int(path, "target_step", m.at("target_step"));
   if (m.count("health")) o.info.health = m.at("health");
+  if (m.count("loss_scale")) o.info.loss_scale = m.at("loss_scale");
   return o;
 }
 
@@ -303,6 +304,7 @@ void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerSta
       {"train_seconds", std::to_string(info.train_seconds)},
       {"target_step", std::to_string(info.target_step)}};
   if (!info.health.empty()) meta["health"] = info.health;
+  if (!info.loss_scale.empty()) meta["loss_scale"] = info.loss_scale;
   nlohmann::json crcs = nlohmann::json::object();
   std::vector<SafetensorsBlob> blobs;
   for (auto& [name, t] : parts) {

@@ -30,6 +30,8 @@ struct CheckpointInfo {
   // How the run watches itself, as JSON (engine/train/health.h): the data position's offset after rollbacks, the
   // spikes so far, the lowered learning rate's end and the spike detector's window. "" in older checkpoints.
   std::string health;
+  // speed.precision=fp16's loss scale and its good steps (engine/train/loss_scaler.h), as JSON; "" otherwise.
+  std::string loss_scale;
 };
 
 // DIR/step_N.safetensors.

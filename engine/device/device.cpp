@@ -66,6 +66,15 @@ bool fast_bf16(const c10::Device& device) {
   return cpu && cpu_bf16_pays(at::get_num_threads()).value_or(true);
 }
 
+bool fast_fp16(const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  // Turing (7.5) has fp16 tensor cores and no bf16; Volta (7.0) needs CUDA 12, which this build is not.
+  if (device.is_cuda() && cuda_device_count() > 0 && device.index() < cuda_device_count())
+    return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major == 7;
+#endif
+  return false;  // a CPU emulates fp16 matmuls unless it has AVX-512 FP16: never picked on a CPU
+}
+
 bool cpu_has_bf16_instructions() {
   static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
   return cpu;
@@ -74,7 +83,9 @@ bool cpu_has_bf16_instructions() {
 std::string resolved_precision(const std::string& precision, const std::string& device) {
   if (precision != "auto") return precision;
   try {
-    return fast_bf16(parse_device(device)) ? "bf16" : "fp32";
+    const c10::Device d = parse_device(device);
+    if (fast_bf16(d)) return "bf16";
+    return fast_fp16(d) ? "fp16" : "fp32";
   } catch (const std::exception&) {  // a device LibTorch cannot parse: config_problems() names it
     return "fp32";
   }

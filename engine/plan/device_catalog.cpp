@@ -69,10 +69,10 @@ void read_entry(const json& e, CatalogDevice& d, bool full, const std::string& f
   }
   if (e.contains("tflops")) {
     const json& t = e["tflops"];
-    if (!t.is_object()) throw bad("tflops", "must be an object of precisions (fp32, tf32, bf16, fp8) to TFLOP/s");
+    if (!t.is_object()) throw bad("tflops", "must be an object of precisions (fp32, tf32, bf16, fp16, fp8) to TFLOP/s");
     for (const auto& [precision, v] : t.items()) {
-      if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp8")
-        throw bad("tflops." + precision, "is no precision Tokamak plans for (fp32, tf32, bf16, fp8)");
+      if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16" && precision != "fp8")
+        throw bad("tflops." + precision, "is no precision Tokamak plans for (fp32, tf32, bf16, fp16, fp8)");
       if (!v.is_number() || !(v.get<double>() >= 0.001) || !(v.get<double>() <= 1e6))
         throw bad("tflops." + precision, "must be a number from 0.001 to 1e6");
       d.flops[precision] = v.get<double>() * 1e12;
@@ -158,7 +158,9 @@ const CatalogDevice* device_for_gpu_name(const DeviceCatalog& catalog, const std
 }
 
 double device_peak(const CatalogDevice& d, const std::string& precision, std::string* used) {
-  const std::string want = precision.rfind("bf16", 0) == 0 ? "bf16" : precision == "tf32" ? "tf32" : "fp32";
+  const std::string want = precision.rfind("bf16", 0) == 0 ? "bf16"
+                           : precision == "tf32" || precision == "fp16" ? precision
+                                                                        : "fp32";
   const auto it = d.flops.find(want);
   const std::string got = it != d.flops.end() ? want : "fp32";
   if (used) *used = got;

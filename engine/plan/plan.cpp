@@ -27,7 +27,12 @@ Config plan_config(const Config& given, const CatalogDevice& d, const std::strin
   Config c = given;
   c.device = d.this_machine ? "cpu" : "cuda";
   if (c.speed.precision == "auto")
-    c.speed.precision = d.this_machine ? this_machine_precision : d.flops.count("bf16") ? "bf16" : "fp32";
+    // As `auto` would take on the device: bf16 where it has it (compute capability 8.0 on), fp16 with a loss scale
+    // where it has fp16 tensor cores only (7.x), fp32 elsewhere.
+    c.speed.precision = d.this_machine         ? this_machine_precision
+                        : d.flops.count("bf16") ? "bf16"
+                        : d.flops.count("fp16") ? "fp16"
+                                                : "fp32";
   if (!d.this_machine && c.speed.precision == "tf32" && !d.flops.count("tf32")) c.speed.precision = "fp32";
   c.speed.layers = resolved_layers(c, c.speed.precision);
   if (d.this_machine) c.speed.cuda_graphs = false;

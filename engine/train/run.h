@@ -18,6 +18,7 @@
 #include "engine/core/run/machine_health.h"
 #include "engine/train/health.h"
 #include "engine/train/loader.h"
+#include "engine/train/loss_scaler.h"
 #include "engine/train/step.h"
 #include "engine/train/trainer.h"
 
@@ -77,6 +78,8 @@ class Run {
   int64_t start_step_ = 0, tokens_ = 0, accum_ = 1;
   int64_t val_batches_ = 0;  // eval.val_tokens: evaluations cover exactly its windows (0 = eval.batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
+  std::unique_ptr<LossScaler> scaler_;          // speed.precision=fp16 only
+  int64_t scale_skipped_ = 0;                   // fp16: steps the loss scale skipped (an overflow, then a lower scale)
   std::unique_ptr<SpikeWatch> spikes_;          // health.*: spikes, and the data offset rollbacks left
   std::unique_ptr<MachineHealth> machine_;      // rank 0: the machine's clocks, temperatures, other processes
   std::unique_ptr<SlowdownWatch> slowdown_;     // rank 0: tok/s against its running median

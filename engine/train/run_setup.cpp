@@ -161,6 +161,11 @@ void Run::set_up() {
 
   uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
   spikes_ = std::make_unique<SpikeWatch>(c_.health);
+  if (precision_ == Precision::kFp16)
+    scaler_ = std::make_unique<LossScaler>(
+        LossScaleOptions{c_.speed.loss_scale_init, c_.speed.loss_scale_growth, c_.speed.loss_scale_backoff,
+                         c_.speed.loss_scale_interval},
+        device_);
   if (!c_.model.init_from.empty() && c_.checkpoint.resume.empty()) load_hf_weights(*model_, c_.model.init_from);
   std::unique_ptr<OptimizerState> resumed;  // ZeRO-1: the checkpoint's full-size state, of which a rank keeps 1/N
   if (!c_.checkpoint.resume.empty()) {
@@ -173,6 +178,7 @@ void Run::set_up() {
     uid_ = info.run_uid, start_step_ = info.step, tokens_ = info.tokens;
     train_seconds_before_ = info.train_seconds, target_step_ = info.target_step;
     if (!info.health.empty()) spikes_->load_state_json(info.health);
+    if (scaler_ && !info.loss_scale.empty()) scaler_->load_state_json(info.loss_scale);
   }
   if (group_) {
     // Every rank starts from rank 0's weights (and its run uid), whatever its own initialisation did.
@@ -261,6 +267,7 @@ void Run::checkpoint(int64_t step) {
   info.run_uid = uid_, info.config_json = config_to_json(c_, -1), info.step = step, info.tokens = tokens_;
   info.train_seconds = train_seconds(), info.target_step = target_step_;
   info.health = spikes_->state_json();
+  if (scaler_) info.loss_scale = scaler_->state_json();
   save_checkpoint(path, *model_, state, info, device_);
   last_checkpoint_ = Clock::now();
   prune_checkpoints(checkpoint_dir_, c_.checkpoint.keep, uid_);
@@ -335,6 +342,7 @@ int64_t Run::roll_back(int64_t step, const SpikeVerdict& v) {
   const CheckpointInfo info = load_checkpoint(path, *model_, optimizer_.get(), /*restore_rng=*/true, device_);
   tokens_ = info.tokens;
   spikes_->rolled_back(step, info.step, info.health);
+  if (scaler_ && !info.loss_scale.empty()) scaler_->load_state_json(info.loss_scale);
   SpikeEvent e = spikes_->event(step, tokens_then, seconds_since_start(), v, "rolled back");
   e.to_step = info.step, e.data_skipped = step - info.step;
   sink_.on_spike(e);

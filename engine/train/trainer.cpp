@@ -88,6 +88,7 @@ EndEvent Run::execute() {
   // Without a host sync per step, skipped steps are counted on the device and read at report steps.
   const auto counter = at::TensorOptions().device(device_).dtype(at::kFloat);
   at::Tensor skipped_dev = at::zeros({}, counter), in_a_row_dev = at::zeros({}, counter);
+  at::Tensor scale_skipped_dev = at::zeros({}, counter);  // fp16: steps the loss scale skipped
   int64_t step = start_step_;
   end.status = "finished";
   bool target_stop = false;  // eval.stop_at_target, once the target is reached
@@ -144,7 +145,8 @@ EndEvent Run::execute() {
         if (!r.body_ran) optimizer_->set_steps_taken(optimizer_->steps_taken() + 1);
         out.loss = r.loss, norm = r.norm;
       } else {
-        out = forward_backward(*model_, next_batch, accum_, precision_, device_, {}, reducer_.get(),
+        out = forward_backward(*model_, next_batch, accum_, precision_, device_,
+                               scaler_ ? scaler_->scale().reshape({}) : at::Tensor(), reducer_.get(),
                                profiling ? &profile : nullptr);
         if (group_) {
           // The global mean loss: all ranks then agree on a non-finite loss and skip or stop together.
@@ -156,12 +158,19 @@ EndEvent Run::execute() {
         lap(Phase::kOther);
         // Clip, the skip decision and the update, in a profiler scope of their own (`bench --kernels`: optimizer).
         RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
+        // fp16: the gradients unscaled before the clip sees them. An overflow is the loss scale's to handle (the
+        // step skipped, the scale lowered), not a fault of the run: it is counted apart and never a spike. Under
+        // data parallel every rank holds the same all-reduced gradients, so every rank finds the same overflow.
+        at::Tensor overflow;
+        if (scaler_) overflow = scaler_->unscale(params).reshape({});
         norm = sharded_ ? sharded_->clip_grad_norm(c_.optimizer.grad_clip)  // the global norm of the shards
                         : clip_grad_norm(params, c_.optimizer.grad_clip);
         // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
         at::Tensor bad = at::logical_or(~at::isfinite(out.loss), ~at::isfinite(norm)).to(at::kFloat);
         if (check_every_step) {
-          if (bad.item<float>() == 0) {
+          if (overflow.defined() && overflow.item<float>() != 0) {
+            ++scale_skipped_;
+          } else if (bad.item<float>() == 0) {
             skipped_in_a_row_ = 0;
             if (spike_action != SpikeAction::kOff) spike = spikes_->look(out.loss.item<double>(), norm.item<double>());
             if (!spike.spike || spike_action == SpikeAction::kWarn) optimizer_step(lr, {});
@@ -170,11 +179,18 @@ EndEvent Run::execute() {
             skip_reason = std::isfinite(loss) ? "gradients are " + non_finite_name(norm.item<double>())
                                               : "loss is " + non_finite_name(loss);
           }
+        } else if (overflow.defined()) {
+          const at::Tensor fault = bad * (1 - overflow);  // non-finite without an overflow of the scaled gradients
+          optimizer_step(lr, at::maximum(bad, overflow));
+          skipped_dev.add_(fault);
+          in_a_row_dev.add_(fault).mul_(fault);
+          scale_skipped_dev.add_(overflow);
         } else {
           optimizer_step(lr, bad);
           skipped_dev.add_(bad);
           in_a_row_dev.add_(bad).mul_(bad);
         }
+        if (scaler_) scaler_->update(overflow.reshape({1}));
         lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
       }
       if (spike_action == SpikeAction::kWarn && !check_every_step)
@@ -229,6 +245,18 @@ EndEvent Run::execute() {
         e.metrics.add_count("mem_peak", mem.peak);
         if (!device_.is_cuda()) trim_cpu_allocator(mem.reserved);  // bounds what the allocator keeps
         e.metrics.add_count("skipped_steps", skipped_);
+        if (scaler_) {
+          if (!check_every_step) scale_skipped_ = static_cast<int64_t>(scale_skipped_dev.item<float>());
+          const double scale = scaler_->scale_value();
+          e.metrics.add("loss_scale", scale);
+          e.metrics.add_count("scale_skipped_steps", scale_skipped_);
+          // Halved at every overflow, 2^-24 is 40 overflows in a row from the default: no scale makes the
+          // gradients finite, so the model itself has diverged.
+          if (scale < 0x1p-24)
+            throw Error("the fp16 loss scale fell to " + std::to_string(scale) + " by step " + std::to_string(step) +
+                            ": the gradients are not finite at any scale (the model diverged)",
+                        "lower optimizer.lr, or use speed.precision=bf16 or fp32");
+        }
         if (spike_action != SpikeAction::kOff) e.metrics.add_count("spikes", spikes_->total());
         if (sharded_)
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());

@@ -44,7 +44,7 @@ void showScoreboard(QTableWidget* table, const tokamak::Scoreboard& board) {
   table->setColumnCount(int(headers.size()));
   table->setHorizontalHeaderLabels(headers);
   const int runs = int(board.rows.size());
-  table->setRowCount(runs + int(board.groups.size()));
+  table->setRowCount(runs + int(board.groups.size()) + int(board.single_groups.size()));
   for (int r = 0; r < runs; ++r) {
     const tokamak::ScoreRow& row = board.rows[size_t(r)];
     auto* label = tableCell(qs(row.label) + (size_t(r) == board.baseline ? QObject::tr(" (baseline)") : QString()));
@@ -56,7 +56,11 @@ void showScoreboard(QTableWidget* table, const tokamak::Scoreboard& board) {
   for (int k = 0; k < int(board.groups.size()); ++k) {
     const tokamak::ScoreGroup& g = board.groups[size_t(k)];
     const int r = runs + k;
-    auto* label = tableCell(QObject::tr("%1 (mean)").arg(qs(g.label)));
+    // "B ×5 (mean, 2 of 5 complete)": members that failed or diverged are said where the means are.
+    const QString complete = g.complete == int(g.members.size())
+                                 ? QString()
+                                 : QObject::tr(", %1 of %2 complete").arg(g.complete).arg(g.members.size());
+    auto* label = tableCell(QObject::tr("%1 (mean%2)").arg(qs(g.label), complete));
     label->setForeground(runColor(int(g.members.front())));
     QFont italic = label->font();
     italic.setItalic(true);
@@ -75,6 +79,16 @@ void showScoreboard(QTableWidget* table, const tokamak::Scoreboard& board) {
     verdict(2, g.tok_s_verdict);
     verdict(6, g.val_loss_verdict);
     verdict(8, g.target_verdict);
+  }
+  // A group of one run: named, with why it has no row of means and no verdict.
+  for (int k = 0; k < int(board.single_groups.size()); ++k) {
+    const tokamak::Scoreboard::SingleGroup& g = board.single_groups[size_t(k)];
+    const int r = runs + int(board.groups.size()) + k;
+    auto* label = tableCell(QObject::tr("%1: no verdict").arg(qs(g.label)));
+    label->setForeground(runColor(int(g.member)));
+    label->setToolTip(QObject::tr("A group needs 2 runs or more for its means and a verdict against the baseline's"));
+    table->setItem(r, 0, label);
+    table->setItem(r, 1, tableCell(QObject::tr("a group needs 2 runs or more")));
   }
   table->resizeColumnsToContents();
 }

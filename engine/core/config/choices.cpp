@@ -31,8 +31,10 @@ const std::vector<Choice<Precision>>& precision_choices() {
        "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory.", kAny, ""},
       {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
        kAny, ""},
-      {"fp16", Precision::kFp16, "fp16 autocast, for GPUs without bf16.", kCuda,
-       "fp16 needs a dynamic loss scaler against underflowing gradients, and Tokamak has none yet"},
+      {"fp16", Precision::kFp16,
+       "fp16 autocast with fp32 master weights and a dynamic loss scale, for GPUs without bf16 (T4, RTX 20xx: their "
+       "fp16 tensor cores run ~8× their fp32). A CPU without AVX-512 FP16 emulates it, far slower than fp32.",
+       kAny, ""},
   };
   return t;
 }

@@ -122,6 +122,11 @@ struct SpeedConfig {
   bool fused_glue = false;
   bool fp8 = false;  // not in auto until a sitting has compared its loss with bf16 over 1,000+ steps
   bool activation_checkpointing = false;
+  // speed.precision=fp16's dynamic loss scale (engine/train/loss_scaler.h): PyTorch GradScaler's defaults.
+  double loss_scale_init = 65536;
+  double loss_scale_growth = 2;
+  double loss_scale_backoff = 0.5;
+  int64_t loss_scale_interval = 2000;
 };
 
 // How a run watches itself (engine/train/spikes.h): a step whose loss or gradient norm stands far above the recent

@@ -157,6 +157,9 @@ static double mean_of(const std::vector<double>& values) {
 void add_group_rows(Scoreboard& board, const Grouping& grouping) {
   board.groups.clear();
   board.single_groups.clear();
+  // A run lacks a final val loss because it failed, unless no run of the board evaluated at all.
+  bool any_val_loss = false;
+  for (const ScoreRow& row : board.rows) any_val_loss = any_val_loss || !std::isnan(row.final_val_loss);
   for (size_t k = 0; k < grouping.names.size(); ++k) {
     if (grouping.size[k] < 2) {
       for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
@@ -207,7 +210,7 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
         g.time_to_target_max = std::isnan(g.time_to_target_max) ? v : std::max(g.time_to_target_max, v);
       }
     for (size_t r : g.members)
-      if (!std::isnan(board.rows[r].tok_s) && !std::isnan(board.rows[r].final_val_loss)) ++g.complete;
+      if (!std::isnan(board.rows[r].tok_s) && (!any_val_loss || !std::isnan(board.rows[r].final_val_loss))) ++g.complete;
     for (double v : tok_s)
       if (!std::isnan(v)) {
         g.tok_s_min = std::isnan(g.tok_s_min) ? v : std::min(g.tok_s_min, v);

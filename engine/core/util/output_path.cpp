@@ -65,7 +65,8 @@ void check_output_file(const std::string& path, const OutputRule& rule) {
   if (::lstat(path.c_str(), &st) != 0) return;  // nothing there: nothing to lose
   for (const std::string& in : rule.inputs)
     if (!in.empty() && same_file(st, in))
-      throw Error("'" + path + "' is what this command reads (" + in + "): it is never replaced by " + rule.what,
+      throw Error("'" + path + "' is what this command reads" + (in == path ? "" : " (" + in + ")") +
+                      ": it is never replaced by " + rule.what,
                   "write " + rule.what + " somewhere else");
   if (const std::string kind = protected_kind(path); !kind.empty())
     throw Error("'" + path + "' is " + kind + ": it is never replaced by " + rule.what,
