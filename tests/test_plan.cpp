@@ -322,6 +322,16 @@ class TestPlan : public QObject {
       QVERIFY2(r.code != 0 && r.out.isEmpty() && r.err.contains("--") && !r.err.contains("years"),
                qPrintable(args.join(' ') + ": " + r.err));
     }
+    // A T4 has no bf16: GPT-2 124M is planned in fp16 (its tensor cores), at well over 4× its fp32 row.
+    r = test::run_tokamak({"plan", "--device", "T4", "--json", "--set", "model.preset=gpt2"});
+    const QJsonObject fp16 = QJsonDocument::fromJson(r.out.trimmed()).object();
+    r = test::run_tokamak({"plan", "--device", "T4", "--json", "--set", "model.preset=gpt2", "--set", "speed.precision=fp32"});
+    const QJsonObject fp32 = QJsonDocument::fromJson(r.out.trimmed()).object();
+    QCOMPARE(fp16["precision"].toString(), QString("fp16"));
+    QVERIFY2(fp16["tok_s"].toDouble() >= 4 * fp32["tok_s"].toDouble(),
+             qPrintable(QString("%1 against %2").arg(fp16["tok_s"].toDouble()).arg(fp32["tok_s"].toDouble())));
+    r = test::run_tokamak({"plan", "--device", "T4", "--set", "model.preset=gpt2"});
+    QVERIFY2(r.out.contains("precision") && r.out.contains(" fp16 "), r.out.constData());
     // The largest that is taken prints a time with its unit.
     r = test::run_tokamak({"plan", "--device", "H100 SXM", "--tokens", "1e16"});
     QVERIFY2(r.code == 0 && r.out.contains(" years"), r.out.constData());

@@ -103,10 +103,11 @@ void run_plan(const PlanArgs& a) {
     return;
   }
   std::vector<std::vector<std::string>> table = {
-      {"device", "fits", "batch × accum", "tok/s", "MFU", "time", "cost", "basis"}};
+      {"device", "fits", "batch × accum", "precision", "tok/s", "MFU", "time", "cost", "basis"}};
   for (const PlanRow& p : rows)
     table.push_back({p.device, p.fits ? (p.fit.rfind("tight", 0) == 0 ? "tight" : "yes") : "no",
                      std::to_string(p.batch_size) + " × " + std::to_string(p.grad_accum) + (p.checkpointing ? " ckpt" : ""),
+                     p.precision,  // what `auto` would take there (a T4: fp16), unless the setup names one
                      p.fits ? format_count(p.tok_s) : "-", p.fits ? fixed(100 * p.mfu, "%.0f%%") : "-",
                      p.fits ? hours_text(p.hours) : "-",
                      p.fits && !p.this_machine ? "$" + fixed(p.cost, p.cost < 10 ? "%.2f" : "%.0f") : "-", p.basis});

@@ -75,6 +75,23 @@ bool fast_fp16(const c10::Device& device) {
   return false;  // a CPU emulates fp16 matmuls unless it has AVX-512 FP16: never picked on a CPU
 }
 
+std::string bf16_device_problem(const std::string& precision, const c10::Device& device) {
+#ifdef TOKAMAK_WITH_CUDA
+  if (precision.rfind("bf16", 0) != 0 || !device.is_cuda() || cuda_device_count() == 0 ||
+      device.index() >= cuda_device_count())
+    return "";
+  const auto* p = at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index());
+  if (p->major >= 8) return "";
+  return "speed.precision=" + precision + " needs bf16 tensor cores (compute capability 8.0 or later), but " +
+         device.str() + " (" + p->name + ") is " + std::to_string(p->major) + "." + std::to_string(p->minor) +
+         ": its bf16 matmuls would be emulated";
+#else
+  (void)precision;
+  (void)device;
+  return "";
+#endif
+}
+
 bool cpu_has_bf16_instructions() {
   static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
   return cpu;

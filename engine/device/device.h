@@ -33,6 +33,8 @@ bool cpu_has_bf16_instructions();  // AVX-512 BF16 or AMX
 // Whether fp16 with a loss scale is the fast choice where bf16 is not: CUDA compute capability 7.x (Turing's
 // fp16 tensor cores). Never on a CPU.
 bool fast_fp16(const c10::Device& device);
+// "" unless PRECISION is a bf16 one and DEVICE a GPU older than compute capability 8.0 (a T4): then why, in a line.
+std::string bf16_device_problem(const std::string& precision, const c10::Device& device);
 // speed.precision=auto made concrete for this config's device: bf16 where fast_bf16, else fp16 where fast_fp16,
 // else fp32. Runs record the resolved value, so a run's config says what it trained with.
 std::string resolved_precision(const std::string& precision, const std::string& device);

@@ -363,6 +363,8 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
   c.speed.precision = run_precision(c, dist.local_world_size);  // the run records what it trains with
   validate_config(c, cuda_device_count());
+  if (const std::string bf16 = bf16_device_problem(c.speed.precision, parse_device(c.device)); !bf16.empty())
+    throw Error("config: " + bf16, "set speed.precision=fp16 (with a loss scale: what auto picks there) or fp32");
   if (c.speed.fp8) {  // what the device can do, which the config alone cannot say
     const std::string fp8 = kernels::fp8_matmul_problem(parse_device(c.device));
     if (!fp8.empty()) throw Error("config: " + fp8, "speed.precision=bf16 alone is this device's fastest matmul");
