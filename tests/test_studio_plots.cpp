@@ -72,6 +72,7 @@ class TestStudioPlots : public QObject {
   void ratesReadFromZero();
   void aConstantSeriesIsDrawnAtItsValue();
   void noEtaAfterTheRunEnds();
+  void fp16OverflowsAreMarked();
 };
 
 // 100,000 steps through the real bridge → controller → plots path into the real window, told in counts,
@@ -133,6 +134,30 @@ void TestStudioPlots::redrawsAreCoalescedAndDecimatedWith100kPoints() {
                                                                     .arg(width)));
     }
   }
+}
+
+// fp16: the reports whose count of steps the loss scale skipped went up get a mark on the loss plot (shown from the
+// first), and the scale is a metric the picker offers.
+void TestStudioPlots::fp16OverflowsAreMarked() {
+  LivePlots plots;
+  std::vector<StepEvent> steps;
+  const int skipped[] = {3, 3, 4, 4, 4, 6};  // went up at the 1st, 3rd and 6th reports
+  for (int i = 0; i < 6; ++i) {
+    StepEvent e = fakeStep(10 * (i + 1));
+    e.metrics.add("loss_scale", 65536.0 / (1 << skipped[i]));
+    e.metrics.add_count("scale_skipped_steps", skipped[i]);
+    steps.push_back(e);
+  }
+  QCOMPARE(plots.scaleSkipMarks(), 0);
+  plots.appendSteps(steps);
+  plots.flush();
+  QCOMPARE(plots.scaleSkipMarks(), 3);
+  QVERIFY(plots.metricPicker()->findText("loss_scale") >= 0);
+  plots.clear();
+  QCOMPARE(plots.scaleSkipMarks(), 0);
+  LivePlots bf16;  // a run without the metric: no marks, no legend entry
+  bf16.appendSteps({fakeStep(1), fakeStep(2)});
+  QCOMPARE(bf16.scaleSkipMarks(), 0);
 }
 
 void TestStudioPlots::controlsRebuildTheCurves() {

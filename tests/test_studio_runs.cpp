@@ -537,8 +537,12 @@ void TestStudioRuns::compareGroupsSeedsIntoABand() {
   QCOMPARE(lo->data()->at(kSteps - 1)->value, 10000.0);
   QCOMPARE(hi->data()->at(kSteps - 1)->value, 60000.0);
   QCOMPARE(hi->channelFillGraph(), lo);
-  // The group's row under the runs: mean tok/s with its spread.
-  QCOMPARE(view->scoreTable()->rowCount(), 5);
+  // The group's row under the runs: mean tok/s with its spread; then the run apart, a group of one, named with why it
+  // has no row of means and no verdict.
+  QCOMPARE(view->scoreTable()->rowCount(), 6);
+  QVERIFY2(view->scoreTable()->item(5, 0)->text().endsWith("×1: no verdict"),
+           qPrintable(view->scoreTable()->item(5, 0)->text()));
+  QCOMPARE(view->scoreTable()->item(5, 1)->text(), QStringLiteral("a group needs 2 runs or more"));
   QVERIFY2(view->scoreTable()->item(4, 0)->text().startsWith("seeded ×3"),
            qPrintable(view->scoreTable()->item(4, 0)->text()));
   QCOMPARE(view->scoreTable()->item(4, 2)->text(), QStringLiteral("30K ± 26.5K"));

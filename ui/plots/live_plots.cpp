@@ -90,6 +90,9 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   spikes_ = loss_->addSeries(tr("spikes"), kRed);
   loss_->setSeriesMarkers(spikes_);
   loss_->setSeriesShown(spikes_, false);  // no legend entry until a run has a spike
+  scaleSkips_ = loss_->addSeries(tr("fp16 overflows"), kPurple);
+  loss_->setSeriesMarkers(scaleSkips_);
+  loss_->setSeriesShown(scaleSkips_, false);
   pickedS_ = picked_->addSeries(QString(), kBlue);
   for (int p = 0; p < tokamak::kPhaseCount; ++p) {
     phaseS_[p] = picked_->addSeries(QString::fromUtf8(tokamak::phase_names()[p].label), phaseColor(tokamak::Phase(p)));
@@ -207,6 +210,14 @@ void LivePlots::showPicked() {
 
 void LivePlots::appendSteps(const std::vector<StepEvent>& steps) {
   for (const StepEvent& e : steps) {
+    // fp16: steps the loss scale skipped since the last report (an overflow, then a lower scale), marked at the
+    // report's loss. The scale itself is a metric like any other: the picker draws `loss_scale`.
+    const double skipped = e.metric("scale_skipped_steps"), loss = e.metric("loss");
+    if (!std::isnan(skipped) && skipped > scaleSkipped_ && !std::isnan(loss)) {
+      loss_->setSeriesShown(scaleSkips_, true);
+      loss_->append(scaleSkips_, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, loss);
+    }
+    if (!std::isnan(skipped)) scaleSkipped_ = skipped;
     for (const MetricValue& v : e.metrics)
       append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
     for (int p = 0; p < tokamak::kPhaseCount; ++p) {
@@ -263,6 +274,7 @@ void LivePlots::dropAfter(int64_t step) {
 }
 
 int LivePlots::spikeMarks() const { return loss_->pointCount(spikes_); }
+int LivePlots::scaleSkipMarks() const { return loss_->pointCount(scaleSkips_); }
 
 void LivePlots::flush() {
   for (MetricPlot* p : plots_) p->flush();
@@ -272,6 +284,8 @@ void LivePlots::flush() {
 void LivePlots::clear() {
   for (MetricPlot* p : plots_) p->clear();
   loss_->setSeriesShown(spikes_, false);
+  loss_->setSeriesShown(scaleSkips_, false);
+  scaleSkipped_ = 0;
   for (auto& v : phaseValues_) v.clear();
   phasesChanged_ = false;
   phases_->setRuns({});

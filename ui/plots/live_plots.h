@@ -40,6 +40,8 @@ class LivePlots : public QWidget {
   void dropAfter(int64_t step);
   void clear();
   int spikeMarks() const;
+  // fp16: a mark on the loss plot at each report whose count of steps the loss scale skipped went up.
+  int scaleSkipMarks() const;
 
   QList<MetricPlot*> plots() const { return plots_; }
   MetricPlot* lossPlot() const { return loss_; }
@@ -80,7 +82,8 @@ class LivePlots : public QWidget {
   QSlider* smoothing_;
   QList<MetricPlot*> plots_;
   MetricPlot *loss_, *speed_, *mfu_, *memory_, *lr_, *gradNorm_, *picked_;
-  int train_ = 0, val_ = 0, spikes_ = 0, pickedS_ = 0;
+  int train_ = 0, val_ = 0, spikes_ = 0, scaleSkips_ = 0, pickedS_ = 0;
+  double scaleSkipped_ = 0;  // the last report's scale_skipped_steps
   std::array<int, tokamak::kPhaseCount> phaseS_{};  // the picked plot's series of each phase
   bool userPicked_ = false;
   PhaseBars* phases_;
