@@ -154,6 +154,15 @@ s_bench_fp8() {  # on a CPU too: LibTorch's CPU _scaled_mm serves
     "${bench_len[@]}" --no-store "${sizes[@]}"
   keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
 }
+# fp16 with its loss scale beside bf16 on the same layers (GPUs people have, T4 and RTX 20xx, train in fp16 only):
+# tok/s, and the loss at each rung's end. On the GPU the rungs train 200 steps, so the losses are compared at step 200.
+s_bench_fp16() {
+  local len=("${bench_len[@]}")
+  [ "$device" = cpu ] || len=(--steps 190 --warmup 10)
+  step "bench fp16" 180 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp16.json" \
+    "${len[@]}" --no-store "${sizes[@]}"
+  keep_table "bench fp16" "$scratch/steps/bench_fp16.txt"
+}
 s_find_batch() {
   step "find-batch" 120 'largest|does not fit' "${kit[@]}" "$bin/tokamak" find-batch --preset gpt2 --set device=cuda \
     --set speed.precision=bf16 "${sizes[@]}" --max "$find_max"
@@ -261,7 +270,7 @@ s_memcheck() {
 }
 
 # The most wanted first; the store is exported last with time kept for it (RESERVE).
-plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_kernels s_graphs s_bench_fp8 s_peer s_labs s_compiled
+plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_kernels s_graphs s_bench_fp8 s_bench_fp16 s_peer s_labs s_compiled
       s_bench_h100 s_find_batch s_bench_sizes s_eager s_health s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then

@@ -35,7 +35,7 @@ files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
 want="./log.txt ./runs-cpu.json ./summary.md "
 [ "$files" = "$want" ] || fail "OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
 steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-expected=18
+expected=19
 [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "$((steps - 1)) steps in the summary, expected $expected"; }
 ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
 skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
@@ -43,7 +43,7 @@ skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
 [ "$skipped" = 1 ] || { cat "$out/summary.md"; fail "$skipped steps skipped, expected 1 (memcheck needs a GPU)"; }
 # The plan's order is the sitting's: what a cut lease must not lose comes first.
 order=$(grep -o '^| [a-z][^|]*|' "$out/summary.md" | sed 's/^| //; s/ *|$//' | sed -n '2,10p' | tr '\n' ',')
-[ "$order" = "libraries,test_kernels,test_fp8,memcheck,test_gpu,kernel profile,bench cuda graphs,bench fp8,pytorch strongest compile," ] ||
+[ "$order" = "libraries,test_kernels,test_fp8,memcheck,test_gpu,kernel profile,bench cuda graphs,bench fp8,bench fp16," ] ||
   fail "the plan's first steps are '$order'"
 # Every step's output is in log.txt as it runs, so a cut step still brings back what it printed.
 grep -q '^== test_kernels (limit ' "$out/log.txt" && grep -q '^== test_kernels: exit 0 after ' "$out/log.txt" ||
