@@ -6,12 +6,18 @@
 
 #include <QtTest>
 
+#include <unistd.h>
+
 #include <set>
 
 #include "engine/checkpoint/checkpoint.h"
 #include "engine/core/config/config.h"
 #include "engine/generate/generate.h"
 #include "engine/model/gpt.h"
+#include "engine/core/store/queue_lock.h"
+#include "engine/core/store/run_store.h"
+#include "engine/core/store/sqlite_db.h"
+#include "engine/core/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
@@ -148,6 +154,42 @@ class TestGenerate : public QObject {
                                                     "99999999999999999999"});
     QVERIFY2(huge.code != 0 && huge.err.contains("out of range") && huge.err.contains("from 1 to 1000000"),
              huge.err.constData());
+  }
+
+  // --keep on a store that cannot take the try now (an older Tokamak's queue worker holds it: it is opened
+  // read-only) is refused before any text is made, with the reason; nothing is printed as if it were kept.
+  void keepIsRefusedBeforeTheTextWhenTheStoreCannotTakeIt() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    const std::string db = env.path("runs.db");
+    const std::string ck = test::save_tiny_checkpoint(env.path("ck"), 7, "keep000000000001", 5);
+    {
+      RunStore store(db);
+      RunStart start;
+      start.run_uid = "keep000000000001", start.name = "kept", start.config_json = "{}";
+      const int64_t id = store.begin_run(start, 1717000000, 1);
+      store.add_checkpoint(id, {7, ck, 1717000001});
+      store.end_run(id, "finished", "", 1717000002);
+    }
+    {  // the store as 0.3.0 left it (schema 8: no playground, no requeue count)
+      Db raw(db);
+      raw.exec("DROP TABLE playground; ALTER TABLE queue DROP COLUMN requeues; PRAGMA user_version = 8");
+    }
+    const int lock = take_queue_lock(db);  // an older worker: the lock, and a note of its pid alone
+    QVERIFY(lock >= 0);
+    write_file_atomically(queue_lock_path(db) + ".pid", std::to_string(::getpid()) + "\n");
+    const test::CliResult r =
+        test::run_tokamak({"generate", "--run", "1", "--db", QString::fromStdString(db), "--prompt", "The", "--keep"});
+    ::close(lock);
+    QVERIFY2(r.code != 0 && r.err.contains("--keep: the run store") && r.err.contains("cannot keep tries now") &&
+                 r.err.contains("older Tokamak"),
+             r.err.constData());
+    QVERIFY2(r.out.isEmpty(), r.out.constData());
+    // Once the worker is gone the store is migrated, and the same command keeps its try.
+    const test::CliResult kept =
+        test::run_tokamak({"generate", "--run", "1", "--db", QString::fromStdString(db), "--prompt", "The", "--keep",
+                           "--tokens", "4"});
+    QVERIFY2(kept.code == 0 && kept.err.contains("kept with run 1"), kept.err.constData());
   }
 
   // `more` goes on past max_new_tokens while it asks (sample_text: to finish a character the last token left
