@@ -270,8 +270,9 @@ s_memcheck() {
 }
 
 # The most wanted first; the store is exported last with time kept for it (RESERVE).
-plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_kernels s_graphs s_bench_fp8 s_bench_fp16 s_peer s_labs s_compiled
-      s_bench_h100 s_find_batch s_bench_sizes s_eager s_health s_no_checkpoints s_export)
+# The health step (NVML's readings, ~20 s) right after test_gpu: late in the plan it was cut by the peer's time.
+plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_health s_kernels s_graphs s_bench_fp8 s_bench_fp16
+      s_peer s_labs s_compiled s_bench_h100 s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then
   read -r -a plan <<< "$PLAN"

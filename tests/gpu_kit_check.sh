@@ -43,7 +43,7 @@ skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
 [ "$skipped" = 1 ] || { cat "$out/summary.md"; fail "$skipped steps skipped, expected 1 (memcheck needs a GPU)"; }
 # The plan's order is the sitting's: what a cut lease must not lose comes first.
 order=$(grep -o '^| [a-z][^|]*|' "$out/summary.md" | sed 's/^| //; s/ *|$//' | sed -n '2,10p' | tr '\n' ',')
-[ "$order" = "libraries,test_kernels,test_fp8,memcheck,test_gpu,kernel profile,bench cuda graphs,bench fp8,bench fp16," ] ||
+[ "$order" = "libraries,test_kernels,test_fp8,memcheck,test_gpu,health metrics,kernel profile,bench cuda graphs,bench fp8," ] ||
   fail "the plan's first steps are '$order'"
 # Every step's output is in log.txt as it runs, so a cut step still brings back what it printed.
 grep -q '^== test_kernels (limit ' "$out/log.txt" && grep -q '^== test_kernels: exit 0 after ' "$out/log.txt" ||

@@ -124,6 +124,20 @@ class TestHealth : public QObject {
   }
 
   // tok/s below 70% of its median for 3 reports is a slowdown, said once, naming what moved on the machine.
+  // NVML's reasons: a power cap (0x4) is what slows a GPU under load, and it is named; how the clocks were set
+  // (application clocks 0x2, sync boost 0x10, display clocks 0x100) and idleness (0x1) are not a slowdown.
+  void aGpuHeldBackByItsPowerCapIsNamed() {
+    Metrics before, now;
+    before.add_count("gpu_throttle", 0x1 | 0x2 | 0x10 | 0x100);
+    now.add_count("gpu_throttle", 0x2 | 0x4);
+    QCOMPARE(QString::fromStdString(what_changed(before, now)), QString("the GPU is held back (its software power cap)"));
+    Metrics settings;
+    settings.add_count("gpu_throttle", 0x2 | 0x10 | 0x100);
+    QCOMPARE(QString::fromStdString(what_changed(before, settings)), QString());
+    QCOMPARE(QString::fromStdString(gpu_slowdown_names(0x40 | 0x200)),
+             QString("hardware thermal slowdown, NVML reasons 0x200"));
+  }
+
   void aSlowdownNamesWhatChanged() {
     SlowdownWatch w(0.7, 3);
     const auto report = [&](double tok_s, double others, double mhz) {

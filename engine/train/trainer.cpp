@@ -262,7 +262,11 @@ EndEvent Run::execute() {
           e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
         add_overlap_metrics(e.metrics);
         if (profiling) profile.add_to(e.metrics, group_ != nullptr, 1000.0 * window.seconds / window.steps);
-        if (machine_) machine_->add_to(e.metrics);
+        if (machine_) {  // the readings are no part of a step: left out of the next window's time
+          const auto read_start = Clock::now();
+          machine_->add_to(e.metrics);
+          meter.exclude(std::chrono::duration<double>(Clock::now() - read_start).count());
+        }
         // Time left at the pace so far, evaluations, samples and checkpoints included (they are in the wall time).
         const double looped = std::chrono::duration<double>(Clock::now() - loop_started_).count();
         if (step > start_step_) e.metrics.add("eta_s", looped / static_cast<double>(step - start_step_) * (steps - step));

@@ -136,6 +136,17 @@ MachineHealth::MachineHealth(const std::string& gpu_pci_bus_id) {
 MachineHealth::~MachineHealth() = default;
 
 void MachineHealth::add_to(Metrics& m) {
+  if (last_s_ >= 0 && !last_.empty() && health_clock_s() - last_s_ < 1.0) {
+    for (const MetricValue& v : last_) m.add(v);
+    return;
+  }
+  Metrics now;
+  read(now);
+  for (const MetricValue& v : now) m.add(v);
+  last_ = now;
+}
+
+void MachineHealth::read(Metrics& m) {
   const auto put = [&](const char* key, double v) {
     if (v >= 0) m.add(key, v);
   };

@@ -38,6 +38,31 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
+// NVML's clock event reasons (nvml.h, nvmlClocksEventReason*): 0x1 GPU idle, 0x2 applications clocks setting, 0x10
+// sync boost and 0x100 display clock setting say how the clocks were set; the others hold the GPU below them.
+uint64_t gpu_slowdown_bits(uint64_t reasons) { return reasons & ~uint64_t{0x1 | 0x2 | 0x10 | 0x100}; }
+
+std::string gpu_slowdown_names(uint64_t bits) {
+  static const std::pair<uint64_t, const char*> names[] = {{0x4, "its software power cap"},
+                                                           {0x8, "a hardware slowdown"},
+                                                           {0x20, "software thermal slowdown"},
+                                                           {0x40, "hardware thermal slowdown"},
+                                                           {0x80, "the power brake"}};
+  std::string out;
+  uint64_t named = 0;
+  for (const auto& [bit, name] : names)
+    if (bits & bit) {
+      out += (out.empty() ? "" : ", ") + std::string(name);
+      named |= bit;
+    }
+  if (bits & ~named) {
+    char rest[48];
+    std::snprintf(rest, sizeof rest, "NVML reasons 0x%llx", static_cast<unsigned long long>(bits & ~named));
+    out += (out.empty() ? "" : ", ") + std::string(rest);
+  }
+  return out;
+}
+
 std::string what_changed(const Metrics& before, const Metrics& now) {
   std::vector<std::string> said;
   const auto both = [&](const char* key, double* b, double* n) {
@@ -55,15 +80,10 @@ std::string what_changed(const Metrics& before, const Metrics& now) {
     said.push_back(pace_text("swap in use grew to %.0f MB (%.0f before)", n / 1e6, b / 1e6));
   if (both("gpu_sm_mhz", &b, &n) && n < 0.9 * b) said.push_back(pace_text("the GPU's clock fell to %.0f MHz (%.0f before)", n, b));
   if (both("gpu_temp_c", &b, &n) && n - b >= 10) said.push_back(pace_text("the GPU is at %.0f °C (%.0f before)", n, b));
-  // NVML's reasons: bit 0 is "idle" and bit 2 an application's own clock setting; the others slow the GPU down.
   if (both("gpu_throttle", &b, &n)) {
-    const auto slowing = [](double bits) { return static_cast<uint64_t>(bits) & ~uint64_t{0x5}; };
-    if (slowing(n) != 0 && slowing(b) == 0) {
-      char buf[80];
-      std::snprintf(buf, sizeof buf, "the GPU is throttled (NVML reasons 0x%llx)",
-                    static_cast<unsigned long long>(slowing(n)));
-      said.push_back(buf);
-    }
+    const uint64_t now_bits = gpu_slowdown_bits(static_cast<uint64_t>(n));
+    if (now_bits != 0 && gpu_slowdown_bits(static_cast<uint64_t>(b)) == 0)
+      said.push_back("the GPU is held back (" + gpu_slowdown_names(now_bits) + ")");
   }
   std::string out;
   for (const std::string& s : said) out += (out.empty() ? "" : "; ") + s;

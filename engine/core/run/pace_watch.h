@@ -31,6 +31,10 @@ class SlowdownWatch {
   bool said_ = false;
 };
 
+// NVML's clock event reasons that hold a GPU below its clocks (a power cap, thermal or hardware slowdown, the power
+// brake), and those bits in words.
+uint64_t gpu_slowdown_bits(uint64_t reasons);
+std::string gpu_slowdown_names(uint64_t bits);
 // What changed between two reports' health values, in words ("other processes use 1.9 cores (0.1 before)"; "" when
 // nothing this run measures moved).
 std::string what_changed(const Metrics& before, const Metrics& now);
