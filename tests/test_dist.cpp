@@ -489,10 +489,16 @@ class TestDist : public QObject {
   // overflow and skips the same steps (a rank that stepped alone would train other weights, and its next all-reduce
   // would mix them). Two Gloo ranks from a start scale far too big: the run finishes, the scale is halved once per
   // overflow, and none of them is a fault.
+  void fp16UnderDataParallel_data() {
+    QTest::addColumn<int>("zero");
+    QTest::newRow("all-reduced gradients") << 0;
+    QTest::newRow("ZeRO-1: each rank checks its slices, found_inf all-reduced") << 1;
+  }
   void fp16UnderDataParallel() {
+    QFETCH(int, zero);
     std::vector<std::string> sets = tiny_sets(data_);
     sets.insert(sets.end(), {"train.steps=12", "speed.precision=fp16", "speed.loss_scale_init=1099511627776",
-                             "train.max_skipped_steps=1", "train.log_every=1"});
+                             "train.max_skipped_steps=1", "train.log_every=1", "dist.zero=" + std::to_string(zero)});
     auto p = start_tokamak(QStringList{"--gpus", "2", "--no-store", "--json"} + test::set_args(sets));
     QVERIFY(p->waitForFinished(180000));
     const QString err = QString::fromUtf8(p->readAllStandardError());

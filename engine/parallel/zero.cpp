@@ -90,6 +90,15 @@ at::Tensor ShardedAdamW::clip_grad_norm(double max_norm) {
   return clip_gradients(slices, max_norm, [this](at::Tensor& sum_sq) { group_.all_reduce_sum(sum_sq).wait(); });
 }
 
+at::Tensor ShardedAdamW::unscale(const at::Tensor& inv_scale) {
+  std::vector<at::Tensor> slices;
+  for (size_t b = 0; b < reducer_.bucket_count(); ++b) slices.push_back(reducer_.shard(b));
+  at::Tensor found_inf = at::zeros({1}, inv_scale.options());
+  if (!slices.empty()) at::_amp_foreach_non_finite_check_and_unscale_(slices, found_inf, inv_scale);
+  group_.all_reduce_max(found_inf).wait();
+  return found_inf;
+}
+
 void ShardedAdamW::step(double lr, const at::Tensor& found_inf) {
   adamw_->step(lr, found_inf);
   at::NoGradGuard no_grad;

@@ -43,6 +43,10 @@ class ShardedAdamW {
   // After the reducer's finish(): clips this rank's gradient slices by the global norm, which it returns
   // (a device tensor; every rank gets the same value).
   at::Tensor clip_grad_norm(double max_norm);
+  // speed.precision=fp16: this rank's gradient slices multiplied by INV_SCALE in place (LibTorch's
+  // _amp_foreach_non_finite_check_and_unscale_); returns found_inf, all-reduced (max) so that every rank skips the
+  // same steps although each checked only its own slices.
+  at::Tensor unscale(const at::Tensor& inv_scale);
   // AdamW on this rank's pieces (found_inf as in AdamW::step), then all-gathers the updated parameters. The
   // reducer's buckets (the parameters' .grad) hold the gathered weights until the next zero_grad.
   void step(double lr, const at::Tensor& found_inf = {});

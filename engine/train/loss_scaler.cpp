@@ -17,16 +17,18 @@ LossScaler::LossScaler(const LossScaleOptions& o, const c10::Device& device) : o
 
 at::Tensor LossScaler::unscale(const std::vector<at::Tensor>& params) const {
   at::Tensor found_inf = at::zeros({1}, scale_.options());
-  // GradScaler's reciprocal: in double, then float, so the unscaled gradients are the same bits as PyTorch's.
-  const at::Tensor inv_scale = scale_.to(at::kDouble).reciprocal().to(at::kFloat);
+  const at::Tensor inv = inv_scale();
   std::vector<at::Tensor> grads;
   for (const at::Tensor& p : params)
     if (p.grad().defined()) grads.push_back(p.grad());
   // The op takes the gradients of one device and dtype: fp32 master weights give fp32 gradients; a model that
   // keeps another dtype (none does today) would need one call a dtype.
-  if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);
+  if (!grads.empty()) at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv);
   return found_inf;
 }
+
+// GradScaler's reciprocal: in double, then float, so the unscaled gradients are the same bits as PyTorch's.
+at::Tensor LossScaler::inv_scale() const { return scale_.to(at::kDouble).reciprocal().to(at::kFloat); }
 
 void LossScaler::update(const at::Tensor& found_inf) {
   at::_amp_update_scale_(scale_, growth_tracker_, found_inf, o_.growth, o_.backoff, o_.interval);

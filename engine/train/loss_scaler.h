@@ -28,6 +28,9 @@ class LossScaler {
   // Divides every defined .grad of PARAMS by the scale in place; returns found_inf, (1,) float32 on the device:
   // 1 when any gradient held an inf or a NaN (the step must not update the weights), else 0.
   at::Tensor unscale(const std::vector<at::Tensor>& params) const;
+  // 1 / scale, (1,) float32 on the device, computed as GradScaler does (in double, then float): for a caller that
+  // unscales gradients it holds elsewhere (ZeRO-1's reduced slices).
+  at::Tensor inv_scale() const;
   // After the step, taken or skipped: backoff on found_inf, growth after `interval` good steps in a row.
   void update(const at::Tensor& found_inf);
   double scale_value() const;  // reads the device (a host sync): for reports only

@@ -160,9 +160,10 @@ EndEvent Run::execute() {
         RECORD_FUNCTION("tokamak::optimizer", std::vector<c10::IValue>());
         // fp16: the gradients unscaled before the clip sees them. An overflow is the loss scale's to handle (the
         // step skipped, the scale lowered), not a fault of the run: it is counted apart and never a spike. Under
-        // data parallel every rank holds the same all-reduced gradients, so every rank finds the same overflow.
+        // data parallel every rank holds the same all-reduced gradients, so every rank finds the same overflow;
+        // under ZeRO-1 each rank checks its own slices, and the ranks' found_inf is all-reduced.
         at::Tensor overflow;
-        if (scaler_) overflow = scaler_->unscale(params).reshape({});
+        if (scaler_) overflow = (sharded_ ? sharded_->unscale(scaler_->inv_scale()) : scaler_->unscale(params)).reshape({});
         norm = sharded_ ? sharded_->clip_grad_norm(c_.optimizer.grad_clip)  // the global norm of the shards
                         : clip_grad_norm(params, c_.optimizer.grad_clip);
         // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.

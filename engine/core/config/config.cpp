@@ -262,9 +262,6 @@ std::vector<std::string> config_problems(const Config& c, int cuda_devices) {
     need(!c.speed.cuda_graphs,
          "speed.cuda_graphs with speed.precision=fp16 is not implemented yet (the loss scale's skipped steps are not in "
          "the captured step): set speed.cuda_graphs=false, or speed.precision=bf16 on a GPU that has it");
-    need(c.dist.zero == 0,
-         "dist.zero=1 with speed.precision=fp16 is not implemented yet (the sharded optimizer does not unscale): set "
-         "dist.zero=0");
   }
   if (c.speed.cuda_graphs) {
     // A graph replays one captured step: the same shapes, no host work inside it, one process.
