@@ -438,7 +438,7 @@ void TestStudio::runLifecycle() {
   QVERIFY(run->isActive());
   QVERIFY(!w.startAction()->isEnabled());
   // The run trains in an engine process of its own, in a session of its own (it outlives the studio), started
-  // by the studio itself as the queue worker starts a run (engine/remote/run_launch.h): no starter program in
+  // by the studio itself as the queue worker starts a run (engine/core/run/run_launch.h): no starter program in
   // between, so its pid is known and the engine exec'd as Start returns, and it is the studio's own child until
   // it ends. The studio's other child is its reader, `tokamak runs follow FOLDER --control`, with the controls.
   const qint64 app = QCoreApplication::applicationPid();

@@ -411,7 +411,7 @@ class TestStudioQueue : public QObject {
   // same config — the same files in its folder, the same config.json (but its name), the same journal (its
   // events in order, the same config in its start event; not the dataset's progress, which only the first run
   // reports: the second finds it prepared) and the same end — because both are the same steps
-  // (engine/remote/run_launch.h: start_run_detached's folder and config.json, then launch_detached).
+  // (engine/core/run/run_launch.h: start_run_detached's folder and config.json, then launch_detached).
   void studioRunLeavesWhatTheQueueLeaves() {
     MainWindow w;
     w.setCloseQuestion([] { return int(MainWindow::CloseKeepTraining); });

@@ -29,7 +29,7 @@ RunIdentity identify_run(const Config& c);
 void open_run_folder(const RunIdentity& id);
 
 // `train --detach`: the run started as the queue worker and the studio start one (start_run_detached,
-// engine/remote/run_launch.h): config.json in its folder, `tokamak-engine train --config FOLDER/config.json
+// engine/core/run/run_launch.h): config.json in its folder, `tokamak-engine train --config FOLDER/config.json
 // ARGS...` in a new session (setsid: not a child of the login, so a closed ssh connection does not reach it),
 // stdout and stderr to the run's output.log, stdin from /dev/null. The config travels as a file because the
 // command line that was typed may have read it from stdin (`--config /dev/stdin`, how the studio sends one

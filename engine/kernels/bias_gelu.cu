@@ -2,7 +2,7 @@
 // the incoming gradient into the pre-activation's in place and sums its columns (the bias gradient), where
 // the native path runs gelu_backward and then reads the result again to reduce it. The forward is
 // at::_addmm_activation (cuBLASLt's bias + GELU epilogue) at inference and addmm + gelu in training, whose
-// pre-activation backward needs (engine/kernels/bias_gelu_cuda.cpp).
+// pre-activation backward needs (engine/kernels/bias_gelu.cpp).
 #include "engine/kernels/common.cuh"
 #include "engine/kernels/cuda_launch.h"
 

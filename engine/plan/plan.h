@@ -28,7 +28,7 @@ struct PlanRequest {
   int gpus = 1;             // data-parallel processes (GPUs) on this device type
   double tokens = 0;        // tokens to train on; 0: the setup's own (train.steps × tokens a step)
   double target_loss = 0;   // > 0: the time to this validation loss instead
-  double tokens_for_target = 0;  // the tokens the target needs (plan_target.h); 0 when no target
+  double tokens_for_target = 0;  // the tokens the target needs (plan_rates.h); 0 when no target
   std::string target_basis;      // what that number rests on
 };
 

@@ -129,7 +129,7 @@ struct SpeedConfig {
   int64_t loss_scale_interval = 2000;
 };
 
-// How a run watches itself (engine/train/spikes.h): a step whose loss or gradient norm stands far above the recent
+// How a run watches itself (engine/train/health.h): a step whose loss or gradient norm stands far above the recent
 // ones is a spike. warn by default: noticing must never change what a healthy run learns.
 struct HealthConfig {
   std::string spike_action = "warn";

@@ -1,6 +1,6 @@
 // What this build reads and writes, and the version that names it. The version is CMakeLists.txt's project
 // VERSION (the one place); its minor number is raised with any of the formats below, so two builds whose
-// major.minor agree read each other's stores, configs and journals. tests/test_version.cpp keeps the history
+// major.minor agree read each other's stores, configs and journals. tests/test_store_versions.cpp keeps the history
 // and fails when a format changed without a new version.
 #pragma once
 #include <string>
