@@ -3,10 +3,10 @@
 
 Usage: include_graph_check.py SOURCE_ROOT TOP_FOLDER...   (CTest: include_graph_check, tests/CMakeLists.txt)
 
-A room is a folder one level below a top folder (engine/model, ui/runs, app/tokamak); inside engine/core, the
+A room is a folder one level below a top folder (engine/model, ui/history, app/tokamak); inside engine/core, the
 LibTorch-free library, one level further (engine/core/run). Deeper folders belong to their room
-(engine/core/data/hub is engine/core/data), and a file directly in a top folder (ui/main_window.cpp) is the
-top folder's own room. An edge A -> B is a quoted #include in a file of A that names a file of B, as a path
+(engine/core/data/hub is engine/core/data), and a file directly in a top folder (a source beside ui/CMakeLists.txt)
+is the top folder's own room. An edge A -> B is a quoted #include in a file of A that names a file of B, as a path
 from SOURCE_ROOT or from the including file's folder. Includes of rooms outside the given top folders still
 count as edges, but only the given folders are read, so a loop through an unread folder is not seen: the
 list grows as folders become loop-free.
