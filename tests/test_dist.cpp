@@ -624,10 +624,12 @@ class TestDist : public QObject {
 
   void hungRankTimesOut() {
     std::vector<std::string> sets = tiny_sets(data_);
-    sets.insert(sets.end(), {"train.steps=100000", "checkpoint.dir=" + env_->path("ckpt-hang"), "dist.timeout_s=3"});
+    // 10 s: long enough that two ranks starting on a loaded machine (each loads LibTorch and measures its GEMM rate)
+    // meet at the first collective, short enough that the hang below ends the run quickly.
+    sets.insert(sets.end(), {"train.steps=100000", "checkpoint.dir=" + env_->path("ckpt-hang"), "dist.timeout_s=10"});
     auto p = start_tokamak(QStringList{"--gpus", "2", "--json", "--no-store"} + test::set_args(sets));
     QString err;
-    QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 60000, &err);
+    QString out = read_until(*p, QProcess::StandardOutput, "\"event\":\"step\"", 120000, &err);
     QVERIFY2(out.contains("\"event\":\"step\""), qPrintable(err));
     std::vector<pid_t> pids = worker_pids(err);
     QCOMPARE(static_cast<int>(pids.size()), 2);
