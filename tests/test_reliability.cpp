@@ -123,6 +123,7 @@ class TestReliability : public QObject {
     QVERIFY(!parse_proc_stat("812 (cut"));
     QCOMPARE(printable("evil) (\x1b[31m x\xff"), std::string("evil) (\\x1b[31m x\\xff"));
     QCOMPARE(printable("tokamak-engine café"), std::string("tokamak-engine café"));
+    QCOMPARE(printable("caf\xc3\xa9\nline two", 5), std::string("caf\xc3\xa9\\x0a…"));
     // What a receiver that refuses bytes outside UTF-8 gets (D-Bus, a webhook's JSON, a kept playground try).
     QCOMPARE(utf8_repaired("caf\xe9 \xff ok \xe2\x82"), std::string("caf\xef\xbf\xbd \xef\xbf\xbd ok \xef\xbf\xbd\xef\xbf\xbd"));
     QCOMPARE(utf8_repaired("café"), std::string("café"));

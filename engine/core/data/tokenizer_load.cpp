@@ -11,19 +11,13 @@
 #include "engine/core/data/tokenizer_impl.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/utf8.h"
 
 namespace tokamak {
 
 namespace {
 
 const char kRefetchHint[] = "the file is damaged or not a GPT-2 vocabulary: delete it and run scripts/setup.sh";
-
-// A line of a damaged file, fit to print inside a one-line message.
-std::string printable(std::string_view line) {
-  std::string out;
-  for (char c : line.substr(0, 60)) out += (c >= 0x20 && c < 0x7F) ? c : '?';
-  return out;
-}
 
 std::string read_vocab_file(const std::string& path, const char* what) {
   if (!path_exists(path))
@@ -145,7 +139,7 @@ Tokenizer Tokenizer::from_tiktoken(const std::string& path) {
     bool number = !rank_text.empty() && rank_text.size() <= 9;
     for (char c : rank_text) number = number && c >= '0' && c <= '9', rank = rank * 10 + (c - '0');
     if (!number || !decode_base64(line.substr(0, space), bytes))
-      throw Error(where + " is not '<base64 token> <rank>': '" + printable(line) + "'", kRefetchHint);
+      throw Error(where + " is not '<base64 token> <rank>': '" + printable(line, 60) + "'", kRefetchHint);
     place(tokens, seen, rank, bytes, where);
   }
   check_vocabulary(tokens, seen, path);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/core/util/proc_files.h"
+#include "engine/core/util/utf8.h"
 
 namespace tokamak {
 namespace {

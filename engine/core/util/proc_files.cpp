@@ -5,11 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
-#include "engine/core/util/utf8.h"
 
 namespace tokamak {
 
@@ -61,25 +59,6 @@ std::optional<ProcStat> read_proc_stat(long pid) {
   const std::optional<std::string> text = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
   if (!text) return std::nullopt;
   return parse_proc_stat(*text);
-}
-
-std::string printable(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    // A whole UTF-8 character passes as it is; a control byte or a stray byte does not.
-    const size_t len = c < 0x20 || c == 0x7f ? 0 : c < 0x80 ? 1 : utf8_char_length(text, i);
-    if (len > 0) {
-      out.append(text, i, len);
-      i += len;
-      continue;
-    }
-    char hex[5];
-    std::snprintf(hex, sizeof hex, "\\x%02x", c);
-    out += hex;
-    ++i;
-  }
-  return out;
 }
 
 }  // namespace tokamak

@@ -27,7 +27,4 @@ std::optional<ProcStat> read_proc_stat(long pid);
 // Parses the text of a stat file; the comm may hold spaces and ')', so fields are counted after the last ')'.
 std::optional<ProcStat> parse_proc_stat(const std::string& text);
 
-// TEXT with control bytes and bytes that are not UTF-8 shown as \xNN, for another process's name on a terminal.
-std::string printable(const std::string& text);
-
 }  // namespace tokamak

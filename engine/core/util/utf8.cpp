@@ -59,4 +59,25 @@ std::string utf8_repaired(std::string_view text) {
   return out;
 }
 
+std::string printable(std::string_view text, size_t max_chars) {
+  std::string out;
+  size_t shown = 0;
+  for (size_t i = 0; i < text.size(); ++shown) {
+    if (shown == max_chars) return out + "…";
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    // A whole UTF-8 character passes as it is; a control byte or a stray byte does not.
+    const size_t len = c < 0x20 || c == 0x7f ? 0 : c < 0x80 ? 1 : utf8_char_length(text, i);
+    if (len > 0) {
+      out.append(text.substr(i, len));
+      i += len;
+      continue;
+    }
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace tokamak

@@ -18,6 +18,10 @@ size_t utf8_char_length(std::string_view text, size_t at);
 // what is not UTF-8 (D-Bus, a JSON writer).
 std::string utf8_repaired(std::string_view text);
 
+// TEXT with control bytes and bytes that are not UTF-8 shown as \xNN, fit to print inside a one-line message (another
+// process's name, a line of a damaged file, a name a server sent); past MAX_CHARS characters it ends in "…".
+std::string printable(std::string_view text, size_t max_chars = std::string_view::npos);
+
 // "" when `name` may name a run or a sweep; else one line saying what is wrong with it (which byte), for an
 // Error's message. `what` names the field ("name", "--name", "the sweep's \"name\"").
 std::string name_problem(const std::string& what, std::string_view name);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/util/error.h"
+#include "engine/core/util/utf8.h"
 
 namespace tokamak {
 namespace {
@@ -45,14 +46,14 @@ std::vector<HubFile> parse_hub_listing_page(const std::string& body, const std::
     f.name = e["path"].get<std::string>();
     // A size that is not a whole non-negative number would be cast: a float past 2^64 is undefined behaviour.
     if (e.contains("size") && !e["size"].is_number_unsigned())
-      refuse("\"" + f.name + "\" has size " + e["size"].dump());
+      refuse("\"" + printable(f.name, 120) + "\" has size " + e["size"].dump());
     if (e.contains("size")) f.size = e["size"].get<uint64_t>();
     if (e.contains("lfs") && e["lfs"].is_object()) {
       const json& lfs = e["lfs"];
       if (lfs.contains("oid") && !(lfs["oid"].is_string() && lfs_oid_ok(lfs["oid"].get<std::string>())))
-        refuse("\"" + f.name + "\" has an lfs oid that is not a sha256");
+        refuse("\"" + printable(f.name, 120) + "\" has an lfs oid that is not a sha256");
       if (lfs.contains("size") && !lfs["size"].is_number_unsigned())
-        refuse("\"" + f.name + "\" has lfs size " + lfs["size"].dump());
+        refuse("\"" + printable(f.name, 120) + "\" has lfs size " + lfs["size"].dump());
       if (lfs.contains("oid")) f.sha256 = lfs["oid"].get<std::string>();
       if (lfs.contains("size")) f.size = lfs["size"].get<uint64_t>();
     }
