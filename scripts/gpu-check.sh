@@ -3,15 +3,16 @@
 # carry ["carry/kit.tar.xz"] and BUDGET the seconds of the lease it may spend (at most 540, for the device tool's
 # 10 minutes a command with unpacking and transfers; less when less device time is left, after the machine's start):
 #   tar xJf carry/kit.tar.xz -C /tmp && BUDGET=540 /tmp/kit/gpu-check.sh
-# The steps run in the order of what a sitting is for, so a cut lease loses the least: test_kernels, test_fp8,
-# memcheck of both, test_gpu; the kernel profile of the best rungs (native, fused classifier, fused glue) with the
-# speed-of-light table; CUDA graphs against eager launches; FP8 against bf16 (four short rungs); the PyTorch peer's
-# strongest compile (max-autotune at batch 64 first, a "strongest compile so far" line after each); then the rest
-# (the kernel labs, the peer compiled with its profile, the h100-writeup ladder, find-batch, the model sizes, the
-# peer's eager loop) and the run store's export. PLAN="s_test_kernels s_kernels ..." runs those steps alone.
+# The steps run in the order of what a sitting is for, so a cut lease loses the least: test_kernels, NVML's health
+# readings, Tokamak beside llm.c and the PyTorch loop (versus.py, interleaved), the fp16 rung, test_fp8, test_gpu,
+# memcheck; the kernel profile of the best rungs (native, fused classifier, fused glue); CUDA graphs against eager
+# launches; FP8 against the glue rung; then the rest (the kernel labs, the peer compiled with its profile, the
+# h100-writeup ladder, find-batch, the model sizes, the peer's eager loop, the peer's max-autotune-no-cudagraphs)
+# and the run store's export.
 # Every step runs whatever happened to the one before, under a time limit of its own. Each one's outcome is a
 # row of OUT/summary.md (step, status, seconds, result) and its output streams into OUT/log.txt as it runs; the
-# bench and PyTorch tables follow the summary, and the store is exported to OUT/runs-GPU.json: three files, as the
+# bench and PyTorch tables follow the summary, the store is exported to OUT/runs-GPU.json and the peers' rows to
+# OUT/versus-GPU.json: four files, as the
 # device tool brings back at most eight. The run store, the dataset cache and anything else a run writes stay in
 # SCRATCH (default a new folder under /tmp); bench rungs and find-batch tries write no checkpoints.
 # DEVICE=cpu rehearses the same plan with the same programs on a CPU at tiny sizes, so that only the GPU can
@@ -149,9 +150,11 @@ s_health() { step "health metrics" 90 'present|missing' health_metrics; }
 s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
 s_test_fp8() { step "test_fp8" 90 '^Totals' "${kit[@]}" "$bin/test_fp8"; }
-s_bench_fp8() {  # on a CPU too: LibTorch's CPU _scaled_mm serves
+s_bench_fp8() {  # on a CPU too: LibTorch's CPU _scaled_mm serves; the glue is CUDA's
+  local glue=()
+  [ "$device" = cpu ] && glue=(--set speed.fused_glue=false)
   step "bench fp8" 150 '^[0-9]+  ' "${rungs_ok[@]}" "${kit[@]}" "$bin/tokamak" bench --ladder "$here/ladders/fp8.json" \
-    "${bench_len[@]}" --no-store "${sizes[@]}"
+    "${bench_len[@]}" --no-store "${sizes[@]}" "${glue[@]}"
   keep_table "bench fp8" "$scratch/steps/bench_fp8.txt"
 }
 # fp16 with its loss scale beside bf16 on the same layers (GPUs people have, T4 and RTX 20xx, train in fp16 only):
@@ -229,16 +232,32 @@ s_compiled() {
   step "pytorch compiled + profile" 240 'tok/s' "$py" "$here/pytorch_loop.py" "${peer[@]}" "${compile[@]}" --profile
   keep_table "pytorch compiled + profile" "$scratch/steps/pytorch_compiled_+_profile.txt"
 }
-# The strongest fair peer: SDPA's own attention (cuDNN on Hopper), fullgraph, max-autotune (inductor's tuned GEMMs
-# and its CUDA graphs: the likely strongest, minutes of tuning) first, then default; the best compiled line is
-# "strongest compile", the peer every published ratio is against, and a "so far" line follows each configuration
-# so a cut step still names one. PEER_MODES, PEER_BATCHES (default BATCH) widen it when a lease has room.
+# Tokamak beside llm.c and the PyTorch loop, interleaved (versus.py): Tokamak's best rung (the fused glue and CUDA
+# graphs, no profiler), llm.c with GELU fusion off and on, the PyTorch loop compiled in its default mode with the
+# sliced head and nanoGPT's, then Tokamak again; each the median of 20 timed steps with its spread and NVML's clock
+# and power. On a CPU: the same contenders at tiny sizes (llm.c says it is CUDA's).
+s_versus() {
+  local t=() p=() rung=5
+  if [ "$device" = cpu ]; then
+    rung=3  # batch 64, eager: graphs and the glue are CUDA's
+    for a in "${sizes[@]}"; do t+=(--tokamak-arg="$a"); done
+    p=(--peer-arg=--shape=1,2,32,32 --peer-arg=--batch=2 --peer-arg=--compile-backend=aot_eager)
+  fi
+  step "versus llm.c and pytorch" 420 '^versus|^drift' env "LD_LIBRARY_PATH=$libs" "$py" "$here/versus.py" \
+    --tokamak "$bin/tokamak" --ladder "$here/ladders/cuda-graphs.json" --rung "$rung" --llmc "$bin/train_gpt2cu" \
+    --peer "$here/pytorch_loop.py" --device "$device" --batch "$batch" --steps "$steps" --warmup 10 \
+    --limit $((120 * slow)) --scratch "$scratch" --out "$out/versus-$gpu.json" "${t[@]}" "${p[@]}"
+  keep_table "versus llm.c and pytorch" "$scratch/steps/versus_llm.c_and_pytorch.txt"
+}
+# The strongest fair peer's last try, in a step of its own at the plan's end: SDPA's own attention, fullgraph,
+# nanoGPT's head, max-autotune-no-cudagraphs (inductor's tuned GEMMs, minutes of tuning); "strongest compile" is
+# its line. PEER_MODES, PEER_BATCHES (default BATCH) widen it when a lease has room.
 s_peer() {
   # Inductor's GEMM autotuning in a subprocess: one of its candidate kernels faulted on an H200 and took the CUDA
   # context with it (max-autotune never finished); in a subprocess a faulting candidate is only dropped.
   step "pytorch strongest compile" 330 'strongest compile' env TORCHINDUCTOR_AUTOTUNE_IN_SUBPROC=1 \
-    "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph \
-    --modes "${PEER_MODES:-max-autotune,default}"
+    "$py" "$here/pytorch_loop.py" "${strongest[@]}" --fullgraph --head nanogpt \
+    --modes "${PEER_MODES:-max-autotune-no-cudagraphs}"
   keep_table "pytorch strongest compile" "$scratch/steps/pytorch_strongest_compile.txt"
 }
 # The kernel labs (experiments/kernels/*_lab.cu): each production kernel beside its newer versions, checked against
@@ -269,10 +288,11 @@ s_memcheck() {
   fi
 }
 
-# The most wanted first; the store is exported last with time kept for it (RESERVE).
-# The health step (NVML's readings, ~20 s) right after test_gpu: late in the plan it was cut by the peer's time.
-plan=(s_libraries s_test_kernels s_test_fp8 s_memcheck s_test_gpu s_health s_kernels s_graphs s_bench_fp8 s_bench_fp16
-      s_peer s_labs s_compiled s_bench_h100 s_find_batch s_bench_sizes s_eager s_no_checkpoints s_export)
+# The most wanted first; the store is exported last with time kept for it (RESERVE). The kernels' parity tests, then
+# NVML's readings (~20 s; late in the plan they were cut by the peer's time), then the comparison with the peers and
+# the fp16 rung (the GPUs people have), then the rest.
+plan=(s_libraries s_test_kernels s_health s_versus s_bench_fp16 s_test_fp8 s_test_gpu s_memcheck s_kernels s_graphs
+      s_bench_fp8 s_labs s_compiled s_bench_h100 s_find_batch s_bench_sizes s_eager s_peer s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then
   read -r -a plan <<< "$PLAN"
@@ -283,6 +303,6 @@ for i in "${!plan[@]}"; do
   "${plan[$i]}"
 done
 cat "$summary"
-echo "results in $out (summary.md, log.txt, runs-$gpu.json); scratch in $scratch" >&2
+echo "results in $out (summary.md, log.txt, runs-$gpu.json, versus-$gpu.json); scratch in $scratch" >&2
 grep -q '| failed\|| timed out' "$summary" && exit 1
 exit 0

@@ -7,6 +7,9 @@
 # runtime's (the machine's torch wheel, driver and system provide those) — Qt Core/Test, PCRE2, SQLite, ICU,
 # jemalloc; the ladders, the assets, the PyTorch peer and gpu-check.sh. The device tool carries 64 MiB with the
 # working tree: tests/gpu_kit_check.sh checks in CI that the packed kit plus the tracked tree stays under 48 MiB.
+# llm.c's train_gpt2cu, the peer versus.py runs, goes in when LLMC_BIN (default <cache>/peers/train_gpt2cu) is there:
+# scripts/llmc-build.sh builds it from a copy of llm.c's public source that is never committed; without it the
+# sitting's llm.c rows say "not in this kit".
 # BUILD_DIR (default build) is where the five programs are taken from; a studio build's are an engine-only
 # build's (none links Qt Widgets). They are brought up to date there first (an engine-only build in a new folder).
 set -euo pipefail
@@ -34,6 +37,13 @@ trap 'rm -rf "$stage"' EXIT
 kit=$stage/kit
 mkdir -p "$kit/bin" "$kit/lib" "$kit/ladders" "$kit/cache/assets"
 for p in "${programs[@]}"; do cp "$build/$p" "$kit/bin/"; done
+llmc=${LLMC_BIN:-$cache/peers/train_gpt2cu}
+if [ -x "$llmc" ]; then
+  cp "$llmc" "$kit/bin/train_gpt2cu"
+  echo "gpu-kit: llm.c's peer in: $(cat "$llmc.version" 2>/dev/null || echo "$llmc")" >&2
+else
+  echo "gpu-kit: no llm.c peer at $llmc (hint: scripts/llmc-build.sh builds it; the sitting skips its rows)" >&2
+fi
 # Shared libraries: what ldd resolves, less LibTorch and CUDA's (the machine's torch wheel), the C library and the
 # loader (they must be the machine's own; libresolv and libnss too, which call the C library's private symbols of
 # its own version), and libstdc++/libgcc_s (the machine's are at least as new: its torch runs on them, and an older
@@ -49,8 +59,8 @@ for a in gpt2.tiktoken jargon.txt; do
   [ -f "$cache/assets/$a" ] || { echo "gpu-kit: missing asset $cache/assets/$a (hint: run scripts/setup.sh)" >&2; exit 1; }
   cp "$cache/assets/$a" "$kit/cache/assets/"
 done
-cp "$root/scripts/gpu-check.sh" "$root/experiments/bench/pytorch_loop.py" "$kit/"
-echo "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown) built $(date -u +%F)" > "$kit/VERSION"
+cp "$root/scripts/gpu-check.sh" "$root/experiments/bench/pytorch_loop.py" "$root/experiments/bench/versus.py" "$kit/"
+echo "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown) built $(date -u +%F)${llmc:+; $(cat "$llmc.version" 2>/dev/null)}" > "$kit/VERSION"
 # The GPU machine's C library must be at least as new as the newest symbol version these files ask for.
 glibc=$(for f in "$kit"/bin/* "$kit"/lib/*; do objdump -T "$f" 2>/dev/null; done | grep -o 'GLIBC_[0-9.]*' |
   sort -uV | tail -1)

@@ -4,7 +4,8 @@
 # device tool carries (48 MiB of its 64), unpacks it in a folder of its own and runs its gpu-check.sh, the sitting's
 # whole plan, with DEVICE=cpu: the same programs, steps and OUT layout at tiny sizes. Then checks OUT as the device
 # tool would bring it back: summary.md with every step ok (memcheck skipped without a GPU) in the sitting's
-# order, log.txt with each step's output framed, runs-cpu.json with the two ladders' 12 rungs, nothing else.
+# order, log.txt with each step's output framed, runs-cpu.json with the two ladders' 12 rungs, versus-cpu.json with
+# the peers' six rows, nothing else.
 # Usage: gpu_kit_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
 set -euo pipefail
 build=$1 root=$2
@@ -32,10 +33,10 @@ DEVICE=cpu BUDGET=1500 OUT=$out SCRATCH=$work/scratch PYTHON=$py "$work/kit/gpu-
 [ -f "$out/summary.md" ] || fail "gpu-check.sh wrote no summary.md"
 [ "$rc" = 0 ] || { cat "$out/summary.md"; fail "gpu-check.sh exited $rc"; }
 files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
-want="./log.txt ./runs-cpu.json ./summary.md "
+want="./log.txt ./runs-cpu.json ./summary.md ./versus-cpu.json "
 [ "$files" = "$want" ] || fail "OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
 steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-expected=19
+expected=20
 [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "$((steps - 1)) steps in the summary, expected $expected"; }
 ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
 skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
@@ -43,7 +44,7 @@ skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
 [ "$skipped" = 1 ] || { cat "$out/summary.md"; fail "$skipped steps skipped, expected 1 (memcheck needs a GPU)"; }
 # The plan's order is the sitting's: what a cut lease must not lose comes first.
 order=$(grep -o '^| [a-z][^|]*|' "$out/summary.md" | sed 's/^| //; s/ *|$//' | sed -n '2,10p' | tr '\n' ',')
-[ "$order" = "libraries,test_kernels,test_fp8,memcheck,test_gpu,health metrics,kernel profile,bench cuda graphs,bench fp8," ] ||
+[ "$order" = "libraries,test_kernels,health metrics,versus llm.c and pytorch,bench fp16,test_fp8,test_gpu,memcheck,kernel profile," ] ||
   fail "the plan's first steps are '$order'"
 # Every step's output is in log.txt as it runs, so a cut step still brings back what it printed.
 grep -q '^== test_kernels (limit ' "$out/log.txt" && grep -q '^== test_kernels: exit 0 after ' "$out/log.txt" ||
@@ -58,6 +59,18 @@ grep -q '^kind  *calls/step  *ms/step  *share' "$out/summary.md" || fail "the ke
 grep -q '^| pytorch strongest compile | ok | .*strongest compile: mode=' "$out/summary.md" ||
   fail "the strongest-compile step named no strongest compile"
 # Each configuration ran in a process of its own, and a "so far" line followed each compiled one but the last.
-[ "$(grep -c '^strongest compile so far: ' "$out/log.txt")" = 3 ] || fail "the peer printed no running strongest compile"
+[ "$(grep -c '^strongest compile so far: ' "$out/log.txt")" = 1 ] || fail "the peer printed no running strongest compile"
+# The peers beside Tokamak: Tokamak twice (the drift between), llm.c said to be CUDA's, both PyTorch heads, each
+# with the attention kernel a profile saw, and the ratio to the strongest PyTorch variant.
+grep -q '^| versus llm.c and pytorch | ok | ' "$out/summary.md" || fail "the versus step did not run"
+for row in 'tokamak  ' 'llm.c -ge 0  *skipped: CUDA only' 'llm.c -ge 2  *skipped: CUDA only' \
+           'pytorch default, sliced head  ' 'pytorch default, nanogpt head  ' 'tokamak, again  '; do
+  grep -q "^$row" "$out/summary.md" || fail "the versus table has no row '$row'"
+done
+grep -q '^drift: the second Tokamak row is ' "$out/summary.md" || fail "the versus table says no drift"
+grep -q '^versus: Tokamak [0-9.]*× the strongest PyTorch variant' "$out/summary.md" || fail "versus gave no ratio"
+[ "$(grep -c 'head=sliced .*(ran cpu flash)\|(ran cpu flash) head=sliced' "$out/log.txt")" -ge 1 ] ||
+  fail "the PyTorch loop did not name the attention kernel it ran"
+[ "$(grep -o '"status": "ok"' "$out/versus-cpu.json" | wc -l)" = 4 ] || fail "versus-cpu.json does not hold 4 rows ok"
 echo "gpu-check rehearsal: the sitting's plan ok"
 sed -n '/^| step/,/^$/p' "$out/summary.md"

@@ -290,6 +290,9 @@ class TestCli : public QObject {
     const QStringList rows = QString::fromUtf8(r.out).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(rows.size(), 3);  // the header and two rungs
     QVERIFY2(rows[1].simplified().startsWith("1 one") && rows[2].simplified().startsWith("3 three"), r.out.constData());
+    // Each rung says the median and spread of its timed steps, one step each here.
+    QCOMPARE(r.err.count("  step times: median "), 2);
+    QCOMPARE(r.err.count(" ms, 1 timed steps\n"), 2);
     const CliResult show = run_tokamak({"runs", "show", "2", "--db", db});
     QVERIFY2(show.code == 0 && show.out.contains("t/three"), show.out.constData());
     QVERIFY(show.out.contains(R"("weight_decay": 0.05)"));  // rung two's key, in rung three's config
