@@ -47,6 +47,7 @@ struct RungRecorder : EventSink {
   int64_t warmup = 0;
   double timed_tokens = 0, timed_seconds = 0, mfu_sum = 0, peak = 0, loss = NAN;
   int64_t timed_steps = 0;
+  std::vector<double> timed_ms;  // each timed step's time, for its median and spread
   double best_val = NAN, time_to_target = NAN, steps_to_target = NAN;
   std::string status, error;
   bool interrupted = false;  // Ctrl-C, SIGTERM or SIGHUP during the rung: it ended "stopped", the ladder ends too
@@ -62,6 +63,7 @@ struct RungRecorder : EventSink {
       timed_seconds += step_ms / 1000.0;
       if (e.metrics.has("mfu")) mfu_sum += e.metric("mfu");
       ++timed_steps;
+      timed_ms.push_back(step_ms);
     }
     if (e.metrics.has("mem_peak")) peak = std::max(peak, e.metric("mem_peak"));
     if (e.metrics.has("loss")) loss = e.metric("loss");
@@ -93,6 +95,14 @@ Spread spread(const std::vector<double>& values) {
     if (std::isfinite(v)) sq += (v - s.mean) * (v - s.mean);
   s.std = s.n > 1 ? std::sqrt(sq / (s.n - 1)) : 0;
   return s;
+}
+
+// The Q-quantile (0..1) of VALUES, linear between the two nearest ranks; VALUES is not empty.
+double quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double at = q * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(at);
+  return lo + 1 < values.size() ? values[lo] + (at - lo) * (values[lo + 1] - values[lo]) : values[lo];
 }
 
 // One training of a rung (one seed); returns what the scoreboard needs.
@@ -128,6 +138,11 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     store_profile(store, profile.record);
   }
   if (rec.status != "finished") std::fprintf(stderr, "  %s: %s\n", rec.status.c_str(), rec.error.c_str());
+  // The mean tok/s of the table hides a slow step or a drifting clock; the median and the middle 80% do not.
+  if (!rec.timed_ms.empty())
+    std::fprintf(stderr, "  step times: median %.2f ms, 10-90%% %.2f-%.2f ms, %zu timed steps\n",
+                 quantile(rec.timed_ms, 0.5), quantile(rec.timed_ms, 0.1), quantile(rec.timed_ms, 0.9),
+                 rec.timed_ms.size());
   return rec;
 }
 
