@@ -20,7 +20,7 @@ cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
 programs=(app/tokamak app/tokamak-engine tests/test_gpu tests/test_kernels tests/test_fp8)
 targets="tokamak tokamak-engine test_gpu test_kernels test_fp8"
 # The CUDA kernel labs (experiments/kernels/*_lab.cu) where the build has CUDA; never built by default.
-labs=(bias_gelu_lab residual_layernorm_lab layernorm_backward_lab qkv_heads_lab)
+labs=(bias_gelu_lab residual_layernorm_lab layernorm_backward_lab qkv_heads_lab classifier_rows_lab)
 if [ ! -f "$build/build.ninja" ] || grep -q "^build experiments/${labs[0]}:" "$build/build.ninja"; then
   for lab in "${labs[@]}"; do programs+=("experiments/$lab"); targets+=" $lab"; done
 fi

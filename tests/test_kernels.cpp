@@ -286,7 +286,7 @@ class TestKernels : public QObject {
     QTest::addColumn<int>("dtypeInt");
     QTest::addColumn<int>("width");  // C
     // "glue" and "out of place": speed.fused_glue's kernels (in bf16; the fp32 rows check that they fall back).
-    for (const char* kernel : {"classifier", "classifier unpadded", "residual_layernorm", "bias_gelu",
+    for (const char* kernel : {"classifier", "classifier unpadded", "classifier wide", "residual_layernorm", "bias_gelu",
                                "residual_layernorm glue", "bias_gelu out of place", "layernorm glue"})
       for (at::ScalarType t : {at::kFloat, at::kBFloat16})
         QTest::newRow(qPrintable(QString(kernel) + " " + dtype_row(t))) << QString(kernel) << int(t) << 96;
@@ -309,9 +309,11 @@ class TestKernels : public QObject {
     std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)> fused, reference;
     const int64_t N = 300, C = width;  // rows not a multiple of any block's; 96 is not a multiple of a warp's
     if (kernel.startsWith("classifier")) {
-      // Padded, the kernel takes 16-byte packs (V not a multiple of one: a pack holds classes and padding);
-      // unpadded (Vp = V, odd), the scalar kernel.
-      const int64_t V = 1001, Vp = kernel == "classifier" ? 1024 : V;
+      // Padded, the kernel takes 16-byte packs (V not a multiple of one: a pack holds classes and padding) and
+      // keeps the row in shared memory; unpadded (Vp = V, odd), the scalar kernel; wide, in fp32 (264 KB a row, past
+      // any GPU's shared memory per block), the packed kernel that reads the row twice.
+      const int64_t V = kernel == "classifier wide" ? 66000 : 1001;
+      const int64_t Vp = kernel == "classifier unpadded" ? V : kernel == "classifier wide" ? 66048 : 1024;
       at::Tensor w = at::randn({Vp, C}, on_gpu) * 0.1;
       w.narrow(0, V, Vp - V).zero_();
       at::Tensor t = at::randint(0, V, {N}, on_gpu.dtype(at::kLong));

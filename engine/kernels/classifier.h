@@ -21,6 +21,10 @@ constexpr int64_t kDefaultClassifierChunk = 512;  // see docs/PERFORMANCE.md, "T
 // The most memory the CPU kernel keeps for the rows' gradients before it takes the weight's gradient (one
 // matmul per block of that many bytes of B·T·V gradients; fewer rows than native's logits and their copies).
 constexpr int64_t kClassifierBlockBytes = int64_t{1} << 30;
+// The most bytes of logits the CUDA kernel holds at once (one chunk). GPT-2 at batch 64 × 1024 in bf16 is 6.6 GB:
+// one chunk, where 1 GiB chunks made seven, each with its three matmuls at a seventh of the rows (≈20 ms of GEMMs
+// against a 15.4 ms floor on an H200) and an add of the weight's gradient.
+constexpr int64_t kClassifierCudaChunkBytes = int64_t{8} << 30;
 
 struct ClassifierResult {
   at::Tensor loss;     // () fp32: mean over targets that are not kIgnoreIndex

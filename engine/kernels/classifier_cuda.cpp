@@ -1,14 +1,13 @@
 // The ATen side of the fused classifier's CUDA kernel (classifier.cu): per chunk of tokens, cuBLAS writes the
 // chunk's logits over the padded vocabulary in the compute dtype (bf16 under autocast), the kernel turns them
-// into dlogits in place and writes each row's loss, then cuBLAS computes dx for the chunk and adds the chunk's
-// share of dweight (fp32). Nothing reads back to the host: the count of targets that are not ignored stays a
+// into dlogits in place and writes each row's loss, then cuBLAS computes dx for the chunk and the chunk's share of
+// dweight (fp32: written by the first chunk's matmul, added by the others'; GPT-2 at batch 64 is one chunk). Nothing reads back to the host: the count of targets that are not ignored stays a
 // device scalar. Without TOKAMAK_WITH_CUDA the launcher in classifier.cpp throws instead.
 #ifdef TOKAMAK_WITH_CUDA
 #include <ATen/record_function.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mm.h>
-#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -40,16 +39,16 @@ ClassifierResult classifier_forward_backward_cuda(const at::Tensor& x_in, const 
   const at::Tensor x = x_in.to(dtype).contiguous(), w = weight_in.to(dtype).contiguous();
   const at::Tensor t = targets.to(at::kLong).contiguous();
   const int64_t N = x.size(0), C = x.size(1), V = o.vocab_size, Vp = w.size(0);
-  // Default chunk: about 1 GiB of logits, so small runs do it in one pass and GPT-2 at batch 64 × 1024 in ~7.
+  // Default chunk: at most kClassifierCudaChunkBytes of logits, so GPT-2 at batch 64 × 1024 is one pass.
   const int64_t per_row = Vp * static_cast<int64_t>(x.element_size());
-  const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk > 0 ? o.chunk : kClassifierBlockBytes / per_row, N));
+  const int64_t chunk = std::max<int64_t>(1, std::min(o.chunk > 0 ? o.chunk : kClassifierCudaChunkBytes / per_row, N));
   const at::Tensor n_valid = t.ne(-100).sum().to(at::kFloat);  // () on the device
   at::Tensor losses = at::empty({N}, x.options().dtype(at::kFloat));
   at::Tensor logits = at::empty({chunk, Vp}, x.options());
   at::Tensor dx, dw;
   if (with_grad) {
     dx = at::empty({N, C}, x.options());
-    dw = at::zeros({Vp, C}, x.options().dtype(at::kFloat));
+    dw = at::empty({Vp, C}, x.options().dtype(at::kFloat));  // the first chunk's matmul writes all of it
   }
   const cuda::DType kind = dtype == at::kBFloat16 ? cuda::DType::kBFloat16 : cuda::DType::kFloat;
   for (int64_t s = 0; s < N; s += chunk) {
@@ -63,8 +62,12 @@ ClassifierResult classifier_forward_backward_cuda(const at::Tensor& x_in, const 
     if (!with_grad) continue;
     at::Tensor dxc = dx.narrow(0, s, n);
     at::mm_out(dxc, lc, w);  // (n, C); dlogits already hold the 1/N
-    if (dtype == at::kFloat) dw.addmm_(lc.t(), xc);
-    else dw.add_(at::mm(lc.t(), xc, at::kFloat));  // bf16 inputs, fp32 accumulation and output
+    // bf16 inputs, fp32 accumulation and output. Later chunks add theirs (mm then add: addmm's fp32-out form asks
+    // for a bf16 input to add in some LibTorch versions).
+    if (s == 0 && dtype == at::kFloat) at::mm_out(dw, lc.t(), xc);
+    else if (s == 0) at::mm_out(dw, lc.t(), xc, at::kFloat);
+    else if (dtype == at::kFloat) dw.addmm_(lc.t(), xc);
+    else dw.add_(at::mm(lc.t(), xc, at::kFloat));
   }
   ClassifierResult r;
   r.loss = losses.sum() / n_valid;

@@ -21,7 +21,9 @@
 
 namespace tokamak {
 
-MemoryEstimate estimate_memory(const Config& c) {
+MemoryEstimate estimate_memory(const Config& c) { return estimate_memory(c, kernels::kClassifierCudaChunkBytes); }
+
+MemoryEstimate estimate_memory(const Config& c, int64_t cuda_chunk_bytes) {
   MemoryEstimate m;
   // In double, saturated to int64: the estimate must stay meaningful for the absurd configs it is there to
   // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
@@ -63,9 +65,11 @@ MemoryEstimate estimate_memory(const Config& c) {
   const double vocab = static_cast<double>(padded_vocab(c.model));
   if (resolved_layers(c, precision) == "fused") {
     // The fused classifier never holds native's B·T·V logits and their fp32 copies: the rows it keeps (logits,
-    // turned into their gradient in place, in the compute dtype) are at most kClassifierBlockBytes, plus the
-    // gradients it computes in forward and keeps for backward, dx (B·T·C) and the embedding's dW (V·C, fp32).
-    const double rows = std::min(2 * width * s * b * vocab, static_cast<double>(kernels::kClassifierBlockBytes));
+    // turned into their gradient in place, in the compute dtype) are at most a chunk (kClassifierBlockBytes on a
+    // CPU, kClassifierCudaChunkBytes on a GPU), plus the gradients it computes in forward and keeps for backward,
+    // dx (B·T·C) and the embedding's dW (V·C, fp32).
+    const int64_t chunk = c.device.rfind("cuda", 0) == 0 ? cuda_chunk_bytes : kernels::kClassifierBlockBytes;
+    const double rows = std::min(2 * width * s * b * vocab, static_cast<double>(chunk));
     m.logits = bytes(rows + 4 * (s * b * h + vocab * h));
   } else {
     // Native's cross-entropy peaks in log_softmax's backward, holding three fp32 B·T·V tensors at once: its

@@ -33,6 +33,9 @@ struct MemoryEstimate {
 // stream and the LayerNorms' inputs in fp32 (4·s·b·h more a layer; 2·s·b·h more with the fused bias + GELU on CUDA).
 // Checked against every bf16 peak the GPU sittings measured (tests/test_memory_estimate.cpp).
 MemoryEstimate estimate_memory(const Config& config);
+// The same for a CUDA fused classifier that holds at most CUDA_CHUNK_BYTES of logits at once (the default above
+// holds kernels::kClassifierCudaChunkBytes; runs recorded before it held 1 GiB).
+MemoryEstimate estimate_memory(const Config& config, int64_t cuda_chunk_bytes);
 
 // The memory of the device `config.device` names: physical memory for "cpu", the card's for CUDA.
 int64_t device_memory_bytes(const std::string& device);
