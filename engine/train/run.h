@@ -33,6 +33,17 @@ c10::Device run_device(const Config& c, const DistEnv& dist);
 
 class SilentSink : public EventSink {};
 
+// What one optimizer step gave the loop: its loss and gradient norm (device tensors), its learning rate, and, where
+// every step reads the host, why it was skipped ("" if it was not) and whether it was a spike.
+struct StepResult {
+  StepOutput out;
+  at::Tensor norm;
+  double lr = 0;
+  std::string skip_reason;
+  SpikeVerdict spike;
+};
+struct Loop;  // what the loop keeps from step to step (trainer.cpp)
+
 class Run {
  public:
   Run(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist)
@@ -42,7 +53,31 @@ class Run {
   EndEvent execute();
 
  private:
+  // The loop's parts (trainer.cpp), in the order of a step.
+  StepResult train_step(Loop& l, int64_t step);
+  void graphed_step(Loop& l, int64_t step, StepResult& r);
+  void eager_step(Loop& l, int64_t step, StepResult& r);
+  Batch batch_for(int64_t step, int64_t micro);
+  void report_step(Loop& l, int64_t step, const StepResult& r);
+  void add_loss_scale_metrics(Loop& l, int64_t step, Metrics& metrics);
+  bool periodic_work(Loop& l, int64_t step, bool report);
+  bool evaluate_val(int64_t step, double trained_s);
+  const char* stop_status(int64_t step, bool report, bool target_reached);
+  void checkpoint_last_good(Loop& l, int64_t step);
+
   void set_up();
+  struct OptimizerParts {
+    std::vector<std::pair<std::string, at::Tensor>> params;  // named, as the optimizers take them
+    AdamWOptions adamw;
+    bool zero = false;  // ZeRO-1 with several ranks: the sharded AdamW instead of optimizer_
+  };
+  void set_up_process();
+  std::string build_data();
+  void build_model();
+  OptimizerParts build_optimizer();
+  void resume_and_join(const OptimizerParts& parts);
+  void name_run();
+  void announce_start(const std::string& dataset);
   void checkpoint(int64_t step);
   bool writes_checkpoints() const { return !control_ || control_->checkpoints; }
   void sample(int64_t step);

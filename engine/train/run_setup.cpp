@@ -61,7 +61,19 @@ std::string describe_ranks(const std::vector<std::string>& names) {
   return all;
 }
 
+// The run's parts, in the order they depend on each other: the process (threads, ranks), the data, the model, the
+// optimizer, what a checkpoint or rank 0 brings, the run's name and folder, and the start event.
 void Run::set_up() {
+  set_up_process();
+  const std::string dataset = build_data();
+  build_model();
+  const OptimizerParts parts = build_optimizer();
+  resume_and_join(parts);
+  name_run();
+  announce_start(dataset);
+}
+
+void Run::set_up_process() {
   int64_t threads = c_.threads;
   if (dist_.distributed()) {
     c_.dist.gpus = dist_.world_size;
@@ -80,7 +92,11 @@ void Run::set_up() {
   apply_math_mode(precision_, c_.speed.sdpa_backend);
   at::manual_seed(static_cast<uint64_t>(c_.train.seed));
   accum_ = grad_accum_steps(c_);
+}
 
+// The training and validation data, tokenized (or read from the cache), the eval tasks, and the loader; returns the
+// dataset's description for the start event.
+std::string Run::build_data() {
   ProgressEvent progress{"tokenizing " + c_.data.path, 0, 0};
   PreparedDataset data = prepare_dataset(c_.data.path, [&](uint64_t done, uint64_t total) {
     progress.done = done, progress.total = total;
@@ -136,11 +152,18 @@ void Run::set_up() {
   lo.rank = dist_.rank;
   lo.world_size = dist_.world_size;
   loader_ = std::make_unique<Loader>(data, lo);
+  return data.description;
+}
 
+void Run::build_model() {
   model_ = GPT(GPTOptions::from_config(c_.model, c_.speed));
   if (precision_ == Precision::kBf16Pure) model_->to(at::kBFloat16);
   model_->to(device_);
   model_->train();
+}
+
+// AdamW, or Muon with AdamW; under ZeRO-1 the sharded AdamW is made once the reducer is (resume_and_join).
+Run::OptimizerParts Run::build_optimizer() {
   std::vector<std::pair<std::string, at::Tensor>> params;
   for (const auto& p : model_->named_parameters()) params.emplace_back(p.key(), p.value());
   AdamWOptions ao{c_.optimizer.beta1, c_.optimizer.beta2, c_.optimizer.eps, c_.optimizer.weight_decay,
@@ -158,7 +181,13 @@ void Run::set_up() {
                       kind == OptimizerKind::kNorMuon, c_.optimizer.normuon_beta2});
     else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
+  return {params, ao, zero};
+}
 
+// The run's identity, health watch and loss scale; a checkpoint's weights, optimizer state and counters when it
+// resumes; and, data parallel, rank 0's weights and identity on every rank.
+void Run::resume_and_join(const OptimizerParts& parts) {
+  const auto& [params, ao, zero] = parts;
   uid_ = control_ && !control_->run_uid.empty() ? control_->run_uid : new_run_uid();
   spikes_ = std::make_unique<SpikeWatch>(c_.health);
   if (precision_ == Precision::kFp16)
@@ -200,18 +229,24 @@ void Run::set_up() {
     if (dist_.rank > 0)
       at::manual_seed(static_cast<uint64_t>(c_.train.seed) * 1000003u + dist_.rank * 7919u + start_step_);
   }
+}
+
+void Run::name_run() {
   if (c_.name.empty()) c_.name = default_run_name(c_);
   // By default checkpoints go to the run folder (engine/core/run/run_folder.h), beside the run's journal.
   checkpoint_dir_ = !c_.checkpoint.dir.empty() ? c_.checkpoint.dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_ && writes_checkpoints())
     prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true), uid_);
+}
 
+// The start event (what, where, the two limits), then the machine's and the pace's watches.
+void Run::announce_start(const std::string& dataset) {
   RunStart start;
   start.run_uid = uid_;
   start.name = c_.name;
   start.config_json = config_to_json(c_, -1);
-  start.dataset = data.description;
+  start.dataset = dataset;
   start.model = c_.model.preset;
   start.n_params = model_->num_parameters();
   start.device = device_.str();

@@ -32,6 +32,7 @@
 #include "ui/common/programs.h"
 #include "ui/live/host_recorders.h"
 #include "ui/notify/notify_dialog.h"
+#include "ui/setup/all_settings.h"
 #include "ui/plan/plan_view.h"
 #include "ui/playground/playground_view.h"
 #include "ui/live/live_runs.h"
@@ -239,6 +240,10 @@ void MainWindow::buildActions() {
   file->addAction(tr("Save setup…"), setup_, &SetupPanel::saveSetupAs);
   file->addAction(tr("Load setup…"), setup_, &SetupPanel::loadSetupFrom);
   file->addAction(tr("Open ladder…"), setup_, [this] { setup_->openLadder(); });
+  file->addAction(tr("All settings…"), this, [this] {
+    AllSettingsDialog dialog(setup_->config(), this);
+    if (dialog.exec() == QDialog::Accepted) setup_->setConfig(dialog.config());
+  });
   file->addSeparator();
   file->addAction(tr("Notifications…"), this, [this] { NotifyDialog(this).exec(); });
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
