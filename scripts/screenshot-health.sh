@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's picture of a run that watches itself, taken as it happens: the studio (under Xvfb, 1366x768, the
+# docs/USING.md's picture of a run that watches itself, taken as it happens: the studio (under Xvfb, 1366x768, the
 # default run with health.stall_min_s=5) trains; beside it four busy processes for 25 s (a slowdown, named), then
 # the engine stopped for 15 s with SIGSTOP (stalled, then stall over); garbage tokens at step 130
 # (TOKAMAK_TRY_SPIKE_AT) make a spike the loss plot marks; the last plot draws the machine's health (other

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Takes the README's setup and live-run pictures as a new user first sees the studio, under Xvfb: no saved
+# Takes the setup (docs/USING.md) and live-run (README) pictures as a new user first sees the studio, under Xvfb: no saved
 # settings (a throw-away XDG_CONFIG_HOME), the default setup, a scratch run store, a SCREEN-sized screen.
 #   scripts/screenshot-live.sh [SCREEN] [STEPS]    (default 1920x1080, the live picture after 50 steps)
 # Writes docs/screenshots/setup.png and docs/screenshots/live-run.png.

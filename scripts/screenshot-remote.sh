@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/screenshots/remote-run.png: the studio training on an SSH host, for the README, under Xvfb. The "host"
+# docs/screenshots/remote-run.png: the studio training on an SSH host, for docs/USING.md, under Xvfb. The "host"
 # is this machine's own sshd on a free loopback port, started as tests/support/sshd_server.h starts it
 # (throwaway host and user keys in a temporary folder, nothing of the system's configuration touched); the
 # studio reaches it through a Host entry ("gpu-server") of an ssh config of its own ($TOKAMAK_SSH_CONFIG), with

@@ -1,7 +1,7 @@
 // The studio's Plan page at 1366×768: it follows the setup (a change of batch re-plans every row), this machine
 // first, then every catalog device; a device that does not fit as set up has an Apply that sets what makes it fit in
 // the setup; the chart has a point per priced device that fits; the last runs' plans stand against what they
-// measured. TOKAMAK_SCREENSHOT_OUT grabs the window for the README.
+// measured. TOKAMAK_SCREENSHOT_OUT grabs the window for docs/USING.md.
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>

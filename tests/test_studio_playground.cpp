@@ -2,7 +2,7 @@
 // in token by token and is the text `tokamak generate` makes with the same run, step, prompt, settings and seed; each
 // try is kept with the run (the store's playground rows, the page's list); side by side, two checkpoints of the run
 // answer the same prompt at once, each as the CLI would; Stop ends a try and keeps nothing; a store with no
-// checkpoint says what to do. TOKAMAK_SCREENSHOT_OUT grabs the window for the README.
+// checkpoint says what to do. TOKAMAK_SCREENSHOT_OUT grabs the window for docs/USING.md.
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
