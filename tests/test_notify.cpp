@@ -224,7 +224,7 @@ class TestNotify : public QObject {
     qputenv("DBUS_SESSION_BUS_ADDRESS", address_.toUtf8());
     const qsizetype before = listener_.summaries.size();
     std::string said = "not yet";
-    std::thread sender([&] { said = send_desktop({"finished", "caf\xe9 finished", "step \xff3", "", "", 3}); });
+    std::thread sender([&] { said = send_desktop({"finished", "caf\xe9 finished", "step \xff" "3", "", "", 3}); });
     QTRY_COMPARE_WITH_TIMEOUT(listener_.summaries.size(), before + 1, test::kPatienceMs);  // answered on this thread
     sender.join();
     QCOMPARE(said, std::string());

@@ -304,8 +304,12 @@ void TestStudio::nextSpeedrunSwitchesBehindMore() {
   // A head lr with the head tied to the embedding: listed with the engine's fix.
   headLr->setText("0.01");
   auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
-  QTRY_VERIFY_WITH_TIMEOUT(list->count() > 0 && list->item(0)->text().contains("model.tie_weights=false"),
-                           test::kPatienceMs);
+  auto listed = [list] {
+    QStringList all;
+    for (int i = 0; i < list->count(); ++i) all << list->item(i)->text();
+    return all.join('\n');
+  };
+  QTRY_VERIFY2_WITH_TIMEOUT(listed().contains("model.tie_weights=false"), qPrintable(listed()), test::kPatienceMs);
   // A new window given a setup that uses one of them opens "More" by itself.
   MainWindow again;
   again.show();

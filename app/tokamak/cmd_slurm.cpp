@@ -159,13 +159,9 @@ std::string fit_checkpoints_to_limit(Config& c, const SlurmJobSpec& s) {
   return out;
 }
 
-void submit(SlurmArgs a) {
-  Config c = a.config.resolve();
-  if (!c.checkpoint.resume.empty())
-    throw Error("checkpoint.resume with `tokamak slurm submit`: not implemented yet",
-                "a requeued job resumes by itself (--requeue); to continue a finished run, train it again");
-  if (!a.name.empty()) c.name = a.name;
-  SlurmJobSpec& s = a.spec;
+// The job's shape, time limit and uid as given, before anything is asked of Slurm.
+void check_job_args(const SlurmArgs& a) {
+  const SlurmJobSpec& s = a.spec;
   if (s.nodes < 1) throw Error("--nodes must be 1 or more", "");
   if (s.gpus_per_node > 0 && s.ntasks_per_node > 0)
     throw Error("--gpus-per-node and --ntasks-per-node do not go together",
@@ -176,6 +172,16 @@ void submit(SlurmArgs a) {
   if (!a.run_uid.empty() &&
       (a.run_uid.size() != 16 || a.run_uid.find_first_not_of("0123456789abcdef") != std::string::npos))
     throw Error("--run-uid '" + a.run_uid + "' is not a run uid", "16 lowercase hex digits, as a dry run printed it");
+}
+
+void submit(SlurmArgs a) {
+  Config c = a.config.resolve();
+  if (!c.checkpoint.resume.empty())
+    throw Error("checkpoint.resume with `tokamak slurm submit`: not implemented yet",
+                "a requeued job resumes by itself (--requeue); to continue a finished run, train it again");
+  if (!a.name.empty()) c.name = a.name;
+  SlurmJobSpec& s = a.spec;
+  check_job_args(a);
   s.time_limit_s = parse_slurm_time(a.time);
   const SlurmClient slurm{command_host(a)};
   fill_defaults(s, slurm.host().key());

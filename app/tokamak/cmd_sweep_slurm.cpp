@@ -91,6 +91,33 @@ void submit_promoted(RunQueue& queue, const SlurmClient& slurm, const SlurmJobSp
   }
 }
 
+// Each trial's config as its job runs it, checked before anything is written or submitted.
+std::vector<Config> trial_configs(const SweepPlan& plan, const SlurmJobSpec& s) {
+  std::vector<Config> configs;
+  for (const SweepTrial& t : plan.trials) {
+    Config c = t.config;
+    c.dist.gpus = s.nodes * s.tasks_per_node();  // the world size srun gives each trial
+    validate_config(c, s.gpus_per_node);
+    configs.push_back(c);
+  }
+  return configs;
+}
+
+// Trial i's run folder with its config (c gets the trial's checkpoint folder); returns its task of the array.
+SlurmArrayTask create_trial_folder(const SweepPlan& plan, size_t i, Config& c, const std::string& host,
+                                   const std::string& sweep_folder) {
+  const std::string uid = new_run_uid(), folder = run_folder_path(c.name, uid);
+  c.checkpoint.dir = trial_checkpoint_dir(c.checkpoint.dir, folder);
+  const std::string checkpoints = c.checkpoint.dir.empty() ? folder : c.checkpoint.dir;
+  create_run_folder(RunFolder{folder}, {uid, c.name, this_host(), folder, now_seconds()});
+  write_file_atomically(folder + "/config.json", config_to_json(c, 2));
+  // "Queued" from the start (job 0 until sbatch answers): a trial's folder with no pid, no exit and no
+  // slurm.json reads "crashed", and a `sweep status` in that moment would settle it as failed.
+  write_slurm_file(folder, 0, static_cast<long>(i), host, sweep_folder + "/slurm-job.json");
+  const std::vector<int64_t> rungs = asha_rungs(plan.asha, c.train.steps);
+  return {uid, folder, checkpoints, rungs.empty() ? 0 : rungs.front()};
+}
+
 }  // namespace
 
 void advance_slurm_sweep(RunStore& store, int64_t sweep_id, const std::string& job_file,
@@ -138,13 +165,7 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   if (s.gpus_per_node <= 0 && s.ntasks_per_node <= 0)
     throw Error("how many ranks per trial?", "add --gpus-per-node G (GPU nodes) or --ntasks-per-node N (CPU nodes)");
   s.time_limit_s = parse_slurm_time(a.time);
-  std::vector<Config> configs;
-  for (const SweepTrial& t : plan.trials) {
-    Config c = t.config;
-    c.dist.gpus = s.nodes * s.tasks_per_node();  // the world size srun gives each trial
-    validate_config(c, s.gpus_per_node);
-    configs.push_back(c);
-  }
+  std::vector<Config> configs = trial_configs(plan, s);
   const SlurmClient slurm{CommandHost()};
   slurm.require_sbatch();
   slurm.require_partition(s.partition);
@@ -155,17 +176,8 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs a) {
   std::vector<SlurmArrayTask> tasks;
   std::vector<std::pair<std::string, std::string>> runs;  // uid, folder per trial
   for (size_t i = 0; i < configs.size(); ++i) {
-    const std::string uid = new_run_uid(), folder = run_folder_path(configs[i].name, uid);
-    configs[i].checkpoint.dir = trial_checkpoint_dir(configs[i].checkpoint.dir, folder);
-    const std::string checkpoints = configs[i].checkpoint.dir.empty() ? folder : configs[i].checkpoint.dir;
-    create_run_folder(RunFolder{folder}, {uid, configs[i].name, this_host(), folder, now_seconds()});
-    write_file_atomically(folder + "/config.json", config_to_json(configs[i], 2));
-    // "Queued" from the start (job 0 until sbatch answers): a trial's folder with no pid, no exit and no
-    // slurm.json reads "crashed", and a `sweep status` in that moment would settle it as failed.
-    write_slurm_file(folder, 0, static_cast<long>(i), slurm.host().key(), sweep_folder + "/slurm-job.json");
-    const std::vector<int64_t> rungs = asha_rungs(plan.asha, configs[i].train.steps);
-    tasks.push_back({uid, folder, checkpoints, rungs.empty() ? 0 : rungs.front()});
-    runs.emplace_back(uid, folder);
+    tasks.push_back(create_trial_folder(plan, i, configs[i], slurm.host().key(), sweep_folder));
+    runs.emplace_back(tasks.back().run_uid, tasks.back().run_folder);
   }
   s.job_name = "tokamak-sweep-" + safe_file_name(plan.name);
   std::error_code ec;  // the nodes run this very program unless told otherwise (a shared install, as slurm submit)

@@ -158,6 +158,54 @@ int as_owner(const RunFolder& folder, const std::function<EndEvent()>& body) {
   return 0;
 }
 
+// Trains C, stopped by signals and by the control lines and files this process answers to.
+EndEvent train_with_controls(const Config& c, const TrainArgs& args, const DistEnv& dist, const RunIdentity& id,
+                             FanOutSink& sinks, TrainControl& control) {
+  const bool main_rank = dist.rank == 0;
+  EndEvent end;
+  StopOnSignals signals(&control.stop);
+  // Under our launcher the launcher reads the control lines and files (the ranks share its stdin).
+  std::unique_ptr<ControlChannel> channel;
+  std::unique_ptr<ControlFolder> files;
+  ControlHandlers handlers{[&] { control.pause = true; },
+                           [&] { control.pause = false; },
+                           [&] { control.stop = true; },
+                           [&] { control.sample = true; },
+                           {}};
+  if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}, {}};
+  if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
+  if (main_rank && dist.source != "tokamak") files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
+  try {
+    end = train(c, sinks, &control, dist);
+  } catch (const Cancelled& e) {
+    // Stopped before step 1 (still tokenizing): the user's stop, so the run ends stopped, not failed.
+    std::fprintf(stderr, "tokamak: stopped before step 1: %s\n", e.message().c_str());
+    end.status = "stopped";
+  }
+  return end;
+}
+
+// After the run: its kernel profile, what the store recorded, and a notification that was not sent.
+void report_after_run(const Config& c, KernelProfile* kernels, std::unique_ptr<StoreSink>& store, NotifySink* notify) {
+  KernelProfile::Result profile;
+  if (kernels) {
+    profile = kernels->finish(c);
+    std::fputs(profile.text.c_str(), stderr);  // human output, as every line of train's but --json's events
+  }
+  if (store) {
+    store->flush();
+    if (auto error = store->error()) {
+      std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
+    } else {
+      std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
+                   store->path().c_str());
+      store_profile(store, profile.record);
+    }
+  }
+  if (notify && !notify->last_failure().empty())
+    std::fprintf(stderr, "tokamak: note: a notification was not sent: %s\n", notify->last_failure().c_str());
+}
+
 EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const RunIdentity& id) {
   const bool main_rank = dist.rank == 0;
   PrinterSink printer(args.json);
@@ -222,46 +270,8 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
   if (args.kernels > 0 && main_rank)
     kernels = std::make_unique<KernelProfile>(args.kernels, parse_device(c.device).is_cuda(), 1, kTrainKernelSteps),
     sinks.add(kernels.get());
-  EndEvent end;
-  {
-    StopOnSignals signals(&control.stop);
-    // Under our launcher the launcher reads the control lines and files (the ranks share its stdin).
-    std::unique_ptr<ControlChannel> channel;
-    std::unique_ptr<ControlFolder> files;
-    ControlHandlers handlers{[&] { control.pause = true; },
-                             [&] { control.pause = false; },
-                             [&] { control.stop = true; },
-                             [&] { control.sample = true; },
-                             {}};
-    if (dist.distributed()) handlers = ControlHandlers{{}, {}, [&] { control.stop = true; }, {}, {}};
-    if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
-    if (main_rank && dist.source != "tokamak")
-      files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
-    try {
-      end = train(c, sinks, &control, dist);
-    } catch (const Cancelled& e) {
-      // Stopped before step 1 (still tokenizing): the user's stop, so the run ends stopped, not failed.
-      std::fprintf(stderr, "tokamak: stopped before step 1: %s\n", e.message().c_str());
-      end.status = "stopped";
-    }
-  }
-  KernelProfile::Result profile;
-  if (kernels) {
-    profile = kernels->finish(c);
-    std::fputs(profile.text.c_str(), stderr);  // human output, as every line of train's but --json's events
-  }
-  if (store) {
-    store->flush();
-    if (auto error = store->error()) {
-      std::fprintf(stderr, "tokamak: the run store could not record everything: %s\n", error->what());
-    } else {
-      std::fprintf(stderr, "recorded as run %lld in %s\n", static_cast<long long>(store->run_id()),
-                   store->path().c_str());
-      store_profile(store, profile.record);
-    }
-  }
-  if (notify && !notify->last_failure().empty())
-    std::fprintf(stderr, "tokamak: note: a notification was not sent: %s\n", notify->last_failure().c_str());
+  EndEvent end = train_with_controls(c, args, dist, id, sinks, control);
+  report_after_run(c, kernels.get(), store, notify.get());
   if (!journal_error.empty() && end.status != "failed")
     end.status = "failed", end.error = "the run journal could not be written: " + journal_error;
   return end;

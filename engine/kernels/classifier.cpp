@@ -38,6 +38,54 @@ void check_inputs(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
                 "pass model.vocab_size, at most the embedding's rows");
 }
 
+// How many of the N targets count (kIgnoreIndex does not); one outside [0, V) is refused.
+int64_t count_valid_targets(const int64_t* tp, int64_t N, int64_t V) {
+  int64_t n_valid = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    if (tp[i] == kIgnoreIndex) continue;
+    if (tp[i] < 0 || tp[i] >= V)
+      throw Error("fused classifier: target " + std::to_string(tp[i]) + " is outside the vocabulary [0, " +
+                      std::to_string(V) + ")",
+                  "check the data's token ids against model.vocab_size");
+    ++n_valid;
+  }
+  return n_valid;
+}
+
+// Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the caller's sum is the
+// same whatever the split. Named for the profiler (`bench --kernels`): it is no ATen operator.
+void softmax_xent_chunk(at::Tensor& lc, int64_t n, bool bf16, int64_t Vp, const int64_t* tp, int64_t V, bool with_grad,
+                        double scale, double* losses) {
+  RECORD_FUNCTION("tokamak::classifier_rows", std::vector<c10::IValue>());
+  at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
+    if (bf16) {
+      std::vector<float> scratch(static_cast<size_t>(V));
+      softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), Vp, tp, begin, end, V,
+                             kIgnoreIndex, with_grad, static_cast<float>(scale), scratch.data(), losses);
+    } else {
+      softmax_xent_rows_f32(lc.data_ptr<float>(), Vp, tp, begin, end, V, kIgnoreIndex, with_grad,
+                            static_cast<float>(scale), losses);
+    }
+  });
+}
+
+// One block's rows g and inputs xb into the weight's gradient dw: written by the first block, added by the rest.
+void add_weight_grad(at::Tensor& dw, const at::Tensor& g, const at::Tensor& xb, bool bf16, bool first) {
+  if (bf16) {
+    // bf16 operands, fp32 accumulation inside the matmul, one rounding to bf16 (as native's linear backward
+    // under autocast), then into the fp32 gradient. Taken as (C, V) = xᵀ·g and transposed in that copy: oneDNN
+    // runs it ~15% faster than gᵀ·x, whose left operand is the transposed (V, N) rows (fp32 is the other way
+    // round). docs/PERFORMANCE.md, "The fused classifier on a CPU".
+    const at::Tensor part = at::mm(xb.t().contiguous(), g).t();
+    if (first) dw.copy_(part);
+    else dw.add_(part);
+  } else if (first) {
+    at::mm_out(dw, g.t(), xb);
+  } else {
+    dw.addmm_(g.t(), xb);
+  }
+}
+
 }  // namespace
 
 ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const at::Tensor& weight_in,
@@ -62,15 +110,7 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
   const int64_t Vp = w.size(0);
 
   const int64_t* tp = t.data_ptr<int64_t>();
-  int64_t n_valid = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    if (tp[i] == kIgnoreIndex) continue;
-    if (tp[i] < 0 || tp[i] >= V)
-      throw Error("fused classifier: target " + std::to_string(tp[i]) + " is outside the vocabulary [0, " +
-                      std::to_string(V) + ")",
-                  "check the data's token ids against model.vocab_size");
-    ++n_valid;
-  }
+  const int64_t n_valid = count_valid_targets(tp, N, V);
   // As cross_entropy: the mean over the targets that count (0/0 = NaN when none do).
   const double scale = 1.0 / static_cast<double>(n_valid);
 
@@ -95,41 +135,13 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
       const int64_t n = std::min(chunk, b + nb - s);
       at::Tensor lc = rows.narrow(0, s - b, n);
       at::mm_out(lc, x.narrow(0, s, n), w.t());
-      // Rows in parallel on LibTorch's threads; each row's loss lands in its own slot, so the sum below is the
-      // same whatever the split. Named for the profiler (`bench --kernels`): it is no ATen operator.
-      {
-        RECORD_FUNCTION("tokamak::classifier_rows", std::vector<c10::IValue>());
-        at::parallel_for(0, n, 8, [&](int64_t begin, int64_t end) {
-          if (bf16) {
-            std::vector<float> scratch(static_cast<size_t>(V));
-            softmax_xent_rows_bf16(reinterpret_cast<uint16_t*>(lc.data_ptr<at::BFloat16>()), Vp, tp + s, begin, end, V,
-                                   kIgnoreIndex, with_grad, static_cast<float>(scale), scratch.data(),
-                                   losses.data() + s);
-          } else {
-            softmax_xent_rows_f32(lc.data_ptr<float>(), Vp, tp + s, begin, end, V, kIgnoreIndex, with_grad,
-                                  static_cast<float>(scale), losses.data() + s);
-          }
-        });
-      }
+      softmax_xent_chunk(lc, n, bf16, Vp, tp + s, V, with_grad, scale, losses.data() + s);
       if (!with_grad) continue;
       at::Tensor dxc = dx.narrow(0, s, n);
       at::mm_out(dxc, lc, w);
     }
     if (!with_grad) continue;
-    const at::Tensor g = rows.narrow(0, 0, nb), xb = x.narrow(0, b, nb);
-    if (bf16) {
-      // bf16 operands, fp32 accumulation inside the matmul, one rounding to bf16 (as native's linear backward
-      // under autocast), then into the fp32 gradient. Taken as (C, V) = xᵀ·g and transposed in that copy: oneDNN
-      // runs it ~15% faster than gᵀ·x, whose left operand is the transposed (V, N) rows (fp32 is the other way
-      // round). docs/PERFORMANCE.md, "The fused classifier on a CPU".
-      const at::Tensor part = at::mm(xb.t().contiguous(), g).t();
-      if (b == 0) dw.copy_(part);
-      else dw.add_(part);
-    } else if (b == 0) {
-      at::mm_out(dw, g.t(), xb);
-    } else {
-      dw.addmm_(g.t(), xb);
-    }
+    add_weight_grad(dw, rows.narrow(0, 0, nb), x.narrow(0, b, nb), bf16, /*first=*/b == 0);
   }
   double loss_sum = 0.0;
   for (double l : losses) loss_sum += l;

@@ -67,24 +67,27 @@ std::string describe_exit(int rank, pid_t pid, int status) {
 
 int exit_code_of(int status) { return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status); }
 
+// The store lives as long as the launcher; port 0 lets the kernel pick a free one, with no race.
+c10::intrusive_ptr<c10d::TCPStore> serve_rendezvous_store() {
+  c10d::TCPStoreOptions so;
+  so.port = 0;
+  so.isServer = true;
+  so.waitWorkers = false;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+  } catch (const std::exception& e) {
+    throw Error(std::string("cannot serve the rendezvous store on 127.0.0.1: ") + e.what(),
+                "check that loopback works");
+  }
+}
+
 }  // namespace
 
 LaunchResult launch_workers(const LaunchOptions& o) {
   auto note = [&](const std::string& s) {
     if (o.note) o.note(s);
   };
-  // The store lives as long as the launcher; port 0 lets the kernel pick a free one, with no race.
-  c10d::TCPStoreOptions so;
-  so.port = 0;
-  so.isServer = true;
-  so.waitWorkers = false;
-  c10::intrusive_ptr<c10d::TCPStore> store;
-  try {
-    store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
-  } catch (const std::exception& e) {
-    throw Error(std::string("cannot serve the rendezvous store on 127.0.0.1: ") + e.what(),
-                "check that loopback works");
-  }
+  const c10::intrusive_ptr<c10d::TCPStore> store = serve_rendezvous_store();
   const int port = store->getPort();
   std::vector<std::string> argv = o.argv.empty() ? own_command_line() : o.argv;
   const std::string exe = o.argv.empty() ? "/proc/self/exe" : o.argv.front();

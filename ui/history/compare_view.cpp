@@ -25,6 +25,30 @@
 namespace tokamak::ui {
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  buildControls();
+  QHBoxLayout* controls = layOutControls();
+  QSplitter* top = buildPlotAndTabs();
+  QTabWidget* charts = buildCharts();
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(scoreTable_);
+  bottom->addWidget(charts);
+  bottom->setStretchFactor(0, 3);
+  bottom->setStretchFactor(1, 2);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(top);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({620, 300});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(title_);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+}
+
+void CompareView::buildControls() {
   title_ = new QLabel(tr("Select two or more runs and press Compare."), this);
   metricBox_ = new QComboBox(this);
   metricBox_->setObjectName(QStringLiteral("compareMetric"));
@@ -69,7 +93,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   connect(baselineBox_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i >= 0) setBaseline(i);
   });
+}
 
+QHBoxLayout* CompareView::layOutControls() {
   // The title (the runs' names) wraps on a line of its own, and the boxes may shrink below their longest
   // item: otherwise this row alone made the window wider than a 1366-pixel screen.
   title_->setWordWrap(true);
@@ -87,7 +113,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(patternEdit_);
   controls->addWidget(bandBox_);
   controls->addStretch(1);
+  return controls;
+}
 
+QSplitter* CompareView::buildPlotAndTabs() {
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(320, 140);  // the runs page fits a 1366×768 screen
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -111,6 +140,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
   top->setSizes({650, 350});  // the plot first: a wide diff table would otherwise claim half
+  return top;
+}
+
+QTabWidget* CompareView::buildCharts() {
   // The step profile and the waterfall share a tab pane beside the scoreboard: side by side in a third of
   // the width each, their labels and legends overlapped.
   phaseBars_ = new PhaseBars(this);
@@ -132,23 +165,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
          "has no bar)"));
   charts->setCornerWidget(waterfallBy_);
   connect(waterfallBy_, &QComboBox::currentIndexChanged, this, [this] { rebuildScoreboard(); });
-  auto* bottom = new QSplitter(Qt::Horizontal, this);
-  bottom->addWidget(scoreTable_);
-  bottom->addWidget(charts);
-  bottom->setStretchFactor(0, 3);
-  bottom->setStretchFactor(1, 2);
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(top);
-  split->addWidget(bottom);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  split->setSizes({620, 300});
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(title_);
-  layout->addLayout(controls);
-  layout->addWidget(split, 1);
+  return charts;
 }
 
 QColor CompareView::colorOf(int runIndex) const { return runColor(runIndex); }

@@ -22,8 +22,11 @@
 
 class QComboBox;
 class QCustomPlot;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
+class QSplitter;
+class QTabWidget;
 class QTableWidget;
 
 namespace tokamak::ui {
@@ -83,6 +86,10 @@ class CompareView : public QWidget {
   QColor colorOf(int runIndex) const;
 
  private:
+  void buildControls();
+  QHBoxLayout* layOutControls();
+  QSplitter* buildPlotAndTabs();
+  QTabWidget* buildCharts();
   void rebuildMetricChoices();
   void rebuildPlot();
   void rebuildScoreboard();

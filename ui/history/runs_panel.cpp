@@ -46,32 +46,51 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   filter_->setClearButtonEnabled(true);
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
 
+  buildButtons();
+
+  // Wraps onto a second line where one is too wide: the page beside a two-column setup at 1366 px.
+  auto* bar = new FlowRow;
+  bar->addWidget(filter_);
+  for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
+                                                    resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
+    bar->addWidget(w);
+
+  message_ = new QLabel(this);
+  message_->setObjectName(QStringLiteral("runsMessage"));
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  message_->hide();
+
+  buildTable();
+
+  compare_ = new CompareView(this);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(compare_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 2);
+  split->setSizes({250, 650});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(message_);
+  layout->addWidget(downloadProgress_);
+  layout->addWidget(split, 1);
+
+  poll_ = new QTimer(this);
+  poll_->setInterval(1000);
+  connect(poll_, &QTimer::timeout, this, &RunsPanel::poll);
+  confirm_ = [this](const QString& question) {
+    return QMessageBox::question(this, tr("Delete runs"), question) == QMessageBox::Yes;
+  };
+  updateActions();
+}
+
+void RunsPanel::buildButtons() {
   compareButton_ = new QPushButton(tr("Compare"), this);
   exportJob_ = new ChildProcess(this);
   evalJob_ = new ChildProcess(this);
-  exportButton_ = new QToolButton(this);
-  exportButton_->setText(tr("Export"));
-  exportButton_->setPopupMode(QToolButton::InstantPopup);
-  auto* exportMenu = new QMenu(exportButton_);
-  exportMenu->addAction(tr("Runs as CSV..."), this, [this] { exportWithDialog(QStringLiteral("csv")); });
-  exportMenu->addAction(tr("Runs as JSON..."), this, [this] { exportWithDialog(QStringLiteral("json")); });
-  exportMenu->addAction(tr("Runs as Markdown..."), this, [this] { exportWithDialog(QStringLiteral("md")); });
-  exportMenu->addSeparator();
-  exportMenu->addAction(tr("Plot as PNG..."), this, [this] { exportWithDialog(QStringLiteral("png")); });
-  exportMenu->addAction(tr("Plot as PDF..."), this, [this] { exportWithDialog(QStringLiteral("pdf")); });
-  exportMenu->addAction(tr("Plot as SVG..."), this, [this] { exportWithDialog(QStringLiteral("svg")); });
-  exportMenu->addSeparator();
-  exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
-  exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
-  exportMenu->addAction(tr("Model for llama.cpp and Ollama (GGUF)..."), this, &RunsPanel::exportGgufWithDialog)
-      ->setToolTip(tr("The selected run's last checkpoint as one GGUF file, the tokenizer inside"));
-  // In the menu, not the button bar: the bar's width is part of the window's minimum (test_studio_layout).
-  downloadAction_ = exportMenu->addAction(tr("Checkpoint from its SSH host..."), this, &RunsPanel::downloadWithDialog);
-  downloadAction_->setObjectName(QStringLiteral("downloadCheckpoint"));
-  downloadAction_->setToolTip(
-      tr("Download the newest checkpoint of a run that trained on an SSH host "
-         "(checked by sha256; a broken copy continues where it stopped)"));
-  exportButton_->setMenu(exportMenu);
+  buildExportButton();
   importButton_ = new QPushButton(tr("Import..."), this);
   rerunButton_ = new QPushButton(tr("Re-run with changes"), this);
   resumeButton_ = new QPushButton(tr("Resume"), this);
@@ -97,20 +116,35 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
   connect(rerunButton_, &QPushButton::clicked, this, [this] { rerunWithChanges(selectedRunIds().value(0)); });
   connect(resumeButton_, &QPushButton::clicked, this, [this] { resumeRun(selectedRunIds().value(0)); });
   connect(deleteButton_, &QPushButton::clicked, this, [this] { deleteRuns(selectedRunIds()); });
+}
 
-  // Wraps onto a second line where one is too wide: the page beside a two-column setup at 1366 px.
-  auto* bar = new FlowRow;
-  bar->addWidget(filter_);
-  for (QWidget* w : std::initializer_list<QWidget*>{compareButton_, exportButton_, importButton_, rerunButton_,
-                                                    resumeButton_, repeatButton_, evaluateButton_, deleteButton_})
-    bar->addWidget(w);
+void RunsPanel::buildExportButton() {
+  exportButton_ = new QToolButton(this);
+  exportButton_->setText(tr("Export"));
+  exportButton_->setPopupMode(QToolButton::InstantPopup);
+  auto* exportMenu = new QMenu(exportButton_);
+  exportMenu->addAction(tr("Runs as CSV..."), this, [this] { exportWithDialog(QStringLiteral("csv")); });
+  exportMenu->addAction(tr("Runs as JSON..."), this, [this] { exportWithDialog(QStringLiteral("json")); });
+  exportMenu->addAction(tr("Runs as Markdown..."), this, [this] { exportWithDialog(QStringLiteral("md")); });
+  exportMenu->addSeparator();
+  exportMenu->addAction(tr("Plot as PNG..."), this, [this] { exportWithDialog(QStringLiteral("png")); });
+  exportMenu->addAction(tr("Plot as PDF..."), this, [this] { exportWithDialog(QStringLiteral("pdf")); });
+  exportMenu->addAction(tr("Plot as SVG..."), this, [this] { exportWithDialog(QStringLiteral("svg")); });
+  exportMenu->addSeparator();
+  exportHf_ = exportMenu->addAction(tr("Model for Hugging Face..."), this, &RunsPanel::exportHfWithDialog);
+  exportHf_->setToolTip(tr("The selected run's last checkpoint as a GPT-2 folder that transformers loads"));
+  exportMenu->addAction(tr("Model for llama.cpp and Ollama (GGUF)..."), this, &RunsPanel::exportGgufWithDialog)
+      ->setToolTip(tr("The selected run's last checkpoint as one GGUF file, the tokenizer inside"));
+  // In the menu, not the button bar: the bar's width is part of the window's minimum (test_studio_layout).
+  downloadAction_ = exportMenu->addAction(tr("Checkpoint from its SSH host..."), this, &RunsPanel::downloadWithDialog);
+  downloadAction_->setObjectName(QStringLiteral("downloadCheckpoint"));
+  downloadAction_->setToolTip(
+      tr("Download the newest checkpoint of a run that trained on an SSH host "
+         "(checked by sha256; a broken copy continues where it stopped)"));
+  exportButton_->setMenu(exportMenu);
+}
 
-  message_ = new QLabel(this);
-  message_->setObjectName(QStringLiteral("runsMessage"));
-  message_->setWordWrap(true);
-  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  message_->hide();
-
+void RunsPanel::buildTable() {
   table_ = new QTableView(this);
   table_->setModel(proxy_);
   table_->setSortingEnabled(true);
@@ -131,28 +165,6 @@ RunsPanel::RunsPanel(QWidget* parent) : QWidget(parent) {
                            table_->horizontalScrollBar()->sizeHint().height() + 2 * table_->frameWidth());
   connect(table_, &QWidget::customContextMenuRequested, this, &RunsPanel::showContextMenu);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateActions);
-
-  compare_ = new CompareView(this);
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(table_);
-  split->addWidget(compare_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 2);
-  split->setSizes({250, 650});
-
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(bar);
-  layout->addWidget(message_);
-  layout->addWidget(downloadProgress_);
-  layout->addWidget(split, 1);
-
-  poll_ = new QTimer(this);
-  poll_->setInterval(1000);
-  connect(poll_, &QTimer::timeout, this, &RunsPanel::poll);
-  confirm_ = [this](const QString& question) {
-    return QMessageBox::question(this, tr("Delete runs"), question) == QMessageBox::Yes;
-  };
-  updateActions();
 }
 
 RunsPanel::~RunsPanel() = default;

@@ -102,6 +102,9 @@ class RunsPanel : public QWidget {
   void hideEvent(QHideEvent* event) override;
 
  private:
+  void buildButtons();
+  void buildExportButton();
+  void buildTable();
   bool ensureStore();
   void poll();
   void reloadAll();

@@ -55,19 +55,7 @@ PlaygroundView::PlaygroundView(QWidget* parent) : QWidget(parent) {
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-  auto* settings = new QHBoxLayout;
-  auto addSetting = [&](const QString& label, QWidget* w) {
-    auto* l = new QLabel(label);
-    l->setBuddy(w);
-    settings->addWidget(l);
-    settings->addWidget(w);
-  };
-  addSetting(tr("&Temperature"), temperature_);
-  addSetting(tr("Top-&k"), topK_);
-  addSetting(tr("Top-&p"), topP_);
-  addSetting(tr("T&okens"), tokens_);
-  addSetting(tr("S&eed"), seed_);
-  settings->addStretch(1);
+  QHBoxLayout* settings = buildSettingsRow();
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(sideBySide_);
   buttons->addStretch(1);
@@ -80,17 +68,7 @@ PlaygroundView::PlaygroundView(QWidget* parent) : QWidget(parent) {
   sides->addWidget(right_);
   right_->hide();
 
-  kept_ = new QTreeWidget;
-  kept_->setObjectName("playgroundKept");
-  kept_->setHeaderLabels({tr("When"), tr("Step"), tr("Prompt"), tr("Settings")});
-  kept_->setRootIsDecorated(false);
-  kept_->header()->setSectionResizeMode(2, QHeaderView::Stretch);
-  kept_->setToolTip(tr("Every try on the left-hand run, kept with it in the run store: pick one to see its text"));
-  auto* keptBox = new QWidget;
-  auto* keptLayout = new QVBoxLayout(keptBox);
-  keptLayout->setContentsMargins(0, 0, 0, 0);
-  keptLayout->addWidget(new QLabel(tr("Kept with the run")));
-  keptLayout->addWidget(kept_);
+  QWidget* keptBox = buildKeptBox();
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(sides);
   split->addWidget(keptBox);
@@ -111,6 +89,38 @@ PlaygroundView::PlaygroundView(QWidget* parent) : QWidget(parent) {
   connect(stop_, &QPushButton::clicked, this, &PlaygroundView::stop);
   connect(kept_, &QTreeWidget::currentItemChanged, this, &PlaygroundView::showKept);
   updateButtons();
+}
+
+QHBoxLayout* PlaygroundView::buildSettingsRow() {
+  auto* settings = new QHBoxLayout;
+  auto addSetting = [&](const QString& label, QWidget* w) {
+    auto* l = new QLabel(label);
+    l->setBuddy(w);
+    settings->addWidget(l);
+    settings->addWidget(w);
+  };
+  addSetting(tr("&Temperature"), temperature_);
+  addSetting(tr("Top-&k"), topK_);
+  addSetting(tr("Top-&p"), topP_);
+  addSetting(tr("T&okens"), tokens_);
+  addSetting(tr("S&eed"), seed_);
+  settings->addStretch(1);
+  return settings;
+}
+
+QWidget* PlaygroundView::buildKeptBox() {
+  kept_ = new QTreeWidget;
+  kept_->setObjectName("playgroundKept");
+  kept_->setHeaderLabels({tr("When"), tr("Step"), tr("Prompt"), tr("Settings")});
+  kept_->setRootIsDecorated(false);
+  kept_->header()->setSectionResizeMode(2, QHeaderView::Stretch);
+  kept_->setToolTip(tr("Every try on the left-hand run, kept with it in the run store: pick one to see its text"));
+  auto* keptBox = new QWidget;
+  auto* keptLayout = new QVBoxLayout(keptBox);
+  keptLayout->setContentsMargins(0, 0, 0, 0);
+  keptLayout->addWidget(new QLabel(tr("Kept with the run")));
+  keptLayout->addWidget(kept_);
+  return keptBox;
 }
 
 QWidget* PlaygroundView::buildSide(int i) {

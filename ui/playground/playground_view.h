@@ -12,6 +12,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -69,7 +70,9 @@ class PlaygroundView : public QWidget {
     ChildProcess* job = nullptr;
     int events = 0;
   };
+  QHBoxLayout* buildSettingsRow();
   QWidget* buildSide(int side);
+  QWidget* buildKeptBox();
   void fillSteps(int side);
   void fillKept();
   void showKept();

@@ -73,6 +73,32 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
   controls->addWidget(picker_);
   controls->addStretch(1);
 
+  QGridLayout* grid = buildGrid();
+  routeMetrics();
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(controls);
+  layout->addLayout(grid, 1);
+
+  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
+    for (MetricPlot* p : plots_) p->setXAxis(XAxis(xAxis_->currentData().toInt()));
+  });
+  connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
+    for (MetricPlot* p : plots_) p->setLogY(on);
+  });
+  connect(smoothing_, &QSlider::valueChanged, this, [this](int v) {
+    for (MetricPlot* p : plots_)
+      if (p != lr_) p->setSmoothing(v / 100.0);
+  });
+  connect(picker_, &QComboBox::currentIndexChanged, this, [this] { showPicked(); });
+  connect(picker_, &QComboBox::activated, this, [this] { userPicked_ = true; });
+  connect(follow, &QPushButton::clicked, this, [this] {
+    for (MetricPlot* p : plots_) p->followData();
+  });
+}
+
+QGridLayout* LivePlots::buildGrid() {
   auto* grid = new QGridLayout;
   grid->setSpacing(2);
   loss_ = add(tr("Loss"), tr("cross-entropy"));
@@ -98,6 +124,10 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
     phaseS_[p] = picked_->addSeries(QString::fromUtf8(tokamak::phase_names()[p].label), phaseColor(tokamak::Phase(p)));
     picked_->setSeriesShown(phaseS_[p], false);
   }
+  return grid;
+}
+
+void LivePlots::routeMetrics() {
   // Rates and sizes read against zero: autoscaled, a steady 5,000 tok/s looked like a ±0.5 tok/s wobble.
   for (MetricPlot* p : {speed_, mfu_, memory_}) p->setYFromZero(true);
   routes_ = {
@@ -112,27 +142,6 @@ LivePlots::LivePlots(QWidget* parent) : QWidget(parent) {
       {"grad_norm", gradNorm_, gradNorm_->addSeries(tr("grad norm"), kRed), 1, false},
   };
   lr_->setSmoothing(0);  // the schedule is exact: nothing to smooth
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(controls);
-  layout->addLayout(grid, 1);
-
-  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
-    for (MetricPlot* p : plots_) p->setXAxis(XAxis(xAxis_->currentData().toInt()));
-  });
-  connect(logY_, &QCheckBox::toggled, this, [this](bool on) {
-    for (MetricPlot* p : plots_) p->setLogY(on);
-  });
-  connect(smoothing_, &QSlider::valueChanged, this, [this](int v) {
-    for (MetricPlot* p : plots_)
-      if (p != lr_) p->setSmoothing(v / 100.0);
-  });
-  connect(picker_, &QComboBox::currentIndexChanged, this, [this] { showPicked(); });
-  connect(picker_, &QComboBox::activated, this, [this] { userPicked_ = true; });
-  connect(follow, &QPushButton::clicked, this, [this] {
-    for (MetricPlot* p : plots_) p->followData();
-  });
 }
 
 MetricPlot* LivePlots::add(const QString& title, const QString& unit) {

@@ -17,6 +17,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGridLayout;
 class QSlider;
 
 namespace tokamak::ui {
@@ -66,6 +67,8 @@ class LivePlots : public QWidget {
     std::vector<size_t> routes;  // indices into routes_
     int pickedSeries = -1;       // the picked plot's series it feeds, -1: not drawn there
   };
+  QGridLayout* buildGrid();
+  void routeMetrics();
   MetricPlot* add(const QString& title, const QString& unit);
   void append(const std::string& key, double step, double tokens, double wall, double value);
   void showPicked();

@@ -26,60 +26,8 @@ namespace tokamak::ui {
 
 QueueDock::QueueDock(QWidget* parent) : QDockWidget(tr("Queue"), parent) {
   setObjectName("queueDock");
-  model_ = new QueueModel(this);
-  view_ = new QTableView;
-  view_->setObjectName("queueTable");
-  view_->setModel(model_);
-  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view_->setSelectionMode(QAbstractItemView::SingleSelection);
-  view_->setDragDropMode(QAbstractItemView::InternalMove);
-  view_->setDragDropOverwriteMode(false);
-  view_->setDropIndicatorShown(true);
-  view_->verticalHeader()->hide();
-  view_->horizontalHeader()->setStretchLastSection(true);
-  view_->horizontalHeader()->setSectionResizeMode(QueueModel::Name, QHeaderView::Stretch);
-  view_->setColumnWidth(QueueModel::Order, 32);
-  view_->setColumnWidth(QueueModel::Target, 110);
-  view_->setColumnWidth(QueueModel::State, 110);
-  connect(model_, &QueueModel::moveRequested, this, &QueueDock::moveItem);
-  connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &QueueDock::updateActions);
-  connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
-    const QueueRow& r = model_->rows().value(i.row());
-    if (r.state == QLatin1String("running")) Q_EMIT followRequested(r.runUid);
-  });
-
-  auto button = [this](const QString& text, const QString& tip, const char* name) {
-    auto* b = new QToolButton;
-    b->setText(text), b->setToolTip(tip), b->setObjectName(name);
-    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    return b;
-  };
-  add_ = button(tr("Add setup"), tr("Queue a run with the setup as it is now"), "queueAdd");
-  runNow_ = button(tr("Run next now"), tr("Put the selected run at the head of the queue and let the queue work"),
-                   "queueRunNow");
-  up_ = button(tr("Up"), tr("Move the selected run one place earlier (or drag it)"), "queueUp");
-  down_ = button(tr("Down"), tr("Move the selected run one place later (or drag it)"), "queueDown");
-  remove_ = button(tr("Remove"), tr("Take the selected waiting run out of the queue"), "queueRemove");
-  pause_ = button(tr("Pause queue"), tr("Start nothing new: runs going on go on"), "queuePause");
-  pause_->setCheckable(true);
-  follow_ =
-      button(tr("Follow"), tr("Show the selected running run on the live page (or double-click it)"), "queueFollow");
-  compare_ = button(tr("Compare ladder"), tr("Compare the runs of the selected run's ladder on the runs page"),
-                    "queueCompareLadder");
-  connect(add_, &QToolButton::clicked, this, &QueueDock::addCurrentSetup);
-  connect(runNow_, &QToolButton::clicked, this, [this] { runNow(selectedId()); });
-  connect(up_, &QToolButton::clicked, this, [this] { moveBy(selectedId(), -1); });
-  connect(down_, &QToolButton::clicked, this, [this] { moveBy(selectedId(), +1); });
-  connect(remove_, &QToolButton::clicked, this, [this] { removeItem(selectedId()); });
-  connect(pause_, &QToolButton::clicked, this, [this](bool on) { setPaused(on); });
-  connect(follow_, &QToolButton::clicked, this, [this] {
-    const QueueRow& r = model_->rows().value(model_->rowOfId(selectedId()));
-    if (!r.runUid.isEmpty()) Q_EMIT followRequested(r.runUid);
-  });
-  connect(compare_, &QToolButton::clicked, this, [this] {
-    const QString ladder = ladderOf(model_->rows().value(model_->rowOfId(selectedId())).name);
-    if (!ladder.isEmpty()) Q_EMIT compareLadderRequested(ladder);
-  });
+  buildTable();
+  buildButtons();
 
   parallel_ = new QSpinBox;
   parallel_->setObjectName("queueParallel");
@@ -129,6 +77,65 @@ QueueDock::QueueDock(QWidget* parent) : QDockWidget(tr("Queue"), parent) {
   poll_->start();
   QTimer::singleShot(0, this, &QueueDock::poll);
   updateActions();
+}
+
+void QueueDock::buildTable() {
+  model_ = new QueueModel(this);
+  view_ = new QTableView;
+  view_->setObjectName("queueTable");
+  view_->setModel(model_);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  view_->setDragDropMode(QAbstractItemView::InternalMove);
+  view_->setDragDropOverwriteMode(false);
+  view_->setDropIndicatorShown(true);
+  view_->verticalHeader()->hide();
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->horizontalHeader()->setSectionResizeMode(QueueModel::Name, QHeaderView::Stretch);
+  view_->setColumnWidth(QueueModel::Order, 32);
+  view_->setColumnWidth(QueueModel::Target, 110);
+  view_->setColumnWidth(QueueModel::State, 110);
+  connect(model_, &QueueModel::moveRequested, this, &QueueDock::moveItem);
+  connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &QueueDock::updateActions);
+  connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+    const QueueRow& r = model_->rows().value(i.row());
+    if (r.state == QLatin1String("running")) Q_EMIT followRequested(r.runUid);
+  });
+}
+
+void QueueDock::buildButtons() {
+  auto button = [this](const QString& text, const QString& tip, const char* name) {
+    auto* b = new QToolButton;
+    b->setText(text), b->setToolTip(tip), b->setObjectName(name);
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    return b;
+  };
+  add_ = button(tr("Add setup"), tr("Queue a run with the setup as it is now"), "queueAdd");
+  runNow_ = button(tr("Run next now"), tr("Put the selected run at the head of the queue and let the queue work"),
+                   "queueRunNow");
+  up_ = button(tr("Up"), tr("Move the selected run one place earlier (or drag it)"), "queueUp");
+  down_ = button(tr("Down"), tr("Move the selected run one place later (or drag it)"), "queueDown");
+  remove_ = button(tr("Remove"), tr("Take the selected waiting run out of the queue"), "queueRemove");
+  pause_ = button(tr("Pause queue"), tr("Start nothing new: runs going on go on"), "queuePause");
+  pause_->setCheckable(true);
+  follow_ =
+      button(tr("Follow"), tr("Show the selected running run on the live page (or double-click it)"), "queueFollow");
+  compare_ = button(tr("Compare ladder"), tr("Compare the runs of the selected run's ladder on the runs page"),
+                    "queueCompareLadder");
+  connect(add_, &QToolButton::clicked, this, &QueueDock::addCurrentSetup);
+  connect(runNow_, &QToolButton::clicked, this, [this] { runNow(selectedId()); });
+  connect(up_, &QToolButton::clicked, this, [this] { moveBy(selectedId(), -1); });
+  connect(down_, &QToolButton::clicked, this, [this] { moveBy(selectedId(), +1); });
+  connect(remove_, &QToolButton::clicked, this, [this] { removeItem(selectedId()); });
+  connect(pause_, &QToolButton::clicked, this, [this](bool on) { setPaused(on); });
+  connect(follow_, &QToolButton::clicked, this, [this] {
+    const QueueRow& r = model_->rows().value(model_->rowOfId(selectedId()));
+    if (!r.runUid.isEmpty()) Q_EMIT followRequested(r.runUid);
+  });
+  connect(compare_, &QToolButton::clicked, this, [this] {
+    const QString ladder = ladderOf(model_->rows().value(model_->rowOfId(selectedId())).name);
+    if (!ladder.isEmpty()) Q_EMIT compareLadderRequested(ladder);
+  });
 }
 
 QueueDock::~QueueDock() {

@@ -73,6 +73,8 @@ class QueueDock : public QDockWidget {
   void compareLadderRequested(const QString& ladder);
 
  private:
+  void buildTable();
+  void buildButtons();
   bool ensureStore();
   void poll();
   void reload();

@@ -31,6 +31,45 @@ SlurmDialog::SlurmDialog(const SlurmInfo& info, const QString& host, const QStri
     config_->write(QByteArray::fromStdString(config_to_json(config)));
     config_->flush();
   }
+  buildFields(info, config);
+  script_ = new QPlainTextEdit;
+  script_->setObjectName("script");
+  script_->setReadOnly(true);
+  script_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  script_->setPlaceholderText(tr("The job script appears here: \"Show job script\" first, then Submit"));
+  script_->setMinimumSize(640, 260);
+  message_ = new QLabel;
+  message_->setObjectName("slurmMessage");
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  QFormLayout* form = layOutFields();
+  auto* buttons = new QDialogButtonBox;
+  show_ = buttons->addButton(tr("Show job script"), QDialogButtonBox::ActionRole);
+  show_->setObjectName("showScript");
+  submit_ = buttons->addButton(tr("Submit"), QDialogButtonBox::AcceptRole);
+  submit_->setObjectName("submit");
+  submit_->setEnabled(false);
+  submit_->setToolTip(tr("Show the job script first: Submit queues exactly that script"));
+  buttons->addButton(QDialogButtonBox::Cancel);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addWidget(script_, 1);
+  layout->addWidget(message_);
+  layout->addWidget(buttons);
+
+  // Submit is not the box's accept(): it starts the child, and the dialog accepts when sbatch has answered.
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(show_, &QPushButton::clicked, this, &SlurmDialog::showScript);
+  connect(submit_, &QPushButton::clicked, this, &SlurmDialog::submit);
+  for (QLineEdit* e : {account_, qos_, time_}) connect(e, &QLineEdit::textChanged, this, &SlurmDialog::fieldsChanged);
+  connect(partition_, &QComboBox::currentTextChanged, this, &SlurmDialog::fieldsChanged);
+  connect(rankKind_, &QComboBox::currentIndexChanged, this, &SlurmDialog::fieldsChanged);
+  for (QSpinBox* s : {nodes_, ranks_}) connect(s, &QSpinBox::valueChanged, this, &SlurmDialog::fieldsChanged);
+  connect(requeue_, &QCheckBox::toggled, this, &SlurmDialog::fieldsChanged);
+}
+
+void SlurmDialog::buildFields(const SlurmInfo& info, const Config& config) {
   partition_ = new QComboBox;
   partition_->setObjectName("partition");
   partition_->setEditable(true);
@@ -59,17 +98,9 @@ SlurmDialog::SlurmDialog(const SlurmInfo& info, const QString& host, const QStri
   time_->setToolTip(tr("The job's time limit as sbatch takes it: HH:MM:SS, D-HH:MM:SS, minutes"));
   requeue_ = new QCheckBox(tr("Requeue: a preempted or requeued job resumes from its last checkpoint"));
   requeue_->setObjectName("requeue");
-  script_ = new QPlainTextEdit;
-  script_->setObjectName("script");
-  script_->setReadOnly(true);
-  script_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  script_->setPlaceholderText(tr("The job script appears here: \"Show job script\" first, then Submit"));
-  script_->setMinimumSize(640, 260);
-  message_ = new QLabel;
-  message_->setObjectName("slurmMessage");
-  message_->setWordWrap(true);
-  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+}
 
+QFormLayout* SlurmDialog::layOutFields() {
   auto* form = new QFormLayout;
   form->addRow(tr("Partition"), partition_);
   form->addRow(tr("Account"), account_);
@@ -81,29 +112,7 @@ SlurmDialog::SlurmDialog(const SlurmInfo& info, const QString& host, const QStri
   form->addRow(tr("Ranks"), ranksRow);
   form->addRow(tr("Time limit"), time_);
   form->addRow(requeue_);
-  auto* buttons = new QDialogButtonBox;
-  show_ = buttons->addButton(tr("Show job script"), QDialogButtonBox::ActionRole);
-  show_->setObjectName("showScript");
-  submit_ = buttons->addButton(tr("Submit"), QDialogButtonBox::AcceptRole);
-  submit_->setObjectName("submit");
-  submit_->setEnabled(false);
-  submit_->setToolTip(tr("Show the job script first: Submit queues exactly that script"));
-  buttons->addButton(QDialogButtonBox::Cancel);
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(form);
-  layout->addWidget(script_, 1);
-  layout->addWidget(message_);
-  layout->addWidget(buttons);
-
-  // Submit is not the box's accept(): it starts the child, and the dialog accepts when sbatch has answered.
-  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  connect(show_, &QPushButton::clicked, this, &SlurmDialog::showScript);
-  connect(submit_, &QPushButton::clicked, this, &SlurmDialog::submit);
-  for (QLineEdit* e : {account_, qos_, time_}) connect(e, &QLineEdit::textChanged, this, &SlurmDialog::fieldsChanged);
-  connect(partition_, &QComboBox::currentTextChanged, this, &SlurmDialog::fieldsChanged);
-  connect(rankKind_, &QComboBox::currentIndexChanged, this, &SlurmDialog::fieldsChanged);
-  for (QSpinBox* s : {nodes_, ranks_}) connect(s, &QSpinBox::valueChanged, this, &SlurmDialog::fieldsChanged);
-  connect(requeue_, &QCheckBox::toggled, this, &SlurmDialog::fieldsChanged);
+  return form;
 }
 
 SlurmDialog::~SlurmDialog() = default;

@@ -15,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -41,6 +42,8 @@ class SlurmDialog : public QDialog {
   QString message() const;
 
  private:
+  void buildFields(const SlurmInfo& info, const Config& config);
+  QFormLayout* layOutFields();
   QStringList commandArgs() const;
   void fieldsChanged();
   void showScript();

@@ -37,6 +37,21 @@ QComboBox* choices(const std::string& key) {
 // Its tooltip is the key's description, set when it is bound (KeyBindings::bind).
 QCheckBox* check(const QString& text) { return new QCheckBox(text); }
 
+// Opens a group: its name is the label of its first row.
+QString switchGroup(QFormLayout* form, const QString& title) {
+  if (form->rowCount() > 0) form->addItem(new QSpacerItem(0, 6));  // a little air between groups
+  return title;
+}
+
+// A row: `label` (a group's name on its first row, "" after) beside one widget or several side by side.
+void switchRow(QFormLayout* form, const QString& label, std::initializer_list<QWidget*> widgets) {
+  if (widgets.size() == 1) return form->addRow(label, *widgets.begin());
+  auto* line = new QHBoxLayout;
+  for (QWidget* w : widgets) line->addWidget(w);
+  line->addStretch(1);
+  form->addRow(label, line);
+}
+
 }  // namespace
 
 SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), keys_(keys) {
@@ -54,80 +69,8 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   auto* form = new QFormLayout(frame);
   form->setVerticalSpacing(3);
   layout->addWidget(frame);
-  auto group = [&](const QString& title) {
-    if (form->rowCount() > 0) form->addItem(new QSpacerItem(0, 6));  // a little air between groups
-    return title;
-  };
-  // A row: `label` (a group's name on its first row, "" after) beside one widget or several side by side.
-  auto row = [&](const QString& label, std::initializer_list<QWidget*> widgets) {
-    if (widgets.size() == 1) return form->addRow(label, *widgets.begin());
-    auto* line = new QHBoxLayout;
-    for (QWidget* w : widgets) line->addWidget(w);
-    line->addStretch(1);
-    form->addRow(label, line);
-  };
-
-  auto* prec = choices("speed.precision");
-  keys->bind("speed.precision", prec);
-  row(group(tr("Precision")), {prec});
-  auto* fp8 = check(tr("FP8 matmuls (MLP)"));
-  keys->bind("speed.fp8", fp8);
-  row(QString(), {fp8});
-
-  auto* attn = choices("speed.attention");
-  keys->bind("speed.attention", attn);
-  row(group(tr("Attention")), {attn});
-  auto* backend = choices("speed.sdpa_backend");
-  keys->bind("speed.sdpa_backend", backend);
-  row(tr("Backend"), {backend});
-
-  auto* layers = choices("speed.layers");
-  keys->bind("speed.layers", layers);
-  row(group(tr("Kernels")), {layers});
-  auto* graphs = check(tr("CUDA graphs"));
-  keys->bind("speed.cuda_graphs", graphs);
-  auto* glue = check(tr("Fused glue"));
-  keys->bind("speed.fused_glue", glue);
-  row(QString(), {graphs, glue});
-  auto* pad = check(tr("Pad vocabulary to 64"));
-  pad->setProperty("onValue", "64");
-  pad->setProperty("offValue", "1");
-  keys->bind("model.vocab_pad_multiple", pad);
-  row(QString(), {pad});
-
-  auto* fused = check(tr("Fused AdamW"));
-  keys->bind("speed.fused_adamw", fused);
-  row(group(tr("Optimizer")), {fused});
-
-  auto* pin = check(tr("Pinned memory"));  // partly checked = auto
-  pin->setTristate(true);
-  pin->setProperty("autoValue", "auto");
-  keys->bind("speed.pin_memory", pin);
-  row(group(tr("Data")), {pin});
-  auto* prefetch = check(tr("Prefetch the next batch"));
-  keys->bind("speed.prefetch", prefetch);
-  row(QString(), {prefetch});
-
-  auto* ckpt = check(tr("Activation checkpointing"));
-  keys->bind("speed.activation_checkpointing", ckpt);
-  row(group(tr("Memory")), {ckpt});
-  auto* tie = check(tr("Tie weights"));
-  keys->bind("model.tie_weights", tie);
-  row(QString(), {tie});
-  auto* accum = new QSpinBox;
-  accum->setRange(1, 4096);
-  keys->bind("train.grad_accum", accum);
-  row(QString(), {new QLabel(tr("Gradient accumulation")), accum});
-
-  auto* gpus = new QSpinBox;
-  gpus->setRange(1, 64);
-  keys->bind("dist.gpus", gpus);
-  row(group(tr("GPUs")), {gpus});
-  auto* zero = check(tr("Shard optimizer state (ZeRO-1)"));
-  zero->setProperty("onValue", "1");
-  zero->setProperty("offValue", "0");
-  keys->bind("dist.zero", zero);
-  row(QString(), {zero});
+  addComputeSwitches(form);
+  addTrainingSwitches(form);
 
   unavailable_ = new QLabel;
   unavailable_->setObjectName("unavailableSwitches");
@@ -135,6 +78,72 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   // Wrapped to the switches' width: its long lines (one per refused switch) must not widen the column.
   unavailable_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   layout->addWidget(unavailable_);
+}
+
+void SwitchesBox::addComputeSwitches(QFormLayout* form) {
+  auto* prec = choices("speed.precision");
+  keys_->bind("speed.precision", prec);
+  switchRow(form, switchGroup(form, tr("Precision")), {prec});
+  auto* fp8 = check(tr("FP8 matmuls (MLP)"));
+  keys_->bind("speed.fp8", fp8);
+  switchRow(form, QString(), {fp8});
+
+  auto* attn = choices("speed.attention");
+  keys_->bind("speed.attention", attn);
+  switchRow(form, switchGroup(form, tr("Attention")), {attn});
+  auto* backend = choices("speed.sdpa_backend");
+  keys_->bind("speed.sdpa_backend", backend);
+  switchRow(form, tr("Backend"), {backend});
+
+  auto* layers = choices("speed.layers");
+  keys_->bind("speed.layers", layers);
+  switchRow(form, switchGroup(form, tr("Kernels")), {layers});
+  auto* graphs = check(tr("CUDA graphs"));
+  keys_->bind("speed.cuda_graphs", graphs);
+  auto* glue = check(tr("Fused glue"));
+  keys_->bind("speed.fused_glue", glue);
+  switchRow(form, QString(), {graphs, glue});
+  auto* pad = check(tr("Pad vocabulary to 64"));
+  pad->setProperty("onValue", "64");
+  pad->setProperty("offValue", "1");
+  keys_->bind("model.vocab_pad_multiple", pad);
+  switchRow(form, QString(), {pad});
+}
+
+void SwitchesBox::addTrainingSwitches(QFormLayout* form) {
+  auto* fused = check(tr("Fused AdamW"));
+  keys_->bind("speed.fused_adamw", fused);
+  switchRow(form, switchGroup(form, tr("Optimizer")), {fused});
+
+  auto* pin = check(tr("Pinned memory"));  // partly checked = auto
+  pin->setTristate(true);
+  pin->setProperty("autoValue", "auto");
+  keys_->bind("speed.pin_memory", pin);
+  switchRow(form, switchGroup(form, tr("Data")), {pin});
+  auto* prefetch = check(tr("Prefetch the next batch"));
+  keys_->bind("speed.prefetch", prefetch);
+  switchRow(form, QString(), {prefetch});
+
+  auto* ckpt = check(tr("Activation checkpointing"));
+  keys_->bind("speed.activation_checkpointing", ckpt);
+  switchRow(form, switchGroup(form, tr("Memory")), {ckpt});
+  auto* tie = check(tr("Tie weights"));
+  keys_->bind("model.tie_weights", tie);
+  switchRow(form, QString(), {tie});
+  auto* accum = new QSpinBox;
+  accum->setRange(1, 4096);
+  keys_->bind("train.grad_accum", accum);
+  switchRow(form, QString(), {new QLabel(tr("Gradient accumulation")), accum});
+
+  auto* gpus = new QSpinBox;
+  gpus->setRange(1, 64);
+  keys_->bind("dist.gpus", gpus);
+  switchRow(form, switchGroup(form, tr("GPUs")), {gpus});
+  auto* zero = check(tr("Shard optimizer state (ZeRO-1)"));
+  zero->setProperty("onValue", "1");
+  zero->setProperty("offValue", "0");
+  keys_->bind("dist.zero", zero);
+  switchRow(form, QString(), {zero});
 }
 
 void SwitchesBox::updateAvailability(const Config& config, int cudaDevices) {

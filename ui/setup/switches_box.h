@@ -5,6 +5,7 @@
 #pragma once
 #include <QWidget>
 
+class QFormLayout;
 class QLabel;
 
 namespace tokamak {
@@ -25,6 +26,9 @@ class SwitchesBox : public QWidget {
   QString unavailableText() const;
 
  private:
+  void addComputeSwitches(QFormLayout* form);
+  void addTrainingSwitches(QFormLayout* form);
+
   KeyBindings* keys_;
   QLabel* unavailable_;
 };

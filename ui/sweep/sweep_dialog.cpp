@@ -154,6 +154,24 @@ void SweepDialog::build() {
                                                     new QLabel(tr("Seeds")), seeds_})
     search->addWidget(w, w == seeds_ ? 1 : 0);
   top->addLayout(search);
+  top->addLayout(buildRankRow());
+  summary_ = new QLabel;
+  summary_->setObjectName(QStringLiteral("sweepPlanSummary"));
+  problemLabel_ = new QLabel;
+  problemLabel_->setObjectName(QStringLiteral("sweepProblem"));
+  problemLabel_->setStyleSheet(QStringLiteral("color: #b00020"));
+  problemLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trials_ = new QListWidget;
+  trials_->setObjectName(QStringLiteral("sweepTrials"));
+  top->addWidget(summary_);
+  top->addWidget(trials_, 1);
+  top->addWidget(problemLabel_);
+  top->addLayout(buildButtonRow());
+  connectReplan();
+  resize(820, 560);
+}
+
+QHBoxLayout* SweepDialog::buildRankRow() {
   auto* rank = new QHBoxLayout;
   metric_ = new QComboBox, direction_ = new QComboBox;
   metric_->addItems(
@@ -168,18 +186,10 @@ void SweepDialog::build() {
        std::initializer_list<QWidget*>{new QLabel(tr("Metric")), metric_, direction_, asha_, minSteps_, eta_})
     rank->addWidget(w);
   rank->addStretch(1);
-  top->addLayout(rank);
-  summary_ = new QLabel;
-  summary_->setObjectName(QStringLiteral("sweepPlanSummary"));
-  problemLabel_ = new QLabel;
-  problemLabel_->setObjectName(QStringLiteral("sweepProblem"));
-  problemLabel_->setStyleSheet(QStringLiteral("color: #b00020"));
-  problemLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  trials_ = new QListWidget;
-  trials_->setObjectName(QStringLiteral("sweepTrials"));
-  top->addWidget(summary_);
-  top->addWidget(trials_, 1);
-  top->addWidget(problemLabel_);
+  return rank;
+}
+
+QHBoxLayout* SweepDialog::buildButtonRow() {
   auto* buttons = new QHBoxLayout;
   auto* open = new QPushButton(tr("Open sweep file…"));
   connect(open, &QPushButton::clicked, this, &SweepDialog::chooseFile);
@@ -193,7 +203,10 @@ void SweepDialog::build() {
   buttons->addStretch(1);
   buttons->addWidget(start_);
   buttons->addWidget(cancel);
-  top->addLayout(buttons);
+  return buttons;
+}
+
+void SweepDialog::connectReplan() {
   const auto changed = [this] { scheduleReplan(); };
   connect(name_, &QLineEdit::textChanged, this, changed);
   connect(seeds_, &QLineEdit::textChanged, this, changed);
@@ -207,7 +220,6 @@ void SweepDialog::build() {
   connect(method_, &QComboBox::currentIndexChanged, this, enable);
   connect(asha_, &QCheckBox::toggled, this, enable);
   enable();
-  resize(820, 560);
 }
 
 SweepAxisRow* SweepDialog::addAxisRow(const SweepAxis& axis) {

@@ -14,6 +14,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -61,6 +62,9 @@ class SweepDialog : public QDialog {
 
  private:
   void build();
+  QHBoxLayout* buildRankRow();
+  QHBoxLayout* buildButtonRow();
+  void connectReplan();
   SweepAxisRow* addAxisRow(const SweepAxis& axis);
   void removeAxisRow(SweepAxisRow* row);
   // What the dialog shows of a plan: worked out on any thread, shown on the GUI thread.

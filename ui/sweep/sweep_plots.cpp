@@ -48,6 +48,50 @@ QCPColorGradient metricGradient() {
   return g;
 }
 
+// The key's axis: its categories, a log scale, or a linear one, over the values drawn (LO..HI).
+void scaleKeyAxis(QCustomPlot* plot, const SweptKey& key, double lo, double hi) {
+  if (key.choice) {
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int c = 0; c < key.categories.size(); ++c) ticker->addTick(c, key.categories[c]);
+    plot->xAxis->setTicker(ticker);
+    plot->xAxis->setScaleType(QCPAxis::stLinear);
+    plot->xAxis->setRange(-0.5, key.categories.size() - 0.5);
+  } else if (key.log) {
+    plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    plot->xAxis->setNumberFormat(QStringLiteral("eb"));
+    plot->xAxis->setNumberPrecision(0);
+    if (std::isfinite(lo)) plot->xAxis->setRange(lo / 1.5, hi * 1.5);
+  } else {
+    plot->xAxis->setScaleType(QCPAxis::stLinear);
+    plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (std::isfinite(lo)) {
+      const double pad = hi > lo ? (hi - lo) * 0.1 : std::max(1.0, std::abs(lo) * 0.1);
+      plot->xAxis->setRange(lo - pad, hi + pad);
+    }
+  }
+}
+
+void fitValueRange(QCustomPlot* plot) {
+  bool found = false;
+  const QCPRange y = plot->graph(0) ? plot->graph(0)->getValueRange(found) : QCPRange();
+  QCPRange all = y;
+  for (int i = 1; i < plot->graphCount(); ++i) {
+    bool f = false;
+    const QCPRange r = plot->graph(i)->getValueRange(f);
+    if (f) all = found ? QCPRange(std::min(all.lower, r.lower), std::max(all.upper, r.upper)) : r, found = true;
+  }
+  if (found) {
+    const double pad = all.size() > 0 ? all.size() * 0.12 : 0.1;
+    plot->yAxis->setRange(all.lower - pad, all.upper + pad);
+  }
+}
+
+// V's place on axis A, 0..1 between the ends of the trials drawn (the middle when they are one value).
+double onAxis(const QList<double>& lo, const QList<double>& hi, int a, double v) {
+  return hi[a] > lo[a] ? (v - lo[a]) / (hi[a] - lo[a]) : 0.5;
+}
+
 }  // namespace
 
 SweepKeyPlots::SweepKeyPlots(QWidget* parent) : QWidget(parent) {
@@ -58,7 +102,7 @@ SweepKeyPlots::SweepKeyPlots(QWidget* parent) : QWidget(parent) {
 
 int SweepKeyPlots::pointCount(int key) const { return key >= 0 && key < points_.size() ? points_[key] : 0; }
 
-void SweepKeyPlots::setResults(const SweepResults& s) {
+void SweepKeyPlots::rebuildPlots(const SweepResults& s) {
   QStringList shape;  // rebuilt only when the sweep's keys change: no flicker while it runs
   for (const SweptKey& k : s.keys) shape << k.key;
   shape << QString::number(s.colorKey);
@@ -77,6 +121,10 @@ void SweepKeyPlots::setResults(const SweepResults& s) {
       plots_ << plot;
     }
   }
+}
+
+void SweepKeyPlots::setResults(const SweepResults& s) {
+  rebuildPlots(s);
   points_.clear();
   const QStringList series = s.colorKey >= 0 ? s.keys[s.colorKey].categories : QStringList{tr("trials")};
   for (int k = 0; k < s.keys.size(); ++k) {
@@ -112,38 +160,8 @@ void SweepKeyPlots::setResults(const SweepResults& s) {
 
     plot->xAxis->setLabel(key.key + (key.log ? tr(" (log)") : QString()));
     plot->yAxis->setLabel(s.metric);
-    if (key.choice) {
-      QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-      for (int c = 0; c < key.categories.size(); ++c) ticker->addTick(c, key.categories[c]);
-      plot->xAxis->setTicker(ticker);
-      plot->xAxis->setScaleType(QCPAxis::stLinear);
-      plot->xAxis->setRange(-0.5, key.categories.size() - 0.5);
-    } else if (key.log) {
-      plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
-      plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-      plot->xAxis->setNumberFormat(QStringLiteral("eb"));
-      plot->xAxis->setNumberPrecision(0);
-      if (std::isfinite(lo)) plot->xAxis->setRange(lo / 1.5, hi * 1.5);
-    } else {
-      plot->xAxis->setScaleType(QCPAxis::stLinear);
-      plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-      if (std::isfinite(lo)) {
-        const double pad = hi > lo ? (hi - lo) * 0.1 : std::max(1.0, std::abs(lo) * 0.1);
-        plot->xAxis->setRange(lo - pad, hi + pad);
-      }
-    }
-    bool found = false;
-    const QCPRange y = plot->graph(0) ? plot->graph(0)->getValueRange(found) : QCPRange();
-    QCPRange all = y;
-    for (int i = 1; i < plot->graphCount(); ++i) {
-      bool f = false;
-      const QCPRange r = plot->graph(i)->getValueRange(f);
-      if (f) all = found ? QCPRange(std::min(all.lower, r.lower), std::max(all.upper, r.upper)) : r, found = true;
-    }
-    if (found) {
-      const double pad = all.size() > 0 ? all.size() * 0.12 : 0.1;
-      plot->yAxis->setRange(all.lower - pad, all.upper + pad);
-    }
+    scaleKeyAxis(plot, key, lo, hi);
+    fitValueRange(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
   }
 }
@@ -186,7 +204,6 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
       lo[a] = std::min(lo[a], coordinate(a, *t)), hi[a] = std::max(hi[a], coordinate(a, *t));
   for (int a = 0; a < s.keys.size(); ++a)
     if (s.keys[a].choice) lo[a] = 0, hi[a] = std::max(0, int(s.keys[a].categories.size()) - 1);
-  const auto norm = [&](int a, double v) { return hi[a] > lo[a] ? (v - lo[a]) / (hi[a] - lo[a]) : 0.5; };
 
   QCPColorGradient gradient = metricGradient();
   const QCPRange metricRange(lo.value(axes - 1), hi.value(axes - 1));
@@ -194,7 +211,7 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   for (int i = int(drawn.size()) - 1; i >= 0; --i) {
     const SweepTrialRow& t = *drawn[i];
     auto* curve = new QCPCurve(plot_->xAxis, plot_->yAxis);
-    for (int a = 0; a < axes; ++a) curve->addData(a, a, norm(a, coordinate(a, t)));
+    for (int a = 0; a < axes; ++a) curve->addData(a, a, onAxis(lo, hi, a, coordinate(a, t)));
     // The best end of the metric is the gradient's bright end.
     const double m = metricRange.size() > 0 ? (t.metric - metricRange.lower) / metricRange.size() : 1;
     const QColor c = gradient.color(s.maximize ? m : 1 - m, QCPRange(0, 1));
@@ -202,6 +219,13 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
     curve->setName(t.name);
     ++lines_;
   }
+  drawAxes(s, lo, hi);
+  showMetricScale(s, gradient, metricRange);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ParallelCoordinates::drawAxes(const SweepResults& s, const QList<double>& lo, const QList<double>& hi) {
+  const int axes = int(s.keys.size()) + 1;
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   QFont small = plot_->font();
   small.setPointSizeF(small.pointSizeF() * 0.8);
@@ -214,7 +238,8 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
     // Each axis's own scale: its ends, or a choice's values where they lie.
     QList<QPair<double, QString>> marks;
     if (!metric && s.keys[a].choice) {
-      for (int c = 0; c < s.keys[a].categories.size(); ++c) marks << qMakePair(norm(a, c), s.keys[a].categories[c]);
+      for (int c = 0; c < s.keys[a].categories.size(); ++c)
+        marks << qMakePair(onAxis(lo, hi, a, c), s.keys[a].categories[c]);
     } else if (std::isfinite(lo[a])) {
       const bool log = !metric && s.keys[a].log;
       const auto text = [&](double v) { return QString::number(log ? std::pow(10.0, v) : v, 'g', 3); };
@@ -239,6 +264,10 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   plot_->yAxis->setTicks(false);
   plot_->yAxis->grid()->setVisible(false);
   plot_->yAxis->setLabel(tr("each axis: its own range"));
+}
+
+void ParallelCoordinates::showMetricScale(const SweepResults& s, const QCPColorGradient& gradient,
+                                          const QCPRange& metricRange) {
   // The colour scale names the metric's range beside the lines.
   QCPColorScale* scale = nullptr;
   for (int i = 0; i < plot_->plotLayout()->elementCount(); ++i)
@@ -254,7 +283,6 @@ void ParallelCoordinates::setResults(const SweepResults& s) {
   scale->setDataRange(metricRange.size() > 0 ? metricRange
                                              : QCPRange(metricRange.lower - 0.5, metricRange.lower + 0.5));
   scale->axis()->setLabel(s.metric);
-  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 }  // namespace tokamak::ui

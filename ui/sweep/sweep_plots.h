@@ -9,6 +9,8 @@
 
 #include "ui/sweep/sweep_results.h"
 
+class QCPColorGradient;
+class QCPRange;
 class QCustomPlot;
 class QGridLayout;
 
@@ -24,6 +26,8 @@ class SweepKeyPlots : public QWidget {
   int pointCount(int key) const;
 
  private:
+  void rebuildPlots(const SweepResults& s);
+
   QGridLayout* grid_;
   QList<QCustomPlot*> plots_;
   QList<int> points_;
@@ -40,6 +44,9 @@ class ParallelCoordinates : public QWidget {
   QStringList axisLabels() const;           // the axes, left to right: the swept keys, then the metric
 
  private:
+  void drawAxes(const SweepResults& s, const QList<double>& lo, const QList<double>& hi);
+  void showMetricScale(const SweepResults& s, const QCPColorGradient& gradient, const QCPRange& metricRange);
+
   QCustomPlot* plot_;
   int lines_ = 0;
 };

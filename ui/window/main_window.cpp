@@ -65,6 +65,46 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   runs_ = new RunsPanel;
   status_ = new RunStatus;
 
+  buildFailureBanner();
+  buildPages();
+  statusBar()->addPermanentWidget(status_);
+
+  buildActions();
+  buildDocks();
+  connectRunSignals();
+  connectPlan();
+  connectSlurm();
+  connectPanels();
+  closeQuestion_ = [this] {
+    QMessageBox box(QMessageBox::Question, tr("Close during a run?"),
+                    tr("A run is in progress. Stop it (a checkpoint is written), or keep it training without the "
+                       "studio (it is followed again at the next start)?"),
+                    QMessageBox::Cancel, this);
+    QAbstractButton* stop = box.addButton(tr("Stop and close"), QMessageBox::DestructiveRole);
+    QAbstractButton* keep = box.addButton(tr("Keep training"), QMessageBox::AcceptRole);
+    box.exec();
+    return box.clickedButton() == stop ? CloseStop : box.clickedButton() == keep ? CloseKeepTraining : CloseCancel;
+  };
+  restoreSettings();
+  updateActions();
+  // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
+  // found is followed again, its journal replayed from its start; the picker offers the others.
+  connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
+  connect(
+      controller_, &RunController::stateChanged, this,
+      [this] {
+        if (controller_->isActive() || pickedUid_.isEmpty()) return;
+        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
+        pickedUid_.clear();
+        attachTo(picked);
+      },
+      Qt::QueuedConnection);
+  live_->refresh();
+}
+
+MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
+
+void MainWindow::buildFailureBanner() {
   // A failed run says why above its plots, which keep the history up to the failure.
   failure_ = new QWidget;
   failure_->setObjectName("failureBanner");
@@ -81,7 +121,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   banner->addWidget(failureText_, 1);
   banner->addWidget(dismiss);
   failure_->hide();
+}
 
+void MainWindow::buildPages() {
   auto* live = new QWidget;
   auto* liveLayout = new QVBoxLayout(live);
   liveLayout->setContentsMargins(4, 4, 4, 4);
@@ -111,10 +153,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   connect(pages_, &QTabWidget::currentChanged, this, onlyShownPageCounts);
   onlyShownPageCounts();
-  statusBar()->addPermanentWidget(status_);
+}
 
-  buildActions();
-  buildDocks();
+void MainWindow::connectRunSignals() {
   connect(controller_, &RunController::batchArrived, this, &MainWindow::onBatch);
   connect(controller_, &RunController::runStarted, this, &MainWindow::onRunStarted);
   connect(controller_, &RunController::runReset, status_, &RunStatus::clearNotes);
@@ -126,6 +167,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto where = [this] { controller_->setHost(setup_->whereBox()->host(), setup_->whereBox()->tokamakCommand()); };
   connect(setup_->whereBox(), &WhereBox::changed, this, where);
   where();
+}
+
+void MainWindow::connectPlan() {
   // The Plan page follows the setup, the host and the store; its Apply sets what makes a device fit.
   connect(setup_, &SetupPanel::configChanged, plan_, &PlanView::scheduleRefresh);
   connect(setup_->whereBox(), &WhereBox::changed, plan_, &PlanView::scheduleRefresh);
@@ -143,6 +187,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       statusBar()->showMessage(QString::fromStdString(e.what()), 10000);
     }
   });
+}
+
+void MainWindow::connectSlurm() {
   // A Slurm job (ui/remote/slurm_submit.h): its queue state in the status until the first step; a requeue is a
   // gap in the same curves.
   connect(slurm_, &SlurmSubmit::submitted, this, &MainWindow::followSlurmJob);
@@ -156,6 +203,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     status_->setState(connected ? tr("running") : tr("disconnected — retrying"));
     status_->setToolTip(note);
   });
+}
+
+void MainWindow::connectPanels() {
   connect(samples_->job(), &SampleProcess::finished, this, &MainWindow::finishClosing, Qt::QueuedConnection);
   connect(setup_, &SetupPanel::problemsChanged, this, &MainWindow::updateActions);
   connect(runs_, &RunsPanel::rerunRequested, this, [this](const QString& json) { loadRunConfig(json, {}); });
@@ -173,34 +223,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::stateChanged, samples_, [this](RunController::State state) {
     samples_->setHostRun(controller_->isRemote() && state != RunController::State::Idle);
   });
-  closeQuestion_ = [this] {
-    QMessageBox box(QMessageBox::Question, tr("Close during a run?"),
-                    tr("A run is in progress. Stop it (a checkpoint is written), or keep it training without the "
-                       "studio (it is followed again at the next start)?"),
-                    QMessageBox::Cancel, this);
-    QAbstractButton* stop = box.addButton(tr("Stop and close"), QMessageBox::DestructiveRole);
-    QAbstractButton* keep = box.addButton(tr("Keep training"), QMessageBox::AcceptRole);
-    box.exec();
-    return box.clickedButton() == stop ? CloseStop : box.clickedButton() == keep ? CloseKeepTraining : CloseCancel;
-  };
-  restoreSettings();
-  updateActions();
-  // Runs still going here or on a known host (the studio closed or killed mid-run) train on: the first one
-  // found is followed again, its journal replayed from its start; the picker offers the others.
-  connect(live_, &LiveRuns::changed, this, &MainWindow::showLiveRuns);
-  connect(
-      controller_, &RunController::stateChanged, this,
-      [this] {
-        if (controller_->isActive() || pickedUid_.isEmpty()) return;
-        const LiveRun picked{pickedHost_, pickedTokamak_, pickedUid_, {}, {}};
-        pickedUid_.clear();
-        attachTo(picked);
-      },
-      Qt::QueuedConnection);
-  live_->refresh();
 }
-
-MainWindow::~MainWindow() { controller_->stopAndWait(kCloseGraceMs); }
 
 void MainWindow::buildActions() {
   QToolBar* bar = addToolBar(tr("Run"));

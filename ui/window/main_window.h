@@ -98,8 +98,14 @@ class MainWindow : public QMainWindow {
   static constexpr int kMinPlotsWidth = 660;  // three columns of MetricPlot's 220-pixel minimum
 
  private:
+  void buildFailureBanner();
+  void buildPages();
   void buildActions();
   void buildDocks();
+  void connectRunSignals();
+  void connectPlan();
+  void connectSlurm();
+  void connectPanels();
   void onBatch(const RunBatch& batch);
   // A stall is seen only by whoever follows the run: the studio tells the person (notifications.json's way).
   void notifyStall(const AlertEvent& alert);

@@ -249,25 +249,7 @@ void check_for_asha(const std::string& source, const SweepPlan& plan, const Swee
     refuse(source, who + ": metric time_to_target needs eval.target_val_loss", "set it in \"base\"");
 }
 
-SweepPlan plan_checked(const std::string& text, const std::string& source, int cuda_devices) {
-  const ojson root = parse_without_duplicates(text, source);
-  if (!root.is_object()) refuse(source, "a sweep file is a JSON object", "see docs/SWEEPS.md");
-  for (const auto& [k, v] : root.items())
-    if (k != "name" && k != "base" && k != "sweep" && k != "method" && k != "count" && k != "seed" && k != "seeds" &&
-        k != "metric" && k != "direction" && k != "early_stopping")
-      refuse(source, "unknown field \"" + k + "\"",
-             "the fields are name, base, sweep, method, count, seed, seeds, metric, direction, early_stopping");
-  SweepPlan plan;
-  // Stored under today's names, as its trials' configs are: the swept keys are looked up in them.
-  plan.spec_json = upgrade_sweep_text(root.dump(2));
-  plan.name = text_field(source, root, "name", "sweep");
-  if (const std::string bad = name_problem("\"name\"", plan.name); !bad.empty())
-    refuse(source, bad, "write the name in UTF-8");
-  if (plan.name.empty() || plan.name.size() > kMaxNameBytes)
-    refuse(source,
-           "\"name\" has " + std::to_string(plan.name.size()) + " bytes; a sweep's name has 1 to " +
-               std::to_string(kMaxNameBytes),
-           "shorten it: every trial's run is named after it");
+Config read_base(const std::string& source, const ojson& root) {
   Config base;
   if (root.contains("base")) {
     try {
@@ -276,14 +258,14 @@ SweepPlan plan_checked(const std::string& text, const std::string& source, int c
       refuse(source, "base: " + e.message(), e.hint());
     }
   }
-  if (!root.contains("sweep") || !root["sweep"].is_object() || root["sweep"].empty())
-    refuse(source, "no \"sweep\" object", "add \"sweep\": {\"optimizer.lr\": [1e-3, 3e-3]}");
-  plan.method = text_field(source, root, "method", "grid");
-  if (plan.method != "grid" && plan.method != "random")
-    refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
+  return base;
+}
+
+// The swept keys in the file's order, then "seeds" as a last train.seed axis.
+std::vector<Axis> read_axes(const std::string& source, const ojson& root, const Config& base, bool grid) {
   std::vector<Axis> axes;
   for (const auto& [key, spec] : root["sweep"].items()) {
-    axes.push_back(read_axis(source, key, spec, base, plan.method == "grid"));
+    axes.push_back(read_axis(source, key, spec, base, grid));
     for (size_t k = 0; k + 1 < axes.size(); ++k)
       if (axes[k].key == axes.back().key)
         refuse(source, "\"" + axes.back().key + "\" is swept twice (once under an older name)", "keep one of them");
@@ -303,10 +285,11 @@ SweepPlan plan_checked(const std::string& text, const std::string& source, int c
     for (const ojson& s : root["seeds"]) seeds.values.push_back(s);
     axes.push_back(seeds);
   }
-  label_axes(axes);
-  for (const Axis& a : axes) plan.keys.push_back(a.key);
-  read_metric_and_asha(source, root, plan);
+  return axes;
+}
 
+void check_trial_count(const std::string& source, const ojson& root, const SweepPlan& plan,
+                       const std::vector<Axis>& axes) {
   const int64_t seeds = root.contains("seeds") ? static_cast<int64_t>(axes.back().values.size()) : 1;
   int64_t trials = 1;  // multiplied out with a check at each factor: a product past int64 wraps
   const auto times = [&](int64_t n) { trials = n == 0 ? 0 : trials > kMaxTrials / n ? kMaxTrials + 1 : trials * n; };
@@ -321,42 +304,83 @@ SweepPlan plan_checked(const std::string& text, const std::string& source, int c
     refuse(source, "the sweep has more than " + std::to_string(kMaxTrials) + " trials, the most one may have",
            plan.method == "grid" ? "give fewer values, or draw some points with \"method\": \"random\" and a \"count\""
                                  : "lower \"count\" or give fewer \"seeds\"");
+}
 
+std::vector<std::vector<ojson>> grid_points(const std::vector<Axis>& axes) {
   std::vector<std::vector<ojson>> points;
-  if (plan.method == "grid") {
-    points.push_back({});
-    for (const Axis& a : axes) {  // the first key outermost, as a person reads nested loops
-      std::vector<std::vector<ojson>> next;
-      for (const auto& p : points)
-        for (const ojson& v : a.values) {
-          next.push_back(p);
-          next.back().push_back(v);
-        }
-      points.swap(next);
-    }
-  } else {
-    const int64_t count = int_field(source, root, "count", "\"count\"", 0, 0, kMaxTrials, "");
-    if (count < 1) refuse(source, "random search needs \"count\"", "add \"count\": N (how many points to draw)");
-    if (root.contains("seed") && !root["seed"].is_number_integer())
-      refuse(source, "\"seed\" must be an integer, got " + root["seed"].dump(), "write \"seed\": 0");
-    uint64_t state = root.contains("seed") ? root["seed"].get<uint64_t>() : 0;
-    for (int64_t i = 0; i < count; ++i) {
-      points.push_back({});
-      for (const Axis& a : axes)
-        points.back().push_back(a.key == "train.seed" && root.contains("seeds")
-                                    ? ojson(nullptr)  // filled below: every seed
-                                    : draw(a, state));
-    }
-    if (root.contains("seeds")) {  // each drawn point runs once per seed
-      std::vector<std::vector<ojson>> with_seeds;
-      for (const auto& p : points)
-        for (const ojson& s : axes.back().values) {
-          with_seeds.push_back(p);
-          with_seeds.back().back() = s;
-        }
-      points.swap(with_seeds);
-    }
+  points.push_back({});
+  for (const Axis& a : axes) {  // the first key outermost, as a person reads nested loops
+    std::vector<std::vector<ojson>> next;
+    for (const auto& p : points)
+      for (const ojson& v : a.values) {
+        next.push_back(p);
+        next.back().push_back(v);
+      }
+    points.swap(next);
   }
+  return points;
+}
+
+std::vector<std::vector<ojson>> random_points(const std::string& source, const ojson& root,
+                                              const std::vector<Axis>& axes) {
+  std::vector<std::vector<ojson>> points;
+  const int64_t count = int_field(source, root, "count", "\"count\"", 0, 0, kMaxTrials, "");
+  if (count < 1) refuse(source, "random search needs \"count\"", "add \"count\": N (how many points to draw)");
+  if (root.contains("seed") && !root["seed"].is_number_integer())
+    refuse(source, "\"seed\" must be an integer, got " + root["seed"].dump(), "write \"seed\": 0");
+  uint64_t state = root.contains("seed") ? root["seed"].get<uint64_t>() : 0;
+  for (int64_t i = 0; i < count; ++i) {
+    points.push_back({});
+    for (const Axis& a : axes)
+      points.back().push_back(a.key == "train.seed" && root.contains("seeds")
+                                  ? ojson(nullptr)  // filled below: every seed
+                                  : draw(a, state));
+  }
+  if (root.contains("seeds")) {  // each drawn point runs once per seed
+    std::vector<std::vector<ojson>> with_seeds;
+    for (const auto& p : points)
+      for (const ojson& s : axes.back().values) {
+        with_seeds.push_back(p);
+        with_seeds.back().back() = s;
+      }
+    points.swap(with_seeds);
+  }
+  return points;
+}
+
+SweepPlan plan_checked(const std::string& text, const std::string& source, int cuda_devices) {
+  const ojson root = parse_without_duplicates(text, source);
+  if (!root.is_object()) refuse(source, "a sweep file is a JSON object", "see docs/SWEEPS.md");
+  for (const auto& [k, v] : root.items())
+    if (k != "name" && k != "base" && k != "sweep" && k != "method" && k != "count" && k != "seed" && k != "seeds" &&
+        k != "metric" && k != "direction" && k != "early_stopping")
+      refuse(source, "unknown field \"" + k + "\"",
+             "the fields are name, base, sweep, method, count, seed, seeds, metric, direction, early_stopping");
+  SweepPlan plan;
+  // Stored under today's names, as its trials' configs are: the swept keys are looked up in them.
+  plan.spec_json = upgrade_sweep_text(root.dump(2));
+  plan.name = text_field(source, root, "name", "sweep");
+  if (const std::string bad = name_problem("\"name\"", plan.name); !bad.empty())
+    refuse(source, bad, "write the name in UTF-8");
+  if (plan.name.empty() || plan.name.size() > kMaxNameBytes)
+    refuse(source,
+           "\"name\" has " + std::to_string(plan.name.size()) + " bytes; a sweep's name has 1 to " +
+               std::to_string(kMaxNameBytes),
+           "shorten it: every trial's run is named after it");
+  const Config base = read_base(source, root);
+  if (!root.contains("sweep") || !root["sweep"].is_object() || root["sweep"].empty())
+    refuse(source, "no \"sweep\" object", "add \"sweep\": {\"optimizer.lr\": [1e-3, 3e-3]}");
+  plan.method = text_field(source, root, "method", "grid");
+  if (plan.method != "grid" && plan.method != "random")
+    refuse(source, "unknown method \"" + plan.method + "\"", "write \"method\": \"grid\" or \"random\"");
+  std::vector<Axis> axes = read_axes(source, root, base, plan.method == "grid");
+  label_axes(axes);
+  for (const Axis& a : axes) plan.keys.push_back(a.key);
+  read_metric_and_asha(source, root, plan);
+
+  check_trial_count(source, root, plan, axes);
+  const std::vector<std::vector<ojson>> points =
+      plan.method == "grid" ? grid_points(axes) : random_points(source, root, axes);
 
   for (size_t i = 0; i < points.size(); ++i) {
     SweepTrial t;

@@ -56,6 +56,44 @@ void close_launch_fd(int& fd) {
   fd = -1;
 }
 
+// The forked child: waits for the starter's go (the pid file is written), then becomes the engine.
+[[noreturn]] void exec_run(int go[2], int exec[2], pid_t parent, const std::string& log, const std::string& engine,
+                           char* const* argp, char* const* envp) {
+  // The starter's ends are not this child's: holding go[1] open, it would never read the end of go when the
+  // starter gives up (a pid file that cannot be written), and both would wait for good.
+  close_launch_fd(go[1]), close_launch_fd(exec[0]);
+  // Until the pid file is written this child dies with its starter: a starter killed before that point
+  // leaves nothing running, and its successor starts the run (the same uid) again.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);
+  ::setsid();
+  // The caller's signal handling is not the run's (a GUI's handlers, a thread's blocked signals).
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (in >= 0) ::dup2(in, 0);
+  if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
+  char ok = 0;
+  ssize_t n;
+  while ((n = ::read(go[0], &ok, 1)) < 0 && errno == EINTR) {}
+  if (n != 1) ::_exit(1);  // the starter died, or could not write the pid file
+  ::prctl(PR_SET_PDEATHSIG, 0);
+  // Descriptors the caller opened without O_CLOEXEC (a store, a window's sockets) are not the run's.
+#ifdef SYS_close_range
+  ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
+#endif
+  ::execve(engine.c_str(), argp, envp);
+  const int e = errno;
+  (void)!::write(exec[1], &e, sizeof e);
+  const char msg[] = "tokamak: cannot start the run (exec of tokamak-engine failed)\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  ::_exit(127);
+}
+
 }  // namespace
 
 long launch_detached(const std::string& engine, const std::vector<std::string>& args, const RunFolder& folder,
@@ -84,41 +122,7 @@ long launch_detached(const std::string& engine, const std::vector<std::string>& 
     close_launch_fd(go[0]), close_launch_fd(go[1]), close_launch_fd(exec[0]), close_launch_fd(exec[1]);
     throw Error(std::string("cannot start the run: ") + std::strerror(e), "");
   }
-  if (pid == 0) {
-    // The starter's ends are not this child's: holding go[1] open, it would never read the end of go when the
-    // starter gives up (a pid file that cannot be written), and both would wait for good.
-    close_launch_fd(go[1]), close_launch_fd(exec[0]);
-    // Until the pid file is written this child dies with its starter: a starter killed before that point
-    // leaves nothing running, and its successor starts the run (the same uid) again.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::setsid();
-    // The caller's signal handling is not the run's (a GUI's handlers, a thread's blocked signals).
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (in >= 0) ::dup2(in, 0);
-    if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
-    char ok = 0;
-    ssize_t n;
-    while ((n = ::read(go[0], &ok, 1)) < 0 && errno == EINTR) {}
-    if (n != 1) ::_exit(1);  // the starter died, or could not write the pid file
-    ::prctl(PR_SET_PDEATHSIG, 0);
-    // Descriptors the caller opened without O_CLOEXEC (a store, a window's sockets) are not the run's.
-#ifdef SYS_close_range
-    ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);
-#endif
-    ::execve(engine.c_str(), argp.data(), envp.data());
-    const int e = errno;
-    (void)!::write(exec[1], &e, sizeof e);
-    const char msg[] = "tokamak: cannot start the run (exec of tokamak-engine failed)\n";
-    (void)!::write(2, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
+  if (pid == 0) exec_run(go, exec, parent, log, engine, argp.data(), envp.data());
   close_launch_fd(go[0]), close_launch_fd(exec[1]);
   try {
     begin_run_segment(folder, pid);

@@ -154,71 +154,62 @@ static double mean_of(const std::vector<double>& values) {
   return n > 0 ? sum / n : kNaN;
 }
 
-void add_group_rows(Scoreboard& board, const Grouping& grouping) {
-  board.groups.clear();
-  board.single_groups.clear();
-  // A run lacks a final val loss because it failed, unless no run of the board evaluated at all.
-  bool any_val_loss = false;
-  for (const ScoreRow& row : board.rows) any_val_loss = any_val_loss || !std::isnan(row.final_val_loss);
-  for (size_t k = 0; k < grouping.names.size(); ++k) {
-    if (grouping.size[k] < 2) {
-      for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
-        if (grouping.group[r] == static_cast<int>(k))
-          board.single_groups.push_back({grouping.names[k] + " ×1", r});
-      continue;
-    }
-    ScoreGroup g;
-    g.label = grouping.names[k] + " ×" + std::to_string(grouping.size[k]);
-    for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
-      if (grouping.group[r] == static_cast<int>(k)) g.members.push_back(r);
-    const auto column = [&](double ScoreRow::*field) {
-      std::vector<double> v;
-      for (size_t r : g.members) v.push_back(board.rows[r].*field);
-      return v;
-    };
-    const std::vector<double> tok_s = column(&ScoreRow::tok_s);
-    g.mean.label = g.label;
-    g.mean.setup = board.rows[g.members.front()].setup;
-    g.mean.tok_s = mean_of(tok_s);
-    g.mean.speedup = mean_of(column(&ScoreRow::speedup));
-    g.mean.mfu = mean_of(column(&ScoreRow::mfu));
-    g.mean.final_val_loss = mean_of(column(&ScoreRow::final_val_loss));
-    g.mean.best_val_loss = mean_of(column(&ScoreRow::best_val_loss));
-    g.mean.step_ms = mean_of(column(&ScoreRow::step_ms));
-    for (size_t r : g.members)
-      if (!std::isnan(board.rows[r].peak_mem))
-        g.mean.peak_mem =
-            std::isnan(g.mean.peak_mem) ? board.rows[r].peak_mem : std::max(g.mean.peak_mem, board.rows[r].peak_mem);
-    for (int p = 0; p < kPhaseCount; ++p) {
-      std::vector<double> v;
-      for (size_t r : g.members) v.push_back(board.rows[r].phase_ms[static_cast<size_t>(p)]);
-      g.mean.phase_ms[static_cast<size_t>(p)] = mean_of(v);
-    }
-    g.tok_s_std = sample_std(tok_s);
-    // Time to target over the members that reached it; how many did is a column of its own.
-    const std::vector<double> ttl = column(&ScoreRow::time_to_target_s);
-    g.mean.target = board.rows[g.members.front()].target;
-    g.mean.time_to_target_s = mean_of(ttl);
-    g.mean.steps_to_target = mean_of(column(&ScoreRow::steps_to_target));
-    g.mean.tokens_to_target = mean_of(column(&ScoreRow::tokens_to_target));
-    g.mean.target_speedup = mean_of(column(&ScoreRow::target_speedup));
-    g.time_to_target_std = sample_std(ttl);
-    for (double v : ttl)
-      if (!std::isnan(v)) {
-        ++g.reached;
-        g.time_to_target_min = std::isnan(g.time_to_target_min) ? v : std::min(g.time_to_target_min, v);
-        g.time_to_target_max = std::isnan(g.time_to_target_max) ? v : std::max(g.time_to_target_max, v);
-      }
-    for (size_t r : g.members)
-      if (!std::isnan(board.rows[r].tok_s) && (!any_val_loss || !std::isnan(board.rows[r].final_val_loss))) ++g.complete;
-    for (double v : tok_s)
-      if (!std::isnan(v)) {
-        g.tok_s_min = std::isnan(g.tok_s_min) ? v : std::min(g.tok_s_min, v);
-        g.tok_s_max = std::isnan(g.tok_s_max) ? v : std::max(g.tok_s_max, v);
-      }
-    board.groups.push_back(std::move(g));
+// The row of group k (two runs or more): its members' means, spreads and how many reached the target.
+static ScoreGroup summarise_group(const Scoreboard& board, const Grouping& grouping, size_t k, bool any_val_loss) {
+  ScoreGroup g;
+  g.label = grouping.names[k] + " ×" + std::to_string(grouping.size[k]);
+  for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
+    if (grouping.group[r] == static_cast<int>(k)) g.members.push_back(r);
+  const auto column = [&](double ScoreRow::*field) {
+    std::vector<double> v;
+    for (size_t r : g.members) v.push_back(board.rows[r].*field);
+    return v;
+  };
+  const std::vector<double> tok_s = column(&ScoreRow::tok_s);
+  g.mean.label = g.label;
+  g.mean.setup = board.rows[g.members.front()].setup;
+  g.mean.tok_s = mean_of(tok_s);
+  g.mean.speedup = mean_of(column(&ScoreRow::speedup));
+  g.mean.mfu = mean_of(column(&ScoreRow::mfu));
+  g.mean.final_val_loss = mean_of(column(&ScoreRow::final_val_loss));
+  g.mean.best_val_loss = mean_of(column(&ScoreRow::best_val_loss));
+  g.mean.step_ms = mean_of(column(&ScoreRow::step_ms));
+  for (size_t r : g.members)
+    if (!std::isnan(board.rows[r].peak_mem))
+      g.mean.peak_mem =
+          std::isnan(g.mean.peak_mem) ? board.rows[r].peak_mem : std::max(g.mean.peak_mem, board.rows[r].peak_mem);
+  for (int p = 0; p < kPhaseCount; ++p) {
+    std::vector<double> v;
+    for (size_t r : g.members) v.push_back(board.rows[r].phase_ms[static_cast<size_t>(p)]);
+    g.mean.phase_ms[static_cast<size_t>(p)] = mean_of(v);
   }
-  // Each group against the baseline's: is the difference bigger than the spread between seeds?
+  g.tok_s_std = sample_std(tok_s);
+  // Time to target over the members that reached it; how many did is a column of its own.
+  const std::vector<double> ttl = column(&ScoreRow::time_to_target_s);
+  g.mean.target = board.rows[g.members.front()].target;
+  g.mean.time_to_target_s = mean_of(ttl);
+  g.mean.steps_to_target = mean_of(column(&ScoreRow::steps_to_target));
+  g.mean.tokens_to_target = mean_of(column(&ScoreRow::tokens_to_target));
+  g.mean.target_speedup = mean_of(column(&ScoreRow::target_speedup));
+  g.time_to_target_std = sample_std(ttl);
+  for (double v : ttl)
+    if (!std::isnan(v)) {
+      ++g.reached;
+      g.time_to_target_min = std::isnan(g.time_to_target_min) ? v : std::min(g.time_to_target_min, v);
+      g.time_to_target_max = std::isnan(g.time_to_target_max) ? v : std::max(g.time_to_target_max, v);
+    }
+  for (size_t r : g.members)
+    if (!std::isnan(board.rows[r].tok_s) && (!any_val_loss || !std::isnan(board.rows[r].final_val_loss))) ++g.complete;
+  for (double v : tok_s)
+    if (!std::isnan(v)) {
+      g.tok_s_min = std::isnan(g.tok_s_min) ? v : std::min(g.tok_s_min, v);
+      g.tok_s_max = std::isnan(g.tok_s_max) ? v : std::max(g.tok_s_max, v);
+    }
+  return g;
+}
+
+// Each group against the baseline's: is the difference bigger than the spread between seeds?
+static void compare_with_baseline(Scoreboard& board) {
   const ScoreGroup* base = nullptr;
   for (ScoreGroup& g : board.groups)
     for (size_t r : g.members)
@@ -246,6 +237,24 @@ void add_group_rows(Scoreboard& board, const Grouping& grouping) {
     g.val_loss_verdict = welch_verdict(values(*base, &ScoreRow::final_val_loss), values(g, &ScoreRow::final_val_loss));
     g.target_verdict = welch_verdict(times(*base), times(g));
   }
+}
+
+void add_group_rows(Scoreboard& board, const Grouping& grouping) {
+  board.groups.clear();
+  board.single_groups.clear();
+  // A run lacks a final val loss because it failed, unless no run of the board evaluated at all.
+  bool any_val_loss = false;
+  for (const ScoreRow& row : board.rows) any_val_loss = any_val_loss || !std::isnan(row.final_val_loss);
+  for (size_t k = 0; k < grouping.names.size(); ++k) {
+    if (grouping.size[k] < 2) {
+      for (size_t r = 0; r < board.rows.size() && r < grouping.group.size(); ++r)
+        if (grouping.group[r] == static_cast<int>(k))
+          board.single_groups.push_back({grouping.names[k] + " ×1", r});
+      continue;
+    }
+    board.groups.push_back(summarise_group(board, grouping, k, any_val_loss));
+  }
+  compare_with_baseline(board);
 }
 
 }  // namespace tokamak
