@@ -299,6 +299,7 @@ void add_remote_command(CLI::App& app) {
   c->callback([args] { list(*args); });
 
   add_remote_job_commands(remote, args, common);
+  add_remote_install_commands(remote, args, common);
 }
 
 }  // namespace tokamak::cli

@@ -1,5 +1,5 @@
 // What the `tokamak remote` subcommands share (cmd_remote.cpp: test, train, attach, list; cmd_remote_jobs.cpp:
-// download, datasets, eval, export): their options and the host they name.
+// download, datasets, eval, export; cmd_remote_install.cpp: install, uninstall): their options and the host they name.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -23,6 +23,8 @@ struct RemoteArgs {
   bool force = false;  // export: replace an earlier export on the host
   // download / eval / export
   std::string checkpoint, path, to, task, format, out, type;
+  // install
+  std::string torch_python, wheels;
 };
 
 // The host of --host with the shared connection (cache_dir()/ssh) and the ssh options given.
@@ -31,5 +33,9 @@ RemoteHost host_of(const RemoteArgs& a);
 // Adds download, datasets, eval and export to `tokamak remote`; COMMON adds --host and the ssh options.
 void add_remote_job_commands(CLI::App* remote, const std::shared_ptr<RemoteArgs>& args,
                              const std::function<void(CLI::App*)>& common);
+
+// Adds install and uninstall (cmd_remote_install.cpp).
+void add_remote_install_commands(CLI::App* remote, const std::shared_ptr<RemoteArgs>& args,
+                                 const std::function<void(CLI::App*)>& common);
 
 }  // namespace tokamak::cli

@@ -15,6 +15,7 @@
 #include "engine/core/remote/ssh_command.h"
 #include "engine/core/util/files.h"
 #include "ui/common/child_process.h"
+#include "ui/remote/install_dialog.h"
 
 namespace tokamak::ui {
 
@@ -38,12 +39,16 @@ WhereBox::WhereBox(QWidget* parent) : QWidget(parent), job_(new ChildProcess(thi
   }
   where_->setToolTip(
       tr("Train here, or on an SSH host: a Host of ~/.ssh/config or user@host[:port]. The host "
-         "needs Tokamak installed and a key that logs in without a password (docs/REMOTE.md)."));
+         "needs a key that logs in without a password; Install… puts Tokamak there (docs/REMOTE.md)."));
   tokamak_ = new QLineEdit("tokamak");
   tokamak_->setObjectName("hostTokamak");
   tokamak_->setToolTip(tr("The tokamak command on the host: a name on its PATH, or the full path"));
   test_ = new QPushButton(tr("Test connection"));
   test_->setObjectName("testConnection");
+  install_ = new QPushButton(tr("Install…"));
+  install_->setObjectName("installOnHost");
+  install_->setToolTip(tr("Put this build of Tokamak and torch 2.11 on the host, check it and train 3 steps there "
+                          "(tokamak remote install)"));
   result_ = new QLabel;
   result_->setObjectName("connectionResult");
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -58,6 +63,7 @@ WhereBox::WhereBox(QWidget* parent) : QWidget(parent), job_(new ChildProcess(thi
   line->addWidget(tokamakLabel_);
   line->addWidget(tokamak_);
   line->addWidget(test_);
+  line->addWidget(install_);
   line->addWidget(result_, 1);
   // The last choice comes back with the studio (a typed host too).
   QSettings settings("Tokamak", "Tokamak Studio");
@@ -66,6 +72,7 @@ WhereBox::WhereBox(QWidget* parent) : QWidget(parent), job_(new ChildProcess(thi
   connect(where_, &QComboBox::currentTextChanged, this, &WhereBox::update);
   connect(tokamak_, &QLineEdit::textChanged, this, &WhereBox::update);
   connect(test_, &QPushButton::clicked, this, &WhereBox::testConnection);
+  connect(install_, &QPushButton::clicked, this, &WhereBox::installOnHost);
   update();
 }
 
@@ -94,6 +101,7 @@ void WhereBox::update() {
   datasets_.clear(), devices_.clear();  // another host (or none): the last test's lists are not its
   tokamak_->setVisible(remote);
   tokamakLabel_->setVisible(remote);
+  install_->setVisible(remote);
   test_->setEnabled(remote && !job_->isRunning());
   QString problem;
   if (remote) {
@@ -137,6 +145,20 @@ void WhereBox::testConnection() {
     Q_EMIT tested(true);
   });
   job_->startTokamak({"remote", "test", "--json", "--host", host(), "--tokamak", tokamakCommand()});
+}
+
+InstallDialog* WhereBox::installOnHost() {
+  if (host().isEmpty()) return nullptr;
+  auto* dialog = new InstallDialog(host(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  // The install says how tokamak is reached there: the plain name when a login's PATH has it, else its full path.
+  connect(dialog, &InstallDialog::installed, this, [this](const QString& command) {
+    if (command.isEmpty()) return;
+    tokamak_->setText(command);
+    testConnection();
+  });
+  dialog->open();
+  return dialog;
 }
 
 }  // namespace tokamak::ui

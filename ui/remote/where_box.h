@@ -1,12 +1,12 @@
 // WhereBox: where a run trains — this computer, or an SSH host (a Host entry of ~/.ssh/config, or
-// user@host[:port] typed) — and "Test connection", which shows the host's Tokamak version, devices and free
-// disk and datasets, or one line saying why not. It only chooses: RunController (ui/live) starts a host's run as the
-// child `tokamak remote train --host HOST`, whose stdout is the host's journal, so everything after it (the event
-// bridge, plots, samples, store) is the path a local run takes. The test runs `tokamak remote test` as a
-// child, so the window never waits on the network. It is one line, in the window's toolbar beside Start (issue
-// 34: as a section of the setup it pushed the speed-up switches below the fold of a 768-pixel screen); the
-// tokamak command field shows only with a host chosen, and the test's result is shortened to fit, whole in its
-// tooltip.
+// user@host[:port] typed) — with "Test connection", which shows the host's Tokamak version, devices and free
+// disk and datasets, or one line saying why not, and "Install…", which puts Tokamak there (install_dialog.h). It
+// only chooses: RunController (ui/live) starts a host's run as the child `tokamak remote train --host HOST`, whose
+// stdout is the host's journal, so everything after it (the event bridge, plots, samples, store) is the path a
+// local run takes. The test runs `tokamak remote test` as a child, so the window never waits on the network. It is
+// one line, in the window's toolbar beside Start (as a section of the setup it pushed the speed-up switches below
+// the fold of a 768-pixel screen); the tokamak command field and Install… show only with a host chosen, and the
+// test's result is shortened to fit, whole in its tooltip.
 #pragma once
 #include <QWidget>
 #include <QString>
@@ -23,6 +23,7 @@ class QPushButton;
 namespace tokamak::ui {
 
 class ChildProcess;
+class InstallDialog;
 
 class WhereBox : public QWidget {
   Q_OBJECT
@@ -42,6 +43,8 @@ class WhereBox : public QWidget {
 
  public Q_SLOTS:
   void testConnection();
+  // "Install…": the install dialog for the chosen host, opened (nullptr with none chosen).
+  InstallDialog* installOnHost();
 
  Q_SIGNALS:
   void changed();
@@ -56,6 +59,7 @@ class WhereBox : public QWidget {
   QLabel* tokamakLabel_;
   QLineEdit* tokamak_;
   QPushButton* test_;
+  QPushButton* install_;
   QLabel* result_;
   ChildProcess* job_;  // `tokamak remote test`
   std::vector<tokamak::DatasetListing> datasets_;

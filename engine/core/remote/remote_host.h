@@ -41,6 +41,8 @@ class RemoteHost {
 
   const SshTarget& target() const { return target_; }
   const std::string& tokamak() const { return tokamak_; }
+  // The same host and connection, running another tokamak command there (a fresh install's wrapper).
+  RemoteHost with_tokamak(const std::string& tokamak) const { return RemoteHost(target_, options_, tokamak); }
   // "ssh:user@host:port": how the run store names where a run lives.
   std::string store_name() const { return "ssh:" + target_.spec(); }
 

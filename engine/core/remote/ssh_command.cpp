@@ -110,8 +110,8 @@ std::string describe_ssh_failure(const SshTarget& target, int code, const std::s
   if (code == 127 || has(err, "command not found"))
     if (code != 255)
       return "Tokamak is not installed on " + h + " ('" + tokamak +
-             "' was not found there) (hint: build it there with `TOKAMAK_GUI=OFF scripts/build.sh` or unpack "
-             "scripts/gpu-kit.sh's kit, then put it on PATH or set the host's tokamak command; docs/REMOTE.md)";
+             "' was not found there) (hint: `tokamak remote install --host " + h +
+             "`, or Install… beside Test connection; or set the host's tokamak command; docs/REMOTE.md)";
   if (code != 255) {
     const std::string last = last_said(err);
     return last.empty() ? "the command on " + h + " failed with exit code " + std::to_string(code) : last;
