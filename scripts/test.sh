@@ -30,7 +30,7 @@ phase build "$root/scripts/build.sh"
 # Most suites wait more than they compute (servers starting, child processes, polling a journal) and train on
 # one thread, so CTest runs twice as many suites as there are cores (TEST_JOBS; at most 8): on 2 cores the 61
 # suites took 309 s at 4 at once, 370 s at 2 and ~950 s one by one, and kept the cores 73% busy at 4
-# (docs/PERFORMANCE.md, "The test suite from a fresh clone"). The longest start first (their COST in
+# (docs/journal/performance.md, "The test suite from a fresh clone"). The longest start first (their COST in
 # tests/CMakeLists.txt). With no ctest arguments the package check (cpack, unpack, train three steps from an
 # empty home: mostly compression and the disk) then runs beside the fuzz phase (its sanitizer build, then one target a core). Either beside the
 # suites made everything slower: the package check took 468 s instead of ~130, and the sanitizer build, at the

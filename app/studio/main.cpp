@@ -46,9 +46,10 @@ int main(int argc, char** argv) {
   QCommandLineOption liveShot("screenshot", "", "PATH");
   QCommandLineOption afterSteps("after-steps", "", "N", "50");
   QCommandLineOption shotPlot("plot", "", "METRIC");
-  for (QCommandLineOption* o : {&setupShot, &liveShot, &afterSteps, &shotPlot})
+  QCommandLineOption installShot("install-screenshot", "", "PATH");  // Install… on the chosen host, then the run
+  for (QCommandLineOption* o : {&setupShot, &liveShot, &afterSteps, &shotPlot, &installShot})
     o->setFlags(QCommandLineOption::HiddenFromHelp);
-  cli.addOptions({config, db, sweep, setupShot, liveShot, afterSteps, shotPlot});
+  cli.addOptions({config, db, sweep, setupShot, liveShot, afterSteps, shotPlot, installShot});
   cli.process(app);
 
   tokamak::ui::MainWindow window;
@@ -70,9 +71,10 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (cli.isSet(setupShot) || cli.isSet(liveShot)) {
+  if (cli.isSet(setupShot) || cli.isSet(liveShot) || cli.isSet(installShot)) {
     auto* driver = new tokamak::ui::ScreenshotDriver(
-        &window, {cli.value(setupShot), cli.value(liveShot), cli.value(afterSteps).toLongLong(), cli.value(shotPlot)});
+        &window, {cli.value(setupShot), cli.value(liveShot), cli.value(afterSteps).toLongLong(), cli.value(shotPlot),
+                  cli.value(installShot)});
     driver->start();
   }
   return app.exec();

@@ -75,7 +75,7 @@ void add_weight_grad(at::Tensor& dw, const at::Tensor& g, const at::Tensor& xb, 
     // bf16 operands, fp32 accumulation inside the matmul, one rounding to bf16 (as native's linear backward
     // under autocast), then into the fp32 gradient. Taken as (C, V) = xᵀ·g and transposed in that copy: oneDNN
     // runs it ~15% faster than gᵀ·x, whose left operand is the transposed (V, N) rows (fp32 is the other way
-    // round). docs/PERFORMANCE.md, "The fused classifier on a CPU".
+    // round). docs/journal/performance.md, "The fused classifier on a CPU".
     const at::Tensor part = at::mm(xb.t().contiguous(), g).t();
     if (first) dw.copy_(part);
     else dw.add_(part);
@@ -116,7 +116,7 @@ ClassifierResult classifier_forward_backward_cpu(const at::Tensor& x_in, const a
 
   // With gradients the rows' dlogits are kept for a block of up to kClassifierBlockBytes, so the weight's
   // gradient is one matmul over the whole block (K = the block's tokens): per-chunk weight-gradient matmuls
-  // summed into an fp32 accumulator cost more (docs/PERFORMANCE.md, "The fused classifier on a CPU"). The
+  // summed into an fp32 accumulator cost more (docs/journal/performance.md, "The fused classifier on a CPU"). The
   // chunk only sets how many rows go through the logits matmul, the row kernel and the input-gradient matmul
   // together, while they are still in cache.
   const int64_t elt = bf16 ? 2 : 4;

@@ -17,7 +17,7 @@ struct ClassifierOptions {
   int64_t chunk = 0;       // tokens per chunk; 0 = kDefaultClassifierChunk
   int64_t block_bytes = 0;  // CPU: most bytes of row gradients kept for one weight-gradient matmul; 0 = default
 };
-constexpr int64_t kDefaultClassifierChunk = 512;  // see docs/PERFORMANCE.md, "The fused classifier on a CPU"
+constexpr int64_t kDefaultClassifierChunk = 512;  // see docs/journal/performance.md, "The fused classifier on a CPU"
 // The most memory the CPU kernel keeps for the rows' gradients before it takes the weight's gradient (one
 // matmul per block of that many bytes of B·T·V gradients; fewer rows than native's logits and their copies).
 constexpr int64_t kClassifierBlockBytes = int64_t{1} << 30;

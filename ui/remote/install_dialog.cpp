@@ -9,6 +9,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QVBoxLayout>
 
 #include "ui/common/child_process.h"
@@ -30,6 +31,8 @@ InstallDialog::InstallDialog(const QString& host, QWidget* parent)
   torchPython_->setPlaceholderText(tr("empty: a venv of its own, filled by pip"));
   torchPython_->setToolTip(tr("A python on the host that already has torch 2.11 (its full path); the install then "
                               "uses its torch and downloads nothing"));
+  // The last one given comes back: a host image's python is usually the same path the next time.
+  torchPython_->setText(QSettings("Tokamak", "Tokamak Studio").value("install/torchPython").toString());
   auto* form = new QFormLayout;
   form->addRow(tr("torch from"), torchPython_);
   step_ = new QLabel;
@@ -98,7 +101,9 @@ void InstallDialog::install() {
   log_->clear();
   bar_->setValue(0);
   QStringList args = {"remote", "install", "--json", "--host", host_};
-  if (const QString py = torchPython_->text().trimmed(); !py.isEmpty()) args << "--torch-python" << py;
+  const QString py = torchPython_->text().trimmed();
+  if (!py.isEmpty()) args << "--torch-python" << py;
+  QSettings("Tokamak", "Tokamak Studio").setValue("install/torchPython", py);
   step_->setText(tr("looking at %1…").arg(host_));
   start_->setText(tr("Cancel"));
   job_->startTokamak(args);

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QPixmap>
 #include <QTimer>
@@ -12,6 +13,8 @@
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/live/run_controller.h"
+#include "ui/remote/install_dialog.h"
+#include "ui/remote/where_box.h"
 #include "ui/setup/dataset_box.h"
 #include "ui/setup/setup_panel.h"
 
@@ -25,11 +28,29 @@ void ScreenshotDriver::start() {
   // Give the dataset count and the first layout pass a moment before the setup picture.
   QTimer::singleShot(2500, this, [this] {
     if (!plan_.setupPath.isEmpty()) grabTo(plan_.setupPath);
-    if (plan_.livePath.isEmpty()) return QApplication::quit();
-    window_->startRun();
-    auto* poll = new QTimer(this);
-    connect(poll, &QTimer::timeout, this, &ScreenshotDriver::checkProgress);
-    poll->start(200);
+    if (plan_.installPath.isEmpty()) return afterSetup();
+    InstallDialog* dialog = window_->setupPanel()->whereBox()->installOnHost();
+    if (!dialog) {
+      std::fprintf(stderr, "tokamak-studio: an install picture needs a host chosen in \"Train on\"\n");
+      return QApplication::exit(1);
+    }
+    auto* clock = new QElapsedTimer;
+    clock->start();
+    connect(dialog, &InstallDialog::ended, this, [this, dialog, clock](bool ok) {
+      std::fprintf(stderr, "tokamak-studio: the install %s after %.1f s: %s\n", ok ? "ended" : "failed",
+                   clock->elapsed() / 1000.0, qPrintable(dialog->resultText()));
+      delete clock;
+      QTimer::singleShot(300, this, [this, dialog, ok] {
+        QDir().mkpath(QFileInfo(plan_.installPath).absolutePath());
+        dialog->grab().save(plan_.installPath, "PNG");
+        std::fprintf(stderr, "tokamak-studio: wrote %s\n", qPrintable(plan_.installPath));
+        if (!ok) return QApplication::exit(1);
+        dialog->close();
+        // The connection test the install starts fills the host's devices and datasets in before the run.
+        QTimer::singleShot(3000, this, &ScreenshotDriver::afterSetup);
+      });
+    });
+    dialog->install();
   });
   connect(window_->runController(), &RunController::runEnded, this, [this] {
     if (!grabbedLive_) {
@@ -39,6 +60,14 @@ void ScreenshotDriver::start() {
     }
     QTimer::singleShot(200, qApp, &QApplication::quit);
   });
+}
+
+void ScreenshotDriver::afterSetup() {
+  if (plan_.livePath.isEmpty()) return QApplication::quit();
+  window_->startRun();
+  auto* poll = new QTimer(this);
+  connect(poll, &QTimer::timeout, this, &ScreenshotDriver::checkProgress);
+  poll->start(200);
 }
 
 void ScreenshotDriver::checkProgress() {

@@ -59,7 +59,7 @@ SwitchesBox::SwitchesBox(KeyBindings* keys, QWidget* parent) : QWidget(parent), 
   layout->setContentsMargins(0, 0, 0, 0);
   // A title over the groups, so the switches are found at a glance whether they stand beside the model or,
   // in a narrow dock, under it.
-  auto* title = new QLabel(tr("<b>Speed-ups</b> — hover a switch for what it does and what it was measured to gain"));
+  auto* title = new QLabel(tr("<b>Speed-ups</b> — hover a switch for what it does"));
   title->setObjectName("switchesTitle");
   title->setWordWrap(true);
   layout->addWidget(title);

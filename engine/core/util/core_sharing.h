@@ -1,6 +1,6 @@
 // A CPU run's threads while other LibTorch processes are busy on its cores. Two processes that each take every
 // core wait on each other's spinning threads: side by side each trains at a quarter of its speed alone, while
-// each with its share of the cores trains at well over half (docs/PERFORMANCE.md, "Two runs on one CPU"). A
+// each with its share of the cores trains at well over half (docs/journal/performance.md, "Two runs on one CPU"). A
 // thread of its own looks every few seconds (engine/core/util/cores.h); the trainer asks between steps and sets
 // LibTorch's threads to the answer.
 #pragma once

@@ -1,6 +1,6 @@
 // The cores a process is given, and the other busy training processes that share them. Two LibTorch processes
 // that each take every core wait on each other's spinning threads: side by side they train at a fraction of
-// their speed alone (docs/PERFORMANCE.md, "Two runs on one CPU").
+// their speed alone (docs/journal/performance.md, "Two runs on one CPU").
 #pragma once
 #include <string>
 #include <vector>
