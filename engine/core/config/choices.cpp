@@ -112,9 +112,7 @@ const std::vector<Choice<Switch>>& fused_glue_choices() {
        "With speed.layers=fused in bf16: every LayerNorm (ln_1, ln_2 with its residual add, ln_f) takes the fp32 "
        "residual stream (and ln_2 the bf16 branch) and writes the bf16 input of the next matmul, no casts around it "
        "(16-byte loads); backward writes the branch's bf16 gradient in the same pass; the GELU backward runs out of "
-       "place (no clone). Expected on an "
-       "H200 at GPT-2 124M, batch 64: ~13 ms of a 155 ms step (docs/PERFORMANCE.md); not yet verified on a GPU, so "
-       "not part of auto.",
+       "place (no clone). Off by default and outside auto until a GPU sitting measures it (docs/PERFORMANCE.md).",
        kCuda, ""},
   };
   return t;
