@@ -1,5 +1,6 @@
-// The choice tables (see choices.h). A row's help is the studio's tooltip, so it states what the write-ups
-// measured; a row with `missing` set is refused by config_problems, whose line says what the row still lacks.
+// The choice tables (see choices.h). A row's help is the studio's tooltip, so it says what the row does (the
+// measurements stay in docs/PERFORMANCE.md, where they can be dated); a row with `missing` set is refused by
+// config_problems, whose line says what the row still lacks.
 #include "engine/core/config/choices.h"
 
 #include <cctype>
@@ -23,17 +24,17 @@ const std::vector<Choice<Precision>>& precision_choices() {
   static const std::vector<Choice<Precision>> t = {
       {"auto", Precision::kAuto,
        "bf16 where the device computes it fast (GPUs from the A100 on; CPUs with AVX-512 BF16 or AMX), fp32 "
-       "elsewhere: without hardware bf16 a CPU emulates it, and a step takes ~100× longer.",
+       "elsewhere: without hardware bf16 a CPU emulates it, and a step runs far slower.",
        kAny, ""},
-      {"fp32", Precision::kFp32, "Plain fp32 everywhere: the write-ups' baseline (A100: 12.5K tok/s).", kAny, ""},
-      {"tf32", Precision::kTf32, "TF32 tensor cores for fp32 matmuls. A100: 12.5K → 27.6K tok/s.", kCuda, ""},
+      {"fp32", Precision::kFp32, "Plain fp32 everywhere: the write-ups' baseline.", kAny, ""},
+      {"tf32", Precision::kTf32, "TF32 tensor cores for fp32 matmuls.", kCuda, ""},
       {"bf16", Precision::kBf16,
-       "bf16 autocast with fp32 master weights. A100: +60% tok/s and half the activation memory.", kAny, ""},
+       "bf16 autocast with fp32 master weights; activations take half the memory.", kAny, ""},
       {"bf16-pure", Precision::kBf16Pure, "The whole model, its gradients and AdamW state in bf16: the least memory.",
        kAny, ""},
       {"fp16", Precision::kFp16,
        "fp16 autocast with fp32 master weights and a dynamic loss scale, for GPUs without bf16 (T4, RTX 20xx: their "
-       "fp16 tensor cores run ~8× their fp32). A CPU without AVX-512 FP16 emulates it, far slower than fp32.",
+       "fp16 tensor cores far outrun their fp32). A CPU without AVX-512 FP16 emulates it, far slower than fp32.",
        kAny, ""},
   };
   return t;
@@ -46,8 +47,7 @@ const std::vector<Choice<AttentionKind>>& attention_choices() {
       {"naive", AttentionKind::kNaive,
        "Causal mask made on the fly: no stored T×T buffer (saves memory at long context).", kAny, ""},
       {"sdpa", AttentionKind::kSdpa,
-       "Fused attention (scaled_dot_product_attention; flash attention on GPUs): O(T) memory. A100: 55K → 92K tok/s, "
-       "memory halved.",
+       "Fused attention (scaled_dot_product_attention; flash attention on GPUs): O(T) memory.",
        kAny, ""},
   };
   return t;
@@ -56,18 +56,15 @@ const std::vector<Choice<AttentionKind>>& attention_choices() {
 const std::vector<Choice<LayersKind>>& layers_choices() {
   static const std::vector<Choice<LayersKind>> t = {
       {"scratch", LayersKind::kScratch, "Hand-written LayerNorm and GELU from many small elementwise ops.", kAny, ""},
-      {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels. A100: 45K → 55K tok/s.", kAny, ""},
+      {"native", LayersKind::kNative, "The library's LayerNorm and GELU kernels.", kAny, ""},
       {"fused", LayersKind::kFused,
        "Tokamak's own kernels: the classifier computes cross-entropy and its gradient over the logits in place, "
-       "in one pass, without native's fp32 copies of the B·T·V logits. GPT-2 124M, batch 64 × 1024, bf16 on an "
-       "H200: 322K → 417K tok/s, peak memory 59 → 25 GiB. CPU, 4 layers × 256, batch 8 × 256: the head 1.2-1.3× "
-       "faster than native in fp32 and bf16.",
+       "in one pass, without native's fp32 copies of the B·T·V logits: a lower peak memory (measured: "
+       "docs/PERFORMANCE.md).",
        kAny, ""},
       // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
       {"auto", LayersKind::kNative,
-       "What was measured fastest where it runs: the fused classifier on a GPU in bf16 (GPT-2 124M on an H200: "
-       "1.3× native's tok/s) and on a CPU in fp32 or bf16 (4 layers × 256, AVX-512 BF16 EPYC: whole steps "
-       "1.05-1.1×; docs/PERFORMANCE.md), native elsewhere (not measured).",
+       "Picks fused on a GPU in bf16 and on a CPU in fp32 or bf16, native elsewhere (why: docs/PERFORMANCE.md).",
        kAny, ""},
   };
   return t;
@@ -122,8 +119,7 @@ const std::vector<Choice<PinMemory>>& pin_memory_choices() {
   static const std::vector<Choice<PinMemory>> t = {
       {"auto", PinMemory::kAuto, "Pinned batches and non-blocking copies on CUDA; nothing to pin on a CPU.", kAny, ""},
       {"true", PinMemory::kOn,
-       "Page-locked batches copied to the GPU while it computes. Reported: execution time down "
-       "more than 25%.",
+       "Page-locked batches copied to the GPU while it computes.",
        kCuda, ""},
       {"false", PinMemory::kOff, "Pageable batches: each copy to the GPU waits for the host.", kAny, ""},
   };
@@ -131,15 +127,15 @@ const std::vector<Choice<PinMemory>>& pin_memory_choices() {
 }
 
 // The speedrun's switches. "Speedrun" below is KellerJordan/modded-nanogpt's world-record table (GPT-2 124M to
-// 3.28 val loss on FineWeb, 8×H100); each number is the record in which the switch went in, together with
+// 3.28 val loss on FineWeb, 8×H100); each row names the record in which the switch went in, together with
 // whatever else that record changed (the table does not separate them).
 const std::vector<Choice<NormKind>>& norm_choices() {
   static const std::vector<Choice<NormKind>> t = {
       {"layernorm", NormKind::kLayerNorm, "GPT-2's LayerNorm: subtract the mean, divide by the std, scale and shift.",
        kAny, ""},
       {"rmsnorm", NormKind::kRmsNorm,
-       "RMSNorm: divide by the root mean square, scale only (no mean, no bias): fewer ops. In the speedrun's "
-       "'architectural modernizations & tuned lr' record with rotary: 45 → 31.4 min. Not GPT-2: no Hugging Face "
+       "RMSNorm: divide by the root mean square, scale only (no mean, no bias): fewer ops. From the speedrun's "
+       "'architectural modernizations & tuned lr' record, with rotary. Not GPT-2: no Hugging Face "
        "export.",
        kAny, ""},
   };
@@ -150,8 +146,8 @@ const std::vector<Choice<MlpAct>>& mlp_act_choices() {
   static const std::vector<Choice<MlpAct>> t = {
       {"gelu", MlpAct::kGelu, "GPT-2's GELU (tanh approximation) in the MLP.", kAny, ""},
       {"relu2", MlpAct::kRelu2,
-       "ReLU²: relu(x)² in the MLP (So et al., Primer): sparser, cheaper than GELU. In the speedrun's record with "
-       "QK-norm and zero-initialised projections: 22.3 → 15.2 min. Not GPT-2: no Hugging Face export.",
+       "ReLU²: relu(x)² in the MLP (So et al., Primer): sparser, cheaper than GELU. From the speedrun's record with "
+       "QK-norm and zero-initialised projections. Not GPT-2: no Hugging Face export.",
        kAny, ""},
   };
   return t;
@@ -163,8 +159,7 @@ const std::vector<Choice<PositionKind>>& position_choices() {
        ""},
       {"rope", PositionKind::kRope,
        "Rotary position embeddings (Su et al.): queries and keys rotated by their position, no position table. "
-       "In the speedrun's 'architectural modernizations & tuned lr' record: 45 → 31.4 min. Not GPT-2: no Hugging "
-       "Face export.",
+       "From the speedrun's 'architectural modernizations & tuned lr' record. Not GPT-2: no Hugging Face export.",
        kAny, ""},
   };
   return t;
@@ -175,14 +170,13 @@ const std::vector<Choice<OptimizerKind>>& optimizer_choices() {
       {"adamw", OptimizerKind::kAdamW, "AdamW for every weight, as GPT-2 training uses it.", kAny, ""},
       {"muon", OptimizerKind::kMuon,
        "Muon for the blocks' 2-D weights (Nesterov momentum, then 5 Newton–Schulz steps that orthogonalise the "
-       "update; lr optimizer.muon_lr); AdamW for embeddings, head, norms and biases (lr optimizer.lr). Speedrun: 31.4 "
-       "→ "
-       "24.9 min, ~1.5× the sample efficiency of AdamW. Not with dist.zero=1.",
+       "update; lr optimizer.muon_lr); AdamW for embeddings, head, norms and biases (lr optimizer.lr). From the "
+       "speedrun's records. Not with dist.zero=1.",
        kAny, ""},
       {"normuon", OptimizerKind::kNorMuon,
        "NorMuon (Li et al. 2025): Muon, then each neuron's (row's) update divided by the root of its running mean "
-       "square (optimizer.normuon_beta2) and rescaled to Muon's norm, so no neuron's update dominates. Speedrun: "
-       "2.358 → 2.345 min. Not with dist.zero=1.",
+       "square (optimizer.normuon_beta2) and rescaled to Muon's norm, so no neuron's update dominates. From the "
+       "speedrun's records. Not with dist.zero=1.",
        kAny, ""},
   };
   return t;
@@ -196,8 +190,8 @@ const std::vector<Choice<MuonNs>>& muon_ns_choices() {
        kAny, ""},
       {"polar_express", MuonNs::kPolarExpress,
        "Polar Express (Amsel et al. 2025): 5 steps with a different quintic per step, each the optimal one for "
-       "the singular values left by the one before, so they land closer to 1 at the same cost. Speedrun: 2.483 → "
-       "2.476 min (10 fewer steps at the same step time). Needs optimizer.name=muon or normuon.",
+       "the singular values left by the one before, so they land closer to 1 at the same cost. From the speedrun's "
+       "records. Needs optimizer.name=muon or normuon.",
        kAny, ""},
   };
   return t;
