@@ -199,6 +199,41 @@ class TestHealth : public QObject {
     QCOMPARE(QString::fromStdString(nlohmann::json::parse(*over)["event"].get<std::string>()), QString("stall_over"));
   }
 
+  // A long evaluation beats with its batches and is never a stall while it does; a checkpoint being written is
+  // announced once and given StallWatch::kAnnouncedWorkS; an evaluation that stops beating is a stall again.
+  void longWorkThatSaysSoIsNoStall() {
+    const auto fed = [](JournalStallWatch& w) {
+      QVERIFY(!w.line(R"({"event":"start","config":{"health":{"stall_factor":5,"stall_min_s":2}}})", 100));
+      for (int s = 1; s <= 4; ++s)
+        QVERIFY(!w.line(QString(R"({"event":"step","step":%1,"wall_s":%2})").arg(s).arg(0.5 * s).toStdString(), 100));
+    };
+    const auto never_paused = [] { return false; };
+    JournalStallWatch eval;
+    fed(eval);
+    for (int t = 1; t <= 60; ++t) {  // a minute of batches, a beat a second: the limit is 2.5 s
+      QVERIFY(!eval.line(QString(R"({"event":"progress","what":"evaluating the val loss at step 4","done":%1,)"
+                                 R"("total":60})").arg(t).toStdString(), 100 + t));
+      QVERIFY(!eval.idle(100 + t + 0.9, never_paused));
+    }
+    QVERIFY(eval.idle(163.6, never_paused).has_value());  // then nothing for 2.6 s: stalled mid-evaluation
+
+    JournalStallWatch checkpoint;
+    fed(checkpoint);
+    QVERIFY(!checkpoint.line(R"({"event":"progress","what":"writing the checkpoint of step 4","done":0,"total":0})",
+                             100));
+    QVERIFY(!checkpoint.idle(100 + StallWatch::kAnnouncedWorkS - 1, never_paused));
+    const std::optional<std::string> hung = checkpoint.idle(100 + StallWatch::kAnnouncedWorkS + 1, never_paused);
+    QVERIFY(hung.has_value());
+    QVERIFY2(hung->find("past the limit of 900 s (writing the checkpoint of step 4 was announced") != std::string::npos,
+             hung->c_str());
+    // Once the checkpoint is written, the usual limit again.
+    JournalStallWatch after;
+    fed(after);
+    QVERIFY(!after.line(R"({"event":"progress","what":"writing the checkpoint of step 4","done":0,"total":0})", 100));
+    QVERIFY(!after.line(R"({"event":"checkpoint","step":4,"path":"x"})", 200));
+    QVERIFY(after.idle(202.6, never_paused).has_value());
+  }
+
   // Garbage at data position 24 makes step 25 spike. warn keeps its update and counts it; skip leaves the weights
   // as they were; either way the run finishes.
   void aSpikeIsWarnedOrSkipped_data() {

@@ -69,7 +69,7 @@ StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t)>&
 }
 
 double evaluate(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch, int64_t count, Precision precision,
-                const c10::Device& device) {
+                const c10::Device& device, const std::function<void(int64_t done)>& on_batch) {
   const bool was_training = model.is_training();
   model.eval();
   at::NoGradGuard no_grad;
@@ -78,6 +78,7 @@ double evaluate(GPTImpl& model, const std::function<Batch(int64_t)>& next_batch,
     Batch batch = next_batch(i);
     AutocastGuard autocast(device.type(), uses_autocast(precision), autocast_dtype(precision));
     total.add_(model.forward(batch.inputs, batch.targets).loss.to(at::kFloat));
+    if (on_batch) on_batch(i + 1);  // no sync: on a GPU the launch queue's bound keeps this near the work done
   }
   if (was_training) model.train();
   return total.item<double>() / static_cast<double>(count);

@@ -36,8 +36,9 @@ StepOutput forward_backward(GPTImpl& model, const std::function<Batch(int64_t mi
                             Precision precision, const c10::Device& device, const at::Tensor& loss_scale = {},
                             GradReducer* reducer = nullptr, StepProfile* profile = nullptr);
 
-// Mean loss over batches from next_batch(i), i < count, in eval mode without gradients.
+// Mean loss over batches from next_batch(i), i < count, in eval mode without gradients. on_batch(done), when
+// given, is called after each batch is queued: a long evaluation then beats for whoever watches for a stall.
 double evaluate(GPTImpl& model, const std::function<Batch(int64_t i)>& next_batch, int64_t count, Precision precision,
-                const c10::Device& device);
+                const c10::Device& device, const std::function<void(int64_t done)>& on_batch = {});
 
 }  // namespace tokamak

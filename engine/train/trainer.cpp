@@ -347,11 +347,18 @@ bool Run::periodic_work(Loop& l, int64_t step, bool report) {
 }
 
 bool Run::evaluate_val(int64_t step, double trained_s) {
-  // A heartbeat first: whoever watches the journal for a stall sees the run alive through a long evaluation.
-  sink_.on_progress({"evaluating the val loss at step " + std::to_string(step), 0, 0});
+  // Heartbeats: a line first and then at most one a second, so whoever watches the journal for a stall sees
+  // the run alive through a long evaluation (and a user sees how far it is).
+  const int64_t batches = val_batches_ ? val_batches_ : c_.eval.batches;
+  const std::string what = "evaluating the val loss at step " + std::to_string(step);
+  sink_.on_progress({what, 0, static_cast<uint64_t>(batches)});
+  Clock::time_point beat = Clock::now();
   double val = evaluate(
-      *model_, [&](int64_t i) { return loader_->val_batch(i); }, val_batches_ ? val_batches_ : c_.eval.batches,
-      precision_, device_);
+      *model_, [&](int64_t i) { return loader_->val_batch(i); }, batches, precision_, device_, [&](int64_t done) {
+        if (done == batches || Clock::now() - beat < std::chrono::seconds(1)) return;
+        beat = Clock::now();
+        sink_.on_progress({what, static_cast<uint64_t>(done), static_cast<uint64_t>(batches)});
+      });
   if (group_) val = group_->mean(val);  // each rank evaluated its own share of the val windows
   EvalEvent e{step, tokens_, std::chrono::duration<double>(Clock::now() - started_).count(), {}};
   e.metrics.add("val_loss", val);

@@ -19,6 +19,7 @@ struct RecordingSink : EventSink {
   std::vector<AlertEvent> alerts;
   std::vector<SampleEvent> samples;
   std::vector<CheckpointEvent> checkpoints;
+  std::vector<ProgressEvent> progress;
   EndEvent end;
   // Every event's kind in the order they came ("step", "eval", "checkpoint", "heartbeat": a progress event without
   // a total, "progress"), for a test of what comes before what.
@@ -36,7 +37,10 @@ struct RecordingSink : EventSink {
     order.push_back("eval");
     evals.push_back(e);
   }
-  void on_progress(const ProgressEvent& e) override { order.push_back(e.total == 0 ? "heartbeat" : "progress"); }
+  void on_progress(const ProgressEvent& e) override {
+    order.push_back(e.total == 0 ? "heartbeat" : "progress");
+    progress.push_back(e);
+  }
   void on_skip(const SkipEvent& e) override { skips.push_back(e); }
   void on_spike(const SpikeEvent& e) override { spikes.push_back(e); }
   void on_alert(const AlertEvent& e) override { alerts.push_back(e); }
