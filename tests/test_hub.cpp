@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
+#include "engine/core/data/hub/hub_catalog.h"
+#include "engine/core/data/hub/hub_fetch.h"
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/util/files.h"
 #include "tests/support/cli_runner.h"
@@ -457,6 +459,32 @@ class TestHub : public QObject {
     QVERIFY2(r.code == 0, r.err.constData());
     QCOMPARE(contents(datasetDir("long--body") + "/l_train_000001.bin"), shard);
     QCOMPARE(gets(hub.requests()).filter("/resolve/").size(), 1);  // once, not again and again
+  }
+
+  // The caller's progress runs on the fetching thread while the pool downloads: when it throws, the fetch fails
+  // with that error once the pool has stopped, instead of a joinable thread ending the process.
+  void aProgressThatThrowsFailsTheFetchNotTheProcess() {
+    test::NginxServer hub;
+    hub.addRepo("slow/shards", {"32k", "", true});
+    hub.addFile("slow/shards", "s_train_000001.bin", llmc_shard(50000, 5));  // 100 KB at 32 KB/s: seconds
+    QVERIFY2(hub.start(), qPrintable(hub.error()));
+    qputenv("HF_ENDPOINT", hub.endpoint().toUtf8());
+    FetchOptions o;
+    int calls = 0;
+    o.progress = [&](const FetchProgress&) -> bool {
+      if (++calls == 2) throw std::runtime_error("the progress display broke");
+      return true;
+    };
+    QString said;
+    try {
+      fetch_hub_dataset(select_hub_dataset("hf:slow/shards", -1, 0), o);
+    } catch (const std::exception& e) {
+      said = e.what();
+    }
+    qunsetenv("HF_ENDPOINT");
+    QCOMPARE(said, QString("the progress display broke"));
+    QCOMPARE(calls, 2);  // the pool stopped at the failure: no progress after it
+    QVERIFY(!QFile::exists(datasetDir("slow--shards") + "/s_train_000001.bin"));
   }
 
   void fullDiskIsOneLine() {

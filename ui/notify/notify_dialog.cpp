@@ -111,13 +111,19 @@ void NotifyDialog::sendTest() {
   QThreadPool::globalInstance()->start([self, s] {
     Notice n{"test", "Tokamak: a test", "Notifications reach you here.", "", "", 0};
     QStringList said;
-    if (s.desktop) {
-      const std::string why = send_desktop(n);
-      said << (why.empty() ? tr("desktop: sent") : tr("desktop: %1").arg(QString::fromStdString(why)));
-    }
-    if (!s.webhook.empty()) {
-      const std::string why = send_webhook(s.webhook, n);
-      said << (why.empty() ? tr("webhook: sent") : tr("webhook: %1").arg(QString::fromStdString(why)));
+    try {  // a pool thread that throws ends the studio: whatever goes wrong is said in the dialog instead
+      if (s.desktop) {
+        const std::string why = send_desktop(n);
+        said << (why.empty() ? tr("desktop: sent") : tr("desktop: %1").arg(QString::fromStdString(why)));
+      }
+      if (!s.webhook.empty()) {
+        const std::string why = send_webhook(s.webhook, n);
+        said << (why.empty() ? tr("webhook: sent") : tr("webhook: %1").arg(QString::fromStdString(why)));
+      }
+    } catch (const std::exception& e) {
+      said << tr("not sent: %1").arg(QString::fromUtf8(e.what()));
+    } catch (...) {
+      said << tr("not sent: an unknown error");
     }
     if (said.isEmpty()) said << tr("nothing to send to: turn the desktop on or give a webhook");
     const QString outcome = said.join("; ");

@@ -14,6 +14,7 @@
 
 #include "engine/core/run/run_folder.h"
 #include "engine/core/util/files.h"
+#include "engine/core/util/proc_files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 
@@ -28,11 +29,9 @@ QString duration(double s) {
 
 // Alive and not a zombie: a detached child is reparented, and a container's init may never reap it.
 bool alive(qint64 pid) {
-  QFile stat(QString("/proc/%1/stat").arg(pid));
-  if (pid <= 0 || !stat.open(QIODevice::ReadOnly)) return false;
-  const QByteArray s = stat.readAll();
-  const int close = s.lastIndexOf(')');  // the command name may hold spaces and parentheses
-  return close > 0 && s.size() > close + 2 && s[close + 2] != 'Z' && s[close + 2] != 'X';
+  if (pid <= 0) return false;
+  const std::optional<ProcStat> stat = read_proc_stat(pid);
+  return stat && stat->state != 'Z' && stat->state != 'X';
 }
 
 QString file(const QString& name, const char* ext) { return DatasetGet::folder() + "/" + name + ext; }

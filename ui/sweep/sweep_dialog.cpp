@@ -351,7 +351,15 @@ void SweepDialog::replanInBackground() {
   const int gpus = deviceInfo().gpuCount();
   QPointer<SweepDialog> self(this);
   QThreadPool::globalInstance()->start([self, generation, file, source, gpus] {
-    const PlanView view = planOf(file, source, gpus);
+    PlanView view;
+    try {  // planOf says its problems in the view; this is for what it does not foresee (a pool thread that
+           // throws ends the studio)
+      view = planOf(file, source, gpus);
+    } catch (const std::exception& e) {
+      view.problem = QString::fromUtf8(e.what());
+    } catch (...) {
+      view.problem = "the plan could not be made";
+    }
     // qApp outlives the dialog: the dialog itself is looked at on the GUI thread only.
     QMetaObject::invokeMethod(
         qApp,

@@ -108,6 +108,9 @@ void StoreSink::writer_loop() {
     } catch (const std::exception& e) {
       state_ = saved;
       failure = Error(std::string("run store: ") + e.what(), "");
+    } catch (...) {  // this is the writer's thread: nothing may leave it
+      state_ = saved;
+      failure = Error("run store: an unknown error while writing", "");
     }
     // A start that failed (the store stayed locked) is refused to the trainer by on_start: it is dropped here, not
     // tried again with the next batch, where it would record a run the user was told did not start.

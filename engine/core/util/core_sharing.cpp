@@ -18,7 +18,7 @@ CoreSharing::CoreSharing(int threads, bool adapt, Options options)
       lk.unlock();
       try {
         look();
-      } catch (const std::exception&) {
+      } catch (...) {
         lk.lock();
         break;  // a look that fails (no /proc, no memory) ends the looking, never the run
       }

@@ -85,10 +85,18 @@ void run_parallel(Shared& s, size_t count, const std::function<void(HttpClient&,
   running = n;
   for (int t = 0; t < n; ++t) pool.emplace_back(work);
   std::unique_lock<std::mutex> lk(mu);
+  bool waiting_failed = false;
   while (running > 0) {
     cv.wait_for(lk, std::chrono::milliseconds(500));
     lk.unlock();
-    if (while_waiting) while_waiting();
+    // The caller's progress may throw; the pool must still be joined before anything leaves (a joinable
+    // std::thread destroyed ends the process), so it fails the fetch like a worker would.
+    try {
+      if (while_waiting && !waiting_failed) while_waiting();
+    } catch (...) {
+      waiting_failed = true;
+      s.fail(std::current_exception());
+    }
     lk.lock();
   }
   lk.unlock();
