@@ -29,6 +29,7 @@ pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite
       libcurl4-openssl-dev  # Hub downloads (engine/core/data/hub)
       nginx-light   # the tests' own HTTP server standing in for the Hub (tests/support/nginx_server.h)
       libglib2.0-bin dbus-daemon  # gdbus sends desktop notifications; the tests start their own session bus
+      util-linux   # taskset: the slowdown tests pin a busy process onto a run's core (Essential, named so it is never left out)
       slurm-client slurmctld slurmd munge)  # Slurm jobs; the tests start their own one-node Slurm (tests/support/slurm_cluster.h)
 # (Debian's openssh-server, slurmctld, slurmd and munge also enable the system's daemons where systemd runs; the
 # tests never use those: they start their own in a temporary folder.)

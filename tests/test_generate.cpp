@@ -146,7 +146,7 @@ class TestGenerate : public QObject {
     const QStringList args{"generate", "--checkpoint", ck, "--prompt", "The hacker", "--tokens", "40", "--seed", "4",
                            "--top-p", "0.9"};
     const test::CliResult whole = test::run_tokamak(args), streamed = test::run_tokamak(args + QStringList{"--stream"});
-    QVERIFY2(whole.code == 0 && streamed.code == 0, streamed.err.constData());
+    QVERIFY2(whole.code == 0 && streamed.code == 0, (whole.err + streamed.err).constData());
     QVERIFY(whole.out.startsWith("The hacker") && whole.out.size() > 12);
     QCOMPARE(streamed.out, whole.out);
     // A count too big for any int gets a range message, not CLI11's own words.
@@ -154,6 +154,22 @@ class TestGenerate : public QObject {
                                                     "99999999999999999999"});
     QVERIFY2(huge.code != 0 && huge.err.contains("out of range") && huge.err.contains("from 1 to 1000000"),
              huge.err.constData());
+    // The same for every whole number (each was clamped to the largest int64 and taken), and top-p is refused
+    // before the model loads.
+    const QList<QStringList> refused{{"--top-k", "99999999999999999999", "out of range"},
+                                     {"--seed", "99999999999999999999", "out of range"},
+                                     {"--seed", "-1", "out of range"},
+                                     {"--step", "99999999999999999999", "out of range"},
+                                     {"--top-p", "0", "must be more than 0"},
+                                     {"--top-p", "nan", "is not a number"},
+                                     {"--top-p", "1.5", "must be at most 1"}};
+    for (const QStringList& r : refused) {
+      const test::CliResult bad =
+          test::run_tokamak({"generate", "--run", "1", "--prompt", "x", r[0], r[1], "--db", QString::fromStdString(env.path("none.db"))});
+      QVERIFY2(bad.code != 0 && bad.err.contains(r[0].toUtf8()) && bad.err.contains(r[2].toUtf8()) &&
+                   bad.err.trimmed().count('\n') == 0,
+               qPrintable(r.join(' ') + ": " + bad.err));
+    }
   }
 
   // --keep on a store that cannot take the try now (an older Tokamak's queue worker holds it: it is opened
@@ -190,6 +206,38 @@ class TestGenerate : public QObject {
         test::run_tokamak({"generate", "--run", "1", "--db", QString::fromStdString(db), "--prompt", "The", "--keep",
                            "--tokens", "4"});
     QVERIFY2(kept.code == 0 && kept.err.contains("kept with run 1"), kept.err.constData());
+  }
+
+  // A try kept from a prompt that is not UTF-8 (a terminal in Latin-1) is stored repaired, so an export and import
+  // give the same stored bytes back: the JSON export writes UTF-8 only, and a raw byte would come back otherwise.
+  void aKeptTryOfStrayBytesRoundTrips() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    const std::string db = env.path("runs.db"), db2 = env.path("imported.db"), json = env.path("runs.json");
+    const std::string ck = test::save_tiny_checkpoint(env.path("ck"), 7, "utf8000000000001", 5);
+    {
+      RunStore store(db);
+      RunStart start;
+      start.run_uid = "utf8000000000001", start.name = "latin", start.config_json = "{}";
+      const int64_t id = store.begin_run(start, 1717000000, 1);
+      store.add_checkpoint(id, {7, ck, 1717000001});
+      store.end_run(id, "finished", "", 1717000002);
+    }
+    // No QString on the way: the shell's printf puts the raw bytes 0xE9 and 0xFF into the argument.
+    const test::CliResult kept = test::run_program(
+        "/bin/sh", {"-c", "exec \"$0\" generate --run 1 --db \"$1\" --keep --tokens 4 --prompt \"$(printf 'caf\\351 \\377')\"",
+                    test::tokamak_bin(), QString::fromStdString(db)});
+    QVERIFY2(kept.code == 0 && kept.err.contains("kept with run 1"), kept.err.constData());
+    QCOMPARE(test::tokamak_line("runs export --format json --out " + json + " --db " + db), 0);
+    QCOMPARE(test::tokamak_line("runs import " + json + " --db " + db2), 0);
+    RunStore before(db), after(db2);
+    const std::vector<PlayRow> a = before.plays(before.run_ids().front()), b = after.plays(after.run_ids().front());
+    QCOMPARE(a.size(), size_t{1});
+    QCOMPARE(a[0].prompt, std::string("caf\xef\xbf\xbd \xef\xbf\xbd"));
+    QCOMPARE(b.size(), size_t{1});
+    QCOMPARE(b[0].prompt, a[0].prompt);
+    QCOMPARE(b[0].text, a[0].text);
+    QCOMPARE(b[0].options_json, a[0].options_json);
   }
 
   // `more` goes on past max_new_tokens while it asks (sample_text: to finish a character the last token left

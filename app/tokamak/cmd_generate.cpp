@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <cstdint>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -106,17 +107,20 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--checkpoint", a->checkpoint,
                   "checkpoint written by `tokamak train`, or a Hugging Face GPT-2 folder");
   cmd->add_option("--run", a->run, "a stored run's id or uid: its newest checkpoint (or --step's)");
-  cmd->add_option("--step", a->step, "with --run: the checkpoint saved at this step")->check(above_zero());
+  // Whole numbers are checked before CLI11 converts them: one too big for an int64 was silently clamped.
+  cmd->add_option("--step", a->step, "with --run: the checkpoint saved at this step")
+      ->check(count_between(1, 1000000000000000));
   cmd->add_option("--db", a->db, "run store for --run (default: $XDG_DATA_HOME/tokamak/runs.db)");
   cmd->add_flag("--keep", a->keep,
                 "keep the prompt, settings and text with the run (the studio's playground shows them)");
   cmd->add_option("--prompt", a->prompt, "text to continue")->required();
   cmd->add_option("--tokens", a->tokens, "tokens to generate")->check(count_between(1, 1000000));
   cmd->add_option("--temperature", a->temperature, "sampling temperature (> 0)")->check(above_zero());
-  cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")->check(zero_or_more());
+  cmd->add_option("--top-k", a->top_k, "sample from the k most likely tokens (0 = all)")
+      ->check(count_between(0, 10000000));
   cmd->add_option("--top-p", a->top_p,
                   "sample from the most likely tokens whose probabilities reach p (0 < p <= 1; 1 = all)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(above_zero(1));  // refused before the model loads: 0, nan and past 1 alike
   auto* stream = cmd->add_flag("--stream", a->stream, "print each token as it is made");
   cmd->add_flag("--json", a->json,
                 "print JSON: with --stream a {\"event\":\"token\",\"text\":…} line a token, then one result line "
@@ -126,7 +130,7 @@ void add_generate_command(CLI::App& app) {
                 "another program's tokens)")
       ->excludes(stream)
       ->excludes("--json");
-  cmd->add_option("--seed", a->seed, "random seed");
+  cmd->add_option("--seed", a->seed, "random seed")->check(count_between(0, INT64_MAX));
   cmd->add_option("--device", a->device, "cpu | cuda | cuda:N");
   cmd->add_flag("--no-kv-cache", a->no_kv_cache, "run the whole window for every token (for comparison)");
   cmd->callback([a] { run_generate(*a); });
