@@ -231,7 +231,7 @@ EndEvent train_here(Config c, const TrainArgs& args, const DistEnv& dist, const 
     std::fprintf(stderr, "tokamak: TOKAMAK_TRY_SPIKE_AT: step %lld reads garbage tokens (%lld steps of them)\n",
                  static_cast<long long>(from + 1), static_cast<long long>(to - from));
   }
-  // Rank 0 keeps the journal: every event, whoever reads it (docs/ARCHITECTURE.md, "Run folders").
+  // Rank 0 keeps the journal: every event, whoever reads it (engine/core/run/README.md).
   std::unique_ptr<JournalWriter> journal;
   std::string journal_error;
   if (main_rank) {

@@ -26,7 +26,7 @@ void PrinterSink::emit(const json& j) {
   // error_handler::replace: a string from outside (a prompt, a file name in a warning) may hold invalid UTF-8;
   // samples no longer do (sample_text holds back a character split between tokens).
   const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  // The journal first: it is the record that outlives every reader (docs/ARCHITECTURE.md, "Run folders").
+  // The journal first: it is the record that outlives every reader (engine/core/run/README.md).
   // Said once, whether the line was refused or went into the reserve a full disk leaves (journal.h).
   if (journal_ && !journal_->failed()) {
     const bool written = journal_->append(line);
