@@ -405,6 +405,57 @@ class TestCheckpoint : public QObject {
     QVERIFY(other.start.run_uid.empty() && other.checkpoints.empty());
   }
 
+  // checkpoint.dir goes through the rule every output does (engine/core/util/output_path.h): a folder holding a
+  // user's file got step_N.safetensors beside it, a user's own step_N.safetensors was replaced and a link there
+  // became a plain file. Now each is refused before step 1, in one line, and left as it was.
+  void aCheckpointFolderHoldsOnlyTheRunsCheckpoints() {
+    test::ScratchEnv env;
+    QVERIFY2(env.ok(), "assets missing: run scripts/setup.sh");
+    const std::string data = env.corpus_excerpt(60000);
+    const auto refused = [&](const std::string& dir, const char* why) {
+      Config c;
+      apply_overrides(c, test::tiny_run_overrides({"data.path=" + data, "train.batch_size=2", "eval.every=0",
+                                                   "sample.every=-1", "threads=1", "train.steps=2",
+                                                   "checkpoint.dir=" + dir}));
+      test::RecordingSink sink;
+      const QString e = error_of([&] { train(c, sink); });
+      QVERIFY2(e.contains(why) && e.contains("hint:") && !e.contains('\n'), qPrintable(e));
+      QVERIFY(sink.steps.empty() && sink.checkpoints.empty());
+    };
+    const std::string a = env.path("ckA"), b = env.path("ckB"), c = env.path("ckC");
+    make_dirs(a), make_dirs(b), make_dirs(c);
+    write_file_atomically(a + "/chapter1.tex", "years of work");
+    refused(a, "holds files Tokamak did not make ('chapter1.tex')");
+    QVERIFY(list_checkpoints(a).empty() && read_file(a + "/chapter1.tex") == "years of work");
+    write_file_atomically(checkpoint_path(b, 2), "my own notes");
+    refused(b, "is not a Tokamak checkpoint");
+    QCOMPARE(read_file(checkpoint_path(b, 2)), std::string("my own notes"));
+    QCOMPARE(::symlink((a + "/chapter1.tex").c_str(), checkpoint_path(c, 2).c_str()), 0);
+    refused(c, "is a symbolic link");
+    QVERIFY(std::filesystem::is_symlink(checkpoint_path(c, 2)));
+
+    // A file that came after the folder was looked at is refused where the checkpoint is written.
+    const std::string d = env.path("ckD");
+    test::save_tiny_checkpoint(d, 1, "0123456789abcdef");
+    write_file_atomically(checkpoint_path(d, 3), "my own notes");
+    GPT m(tiny());
+    QVERIFY(error_of([&] {
+              save_checkpoint(checkpoint_path(d, 3), *m, nullptr, {"0123456789abcdef", "{}", 3, 0, ""}, c10::kCPU);
+            }).contains("is not a Tokamak checkpoint"));
+    QCOMPARE(read_file(checkpoint_path(d, 3)), std::string("my own notes"));
+    QCOMPARE(::unlink(checkpoint_path(d, 3).c_str()), 0);
+    // The run's own checkpoints and the temporaries a dead process left are the run's; a user's file whose name
+    // merely looks like a temporary is neither removed nor written beside.
+    const std::string stale = checkpoint_path(d, 2) + ".tmp-999999999-0000abcd";
+    write_file_atomically(stale, "x");
+    prepare_checkpoint_dir(d, 1024, "0123456789abcdef", true);
+    QVERIFY(!path_exists(stale) && path_exists(checkpoint_path(d, 1)));
+    write_file_atomically(d + "/draft.tmp-999999999-0000abcd", "mine");
+    QVERIFY(error_of([&] { prepare_checkpoint_dir(d, 1024, "0123456789abcdef", true); })
+                .contains("('draft.tmp-999999999-0000abcd')"));
+    QVERIFY(path_exists(d + "/draft.tmp-999999999-0000abcd"));
+  }
+
   void writtenFileIsPlainSafetensors() {
     // The header parses, its tensors tile the data section, and the model tensors carry Tokamak's names.
     const std::string raw = bytes_of(good_);

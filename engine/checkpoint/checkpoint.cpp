@@ -6,10 +6,12 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/ops/empty.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/format.h"
+#include "engine/core/util/output_path.h"
 #include "engine/core/util/safetensors.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer_state.h"
@@ -175,12 +178,71 @@ at::Tensor read_tensor(const std::string& path, const Opened& o, const std::stri
   return cpu;
 }
 
-// The uid of the run that wrote a checkpoint, or "" when it cannot be read (not provably another run's).
-std::string owner_of(const std::string& path) {
+// N of a name step_N.safetensors (checkpoint_path's); -1 for any other name.
+int64_t step_of(const std::string& name) {
+  if (name.rfind("step_", 0) != 0 || name.size() <= 5 || !std::isdigit(static_cast<unsigned char>(name[5]))) return -1;
+  char* end = nullptr;
+  const long long step = std::strtoll(name.c_str() + 5, &end, 10);
+  return end && std::string(end) == ".safetensors" ? step : -1;
+}
+
+// write_safetensors' temporary of a checkpoint: step_N.safetensors.tmp-PID-XXXXXXXX.
+bool is_checkpoint_temporary(const std::string& name) {
+  const size_t at = name.find(".tmp-");
+  return at != std::string::npos && step_of(name.substr(0, at)) >= 0;
+}
+
+// The run uid in a Tokamak checkpoint's header; "" when the regular file at PATH is not one. The header alone: a
+// checkpoint whose tensors are damaged is still its run's.
+std::string header_owner(const std::string& path) {
   try {
-    return read_checkpoint_info(path).run_uid;
-  } catch (const Error&) {
-    return {};
+    const SafetensorsHeader h = read_safetensors_header(path);
+    const auto kind = h.metadata.find("format"), uid = h.metadata.find("run_uid");
+    if (kind != h.metadata.end() && kind->second == kKind && uid != h.metadata.end()) return uid->second;
+  } catch (const Error&) {  // not a safetensors file at all
+  }
+  return {};
+}
+
+// Throws unless the file at PATH may be replaced by run RUN_UID's checkpoint (any run's when RUN_UID is ""):
+// nothing is there, or a Tokamak checkpoint of that run. A link, a folder or a FIFO is never opened.
+void check_replaceable(const std::string& path, const std::string& run_uid) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  const std::string hint = "move it out of the folder, or set checkpoint.dir to a new or empty folder";
+  if (!S_ISREG(st.st_mode))
+    throw Error("'" + path + "' is " + protected_kind(path) + ": a checkpoint never replaces it", hint);
+  const std::string owner = header_owner(path);
+  if (owner.empty()) throw Error("'" + path + "' is not a Tokamak checkpoint: a checkpoint never replaces it", hint);
+  if (!run_uid.empty() && owner != run_uid)
+    throw Error("checkpoint '" + path + "' is run " + owner + "'s; run " + run_uid + " will not overwrite it",
+                kOwnFolder);
+}
+
+// Every step_N.safetensors in DIR must be one the run may replace; with ONLY_CHECKPOINTS (a folder the user named,
+// not the run's own folder with its journal) nothing else may be there either but checkpoints' temporaries: a
+// checkpoint written beside a user's files would mix Tokamak's files into theirs, and checkpoint.keep deletes.
+void check_checkpoint_folder(const std::string& dir, const std::string& run_uid, bool only_checkpoints) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());  // the same file named each time
+  for (const std::string& name : names) {
+    const std::string path = dir + "/" + name;
+    if (step_of(name) >= 0) {
+      try {
+        check_replaceable(path, run_uid);
+      } catch (const Error& e) {
+        if (e.hint() != kOwnFolder) throw;
+        throw Error("checkpoint folder '" + dir + "' holds checkpoints of another run (" +
+                        header_owner(path) + ": " + name + "), which this run's would overwrite",
+                    kOwnFolder);
+      }
+    } else if (only_checkpoints && !is_checkpoint_temporary(name)) {
+      throw Error("checkpoint folder '" + dir + "' holds files Tokamak did not make ('" + name +
+                      "'): no checkpoint is written into it",
+                  "set checkpoint.dir to a new or empty folder, or leave it empty for the run's own folder");
+    }
   }
 }
 
@@ -203,11 +265,8 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("step_", 0) != 0 || e.path().extension() != ".safetensors") continue;
-    char* end = nullptr;
-    const long long step = std::strtoll(name.c_str() + 5, &end, 10);
-    if (end && std::string(end) == ".safetensors") found.emplace_back(step, e.path().string());
+    const int64_t step = step_of(e.path().filename().string());
+    if (step >= 0) found.emplace_back(step, e.path().string());
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> paths;
@@ -215,19 +274,14 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   return paths;
 }
 
-void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid) {
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid,
+                            bool only_checkpoints) {
   make_dirs(dir);
+  // Before the temporaries are cleaned: in a folder the user named, only the run's own may be removed.
+  check_checkpoint_folder(dir, run_uid, only_checkpoints);
   remove_stale_temporaries(dir);
   if (::access(dir.c_str(), W_OK) != 0)
     throw Error("checkpoint folder '" + dir + "' is not writable", "set checkpoint.dir to a writable folder");
-  if (!run_uid.empty())
-    for (const std::string& p : list_checkpoints(dir)) {
-      const std::string owner = owner_of(p);
-      if (!owner.empty() && owner != run_uid)
-        throw Error("checkpoint folder '" + dir + "' holds checkpoints of another run (" + owner + ": " +
-                        std::filesystem::path(p).filename().string() + "), which this run's would overwrite",
-                    kOwnFolder);
-    }
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
@@ -266,11 +320,9 @@ void check_checkpoint_owner(const std::string& path, const std::string& run_uid)
 
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,
                      const CheckpointInfo& info, const c10::Device& device) {
-  // A second run that came into the folder after prepare_checkpoint_dir looked: never write over its file.
-  const std::string owner = path_exists(path) ? owner_of(path) : std::string();
-  if (!owner.empty() && owner != info.run_uid)
-    throw Error("checkpoint '" + path + "' is run " + owner + "'s; run " + info.run_uid + " will not overwrite it",
-                kOwnFolder);
+  // What came into the folder after prepare_checkpoint_dir looked (a second run's file, a user's, a link): never
+  // written over.
+  check_replaceable(path, info.run_uid);
   std::vector<std::pair<std::string, at::Tensor>> parts;  // CPU, contiguous: kept alive through the write
   for (const auto& p : model.named_parameters()) parts.emplace_back("model." + p.key(), p.value());
   if (optimizer) {

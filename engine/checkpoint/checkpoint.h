@@ -41,8 +41,11 @@ std::vector<std::string> list_checkpoints(const std::string& dir);
 // Before step 1: creates `dir`, removes temporaries left by dead processes, and throws an Error when the
 // folder is not writable or has less than `bytes_needed` free (twice a checkpoint: old and new coexist). Given
 // the run's uid, it also throws when the folder holds another run's checkpoints: files are named by step
-// alone, so two runs in one folder would overwrite each other's step_N.
-void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid = {});
+// alone, so two runs in one folder would overwrite each other's step_N. A step_N.safetensors that is not a
+// Tokamak checkpoint (a user's file, a link, a FIFO) is refused always; with `only_checkpoints` (a folder the user
+// named as checkpoint.dir, not the run's own folder) so is any other file in it (engine/core/util/output_path.h).
+void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid = {},
+                            bool only_checkpoints = false);
 // Throws an Error naming both runs when the checkpoint at `path` is not one of run `run_uid`'s: a run resumed
 // from it would train another run's weights under its own name.
 void check_checkpoint_owner(const std::string& path, const std::string& run_uid);
@@ -52,7 +55,8 @@ uint64_t checkpoint_bytes(const GPTImpl& model, bool with_optimizer);
 // other runs' checkpoints in a shared folder are never touched.
 void prune_checkpoints(const std::string& dir, int64_t keep, const std::string& run_uid);
 
-// Writes durably (unique temporary, fsync, rename, fsync of the folder); refuses to replace another run's file.
+// Writes durably (unique temporary, fsync, rename, fsync of the folder); replaces only a checkpoint of the same
+// run, never another run's, a user's file or a link.
 // optimizer may be null (weights only); it is AdamW, or a ZeRO-1 run's gathered full-size state
 // (engine/parallel/zero.h): the file is the same.
 void save_checkpoint(const std::string& path, const GPTImpl& model, OptimizerState* optimizer,

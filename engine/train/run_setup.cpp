@@ -237,7 +237,8 @@ void Run::name_run() {
   checkpoint_dir_ = !c_.checkpoint.dir.empty() ? c_.checkpoint.dir : run_folder_path(c_.name, uid_);
   // A full disk or a read-only folder is found now, not after hours of training.
   if (main_ && writes_checkpoints())
-    prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true), uid_);
+    prepare_checkpoint_dir(checkpoint_dir_, 2 * checkpoint_bytes(*model_, /*with_optimizer=*/true), uid_,
+                           /*only_checkpoints=*/!c_.checkpoint.dir.empty());
 }
 
 // The start event (what, where, the two limits), then the machine's and the pace's watches.
