@@ -476,6 +476,8 @@ class TestEval : public QObject {
     const QString hf = QString::fromStdString(env.path("hf"));
     test::CliResult x = test::run_tokamak({"export", "--checkpoint", checkpoint, "--format", "hf", "--out", hf});
     QVERIFY2(x.code == 0, x.err.constData());
+    x = test::run_tokamak({"export", "--checkpoint", checkpoint, "--format", "hf", "--out", hf, "--force"});
+    QVERIFY2(x.code == 0, x.err.constData());  // its model.safetensors is an export's, not a checkpoint
     test::CliResult f =
         test::run_tokamak({"eval", "--json", "--db", db, "--checkpoint", hf, "--task", "hellaswag:" + items});
     QVERIFY2(f.code == 0, f.err.constData());

@@ -55,6 +55,14 @@ std::string write(const QTemporaryDir& dir, const char* name, const std::string&
   return path;
 }
 
+// A safetensors file with no tensors and METADATA_JSON as its metadata.
+std::string safetensors_with(const std::string& metadata_json) {
+  const std::string header = "{\"__metadata__\":" + metadata_json + "}";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return bytes + header;
+}
+
 // A gate a test opens: a sender waits on it as a webhook that does not answer would.
 struct Gate {
   std::mutex m;
@@ -174,6 +182,26 @@ class TestReliability : public QObject {
     write(hf, "thesis.tex", "years of work");
     QVERIFY(error_of([&] { check_output_folder(hf.path().toStdString(), made, {"the export", {}, true, {}}); })
                 .contains("'thesis.tex'"));
+    // Each file the folder export writes is a file output: --force never replaces what the command reads, a link,
+    // a FIFO or a checkpoint among them; an earlier export's model.safetensors is its own kind and is replaced.
+    QTemporaryDir hf2;
+    const std::string folder = hf2.path().toStdString();
+    const std::vector<std::string> five = {"config.json", "model.safetensors", "vocab.json"};
+    const auto forced = [&](const std::vector<std::string>& inputs) {
+      return error_of([&] { check_output_folder(folder, five, {"the export", {}, true, inputs}); });
+    };
+    const std::string model = write(hf2, "model.safetensors", safetensors_with(R"({"format":"pt"})"));
+    QVERIFY2(forced({}).isEmpty(), qPrintable(forced({})));
+    QVERIFY(forced({model}).contains("is what this command reads"));
+    write(hf2, "model.safetensors", safetensors_with(R"({"format":"tokamak-checkpoint","run_uid":"u"})"));
+    QVERIFY(forced({}).contains("is a checkpoint"));
+    QCOMPARE(::unlink(model.c_str()), 0);
+    QCOMPARE(::symlink(notes.c_str(), hf2.filePath("config.json").toLocal8Bit().constData()), 0);
+    QVERIFY(forced({}).contains("is a symbolic link"));
+    QCOMPARE(::unlink(hf2.filePath("config.json").toLocal8Bit().constData()), 0);
+    QCOMPARE(::mkfifo(hf2.filePath("vocab.json").toLocal8Bit().constData(), 0600), 0);
+    QVERIFY(forced({}).contains("is a FIFO"));
+    QCOMPARE(read_file(notes), std::string("mine"));
   }
 
   // Slack's, Discord's and ntfy's URLs are the secret: the file is the user's alone and no message carries the path.

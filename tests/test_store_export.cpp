@@ -696,6 +696,17 @@ void TestStoreExport::outputsNeverReplaceWhatTheyMustNot() {
   make_dirs(db_in(dir, "thesis"));
   write_file_atomically(db_in(dir, "thesis/chapter1.tex"), "years of work");
   refused("export --format hf --checkpoint " + ck + " --out " + db_in(dir, "thesis") + " --force", "'chapter1.tex'");
+  // --force replaces the export's own files only: never its input among them, a link or a FIFO.
+  const std::string hf2 = db_in(dir, "hf2"), own = db_in(dir, "hf2/model.safetensors");
+  make_dirs(hf2);
+  write_file_atomically(own, "not a model");
+  refused("export --format hf --checkpoint " + own + " --out " + hf2 + " --force", "is what this command reads");
+  QCOMPARE(::symlink(notes.c_str(), (hf2 + "/config.json").c_str()), 0);
+  refused("export --format hf --checkpoint " + ck + " --out " + hf2 + " --force", "is a symbolic link");
+  QCOMPARE(::unlink((hf2 + "/config.json").c_str()), 0);
+  QCOMPARE(::mkfifo((hf2 + "/vocab.json").c_str(), 0600), 0);
+  refused("export --format hf --checkpoint " + ck + " --out " + hf2 + " --force", "is a FIFO");
+  QVERIFY(read_file(own) == "not a model" && read_file(notes) == "mine");
   QVERIFY(::access(fifo.c_str(), F_OK) == 0 && read_file(old) == "an earlier export");
   QCOMPARE(tokamak_line("runs list --db " + db, &out, true), 0);  // the store was never touched
 }

@@ -95,6 +95,7 @@ void run_export(const ExportArgs& a) {
                  static_cast<long long>(info.step), path.c_str(), a.type.c_str(), st.st_size / 1e6);
     return;
   }
+  check_output_folder(a.out, kHfFiles, rule);  // again, as for GGUF: the folder may have changed while it loaded
   export_hf(*model, a.out);
   const bool gpt2_vocab = model->options().vocab_size == Tokenizer::kEndOfText + 1;
   if (gpt2_vocab) export_hf_tokenizer(Tokenizer::gpt2(), a.out, model->options().context);

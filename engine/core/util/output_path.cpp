@@ -43,9 +43,19 @@ bool same_file(const struct stat& a, const std::string& other) {
   return ::stat(other.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-}  // namespace
+// A Tokamak checkpoint's header names its format in the metadata (engine/checkpoint/checkpoint.cpp).
+bool is_tokamak_checkpoint(const std::string& path) {
+  const std::string h = head_of(path, 8);
+  if (h.size() < 8) return false;
+  uint64_t len = 0;
+  std::memcpy(&len, h.data(), 8);
+  if (len < 2 || len > (100u << 20)) return false;
+  return head_of(path, 8 + len).find("\"format\":\"tokamak-checkpoint\"") != std::string::npos;
+}
 
-std::string protected_kind(const std::string& path) {
+// protected_kind, where a safetensors file is the command's own output (a Hugging Face export's
+// model.safetensors): only a Tokamak checkpoint is protected then.
+std::string protected_kind_of(const std::string& path, bool safetensors_is_output) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return {};
   if (S_ISLNK(st.st_mode)) return "a symbolic link";
@@ -55,22 +65,33 @@ std::string protected_kind(const std::string& path) {
   if (S_ISSOCK(st.st_mode)) return "a socket";
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (head_of(path, 16) == std::string("SQLite format 3\0", 16)) return "a run store (an SQLite database)";
-  if (looks_like_safetensors(path)) return "a checkpoint (safetensors)";
+  if (safetensors_is_output ? is_tokamak_checkpoint(path) : looks_like_safetensors(path))
+    return "a checkpoint (safetensors)";
   return {};
 }
 
-void check_output_file(const std::string& path, const OutputRule& rule) {
-  if (path.empty()) throw Error(rule.what + ": no path given", "name the file to write");
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return;  // nothing there: nothing to lose
+// What no rule.replace lets the command replace: what it reads, then anything protected_kind names.
+void refuse_protected(const std::string& path, const struct stat& st, const OutputRule& rule,
+                      bool safetensors_is_output) {
   for (const std::string& in : rule.inputs)
     if (!in.empty() && same_file(st, in))
       throw Error("'" + path + "' is what this command reads" + (in == path ? "" : " (" + in + ")") +
                       ": it is never replaced by " + rule.what,
                   "write " + rule.what + " somewhere else");
-  if (const std::string kind = protected_kind(path); !kind.empty())
+  if (const std::string kind = protected_kind_of(path, safetensors_is_output); !kind.empty())
     throw Error("'" + path + "' is " + kind + ": it is never replaced by " + rule.what,
                 "write " + rule.what + " somewhere else");
+}
+
+}  // namespace
+
+std::string protected_kind(const std::string& path) { return protected_kind_of(path, false); }
+
+void check_output_file(const std::string& path, const OutputRule& rule) {
+  if (path.empty()) throw Error(rule.what + ": no path given", "name the file to write");
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;  // nothing there: nothing to lose
+  refuse_protected(path, st, rule, false);
   bool same_kind = rule.extensions.empty();
   for (const std::string& e : rule.extensions) same_kind = same_kind || ends_with(path, e);
   if (!same_kind) {
@@ -93,16 +114,24 @@ void check_output_folder(const std::string& path, const std::vector<std::string>
   DIR* d = ::opendir(path.c_str());
   if (!d) throw Error("cannot read the folder '" + path + "': " + std::strerror(errno), "check its permissions");
   std::string foreign;
-  bool any_made = false;
+  std::vector<std::string> present;
   while (dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     bool ours = false;
     for (const std::string& m : made) ours = ours || m == name;
     if (!ours && foreign.empty()) foreign = name;
-    any_made = any_made || ours;
+    if (ours) present.push_back(name);
   }
   ::closedir(d);
+  // Each file it would write is one file output: never what the command reads, a link, a FIFO, the store or a
+  // checkpoint, whatever --force says. Its own model.safetensors is a safetensors file by kind.
+  for (const std::string& name : present) {
+    const std::string file = path + (path.back() == '/' ? "" : "/") + name;
+    struct stat fst {};
+    if (::lstat(file.c_str(), &fst) == 0) refuse_protected(file, fst, rule, ends_with(name, ".safetensors"));
+  }
+  const bool any_made = !present.empty();
   if (!foreign.empty())
     throw Error("the folder '" + path + "' holds files " + rule.what + " does not make ('" + foreign +
                     "'): nothing is written into it",

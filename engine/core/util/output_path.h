@@ -27,7 +27,8 @@ void check_output_file(const std::string& path, const OutputRule& rule);
 
 // For a folder the command fills with MADE (file names inside it): throws unless the folder does not exist yet,
 // is empty, or holds only names in MADE (which are then replaced only with rule.replace). A path that exists and
-// is not a folder is refused.
+// is not a folder is refused. Each name in MADE that is there goes through check_output_file's never-replaced
+// list (what the command reads, a link, a FIFO, the store, a Tokamak checkpoint), rule.replace or not.
 void check_output_folder(const std::string& path, const std::vector<std::string>& made, const OutputRule& rule);
 
 // What a file is, when it is something that is never replaced: "a folder", "a symbolic link", "a FIFO", "a
