@@ -327,6 +327,15 @@ class TestStudioSweep : public QObject {
     QCOMPARE(view.exportPlots(QString::fromStdString(env_->path("sweep.png")), &written), QString());
     QCOMPARE(written.size(), 3);
     for (const QString& w : written) QVERIFY(QFileInfo(w).size() > 0);
+    // The dialog asked about sweep.png alone: a key plot beside it that was not asked about is refused, and
+    // nothing of the export is written; once asked about, it is replaced.
+    const QString png = written[0], keyPlot = written[1];
+    write_file_atomically(png.toStdString(), "the parallel plot, kept");
+    const QString refused = view.exportPlots(png, nullptr, true);
+    QVERIFY2(refused.contains(QFileInfo(keyPlot).fileName() + "' exists"), qPrintable(refused));
+    QCOMPARE(read_file(png.toStdString()), std::string("the parallel plot, kept"));
+    QCOMPARE(view.exportPlots(png, nullptr, true, {written[1], written[2]}), QString());
+    QVERIFY(read_file(png.toStdString()) != "the parallel plot, kept");
 
     // Train the best longer: the best's config with more steps, queued; the worker trains it.
     const SweepTrialRow best = r.trials.first();

@@ -153,19 +153,35 @@ QString importanceHtml(const SweepResults& s) {
   return html;
 }
 
-QString saveSweepPlots(const QList<QCustomPlot*>& keyPlots, const SweepResults& s, QCustomPlot* parallel,
-                       const QString& path, QStringList* written, bool replace) {
+QStringList sweepKeyPlotPaths(const SweepResults& s, int plots, const QString& path) {
   const QFileInfo info(path);
+  QStringList paths;
+  for (int k = 0; k < plots && k < s.keys.size(); ++k)
+    paths << info.dir().filePath(
+        QStringLiteral("%1-%2.%3").arg(info.completeBaseName(), QString(s.keys[k].key).replace('.', '_'), info.suffix()));
+  return paths;
+}
+
+QString saveSweepPlots(const QList<QCustomPlot*>& keyPlots, const SweepResults& s, QCustomPlot* parallel,
+                       const QString& path, QStringList* written, bool replace, const QStringList& replaceKeys) {
+  const QStringList files = sweepKeyPlotPaths(s, keyPlots.size(), path);
+  // All checked before the first is drawn: a key plot refused halfway would leave half an export behind.
+  try {
+    const std::string suffix = "." + QFileInfo(path).suffix().toLower().toStdString();
+    for (const QString& f : files)
+      tokamak::check_output_file(f.toStdString(), {"the plot", {suffix}, replaceKeys.contains(f), {},
+                                                   "only the file the dialog named was asked about: export under "
+                                                   "another name, or remove it"});
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
   QString why = savePlot(parallel, path, replace);
   if (!why.isEmpty()) return why;
   if (written) *written << path;
-  for (int k = 0; k < keyPlots.size() && k < s.keys.size(); ++k) {
-    const QString file =
-        info.dir().filePath(QStringLiteral("%1-%2.%3")
-                                .arg(info.completeBaseName(), QString(s.keys[k].key).replace('.', '_'), info.suffix()));
-    why = savePlot(keyPlots[k], file, replace);
+  for (int k = 0; k < files.size(); ++k) {
+    why = savePlot(keyPlots[k], files[k], replaceKeys.contains(files[k]));
     if (!why.isEmpty()) return why;
-    if (written) *written << file;
+    if (written) *written << files[k];
   }
   return {};
 }

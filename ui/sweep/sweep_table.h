@@ -24,9 +24,13 @@ QString writeSweepTable(const SweepResults& s, const QString& format, const QStr
 // Spearman's ρ per key, strongest first, naming the measure and the rung it was taken at; a choice key's
 // mean metric per value.
 QString importanceHtml(const SweepResults& s);
-// The parallel coordinates at PATH, each key's plot at STEM-KEY.SUFFIX beside it. REPLACE (the dialog asked about
-// PATH) covers the key plots named after it too.
+// Where an export of the plots to PATH puts each of the first PLOTS keys' plots: STEM-KEY.SUFFIX beside it.
+QStringList sweepKeyPlotPaths(const SweepResults& s, int plots, const QString& path);
+// The parallel coordinates at PATH, each key's plot beside it (sweepKeyPlotPaths). REPLACE: the dialog asked about
+// PATH; REPLACE_KEYS: the key plots the person was asked about as well and said yes to. The dialog's answer was
+// about PATH alone, so any other key plot that exists is refused, and then nothing is written.
 QString saveSweepPlots(const QList<QCustomPlot*>& keyPlots, const SweepResults& s, QCustomPlot* parallel,
-                       const QString& path, QStringList* written, bool replace = false);
+                       const QString& path, QStringList* written, bool replace = false,
+                       const QStringList& replaceKeys = {});
 
 }  // namespace tokamak::ui

@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
@@ -77,8 +78,17 @@ void SweepView::build() {
     const SavePath to = askSavePath(this, tr("Export the plots"), results_.name + ".png",
                                     tr("Images (*.png *.pdf *.svg)"), QStringLiteral("png"));
     if (to.path.isEmpty()) return;
+    // The dialog asked about the file it named; each key's plot beside it that exists is asked about here.
+    QStringList existing, names;
+    for (const QString& f : sweepKeyPlotPaths(results_, keyPlots_->plots().size(), to.path))
+      if (QFileInfo(f).exists() || QFileInfo(f).isSymLink()) existing << f, names << QFileInfo(f).fileName();
+    if (!existing.isEmpty() &&
+        QMessageBox::question(this, tr("Replace the key plots?"),
+                              tr("Each key's plot goes beside %1, and these exist already:\n%2\n\nReplace them?")
+                                  .arg(QFileInfo(to.path).fileName(), names.join('\n'))) != QMessageBox::Yes)
+      return setMessage(tr("Nothing exported: %1 kept").arg(names.join(", ")));
     QStringList written;
-    const QString why = exportPlots(to.path, &written, to.replace);
+    const QString why = exportPlots(to.path, &written, to.replace, existing);
     setMessage(why.isEmpty() ? tr("Wrote %1").arg(written.join(", ")) : why, !why.isEmpty());
   });
   export_->setMenu(menu);
@@ -288,8 +298,9 @@ QString SweepView::exportTable(const QString& format, const QString& path, bool 
   return writeSweepTable(results_, format, path, replace);
 }
 
-QString SweepView::exportPlots(const QString& path, QStringList* written, bool replace) const {
-  return saveSweepPlots(keyPlots_->plots(), results_, parallel_->plot(), path, written, replace);
+QString SweepView::exportPlots(const QString& path, QStringList* written, bool replace,
+                               const QStringList& replaceKeys) const {
+  return saveSweepPlots(keyPlots_->plots(), results_, parallel_->plot(), path, written, replace, replaceKeys);
 }
 
 }  // namespace tokamak::ui

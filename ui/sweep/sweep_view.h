@@ -56,7 +56,9 @@ class SweepView : public QWidget {
   // format: csv | json | md. "" on success, else why. Written whole or not at all.
   QString exportTable(const QString& format, const QString& path, bool replace = false) const;
   // The parallel coordinates at `path` and each key's plot beside it (STEM-KEY.EXT); format from the suffix.
-  QString exportPlots(const QString& path, QStringList* written = nullptr, bool replace = false) const;
+  // REPLACE covers `path`, REPLACE_KEYS the key plots the person was asked about (saveSweepPlots).
+  QString exportPlots(const QString& path, QStringList* written = nullptr, bool replace = false,
+                      const QStringList& replaceKeys = {}) const;
 
  Q_SIGNALS:
   void newSweepRequested();
