@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <chrono>
@@ -149,6 +150,21 @@ class TestQueue : public QObject {
     QCOMPARE(int(events(journalOf(ia), "step").size()), 6);
     test::CliResult runs = test::run_tokamak({"runs", "show", ia["run_uid"].toString()});
     QVERIFY2(runs.code == 0 && runs.out.contains("finished"), runs.err.constData());
+  }
+
+  // An older version made the worker's log 0644; it may name webhooks, so the worker that opens it makes it 0600.
+  void anOlderWorkersReadableLogIsMadePrivate() {
+    QVERIFY(env_->ok());
+    const std::string log = data_dir() + "/queue-worker.log";
+    make_dirs(data_dir());
+    write_file_atomically(log, "an older worker's line\n");
+    QVERIFY(::chmod(log.c_str(), 0644) == 0);
+    QVERIFY(addRun(env_->corpus_excerpt(20000), 2, "short") > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);
+    struct stat st {};
+    QCOMPARE(::stat(log.c_str(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0600));
+    QVERIFY(QString::fromStdString(read_file(log)).startsWith("an older worker's line\n"));
   }
 
   void aKilledWorkerIsReplacedAndTheRunIsNotStartedTwice() {

@@ -15,12 +15,15 @@
 #include <cmath>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <iterator>
 #include <limits>
 #include <mutex>
 
 #include "engine/core/run/notice_queue.h"
 #include "engine/core/run/notify.h"
+#include "engine/core/run/run_folder.h"
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/verdict.h"
 #include "engine/core/util/files.h"
@@ -234,6 +237,93 @@ class TestReliability : public QObject {
     const Notice latin1{"failed", "run caf\xe9", "cannot open /data/caf\xe9.txt", "", "", 3};
     QVERIFY(!send_webhook("http://127.0.0.1:9/hook", latin1).empty());
     qunsetenv("XDG_CONFIG_HOME");
+  }
+
+  // A URL that is malformed (a password holding '/', '?' or '#', a port that is not one) shows no part of it: the
+  // host only where it parses, else the scheme alone.
+  void aRedactedUrlShowsNoSecretHoweverItIsWritten() {
+    const std::pair<const char*, const char*> shown[] = {
+        {"http://user:SECRET/TOKEN@127.0.0.1:1/x", "http://…"},
+        {"http://user:1234#SECRET@host/x", "http://…"},
+        {"http://user:SECRET?TOKEN@host/x", "http://…"},
+        {"http://user:SECRET@host:SECRET/x", "http://…"},
+        {"http://a:SECRET@b:TOKEN@host/", "http://host/…"},
+        {"https://SECRET@hooks.slack.com/services/TOKEN", "https://hooks.slack.com/…"},
+        {"https://ntfy.sh?SECRET#TOKEN", "https://ntfy.sh/…"},
+        {"https://ntfy.sh#SECRET", "https://ntfy.sh/…"},
+        {"http://[::1]:8080/SECRET", "http://[::1]:8080/…"},
+        {"http://[SECRET]/x", "http://…"},
+        {"http://host:99999999/SECRET", "http://…"},
+        {"http://SECRET\x01TOKEN/x", "http://…"},
+        {"http://SECRET TOKEN/x", "http://…"},
+        {"http://", "http://…"},
+        {"ht tp://SECRET/x", "…"},
+        {"SECRET-TOKEN", "…"},
+        {"://SECRET", "…"},
+    };
+    for (const auto& [url, want] : shown) {
+      const std::string got = redacted_url(url);
+      QVERIFY2(got.find("SECRET") == std::string::npos && got.find("TOKEN") == std::string::npos &&
+                   got.find("1234") == std::string::npos,
+               (std::string(url) + " -> " + got).c_str());
+      QVERIFY2(got == want, (std::string(url) + " -> " + got + ", not " + want).c_str());
+    }
+  }
+
+  // notifications.json written by hand (the docs show one) is 0644 under the usual umask: once it holds a webhook,
+  // reading it makes it the user's alone; without one it is left as it is.
+  void aHandWrittenWebhookFileIsMadePrivate() {
+    QTemporaryDir dir;
+    qputenv("XDG_CONFIG_HOME", dir.filePath("config").toUtf8());
+    make_dirs(config_dir());
+    const std::string path = notify_settings_path();
+    write_file_atomically(path, "{\"desktop\": false}");
+    QCOMPARE(::chmod(path.c_str(), 0644), 0);
+    QVERIFY(read_notify_settings().webhook.empty());
+    struct stat st {};
+    QCOMPARE(::stat(path.c_str(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0644));
+    write_file_atomically(path, "{\"webhook\": \"https://ntfy.sh/SECRET\"}");
+    QCOMPARE(::chmod(path.c_str(), 0644), 0);
+    QCOMPARE(read_notify_settings().webhook, std::string("https://ntfy.sh/SECRET"));
+    QCOMPARE(::stat(path.c_str(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0600));
+    qunsetenv("XDG_CONFIG_HOME");
+  }
+
+  // A run's process leads a group of its own: when it has ended but a process of its group lives on (a rank the
+  // stall's SIGKILL could not end), the run is alive; once that one has ended too, it is not.
+  void aRunIsAliveWhileItsGroupIs() {
+    QTemporaryDir dir;
+    const RunFolder f{dir.path().toStdString()};
+    int go[2];
+    QCOMPARE(::pipe(go), 0);
+    const pid_t leader = ::fork();
+    if (leader == 0) {
+      ::setpgid(0, 0);
+      if (::fork() == 0) {  // the rank that lives on, in the leader's group
+        ::pause();
+        ::_exit(0);
+      }
+      char c;
+      (void)!::read(go[0], &c, 1);
+      ::_exit(0);
+    }
+    ::setpgid(leader, leader);  // whichever of the two runs first
+    // A check that fails returns at once: the group is ended all the same, or its sleeper outlives the suite.
+    const std::unique_ptr<void, std::function<void(void*)>> ender(&go, [leader](void*) { ::kill(-leader, SIGKILL); });
+    ::close(go[0]);
+    write_pid_file(f, leader);
+    QVERIFY(run_process_alive(f));
+    QCOMPARE(::write(go[1], "x", 1), ssize_t(1));
+    ::close(go[1]);
+    QCOMPARE(::waitpid(leader, nullptr, 0), leader);
+    QVERIFY(!read_proc_stat(leader));  // the leader is gone, reaped
+    QVERIFY(run_process_alive(f));
+    QCOMPARE(::kill(-leader, SIGKILL), 0);
+    // Its reaper is init (a container's may never reap it): a zombie of the group is no process that lives on.
+    QTRY_VERIFY_WITH_TIMEOUT(!run_process_alive(f), test::kPatienceMs);
+    QVERIFY(!process_group_alive(leader));
   }
 
   // A notice is posted, never waited on: the poster goes on while the send is still out, the queue is bounded, and

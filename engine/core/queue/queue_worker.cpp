@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,13 @@ class Worker {
   explicit Worker(const QueueWorkerOptions& o)
       : o_(o), store_(o.db, RunStore::Mode::create, worker_store_options()), queue_(store_), sweeps_(store_),
         engine_(o.engine.empty() ? engine_beside_self() : o.engine) {}
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  // A notice still out when the worker ends (a webhook that hangs) is given up; the log is the only place a
+  // detached worker can say so.
+  ~Worker() {
+    if (notices_.finish() > 0) note("a notification was not sent: " + notices_.last_failure());
+  }
 
   // A worker killed between recording a trial's rung and deciding on it left nothing half-done (the decision is
   // one transaction) but may have left it undecided: decide now, for every sweep.
@@ -154,6 +162,11 @@ class Worker {
       launch(q, gpus.gpus);
       return true;
     }
+    // Killed for a stall: once its process is gone the row is queued again, never settled as the crash it looks like.
+    if (const auto w = watches_.find(q.id); w != watches_.end() && w->second.killed) {
+      end_and_requeue(q, w->second.requeue_minutes, w->second.stall.last_step());
+      return true;
+    }
     std::string what;
     if (!settle_ended_run(queue_, sweeps_, q, &what)) {
       watch_for_stall(q);
@@ -240,6 +253,7 @@ class Worker {
     uint64_t offset = 0;
     double stalled_since = -1;
     bool killed = false;  // SIGKILL sent; the row is queued again only once the process is gone
+    double requeue_minutes = 0;
   };
   std::map<int64_t, Watch> watches_;
   static constexpr int kMaxRequeues = 3;  // counted in the queue row (QueueItem::requeues), across workers
@@ -273,29 +287,31 @@ class Worker {
     if (minutes > 0 && now - w.stalled_since >= 60 * minutes) end_and_requeue(q, minutes, w.stall.last_step());
   }
 
+  bool alive(const RunFolder& f) { return o_.process_alive ? o_.process_alive(f.path) : run_process_alive(f); }
+
   // A run stalled past health.stall_requeue_minutes: its process is killed (a stopped or hung one takes no gentler
   // word) and its row queued again at the front, to resume from its newest checkpoint as the same run.
   void end_and_requeue(const QueueItem& q, double minutes, int64_t step) {
     const RunFolder f{q.folder};
     Watch& w = watches_[q.id];
     if (!w.killed) {
-      w.killed = true;
+      w.killed = true, w.requeue_minutes = minutes;
       if (const long pid = read_pid(f); pid > 0) {
         ::kill(static_cast<pid_t>(-pid), SIGKILL);  // its session's group: a launcher's ranks too
         ::kill(static_cast<pid_t>(pid), SIGKILL);
       }
-      for (int i = 0; i < 200 && run_process_alive(f); ++i) {
+      for (int i = 0; i < 200 && alive(f); ++i) {
         while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
       // A process in uninterruptible sleep (a hung driver, NFS) outlives SIGKILL and still holds its GPU: a second
       // segment beside it would be two processes training one run. It is looked at again at the next ticks.
-      if (run_process_alive(f))
+      if (alive(f))
         note("queue item " + std::to_string(q.id) + " (" + q.name + "): its process (pid " +
              std::to_string(read_pid(f)) + ") is still alive after SIGKILL: not queued again until it has ended");
     }
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
-    if (run_process_alive(f)) return;
+    if (alive(f)) return;
     watches_.erase(q.id);
     char stalled[96];
     std::snprintf(stalled, sizeof stalled, "stalled %g min after step %lld", minutes, static_cast<long long>(step));
@@ -327,7 +343,7 @@ class Worker {
     } catch (const std::exception& e) {
       why = std::string("no notifications: ") + e.what();
     }
-    if (!why.empty()) note("a notification was not sent: " + why);
+    if (!why.empty() && !aborted) note("a notification was not sent: " + why);  // given up: said once, at the end
     return why;
   }};
   RunStore store_;
@@ -407,7 +423,8 @@ void ensure_queue_worker(const std::string& db) {
     ::setsid();
     int in = ::open("/dev/null", O_RDONLY), out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (in >= 0) ::dup2(in, 0);
-    if (out >= 0) ::dup2(out, 1), ::dup2(out, 2);
+    // O_CREAT's mode is for a new file only: an older version's log may be 0644, and it may name webhooks.
+    if (out >= 0) ::fchmod(out, 0600), ::dup2(out, 1), ::dup2(out, 2);
     ::execve(self.c_str(), argp.data(), environ);
     ::_exit(127);
   }

@@ -18,6 +18,9 @@ struct QueueWorkerOptions {
   std::string engine;  // tokamak-engine ("" = beside this program)
   double poll_s = 0.5;
   std::function<void(const std::string&)> note;  // one line per thing done
+  // Whether the run in a folder still has a process, after the stall's SIGKILL (unset: run_process_alive). Tests set
+  // it: a process that outlives SIGKILL (uninterruptible sleep in a hung driver) cannot be staged.
+  std::function<bool(const std::string& run_folder)> process_alive;
 };
 
 // Works the queue until nothing is queued (or the queue is paused) and no run it started is going. Returns

@@ -64,9 +64,9 @@ void NoticeQueue::loop() {
   }
 }
 
-void NoticeQueue::finish(double wait_s) {
+size_t NoticeQueue::finish(double wait_s) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!thread_.joinable()) return;
+  if (!thread_.joinable()) return 0;
   stopping_ = true;
   changed_.notify_all();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
@@ -83,6 +83,7 @@ void NoticeQueue::finish(double wait_s) {
   }
   lock.unlock();
   thread_.join();  // a send in flight sees abort_ within a second (libcurl's progress callback, gdbus's limit)
+  return left;
 }
 
 size_t NoticeQueue::pending() const {

@@ -34,8 +34,9 @@ class NoticeQueue {
   // Never waits for a send. False (and the notice is counted as dropped) when the queue is full or finished.
   bool post(const Notice& n);
   // Waits up to WAIT_S for every posted notice to be sent; what is left then is abandoned (a send in flight is
-  // aborted) and said in last_failure(). The thread has ended when this returns; later posts are refused.
-  void finish(double wait_s = kEndWaitS);
+  // aborted) and said in last_failure(). The thread has ended when this returns; later posts are refused. Returns
+  // how many were given up (0 when all were sent, or finish was called before).
+  size_t finish(double wait_s = kEndWaitS);
   size_t pending() const;   // queued plus the one being sent
   size_t sent() const;      // delivered, or tried and failed: every notice the thread took
   size_t dropped() const;   // refused by a full queue, too old, or abandoned at the end

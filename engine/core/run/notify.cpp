@@ -5,8 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -39,6 +44,20 @@ std::string one_line(const std::string& s) {
   return "";
 }
 
+// A file written by hand (the docs show one) is 0644 under a usual umask, and its webhook is often the secret
+// itself: made the user's alone when it is theirs, else said once (a warning: the notices still go).
+void keep_private(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
+  std::string why;
+  if (st.st_uid != ::geteuid()) why = "it belongs to another user";
+  else if (::chmod(path.c_str(), st.st_mode & 0700) != 0) why = std::strerror(errno);
+  static std::atomic<bool> said{false};
+  if (!why.empty() && !said.exchange(true))
+    std::fprintf(stderr, "tokamak: warning: %s holds a webhook and others may read it, and it could not be made "
+                 "private (%s) (hint: chmod 600 %s)\n", path.c_str(), why.c_str(), path.c_str());
+}
+
 }  // namespace
 
 const std::vector<std::string>& notify_kinds() {
@@ -66,6 +85,7 @@ NotifySettings read_notify_settings() {
   s.webhook = j.value("webhook", "");
   if (!s.webhook.empty())
     if (const std::string why = webhook_problem(s.webhook); !why.empty()) throw bad("\"webhook\": " + why);
+  if (!s.webhook.empty()) keep_private(path);
   if (j.contains("off")) {
     if (!j["off"].is_array()) throw bad("\"off\" must be a list of kinds");
     for (const json& k : j["off"]) {
@@ -122,12 +142,35 @@ std::string webhook_problem(const std::string& url) {
 
 std::string redacted_url(const std::string& url) {
   const size_t colon = url.find("://");
-  if (colon == std::string::npos) return "…";
-  const size_t end = url.find_first_of("/?#", colon + 3);
-  std::string shown = url.substr(0, end);
-  // user:password@host: the credentials go too
-  if (const size_t at = shown.rfind('@'); at != std::string::npos && at > colon) shown.erase(colon + 3, at - colon - 2);
-  return end == std::string::npos ? shown : shown + "/…";
+  if (colon == std::string::npos || colon == 0) return "…";
+  const std::string scheme = url.substr(0, colon);
+  for (size_t i = 0; i < scheme.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(scheme[i]);
+    if (!std::isalpha(c) && (i == 0 || (!std::isdigit(c) && c != '+' && c != '-' && c != '.'))) return "…";
+  }
+  const std::string unparsed = scheme + "://…";
+  const std::string rest = url.substr(colon + 3);
+  const size_t end = rest.find_first_of("/?#");
+  std::string host = rest.substr(0, end);
+  // A password may hold '/', '?' or '#' ("user:SECRET/TOKEN@host"): with an '@' past the authority, what looks
+  // like the host may be the start of the credentials, so none of it is shown.
+  if (end != std::string::npos && rest.find('@', end) != std::string::npos) return unparsed;
+  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+  if (host.empty()) return unparsed;
+  // Only a host a resolver could take, and a numeric port: anything else may be a misplaced secret.
+  const size_t port = host.front() == '[' ? host.find("]:") : host.rfind(':');
+  const std::string name = host.substr(0, port == std::string::npos ? host.size() : port + (host.front() == '['));
+  const std::string digits = port == std::string::npos ? "" : host.substr(port + 1 + (host.front() == '['));
+  if (name.empty() || (port != std::string::npos && (digits.empty() || digits.size() > 5))) return unparsed;
+  for (char ch : digits)
+    if (!std::isdigit(static_cast<unsigned char>(ch))) return unparsed;
+  const bool bracketed = name.size() > 2 && name.front() == '[' && name.back() == ']';
+  for (size_t i = bracketed; i < name.size() - bracketed; ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    const bool ok = bracketed ? std::isxdigit(c) || c == ':' || c == '.' : std::isalnum(c) || c == '.' || c == '-' || c == '_';
+    if (!ok) return unparsed;
+  }
+  return scheme + "://" + host + (end == std::string::npos ? "" : "/…");
 }
 
 std::string send_webhook(const std::string& url, const Notice& n, const std::atomic<bool>* aborted) {

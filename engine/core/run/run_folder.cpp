@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -92,11 +93,34 @@ bool run_process_alive(const RunFolder& f) {
   long pid = 0;
   std::string started;
   in >> pid >> started;
-  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) return false;
+  if (pid <= 0) return false;
   // A zombie (the owner exited, its parent has not reaped it yet) has ended for our purposes.
   const std::optional<ProcStat> stat = read_proc_stat(pid);
-  if (!stat || stat->state == 'Z') return false;
-  return started.empty() || stat->start_time == started;
+  if (stat && stat->state != 'Z') return started.empty() || stat->start_time == started;
+  // The owner has ended, but a run started detached leads a session and group of its own (run_launch.cpp), which
+  // the stall's SIGKILL goes to whole: a rank of it still alive (stuck in D state) holds the run's GPU and files.
+  // Linux gives no new process a pid that still names a group, so a group of this number is the run's.
+  return process_group_alive(pid);
+}
+
+bool process_group_alive(long pgid) {
+  if (pgid <= 0 || (::kill(static_cast<pid_t>(-pgid), 0) != 0 && errno == ESRCH)) return false;
+  // kill() counts zombies (a leader not yet reaped, a child whose reaper is slow): only a live member counts.
+  DIR* d = ::opendir("/proc");
+  if (!d) return true;
+  bool alive = false;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    const std::optional<ProcStat> s = read_proc_stat(pid);
+    if (s && s->pgrp == pgid && s->state != 'Z') {
+      alive = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return alive;
 }
 
 void write_exit_file(const RunFolder& f, const std::string& status, int code, const std::string& error) {

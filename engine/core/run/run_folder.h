@@ -1,6 +1,6 @@
 // Run folders: where a run keeps what outlives the process that watches it. A run's folder is the folder its
 // checkpoints have always gone to by default, data_dir()/checkpoints/<name>-<first 8 of uid>/, and holds
-// (docs/ARCHITECTURE.md, "Run folders"):
+// (engine/core/run/README.md):
 //   run.json      uid, name, host, created: written once, before training
 //   pid           "PID STARTTIME" of the process that owns the run (start time tells a reused pid apart)
 //   events.jsonl  the journal (engine/core/run/journal.h)
@@ -60,8 +60,11 @@ bool pid_file_names(const RunFolder& f, long pid);
 // Field 22 of /proc/PID/stat, the process's start in clock ticks since boot ("" when it does not exist): with
 // the pid it names one process, where a pid alone may be another's after a reboot or a wrap.
 std::string process_start_time(long pid);
-// True while the process the pid file names is alive (same pid, same start time); false without a pid file.
+// True while the process the pid file names is alive (same pid, same start time), or, once it has ended, while a
+// live process of the group it led remains (a rank the stall's SIGKILL did not end); false without a pid file.
 bool run_process_alive(const RunFolder& f);
+// True while a process group PGID has a member that is not a zombie.
+bool process_group_alive(long pgid);
 long read_pid(const RunFolder& f);  // 0 without a pid file
 
 // The exit file, written atomically when the run's process ends (status: finished|stopped|failed).

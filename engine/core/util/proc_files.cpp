@@ -46,6 +46,7 @@ std::optional<ProcStat> parse_proc_stat(const std::string& text) {
     ++i;
     if (i == 3) s.state = field.empty() ? '?' : field[0];
     if (i == 4) s.ppid = std::atol(field.c_str());
+    if (i == 5) s.pgrp = std::atol(field.c_str());
     if (i == 14) s.utime = std::atol(field.c_str());
     if (i == 15) s.stime = std::atol(field.c_str());
     if (i == 22) s.start_time = field;

@@ -18,6 +18,7 @@ struct ProcStat {
   std::string comm;        // field 2, without its parentheses: any bytes a process set with prctl(PR_SET_NAME)
   char state = '?';        // field 3: R, S, D, Z, …
   long ppid = 0;           // field 4
+  long pgrp = 0;           // field 5, the process group
   long utime = 0;          // field 14, clock ticks
   long stime = 0;          // field 15, clock ticks
   std::string start_time;  // field 22, clock ticks since boot, as written
