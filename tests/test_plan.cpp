@@ -338,7 +338,38 @@ class TestPlan : public QObject {
     write_file_atomically(env_->path("rates.json"), R"({"of_limit": {"matmul": 1.5}})");
     r = test::run_tokamak({"plan", "--device", "L4", "--rates", QString::fromStdString(env_->path("rates.json"))});
     QVERIFY(r.code != 0);
-    QVERIFY2(r.err.contains("rates.json: 'of_limit.matmul' must be a fraction in (0, 1]"), r.err.constData());
+    QVERIFY2(r.err.contains("rates.json: 'of_limit.matmul' must be a fraction from 0.0001 to 1"), r.err.constData());
+  }
+
+  // A rates file, a setup or a number that would make a plan of astronomical years is refused in one line naming
+  // it; the slowest plan that is taken prints its time and cost in a column's width.
+  void absurdInputsAreRefusedAndNumbersStayNarrow() {
+    const auto plan = [&](const char* rates_json, const QStringList& more) {
+      write_file_atomically(env_->path("rates.json"), rates_json);
+      return test::run_tokamak(QStringList{"plan", "--device", "H100 SXM", "--set", "model.preset=gpt2", "--rates",
+                                           QString::fromStdString(env_->path("rates.json"))} + more);
+    };
+    const std::pair<const char*, const char*> refused[] = {
+        {R"({"of_limit": {"matmul": 1e-300, "norm": 1e-300}})", "'of_limit.matmul' must be a fraction from 0.0001 to 1"},
+        {R"({"overhead_ms_per_layer": 1e300})", "'overhead_ms_per_layer' must be a number of milliseconds from 0 to 1000"},
+    };
+    for (const auto& [rates, said] : refused) {
+      const test::CliResult r = plan(rates, {});
+      QVERIFY2(r.code != 0 && r.out.isEmpty() && r.err.contains(said) && r.err.count('\n') == 1, r.err.constData());
+    }
+    test::CliResult r = plan("{}", {"--set", "train.steps=800000000000", "--set", "train.batch_size=64"});
+    QVERIFY2(r.code != 0 && r.out.isEmpty() &&
+                 r.err.contains("tokens to plan for (train.steps × tokens a step), more than the 1e+16") &&
+                 r.err.contains("hint: lower train.steps, or plan by --tokens"),
+             r.err.constData());
+    r = plan("{}", {"--tokens", "0x10"});
+    QVERIFY2(r.code != 0 && r.err.contains("'0x10' is not a number"), r.err.constData());
+    const char* slowest = R"({"of_limit": {"matmul": 1e-4, "attention": 1e-4, "head": 1e-4, "norm": 1e-4,
+        "activation": 1e-4, "residual": 1e-4, "casts/copies": 1e-4, "optimizer": 1e-4}, "overhead_ms_per_layer": 1000})";
+    r = plan(slowest, {"--tokens", "1e16"});
+    QVERIFY2(r.code == 0 && r.out.contains(" years") && r.out.contains(" billion"), r.out.constData());
+    const QString row = QString::fromUtf8(r.out.split('\n').value(1));  // the device's row, under the header
+    QVERIFY2(row.startsWith("H100 SXM") && !row.contains(QRegularExpression("\\d{8,}")), r.out.constData());
   }
 };
 

@@ -16,7 +16,9 @@ inline CLI::Validator number_check(bool above_zero, double high = 1e300) {
       [above_zero, high](std::string& text) -> std::string {
         char* end = nullptr;
         const double v = std::strtod(text.c_str(), &end);
-        const bool number = !text.empty() && end && *end == '\0' && std::isfinite(v);  // "inf" and "nan" are no answer
+        // "inf" and "nan" are no answer, and "0x10" (strtod's hexadecimal) is no decimal number a person means.
+        const bool number = !text.empty() && end && *end == '\0' && std::isfinite(v) &&
+                            text.find_first_of("xX") == std::string::npos;
         const char* want = above_zero ? "more than 0" : "0 or more";
         if (!number) return "'" + text + "' is not a number (hint: give a number " + want + ")";
         if (v > high) return "must be at most " + std::to_string(static_cast<long long>(high)) + ", not " + text;

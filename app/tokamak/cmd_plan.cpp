@@ -47,6 +47,16 @@ std::string hours_text(double h) {
   return h < 24 * 365 * 1e4 ? fixed(h / 24 / 365, "%.0f years") : fixed(h / 24 / 365, "%.2g years");
 }
 
+// Dollars in a column's width whatever the size: a rates file or a catalog entry may make them astronomical.
+std::string cost_text(double c) {
+  if (!std::isfinite(c)) return "-";
+  if (c < 10) return fixed(c, "$%.2f");
+  if (c < 1e6) return fixed(c, "$%.0f");
+  if (c < 1e9) return fixed(c / 1e6, "$%.4g million");
+  if (c < 1e12) return fixed(c / 1e9, "$%.4g billion");
+  return fixed(c, "$%.2g");
+}
+
 void run_plan(const PlanArgs& a) {
   const Config c = a.config.resolve([](const std::string& path) { return read_checkpoint_info(path).config_json; });
   // The plan is for GPUs this machine may not have: the setup is checked as it would train on one.
@@ -110,7 +120,7 @@ void run_plan(const PlanArgs& a) {
                      p.precision,  // what `auto` would take there (a T4: fp16), unless the setup names one
                      p.fits ? format_count(p.tok_s) : "-", p.fits ? fixed(100 * p.mfu, "%.0f%%") : "-",
                      p.fits ? hours_text(p.hours) : "-",
-                     p.fits && !p.this_machine ? "$" + fixed(p.cost, p.cost < 10 ? "%.2f" : "%.0f") : "-", p.basis});
+                     p.fits && !p.this_machine ? cost_text(p.cost) : "-", p.basis});
   std::printf("%s", format_text_table(table).c_str());
   const PlanRow& first = rows.front();
   std::printf("\n%s tokens (%s)%s; prices as of %s (%s; change them in %s)\n", format_count(first.tokens).c_str(),
@@ -133,7 +143,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--device", a->device, "a catalog device (\"H100 SXM\", \"this\"), or all (the default)");
   cmd->add_option("--gpus", a->gpus, "data-parallel GPUs of each device (default 1)")->check(count_between(1, 100000));
   auto* tokens = cmd->add_option("--tokens", a->tokens, "tokens to train on (default: train.steps × tokens a step)")
-                     ->check(above_zero(1e16));  // 10 quadrillion: a thousand times the largest runs yet
+                     ->check(above_zero(kMaxPlanTokens));
   cmd->add_option("--target-loss", a->target_loss, "plan the time to this validation loss instead")
       ->check(above_zero())
       ->excludes(tokens);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
 #include "engine/metrics/flops.h"
 #include "engine/metrics/speed_of_light.h"
@@ -128,6 +129,14 @@ PlanRow plan_for(const Config& given, const CatalogDevice& d, const PlanRequest&
   row.tokens = r.target_loss > 0 ? r.tokens_for_target
                : r.tokens > 0   ? r.tokens
                                 : tokens_per_step * static_cast<double>(tried.train.steps);
+  if (!(row.tokens <= kMaxPlanTokens)) {
+    char said[160];
+    std::snprintf(said, sizeof said, "%.3g tokens to plan for (%s), more than the %.0e a plan takes", row.tokens,
+                  r.target_loss > 0 ? "to the target loss" : r.tokens > 0 ? "--tokens" : "train.steps × tokens a step",
+                  kMaxPlanTokens);
+    throw Error(said, r.target_loss > 0 ? "ask for a higher --target-loss, or plan by --tokens"
+                                        : "lower train.steps, or plan by --tokens");
+  }
   row.hours = row.tok_s > 0 ? row.tokens / row.tok_s / 3600 : 0;
   row.cost = row.hours * gpus * d.price_per_hour;
   row.basis = rates.basis;

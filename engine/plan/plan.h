@@ -24,6 +24,10 @@ struct PlanRates {
   std::string basis;
 };
 
+// The most tokens a plan is made for (10 quadrillion: a thousand times the largest runs yet), however they are given:
+// past it a time or a cost means nothing.
+constexpr double kMaxPlanTokens = 1e16;
+
 struct PlanRequest {
   int gpus = 1;             // data-parallel processes (GPUs) on this device type
   double tokens = 0;        // tokens to train on; 0: the setup's own (train.steps × tokens a step)

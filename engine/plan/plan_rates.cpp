@@ -130,14 +130,18 @@ PlanRates read_plan_rates(const std::string& path) {
     for (const auto& [kind, v] : j["of_limit"].items()) {
       if (std::find(op_kinds().begin(), op_kinds().end(), kind) == op_kinds().end())
         throw bad("of_limit." + kind, "is no kind of work (tokamak bench --kernels lists them)");
-      if (!v.is_number() || v.get<double>() <= 0 || v.get<double>() > 1)
-        throw bad("of_limit." + kind, "must be a fraction in (0, 1]");
+      // Below a ten-thousandth of its limit no kind of work runs on a device worth planning for; such a fraction
+      // only makes a time of astronomical years.
+      if (!v.is_number() || !(v.get<double>() >= 1e-4) || v.get<double>() > 1)
+        throw bad("of_limit." + kind, "must be a fraction from 0.0001 to 1");
       r.of_limit[kind] = v.get<double>();
     }
   }
   if (j.contains("overhead_ms_per_layer")) {
-    if (!j["overhead_ms_per_layer"].is_number() || j["overhead_ms_per_layer"].get<double>() < 0)
-      throw bad("overhead_ms_per_layer", "must be a number of milliseconds, 0 or more");
+    // A layer's launches take microseconds; a second of them is already no GPU's.
+    if (!j["overhead_ms_per_layer"].is_number() || !(j["overhead_ms_per_layer"].get<double>() >= 0) ||
+        j["overhead_ms_per_layer"].get<double>() > 1000)
+      throw bad("overhead_ms_per_layer", "must be a number of milliseconds from 0 to 1000");
     r.overhead_ms_per_layer = j["overhead_ms_per_layer"].get<double>();
   }
   if (j.contains("allreduce_hidden")) {
