@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
+#include "engine/core/util/safetensors.h"
+
 namespace tokamak {
 
 std::string checkpoint_path(const std::string& dir, int64_t step) {
@@ -25,6 +29,25 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
   std::vector<std::string> paths;
   for (auto& f : found) paths.push_back(std::move(f.second));
   return paths;
+}
+
+std::string checkpoint_run_uid(const std::string& path) {
+  if (!path_exists(path))
+    throw Error("checkpoint '" + path + "' does not exist",
+                "check the path; checkpoints are listed by `tokamak runs show ID`");
+  SafetensorsHeader header;
+  try {
+    header = read_safetensors_header(path);
+  } catch (const Error& e) {
+    throw Error("checkpoint '" + path + "': " + e.message(), e.hint());
+  }
+  const auto kind = header.metadata.find("format"), uid = header.metadata.find("run_uid");
+  if (kind == header.metadata.end() || kind->second != "tokamak-checkpoint")
+    throw Error("'" + path + "' is a safetensors file but not a Tokamak checkpoint",
+                "to start from Hugging Face GPT-2 weights, use model.init_from=PATH");
+  if (uid == header.metadata.end())
+    throw Error("checkpoint '" + path + "' has no run_uid in its metadata", "the file is damaged");
+  return uid->second;
 }
 
 }  // namespace tokamak
