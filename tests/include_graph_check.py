@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The floor plan, checked: the rooms' include graph has no loops, and engine/core stays free of LibTorch.
+"""The floor plan, checked: the rooms' include graph has no loops, engine/core stays free of LibTorch, and the studio
+(ui/, app/studio/) uses no LibTorch, directly or through an engine room outside engine/core: it links tokamak_core
+alone (tests/studio_links_check.sh reads the links themselves).
 
 Usage: include_graph_check.py SOURCE_ROOT TOP_FOLDER...   (CTest: include_graph_check, tests/CMakeLists.txt)
 
@@ -23,6 +25,8 @@ ANGLED = re.compile(r'\s*#\s*include\s*<([^>]+)>')
 # `tokamak` front links no LibTorch and starts in milliseconds.
 LIBTORCH_PREFIXES = ('torch/', 'ATen/', 'c10/', 'cuda')
 CORE = 'engine/core'
+# The studio's folders: every run trains in a tokamak-engine child, so they include what the core has and no more.
+STUDIO = ('ui/', 'app/studio/')
 
 HINT = ('hint: a room includes only rooms below it (docs/ARCHITECTURE.md, "Who may use whom"). Move the shared '
         'header to the lower room, or the function to the file that owns its idea; a forward declaration or '
@@ -109,12 +113,16 @@ def main(argv):
             room = room_of(path)
             edges.setdefault(room, {})
             in_core = path.startswith(CORE + '/')
+            in_studio = path.startswith(STUDIO)
             with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
                 for number, line in enumerate(f, 1):
                     angled = ANGLED.match(line)
                     if angled and in_core and angled.group(1).startswith(LIBTORCH_PREFIXES):
                         problems.append(f'{path}:{number}: engine/core includes <{angled.group(1)}>: '
                                         'the core is LibTorch- and CUDA-free')
+                    if angled and in_studio and angled.group(1).startswith(LIBTORCH_PREFIXES):
+                        problems.append(f'{path}:{number}: the studio includes <{angled.group(1)}>: it links no '
+                                        'LibTorch and no CUDA')
                     quoted = QUOTED.match(line)
                     if not quoted:
                         continue
@@ -124,6 +132,9 @@ def main(argv):
                     if in_core and header.startswith('engine/') and not header.startswith(CORE + '/'):
                         problems.append(f'{path}:{number}: engine/core includes {header}: the core uses no '
                                         'engine room outside engine/core')
+                    if in_studio and header.startswith('engine/') and not header.startswith(CORE + '/'):
+                        problems.append(f'{path}:{number}: the studio includes {header}: it uses engine/core alone '
+                                        '(a run\'s LibTorch work is a tokamak-engine child\'s)')
                     target = room_of(header)
                     if target != room:
                         edges[room].setdefault(target, f'{path}:{number} includes "{quoted.group(1)}"')
@@ -141,7 +152,8 @@ def main(argv):
         return 1
     edge_count = sum(len(targets) for targets in edges.values())
     print(f'include_graph_check: {", ".join(tops)}: {files} files, {len(edges)} rooms, {edge_count} edges '
-          'between rooms, no loops; engine/core includes no LibTorch and no room above it')
+          'between rooms, no loops; engine/core includes no LibTorch and no room above it; the studio includes no '
+          'LibTorch and no engine room outside engine/core')
     return 0
 
 

@@ -44,7 +44,8 @@
 #include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
-#include "engine/model/memory_estimate.h"
+#include "engine/core/machine/precision_here.h"
+#include "engine/core/plan/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
@@ -211,7 +212,8 @@ void TestStudio::setupShowsEstimateAndAvailability() {
   QCOMPARE(w.setupPanel()->config().dist.zero, int64_t{1});
   QTRY_VERIFY_WITH_TIMEOUT(memory->property("bytes").toLongLong() < unsharded, test::kPatienceMs);
   QVERIFY2(memory->toolTip().contains("ZeRO-1"), qPrintable(memory->toolTip()));
-  const MemoryEstimate m = estimate_memory(w.setupPanel()->config());
+  const Config shown = w.setupPanel()->config();
+  const MemoryEstimate m = estimate_memory(shown, precision_here(shown.speed.precision, shown.device));
   QCOMPARE(unsharded - memory->property("bytes").toLongLong(), qint64(m.optimizer_saved));
 }
 

@@ -10,7 +10,7 @@
 
 #include "engine/core/config/config.h"
 #include "engine/core/store/run_store.h"
-#include "engine/plan/device_catalog.h"
+#include "engine/core/plan/device_catalog.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "ui/plan/plan_chart.h"

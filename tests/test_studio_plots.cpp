@@ -11,7 +11,8 @@
 #include <thread>
 
 #include "engine/core/config/config.h"
-#include "engine/model/memory_estimate.h"
+#include "engine/core/machine/precision_here.h"
+#include "engine/core/plan/memory_estimate.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
@@ -265,7 +266,7 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
   ModelBox box(&keys);
   Config c;
   box.showEstimate(c);
-  const qint64 estimate = static_cast<qint64>(estimate_memory(c).total());
+  const qint64 estimate = static_cast<qint64>(estimate_memory(c, precision_here(c.speed.precision, c.device)).total());
   QVERIFY(estimate > 0);
   auto* measured = box.findChild<QLabel*>("measuredPeak");
   QVERIFY(measured);

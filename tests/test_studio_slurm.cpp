@@ -27,7 +27,7 @@
 #include "engine/core/remote/remote_host.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/store/run_store.h"
-#include "engine/checkpoint/checkpoint.h"
+#include "engine/core/run/checkpoint_files.h"
 #include "engine/core/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"

@@ -20,6 +20,7 @@
 #include "app/tokamak/commands.h"
 #include "app/tokamak/kernel_profile.h"
 #include "app/tokamak/signals.h"
+#include "engine/core/run/events.h"
 #include "engine/core/config/ladder.h"
 #include "engine/core/store/scoreboard.h"
 #include "engine/core/store/store_sink.h"

@@ -17,8 +17,8 @@
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/format.h"
-#include "engine/plan/plan.h"
-#include "engine/plan/plan_rates.h"
+#include "engine/core/plan/plan.h"
+#include "engine/core/plan/plan_rates.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/plan/this_machine.h"
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "app/tokamak/commands.h"
+#include "engine/core/run/events.h"
 #include "engine/core/util/cores.h"
 #include "app/tokamak/config_args.h"
 #include "app/tokamak/control_channel.h"

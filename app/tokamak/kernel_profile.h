@@ -1,6 +1,6 @@
 // `--kernels N` of `tokamak bench` and `tokamak train`, one implementation: the steps of a window of the run
 // profiled kernel by kernel (kernel_table.h), then each kind of their work held against its floor under the
-// machine's two limits (engine/metrics/speed_of_light.h). The two tables are printed after the run, and the kinds
+// machine's two limits (engine/core/perf/speed_of_light.h). The two tables are printed after the run, and the kinds
 // with their limits stored with the run.
 #pragma once
 

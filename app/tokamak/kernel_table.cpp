@@ -12,7 +12,7 @@
 
 #include "engine/core/store/scoreboard.h"  // format_text_table
 #include "engine/core/util/error.h"
-#include "engine/metrics/op_kinds.h"
+#include "engine/core/perf/op_kinds.h"
 
 namespace tokamak::cli {
 namespace {

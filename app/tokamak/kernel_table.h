@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/perf/speed_of_light.h"
 
 namespace tokamak::cli {
 

@@ -6,7 +6,7 @@
 #include "engine/core/run/journal.h"
 #include "engine/core/run/journal_events.h"
 #include "engine/core/util/format.h"
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/perf/speed_of_light.h"
 
 #include <nlohmann/json.hpp>
 

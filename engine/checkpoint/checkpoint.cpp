@@ -257,23 +257,6 @@ void set_generator_state(at::Generator gen, const at::Tensor& state, const std::
 
 }  // namespace
 
-std::string checkpoint_path(const std::string& dir, int64_t step) {
-  return dir + "/step_" + std::to_string(step) + ".safetensors";
-}
-
-std::vector<std::string> list_checkpoints(const std::string& dir) {
-  std::vector<std::pair<int64_t, std::string>> found;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const int64_t step = step_of(e.path().filename().string());
-    if (step >= 0) found.emplace_back(step, e.path().string());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> paths;
-  for (auto& f : found) paths.push_back(std::move(f.second));
-  return paths;
-}
-
 void prepare_checkpoint_dir(const std::string& dir, uint64_t bytes_needed, const std::string& run_uid,
                             bool only_checkpoints) {
   make_dirs(dir);

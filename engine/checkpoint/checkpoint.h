@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/run/checkpoint_files.h"
+
 namespace tokamak {
 
 class GPTImpl;
@@ -34,10 +36,7 @@ struct CheckpointInfo {
   std::string loss_scale;
 };
 
-// DIR/step_N.safetensors.
-std::string checkpoint_path(const std::string& dir, int64_t step);
-// A run's checkpoints in `dir`, oldest step first (files named by checkpoint_path()).
-std::vector<std::string> list_checkpoints(const std::string& dir);
+// checkpoint_path, list_checkpoints: engine/core/run/checkpoint_files.h (LibTorch-free: the studio lists them).
 // Before step 1: creates `dir`, removes temporaries left by dead processes, and throws an Error when the
 // folder is not writable or has less than `bytes_needed` free (twice a checkpoint: old and new coexist). Given
 // the run's uid, it also throws when the folder holds another run's checkpoints: files are named by step

@@ -10,12 +10,18 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/util/files.h"
 #include "engine/device/device.h"
 
 namespace tokamak {
+
+// The cache's keys name the LibTorch version the build was configured with (the core has no LibTorch header to
+// ask); it must be the one these measurements run on.
+static_assert(std::string_view(TORCH_VERSION) == std::string_view(TOKAMAK_TORCH_VERSION),
+              "engine/CMakeLists.txt's Torch_VERSION differs from the LibTorch headers' TORCH_VERSION");
 
 namespace {
 
@@ -53,9 +59,8 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
   using nlohmann::json;
   const std::string p = precision.rfind("bf16", 0) == 0 ? "bf16" : "fp32";  // bf16-pure too
   const int threads = at::get_num_threads();
-  const std::string key =
-      device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
-  const std::string path = cache_dir() + "/cpu_peak.json";
+  const std::string key = cpu_peak_key(p, threads);
+  const std::string path = cpu_peak_cache_path();
   // Measured at every start and the highest rate kept: one measurement taken while other work shared the
   // cores (a build, a second run) would otherwise understate the peak, and overstate MFU, for good. A few
   // tenths of a second per run (the sizing keeps it so where bf16 has no native instructions).
@@ -92,36 +97,7 @@ CpuPeak cpu_peak_flops(const std::string& precision) {
 }
 
 std::optional<CpuPeak> cached_cpu_peak(const std::string& precision) {
-  const std::string p = precision.rfind("bf16", 0) == 0 ? "bf16" : "fp32";
-  const int threads = at::get_num_threads();
-  const std::string key =
-      device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
-  try {
-    const nlohmann::json cache = nlohmann::json::parse(read_file(cache_dir() + "/cpu_peak.json"));
-    if (cache.is_object() && cache.contains(key) && cache[key].is_number())
-      return CpuPeak{cache[key].get<double>(), "best measured on this machine: " + p + " GEMM, " +
-                                                   std::to_string(threads) + (threads == 1 ? " thread" : " threads")};
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
-std::optional<bool> cpu_bf16_pays(int threads) {
-  using nlohmann::json;
-  json cache;
-  try {
-    cache = json::parse(read_file(cache_dir() + "/cpu_peak.json"));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  const auto rate = [&](const char* p) {
-    const std::string key =
-        device_name(c10::Device(c10::kCPU)) + "|" + p + "|" + std::to_string(threads) + "|" + TORCH_VERSION;
-    return cache.is_object() && cache.contains(key) && cache[key].is_number() ? cache[key].get<double>() : -1.0;
-  };
-  const double fp32 = rate("fp32"), bf16 = rate("bf16");
-  if (fp32 <= 0 || bf16 <= 0) return std::nullopt;
-  return bf16 > fp32;
+  return cached_cpu_peak(precision, at::get_num_threads());
 }
 
 }  // namespace tokamak

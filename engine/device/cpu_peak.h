@@ -5,12 +5,9 @@
 #include <optional>
 #include <string>
 
-namespace tokamak {
+#include "engine/core/machine/limits_cache.h"
 
-struct CpuPeak {
-  double flops = -1;   // FLOP/s; -1 when it could not be measured
-  std::string source;  // how it was found, for the start-up line ("measured: 2048³ fp32 GEMM, 2 threads")
-};
+namespace tokamak {
 
 // Times square matmuls (kCpuPeakSize³, or smaller where one product is slow) in `precision` ("fp32" or "bf16"; anything
 // else counts as fp32) on LibTorch's current thread count; the result is cached in cache_dir()/cpu_peak.json under the
@@ -19,10 +16,7 @@ struct CpuPeak {
 CpuPeak cpu_peak_flops(const std::string& precision);
 // The cached best for `precision` at LibTorch's current thread count, without measuring; none when not cached yet.
 std::optional<CpuPeak> cached_cpu_peak(const std::string& precision);
-// Whether a bf16 GEMM beats an fp32 one on this CPU at `threads`, by the cached best rates of both; nullopt while
-// either is not measured yet. The instruction flags alone do not say it: a 2-core Xeon with AVX-512 BF16 but no AMX
-// measured bf16 at half its fp32 rate (167 against 331 GFLOP/s), and its default run 1.45× faster in fp32.
-std::optional<bool> cpu_bf16_pays(int threads);
+// cpu_bf16_pays(threads), the cache's keys and its reader without LibTorch: engine/core/machine/limits_cache.h.
 
 // The GEMM's largest side: large enough that LibTorch reaches its steady rate, small enough to measure in well
 // under a second in fp32 on two cores.

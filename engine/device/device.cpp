@@ -32,35 +32,13 @@ c10::Device parse_device(const std::string& name) {
   return c10::Device(name);
 }
 
-static std::string cpu_model() {
-  std::istringstream in(read_proc_file("/proc/cpuinfo").value_or(""));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "CPU";
-}
-
-static bool cpu_flag(const std::string& flag) {
-  std::istringstream in(read_proc_file("/proc/cpuinfo").value_or(""));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    return (line + " ").find(" " + flag + " ") != std::string::npos;  // the first CPU's flags stand for all
-  }
-  return false;
-}
-
 bool fast_bf16(const c10::Device& device) {
 #ifdef TOKAMAK_WITH_CUDA
   if (device.is_cuda() && cuda_device_count() > 0 && device.index() < cuda_device_count())
     return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major >= 8;
 #endif
   if (device.is_cuda()) return false;
-  static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
+  const bool cpu = cpu_has_bf16_instructions();
   // With the instructions, bf16 still has to be measured faster than fp32 here (cpu_peak.h): until both rates are
   // known the flags decide, and a run's start measures them (train(), engine/train/trainer.cpp).
   return cpu && cpu_bf16_pays(at::get_num_threads()).value_or(true);
@@ -92,10 +70,6 @@ std::string bf16_device_problem(const std::string& precision, const c10::Device&
 #endif
 }
 
-bool cpu_has_bf16_instructions() {
-  static const bool cpu = cpu_flag("avx512_bf16") || cpu_flag("amx_bf16");
-  return cpu;
-}
 
 std::string resolved_precision(const std::string& precision, const std::string& device) {
   if (precision != "auto") return precision;

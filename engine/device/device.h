@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/machine/cpu_info.h"  // cpu_has_bf16_instructions, cpu_model
+
 namespace tokamak {
 
 int cuda_device_count();
@@ -29,7 +31,6 @@ void synchronize(const c10::Device& device);
 // or AMX (elsewhere LibTorch's bf16 GEMM is a scalar fallback, ~100× slower than fp32) on which a bf16 GEMM was
 // not measured slower than an fp32 one (cpu_bf16_pays).
 bool fast_bf16(const c10::Device& device);
-bool cpu_has_bf16_instructions();  // AVX-512 BF16 or AMX
 // Whether fp16 with a loss scale is the fast choice where bf16 is not: CUDA compute capability 7.x (Turing's
 // fp16 tensor cores). Never on a CPU.
 bool fast_fp16(const c10::Device& device);

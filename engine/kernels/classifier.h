@@ -8,7 +8,12 @@
 
 #include <cstdint>
 
+#include "engine/core/plan/memory_estimate.h"  // kClassifierBlockBytes, kClassifierCudaChunkBytes
+
 namespace tokamak::kernels {
+
+using tokamak::kClassifierBlockBytes;
+using tokamak::kClassifierCudaChunkBytes;
 
 constexpr int64_t kIgnoreIndex = -100;  // targets equal to it add no loss and no gradient (cross_entropy's default)
 
@@ -18,13 +23,8 @@ struct ClassifierOptions {
   int64_t block_bytes = 0;  // CPU: most bytes of row gradients kept for one weight-gradient matmul; 0 = default
 };
 constexpr int64_t kDefaultClassifierChunk = 512;  // see docs/journal/performance.md, "The fused classifier on a CPU"
-// The most memory the CPU kernel keeps for the rows' gradients before it takes the weight's gradient (one
-// matmul per block of that many bytes of B·T·V gradients; fewer rows than native's logits and their copies).
-constexpr int64_t kClassifierBlockBytes = int64_t{1} << 30;
-// The most bytes of logits the CUDA kernel holds at once (one chunk). GPT-2 at batch 64 × 1024 in bf16 is 6.6 GB:
-// one chunk, where 1 GiB chunks made seven, each with its three matmuls at a seventh of the rows (≈20 ms of GEMMs
-// against a 15.4 ms floor on an H200) and an add of the weight's gradient.
-constexpr int64_t kClassifierCudaChunkBytes = int64_t{8} << 30;
+// kClassifierBlockBytes (CPU) and kClassifierCudaChunkBytes (CUDA): the most each kernel holds at once, in
+// engine/core/plan/memory_estimate.h beside the estimate that counts them.
 
 struct ClassifierResult {
   at::Tensor loss;     // () fp32: mean over targets that are not kIgnoreIndex

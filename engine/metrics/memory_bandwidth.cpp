@@ -3,7 +3,6 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -44,21 +43,16 @@ CopyRate measure_copy_rate(const c10::Device& device, double working_set, int re
   return {bytes, best > 0 ? bytes / best : -1};
 }
 
-// "copies of 65.5 kB to 268 MB, 2 threads": the sets the rates come from, and what did the copying.
 std::string copies_text(const c10::Device& device, const std::vector<CopyRate>& rates) {
-  const int threads = at::get_num_threads();
-  return "copies of " + format_bytes(rates.front().working_set) + (rates.size() == 2 ? " and " : " to ") +
-         format_bytes(rates.back().working_set) +
-         (device.is_cuda() ? std::string(" on the GPU")
-                           : ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads"));
+  return tokamak::copies_text(device.is_cuda(), at::get_num_threads(), rates);
 }
 
-// The device's name, LibTorch's threads (a CPU's rate depends on them) and LibTorch's version.
+// The cache's key: a CPU's rate depends on LibTorch's threads.
 std::string cache_key(const c10::Device& device) {
-  return device_name(device) + "|" + std::to_string(device.is_cuda() ? 0 : at::get_num_threads()) + "|" + TORCH_VERSION;
+  return bandwidth_cache_key(device_name(device), device.is_cuda() ? 0 : at::get_num_threads());
 }
 
-std::string cache_path() { return cache_dir() + "/memory_bandwidth.json"; }
+std::string cache_path() { return bandwidth_cache_path(); }
 
 json read_cache() {
   try {
@@ -114,22 +108,6 @@ bool merge_into_cache(const std::string& key, const std::vector<double>& sets, s
 }
 
 }  // namespace
-
-std::vector<double> bandwidth_working_sets(double largest) {
-  std::vector<double> sets;
-  for (double ws = kBandwidthMinBytes; ws <= largest; ws *= 4) sets.push_back(ws);
-  return sets;
-}
-
-std::optional<MemoryBandwidth> bandwidth_from_cache_entry(const json& entry, double largest) {
-  const std::vector<double> sets = bandwidth_working_sets(largest);
-  if (!entry.is_array() || entry.size() != sets.size() || !entry.back().is_number()) return std::nullopt;
-  MemoryBandwidth kept;
-  for (size_t i = 0; i < sets.size(); ++i)
-    if (entry[i].is_number() && entry[i].get<double>() > 0) kept.rates.push_back({sets[i], entry[i].get<double>()});
-  if (kept.rates.empty() || kept.rates.back().working_set != sets.back()) return std::nullopt;
-  return kept;
-}
 
 MemoryBandwidth measure_memory_bandwidth(const c10::Device& device, int repeats) {
   MemoryBandwidth out;

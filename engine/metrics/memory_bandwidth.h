@@ -10,7 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/machine/limits_cache.h"
+#include "engine/core/perf/speed_of_light.h"
 
 namespace tokamak {
 
@@ -29,17 +30,6 @@ MemoryBandwidth memory_bandwidth(const c10::Device& device);
 // memory_bandwidth() fills in the sizes between. A measurement resets the device's peak memory after it.
 MemoryBandwidth start_memory_bandwidth(const c10::Device& device);
 
-constexpr double kBandwidthMinBytes = 64.0 * 1024;
-constexpr double kBandwidthMaxBytesCpu = 256.0 * 1024 * 1024;    // past the last-level cache of the CPUs we meet
-constexpr double kBandwidthMaxBytesCuda = 1024.0 * 1024 * 1024;  // past an H200's 50 MB L2 by far
-
-// The working sets a full measurement times: kBandwidthMinBytes, ×4 each, up to `largest`. The cache keeps one
-// rate per set, in this order.
-std::vector<double> bandwidth_working_sets(double largest);
-
-// A cache entry (one rate per working set of bandwidth_working_sets(largest), null where a cheap measurement left
-// one out) as the rates it holds; none when it is not such an entry or holds no rate of the largest set, the one a
-// run's start line states. The source is left for the caller to say.
-std::optional<MemoryBandwidth> bandwidth_from_cache_entry(const nlohmann::json& entry, double largest);
+// The working sets, their cache and its keys are LibTorch-free: engine/core/machine/limits_cache.h.
 
 }  // namespace tokamak

@@ -10,6 +10,7 @@
 
 #include "engine/core/config/choices.h"
 #include "engine/core/config/config.h"
+#include "engine/core/plan/memory_estimate.h"
 #include "engine/core/util/error.h"
 #include "engine/kernels/classifier.h"
 #include "engine/kernels/residual_layernorm.h"
@@ -61,16 +62,12 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const SpeedConfig& spee
 }
 
 int64_t count_parameters(const GPTOptions& o) {
-  const int64_t C = o.block.n_embd;
-  const int64_t linear = 12 * C * C + (o.block.bias ? 9 * C : 0);       // c_attn, attn c_proj, c_fc, mlp c_proj
-  const int64_t norm = o.block.norm == NormKind::kRmsNorm ? C : 2 * C;  // RMSNorm has no bias
-  const int64_t block = linear + 2 * norm;
-  const int64_t head = o.tie_weights ? 0 : o.padded_vocab * C;
-  const int64_t positions = o.block.position == PositionKind::kRope ? 0 : o.context * C;
-  const int64_t skips = o.unet_skips ? o.n_layer / 2 : 0;
-  int64_t values = o.value_embeddings * o.padded_vocab * C;  // the tables, and each mixing block's two lambdas
-  for (int64_t i = 0; i < o.n_layer; ++i) values += value_table(o, i) >= 0 ? 2 : 0;
-  return o.padded_vocab * C + positions + o.n_layer * block + norm + head + skips + values;
+  ParameterShape s;
+  s.n_embd = o.block.n_embd, s.n_layer = o.n_layer, s.context = o.context, s.padded_vocab = o.padded_vocab;
+  s.bias = o.block.bias, s.rms_norm = o.block.norm == NormKind::kRmsNorm;
+  s.rope = o.block.position == PositionKind::kRope;
+  s.tie_weights = o.tie_weights, s.unet_skips = o.unet_skips, s.value_embeddings = o.value_embeddings;
+  return count_parameters(s);
 }
 
 GPTImpl::GPTImpl(const GPTOptions& o) : options_(o), dropout_(o.block.dropout) {

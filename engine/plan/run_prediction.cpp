@@ -6,8 +6,8 @@
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
 #include "engine/device/device.h"
-#include "engine/plan/plan.h"
-#include "engine/plan/plan_rates.h"
+#include "engine/core/plan/plan.h"
+#include "engine/core/plan/plan_rates.h"
 #include "engine/plan/this_machine.h"
 
 namespace tokamak {

@@ -1,10 +1,10 @@
 // This machine's row of the catalog, measured (see this_machine.h).
 #include "engine/plan/this_machine.h"
 
+#include "engine/core/plan/machine_device.h"
 #include "engine/device/cpu_peak.h"
 #include "engine/device/cpu_setup.h"
 #include "engine/metrics/memory_bandwidth.h"
-#include "engine/model/memory_estimate.h"
 
 namespace tokamak {
 
@@ -15,20 +15,10 @@ CatalogDevice this_machine_device(int64_t threads, std::string* precision, bool 
       if (const auto cached = cached_cpu_peak(p)) return *cached;
     return cpu_peak_flops(p);
   };
-  CatalogDevice d;
-  const c10::Device cpu = parse_device("cpu");
-  d.name = "this machine (" + device_name(cpu) + ", " + std::to_string(used) + " threads)";
-  d.match = {}, d.architecture = "CPU", d.this_machine = true;
-  d.memory_bytes = static_cast<double>(device_memory_bytes("cpu"));
-  const CpuPeak fp32 = peak("fp32");
-  d.flops["fp32"] = fp32.flops;
-  d.source = fp32.source;
   *precision = resolved_precision("auto", "cpu");
-  if (*precision == "bf16") d.flops["bf16"] = peak("bf16").flops;
-  const MemoryBandwidth bw = start_memory_bandwidth(cpu);
-  d.memory_bytes_per_s = bw.dram();
-  d.source += "; " + bw.source;
-  return d;
+  const CpuPeak fp32 = peak("fp32");
+  const std::optional<CpuPeak> bf16 = *precision == "bf16" ? std::optional<CpuPeak>(peak("bf16")) : std::nullopt;
+  return this_machine_entry(used, fp32, bf16, start_memory_bandwidth(parse_device("cpu")), *precision);
 }
 
 }  // namespace tokamak

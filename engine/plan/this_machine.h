@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/plan/device_catalog.h"
+#include "engine/core/plan/device_catalog.h"
 
 namespace tokamak {
 

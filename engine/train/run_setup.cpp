@@ -23,7 +23,7 @@
 #include "engine/model/autocast.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/device/cpu_peak.h"
-#include "engine/metrics/flops.h"
+#include "engine/core/perf/flops.h"
 #include "engine/metrics/memory_bandwidth.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"

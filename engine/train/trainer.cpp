@@ -31,7 +31,7 @@
 #include "engine/model/memory_estimate.h"
 #include "engine/core/util/cores.h"
 #include "engine/device/cpu_peak.h"
-#include "engine/metrics/flops.h"
+#include "engine/core/perf/flops.h"
 #include "engine/metrics/step_meter.h"
 #include "engine/metrics/step_profile.h"
 #include "engine/model/hf.h"

@@ -61,46 +61,4 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
 // with bf16 instructions (the flags do not say bf16 is the faster: cpu_peak.h, cpu_bf16_pays).
 std::string run_precision(const Config& c, int processes = 1);
 
-// Sends every event to several sinks, in order.
-class FanOutSink : public EventSink {
- public:
-  void add(EventSink* sink) { sinks_.push_back(sink); }
-  void on_start(const RunStart& e) override {
-    for (auto* s : sinks_) s->on_start(e);
-  }
-  void on_step(const StepEvent& e) override {
-    for (auto* s : sinks_) s->on_step(e);
-  }
-  void on_eval(const EvalEvent& e) override {
-    for (auto* s : sinks_) s->on_eval(e);
-  }
-  void on_skip(const SkipEvent& e) override {
-    for (auto* s : sinks_) s->on_skip(e);
-  }
-  void on_spike(const SpikeEvent& e) override {
-    for (auto* s : sinks_) s->on_spike(e);
-  }
-  void on_alert(const AlertEvent& e) override {
-    for (auto* s : sinks_) s->on_alert(e);
-  }
-  void on_sample(const SampleEvent& e) override {
-    for (auto* s : sinks_) s->on_sample(e);
-  }
-  void on_checkpoint(const CheckpointEvent& e) override {
-    for (auto* s : sinks_) s->on_checkpoint(e);
-  }
-  void on_end(const EndEvent& e) override {
-    for (auto* s : sinks_) s->on_end(e);
-  }
-  void on_progress(const ProgressEvent& e) override {
-    for (auto* s : sinks_) s->on_progress(e);
-  }
-  void on_warning(const WarningEvent& e) override {
-    for (auto* s : sinks_) s->on_warning(e);
-  }
-
- private:
-  std::vector<EventSink*> sinks_;
-};
-
 }  // namespace tokamak

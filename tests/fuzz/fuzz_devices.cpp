@@ -1,21 +1,14 @@
-// Fuzz target: the user's devices.json (engine/plan/device_catalog.h), laid over the catalog built in. Anything but
+// Fuzz target: the user's devices.json (engine/core/plan/device_catalog.h), laid over the catalog built in. Anything but
 // a tokamak::Error is a bug, and every device that reads back has numbers a plan can divide by.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
-#include "engine/plan/device_catalog.h"
+#include "engine/core/plan/device_catalog.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;
-
-// The catalog as the main build embeds it (engine/plan/devices_json.cpp.in), read from the source tree here.
-const std::string& tokamak::builtin_devices_json() {
-  static const std::string text = read_file(std::string(TOKAMAK_SOURCE_DIR) + "/resources/devices.json");
-  return text;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,9 +1,5 @@
-// LibTorch before Qt (tiny.h): Qt's `slots` macro breaks LibTorch's headers.
-#include <torch/utils.h>
-
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/model/gpt.h"
-#include "engine/model/hf.h"
+// The tiny runs' shapes (see tiny.h); the files made from them are tiny_files.cpp's (LibTorch) and, for the suites
+// that link no LibTorch, tiny_files_tool.cpp's.
 #include "tests/support/tiny.h"
 
 #include "tests/support/cli_runner.h"
@@ -41,20 +37,4 @@ std::vector<std::string> two_block_run_overrides(const std::string& data, const 
   return tiny_run_overrides(sets);
 }
 
-std::string save_tiny_checkpoint(const std::string& dir, int64_t step, const std::string& run_uid, uint64_t seed) {
-  Config c;
-  apply_overrides(c, tiny_run_overrides());
-  torch::manual_seed(seed);
-  GPT model(GPTOptions::from_config(c.model, c.speed));
-  const std::string path = checkpoint_path(dir, step);
-  prepare_checkpoint_dir(dir, 0);
-  save_checkpoint(path, *model, nullptr, {run_uid, config_to_json(c), step, 0, "cpu"}, c10::kCPU);
-  return path;
-}
-
-void export_tiny_hf(const std::string& dir, int64_t vocab_size, uint64_t seed) {
-  torch::manual_seed(seed);
-  GPT model(GPTOptions::from_config(tiny_model(vocab_size), SpeedConfig{}));
-  export_hf(*model, dir);
-}
 }  // namespace tokamak::test

@@ -1,10 +1,10 @@
 // startLocalRun (see run_start.h).
 #include "ui/live/run_start.h"
 
-#include "engine/device/device.h"
+#include "engine/core/machine/precision_here.h"
+#include "engine/core/run/checkpoint_files.h"
 #include "engine/core/run/run_folder.h"
 #include "engine/core/run/run_launch.h"
-#include "engine/checkpoint/checkpoint.h"
 #include "engine/core/util/error.h"
 
 namespace tokamak::ui {
@@ -12,14 +12,15 @@ namespace tokamak::ui {
 StartedRun startLocalRun(const Config& config, const QString& engine, const QString& db) {
   Config c = config;
   if (c.name.empty()) {
-    // The name says what is trained: `auto` precision and layers as this machine resolves them.
+    // The name says what is trained: `auto` precision and layers as this machine resolves them, from the same
+    // facts the run reads with LibTorch (precision_here.h), so the studio loads none.
     Config resolved = c;
-    resolved.speed.precision = resolved_precision(c.speed.precision, c.device);
+    resolved.speed.precision = precision_here(c.speed.precision, c.device);
     resolved.speed.layers = resolved_layers(resolved, resolved.speed.precision);
     c.name = default_run_name(resolved);
   }
   const std::string uid =
-      c.checkpoint.resume.empty() ? new_run_uid() : read_checkpoint_info(c.checkpoint.resume).run_uid;
+      c.checkpoint.resume.empty() ? new_run_uid() : checkpoint_run_uid(c.checkpoint.resume);
   const RunFolder folder{run_folder_path(c.name, uid)};
   if (run_process_alive(folder))
     throw Error("run " + uid + " (" + c.name + ") is still being trained by process " +

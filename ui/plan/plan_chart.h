@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "engine/plan/plan.h"
+#include "engine/core/plan/plan.h"
 
 class QCustomPlot;
 

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QProcess>
 #include <QLabel>
 #include <QPushButton>
 #include <QShowEvent>
@@ -19,8 +20,10 @@
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/files.h"
 #include "engine/core/util/format.h"
-#include "engine/plan/plan_rates.h"
-#include "engine/plan/this_machine.h"
+#include "engine/core/plan/machine_device.h"
+#include "engine/core/plan/plan_rates.h"
+#include "engine/core/util/error.h"
+#include "ui/common/programs.h"
 #include "ui/plan/plan_chart.h"
 
 namespace tokamak::ui {
@@ -30,6 +33,21 @@ QString timeText(double hours) {
   if (hours <= 0) return "-";
   if (hours >= 72) return QObject::tr("%1 days").arg(hours / 24, 0, 'f', 0);
   return QString::fromStdString(format_duration(hours * 3600));
+}
+
+// This machine from the limits every run's start measured and cached; where none is cached yet, measured once by
+// `tokamak-engine plan --device this` (the studio loads no LibTorch to measure them itself), then read back.
+CatalogDevice thisMachine(int64_t threads, std::string* precision) {
+  if (const std::optional<CatalogDevice> cached = cached_this_machine_device(threads, precision)) return *cached;
+  const QString engine = enginePath();
+  if (engine.isEmpty()) throw Error(engineMissingText().toStdString());
+  QProcess measure;
+  measure.start(engine, {"plan", "--device", "this", "--json", "--set", QString("threads=%1").arg(threads)});
+  measure.waitForFinished(120000);
+  if (const std::optional<CatalogDevice> cached = cached_this_machine_device(threads, precision)) return *cached;
+  const QStringList said = QString::fromUtf8(measure.readAllStandardError()).trimmed().split('\n');
+  throw Error("this machine's limits could not be measured: " + said.last().toStdString(),
+              "run `tokamak plan --device this` to see why");
 }
 
 QTableWidgetItem* cell(const QString& text, const QString& tip = {}) {
@@ -140,7 +158,7 @@ void PlanView::refresh() {
   try {
     catalog = load_device_catalog();
     if (!haveMachine_) {  // its limits are what every run's start measured and cached
-      machine_ = this_machine_device(sources_.setup().threads, &machinePrecision_, true);
+      machine_ = thisMachine(sources_.setup().threads, &machinePrecision_);
       haveMachine_ = true;
     }
   } catch (const std::exception& e) {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/core/config/config.h"
-#include "engine/plan/device_catalog.h"
-#include "engine/plan/plan.h"
+#include "engine/core/plan/device_catalog.h"
+#include "engine/core/plan/plan.h"
 
 class QLabel;
 class QSpinBox;

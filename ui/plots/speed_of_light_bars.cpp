@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "engine/core/util/format.h"
-#include "engine/metrics/op_kinds.h"
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/perf/op_kinds.h"
+#include "engine/core/perf/speed_of_light.h"
 
 namespace tokamak::ui {
 namespace {

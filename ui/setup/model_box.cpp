@@ -13,7 +13,8 @@
 #include <cstdlib>
 
 #include "engine/core/config/config.h"
-#include "engine/model/memory_estimate.h"
+#include "engine/core/machine/precision_here.h"
+#include "engine/core/plan/memory_estimate.h"
 #include "ui/setup/key_bindings.h"
 
 namespace tokamak::ui {
@@ -91,7 +92,8 @@ void ModelBox::showEstimate(const Config& config) {
     estimate_->setText(tr("—"));
     return;
   }
-  const MemoryEstimate m = estimate_memory(config);
+  // `auto` as a run here would take it (the run resolves it again and records what it took).
+  const MemoryEstimate m = estimate_memory(config, precision_here(config.speed.precision, config.device));
   params_->setText(tr("%1 (%L2)").arg(count_text(static_cast<double>(m.parameters))).arg(m.parameters));
   estimate_->setText(tr("≈ %1 per process").arg(data_size(m.total())));
   estimate_->setProperty("bytes", static_cast<qint64>(m.total()));  // showMeasuredPeak names the difference

@@ -21,7 +21,7 @@
 #include <algorithm>
 
 #include "engine/core/config/hf_config.h"
-#include "engine/model/memory_estimate.h"
+#include "engine/core/plan/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
 #include "ui/remote/where_box.h"
@@ -228,7 +228,7 @@ void SetupPanel::showWeights(const Config& c) {
   if (weightsParameters_ >= 0 && c.model.n_head > 0 && c.model.n_embd % c.model.n_head == 0) {
     Config unpadded = c;  // the file holds vocab_size rows; the model pads them
     unpadded.model.vocab_pad_multiple = 1;
-    model = estimate_memory(unpadded).parameters;
+    model = count_parameters(parameter_shape(unpadded.model));
   }
   model_->showWeights(path, weightsParameters_, model);
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/run/metrics.h"
 
@@ -133,6 +134,49 @@ class EventSink {
   virtual void on_end(const EndEvent&) {}
   virtual void on_progress(const ProgressEvent&) {}
   virtual void on_warning(const WarningEvent&) {}
+};
+
+// Sends every event to several sinks, in order: the CLI's printer, store and notifications, the studio's bridge
+// and store. Here beside the interface, so that a reader of events needs no room of the trainer for it.
+class FanOutSink : public EventSink {
+ public:
+  void add(EventSink* sink) { sinks_.push_back(sink); }
+  void on_start(const RunStart& e) override {
+    for (auto* s : sinks_) s->on_start(e);
+  }
+  void on_step(const StepEvent& e) override {
+    for (auto* s : sinks_) s->on_step(e);
+  }
+  void on_eval(const EvalEvent& e) override {
+    for (auto* s : sinks_) s->on_eval(e);
+  }
+  void on_skip(const SkipEvent& e) override {
+    for (auto* s : sinks_) s->on_skip(e);
+  }
+  void on_spike(const SpikeEvent& e) override {
+    for (auto* s : sinks_) s->on_spike(e);
+  }
+  void on_alert(const AlertEvent& e) override {
+    for (auto* s : sinks_) s->on_alert(e);
+  }
+  void on_sample(const SampleEvent& e) override {
+    for (auto* s : sinks_) s->on_sample(e);
+  }
+  void on_checkpoint(const CheckpointEvent& e) override {
+    for (auto* s : sinks_) s->on_checkpoint(e);
+  }
+  void on_end(const EndEvent& e) override {
+    for (auto* s : sinks_) s->on_end(e);
+  }
+  void on_progress(const ProgressEvent& e) override {
+    for (auto* s : sinks_) s->on_progress(e);
+  }
+  void on_warning(const WarningEvent& e) override {
+    for (auto* s : sinks_) s->on_warning(e);
+  }
+
+ private:
+  std::vector<EventSink*> sinks_;
 };
 
 }  // namespace tokamak

@@ -99,7 +99,7 @@ struct CheckpointRow {
   double created = 0;
 };
 
-// What `tokamak bench --kernels` or `train --kernels` found of a run's step (engine/metrics/speed_of_light.h): each
+// What `tokamak bench --kernels` or `train --kernels` found of a run's step (engine/core/perf/speed_of_light.h): each
 // kind of work with its time, its least work and its floor under the machine's two limits, which are kept beside
 // it. Every run keeps the limits its start stated, profiled or not.
 struct KindFloorRow {

@@ -1,10 +1,10 @@
 // Each kind of a step's work against its floor (see speed_of_light.h).
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/perf/speed_of_light.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/metrics/op_kinds.h"
+#include "engine/core/perf/op_kinds.h"
 #include "engine/core/store/scoreboard.h"  // format_text_table
 #include "engine/core/util/format.h"
 

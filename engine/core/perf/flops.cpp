@@ -1,5 +1,5 @@
 // FLOPs per token and the peak-FLOP/s table (see flops.h).
-#include "engine/metrics/flops.h"
+#include "engine/core/perf/flops.h"
 
 namespace tokamak {
 

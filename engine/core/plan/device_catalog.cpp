@@ -1,5 +1,5 @@
 // The device catalog: resources/devices.json built in, the user's file on top (see device_catalog.h).
-#include "engine/plan/device_catalog.h"
+#include "engine/core/plan/device_catalog.h"
 
 #include <nlohmann/json.hpp>
 

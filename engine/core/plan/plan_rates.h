@@ -5,8 +5,8 @@
 #pragma once
 #include <string>
 
-#include "engine/plan/device_catalog.h"
-#include "engine/plan/plan.h"
+#include "engine/core/plan/device_catalog.h"
+#include "engine/core/plan/plan.h"
 
 namespace tokamak {
 

@@ -1,5 +1,5 @@
 // The plan for one device: fit, step time by kind, tok/s, MFU, time and cost (see plan.h).
-#include "engine/plan/plan.h"
+#include "engine/core/plan/plan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,18 +7,21 @@
 
 #include "engine/core/util/error.h"
 #include "engine/core/util/format.h"
-#include "engine/metrics/flops.h"
-#include "engine/metrics/speed_of_light.h"
-#include "engine/model/memory_estimate.h"
+#include "engine/core/perf/flops.h"
+#include "engine/core/perf/speed_of_light.h"
+#include "engine/core/plan/memory_estimate.h"
 
 namespace tokamak {
 namespace {
 
-// The estimate ran 1.5-3.5% over the allocator's peaks on the H200 sittings (engine/model/memory_estimate.cpp):
+// The estimate ran 1.5-3.5% over the allocator's peaks on the H200 sittings (engine/core/plan/memory_estimate.cpp):
 // a setup within this much of the card is called tight, not sure to fit.
 constexpr double kEstimateOver = 0.05;
 
-double estimated_bytes(const Config& c) { return static_cast<double>(estimate_memory(c).total()); }
+// C is plan_config()'s: its precision is concrete.
+double estimated_bytes(const Config& c) {
+  return static_cast<double>(estimate_memory(c, c.speed.precision).total());
+}
 
 std::string gb(double bytes) { return format_bytes(bytes); }
 
@@ -111,7 +114,7 @@ PlanRow plan_for(const Config& given, const CatalogDevice& d, const PlanRequest&
   double step = 0;
   for (const auto& [kind, ms] : row.kind_ms) step += ms;
   // Data parallel: the gradients' ring all-reduce over the interconnect, the part backward does not hide.
-  const double params = static_cast<double>(estimate_memory(tried).parameters);
+  const double params = static_cast<double>(count_parameters(parameter_shape(tried.model)));
   if (gpus > 1 && d.interconnect_bytes_per_s > 0) {
     const double grad_bytes = (tried.speed.precision == "bf16-pure" ? 2 : 4) * params;
     const double ring = 2.0 * (gpus - 1) / gpus * grad_bytes / d.interconnect_bytes_per_s;

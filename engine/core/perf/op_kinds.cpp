@@ -1,5 +1,5 @@
 // The kinds of a step's work by the names of what launched it (see op_kinds.h).
-#include "engine/metrics/op_kinds.h"
+#include "engine/core/perf/op_kinds.h"
 
 #include <regex>
 

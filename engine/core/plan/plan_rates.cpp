@@ -1,5 +1,5 @@
 // Where a plan's fractions and a target's tokens come from (see plan_rates.h).
-#include "engine/plan/plan_rates.h"
+#include "engine/core/plan/plan_rates.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "engine/core/store/run_store.h"
-#include "engine/device/device.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
-#include "engine/metrics/op_kinds.h"
-#include "engine/metrics/speed_of_light.h"
+#include "engine/core/util/host.h"
+#include "engine/core/perf/op_kinds.h"
+#include "engine/core/perf/speed_of_light.h"
 
 #include <nlohmann/json.hpp>
 
@@ -61,7 +61,7 @@ PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunSt
   std::map<std::string, std::vector<double>> fractions;
   std::vector<double> overheads;
   int runs = 0;
-  const std::string here = d.this_machine ? host_name() : "";
+  const std::string here = d.this_machine ? this_host() : "";
   // Only the profiled runs: a plan is made at every change of the studio's setup, and a store holds thousands.
   for (const int64_t id : store ? store->profiled_runs() : std::vector<int64_t>{}) {
     const RunInfo run = store->run(id);

@@ -1,4 +1,4 @@
-// A plan before Start: for a setup and a device of the catalog (engine/plan/device_catalog.h), whether it fits
+// A plan before Start: for a setup and a device of the catalog (engine/core/plan/device_catalog.h), whether it fits
 // (the memory estimate, the largest micro-batch, the accumulation or activation checkpointing it needs), how long
 // a step takes (each kind of the step's work ÷ the device's limit × the fraction of that limit the kind reaches),
 // tok/s and MFU, the time to a number of tokens or a target loss, and the cost. Every row says what it rests on.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/core/config/config.h"
-#include "engine/plan/device_catalog.h"
+#include "engine/core/plan/device_catalog.h"
 
 namespace tokamak {
 
