@@ -22,6 +22,7 @@
 #include "engine/core/remote/slurm_client.h"
 #include "engine/core/remote/slurm_script.h"
 #include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_identity.h"
 #include "engine/core/store/run_store.h"
 #include "engine/core/util/error.h"
 #include "engine/core/util/files.h"
@@ -198,9 +199,9 @@ void submit(SlurmArgs a) {
     slurm.require_partition(s.partition);
   }
 
-  if (c.name.empty()) c.name = default_run_name(c);  // fixed here, so the ranks name the same folder
-  s.run_uid = a.run_uid.empty() ? new_run_uid() : a.run_uid;
-  s.run_folder = run_folder_path(c.name, s.run_uid);
+  const RunIdentity id = identify_run(c, a.run_uid);
+  c.name = id.name;  // fixed here, so the ranks name the same folder
+  s.run_uid = id.uid, s.run_folder = id.folder.path;
   if (!a.dry_run && path_exists(s.run_folder))  // a uid given twice: never a second job into one run's folder
     throw Error("run " + s.run_uid + " exists already (" + s.run_folder + ")",
                 "leave out --run-uid, or dry-run again for a new one");

@@ -9,6 +9,7 @@
 
 #include "app/tokamak/cmd_sweep.h"
 #include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_identity.h"
 #include "engine/core/remote/slurm_client.h"
 #include "engine/core/queue/sweep_settle.h"
 #include "engine/core/store/run_store.h"
@@ -106,7 +107,8 @@ std::vector<Config> trial_configs(const SweepPlan& plan, const SlurmJobSpec& s) 
 // Trial i's run folder with its config (c gets the trial's checkpoint folder); returns its task of the array.
 SlurmArrayTask create_trial_folder(const SweepPlan& plan, size_t i, Config& c, const std::string& host,
                                    const std::string& sweep_folder) {
-  const std::string uid = new_run_uid(), folder = run_folder_path(c.name, uid);
+  const RunIdentity id = identify_run(c);
+  const std::string uid = id.uid, folder = id.folder.path;
   c.checkpoint.dir = trial_checkpoint_dir(c.checkpoint.dir, folder);
   const std::string checkpoints = c.checkpoint.dir.empty() ? folder : c.checkpoint.dir;
   create_run_folder(RunFolder{folder}, {uid, c.name, this_host(), folder, now_seconds()});

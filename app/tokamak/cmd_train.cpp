@@ -290,7 +290,7 @@ int run_train(const TrainArgs& args) {
   const DistEnv dist = dist_env_from_environment();
   if (!dist.distributed() && c.dist.gpus > 1) {
     validate_config(c, cuda_device_count());
-    const RunIdentity id = identify_run(resolved_setup(c));
+    const RunIdentity id = identify_run_here(resolved_setup(c));
     if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it
     open_run_folder(id);
     ::setenv("TOKAMAK_RUN_UID", id.uid.c_str(), 1);  // the workers name the same run (run_session.h)
@@ -306,7 +306,7 @@ int run_train(const TrainArgs& args) {
                 "detach the launcher instead, or use `tokamak train --gpus N --detach`");
   const bool auto_precision = c.speed.precision == "auto";
   const Config resolved = resolved_setup(c);  // once in this process: the name, the table and the run use it
-  const RunIdentity id = identify_run(resolved);
+  const RunIdentity id = identify_run_here(resolved);
   if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it, and says so
   c = resolved;
   c.name = id.name;

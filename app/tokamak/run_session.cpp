@@ -21,27 +21,14 @@ Config resolved_setup(Config c) {
   return c;
 }
 
-RunIdentity identify_run(const Config& c) {
-  RunIdentity id;
-  id.name = c.name.empty() ? default_run_name(c) : c.name;
+RunIdentity identify_run_here(const Config& c) {
   const char* given = std::getenv("TOKAMAK_RUN_UID");
-  // A queue's or Slurm's trial is named by its row: resuming it from another run's checkpoint is refused here,
-  // before its folder or its store row exist.
-  if (!c.checkpoint.resume.empty() && given && *given) check_checkpoint_owner(c.checkpoint.resume, given);
-  id.uid = !c.checkpoint.resume.empty() ? read_checkpoint_info(c.checkpoint.resume).run_uid
-           : given && *given            ? std::string(given)
-                                        : new_run_uid();
-  id.folder = RunFolder{run_folder_path(id.name, id.uid)};
-  return id;
+  return tokamak::identify_run(c, given ? given : "");
 }
 
 void open_run_folder(const RunIdentity& id) {
   const RunFolder& f = id.folder;
-  const long owner = read_pid(f);
-  if (owner > 0 && owner != ::getpid() && owner != ::getppid() && run_process_alive(f))
-    throw Error("run " + id.uid + " (" + id.name + ") is still being trained by process " + std::to_string(owner) +
-                    " on this machine",
-                "stop that run first (`tokamak runs control " + id.uid + " stop`), then resume; or wait until it ends");
+  refuse_live_run(id);
   if (path_exists(f.info_file())) {
     make_dirs(f.control_dir());
     return;

@@ -7,22 +7,17 @@
 
 #include "engine/core/config/config.h"
 #include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_identity.h"
 
 namespace tokamak::cli {
-
-struct RunIdentity {
-  std::string uid, name;
-  RunFolder folder;
-};
 
 // Precision and layers made concrete for this machine (`auto` → what it runs): done once per process, by the
 // command, before the run is named; the trainer only checks what it is given.
 Config resolved_setup(Config c);
 
-// The run's uid (a resumed run's checkpoint's; else $TOKAMAK_RUN_UID, which the launcher and --detach set for
-// the processes they start; else a new one), its name as the trainer will spell it, and its folder. C is
-// resolved (resolved_setup): the name says what is trained.
-RunIdentity identify_run(const Config& c);
+// identify_run (engine/core/run/run_identity.h) with $TOKAMAK_RUN_UID as the given uid: the launcher and
+// --detach set it for the processes they start. C is resolved (resolved_setup): the name says what is trained.
+RunIdentity identify_run_here(const Config& c);
 
 // Creates the folder and run.json (kept when the folder is a resumed run's). Refuses a folder whose owner is
 // another live process: two processes must never train one run.

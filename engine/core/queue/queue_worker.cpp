@@ -28,6 +28,7 @@
 #include "engine/core/run/notify.h"
 #include "engine/core/run/pace_watch.h"
 #include "engine/core/run/run_folder.h"
+#include "engine/core/run/run_identity.h"
 #include "engine/core/run/run_launch.h"
 #include "engine/core/queue/sweep_settle.h"
 #include "engine/core/queue/sweep_store.h"
@@ -190,8 +191,12 @@ class Worker {
       ::unlink(RunFolder{q.folder}.pid_file().c_str());
       ::unlink(RunFolder{q.folder}.exit_file().c_str());
     }
-    if (q.run_uid.empty()) q.run_uid = new_run_uid();
-    if (q.folder.empty()) q.folder = run_folder_path(q.name, q.run_uid);
+    if (q.folder.empty()) {  // named as every run is (a queued resume takes its checkpoint's uid)
+      Config named = config_from_json(q.config_json);
+      named.name = q.name;
+      const RunIdentity id = identify_run(named, q.run_uid);
+      q.run_uid = id.uid, q.folder = id.folder.path;
+    }
     queue_.claim(q.id, q.run_uid, q.folder, now_seconds());
     note("queue item " + std::to_string(q.id) + " (" + q.name + "): run " + q.run_uid +
          (gpus.empty() ? "" : " on GPU " + join_gpu_list(gpus)) + cpu_sharing_note(q));
