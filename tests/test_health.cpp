@@ -199,8 +199,9 @@ class TestHealth : public QObject {
     QCOMPARE(QString::fromStdString(nlohmann::json::parse(*over)["event"].get<std::string>()), QString("stall_over"));
   }
 
-  // A long evaluation beats with its batches and is never a stall while it does; a checkpoint being written is
-  // announced once and given StallWatch::kAnnouncedWorkS; an evaluation that stops beating is a stall again.
+  // A long evaluation beats with its batches and is never a stall while it does; one that stops beating is. A
+  // checkpoint's heartbeat starts the silence again, and a checkpoint that outlasts the limit after it is a stall
+  // (a hung write is seen at the usual limit; a queue's SIGSTOP can land mid-write).
   void longWorkThatSaysSoIsNoStall() {
     const auto fed = [](JournalStallWatch& w) {
       QVERIFY(!w.line(R"({"event":"start","config":{"health":{"stall_factor":5,"stall_min_s":2}}})", 100));
@@ -220,18 +221,9 @@ class TestHealth : public QObject {
     JournalStallWatch checkpoint;
     fed(checkpoint);
     QVERIFY(!checkpoint.line(R"({"event":"progress","what":"writing the checkpoint of step 4","done":0,"total":0})",
-                             100));
-    QVERIFY(!checkpoint.idle(100 + StallWatch::kAnnouncedWorkS - 1, never_paused));
-    const std::optional<std::string> hung = checkpoint.idle(100 + StallWatch::kAnnouncedWorkS + 1, never_paused);
-    QVERIFY(hung.has_value());
-    QVERIFY2(hung->find("past the limit of 900 s (writing the checkpoint of step 4 was announced") != std::string::npos,
-             hung->c_str());
-    // Once the checkpoint is written, the usual limit again.
-    JournalStallWatch after;
-    fed(after);
-    QVERIFY(!after.line(R"({"event":"progress","what":"writing the checkpoint of step 4","done":0,"total":0})", 100));
-    QVERIFY(!after.line(R"({"event":"checkpoint","step":4,"path":"x"})", 200));
-    QVERIFY(after.idle(202.6, never_paused).has_value());
+                             150));
+    QVERIFY(!checkpoint.idle(152.4, never_paused));  // 52 s after the last step, 2.4 s after the heartbeat
+    QVERIFY(checkpoint.idle(152.6, never_paused).has_value());
   }
 
   // Garbage at data position 24 makes step 25 spike. warn keeps its update and counts it; skip leaves the weights

@@ -300,8 +300,8 @@ class TestTrain : public QObject {
     test::RecordingSink r;
     QCOMPARE(QString::fromStdString(train(c, r).status), QString("finished"));
     QVERIFY(!r.evals.empty() && !r.checkpoints.empty());
-    // An evaluation counts its batches (it beats as it goes); a checkpoint is one piece of work, announced
-    // without a total, which a stall watch gives longer (test_health).
+    // An evaluation counts its batches (it beats as it goes); a checkpoint is one piece of work, announced by a
+    // heartbeat without a total (test_health: what a stall watch makes of each).
     int evals = 0, checkpoints = 0;
     for (size_t i = 0; i < r.order.size(); ++i) {
       if (r.order[i] != "eval" && r.order[i] != "checkpoint") continue;

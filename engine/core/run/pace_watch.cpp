@@ -118,13 +118,12 @@ void StallWatch::step(int64_t step, double wall_s, double now) {
     gaps_.push_back(wall_s - last_wall_);
     if (gaps_.size() > kKept) gaps_.pop_front();
   }
-  last_wall_ = wall_s, last_ = now, last_step_ = step, announced_ = false;
+  last_wall_ = wall_s, last_ = now, last_step_ = step;
 }
 
 double StallWatch::limit() const {
   if (gaps_.empty()) return -1;
-  const double usual = std::max(factor_ * pace_median(gaps_), min_s_);
-  return announced_ ? std::max(usual, kAnnouncedWorkS) : usual;
+  return std::max(factor_ * pace_median(gaps_), min_s_);
 }
 
 std::optional<std::string> JournalStallWatch::line(const std::string& text, double now) {
@@ -140,14 +139,8 @@ std::optional<std::string> JournalStallWatch::line(const std::string& text, doub
     watch_.activity(now);
     return std::nullopt;
   }
-  if (event == "progress" && j.value("total", uint64_t{0}) == 0) {
-    // One piece of work with no count to beat by (a checkpoint being written): announced, not silent.
-    watch_.announced(now);
-    working_ = j.value("what", "");
-    return std::nullopt;
-  }
   if (event != "step") {
-    watch_.activity(now);  // an evaluation's batches, a sample, a checkpoint written: the run is alive
+    watch_.activity(now);  // an evaluation, a sample, a checkpoint: the run is alive
     return std::nullopt;
   }
   const int64_t step = j.value("step", int64_t{0});
@@ -168,13 +161,10 @@ std::optional<std::string> JournalStallWatch::idle(double now, const std::functi
     return std::nullopt;
   }
   stalled_ = true, since_ = now;
-  const std::string why =
-      watch_.announced()
-          ? " (" + working_ + " was announced, and one piece of work is given at least that long)"
-          : " (health.stall_factor × the usual time between reports, at least health.stall_min_s)";
   const std::string message = "no step for " + seconds_text(*silent) + " after step " +
                               std::to_string(watch_.last_step()) + ": past the limit of " +
-                              seconds_text(watch_.limit()) + why;
+                              seconds_text(watch_.limit()) +
+                              " (health.stall_factor × the usual time between reports, at least health.stall_min_s)";
   return event_json(AlertEvent{"stalled", watch_.last_step(), message}).dump();
 }
 

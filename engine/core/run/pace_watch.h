@@ -46,14 +46,9 @@ class StallWatch {
   // A step report: its step, the run's own clock (its wall_s) and when it arrived here.
   void step(int64_t step, double wall_s, double now);
   // Any other sign of life (an evaluation, a sample, a checkpoint): the silence starts again.
-  void activity(double now) { last_ = now, announced_ = false; }
-  // The run said it starts one long piece of work that beats no more until it is done (a checkpoint being
-  // written): the silence starts again, and the limit is at least kAnnouncedWorkS until the next sign of life.
-  void announced(double now) { last_ = now, announced_ = true; }
-  static constexpr double kAnnouncedWorkS = 900;
-  bool announced() const { return announced_; }
-  // The limit on silence: factor × the median time between the run's reports, at least min_s (at least
-  // kAnnouncedWorkS through announced work); -1 before two reports.
+  void activity(double now) { last_ = now; }
+  // The limit on silence: factor × the median time between the run's reports, at least min_s; -1 before two
+  // reports.
   double limit() const;
   // Seconds without a step, when past the limit (nothing otherwise).
   std::optional<double> stalled(double now) const;
@@ -64,7 +59,6 @@ class StallWatch {
   std::deque<double> gaps_;  // seconds between the last reports, by the run's clock
   double last_wall_ = -1, last_ = -1;
   int64_t last_step_ = 0;
-  bool announced_ = false;
 };
 
 // A journal's reader that says when its run stalls: fed each journal line as it is read and asked while nothing
@@ -82,7 +76,6 @@ class JournalStallWatch {
   StallWatch watch_{10, 60};
   bool stalled_ = false;
   double since_ = 0;  // when the stall was said
-  std::string working_;  // what the run announced as one long piece of work, while it works on it
 };
 
 }  // namespace tokamak
