@@ -54,7 +54,7 @@ skip+='|/libstdc\+\+\.so|/libgcc_s\.so'
 for b in "$kit"/bin/*; do ldd "$b"; done | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u | grep -Ev "$skip" |
   while read -r lib; do cp -L "$lib" "$kit/lib/"; done
 strip --strip-unneeded "$kit"/bin/* "$kit"/lib/*
-cp "$root"/experiments/ladders/*.json "$kit/ladders/"
+cp "$root"/resources/ladders/*.json "$kit/ladders/"
 for a in gpt2.tiktoken jargon.txt; do
   [ -f "$cache/assets/$a" ] || { echo "gpu-kit: missing asset $cache/assets/$a (hint: run scripts/setup.sh)" >&2; exit 1; }
   cp "$cache/assets/$a" "$kit/cache/assets/"

@@ -3,10 +3,10 @@
 # run store with the CLI (`tokamak sweep`, the queue worker), then opens the studio's window on it at SCREEN
 # (no saved settings) and grabs it on the Sweeps page.
 #   scripts/screenshot-sweep.sh [SWEEP.json] [SCREEN] [OUT.png]
-# Defaults: experiments/sweeps/small_lr_optimizer.json, 1366x768, docs/screenshots/sweep.png.
+# Defaults: resources/sweeps/small_lr_optimizer.json, 1366x768, docs/screenshots/sweep.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-file=$(realpath "${1:-experiments/sweeps/small_lr_optimizer.json}")
+file=$(realpath "${1:-resources/sweeps/small_lr_optimizer.json}")
 screen=${2:-1366x768}
 out=$(realpath -m "${3:-docs/screenshots/sweep.png}")
 work=$(mktemp -d)

@@ -33,6 +33,9 @@ for exe in "${exes[@]}"; do
   [ -x "$root/usr/bin/$exe" ] || fail "the package has no usr/bin/$exe"
 done
 [ -s "$root/usr/share/tokamak/assets/gpt2.tiktoken" ] || fail "the package lacks share/tokamak/assets/gpt2.tiktoken"
+# The presets the studio opens (presets_dir, engine/core/util/files.h).
+[ -s "$root/usr/share/tokamak/ladders/cpu-nano.json" ] || fail "the package lacks share/tokamak/ladders"
+[ -s "$root/usr/share/tokamak/sweeps/small_lr_optimizer.json" ] || fail "the package lacks share/tokamak/sweeps"
 
 # Every library that a file of the package links by name (its NEEDED entries: the programs' and the bundled
 # libraries'), resolved as the loader resolves it from the unpacked root. A Debian library that another Debian

@@ -413,7 +413,7 @@ class TestConfig : public QObject {
       for (const ChoiceInfo& row : choices_of(key))
         for (const std::string& text : {row.help, row.missing, row.missing_cuda})
           texts << QString::fromStdString(key + "=" + row.value + ": " + text);
-    const QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    const QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/ladders"));
     const QStringList files = ladders.entryList({"*.json"}, QDir::Files);
     QVERIFY(files.size() >= 5);
     for (const QString& file : files)

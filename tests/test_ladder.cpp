@@ -1,5 +1,5 @@
 // Ladder files: cumulative rungs build on each other, sweeps do not, overrides win, and bad files say why.
-// Every ladder shipped in experiments/ladders/ must load.
+// Every ladder shipped in resources/ladders/ must load.
 #include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -77,8 +77,16 @@ class TestLadder : public QObject {
     QVERIFY2(message.contains(expected), qPrintable(message));
   }
 
+  // The studio's Open ladder, Run ladder and Open sweep file start where the presets are: a program run from its
+  // build finds the source tree's (an installed one, share/tokamak: tests/package_check.sh).
+  void presetsAreFoundFromTheBuild() {
+    QCOMPARE(QString::fromStdString(presets_dir("ladders")), QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/ladders"));
+    QCOMPARE(QString::fromStdString(presets_dir("sweeps")), QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/sweeps"));
+    QCOMPARE(QString::fromStdString(presets_dir("no-such-presets")), QString());
+  }
+
   void shippedLaddersLoad() {
-    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/ladders"));
     const auto files = ladders.entryList({"*.json"});
     QVERIFY(files.size() >= 5);
     for (const QString& f : files) {
@@ -90,7 +98,7 @@ class TestLadder : public QObject {
   // A ladder promises only what runs: on a machine with the GPUs it asks for, no rung has a config problem
   // (in particular none uses a switch that is refused as not implemented yet).
   void shippedRungsAreRunnable() {
-    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders"));
+    QDir ladders(QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/ladders"));
     for (const QString& f : ladders.entryList({"*.json"})) {
       for (const LadderRung& rung : load_ladder(ladders.filePath(f).toStdString()).rungs) {
         const auto problems = config_problems(rung.config, /*cuda_devices=*/8);

@@ -731,7 +731,7 @@ void TestStudio::setupFilesAndLadders() {
   QCOMPARE(w.setupPanel()->config().train.steps, int64_t(12));
 
   // The ladders shipped in experiments/ load too.
-  const QString shipped = QStringLiteral(TOKAMAK_SOURCE_DIR "/experiments/ladders/cpu-nano.json");
+  const QString shipped = QStringLiteral(TOKAMAK_SOURCE_DIR "/resources/ladders/cpu-nano.json");
   if (QFile::exists(shipped)) {
     QVERIFY2(readLadder(shipped, &name, &rungs, &configs, &error), qPrintable(error));
     QVERIFY(rungs.size() > 1);

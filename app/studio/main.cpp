@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   QCommandLineOption config("config", "Open this setup (JSON, as saved by the studio or `tokamak config`).", "FILE");
   QCommandLineOption db("db", "Run store to use (default: ~/.local/share/tokamak/runs.db).", "FILE");
-  QCommandLineOption sweep("sweep", "Open Run > Sweep... on this sweep file (experiments/sweeps/*.json).", "FILE");
+  QCommandLineOption sweep("sweep", "Open Run > Sweep... on this sweep file (resources/sweeps/*.json).", "FILE");
   // Hidden: how docs/screenshots are made under Xvfb (see ui/screenshots/screenshot_driver.h).
   QCommandLineOption setupShot("setup-screenshot", "", "PATH");
   QCommandLineOption liveShot("screenshot", "", "PATH");

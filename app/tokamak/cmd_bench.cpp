@@ -257,7 +257,7 @@ void run_bench(const BenchArgs& a) {
 void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand("bench", "run a ladder of speed-ups and print its scoreboard");
-  cmd->add_option("--ladder", a->ladder, "ladder JSON (see experiments/ladders/)")->required();
+  cmd->add_option("--ladder", a->ladder, "ladder JSON (see resources/ladders/)")->required();
   cmd->add_option("--steps", a->steps, "timed steps per rung (a speedrun ladder's rungs: their own train.steps)")
       ->check(above_zero());
   cmd->add_option("--seeds", a->seeds, "runs per rung, seeds train.seed, +1, ... (means ± std)")

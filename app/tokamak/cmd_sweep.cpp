@@ -218,7 +218,7 @@ void status(const SweepArgs& a) {
 void add_sweep_command(CLI::App& app) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* c = app.add_subcommand("sweep", "Queue a sweep file's trials (docs/SWEEPS.md); `sweep status` shows them");
-  c->add_option("file", args->file, "sweep file (experiments/sweeps/*.json)");
+  c->add_option("file", args->file, "sweep file (resources/sweeps/*.json)");
   c->add_flag("--dry-run", args->dry_run, "validate every trial and print them; queue nothing");
   c->add_flag("--json", args->json, "one JSON object (the plan with --dry-run)");
   c->add_option("--db", args->db, "run store whose queue takes the trials (default: $XDG_DATA_HOME/tokamak/runs.db)");

@@ -1,4 +1,4 @@
-// Fuzz target: ladder files (experiments/ladders/*.json), read from a path as `tokamak bench --ladder` does.
+// Fuzz target: ladder files (resources/ladders/*.json), read from a path as `tokamak bench --ladder` does.
 // Anything but a tokamak::Error is a bug.
 #include <cstdint>
 

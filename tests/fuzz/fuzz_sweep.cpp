@@ -1,4 +1,4 @@
-// Fuzz target: sweep files (experiments/sweeps/*.json), planned as `tokamak sweep FILE` does. Anything but a
+// Fuzz target: sweep files (resources/sweeps/*.json), planned as `tokamak sweep FILE` does. Anything but a
 // one-line tokamak::Error is a bug; a plan that is accepted stays inside the cap, its trial names are unique,
 // every trial's config passes config_problems, and its ASHA rungs rise strictly below the trial's steps.
 #include <cstdint>

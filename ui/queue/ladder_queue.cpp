@@ -8,6 +8,7 @@
 
 #include "engine/core/config/ladder.h"
 #include "engine/core/util/error.h"
+#include "engine/core/util/files.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/runs_model.h"
 #include "ui/history/runs_panel.h"
@@ -55,7 +56,8 @@ QString ladderOf(const QString& runName) {
 }
 
 bool askLadderRun(QWidget* parent, QString* path, QList<qint64>* seeds) {
-  *path = QFileDialog::getOpenFileName(parent, QObject::tr("Run ladder"), "experiments/ladders",
+  *path = QFileDialog::getOpenFileName(parent, QObject::tr("Run ladder"),
+                                       QString::fromStdString(presets_dir("ladders")),
                                        QObject::tr("Ladder (*.json)"));
   if (path->isEmpty()) return false;
   QString text = "1", error;

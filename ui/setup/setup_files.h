@@ -1,5 +1,5 @@
 // Setup files the studio reads and writes: a saved setup (the config as JSON, config_to_json) and a ladder
-// from experiments/ladders/ — {"name": .., "base": {config keys, dotted or nested}, "rungs": [{"name": ..,
+// from resources/ladders/ — {"name": .., "base": {config keys, dotted or nested}, "rungs": [{"name": ..,
 // "set": {"speed.precision": "bf16", ..}}]}, read by the engine's load_ladder. Loaders return false with a
 // message, never throw.
 #pragma once

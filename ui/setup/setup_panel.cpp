@@ -22,6 +22,7 @@
 
 #include "engine/core/config/hf_config.h"
 #include "engine/core/plan/memory_estimate.h"
+#include "engine/core/util/files.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
 #include "ui/remote/where_box.h"
@@ -320,7 +321,8 @@ void SetupPanel::loadSetupFrom() {
 void SetupPanel::openLadder(const QString& given) {
   QString path = given;
   if (path.isEmpty())
-    path = QFileDialog::getOpenFileName(this, tr("Open ladder"), "experiments/ladders", tr("Ladder (*.json)"));
+    path = QFileDialog::getOpenFileName(this, tr("Open ladder"), QString::fromStdString(presets_dir("ladders")),
+                                        tr("Ladder (*.json)"));
   if (path.isEmpty()) return;
   QString name, error;
   QStringList rungs;

@@ -292,7 +292,8 @@ bool SweepDialog::openFile(const QString& path) {
 }
 
 void SweepDialog::chooseFile() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open sweep file"), QStringLiteral("experiments/sweeps"),
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open sweep file"),
+                                                    QString::fromStdString(presets_dir("sweeps")),
                                                     tr("Sweep files (*.json)"));
   if (!path.isEmpty()) openFile(path);
 }

@@ -1,6 +1,6 @@
 // SweepDialog (Run ▸ Sweep…): a sweep from the current setup as its base config — the keys to sweep (a list of
 // values or a min/max/count range, log or linear), grid or random search, seeds, the metric and its direction,
-// ASHA early stopping — or from a sweep file (experiments/sweeps/*.json). It shows the plan as plan_sweep
+// ASHA early stopping — or from a sweep file (resources/sweeps/*.json). It shows the plan as plan_sweep
 // makes it (the trials' count and names, the rungs) and refuses bad input in one line before anything is
 // queued. Start writes the sweep file and runs `tokamak sweep FILE` (the CLI's own path: every trial queued in
 // one transaction, the queue worker started); the file then lies at data_dir()/sweeps/NAME-ID/sweep.json.

@@ -79,15 +79,15 @@ Ladder load_ladder(const std::string& path, const std::vector<std::string>& over
   try {
     root = json::parse(read_file(path));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e999
-    throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see experiments/ladders/ for examples");
+    throw Error("ladder '" + path + "' is not valid JSON: " + e.what(), "see resources/ladders/ for examples");
   }
   if (!root.is_object() || !root.contains("rungs") || !root["rungs"].is_array() || root["rungs"].empty())
-    throw Error("ladder '" + path + "' has no \"rungs\" list", "see experiments/ladders/ for the format");
+    throw Error("ladder '" + path + "' has no \"rungs\" list", "see resources/ladders/ for the format");
   try {
     return ladder_from_json(root, path, overrides);
   } catch (const json::exception& e) {  // a field of the wrong type ("name": {}, "cumulative": "yes", ...)
     throw Error("ladder '" + path + "' has a field of the wrong type: " + e.what(),
-                "names are strings, \"cumulative\" is true or false; see experiments/ladders/");
+                "names are strings, \"cumulative\" is true or false; see resources/ladders/");
   }
 }
 

@@ -1,4 +1,4 @@
-// Sweeps: a file (experiments/sweeps/*.json, docs/SWEEPS.md) that names a base config, the keys to sweep and
+// Sweeps: a file (resources/sweeps/*.json, docs/SWEEPS.md) that names a base config, the keys to sweep and
 // how, the seeds, the metric to rank by and early stopping, expanded here into one validated config per
 // trial. Nothing is queued from a plan with a problem: every point is checked (the key exists, the value is
 // one its validator accepts) before plan_sweep returns. LibTorch-free, like the rest of engine/core.

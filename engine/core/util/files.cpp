@@ -63,6 +63,17 @@ static std::string installed_assets_dir() {
   return ec ? std::string() : (self.parent_path().parent_path() / "share" / "tokamak" / "assets").string();
 }
 
+std::string presets_dir(const std::string& kind) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = self.parent_path().parent_path() / "share" / "tokamak" / kind;
+    if (is_directory(installed.string())) return installed.string();
+  }
+  const std::string source = std::string(TOKAMAK_RESOURCES_DIR) + "/" + kind;
+  return is_directory(source) ? source : std::string();
+}
+
 // A gzip file unpacked to `to` (through a temporary file: a crash leaves no half corpus behind).
 static void gunzip_to(const std::string& from, const std::string& to) {
   gzFile in = gzopen(from.c_str(), "rb");

@@ -15,6 +15,10 @@ std::string asset_path(const std::string& name);
 // Where tokenized datasets are cached: $TOKAMAK_DATASETS, else cache_dir()/datasets. Separate from the cache
 // so a machine can start with no prepared data while keeping the set-up's venv and assets (.ci/run does).
 std::string datasets_dir();
+// The presets the product ships and opens (KIND: "ladders", "sweeps"): an installed package's
+// <prefix>/share/tokamak/KIND, else the source tree's resources/KIND (a program run from the build it was built
+// in); "" when neither is there.
+std::string presets_dir(const std::string& kind);
 // $XDG_DATA_HOME/tokamak, else ~/.local/share/tokamak. Created on first use.
 std::string data_dir();
 // The user's settings: $XDG_CONFIG_HOME/tokamak (~/.config/tokamak), not created here.
