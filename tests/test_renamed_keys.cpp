@@ -31,7 +31,7 @@ namespace {
 std::string fixture(const std::string& name) {
   return std::string(TOKAMAK_SOURCE_DIR) + "/tests/data/config_v1/" + name;
 }
-std::string example(const std::string& name) { return std::string(TOKAMAK_SOURCE_DIR) + "/experiments/" + name; }
+std::string example(const std::string& name) { return std::string(TOKAMAK_SOURCE_DIR) + "/resources/" + name; }
 
 QString error_of(const std::function<void()>& f) {
   try {
