@@ -56,7 +56,7 @@ void apply_model_preset(ModelConfig& model, const std::string& preset) {
   }
   std::string names;
   for (const std::string& n : model_presets()) names += (names.empty() ? "" : ", ") + n;
-  throw Error("unknown model.preset '" + preset + "'", "choose one of " + names);
+  throw Error("unknown model.preset '" + printable(preset, 60) + "'", "choose one of " + names);  // one line, whatever was typed
 }
 
 int64_t train_context(const Config& c) { return c.train.context > 0 ? c.train.context : c.model.context; }
