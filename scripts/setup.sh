@@ -26,7 +26,7 @@ pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite
       libboost-math-dev   # the t and normal distributions of the verdicts between groups of runs (header-only)
       clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
       openssh-client openssh-server   # ssh drives a GPU host; the tests run their own sshd on loopback
-      libcurl4-openssl-dev  # Hub downloads (engine/core/data/hub)
+      libcurl4-openssl-dev  # Hub downloads (engine/fleet/hub)
       nginx-light   # the tests' own HTTP server standing in for the Hub (tests/support/nginx_server.h)
       libglib2.0-bin dbus-daemon  # gdbus sends desktop notifications; the tests start their own session bus
       util-linux   # taskset: the slowdown tests pin a busy process onto a run's core (Essential, named so it is never left out)

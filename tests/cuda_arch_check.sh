@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kernels for every GPU of the catalog: each CUDA compute capability in resources/devices.json (a T4's 7.5 to an RTX
-# 5090's 12.0) has a real (SASS) target in the build's TOKAMAK_CUDA_ARCHS, and every kernel (engine/kernels/*.cu)
+# 5090's 12.0) has a real (SASS) target in the build's TOKAMAK_CUDA_ARCHS, and every kernel (engine/torch/kernels/*.cu)
 # was compiled with a code target for each of them, plus PTX for later GPUs. The build compiling them is the proof
 # that each kernel compiles for each; this check says that none was left out.
 # Usage: cuda_arch_check.sh BUILD_DIR SOURCE_DIR (CTest passes both).
@@ -18,8 +18,8 @@ for cc in $wanted; do
   [[ ";$archs;" == *";$cc-real;"* ]] || fail "the catalog has a GPU of compute capability $cc, but TOKAMAK_CUDA_ARCHS is '$archs'"
 done
 [[ "$archs" == *"-virtual"* ]] || fail "TOKAMAK_CUDA_ARCHS '$archs' has no PTX (a -virtual entry) for GPUs newer than the list"
-kernels=$(cd "$root" && ls engine/kernels/*.cu)
-[ -n "$kernels" ] || fail "no kernels in $root/engine/kernels"
+kernels=$(cd "$root" && ls engine/torch/kernels/*.cu)
+[ -n "$kernels" ] || fail "no kernels in $root/engine/torch/kernels"
 # Only where the build compiles CUDA (a LibTorch without CUDA builds no kernel): then every .cu has every target.
 if ! grep -q '\.cu"' "$build/compile_commands.json"; then
   echo "cuda_arch_check: this build compiles no CUDA (a CPU-only LibTorch): the list alone was checked"

@@ -3,7 +3,7 @@
 to nowhere. Reads every tracked text file for words that start with a top-level folder (engine/, app/, ui/,
 tests/, docs/, scripts/, resources/, experiments/, packaging/) and checks each against the tree.
 
-A name passes when it exists, or names a file's stem ("engine/core/run/run_launch" for run_launch.h and .cpp), or
+A name passes when it exists, or names a file's stem ("engine/base/run/run_launch" for run_launch.h and .cpp), or
 is a program the build makes from a source of that stem (tests/test_gpu). Not checked: globs and placeholders
 (a `*`, `<`, `{`, `$` or an upper-case NAME in it), paths inside other projects (a line that names llm.c, nanoGPT,
 torchtitan or another peer), and tests/data/, whose generators build old revisions on purpose.

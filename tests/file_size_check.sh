@@ -6,7 +6,7 @@ root=$1
 limit=500
 over=$(cd "$root" && find app engine ui -name '*.cpp' -print0 | xargs -0 wc -l | awk -v l=$limit '$2 != "total" && $1 > l')
 if [ -n "$over" ]; then
-  echo "these files are over $limit lines (hint: split each by the ideas it holds, as engine/train/run_setup.cpp was):" >&2
+  echo "these files are over $limit lines (hint: split each by the ideas it holds, as engine/torch/train/run_setup.cpp was):" >&2
   echo "$over" >&2
   exit 1
 fi

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""The floor plan, checked: the rooms' include graph has no loops, engine/core stays free of LibTorch, and the studio
-(ui/, app/studio/) uses no LibTorch, directly or through an engine room outside engine/core: it links tokamak_core
-alone (tests/studio_links_check.sh reads the links themselves).
+"""The floor plan, checked: the rooms' include graph has no loops; engine/base and engine/fleet stay free of
+LibTorch, base includes nothing above it and fleet only base; and the programs that link no LibTorch (the studio:
+ui/, app/studio/; the `tokamak` front: app/tokamak/, app/cli/) use none, directly or through engine/torch
+(tests/studio_links_check.sh reads the studio's links themselves).
 
 Usage: include_graph_check.py SOURCE_ROOT TOP_FOLDER...   (CTest: include_graph_check, tests/CMakeLists.txt)
 
-A room is a folder one level below a top folder (engine/model, ui/history, app/tokamak); inside engine/core, the
-LibTorch-free library, one level further (engine/core/run). Deeper folders belong to their room
-(engine/core/data/hub is engine/core/data), and a file directly in a top folder (a source beside ui/CMakeLists.txt)
+A room is a folder one level below a top folder (ui/history, app/tokamak); inside engine/, whose three folders are
+the three libraries (base, fleet, torch), one level further (engine/base/run, engine/torch/model). Deeper folders
+belong to their room (engine/fleet/hub/NAME/ would be engine/fleet/hub), and a file directly in a top folder (a source beside ui/CMakeLists.txt)
 is the top folder's own room. An edge A -> B is a quoted #include in a file of A that names a file of B, as a path
 from SOURCE_ROOT or from the including file's folder. Includes of rooms outside the given top folders still
 count as edges, but only the given folders are read, so a loop through an unread folder is not seen: the
@@ -21,12 +22,14 @@ import sys
 SOURCE_EXTENSIONS = ('.h', '.cpp', '.cu', '.cuh')
 QUOTED = re.compile(r'\s*#\s*include\s*"([^"]+)"')
 ANGLED = re.compile(r'\s*#\s*include\s*<([^>]+)>')
-# What the core must never include: LibTorch (torch, ATen, c10) and CUDA. Its reason to exist is that the
-# `tokamak` front links no LibTorch and starts in milliseconds.
+# What the LibTorch-free rooms must never include: LibTorch (torch, ATen, c10) and CUDA. Their reason to exist is
+# that the `tokamak` front and the studio link no LibTorch and start in milliseconds.
 LIBTORCH_PREFIXES = ('torch/', 'ATen/', 'c10/', 'cuda')
-CORE = 'engine/core'
-# The studio's folders: every run trains in a tokamak-engine child, so they include what the core has and no more.
-STUDIO = ('ui/', 'app/studio/')
+BASE, FLEET = 'engine/base/', 'engine/fleet/'
+# Each LibTorch-free folder, and the engine rooms it may include: base only itself, fleet base and itself, and the
+# programs without LibTorch (the studio, whose runs train in a tokamak-engine child; the front) both.
+FREE = {BASE: (BASE,), FLEET: (BASE, FLEET), 'ui/': (BASE, FLEET), 'app/studio/': (BASE, FLEET),
+        'app/tokamak/': (BASE, FLEET), 'app/cli/': (BASE,)}
 
 HINT = ('hint: a room includes only rooms below it (docs/ARCHITECTURE.md, "Who may use whom"). Move the shared '
         'header to the lower room, or the function to the file that owns its idea; a forward declaration or '
@@ -35,7 +38,7 @@ HINT = ('hint: a room includes only rooms below it (docs/ARCHITECTURE.md, "Who m
 
 def room_of(path):
     parts = path.split('/')[:-1]
-    depth = 3 if '/'.join(parts[:2]) == CORE else 2
+    depth = 3 if parts[:1] == ['engine'] and len(parts) > 2 else 2
     return '/'.join(parts[:depth])
 
 
@@ -112,29 +115,26 @@ def main(argv):
             files += 1
             room = room_of(path)
             edges.setdefault(room, {})
-            in_core = path.startswith(CORE + '/')
-            in_studio = path.startswith(STUDIO)
+            free = next((folder for folder in FREE if path.startswith(folder)), None)
             with open(os.path.join(root, path), encoding='utf-8', errors='replace') as f:
                 for number, line in enumerate(f, 1):
                     angled = ANGLED.match(line)
-                    if angled and in_core and angled.group(1).startswith(LIBTORCH_PREFIXES):
-                        problems.append(f'{path}:{number}: engine/core includes <{angled.group(1)}>: '
-                                        'the core is LibTorch- and CUDA-free')
-                    if angled and in_studio and angled.group(1).startswith(LIBTORCH_PREFIXES):
-                        problems.append(f'{path}:{number}: the studio includes <{angled.group(1)}>: it links no '
-                                        'LibTorch and no CUDA')
+                    if angled and free and angled.group(1).startswith(LIBTORCH_PREFIXES):
+                        problems.append(f'{path}:{number}: {free} includes <{angled.group(1)}>: it is LibTorch- and '
+                                        'CUDA-free')
                     quoted = QUOTED.match(line)
                     if not quoted:
                         continue
                     header = resolve(root, path, quoted.group(1))
                     if header is None:
                         continue
-                    if in_core and header.startswith('engine/') and not header.startswith(CORE + '/'):
-                        problems.append(f'{path}:{number}: engine/core includes {header}: the core uses no '
-                                        'engine room outside engine/core')
-                    if in_studio and header.startswith('engine/') and not header.startswith(CORE + '/'):
-                        problems.append(f'{path}:{number}: the studio includes {header}: it uses engine/core alone '
-                                        '(a run\'s LibTorch work is a tokamak-engine child\'s)')
+                    if free and header.startswith('engine/') and not header.startswith(FREE[free]):
+                        problems.append(f'{path}:{number}: {free} includes {header}: it may use '
+                                        f'{" and ".join(FREE[free])} alone (a run\'s LibTorch work is a '
+                                        'tokamak-engine child\'s)')
+                    if free and header.startswith('app/') and not header.startswith(('app/cli/', free)):
+                        problems.append(f'{path}:{number}: {free} includes {header}: a program uses its own '
+                                        'folder and app/cli alone')
                     target = room_of(header)
                     if target != room:
                         edges[room].setdefault(target, f'{path}:{number} includes "{quoted.group(1)}"')
@@ -152,8 +152,8 @@ def main(argv):
         return 1
     edge_count = sum(len(targets) for targets in edges.values())
     print(f'include_graph_check: {", ".join(tops)}: {files} files, {len(edges)} rooms, {edge_count} edges '
-          'between rooms, no loops; engine/core includes no LibTorch and no room above it; the studio includes no '
-          'LibTorch and no engine room outside engine/core')
+          'between rooms, no loops; engine/base, engine/fleet, the studio and the front include no LibTorch and no '
+          'room above them')
     return 0
 
 

@@ -33,7 +33,7 @@ for exe in "${exes[@]}"; do
   [ -x "$root/usr/bin/$exe" ] || fail "the package has no usr/bin/$exe"
 done
 [ -s "$root/usr/share/tokamak/assets/gpt2.tiktoken" ] || fail "the package lacks share/tokamak/assets/gpt2.tiktoken"
-# The presets the studio opens (presets_dir, engine/core/util/files.h).
+# The presets the studio opens (presets_dir, engine/base/util/files.h).
 [ -s "$root/usr/share/tokamak/ladders/cpu-nano.json" ] || fail "the package lacks share/tokamak/ladders"
 [ -s "$root/usr/share/tokamak/sweeps/small_lr_optimizer.json" ] || fail "the package lacks share/tokamak/sweeps"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The studio loads no LibTorch and no CUDA: every run trains in a tokamak-engine child, so tokamak-studio and the
-# studio's suites link only the LibTorch-free core (docs/ARCHITECTURE.md, "The whole on one page"). Reads each
+# studio's suites link only the LibTorch-free libraries (docs/ARCHITECTURE.md, "The whole on one page"). Reads each
 # program's NEEDED entries (readelf -d) and fails on any LibTorch, c10 or CUDA library.
 # Usage: studio_links_check.sh BUILD_DIR   (CTest: studio_links_check, tests/CMakeLists.txt)
 set -euo pipefail
@@ -19,7 +19,7 @@ for p in "${programs[@]}"; do
   bad=$(grep -E "$forbidden" <<< "$needed" || true)
   if [ -n "$bad" ]; then
     echo "studio_links_check: $(basename "$p") links $(tr '\n' ' ' <<< "$bad")(hint: the studio and its suites link" \
-         "tokamak_core, never tokamak_engine; move what they use into engine/core, or ask a tokamak-engine child)" >&2
+         "tokamak_base and tokamak_fleet, never tokamak_engine; move what they use into engine/base, or ask a tokamak-engine child)" >&2
     status=1
   fi
 done

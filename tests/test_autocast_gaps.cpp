@@ -10,8 +10,8 @@
 
 #include <QtTest>
 
-#include "engine/kernels/bias_gelu.h"
-#include "engine/kernels/reference.h"
+#include "engine/torch/kernels/bias_gelu.h"
+#include "engine/torch/kernels/reference.h"
 
 using namespace tokamak;
 

@@ -13,14 +13,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/core/config/config.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/safetensors.h"
-#include "engine/model/gpt.h"
-#include "engine/optim/optimizer.h"
-#include "engine/train/step.h"
-#include "engine/train/trainer.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/safetensors.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/optim/optimizer.h"
+#include "engine/torch/train/step.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
@@ -405,7 +405,7 @@ class TestCheckpoint : public QObject {
     QVERIFY(other.start.run_uid.empty() && other.checkpoints.empty());
   }
 
-  // checkpoint.dir goes through the rule every output does (engine/core/util/output_path.h): a folder holding a
+  // checkpoint.dir goes through the rule every output does (engine/base/util/output_path.h): a folder holding a
   // user's file got step_N.safetensors beside it, a user's own step_N.safetensors was replaced and a link there
   // became a plain file. Now each is refused before step 1, in one line, and left as it was.
   void aCheckpointFolderHoldsOnlyTheRunsCheckpoints() {

@@ -17,8 +17,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/store/run_store.h"
+#include "engine/base/config/config.h"
+#include "engine/base/store/run_store.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
@@ -573,7 +573,7 @@ class TestCli : public QObject {
     QCOMPARE(list.out.count("finished"), 2);
   }
 
-  // The allocator settings compiled into the training process (app/tokamak/malloc_conf.cpp) reach jemalloc:
+  // The allocator settings compiled into the training process (app/tokamak-engine/malloc_conf.cpp) reach jemalloc:
   // `tokamak train` execs tokamak-engine, and jemalloc prints its options at exit when asked to.
   void trainingProcessKeepsFreedMemory() {
     // MALLOC_CONF adds to the compiled-in settings, changes none of them.

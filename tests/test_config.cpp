@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

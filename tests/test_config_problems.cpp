@@ -1,4 +1,4 @@
-// config_problems (engine/core/config) for the switches that do not combine: each refusal names the switch and
+// config_problems (engine/base/config) for the switches that do not combine: each refusal names the switch and
 // the fix, the combinations that work have none, and a limit out of its range is named. Checked on a config
 // alone, before any model is built; the runs themselves are test_speedrun_next's and test_train's.
 #include <QtTest>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 using namespace tokamak;
 

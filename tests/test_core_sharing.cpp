@@ -12,8 +12,8 @@
 #include <chrono>
 #include <string>
 
-#include "engine/core/util/core_sharing.h"
-#include "engine/core/util/cores.h"
+#include "engine/base/util/core_sharing.h"
+#include "engine/base/util/cores.h"
 
 using namespace tokamak;
 

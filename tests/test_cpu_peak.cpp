@@ -1,4 +1,4 @@
-// The CPU's measured GEMM peak (engine/device/cpu_peak.h): the product's side is sized within its bounds (so a
+// The CPU's measured GEMM peak (engine/torch/device/cpu_peak.h): the product's side is sized within its bounds (so a
 // bf16 measurement on a CPU without native bf16 cannot run a 2048³ product for minutes), the rate is a real
 // positive number, and cpu_peak_flops keeps the best rate per CPU, precision and thread count in the cache.
 #include <ATen/Parallel.h>
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/util/files.h"
-#include "engine/device/cpu_peak.h"
+#include "engine/base/util/files.h"
+#include "engine/torch/device/cpu_peak.h"
 #include "tests/support/scratch_env.h"
 
 using namespace tokamak;

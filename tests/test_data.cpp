@@ -1,13 +1,13 @@
 // Shards and datasets: the llm.c shard format (round trip, damaged files), source resolution (text file,
 // folder of documents, shard folders and globs), the content-keyed token cache, and their errors.
 // Caches go to a temporary TOKAMAK_CACHE whose assets/ links to the set-up's real assets.
-#include "engine/train/loader.h"
-#include "engine/core/data/dataset.h"
-#include "engine/core/data/dataset_source.h"
-#include "engine/core/data/shard.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/torch/train/loader.h"
+#include "engine/base/data/dataset.h"
+#include "engine/base/data/dataset_source.h"
+#include "engine/base/data/shard.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

@@ -13,8 +13,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "engine/core/run/run_folder.h"
-#include "engine/core/util/files.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

@@ -1,4 +1,4 @@
-// Evaluation (engine/eval): HellaSwag scoring equals a slow one-row-at-a-time reference, accuracy follows
+// Evaluation (engine/torch/eval): HellaSwag scoring equals a slow one-row-at-a-time reference, accuracy follows
 // llm.c's definitions (acc by the sum, acc_norm by the mean log-likelihood) with Wilson intervals checked
 // against Newcombe's published values, a model trained on the right endings gets every item right, malformed
 // lines are one-line errors naming the line, and perplexity is exp of the per-token mean of hand-computed
@@ -16,21 +16,21 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/core/config/config.h"
-#include "engine/core/config/eval_tasks.h"
-#include "engine/core/data/shard.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/eval/accuracy.h"
-#include "engine/eval/eval_task.h"
-#include "engine/eval/hellaswag_items.h"
-#include "engine/eval/perplexity.h"
-#include "engine/eval/scoring.h"
-#include "engine/model/gpt.h"
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/store_sink.h"
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/config.h"
+#include "engine/base/config/eval_tasks.h"
+#include "engine/base/data/shard.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/torch/eval/accuracy.h"
+#include "engine/torch/eval/eval_task.h"
+#include "engine/torch/eval/hellaswag_items.h"
+#include "engine/torch/eval/perplexity.h"
+#include "engine/torch/eval/scoring.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/store_sink.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"

@@ -3,14 +3,14 @@
 // that would climb out of the data folder, and LibTorch errors that carry a C++ backtrace.
 #include <ATen/ATen.h>
 
-#include "engine/core/config/config.h"
-#include "engine/core/config/ladder.h"
-#include "engine/core/data/dataset.h"
-#include "engine/core/data/shard.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/error_text.h"
-#include "engine/core/util/files.h"
-#include "engine/train/torch_error.h"
+#include "engine/base/config/config.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/data/dataset.h"
+#include "engine/base/data/shard.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/error_text.h"
+#include "engine/base/util/files.h"
+#include "engine/torch/train/torch_error.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

@@ -1,11 +1,11 @@
-// The one formatter for bytes and counts (engine/core/util/format.h) that the CLI, the studio, the scoreboards and
+// The one formatter for bytes and counts (engine/base/util/format.h) that the CLI, the studio, the scoreboards and
 // the errors share: three significant digits, decimal units, the unit chosen after rounding, NaN as "-".
 #include <QtTest>
 
 #include <cmath>
 #include <limits>
 
-#include "engine/core/util/format.h"
+#include "engine/base/util/format.h"
 
 using namespace tokamak;
 

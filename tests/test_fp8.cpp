@@ -1,4 +1,4 @@
-// speed.fp8 (engine/kernels/fp8_linear.h): the tensorwise scale and the fp8 round trip on a CPU (scale choice, a
+// speed.fp8 (engine/torch/kernels/fp8_linear.h): the tensorwise scale and the fp8 round trip on a CPU (scale choice, a
 // zero tensor, the formats' rounding bounds over magnitudes from 1e-6 to 1e6), the fp8 linear's forward and three
 // gradients against fp32 on the CPU (LibTorch's CPU _scaled_mm serves) and on CUDA (skipped without a GPU of
 // compute capability 8.9+), the device refusal, and a tiny run trained with speed.fp8 on the CPU against bf16.
@@ -12,10 +12,10 @@
 
 #include <cmath>
 
-#include "engine/core/config/config.h"
-#include "engine/device/device.h"
-#include "engine/kernels/fp8_linear.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/device/device.h"
+#include "engine/torch/kernels/fp8_linear.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"

@@ -10,14 +10,14 @@
 
 #include <set>
 
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/core/config/config.h"
-#include "engine/generate/generate.h"
-#include "engine/model/gpt.h"
-#include "engine/core/store/queue_lock.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/util/files.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/generate/generate.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/base/store/queue_lock.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

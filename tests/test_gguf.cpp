@@ -12,14 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/core/config/config.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/files.h"
-#include "engine/generate/sampler.h"
-#include "engine/model/gguf_export.h"
-#include "engine/model/gguf_file.h"
-#include "engine/model/gpt.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/base/config/config.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/files.h"
+#include "engine/torch/generate/sampler.h"
+#include "engine/torch/model/gguf_export.h"
+#include "engine/torch/model/gguf_file.h"
+#include "engine/torch/model/gpt.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

@@ -15,11 +15,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/model/gpt.h"
-#include "engine/optim/optimizer.h"
-#include "engine/train/loss_scaler.h"
-#include "engine/train/step.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/optim/optimizer.h"
+#include "engine/torch/train/loss_scaler.h"
+#include "engine/torch/train/step.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
-#include "engine/core/data/hub/hub_catalog.h"
-#include "engine/core/data/hub/hub_fetch.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/util/files.h"
+#include "engine/base/data/hub_catalog.h"
+#include "engine/fleet/hub/hub_fetch.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/sshd_server.h"

@@ -1,18 +1,18 @@
-// The run journal and run folders without a run (engine/core/run, engine/core/store/journal_ingest): whole lines
+// The run journal and run folders without a run (engine/base/run, engine/base/store/journal_ingest): whole lines
 // only, a full disk refused cleanly, control commands kept in order, a store that records each journal line
 // once however often a stretch is read, ssh command lines and the one-line meaning of ssh's failures.
 #include <QtTest>
 
 #include <unistd.h>
 
-#include "engine/core/remote/host_json.h"
-#include "engine/core/remote/ssh_command.h"
-#include "engine/core/run/control_file.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/journal_ingest.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/host_json.h"
+#include "engine/fleet/remote/ssh_command.h"
+#include "engine/base/run/control_file.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/journal_ingest.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

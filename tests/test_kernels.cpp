@@ -1,4 +1,4 @@
-// Tokamak's own kernels (engine/kernels/) against their plain-ATen references: the CPU fused
+// Tokamak's own kernels (engine/torch/kernels/) against their plain-ATen references: the CPU fused
 // classifier's loss and both gradients (vocabulary padding, ignored targets, uneven chunks), the model with
 // speed.layers=fused against native, and the tiny run's first losses. Tolerances follow llm.c's dev/cuda habit:
 // |fused - reference| <= abs + rel·|reference| per element, stated at each check. The CUDA kernels' parity
@@ -14,16 +14,16 @@
 #include <cmath>
 #include <functional>
 
-#include "engine/core/config/config.h"
-#include "engine/device/device.h"
-#include "engine/kernels/bias_gelu.h"
-#include "engine/kernels/classifier.h"
-#include "engine/kernels/qkv_heads.h"
-#include "engine/kernels/reference.h"
-#include "engine/kernels/residual_layernorm.h"
-#include "engine/model/autocast.h"
-#include "engine/model/gpt.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/device/device.h"
+#include "engine/torch/kernels/bias_gelu.h"
+#include "engine/torch/kernels/classifier.h"
+#include "engine/torch/kernels/qkv_heads.h"
+#include "engine/torch/kernels/reference.h"
+#include "engine/torch/kernels/residual_layernorm.h"
+#include "engine/torch/model/autocast.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
@@ -280,7 +280,7 @@ class TestKernels : public QObject {
               QString("step %1: fused %2, native %3").arg(i + 1).arg(fused[i], 0, 'g', 9).arg(native[i], 0, 'g', 9)));
   }
 
-  // The CUDA kernels (engine/kernels/*.cu) against the fp32 reference on the same GPU, fp32 and bf16 inputs.
+  // The CUDA kernels (engine/torch/kernels/*.cu) against the fp32 reference on the same GPU, fp32 and bf16 inputs.
   void cudaKernelsMatchReferences_data() {
     QTest::addColumn<QString>("kernel");
     QTest::addColumn<int>("dtypeInt");

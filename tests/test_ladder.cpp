@@ -4,10 +4,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "engine/core/config/config.h"
-#include "engine/core/config/ladder.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 using namespace tokamak;
 

@@ -1,8 +1,8 @@
 // The training data loader over synthetic shards whose token values name their own position (shard A holds
 // 0, 1, 2, ...; shard B starts at 20000), so every row of a batch says where in the source it came from.
-#include "engine/train/loader.h"
-#include "engine/core/data/shard.h"
-#include "engine/core/util/error.h"
+#include "engine/torch/train/loader.h"
+#include "engine/base/data/shard.h"
+#include "engine/base/util/error.h"
 #include "tests/support/test_support.h"
 
 #include <QTemporaryDir>

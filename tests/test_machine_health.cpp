@@ -12,9 +12,9 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/core/run/machine_health.h"
-#include "engine/core/run/metrics.h"
-#include "engine/core/util/cores.h"
+#include "engine/base/run/machine_health.h"
+#include "engine/base/run/metrics.h"
+#include "engine/base/util/cores.h"
 
 using namespace tokamak;
 

@@ -4,7 +4,7 @@
 #include <ATen/autocast_mode.h>
 #include <c10/core/CPUAllocator.h>
 
-#include "engine/model/gpt.h"
+#include "engine/torch/model/gpt.h"
 
 // Qt's `slots` keyword macro would break LibTorch's headers: include them first.
 #include <QtTest>
@@ -14,13 +14,13 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/config/config.h"
-#include "engine/core/run/events.h"
-#include "engine/core/util/error.h"
-#include "engine/kernels/classifier.h"
-#include "engine/model/memory_estimate.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/config/config.h"
+#include "engine/base/run/events.h"
+#include "engine/base/util/error.h"
+#include "engine/torch/kernels/classifier.h"
+#include "engine/torch/model/memory_estimate.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/core/config/config.h"
-#include "engine/generate/sampler.h"
-#include "engine/model/autocast.h"
-#include "engine/model/gpt.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/generate/sampler.h"
+#include "engine/torch/model/autocast.h"
+#include "engine/torch/model/gpt.h"
 #include "tests/support/tiny.h"
 
 using namespace tokamak;

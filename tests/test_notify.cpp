@@ -18,9 +18,9 @@
 
 #include <thread>
 
-#include "engine/core/run/notify.h"
-#include "engine/core/run/notify_sink.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/notify/notify.h"
+#include "engine/fleet/notify/notify_sink.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"

@@ -1,9 +1,9 @@
-// The kinds of a step's work (engine/core/perf/op_kinds.h), by the chains of names LibTorch's profiler gives a
+// The kinds of a step's work (engine/base/perf/op_kinds.h), by the chains of names LibTorch's profiler gives a
 // kernel or an operator: the innermost name that says what the work is decides, generic names defer to the ones
 // around them, and a kernel nothing launched is "unattributed".
 #include <QtTest>
 
-#include "engine/core/perf/op_kinds.h"
+#include "engine/base/perf/op_kinds.h"
 
 using namespace tokamak;
 

@@ -1,4 +1,4 @@
-// The step profile (engine/metrics/step_profile.h) on CPU: the phases of a report are the mean over the same
+// The step profile (engine/torch/metrics/step_profile.h) on CPU: the phases of a report are the mean over the same
 // steps as the step_ms beside them and add up to it, each phase that must take time does, the window's arithmetic
 // (sums over its steps, their mean, the rest to other) is exact, and train.profile=false leaves them out.
 #include <ATen/ATen.h>
@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "engine/core/config/config.h"
-#include "engine/metrics/step_profile.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/metrics/step_profile.h"
+#include "engine/torch/train/trainer.h"
 #include "tests/support/recording_sink.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"

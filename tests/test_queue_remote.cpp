@@ -17,14 +17,14 @@
 #include <map>
 #include <set>
 
-#include "engine/core/config/config.h"
-#include "engine/core/queue/gpu_slots.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/run/run_launch.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/queue/gpu_slots.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

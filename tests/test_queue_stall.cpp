@@ -16,12 +16,12 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/core/config/config.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

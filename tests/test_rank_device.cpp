@@ -1,11 +1,11 @@
-// Which device each data-parallel rank takes (engine/parallel/process_group.h): the launcher's LOCAL_RANK
+// Which device each data-parallel rank takes (engine/torch/parallel/process_group.h): the launcher's LOCAL_RANK
 // decides, and ranks that share a GPU are told so (Gloo then, not NCCL). Pure logic, so it is checked without a
 // GPU and without starting ranks; the ranks themselves are test_dist's.
 #include <QtTest>
 
 #include <string>
 
-#include "engine/parallel/process_group.h"
+#include "engine/torch/parallel/process_group.h"
 
 using namespace tokamak;
 

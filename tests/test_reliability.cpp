@@ -21,15 +21,15 @@
 #include <limits>
 #include <mutex>
 
-#include "engine/core/run/notice_queue.h"
-#include "engine/core/run/notify.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/store/verdict.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/output_path.h"
-#include "engine/core/util/proc_files.h"
-#include "engine/core/util/utf8.h"
+#include "engine/fleet/notify/notice_queue.h"
+#include "engine/fleet/notify/notify.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/store/verdict.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/output_path.h"
+#include "engine/base/util/proc_files.h"
+#include "engine/base/util/utf8.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -1,5 +1,5 @@
 // A host over SSH, for real: Debian's OpenSSH server on a loopback port (tests/support/sshd_server.h), driven
-// through the code the studio uses (engine/core/remote/remote_host.h: the ssh command lines; journal_ingest.h: the
+// through the code the studio uses (engine/fleet/remote/remote_host.h: the ssh command lines; journal_ingest.h: the
 // local store). A run started there detached goes on when the ssh client is killed mid-run; following it
 // again from the offset the store recorded back-fills what was missed, and at the end the local store holds
 // exactly the events of the host's journal, each once. Stop reaches the host. The bad cases — host down, a
@@ -11,12 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/core/config/config.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/store/journal_ingest.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/store/journal_ingest.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"

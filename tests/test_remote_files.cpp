@@ -1,5 +1,5 @@
 // What comes back from a host's run, for real over ssh (Debian's sshd on loopback, tests/support/sshd_server.h):
-// "Download checkpoint" (engine/core/remote/download.h and `tokamak remote download`, the child the studio runs)
+// "Download checkpoint" (engine/fleet/remote/download.h and `tokamak remote download`, the child the studio runs)
 // copies exactly the host's bytes, never shows an unverified file under the destination name, continues a
 // broken copy from where it stopped, and re-fetches a damaged partial copy; the other cases are one line each.
 // The host's data folder is this machine's scratch folder, so the test reads the host's bytes directly.
@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/remote/download.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/sha256.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/remote/download.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/sha256.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

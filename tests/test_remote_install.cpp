@@ -12,9 +12,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/remote/host_facts.h"
-#include "engine/core/remote/host_install.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/host_facts.h"
+#include "engine/fleet/remote/host_install.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"

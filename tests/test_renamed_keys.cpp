@@ -10,19 +10,19 @@
 #include <set>
 #include <string>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/config/config.h"
-#include "engine/core/config/ladder.h"
-#include "engine/core/config/renamed_keys.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep.h"
-#include "engine/core/queue/sweep_importance.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/config/config.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/config/renamed_keys.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/fleet/queue/sweep_importance.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 using namespace tokamak;
 

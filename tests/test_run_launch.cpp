@@ -1,4 +1,4 @@
-// Starting a run detached (engine/core/run/run_launch) and the segments of a run folder: a pid file that cannot be
+// Starting a run detached (engine/base/run/run_launch) and the segments of a run folder: a pid file that cannot be
 // written is one error, never a starter and a child waiting on each other for good; a resumed segment that dies
 // reads "crashed", never the status the earlier segment left.
 #include <QtTest>
@@ -11,10 +11,10 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/core/run/run_folder.h"
-#include "engine/core/run/run_launch.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 

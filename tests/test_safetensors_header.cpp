@@ -1,11 +1,11 @@
-// The safetensors header parser (engine/core/util/safetensors.h) checks every length, shape and offset against
+// The safetensors header parser (engine/base/util/safetensors.h) checks every length, shape and offset against
 // the bytes there are before it trusts one: each damaged header is one line naming what is wrong. Bytes made
 // here, no model; checkpoints written by a model are test_checkpoint's.
 #include <QtTest>
 
 #include <string>
 
-#include "engine/core/util/safetensors.h"
+#include "engine/base/util/safetensors.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

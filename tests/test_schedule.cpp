@@ -1,12 +1,12 @@
-// The learning-rate schedules (engine/optim/optimizer.h's learning_rate): the cosine with its warm-up, and the
+// The learning-rate schedules (engine/torch/optim/optimizer.h's learning_rate): the cosine with its warm-up, and the
 // speedrun's warm-up, stable, decay ("wsd"). Pure functions of the step; the runs that use them are test_train's
 // and test_speedrun_train's.
 #include <QtTest>
 
 #include <cmath>
 
-#include "engine/core/config/config.h"
-#include "engine/optim/optimizer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/optim/optimizer.h"
 
 using namespace tokamak;
 

@@ -1,4 +1,4 @@
-// The scoreboard's time to target (engine/core/store/scoreboard.h): its speed-up over the baseline, "not
+// The scoreboard's time to target (engine/base/store/scoreboard.h): its speed-up over the baseline, "not
 // reached" beside a best loss, a seed group's mean ± std, and how the time is written. Built from score inputs
 // alone; the runs that reach a target are test_speedrun_train's.
 #include <QtTest>
@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "engine/core/store/run_groups.h"
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/run_groups.h"
+#include "engine/base/store/scoreboard.h"
 
 using namespace tokamak;
 

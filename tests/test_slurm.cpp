@@ -4,7 +4,7 @@
 // scancel leaves the run stopped with a checkpoint it resumes from; `scontrol requeue` of a --requeue job
 // resumes from that checkpoint and finishes the planned steps as one run; the bad cases give one line and
 // queue nothing. What needs no cluster (scontrol's lines, time limits, MASTER_ADDR) is test_slurm_parse's.
-#include "engine/checkpoint/checkpoint.h"
+#include "engine/torch/checkpoint/checkpoint.h"
 #include "tests/support/big_batch.h"
 #include <QDir>
 #include <QElapsedTimer>
@@ -20,19 +20,19 @@
 #include <functional>
 #include <memory>
 
-#include "engine/core/config/config.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/remote/slurm_client.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/remote/slurm_queue.h"
-#include "engine/core/remote/slurm_script.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/fleet/remote/slurm_client.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/fleet/remote/slurm_queue.h"
+#include "engine/fleet/remote/slurm_script.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/slurm_cluster.h"

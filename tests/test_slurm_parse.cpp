@@ -7,8 +7,8 @@
 
 #include <utility>
 
-#include "engine/core/remote/slurm_queue.h"
-#include "engine/core/remote/slurm_script.h"
+#include "engine/fleet/remote/slurm_queue.h"
+#include "engine/fleet/remote/slurm_script.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
 

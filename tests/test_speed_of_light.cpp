@@ -1,4 +1,4 @@
-// Each kind of a step's work against its floor (engine/core/perf/speed_of_light.h): the work counted from the
+// Each kind of a step's work against its floor (engine/base/perf/speed_of_light.h): the work counted from the
 // model's shapes agrees with MFU's count, a floor is the larger of its compute and memory times, the memory
 // limit is read at the kind's working set, the table says what it held each kind against, a run's start names
 // both limits, and the bandwidth cache's entries read back as the rates they hold.
@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "engine/core/config/config.h"
-#include "engine/core/perf/flops.h"
-#include "engine/metrics/memory_bandwidth.h"
-#include "engine/core/perf/speed_of_light.h"
+#include "engine/base/config/config.h"
+#include "engine/base/perf/flops.h"
+#include "engine/torch/metrics/memory_bandwidth.h"
+#include "engine/base/perf/speed_of_light.h"
 
 using namespace tokamak;
 

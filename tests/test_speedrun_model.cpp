@@ -1,4 +1,4 @@
-// The speedrun's model switches against references written here, independently of engine/model:
+// The speedrun's model switches against references written here, independently of engine/torch/model:
 // RMSNorm, ReLU², rotary positions (as complex rotations), QK-norm inside a whole attention layer, logit
 // soft-capping; and that a model which is no longer GPT-2 keeps working where GPT-2 does: the KV-cache path
 // (rotary needs the cache's offset), parameter and FLOP counts, and Hugging Face export's one-line refusal.
@@ -10,11 +10,11 @@
 #include <cmath>
 #include <complex>
 
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
-#include "engine/model/block.h"
-#include "engine/model/gpt.h"
-#include "engine/model/hf.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
+#include "engine/torch/model/block.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/model/hf.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 

@@ -13,12 +13,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "engine/core/config/config.h"
-#include "engine/model/gpt.h"
-#include "engine/model/hf.h"
-#include "engine/core/util/error.h"
-#include "engine/optim/muon.h"
-#include "engine/optim/optimizer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/model/hf.h"
+#include "engine/base/util/error.h"
+#include "engine/torch/optim/muon.h"
+#include "engine/torch/optim/optimizer.h"
 #include "tests/support/reference_json.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

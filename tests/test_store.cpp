@@ -9,12 +9,12 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/store/store_fs.h"
-#include "engine/core/store/store_sink.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/store/store_fs.h"
+#include "engine/base/store/store_sink.h"
+#include "engine/base/util/files.h"
 #include "tests/test_store_fakes.h"
 
 using namespace tokamak;

@@ -10,12 +10,12 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/run/phases.h"
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/util/files.h"
+#include "engine/base/run/phases.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
 #include "tests/test_store_fakes.h"
@@ -647,7 +647,7 @@ void TestStoreExport::runsCompareGroups() {
   QVERIFY2(out.find("--group applies to --format md and json") != std::string::npos, out.c_str());
 }
 
-// The rule for every output (engine/core/util/output_path.h) as a user meets it: an export pointed at the store,
+// The rule for every output (engine/base/util/output_path.h) as a user meets it: an export pointed at the store,
 // the checkpoint it reads, a link or a FIFO is refused before any work, and the store still opens; an earlier export
 // is replaced only with --force, a file of another kind never; a folder export never writes among other files.
 void TestStoreExport::outputsNeverReplaceWhatTheyMustNot() {

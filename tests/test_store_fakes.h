@@ -4,9 +4,9 @@
 #include <QtTest>
 #include <string>
 
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/run_store.h"
 #include "tests/support/test_support.h"
-#include "engine/core/run/events.h"
+#include "engine/base/run/events.h"
 
 namespace tokamak::test {
 

@@ -12,11 +12,11 @@
 #include <map>
 #include <sstream>
 
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/store/store_sink.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/store/store_sink.h"
+#include "engine/base/util/files.h"
 #include "tests/test_store_fakes.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"

@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/store/queue_lock.h"
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/version.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/store/queue_lock.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/version.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

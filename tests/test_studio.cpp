@@ -26,10 +26,10 @@
 #include <csignal>
 #include <unistd.h>
 
-#include "engine/core/config/config.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/config/hf_config.h"
+#include "engine/base/config/config.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/config/hf_config.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/tiny.h"
 #include "tests/support/test_support.h"
@@ -44,8 +44,8 @@
 #include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
 #include "ui/setup/dataset_box.h"
-#include "engine/core/machine/precision_here.h"
-#include "engine/core/plan/memory_estimate.h"
+#include "engine/base/machine/precision_here.h"
+#include "engine/base/plan/memory_estimate.h"
 #include "ui/device/batch_finder.h"
 #include "ui/setup/key_bindings.h"
 #include "ui/setup/model_box.h"
@@ -444,7 +444,7 @@ void TestStudio::runLifecycle() {
   QVERIFY(run->isActive());
   QVERIFY(!w.startAction()->isEnabled());
   // The run trains in an engine process of its own, in a session of its own (it outlives the studio), started
-  // by the studio itself as the queue worker starts a run (engine/core/run/run_launch.h): no starter program in
+  // by the studio itself as the queue worker starts a run (engine/base/run/run_launch.h): no starter program in
   // between, so its pid is known and the engine exec'd as Start returns, and it is the studio's own child until
   // it ends. The studio's other child is its reader, `tokamak runs follow FOLDER --control`, with the controls.
   const qint64 app = QCoreApplication::applicationPid();
@@ -461,7 +461,7 @@ void TestStudio::runLifecycle() {
                qPrintable(commandLineOf(run->readerPid())));
 
   // Plots receive points: loss, tok/s, lr, grad norm on every report, memory (peak RSS on a CPU) too, and MFU
-  // against the CPU's measured GEMM peak (engine/device/cpu_peak.h).
+  // against the CPU's measured GEMM peak (engine/torch/device/cpu_peak.h).
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->trainPoints() >= 12, 90000);
   for (MetricPlot* p : w.livePlots()->plots()) QVERIFY2(p->shownPointCount() > 0, qPrintable(p->title()));
   QTRY_VERIFY_WITH_TIMEOUT(w.livePlots()->valPoints() > 0, 30000);

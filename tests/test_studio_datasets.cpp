@@ -14,7 +14,7 @@
 #include <memory>
 #include <signal.h>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

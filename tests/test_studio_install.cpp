@@ -12,8 +12,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "engine/core/remote/host_install.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/host_install.h"
+#include "engine/base/util/files.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/ssh_host.h"
 #include "tests/support/studio_host.h"

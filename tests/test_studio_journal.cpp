@@ -19,11 +19,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
@@ -176,7 +176,7 @@ class TestStudioJournal : public QObject {
     create_run_folder(f, {uid, "journal-notes", "", f.path, 1.0});  // long created: not "starting"
     Config c = tinyRun("default", 3, "journal-notes");
     const std::string warning = "skipped 2 files that are not UTF-8 text under the dataset folder (a.bin, b.bin)";
-    // The lines as app/tokamak/printer.cpp writes them.
+    // The lines as app/tokamak-engine/printer.cpp writes them.
     const std::vector<json> events = {
         {{"event", "warning"}, {"message", warning}},
         {{"event", "start"},

@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 #include "tests/support/scratch_env.h"
 #include "ui/window/main_window.h"
 #include "ui/remote/where_box.h"

@@ -10,7 +10,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "engine/core/run/notify.h"
+#include "engine/fleet/notify/notify.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"
 #include "ui/notify/notify_dialog.h"

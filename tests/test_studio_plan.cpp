@@ -8,9 +8,9 @@
 #include <QTableWidget>
 #include <QtTest>
 
-#include "engine/core/config/config.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/plan/device_catalog.h"
+#include "engine/base/config/config.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/plan/device_catalog.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"
 #include "ui/plan/plan_chart.h"

@@ -14,7 +14,7 @@
 #include <QtTest>
 #include <set>
 
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/run_store.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

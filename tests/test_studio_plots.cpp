@@ -10,9 +10,9 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/core/config/config.h"
-#include "engine/core/machine/precision_here.h"
-#include "engine/core/plan/memory_estimate.h"
+#include "engine/base/config/config.h"
+#include "engine/base/machine/precision_here.h"
+#include "engine/base/plan/memory_estimate.h"
 #include "ui/window/main_window.h"
 #include "ui/plots/live_plots.h"
 #include "ui/plots/metric_plot.h"
@@ -284,7 +284,7 @@ void TestStudioPlots::measuredMemoryBesideTheEstimate() {
 
 namespace {
 
-// A report as the journal hands it over (the journal codec, engine/core/run/journal_events.cpp, reads its keys in
+// A report as the journal hands it over (the journal codec, engine/base/run/journal_events.cpp, reads its keys in
 // alphabetical order): the phases, then skipped_steps before step_ms.
 StepEvent profiledStep(int64_t i) {
   StepEvent e = fakeStep(i);

@@ -19,13 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/base/run/journal.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
@@ -412,7 +412,7 @@ class TestStudioQueue : public QObject {
   // same config — the same files in its folder, the same config.json (but its name), the same journal (its
   // events in order, the same config in its start event; not the dataset's progress, which only the first run
   // reports: the second finds it prepared) and the same end — because both are the same steps
-  // (engine/core/run/run_launch.h: start_run_detached's folder and config.json, then launch_detached).
+  // (engine/base/run/run_launch.h: start_run_detached's folder and config.json, then launch_detached).
   void studioRunLeavesWhatTheQueueLeaves() {
     MainWindow w;
     w.setCloseQuestion([] { return int(MainWindow::CloseKeepTraining); });

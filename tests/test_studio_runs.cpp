@@ -22,10 +22,10 @@
 #include <map>
 #include <set>
 
-#include "engine/core/config/config.h"
-#include "engine/core/config/hf_config.h"
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
+#include "engine/base/config/config.h"
+#include "engine/base/config/hf_config.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny.h"

@@ -6,7 +6,7 @@
 #include <QTableWidget>
 #include <QtTest>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 #include "ui/setup/all_settings.h"
 
 using namespace tokamak;

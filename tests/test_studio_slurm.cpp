@@ -23,12 +23,12 @@
 
 #include <memory>
 
-#include "engine/core/config/config.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/run/checkpoint_files.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/run/checkpoint_files.h"
+#include "engine/base/util/files.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"

@@ -27,12 +27,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/config/config.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/run_reaper.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/test_support.h"

@@ -10,14 +10,14 @@
 #include <set>
 #include <thread>
 
-#include "engine/core/queue/asha.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep.h"
-#include "engine/core/queue/sweep_settle.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/queue/asha.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/fleet/queue/sweep_settle.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "tests/support/test_support.h"
 
 using namespace tokamak;

@@ -12,11 +12,11 @@
 #include <random>
 #include <thread>
 
-#include "engine/core/data/bpe_regex.h"
-#include "engine/core/data/sampled_text.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/data/bpe_regex.h"
+#include "engine/base/data/sampled_text.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/support/test_support.h"
 
 using tokamak::Tokenizer;

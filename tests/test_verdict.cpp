@@ -8,9 +8,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/store/verdict.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/store/verdict.h"
+#include "engine/base/util/files.h"
 #include "tests/support/reference_json.h"
 
 using namespace tokamak;

@@ -5,7 +5,7 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 #include "ui/window/main_window.h"
 #include "ui/screenshots/screenshot_driver.h"
 #include "ui/setup/setup_files.h"

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/tokamak/commands.h"
-#include "app/tokamak/config_args.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_args.h"
 
 namespace tokamak::cli {
 

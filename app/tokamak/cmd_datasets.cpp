@@ -1,4 +1,4 @@
-// `tokamak datasets [--json]`: what this machine has ready to train on (engine/core/data/dataset_list.h). The
+// `tokamak datasets [--json]`: what this machine has ready to train on (engine/base/data/dataset_list.h). The
 // studio runs it on an SSH host to fill its dataset picker with the host's paths. `datasets get` fetches from
 // the Hugging Face Hub (cmd_datasets_get.cpp).
 #include <CLI/CLI.hpp>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_datasets.h"
-#include "engine/core/data/dataset_list.h"
+#include "engine/base/data/dataset_list.h"
 
 namespace tokamak::cli {
 

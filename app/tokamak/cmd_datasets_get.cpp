@@ -1,5 +1,5 @@
 // `tokamak datasets get NAME [--shards N | --tokens 2B] [--json] [--host H]`: fetches a catalog dataset (or
-// hf:OWNER/REPO[:GLOB]) from the Hugging Face Hub into the data folder (engine/core/data/hub/hub_fetch.h), where
+// hf:OWNER/REPO[:GLOB]) from the Hugging Face Hub into the data folder (engine/fleet/hub/hub_fetch.h), where
 // `tokamak datasets` lists it and data.path=NAME trains on it. Progress goes to stderr (a bar on a terminal,
 // a line every 10% otherwise), or with --json as `progress` events on stdout, at most one per whole percent,
 // then one `dataset` event. --host runs the same command on an SSH host, which fetches from the Hub itself
@@ -15,13 +15,13 @@
 #include "app/tokamak/cmd_datasets.h"
 #include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/json_line.h"
-#include "engine/core/data/hub/hub_fetch.h"
-#include "engine/core/data/hub/hub_files.h"
-#include "engine/core/data/hub/hub_status.h"
-#include "engine/core/remote/host_json.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/format.h"
-#include "engine/core/util/process.h"
+#include "engine/fleet/hub/hub_fetch.h"
+#include "engine/fleet/hub/hub_files.h"
+#include "engine/fleet/hub/hub_status.h"
+#include "engine/fleet/remote/host_json.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/format.h"
+#include "engine/base/util/process.h"
 
 namespace tokamak::cli {
 namespace {

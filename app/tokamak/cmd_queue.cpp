@@ -1,5 +1,5 @@
 // `tokamak queue list|add|remove|move|pause|resume|work`: this computer's queue of runs, kept in the run store
-// (engine/core/queue/run_queue.h) and worked by one detached worker per store (engine/core/queue/queue_worker.h) that
+// (engine/fleet/queue/run_queue.h) and worked by one detached worker per store (engine/fleet/queue/queue_worker.h) that
 // `add` and `resume` start when none is running. LibTorch-free: the worker starts each run as
 // `tokamak-engine train` in a session of its own. With --host the same command runs on an SSH host against
 // its own store and worker (host_command.h).
@@ -9,19 +9,19 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "app/tokamak/commands.h"
-#include "app/tokamak/config_args.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_args.h"
 #include "app/tokamak/host_command.h"
-#include "engine/core/queue/gpu_slots.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/util/format.h"
-#include "engine/core/run/run_launch.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/queue/gpu_slots.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/util/format.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {

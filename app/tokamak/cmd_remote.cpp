@@ -25,17 +25,17 @@
 #include <thread>
 
 #include "app/tokamak/cmd_remote.h"
-#include "app/tokamak/commands.h"
-#include "app/tokamak/control_channel.h"
+#include "app/cli/commands.h"
+#include "app/cli/control_channel.h"
 #include "app/tokamak/ssh_args.h"
-#include "engine/core/remote/remote_host.h"
-#include "engine/core/run/journal_events.h"
-#include "engine/core/run/notify.h"
-#include "engine/core/run/notify_sink.h"
-#include "engine/core/store/journal_ingest.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/remote_host.h"
+#include "engine/base/run/journal_events.h"
+#include "engine/fleet/notify/notify.h"
+#include "engine/fleet/notify/notify_sink.h"
+#include "engine/base/store/journal_ingest.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {}  // namespace

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/remote/remote_host.h"
+#include "engine/fleet/remote/remote_host.h"
 
 namespace CLI {
 class App;

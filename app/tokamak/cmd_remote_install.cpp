@@ -1,5 +1,5 @@
 // `tokamak remote install|uninstall --host HOST`: this build's engine on an SSH host in one command
-// (engine/core/remote/host_install.h). Steps and the push's progress go to stderr, or with --json out as the
+// (engine/fleet/remote/host_install.h). Steps and the push's progress go to stderr, or with --json out as the
 // `progress` events the studio already shows (at most one per whole percent), then one result object.
 #include <CLI/CLI.hpp>
 
@@ -9,8 +9,8 @@
 
 #include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/json_line.h"
-#include "engine/core/remote/host_install.h"
-#include "engine/core/util/error.h"
+#include "engine/fleet/remote/host_install.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::cli {
 namespace {

@@ -10,11 +10,11 @@
 
 #include "app/tokamak/cmd_remote.h"
 #include "app/tokamak/json_line.h"
-#include "engine/core/config/eval_tasks.h"
-#include "engine/core/remote/download.h"
-#include "engine/core/remote/host_json.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/eval_tasks.h"
+#include "engine/fleet/remote/download.h"
+#include "engine/fleet/remote/host_json.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::cli {
 namespace {

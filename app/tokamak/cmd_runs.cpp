@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_runs_live.h"
-#include "app/tokamak/commands.h"
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/format.h"
+#include "app/cli/commands.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/format.h"
 
 namespace tokamak::cli {
 namespace {

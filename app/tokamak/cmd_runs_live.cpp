@@ -17,13 +17,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "app/tokamak/control_channel.h"
-#include "engine/core/run/control_file.h"
-#include "engine/core/run/journal.h"
-#include "engine/core/run/pace_watch.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
+#include "app/cli/control_channel.h"
+#include "engine/base/run/control_file.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/run/pace_watch.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::cli {
 namespace {

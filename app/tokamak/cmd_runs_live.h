@@ -1,5 +1,5 @@
 // `tokamak runs follow|control|checkpoints` and `runs list --json`: runs as their run folders show them
-// (engine/core/run/run_folder.h), for readers on this machine or at the other end of an ssh connection.
+// (engine/base/run/run_folder.h), for readers on this machine or at the other end of an ssh connection.
 #pragma once
 namespace CLI {
 class App;

@@ -16,16 +16,16 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "app/tokamak/commands.h"
-#include "app/tokamak/config_args.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_args.h"
 #include "app/tokamak/ssh_args.h"
-#include "engine/core/remote/slurm_client.h"
-#include "engine/core/remote/slurm_script.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/run/run_identity.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/slurm_client.h"
+#include "engine/fleet/remote/slurm_script.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/run/run_identity.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {

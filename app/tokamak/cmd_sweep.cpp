@@ -1,6 +1,6 @@
 // `tokamak sweep FILE [--dry-run] [--json] [--slurm ...]` and `tokamak sweep status [ID]`: a sweep file
-// (docs/SWEEPS.md) expanded and validated (engine/core/queue/sweep.h), then queued on this computer as one trial
-// per point (engine/core/queue/sweep_store.h) — the queue worker runs them and, with early stopping, stops and
+// (docs/SWEEPS.md) expanded and validated (engine/fleet/queue/sweep.h), then queued on this computer as one trial
+// per point (engine/fleet/queue/sweep_store.h) — the queue worker runs them and, with early stopping, stops and
 // promotes them at their rungs — or submitted as one Slurm job array (cmd_sweep_slurm.cpp). Nothing is queued
 // unless every trial is valid. With --host the same command runs on an SSH host (host_command.h), the sweep
 // file on its stdin: the host's own queue and worker train the trials there.
@@ -12,18 +12,18 @@
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_sweep.h"
-#include "app/tokamak/commands.h"
+#include "app/cli/commands.h"
 #include "app/tokamak/host_command.h"
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep.h"
-#include "engine/core/queue/sweep_importance.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/run/run_launch.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/fleet/queue/sweep_importance.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {
@@ -116,7 +116,7 @@ void sweep(const SweepArgs& a) {
                 plan.name.c_str(), plan.trials.size(), static_cast<long long>(id));
 }
 
-// Which swept key matters most (engine/core/queue/sweep_importance.h), strongest first.
+// Which swept key matters most (engine/fleet/queue/sweep_importance.h), strongest first.
 nlohmann::json importance_json(const SweepStatus& s) {
   nlohmann::json out = nlohmann::json::array();
   for (const KeyImportance& k : sweep_importance(s))

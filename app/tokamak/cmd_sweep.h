@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "engine/core/queue/sweep.h"
-#include "engine/core/remote/slurm_script.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/fleet/remote/slurm_script.h"
 
 namespace tokamak {
 class RunStore;
@@ -30,7 +30,7 @@ void submit_sweep_to_slurm(const SweepPlan& plan, SweepSlurmArgs args);
 
 // ASHA on Slurm, decided where the store is (a task's batch host, or `sweep status`): every trial of the sweep
 // whose job ended is settled from its run folder (rung reached, done or failed), ASHA promotes from the store
-// (engine/core/queue/sweep_store.h, as the local worker does), and each promoted trial is claimed and submitted as
+// (engine/fleet/queue/sweep_store.h, as the local worker does), and each promoted trial is claimed and submitted as
 // one job that resumes its run (resources from JOB_FILE, the sweep folder's slurm-job.json). Safe to run from
 // several tasks at once: decisions and claims are transactions of the store. One line per thing done to note.
 void advance_slurm_sweep(RunStore& store, int64_t sweep_id, const std::string& job_file,

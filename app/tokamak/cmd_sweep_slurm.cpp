@@ -8,15 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "app/tokamak/cmd_sweep.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/run/run_identity.h"
-#include "engine/core/remote/slurm_client.h"
-#include "engine/core/queue/sweep_settle.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/run/run_identity.h"
+#include "engine/fleet/remote/slurm_client.h"
+#include "engine/fleet/queue/sweep_settle.h"
+#include "engine/base/store/run_store.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {

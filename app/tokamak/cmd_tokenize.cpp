@@ -10,12 +10,12 @@
 #include <memory>
 #include <thread>
 
-#include "app/tokamak/commands.h"
-#include "engine/core/data/dataset.h"
-#include "engine/core/data/token_ids.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "app/cli/commands.h"
+#include "engine/base/data/dataset.h"
+#include "engine/base/data/token_ids.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 namespace {

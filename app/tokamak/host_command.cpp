@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "app/tokamak/ssh_args.h"
-#include "engine/core/remote/command_host.h"
-#include "engine/core/util/error.h"
+#include "engine/fleet/remote/command_host.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::cli {
 

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "app/tokamak/cmd_datasets.h"
-#include "app/tokamak/commands.h"
-#include "app/tokamak/run_app.h"
-#include "engine/core/util/version.h"
+#include "app/cli/commands.h"
+#include "app/cli/run_app.h"
+#include "engine/base/util/version.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::cli {
 

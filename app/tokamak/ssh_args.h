@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "engine/core/remote/ssh_command.h"
+#include "engine/fleet/remote/ssh_command.h"
 
 namespace tokamak::cli {
 

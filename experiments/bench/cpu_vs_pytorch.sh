@@ -2,7 +2,7 @@
 # Tokamak against a plain PyTorch loop of the same model (experiments/bench/pytorch_loop.py), same CPU, same
 # torch 2.11, one sitting, the contenders alternating ROUNDS times so a busy moment of a shared machine hits
 # them alike:
-#   tokamak          `tokamak train` as built (its allocator settings are compiled in: app/tokamak/malloc_conf.cpp)
+#   tokamak          `tokamak train` as built (its allocator settings are compiled in: app/tokamak-engine/malloc_conf.cpp)
 #   pytorch          `python pytorch_loop.py`, as people run it (glibc malloc)
 #   pytorch+alloc    the same loop given Tokamak's allocator: jemalloc preloaded with the same settings
 # in fp32, and in bf16 where the CPU computes it in hardware (AVX-512 BF16 or AMX). Every contender reports the

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# speed.layers=native against speed.layers=fused (on a CPU: the fused classifier, engine/kernels/classifier.*) in
+# speed.layers=native against speed.layers=fused (on a CPU: the fused classifier, engine/torch/kernels/classifier.*) in
 # whole training steps, alternating ROUNDS times so a busy moment of a shared machine hits both alike, in fp32
 # and in bf16 where the CPU computes it in hardware. Each run: `tokamak train`, the median step time of the
 # STEPS steps after 5 warm-up steps. This is the measurement behind what speed.layers=auto resolves to on a CPU
-# (engine/core/config/choices.cpp, resolved_layers).
+# (engine/base/config/choices.cpp, resolved_layers).
 # Usage: experiments/bench/layers_ab.sh [ROUNDS] [STEPS] [LAYERS,HEADS,WIDTH,CONTEXT] [BATCH] [THREADS]
 #   default: 3 rounds, 15 timed steps, 4,4,256,256, batch 8, threads = cores (the CPU step of docs/PERFORMANCE.md)
 set -euo pipefail

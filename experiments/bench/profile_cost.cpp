@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/metrics/step_profile.h"
+#include "engine/torch/metrics/step_profile.h"
 
 int main(int argc, char** argv) {
   using namespace tokamak;

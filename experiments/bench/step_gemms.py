@@ -3,7 +3,7 @@
 Times every matmul of one GPT training step (forward, input gradient, weight gradient of each linear layer and of
 the classifier over the padded vocabulary; attention's own products are left out) alone, at the step's shapes and
 layouts, best of REPS, with LibTorch's GEMM on THREADS threads, beside the square GEMM the engine measures its MFU
-peak with (engine/device/cpu_peak.cpp: 2048^3). Their sum is the fastest a step could be if everything that is not
+peak with (engine/torch/device/cpu_peak.cpp: 2048^3). Their sum is the fastest a step could be if everything that is not
 a matmul took no time and each matmul ran as fast as it does alone: the step's MFU cannot exceed
 model FLOPs / that time / the peak.
 

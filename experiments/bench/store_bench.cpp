@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/store/store_sink.h"
-#include "engine/core/util/error.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/store/store_sink.h"
+#include "engine/base/util/error.h"
 
 using namespace tokamak;
 using clk = std::chrono::steady_clock;

@@ -13,8 +13,8 @@ rows=${3:-1000}
 cli=${4:-$root/build/app/tokamak}
 bin=$(mktemp -d)/store_bench
 trap 'rm -rf "$(dirname "$bin")"' EXIT
-g++ -O2 -DNDEBUG -std=c++17 -I"$root" "$root/experiments/bench/store_bench.cpp" "$root"/engine/core/store/*.cpp \
-    "$root/engine/core/util/files.cpp" -lsqlite3 -pthread -o "$bin"
+g++ -O2 -DNDEBUG -std=c++17 -I"$root" "$root/experiments/bench/store_bench.cpp" "$root"/engine/base/store/*.cpp \
+    "$root/engine/base/util/files.cpp" -lsqlite3 -pthread -o "$bin"
 echo "database: $db ($runs runs x $rows rows), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 "$bin" "$db" "$runs" "$rows"
 echo "file size: $(du -h "$db" | cut -f1)"

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/train/trainer.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/train/trainer.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <thread>
 
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace {
 

@@ -15,7 +15,7 @@ ranks=$cache/assets/gpt2.tiktoken
 bin=$(mktemp -d)/tokenizer_bench
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 g++ -O3 -DNDEBUG -std=c++17 -I"$root" "$root/experiments/bench/tokenizer_bench.cpp" \
-    "$root"/engine/core/data/bpe_*.cpp "$root"/engine/core/data/tokenizer*.cpp "$root/engine/core/util/files.cpp" \
+    "$root"/engine/base/data/bpe_*.cpp "$root"/engine/base/data/tokenizer*.cpp "$root/engine/base/util/files.cpp" \
     -lpcre2-8 -pthread -o "$bin"
 echo "file: $file ($(stat -c %s "$file") bytes), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 "$bin" "$file" "$threads" 5

@@ -1,7 +1,7 @@
-// Lab for the MLP's GELU backward fused with its bias gradient (engine/kernels/bias_gelu.cu), llm.c's dev/cuda
+// Lab for the MLP's GELU backward fused with its bias gradient (engine/torch/kernels/bias_gelu.cu), llm.c's dev/cuda
 // habit: every version is checked against a plain CPU reference with a tolerance that scales with the dtype
 // (|got - ref| <= atol + rtol·|ref|), then timed with CUDA events; one line a version: ms, GB/s moved, and the
-// check. A version earns its place in engine/kernels when it is faster here and passes test_kernels and
+// check. A version earns its place in engine/torch/kernels when it is faster here and passes test_kernels and
 // compute-sanitizer on a GPU.
 //   v1  the production kernel: in place over d (the ATen glue clones the incoming gradient first), 2-byte
 //       loads, 256 threads × 32 rows a block, shared column sums.
@@ -21,7 +21,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/bias_gelu.cu"  // v1 and v2: the production kernels themselves, not copies
+#include "engine/torch/kernels/bias_gelu.cu"  // v1 and v2: the production kernels themselves, not copies
 #include "experiments/kernels/lab.cuh"
 
 const char* lab::name = "bias_gelu_lab";

@@ -1,4 +1,4 @@
-// Lab for the fused classifier (engine/kernels/classifier.*), llm.c's dev/cuda habit: checks each variant
+// Lab for the fused classifier (engine/torch/kernels/classifier.*), llm.c's dev/cuda habit: checks each variant
 // against the reference once, then times forward + backward of the reference (linear, narrow, cross_entropy,
 // autograd) and of the fused kernel at several chunk sizes. Prints one line per variant: min and median ms
 // over the rounds, and the least process CPU time of a round (on a machine others use too, CPU time with one
@@ -19,9 +19,9 @@
 
 #include <time.h>
 
-#include "engine/device/cpu_setup.h"
-#include "engine/kernels/classifier.h"
-#include "engine/kernels/reference.h"
+#include "engine/torch/device/cpu_setup.h"
+#include "engine/torch/kernels/classifier.h"
+#include "engine/torch/kernels/reference.h"
 
 using namespace tokamak;
 

@@ -14,7 +14,7 @@ libs=$(sed -n '/^build app\/tokamak-engine:/,/^$/p' "$build/build.ninja" | sed -
 g++ -O2 -std=c++17 -I"$root" -isystem "$torch_include" -isystem "$torch_include/torch/csrc/api/include" \
     -c "$root/experiments/kernels/classifier_lab.cpp" -o "$bin.o"
 (cd "$build" && eval g++ "$bin.o" -o "$bin" "$libs" -pthread)
-# The engine's allocator settings are compiled into tokamak-engine (app/tokamak/malloc_conf.cpp), not into this
+# The engine's allocator settings are compiled into tokamak-engine (app/tokamak-engine/malloc_conf.cpp), not into this
 # lab: given to jemalloc through the environment instead, or every variant would fault its buffers in anew.
 export MALLOC_CONF=${MALLOC_CONF:-$(sed -n 's/.*kMallocConf\[\] = "\(.*\)";.*/\1/p' "$root/app/tokamak/malloc_conf.cpp")}
 echo "$(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), load $(cut -d' ' -f1-3 /proc/loadavg), MALLOC_CONF=$MALLOC_CONF"

@@ -1,4 +1,4 @@
-// Lab for the fused classifier's row kernel (engine/kernels/classifier.cu): a chunk's bf16 logits turned into each
+// Lab for the fused classifier's row kernel (engine/torch/kernels/classifier.cu): a chunk's bf16 logits turned into each
 // row's loss and, in place, dlogits. Each version checked against a CPU reference in double on a sample of rows (the
 // first and last 32: the whole chunk's reference would take the CPU minutes), every other row's loss finite, then timed with CUDA events, the logits restored from a pristine copy
 // before every run (outside the timed region: the kernel overwrites its input). GB/s counts the floor's bytes: the
@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/classifier.cu"  // both versions: the production kernel itself
+#include "engine/torch/kernels/classifier.cu"  // both versions: the production kernel itself
 #include "experiments/kernels/lab.cuh"
 
 const char* lab::name = "classifier_rows_lab";

@@ -1,4 +1,4 @@
-// Lab for the LayerNorm backward of a bf16 block (engine/kernels/residual_layernorm.cu), llm.c's dev/cuda habit:
+// Lab for the LayerNorm backward of a bf16 block (engine/torch/kernels/residual_layernorm.cu), llm.c's dev/cuda habit:
 // each version checked against a plain CPU reference (|got - ref| <= atol + rtol·|ref|), then timed with CUDA events;
 // one line a version: ms, GB/s moved, the check. The dtypes speed.fused_glue gives it: dy bf16 (the matmul's input
 // gradient), h fp32 (the residual stream), the stream's own gradient dh_in fp32 in, dh_out fp32 and the branch's
@@ -20,7 +20,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/residual_layernorm.cu"  // v1 and v2: the production kernels themselves
+#include "engine/torch/kernels/residual_layernorm.cu"  // v1 and v2: the production kernels themselves
 #include "experiments/kernels/lab.cuh"
 
 const char* lab::name = "layernorm_backward_lab";

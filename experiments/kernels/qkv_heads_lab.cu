@@ -1,4 +1,4 @@
-// Lab for the attention heads' backward (engine/kernels/qkv_heads.cu), llm.c's dev/cuda habit: each version checked
+// Lab for the attention heads' backward (engine/torch/kernels/qkv_heads.cu), llm.c's dev/cuda habit: each version checked
 // against a plain CPU reference (a copy, so exactly), then timed with CUDA events; one line a version: ms, GB/s
 // moved, the check. The shape GPT-2 has at batch 64 under bf16 autocast: dq, dk, dv (B, H, T, D) contiguous, as the
 // attention's backward allocates them, into dqkv (B, T, 3C), c_attn's output gradient.
@@ -18,7 +18,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/qkv_heads.cu"  // v2: the production kernel itself
+#include "engine/torch/kernels/qkv_heads.cu"  // v2: the production kernel itself
 #include "experiments/kernels/lab.cuh"
 
 const char* lab::name = "qkv_heads_lab";

@@ -1,4 +1,4 @@
-// Lab for the fused residual add + LayerNorm forward (engine/kernels/residual_layernorm.cu), llm.c's dev/cuda
+// Lab for the fused residual add + LayerNorm forward (engine/torch/kernels/residual_layernorm.cu), llm.c's dev/cuda
 // habit: each version checked against a plain CPU reference (|got - ref| <= atol + rtol·|ref|, rtol by the
 // output's dtype), then timed with CUDA events; one line a version: ms, GB/s moved, the check.
 // The shape a GPT-2 block has under bf16 autocast: the residual stream x in fp32, the attention branch in bf16,
@@ -23,7 +23,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/kernels/residual_layernorm.cu"  // v1 and v2: the production kernels themselves
+#include "engine/torch/kernels/residual_layernorm.cu"  // v1 and v2: the production kernels themselves
 #include "experiments/kernels/lab.cuh"
 
 const char* lab::name = "residual_layernorm_lab";

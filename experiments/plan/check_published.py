@@ -65,7 +65,7 @@ ROWS = [
 ]
 CALIBRATION = {"llm.c": 0, "PyTorch": 6, "Tokamak": 12}  # the row each implementation's glue fraction is fitted on
 GLUE = ["norm", "activation", "residual", "casts/copies"]
-# `tokamak plan`'s GPU defaults (engine/core/plan/plan_rates.cpp): what --fit all scales.
+# `tokamak plan`'s GPU defaults (engine/base/plan/plan_rates.cpp): what --fit all scales.
 DEFAULTS = {"matmul": 0.72, "attention": 0.21, "head": 0.41, "norm": 0.326, "activation": 0.326, "residual": 0.326,
             "casts/copies": 0.326, "optimizer": 0.48}
 FIT = "all"  # "glue": the glue's fraction is the implementation's one number; "all": a factor on every fraction

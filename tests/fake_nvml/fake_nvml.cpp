@@ -1,5 +1,5 @@
 // A stand-in for the NVIDIA driver's libnvidia-ml.so.1 (same soname), for test_machine_health: it answers the NVML
-// calls engine/core/run/machine_health.cpp makes, for one GPU at bus id 0000:01:00.0, and keeps the order of
+// calls engine/base/run/machine_health.cpp makes, for one GPU at bus id 0000:01:00.0, and keeps the order of
 // the calls so the test can see NVML shut down before its library is let go.
 #include <cstring>
 #include <string>

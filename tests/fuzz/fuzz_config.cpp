@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/data/token_ids.h"
-#include "engine/core/data/tokenizer.h"
-#include "engine/core/util/error.h"
+#include "engine/base/data/token_ids.h"
+#include "engine/base/data/tokenizer.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

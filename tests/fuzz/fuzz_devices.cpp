@@ -1,11 +1,11 @@
-// Fuzz target: the user's devices.json (engine/core/plan/device_catalog.h), laid over the catalog built in. Anything but
+// Fuzz target: the user's devices.json (engine/base/plan/device_catalog.h), laid over the catalog built in. Anything but
 // a tokamak::Error is a bug, and every device that reads back has numbers a plan can divide by.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "engine/core/util/error.h"
-#include "engine/core/plan/device_catalog.h"
+#include "engine/base/util/error.h"
+#include "engine/base/plan/device_catalog.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/data/hub/hub_listing.h"
-#include "engine/core/util/error.h"
+#include "engine/fleet/hub/hub_listing.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

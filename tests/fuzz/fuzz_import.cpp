@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -2,8 +2,8 @@
 // Anything but a tokamak::Error is a bug.
 #include <cstdint>
 
-#include "engine/core/config/ladder.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -1,14 +1,14 @@
 // Fuzz target: notifications.json, the file the studio's Settings ▸ Notifications writes and every run reads
-// (engine/core/run/notify.h). Anything but a tokamak::Error is a bug; settings that read back are sendable: their
+// (engine/fleet/notify/notify.h). Anything but a tokamak::Error is a bug; settings that read back are sendable: their
 // webhook passes the one rule (http or https, a host), and its shown form never carries the URL's path or query.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "engine/core/run/notify.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/notify/notify.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -3,8 +3,8 @@
 // never a crash.
 #include <cstdint>
 
-#include "engine/core/util/safetensors.h"
-#include "engine/core/util/error.h"
+#include "engine/base/util/safetensors.h"
+#include "engine/base/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

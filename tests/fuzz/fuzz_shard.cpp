@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/core/data/loader_sampling.h"
-#include "engine/core/data/shard.h"
-#include "engine/core/util/error.h"
+#include "engine/base/data/loader_sampling.h"
+#include "engine/base/data/shard.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "engine/core/queue/sweep.h"
-#include "engine/core/util/error.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/base/util/error.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/core/data/tokenizer.h"
+#include "engine/base/data/tokenizer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace tokamak;

@@ -6,11 +6,11 @@
 
 #include <memory>
 
-#include "engine/core/data/dataset.h"
-#include "engine/optim/muon.h"
-#include "engine/optim/optimizer.h"
-#include "engine/train/loader.h"
-#include "engine/train/step.h"
+#include "engine/base/data/dataset.h"
+#include "engine/torch/optim/muon.h"
+#include "engine/torch/optim/optimizer.h"
+#include "engine/torch/train/loader.h"
+#include "engine/torch/train/step.h"
 #include "tests/support/tiny.h"
 
 namespace tokamak::test {

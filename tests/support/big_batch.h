@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/model/gpt.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/model/gpt.h"
 
 namespace tokamak::test {
 

@@ -12,11 +12,11 @@
 #include <cmath>
 #include <thread>
 
-#include "engine/parallel/reducer.h"
-#include "engine/parallel/zero.h"
-#include "engine/model/gpt.h"
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/optim/optimizer.h"
+#include "engine/torch/parallel/reducer.h"
+#include "engine/torch/parallel/zero.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/torch/optim/optimizer.h"
 
 namespace tokamak::test {
 namespace {

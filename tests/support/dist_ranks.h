@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/parallel/process_group.h"
-#include "engine/train/loader.h"
+#include "engine/base/config/config.h"
+#include "engine/torch/parallel/process_group.h"
+#include "engine/torch/train/loader.h"
 
 namespace tokamak::test {
 

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ __attribute__((constructor)) void isolate_test_process() {
   ::setenv("TOKAMAK_CACHE", (root + "/cache").c_str(), 1);
   ::unsetenv("TOKAMAK_DATASETS");
   ::setenv("XDG_DATA_HOME", (root + "/data").c_str(), 1);
-  // Another suite's run busy on the same cores must not change this one's threads (engine/core/util/core_sharing.h).
+  // Another suite's run busy on the same cores must not change this one's threads (engine/base/util/core_sharing.h).
   ::setenv("TOKAMAK_NO_CORE_SHARING", "1", 1);
   ::setenv("XDG_CONFIG_HOME", (root + "/config").c_str(), 1);  // also where QSettings keeps the studio's settings
   // The Hugging Face Hub: never the real one, nor this machine's token (a suite points HF_ENDPOINT at its own

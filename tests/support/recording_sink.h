@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/run/events.h"
+#include "engine/base/run/events.h"
 
 namespace tokamak::test {
 

@@ -6,7 +6,7 @@
 
 #include <signal.h>
 
-#include "engine/core/run/run_folder.h"
+#include "engine/base/run/run_folder.h"
 
 namespace tokamak::test {
 

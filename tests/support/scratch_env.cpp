@@ -2,7 +2,7 @@
 
 #include <QFile>
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 #include "tests/support/test_support.h"
 
 namespace tokamak::test {

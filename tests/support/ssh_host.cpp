@@ -1,6 +1,6 @@
 #include "tests/support/ssh_host.h"
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 #include "tests/support/run_reaper.h"
 
 namespace tokamak::test {

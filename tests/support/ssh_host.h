@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/core/remote/remote_host.h"
+#include "engine/fleet/remote/remote_host.h"
 #include "tests/support/scratch_env.h"
 #include "tests/support/sshd_server.h"
 

@@ -2,7 +2,7 @@
 #include "tests/support/sshd_server.h"
 #include "tests/support/test_support.h"
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "engine/core/remote/ssh_command.h"
+#include "engine/fleet/remote/ssh_command.h"
 
 namespace tokamak::test {
 

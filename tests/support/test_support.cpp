@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/core/util/files.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::test {
 

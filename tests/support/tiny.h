@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 namespace tokamak::test {
 // For tests that build a model directly: 2 layers, 2 heads, width 32, context 16, no vocabulary padding

@@ -2,9 +2,9 @@
 // LibTorch before Qt (tiny.h): Qt's `slots` macro breaks LibTorch's headers.
 #include <torch/utils.h>
 
-#include "engine/checkpoint/checkpoint.h"
-#include "engine/model/gpt.h"
-#include "engine/model/hf.h"
+#include "engine/torch/checkpoint/checkpoint.h"
+#include "engine/torch/model/gpt.h"
+#include "engine/torch/model/hf.h"
 #include "tests/support/tiny.h"
 
 namespace tokamak::test {

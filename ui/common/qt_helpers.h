@@ -5,13 +5,13 @@
 #include <QString>
 #include <string>
 
-#include "engine/core/util/format.h"
+#include "engine/base/util/format.h"
 
 namespace tokamak::ui {
 
 inline QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-// The core's one formatter for bytes and counts (engine/core/util/format.h), as the studio shows them: "1.5 GB",
+// The core's one formatter for bytes and counts (engine/base/util/format.h), as the studio shows them: "1.5 GB",
 // "12.3K".
 inline QString data_size(double bytes) { return qs(format_bytes(bytes)); }
 inline QString count_text(double count) { return qs(format_count(count)); }

@@ -1,4 +1,4 @@
-// The studio's save dialogs, with the rule every output follows (engine/core/util/output_path.h): the dialog asks
+// The studio's save dialogs, with the rule every output follows (engine/base/util/output_path.h): the dialog asks
 // before an existing file is replaced, and that answer is the only thing that lets the writer replace one. A name
 // typed without the extension gets it, and a file of that new name was never asked about, so it is not replaced.
 // A writer that makes more files than the one named (a sweep's plot and each key's beside it) asks about those

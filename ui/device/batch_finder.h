@@ -9,7 +9,7 @@
 #include <QTemporaryFile>
 #include <memory>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 namespace tokamak::ui {
 

@@ -1,8 +1,8 @@
-// deviceInfo(): this machine's CPU and GPUs by name, read without LibTorch (engine/core/machine).
+// deviceInfo(): this machine's CPU and GPUs by name, read without LibTorch (engine/base/machine).
 #include "ui/device/device_info.h"
 
-#include "engine/core/machine/cpu_info.h"
-#include "engine/core/machine/gpu_info.h"
+#include "engine/base/machine/cpu_info.h"
+#include "engine/base/machine/gpu_info.h"
 
 namespace tokamak::ui {
 

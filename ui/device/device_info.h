@@ -1,5 +1,5 @@
 // What this machine can train on, for the setup panel: the CPU and each CUDA GPU by name (NVML's, numbered as CUDA
-// numbers them: engine/core/machine/gpu_info.h). Asked once and cached, because opening NVML takes a moment.
+// numbers them: engine/base/machine/gpu_info.h). Asked once and cached, because opening NVML takes a moment.
 #pragma once
 #include <QString>
 #include <QStringList>

@@ -1,15 +1,15 @@
 // The compare view's curves: which metrics it offers (the five usual plots, then every other key the compared
 // runs recorded, so a metric added to the trainer can be compared without an edit here) and the drawing of
 // one of them for every run against step, tokens, wall time or another metric (then as points), a group of
-// runs as one mean curve with a band (min–max or ± one standard deviation, engine/core/store/run_groups.h).
+// runs as one mean curve with a band (min–max or ± one standard deviation, engine/base/store/run_groups.h).
 #pragma once
 #include <QString>
 #include <QStringList>
 #include <string>
 #include <vector>
 
-#include "engine/core/store/run_groups.h"
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/run_groups.h"
+#include "engine/base/store/run_store.h"
 
 class QCustomPlot;
 

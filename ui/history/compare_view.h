@@ -4,7 +4,7 @@
 // it (scoreboard_charts.h), and in tabs beside the plot the config differences (config_diff.h), every metric
 // summarised (summary_table.h) and the runs' samples at a chosen step (sample_compare.h). "Group" draws runs
 // that belong together — same config but the seed, a name pattern, the same first tag
-// (engine/core/store/run_groups.h) — as one mean curve with a band, and adds a row per group under the scoreboard.
+// (engine/base/store/run_groups.h) — as one mean curve with a band, and adds a row per group under the scoreboard.
 // The arithmetic is the engine's (scoreboard.h, run_groups.h), so the numbers match `tokamak runs compare`.
 // The member functions for the controls are in compare_view_controls.cpp.
 #pragma once
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/scoreboard.h"
 #include "ui/history/compare_curves.h"
 
 class QComboBox;

@@ -3,7 +3,7 @@
 #pragma once
 #include <QStringList>
 
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/scoreboard.h"
 
 class QTableWidget;
 

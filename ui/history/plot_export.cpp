@@ -10,7 +10,7 @@
 
 #include <cstdio>
 
-#include "engine/core/util/output_path.h"
+#include "engine/base/util/output_path.h"
 
 namespace tokamak::ui {
 

@@ -10,7 +10,7 @@ namespace tokamak::ui {
 
 // The format is taken from the suffix (.png, .pdf, .svg). Returns "" on success, else the reason. An existing
 // file is replaced only with REPLACE (the save dialog asked), and never when it is not a plain file of that
-// format (engine/core/util/output_path.h).
+// format (engine/base/util/output_path.h).
 QString savePlot(QCustomPlot* plot, const QString& path, bool replace = false);
 
 }  // namespace tokamak::ui

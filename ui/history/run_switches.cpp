@@ -1,5 +1,5 @@
 // Summarises a run's speed.* keys (the speed-up switches; a run stored by an older release named them opt.*, which
-// the flattening reads under today's names) against the defaults of this build (engine/core/config), using the
+// the flattening reads under today's names) against the defaults of this build (engine/base/config), using the
 // scoreboard's flattening so that the values read the way `tokamak runs compare` prints them.
 #include "ui/history/run_switches.h"
 
@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "engine/core/config/config.h"
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/config/config.h"
+#include "engine/base/store/scoreboard.h"
 
 namespace tokamak::ui {
 

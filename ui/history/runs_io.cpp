@@ -5,10 +5,10 @@
 #include <fstream>
 #include <vector>
 
-#include "engine/core/store/run_export.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/run_export.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 
 namespace tokamak::ui {
 

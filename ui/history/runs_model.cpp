@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/scoreboard.h"
-#include "engine/core/store/sqlite_db.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/scoreboard.h"
+#include "engine/base/store/sqlite_db.h"
 #include "ui/history/run_switches.h"
 
 namespace tokamak::ui {

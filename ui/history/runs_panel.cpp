@@ -19,8 +19,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/flow_row.h"
 #include "ui/common/child_process.h"

@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/core/config/config.h"
-#include "engine/core/store/run_groups.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/config.h"
+#include "engine/base/store/run_groups.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error.h"
 #include "ui/common/child_process.h"
 #include "ui/common/save_dialog.h"
 #include "ui/history/compare_view.h"

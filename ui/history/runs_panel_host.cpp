@@ -8,8 +8,8 @@
 #include <QProgressBar>
 #include <QSettings>
 
-#include "engine/core/store/journal_ingest.h"
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/journal_ingest.h"
+#include "engine/base/store/run_store.h"
 #include "ui/common/child_process.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/runs_panel.h"

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/run_store.h"
 
 class QComboBox;
 class QSpinBox;

@@ -4,7 +4,7 @@
 #include <QObject>
 #include <optional>
 
-#include "engine/core/store/verdict.h"
+#include "engine/base/store/verdict.h"
 
 namespace tokamak::ui {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/scoreboard.h"
 #include "ui/plots/phase_bars.h"
 #include "ui/plots/speedup_waterfall.h"
 

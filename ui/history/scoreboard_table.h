@@ -1,9 +1,9 @@
 // The compare view's scoreboard: a row per run (tok/s, speedup over the baseline, MFU, peak memory, final and
 // best val loss, and with a target val loss the time and steps to it), then a row per group of runs in
 // italics (their means; tok/s and time to target with their spread). The numbers are the engine's
-// (engine/core/store/scoreboard.h), so they match `tokamak runs compare`.
+// (engine/base/store/scoreboard.h), so they match `tokamak runs compare`.
 #pragma once
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/scoreboard.h"
 
 class QTableWidget;
 

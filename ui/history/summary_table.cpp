@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/core/store/scoreboard.h"
+#include "engine/base/store/scoreboard.h"
 
 namespace tokamak::ui {
 

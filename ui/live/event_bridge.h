@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/core/run/events.h"
+#include "engine/base/run/events.h"
 
 namespace tokamak::ui {
 

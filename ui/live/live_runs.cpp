@@ -7,7 +7,7 @@
 #include <QSettings>
 #include <exception>
 
-#include "engine/core/run/run_folder.h"
+#include "engine/base/run/run_folder.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 

@@ -1,5 +1,5 @@
 // LiveRuns: the runs still going that the studio can follow, for its start (re-attach) and its "live runs"
-// picker. This computer's are read from its run folders here and now (engine/core/run/run_folder.h); each known
+// picker. This computer's are read from its run folders here and now (engine/base/run/run_folder.h); each known
 // host's come from a child `tokamak remote list --host HOST --live` of their own, so a slow or unreachable host
 // delays nothing else. Known hosts are those the studio has trained on: kept in its settings with their tokamak
 // command, because the store's `remote` is the resolved user@host:port, which an ssh config alias (its key,

@@ -15,12 +15,12 @@
 #include <cstring>
 #include <exception>
 
-#include "engine/core/run/events.h"
-#include "engine/core/run/journal_events.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/error_text.h"
-#include "engine/core/util/files.h"
+#include "engine/base/run/events.h"
+#include "engine/base/run/journal_events.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/error_text.h"
+#include "engine/base/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/live/run_start.h"

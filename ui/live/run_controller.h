@@ -17,8 +17,8 @@
 #include <QStringList>
 #include <QTimer>
 
-#include "engine/core/config/config.h"
-#include "engine/core/run/events.h"
+#include "engine/base/config/config.h"
+#include "engine/base/run/events.h"
 #include "ui/live/event_bridge.h"
 
 class QTemporaryFile;

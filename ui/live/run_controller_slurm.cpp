@@ -3,7 +3,7 @@
 // the stopped end is held here while Slurm still has the job (pending or running), the reader — which ends at
 // a stopped run — is started again from the byte it had reached, and the second start becomes a gap in the
 // curves. The end counts only once the job has left the queue (or Stop asked for it).
-#include "engine/core/run/journal_events.h"
+#include "engine/base/run/journal_events.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/live/run_controller.h"

@@ -1,10 +1,10 @@
 // startLocalRun (see run_start.h).
 #include "ui/live/run_start.h"
 
-#include "engine/core/machine/precision_here.h"
-#include "engine/core/run/run_identity.h"
-#include "engine/core/run/run_launch.h"
-#include "engine/core/util/error.h"
+#include "engine/base/machine/precision_here.h"
+#include "engine/base/run/run_identity.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::ui {
 

@@ -1,11 +1,11 @@
-// This computer's run started from the studio as the queue worker starts one (engine/core/run/run_launch.h:
+// This computer's run started from the studio as the queue worker starts one (engine/base/run/run_launch.h:
 // start_run_detached): named and given its uid and folder here, its config.json written, and tokamak-engine
 // started in a session of its own by this process, with no program in between, so the run outlives the
 // studio and is followed through its folder like any other.
 #pragma once
 #include <QString>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 namespace tokamak::ui {
 

@@ -13,7 +13,7 @@
 #include <QThreadPool>
 #include <QVBoxLayout>
 
-#include "engine/core/run/notify.h"
+#include "engine/fleet/notify/notify.h"
 
 namespace tokamak::ui {
 

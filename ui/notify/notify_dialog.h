@@ -1,4 +1,4 @@
-// File ▸ Notifications…: what a run tells the person and where (engine/core/run/notify.h) — the desktop, a
+// File ▸ Notifications…: what a run tells the person and where (engine/fleet/notify/notify.h) — the desktop, a
 // webhook URL, each kind on or off — with "Send a test" that sends one through both and says what happened.
 // Saving writes notifications.json, which runs started from the CLI and the queue's worker read too.
 #pragma once

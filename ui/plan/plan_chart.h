@@ -5,7 +5,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "engine/core/plan/plan.h"
+#include "engine/base/plan/plan.h"
 
 class QCustomPlot;
 

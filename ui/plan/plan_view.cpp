@@ -17,12 +17,12 @@
 #include <map>
 #include <memory>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/format.h"
-#include "engine/core/plan/machine_device.h"
-#include "engine/core/plan/plan_rates.h"
-#include "engine/core/util/error.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/format.h"
+#include "engine/base/plan/machine_device.h"
+#include "engine/base/plan/plan_rates.h"
+#include "engine/base/util/error.h"
 #include "ui/common/programs.h"
 #include "ui/plan/plan_chart.h"
 

@@ -1,4 +1,4 @@
-// PlanView: the studio's "Plan" page — `tokamak plan` (engine/plan) for the setup on the left, following it as it
+// PlanView: the studio's "Plan" page — `tokamak plan` (engine/torch/plan) for the setup on the left, following it as it
 // changes: this machine first, then the SSH host chosen in the toolbar (by the devices its last "Test connection"
 // listed), then every device of the catalog, each with whether it fits, the batch × accumulation, tok/s, MFU, time,
 // cost and what the numbers rest on. A row that needs a change to fit has an Apply button that sets those keys in
@@ -10,9 +10,9 @@
 #include <functional>
 #include <vector>
 
-#include "engine/core/config/config.h"
-#include "engine/core/plan/device_catalog.h"
-#include "engine/core/plan/plan.h"
+#include "engine/base/config/config.h"
+#include "engine/base/plan/device_catalog.h"
+#include "engine/base/plan/plan.h"
 
 class QLabel;
 class QSpinBox;

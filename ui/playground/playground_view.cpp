@@ -21,8 +21,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
 #include "ui/common/child_process.h"
 
 namespace tokamak::ui {

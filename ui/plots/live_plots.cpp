@@ -14,8 +14,8 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/run/phases.h"
-#include "engine/core/store/scoreboard.h"  // mean_after_first: the live bar is taken as `runs compare` takes it
+#include "engine/base/run/phases.h"
+#include "engine/base/store/scoreboard.h"  // mean_after_first: the live bar is taken as `runs compare` takes it
 #include "ui/plots/metric_plot.h"
 #include "ui/plots/phase_bars.h"
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/run/phases.h"
-#include "engine/core/run/events.h"
+#include "engine/base/run/phases.h"
+#include "engine/base/run/events.h"
 
 class QCheckBox;
 class QComboBox;

@@ -1,5 +1,5 @@
 // PhaseBars: where a step's time goes, as one stacked bar per run — ms per step by phase (data, forward,
-// backward, all-reduce, optimizer, other: engine/core/run/phases.h), one QCPBars per phase stacked with
+// backward, all-reduce, optimizer, other: engine/base/run/phases.h), one QCPBars per phase stacked with
 // moveAbove. Two rungs of a ladder side by side show which phase a switch shrank. The live view draws the
 // running run's bar, the compare view one per compared run (the scoreboard's means, scoreboard.h).
 #pragma once
@@ -7,7 +7,7 @@
 #include <array>
 #include <vector>
 
-#include "engine/core/run/phases.h"
+#include "engine/base/run/phases.h"
 #include "ui/plots/qcp.h"
 
 namespace tokamak::ui {

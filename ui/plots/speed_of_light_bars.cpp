@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/core/util/format.h"
-#include "engine/core/perf/op_kinds.h"
-#include "engine/core/perf/speed_of_light.h"
+#include "engine/base/util/format.h"
+#include "engine/base/perf/op_kinds.h"
+#include "engine/base/perf/speed_of_light.h"
 
 namespace tokamak::ui {
 namespace {

@@ -1,4 +1,4 @@
-// SpeedOfLightBars: each kind of a step's work held against its floor (engine/core/perf/speed_of_light.h), for the
+// SpeedOfLightBars: each kind of a step's work held against its floor (engine/base/perf/speed_of_light.h), for the
 // runs `--kernels` profiled (bench or train): per kind one bar per run of its ms per step, a dark tick across the
 // bar at its floor (the least time the machine's limits allow its work), and a tooltip with the fraction of the
 // limit it reached and the switches that act on it. Two rungs of a ladder side by side show which kind a switch moved
@@ -7,7 +7,7 @@
 #include <QString>
 #include <vector>
 
-#include "engine/core/store/run_store.h"
+#include "engine/base/store/run_store.h"
 #include "ui/plots/qcp.h"
 
 namespace tokamak::ui {

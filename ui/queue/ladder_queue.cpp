@@ -6,9 +6,9 @@
 #include <QMessageBox>
 #include <QRegularExpression>
 
-#include "engine/core/config/ladder.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/files.h"
 #include "ui/history/compare_view.h"
 #include "ui/history/runs_model.h"
 #include "ui/history/runs_panel.h"

@@ -1,4 +1,4 @@
-// Run ladder…: a ladder file's rungs (engine/core/config/ladder.h) × seeds as runs for this computer's queue, named
+// Run ladder…: a ladder file's rungs (engine/base/config/ladder.h) × seeds as runs for this computer's queue, named
 // as `tokamak bench` names them, and "Compare this ladder": the runs page compares every run of a ladder,
 // again as more of its rungs record (LadderCompare), with runs that differ only in the seed grouped.
 #pragma once
@@ -6,7 +6,7 @@
 #include <QObject>
 #include <QString>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 class QWidget;
 

@@ -11,12 +11,12 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "engine/core/queue/queue_worker.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/store/sqlite_db.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/queue/queue_worker.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/store/sqlite_db.h"
+#include "engine/base/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_model.h"

@@ -1,5 +1,5 @@
 // QueueDock: this computer's queue of runs in the studio (docs/SWEEPS.md). The queue is rows of the run store
-// worked by a detached worker (engine/core/queue/queue_worker.h), so it goes on when the studio closes or dies and
+// worked by a detached worker (engine/fleet/queue/queue_worker.h), so it goes on when the studio closes or dies and
 // the next studio shows it. The dock reads the store on a timer (a cheap PRAGMA data_version when nothing
 // changed) and writes through the same RunQueue calls as `tokamak queue move|remove|pause`; a worker is
 // started as `tokamak queue resume` does it, by that command in a child (the worker must be the front
@@ -12,7 +12,7 @@
 #include <functional>
 #include <memory>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 namespace tokamak {
 class RunStore;
@@ -55,7 +55,7 @@ class QueueDock : public QDockWidget {
   bool setGpusPerRun(int gpus);
   // Puts a waiting run at the head and lets the queue work (resumes it, starts a worker if none).
   bool runNow(qint64 id);
-  // Every rung of a ladder file (engine/core/config/ladder.h) once per seed (train.seed), named as `tokamak bench`
+  // Every rung of a ladder file (engine/base/config/ladder.h) once per seed (train.seed), named as `tokamak bench`
   // names them ("LADDER/RUNG", "-sSEED" when there are several seeds).
   bool queueLadder(const QString& path, const QList<qint64>& seeds);
 

@@ -1,8 +1,8 @@
 // QueueDock's actions: adding (checked, all or none), moving, removing, pausing, and starting a worker through
 // `tokamak queue resume` (see queue_dock.h).
-#include "engine/core/run/run_launch.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/store/run_store.h"
+#include "engine/base/run/run_launch.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/store/run_store.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
 #include "ui/queue/queue_model.h"

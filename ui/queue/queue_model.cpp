@@ -5,12 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/core/run/journal.h"
-#include "engine/core/run/run_folder.h"
-#include "engine/core/queue/run_queue.h"
-#include "engine/core/store/run_store.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/format.h"
+#include "engine/base/run/journal.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/fleet/queue/run_queue.h"
+#include "engine/base/store/run_store.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/format.h"
 
 namespace tokamak::ui {
 namespace {

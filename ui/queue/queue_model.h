@@ -1,4 +1,4 @@
-// QueueModel: this computer's queue (engine/core/queue/run_queue.h) as a table for the studio's Queue dock: waiting
+// QueueModel: this computer's queue (engine/fleet/queue/run_queue.h) as a table for the studio's Queue dock: waiting
 // runs first in their order (row = place in the queue), then the others newest first, as `tokamak queue list`
 // shows them. A running row's run state (running, paused) is read from its run folder, with its step and its own
 // estimate of the time left from its journal. Waiting rows can be

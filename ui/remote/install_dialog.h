@@ -1,5 +1,5 @@
 // InstallDialog: "Install…" beside Test connection. It runs `tokamak remote install --json --host HOST` as a child
-// (engine/core/remote/host_install.h) and shows where torch will come from, each step as it comes, the kit's push
+// (engine/fleet/remote/host_install.h) and shows where torch will come from, each step as it comes, the kit's push
 // as a bar, and the end: the summary with the version and the 3-step run, or the one line that refuses the host
 // and names the fix. A successful install hands the host's tokamak command back to WhereBox (installed()).
 #pragma once

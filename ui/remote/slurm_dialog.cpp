@@ -14,7 +14,7 @@
 #include <QTemporaryFile>
 #include <QVBoxLayout>
 
-#include "engine/core/run/run_folder.h"
+#include "engine/base/run/run_folder.h"
 #include "ui/common/child_process.h"
 
 namespace tokamak::ui {

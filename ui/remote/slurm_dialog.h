@@ -10,7 +10,7 @@
 #include <QJsonObject>
 #include <QString>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 #include "ui/remote/slurm_info.h"
 
 class QCheckBox;

@@ -10,7 +10,7 @@
 #include <QString>
 #include <functional>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 class QAction;
 class QWidget;

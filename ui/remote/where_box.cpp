@@ -12,8 +12,8 @@
 #include <QPushButton>
 #include <QSettings>
 
-#include "engine/core/remote/ssh_command.h"
-#include "engine/core/util/files.h"
+#include "engine/fleet/remote/ssh_command.h"
+#include "engine/base/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/remote/install_dialog.h"
 

@@ -13,7 +13,7 @@
 #include <QStringList>
 #include <vector>
 
-#include "engine/core/data/dataset_list.h"
+#include "engine/base/data/dataset_list.h"
 
 class QComboBox;
 class QLabel;

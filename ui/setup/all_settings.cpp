@@ -9,8 +9,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::ui {
 namespace {

@@ -7,7 +7,7 @@
 #include <QDialog>
 #include <QString>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 class QLabel;
 class QLineEdit;

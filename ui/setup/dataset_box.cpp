@@ -16,7 +16,7 @@
 #include <QThread>
 #include <QTimer>
 
-#include "engine/core/data/dataset.h"
+#include "engine/base/data/dataset.h"
 #include "ui/setup/dataset_catalog.h"
 #include "ui/setup/key_bindings.h"
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/core/data/dataset_list.h"
+#include "engine/base/data/dataset_list.h"
 
 class QComboBox;
 class QLabel;

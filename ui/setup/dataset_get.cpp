@@ -12,9 +12,9 @@
 
 #include <signal.h>
 
-#include "engine/core/run/run_folder.h"
-#include "engine/core/util/files.h"
-#include "engine/core/util/proc_files.h"
+#include "engine/base/run/run_folder.h"
+#include "engine/base/util/files.h"
+#include "engine/base/util/proc_files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
 
 namespace tokamak::ui {
 

@@ -12,9 +12,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "engine/core/config/config.h"
-#include "engine/core/machine/precision_here.h"
-#include "engine/core/plan/memory_estimate.h"
+#include "engine/base/config/config.h"
+#include "engine/base/machine/precision_here.h"
+#include "engine/base/plan/memory_estimate.h"
 #include "ui/setup/key_bindings.h"
 
 namespace tokamak::ui {

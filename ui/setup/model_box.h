@@ -1,6 +1,6 @@
 // ModelBox: the model's size (a preset, or layers/heads/width/context by hand), where its weights start
 // (random, or GPT-2 weights in Hugging Face's format: model.init_from), its parameter count and the memory
-// estimate for the chosen batch and switches (engine/core/plan/memory_estimate.h). After a run it shows
+// estimate for the chosen batch and switches (engine/base/plan/memory_estimate.h). After a run it shows
 // the measured peak next to the estimate, so the estimate can be judged.
 #pragma once
 #include <QGroupBox>

@@ -7,10 +7,10 @@
 #include <QFile>
 #include <QSaveFile>
 
-#include "engine/core/config/renamed_keys.h"
-#include "engine/core/config/ladder.h"
-#include "engine/core/util/error.h"
-#include "engine/core/util/output_path.h"
+#include "engine/base/config/renamed_keys.h"
+#include "engine/base/config/ladder.h"
+#include "engine/base/util/error.h"
+#include "engine/base/util/output_path.h"
 
 namespace tokamak::ui {
 namespace {

@@ -8,7 +8,7 @@
 #include <QStringList>
 #include <string>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 namespace tokamak::ui {
 
@@ -21,7 +21,7 @@ bool loadSetup(const QString& path, Config* config, QString* error);
 // away.
 std::string setupWithLeftOutKeys(const std::string& now, const std::string& saved, const QStringList& keys);
 
-// The rungs of a ladder file, each a full config (engine/core/config/ladder.h: "cumulative" ladders build each
+// The rungs of a ladder file, each a full config (engine/base/config/ladder.h: "cumulative" ladders build each
 // rung on the one before). A rung without a run name gets "<ladder>/<rung>", so its runs are told apart.
 bool readLadder(const QString& path, QString* ladderName, QStringList* rungNames, QList<Config>* configs,
                 QString* error);

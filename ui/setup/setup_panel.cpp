@@ -20,9 +20,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/config/hf_config.h"
-#include "engine/core/plan/memory_estimate.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/hf_config.h"
+#include "engine/base/plan/memory_estimate.h"
+#include "engine/base/util/files.h"
 #include "ui/device/batch_finder.h"
 #include "ui/device/device_info.h"
 #include "ui/remote/where_box.h"

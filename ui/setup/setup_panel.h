@@ -6,7 +6,7 @@
 #include <QStringList>
 #include <QWidget>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 class QLabel;
 class QListWidget;

@@ -12,9 +12,9 @@
 #include <QToolButton>
 #include <algorithm>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
 #include "ui/setup/key_bindings.h"
 
 namespace tokamak::ui {

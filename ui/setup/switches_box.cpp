@@ -12,9 +12,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/config/choices.h"
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/choices.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
 #include "ui/setup/key_bindings.h"
 
 namespace tokamak::ui {
@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kHelpRole = Qt::UserRole + 1;  // the row's own help, kept while the tooltip adds a reason
 
-// A combo box over `key`'s choice table (engine/core/config/choices.h): the values, and each row's help as its
+// A combo box over `key`'s choice table (engine/base/config/choices.h): the values, and each row's help as its
 // tooltip. Rows that are not implemented or need another device are greyed out by updateAvailability().
 QComboBox* choices(const std::string& key) {
   auto* c = new QComboBox;

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "engine/core/run/events.h"
+#include "engine/base/run/events.h"
 
 class QLabel;
 

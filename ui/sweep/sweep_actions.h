@@ -6,7 +6,7 @@
 #include <QPointer>
 #include <functional>
 
-#include "engine/core/config/config.h"
+#include "engine/base/config/config.h"
 
 class QAction;
 class QTabWidget;

@@ -26,9 +26,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "engine/core/config/config.h"
-#include "engine/core/queue/sweep.h"
-#include "engine/core/util/files.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/queue/sweep.h"
+#include "engine/base/util/files.h"
 #include "ui/device/device_info.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"

@@ -1,6 +1,6 @@
 // What the Sweep… dialog edits, as data: the keys to sweep (a list of values or a range), the search method,
 // seeds, metric and early stopping. It turns into a sweep file (docs/SWEEPS.md) over a base config and back,
-// so the dialog and "Open sweep file…" share one path into engine/core/queue/sweep.h's plan_sweep.
+// so the dialog and "Open sweep file…" share one path into engine/fleet/queue/sweep.h's plan_sweep.
 #pragma once
 #include <QList>
 #include <QString>

@@ -5,7 +5,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "engine/core/queue/sweep.h"
+#include "engine/fleet/queue/sweep.h"
 #include "ui/plots/qcp.h"
 #include "ui/history/run_colors.h"
 

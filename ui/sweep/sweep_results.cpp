@@ -7,8 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/queue/sweep_store.h"
+#include "engine/base/store/run_store.h"
+#include "engine/fleet/queue/sweep_store.h"
 
 namespace tokamak::ui {
 namespace {

@@ -1,7 +1,7 @@
-// One sweep as the sweep view shows it, read from the run store (engine/core/queue/sweep_store.h): each trial's
+// One sweep as the sweep view shows it, read from the run store (engine/fleet/queue/sweep_store.h): each trial's
 // swept values, how far it got (its highest rung with a result) and its metric there, ranked; the best trial
 // of each value of a choice key (optimizer.name: "best lr for each optimizer"); and which key matters most
-// (engine/core/queue/sweep_importance.h). Plain data, so the plots, the table and the exports share one reading.
+// (engine/fleet/queue/sweep_importance.h). Plain data, so the plots, the table and the exports share one reading.
 #pragma once
 #include <QList>
 #include <QString>
@@ -9,7 +9,7 @@
 #include <QVariant>
 #include <vector>
 
-#include "engine/core/queue/sweep_importance.h"
+#include "engine/fleet/queue/sweep_importance.h"
 
 namespace tokamak {
 class RunStore;

@@ -11,7 +11,7 @@
 #include <QTableWidget>
 #include <cmath>
 
-#include "engine/core/util/output_path.h"
+#include "engine/base/util/output_path.h"
 #include "ui/history/plot_export.h"
 #include "ui/history/run_colors.h"
 

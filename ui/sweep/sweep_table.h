@@ -19,7 +19,7 @@ QList<QStringList> sweepTableRows(const SweepResults& s);
 void fillSweepTable(QTableWidget* table, const SweepResults& s);
 // format: csv | json | md. "" on success, else the reason.
 // REPLACE: an existing file may be replaced (the save dialog asked); never one that is not a plain file of that
-// format (engine/core/util/output_path.h).
+// format (engine/base/util/output_path.h).
 QString writeSweepTable(const SweepResults& s, const QString& format, const QString& path, bool replace = false);
 // Spearman's ρ per key, strongest first, naming the measure and the rung it was taken at; a choice key's
 // mean metric per value.

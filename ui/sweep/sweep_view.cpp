@@ -22,9 +22,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "engine/core/store/run_store.h"
-#include "engine/core/queue/sweep_store.h"
-#include "engine/core/util/files.h"
+#include "engine/base/store/run_store.h"
+#include "engine/fleet/queue/sweep_store.h"
+#include "engine/base/util/files.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
 #include "ui/sweep/sweep_plots.h"

@@ -1,6 +1,6 @@
 // SweepView: the studio's "Sweeps" page — one sweep at a time, picked from the run store's sweeps, refreshed
 // while its trials train: the metric against each swept key, parallel coordinates, the trials ranked, which
-// key matters most (Spearman's ρ from engine/core/queue/sweep_importance.h), "Train the best longer" (the best
+// key matters most (Spearman's ρ from engine/fleet/queue/sweep_importance.h), "Train the best longer" (the best
 // trial's config with more steps, queued on this computer's queue like `tokamak queue add`) and exports
 // (the ranked table as CSV/JSON/Markdown, the plots as PNG/PDF/SVG). Reads the store as the runs page does
 // (a few small queries on a 1 s timer while shown); every child process runs without blocking the window.

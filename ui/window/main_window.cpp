@@ -21,8 +21,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/config/config.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/config.h"
+#include "engine/base/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"

@@ -8,8 +8,8 @@
 #include <QStringList>
 #include <functional>
 
-#include "engine/core/config/config.h"
-#include "engine/core/run/events.h"
+#include "engine/base/config/config.h"
+#include "engine/base/run/events.h"
 
 class QAction;
 class QComboBox;

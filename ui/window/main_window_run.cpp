@@ -24,10 +24,10 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/core/config/config.h"
-#include "engine/core/run/notice_queue.h"
-#include "engine/core/run/notify.h"
-#include "engine/core/util/error.h"
+#include "engine/base/config/config.h"
+#include "engine/fleet/notify/notice_queue.h"
+#include "engine/fleet/notify/notify.h"
+#include "engine/base/util/error.h"
 #include "ui/plots/live_plots.h"
 #include "ui/queue/ladder_queue.h"
 #include "ui/queue/queue_dock.h"
