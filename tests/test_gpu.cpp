@@ -101,9 +101,9 @@ std::vector<double> losses(const TinyRun& run) {
                       "speed.layers=" + run.layers, std::string("speed.fused_glue=") + (run.glue ? "true" : "false"),
                       std::string("speed.fp8=") + (run.fp8 ? "true" : "false")});
   // "auto" is what this device makes of it (bf16 on a GPU from the A100 on), as train() resolves it.
-  const Precision precision = parse_precision(resolved_precision(run.precision, run.device));
+  const Precision precision = resolved_precision(parse_precision(run.precision), run.device);
   MathModeGuard modes;  // the forced TF32 and SDPA backend end with this run, whatever throws
-  apply_math_mode(precision, run.sdpa_backend);
+  apply_math_mode(precision, find_choice(sdpa_backend_choices(), "speed.sdpa_backend", run.sdpa_backend).kind);
   at::manual_seed(1337);
   GPT model(GPTOptions::from_config(c.model, c.speed));
   model->to(device);
@@ -244,7 +244,7 @@ class TestGpu : public QObject {
   void reducedPrecisionFollowsFp32() {
     if (no_gpu()) QSKIP("no CUDA device visible: this test runs on a GPU machine (scripts/gpu-check.sh)");
     QFETCH(QString, precision);
-    QVERIFY2(resolved_precision(precision.toStdString(), "cuda") != "fp32",
+    QVERIFY2(resolved_precision(parse_precision(precision.toStdString()), "cuda") != Precision::kFp32,
              qPrintable(precision + " resolves to fp32 on this GPU: the row would compare fp32 with itself"));
     const std::vector<double> fp32 = losses({});
     TinyRun run;

@@ -235,7 +235,7 @@ class TestKernels : public QObject {
     ModelConfig m = test::tiny_model(/*vocab_size=*/60);
     m.vocab_pad_multiple = 64;
     SpeedConfig native_opt, fused_opt;
-    fused_opt.layers = "fused";
+    fused_opt.layers = LayersKind::kFused;
     at::manual_seed(21);
     GPT native(GPTOptions::from_config(m, native_opt));
     GPT fused(GPTOptions::from_config(m, fused_opt));

@@ -27,7 +27,7 @@ class TestLadder : public QObject {
       "rungs": [{"name": "a", "set": {"speed.precision": "fp32"}}, {"name": "b", "set": {"train": {"batch_size": 3}}}]})"));
     QCOMPARE(static_cast<int>(l.rungs.size()), 2);
     QCOMPARE(l.rungs[1].config.train.batch_size, 3);
-    QCOMPARE(QString::fromStdString(l.rungs[1].config.speed.precision), QString("fp32"));  // carried from rung a
+    QCOMPARE(l.rungs[1].config.speed.precision, Precision::kFp32);  // carried from rung a
     QCOMPARE(l.rungs[1].config.model.n_embd, 384);                                         // from the base
   }
 
@@ -35,8 +35,7 @@ class TestLadder : public QObject {
     auto l = load_ladder(write("s.json", R"({"name": "s", "cumulative": false,
       "rungs": [{"name": "a", "set": {"speed.precision": "fp32"}}, {"name": "b", "set": {"train.batch_size": 3}}]})"),
                          {"train.steps=7"});
-    QCOMPARE(QString::fromStdString(l.rungs[1].config.speed.precision),
-             QString::fromStdString(Config{}.speed.precision));
+    QCOMPARE(l.rungs[1].config.speed.precision, Config{}.speed.precision);
     QCOMPARE(l.rungs[0].config.train.steps, 7);
     QCOMPARE(l.rungs[1].config.train.steps, 7);
   }

@@ -226,26 +226,26 @@ void TestMemoryEstimate::gpt2() {
 void TestMemoryEstimate::autoLayersAreSizedAsResolved() {
   Config c;
   apply_overrides(c, {"model.preset=gpt2", "train.batch_size=16", "speed.precision=fp32"});
-  QCOMPARE(QString::fromStdString(c.speed.layers), QString("auto"));
+  QCOMPARE(c.speed.layers, LayersKind::kAuto);
   QCOMPARE(QString::fromStdString(c.device), QString("cpu"));
-  QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("fused"));
-  QCOMPARE(QString::fromStdString(resolved_layers(c, "bf16")), QString("fused"));
-  QCOMPARE(QString::fromStdString(resolved_layers(c, "bf16-pure")), QString("native"));
+  QCOMPARE(resolved_layers(c, Precision::kFp32), LayersKind::kFused);
+  QCOMPARE(resolved_layers(c, Precision::kBf16), LayersKind::kFused);
+  QCOMPARE(resolved_layers(c, Precision::kBf16Pure), LayersKind::kNative);
   QCOMPARE(estimate_memory(c).logits, (qint64(1) << 30) + qint64(4) * (16 * 1024 * 768 + 50304 * 768));
   apply_overrides(c, {"speed.layers=native"});
   QCOMPARE(estimate_memory(c).logits, qint64(12) * 1024 * 16 * 50257);
-  QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda:1", "bf16")), QString("fused"));  // measured on an H200
-  QCOMPARE(QString::fromStdString(resolved_layers("auto", "cuda", "tf32")), QString("native"));   // not measured
+  QCOMPARE(resolved_layers(LayersKind::kAuto, "cuda:1", Precision::kBf16), LayersKind::kFused);  // measured on an H200
+  QCOMPARE(resolved_layers(LayersKind::kAuto, "cuda", Precision::kTf32), LayersKind::kNative);   // not measured
   {
     Config g;  // with activation checkpointing fused was slower on a GPU (GPT-2 XL): auto keeps native there
     apply_overrides(g, {"device=cuda", "speed.activation_checkpointing=true"});
-    QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("native"));
+    QCOMPARE(resolved_layers(g, Precision::kBf16), LayersKind::kNative);
     apply_overrides(g, {"speed.activation_checkpointing=false"});
-    QCOMPARE(QString::fromStdString(resolved_layers(g, "bf16")), QString("fused"));
+    QCOMPARE(resolved_layers(g, Precision::kBf16), LayersKind::kFused);
   }
-  QCOMPARE(QString::fromStdString(resolved_layers("scratch", "cpu", "fp32")), QString("scratch"));
+  QCOMPARE(resolved_layers(LayersKind::kScratch, "cpu", Precision::kFp32), LayersKind::kScratch);
   apply_overrides(c, {"speed.layers=auto", "model.logit_softcap=30"});
-  QCOMPARE(QString::fromStdString(resolved_layers(c, "fp32")), QString("native"));
+  QCOMPARE(resolved_layers(c, Precision::kFp32), LayersKind::kNative);
 }
 
 // speed.layers=fused never stores all the B·T·V logits: at most 1 GiB of rows (logits turned into their gradient),
@@ -399,7 +399,7 @@ void TestMemoryEstimate::estimateCoversTheGpuPeaks() {
       // kClassifierCudaChunkBytes, which the difference below accounts for.
       const double estimated = static_cast<double>(estimate_memory(c, kernels::kClassifierBlockBytes).total());
       const double ratio = estimated / peak;
-      if (c.speed.layers == "fused" && c.speed.precision == "bf16") {
+      if (c.speed.layers == LayersKind::kFused && c.speed.precision == Precision::kBf16) {
         // Now one chunk of all B·T rows of bf16 logits up to 8 GiB (GPT-2 at batch 64: 6.6 GB, where there were
         // seven of at most 1 GiB).
         const double rows = 2.0 * c.train.batch_size * train_context(c) * static_cast<double>(padded_vocab(c.model));
@@ -417,7 +417,9 @@ void TestMemoryEstimate::estimateCoversTheGpuPeaks() {
       report << line;
       // Held to it: bf16 with the layers and attention people train with; the write-ups' early rungs (hand-written
       // layers, T×T attention scores) keep more than the formula counts (8–30% under) and are shown only.
-      if (c.speed.precision != "bf16" || c.speed.attention != "sdpa" || c.speed.layers == "scratch") continue;
+      if (c.speed.precision != Precision::kBf16 || c.speed.attention != AttentionKind::kSdpa ||
+          c.speed.layers == LayersKind::kScratch)
+        continue;
       ++checked;
       QVERIFY2(ratio >= 1.0 && ratio <= 1.05, qPrintable(line));
     }

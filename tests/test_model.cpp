@@ -22,7 +22,7 @@ namespace {
 GPTOptions tiny_options() {
   ModelConfig m = test::tiny_model(100);
   SpeedConfig o;
-  o.attention = "buffered-mask", o.layers = "scratch";  // the write-ups' starting point
+  o.attention = AttentionKind::kBufferedMask, o.layers = LayersKind::kScratch;  // the write-ups' starting point
   return GPTOptions::from_config(m, o);
 }
 
@@ -135,7 +135,7 @@ class TestModel : public QObject {
     GPT plain(tiny_options());
     Config c;
     c.model = test::tiny_model(100);
-    c.speed.attention = "buffered-mask", c.speed.layers = "scratch";
+    c.speed.attention = AttentionKind::kBufferedMask, c.speed.layers = LayersKind::kScratch;
     set_key(c, key.toStdString(), value.toStdString());
     GPT variant(GPTOptions::from_config(c.model, c.speed));
     copy_parameters(*plain, *variant);
@@ -218,7 +218,7 @@ class TestModel : public QObject {
     Config c;
     c.model = test::tiny_model(100);
     c.model.n_layer = 3;
-    c.speed.layers = "fused";
+    c.speed.layers = LayersKind::kFused;
     torch::manual_seed(6);
     GPT plain(GPTOptions::from_config(c.model, c.speed));
     c.speed.fused_glue = true;

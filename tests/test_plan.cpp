@@ -133,7 +133,7 @@ class TestPlan : public QObject {
 
   // The step on the fixture at half of every limit: each kind's work from the model's shapes, by hand.
   void aStepIsEachKindsWorkOverItsLimit() {
-    const Config c = plan_config(small(), fixture(), "fp32");
+    const Config c = plan_config(small(), fixture(), Precision::kFp32);
     const auto ms = kind_times_ms(c, fixture(), half_rates(), 100e12);
     const double L = 2, C = 64, T = 64, V = 50304, tokens = 8 * 64;
     QCOMPARE(ms.at("matmul"), 1e3 * 6 * (L * 12 * C * C + C * V) * tokens / 50e12);

@@ -88,9 +88,9 @@ class TestRenamedKeys : public QObject {
     Config c;
     apply_overrides(c, {"train.lr=0.01", "opt.precision=fp32", "train.eval_every=7", "opt.optimizer=muon"});
     QCOMPARE(c.optimizer.lr, 0.01);
-    QCOMPARE(c.speed.precision, std::string("fp32"));
+    QCOMPARE(name_of(c.speed.precision), std::string("fp32"));
     QCOMPARE(c.eval.every, int64_t{7});
-    QCOMPARE(c.optimizer.name, std::string("muon"));
+    QCOMPARE(name_of(c.optimizer.name), std::string("muon"));
     // A typo is still an unknown key, and the hint names today's key.
     const QString typo = error_of([] {
       Config d;
@@ -125,7 +125,7 @@ class TestRenamedKeys : public QObject {
     QCOMPARE(c.optimizer.beta2, 0.99);
     QCOMPARE(c.optimizer.grad_clip, 0.5);
     QCOMPARE(c.optimizer.embed_lr, 0.01);
-    QCOMPARE(c.schedule.name, std::string("wsd"));
+    QCOMPARE(name_of(c.schedule.name), std::string("wsd"));
     QCOMPARE(c.schedule.warmup_steps, int64_t{1});
     QCOMPARE(c.schedule.decay_fraction, 0.5);
     QCOMPARE(c.eval.every, int64_t{2});
@@ -136,8 +136,8 @@ class TestRenamedKeys : public QObject {
     QCOMPARE(c.sample.prompt, std::string("Hi"));
     QCOMPARE(c.checkpoint.keep, int64_t{1});
     QCOMPARE(c.checkpoint.minutes, 0.0);
-    QCOMPARE(c.speed.precision, std::string("fp32"));
-    QCOMPARE(c.speed.layers, std::string("native"));
+    QCOMPARE(name_of(c.speed.precision), std::string("fp32"));
+    QCOMPARE(name_of(c.speed.layers), std::string("native"));
     QCOMPARE(c.speed.fused_adamw, false);
     QCOMPARE(c.speed.prefetch, false);
     QCOMPARE(c.train.steps, int64_t{3});
@@ -212,8 +212,8 @@ class TestRenamedKeys : public QObject {
       QVERIFY2(!keys_named(nlohmann::json::parse(config)).count(r.old_key), r.old_key);
     const Config c = config_from_json(config);
     QCOMPARE(c.optimizer.lr, 0.003);
-    QCOMPARE(c.speed.precision, std::string("fp32"));
-    QCOMPARE(c.schedule.name, std::string("wsd"));
+    QCOMPARE(name_of(c.speed.precision), std::string("fp32"));
+    QCOMPARE(name_of(c.schedule.name), std::string("wsd"));
     QCOMPARE(c.eval.target_val_loss, 20.0);
     QCOMPARE(flatten_config(config).at("optimizer.lr"), std::string("0.003"));
 
@@ -221,7 +221,7 @@ class TestRenamedKeys : public QObject {
     int rows = 0;
     for (const QueueItem& q : queue.list()) {
       const Config qc = config_from_json(q.config_json);
-      QVERIFY(qc.optimizer.name == "adamw" || qc.optimizer.name == "muon");
+      QVERIFY(qc.optimizer.name == OptimizerKind::kAdamW || qc.optimizer.name == OptimizerKind::kMuon);
       QVERIFY(q.config_json.find("\"opt\"") == std::string::npos);
       ++rows;
     }

@@ -27,7 +27,7 @@ class TestSchedule : public QObject {
     t.optimizer.lr = 1.0, t.schedule.warmup_steps = 10, t.train.steps = 110, t.schedule.min_lr_ratio = 0.1;
     t.schedule.decay_fraction = 0.2;
     Config cosine = t;
-    t.schedule.name = "wsd";
+    t.schedule.name = ScheduleKind::kWsd;
     QCOMPARE(learning_rate(t, 0), 0.1);
     QCOMPARE(learning_rate(t, 9), 1.0);
     QCOMPARE(learning_rate(t, 87), 1.0);  // stable until the last 22 steps (88 .. 109)

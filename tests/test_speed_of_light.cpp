@@ -21,7 +21,7 @@ Config gpt2(const std::string& precision) {
   Config c;
   c.model.n_layer = 12, c.model.n_head = 12, c.model.n_embd = 768, c.model.context = 1024;
   c.train.batch_size = 4, c.train.grad_accum = 2;
-  c.speed.precision = precision;
+  set_key(c, "speed.precision", precision);
   return c;
 }
 
@@ -66,7 +66,7 @@ class TestSpeedOfLight : public QObject {
     // AdamW's 28 bytes a parameter: blocks, the tied embedding, the position embeddings.
     QCOMPARE(fp32.at("optimizer").bytes, 28 * (12 * 12 * 768.0 * 768 + 50304.0 * 768 + 1024.0 * 768));
     Config muon = gpt2("fp32");
-    muon.optimizer.name = "muon";
+    muon.optimizer.name = OptimizerKind::kMuon;
     QVERIFY(!step_work(muon).count("optimizer"));  // no model of Muon's traffic: not counted, not guessed
   }
 

@@ -249,9 +249,9 @@ class TestSpeedrunTrain : public QObject {
     QCOMPARE(static_cast<int>(rest.steps.size()), 4);
     for (int i = 0; i < 4; ++i) QCOMPARE(rest.steps[i].metric("loss"), whole.steps[4 + i].metric("loss"));
     // Resuming a Muon run with AdamW instead is refused before step 1, naming the state it lacks.
-    if (c.optimizer.name == "adamw") return;
+    if (c.optimizer.name == OptimizerKind::kAdamW) return;
     Config adamw = resumed;
-    adamw.optimizer.name = "adamw", adamw.optimizer.muon_ns = "newton_schulz";
+    adamw.optimizer.name = OptimizerKind::kAdamW, adamw.optimizer.muon_ns = MuonNs::kNewtonSchulz;
     test::RecordingSink failed;
     try {
       train(adamw, failed);

@@ -236,8 +236,8 @@ void TestStudio::speedrunSwitchesAndTarget() {
   target->setText("6.5");
   stop->setChecked(true);
   const Config c = w.setupPanel()->config();
-  QCOMPARE(QString::fromStdString(c.optimizer.name), QString("muon"));
-  QCOMPARE(QString::fromStdString(c.model.position), QString("rope"));
+  QCOMPARE(QString::fromStdString(name_of(c.optimizer.name)), QString("muon"));
+  QCOMPARE(QString::fromStdString(name_of(c.model.position)), QString("rope"));
   QVERIFY(c.model.qk_norm && c.eval.stop_at_target);
   QCOMPARE(c.eval.target_val_loss, 6.5);
   QVERIFY(w.startAction()->isEnabled());
@@ -302,7 +302,7 @@ void TestStudio::nextSpeedrunSwitchesBehindMore() {
   QCOMPARE(c.model.value_embeddings, int64_t{1});
   QCOMPARE(c.train.seq_warmup, int64_t{20});
   QVERIFY(c.model.unet_skips);
-  QCOMPARE(QString::fromStdString(c.optimizer.muon_ns), QString("polar_express"));
+  QCOMPARE(QString::fromStdString(name_of(c.optimizer.muon_ns)), QString("polar_express"));
   // A head lr with the head tied to the embedding: listed with the engine's fix.
   headLr->setText("0.01");
   auto* list = w.setupPanel()->findChild<QListWidget*>("problems");
@@ -720,7 +720,7 @@ void TestStudio::setupFilesAndLadders() {
   QCOMPARE(name, QString("tiny"));
   QCOMPARE(rungs, QStringList({"fp32", "checkpointing"}));
   QCOMPARE(configs[1].train.steps, int64_t(12));
-  QCOMPARE(QString::fromStdString(configs[1].speed.precision), QString("fp32"));
+  QCOMPARE(QString::fromStdString(name_of(configs[1].speed.precision)), QString("fp32"));
   QVERIFY(configs[1].speed.activation_checkpointing);
   QCOMPARE(QString::fromStdString(configs[0].name), QString("tiny/fp32"));
 

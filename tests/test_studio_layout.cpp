@@ -287,7 +287,7 @@ void TestStudioLayout::aSavedSetupWithAKeyOfAnotherVersionKeepsTheRest() {
     MainWindow w;
     const Config c = w.setupPanel()->config();
     QCOMPARE(c.optimizer.lr, 0.0042);
-    QCOMPARE(c.optimizer.name, std::string("muon"));
+    QCOMPARE(name_of(c.optimizer.name), std::string("muon"));
     QCOMPARE(c.train.steps, int64_t{777});
     QCOMPARE(c.model.preset, std::string("mini"));
     const QString said = w.statusBar()->currentMessage();

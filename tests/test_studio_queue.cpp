@@ -335,7 +335,7 @@ class TestStudioQueue : public QObject {
       QCOMPARE(c.model.n_embd, int64_t(32));  // the ladder's base
       QCOMPARE(c.train.steps, int64_t(3));
       // Cumulative: each rung on top of the one before.
-      QCOMPARE(QString::fromStdString(c.speed.layers),
+      QCOMPARE(QString::fromStdString(name_of(c.speed.layers)),
                name.contains("scratch") ? QString("scratch") : QString("native"));
       QCOMPARE(c.speed.fused_adamw, name.contains("fused"));
     }

@@ -43,7 +43,7 @@ class TestStudioSettings : public QObject {
     dialog.setValueAt(dialog.rowOf("speed.loss_scale_growth"), "4");
     dialog.setValueAt(dialog.rowOf("train.steps"), "77");
     QVERIFY2(dialog.apply(), qPrintable(dialog.problem()));
-    QCOMPARE(dialog.config().health.spike_action, std::string("skip"));
+    QCOMPARE(name_of(dialog.config().health.spike_action), std::string("skip"));
     QCOMPARE(dialog.config().speed.loss_scale_growth, 4.0);
     QCOMPARE(dialog.config().train.steps, int64_t{77});
     QCOMPARE(dialog.config().model.n_layer, c.model.n_layer);  // an untouched key stays

@@ -90,7 +90,7 @@ class TestSweep : public QObject {
     QVERIFY(std::abs(r1 / r0 - r2 / r1) < 1e-12);
     QVERIFY(std::abs(r1 / r0 - std::cbrt(100.0)) < 1e-12);
     QCOMPARE(p.trials[12].config.optimizer.lr, 1e-2);
-    QCOMPARE(p.trials[2].config.optimizer.name, std::string("muon"));
+    QCOMPARE(name_of(p.trials[2].config.optimizer.name), std::string("muon"));
     QCOMPARE(p.trials[1].config.train.seed, int64_t{2});
     // The base applies to every trial; the run's name is the trial's.
     QCOMPARE(p.trials[7].config.train.steps, int64_t{100});

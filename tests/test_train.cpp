@@ -93,9 +93,9 @@ class TestTrain : public QObject {
   // fp32 one (a 2-core Xeon with AVX-512 BF16 but no AMX ran bf16 at half the fp32 rate); the run records the
   // concrete value, so its config says what it trained with.
   void autoPrecisionIsResolvedAndRecorded() {
-    QCOMPARE(QString::fromStdString(Config{}.speed.precision), QString("auto"));
-    QCOMPARE(QString::fromStdString(resolved_precision("fp32", "cpu")), QString("fp32"));  // explicit stays
-    QCOMPARE(QString::fromStdString(resolved_precision("bf16", "cpu")), QString("bf16"));
+    QCOMPARE(QString::fromStdString(name_of(Config{}.speed.precision)), QString("auto"));
+    QCOMPARE(QString::fromStdString(name_of(resolved_precision(find_choice(precision_choices(), "speed.precision", "fp32").kind, "cpu"))), QString("fp32"));  // explicit stays
+    QCOMPARE(QString::fromStdString(name_of(resolved_precision(find_choice(precision_choices(), "speed.precision", "bf16").kind, "cpu"))), QString("bf16"));
     QFile cpuinfo("/proc/cpuinfo");
     QVERIFY(cpuinfo.open(QIODevice::ReadOnly));
     const QByteArray flags = cpuinfo.readAll();
@@ -111,7 +111,7 @@ class TestTrain : public QObject {
     const std::optional<bool> pays = cpu_bf16_pays(static_cast<int>(c.threads));
     QCOMPARE(pays.has_value(), hardware);
     const QString expected = hardware && *pays ? "bf16" : "fp32";
-    QCOMPARE(QString::fromStdString(config_from_json(r.start.config_json).speed.precision), expected);
+    QCOMPARE(QString::fromStdString(name_of(config_from_json(r.start.config_json).speed.precision)), expected);
     QVERIFY2(r.start.name.find("-" + expected.toStdString()) != std::string::npos, r.start.name.c_str());
     if (!hardware) return;
     // The decision follows the rates: a cache saying bf16 is the slower (or the faster) turns auto accordingly.
@@ -126,9 +126,9 @@ class TestTrain : public QObject {
       write_file_atomically(cache_dir() + "/cpu_peak.json", j.dump());
     };
     cache_says(3e11, 1.6e11);
-    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), QString("fp32"));
+    QCOMPARE(QString::fromStdString(name_of(resolved_precision(find_choice(precision_choices(), "speed.precision", "auto").kind, "cpu"))), QString("fp32"));
     cache_says(1.8e11, 8.3e11);
-    QCOMPARE(QString::fromStdString(resolved_precision("auto", "cpu")), QString("bf16"));
+    QCOMPARE(QString::fromStdString(name_of(resolved_precision(find_choice(precision_choices(), "speed.precision", "auto").kind, "cpu"))), QString("bf16"));
     std::remove((cache_dir() + "/cpu_peak.json").c_str());  // made-up rates are no later test's measurement
   }
   void accumulationEqualsOneBigBatch_data() {

@@ -119,8 +119,7 @@ RungRecorder run_rung(Config c, const BenchArgs& a) {
     sinks.add(kernels.get());
   std::unique_ptr<StoreSink> store;
   try {
-    validate_config(c, cuda_device_count());
-    if (kernels) refuse_unprofilable(c);
+    if (kernels) refuse_unprofilable(c);  // the config itself is checked once, by train()
     if (!a.no_store) store = std::make_unique<StoreSink>(a.db), sinks.add(store.get());
     // Each rung's peak is its own: without a reset, a rung reports the largest peak of any rung before it.
     reset_peak_memory(parse_device(c.device));

@@ -64,7 +64,7 @@ void run_plan(const PlanArgs& a) {
   on_gpu.device = "cuda";
   validate_config(on_gpu, 1024);
   DeviceCatalog catalog = load_device_catalog();
-  std::string here_precision = "fp32";
+  Precision here_precision = Precision::kFp32;
   // This machine is measured (its GEMM rate and copy rate, cached after the first time): only when asked for.
   if (a.device == "all" || a.device == "this")
     catalog.devices.insert(catalog.devices.begin(), this_machine_device(c.threads, &here_precision));

@@ -159,7 +159,7 @@ int as_owner(const RunFolder& folder, const std::function<EndEvent()>& body) {
   return 0;
 }
 
-// Trains C, stopped by signals and by the control lines and files this process answers to.
+// Trains C (prepare_run's: resolved and checked), stopped by signals and by the control lines and files this process answers to.
 EndEvent train_with_controls(const Config& c, const TrainArgs& args, const DistEnv& dist, const RunIdentity& id,
                              FanOutSink& sinks, TrainControl& control) {
   const bool main_rank = dist.rank == 0;
@@ -177,7 +177,7 @@ EndEvent train_with_controls(const Config& c, const TrainArgs& args, const DistE
   if (args.control && !dist.distributed()) channel = std::make_unique<ControlChannel>(handlers, note_control);
   if (main_rank && dist.source != "tokamak") files = std::make_unique<ControlFolder>(id.folder, handlers, note_control);
   try {
-    end = train(c, sinks, &control, dist);
+    end = train_prepared(c, sinks, &control, dist);
   } catch (const Cancelled& e) {
     // Stopped before step 1 (still tokenizing): the user's stop, so the run ends stopped, not failed.
     std::fprintf(stderr, "tokamak: stopped before step 1: %s\n", e.message().c_str());
@@ -299,13 +299,13 @@ int run_train(const TrainArgs& args) {
       return EndEvent{"finished", "", 0, 0, 0};
     });
   }
-  c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
-  validate_config(c, cuda_device_count());
   if (args.detach && dist.distributed())
     throw Error("--detach under a launcher (torchrun, srun) is not supported",
                 "detach the launcher instead, or use `tokamak train --gpus N --detach`");
-  const bool auto_precision = c.speed.precision == "auto";
-  const Config resolved = resolved_setup(c);  // once in this process: the name, the table and the run use it
+  c.dist.gpus = dist.world_size;  // under a launcher its world size wins over --gpus
+  const bool auto_precision = c.speed.precision == Precision::kAuto;
+  // Resolved and checked once in this process: the name, the table and the run use it.
+  const Config resolved = prepare_run(c, dist);
   const RunIdentity id = identify_run_here(resolved);
   if (args.detach) return detach(c, id, args);  // config.json keeps `auto`: the run resolves it, and says so
   c = resolved;
@@ -321,8 +321,9 @@ int run_train(const TrainArgs& args) {
         {"run folder", id.folder.path}};
     if (auto_precision)
       derived.push_back(
-          {"precision", c.speed.precision + (c.speed.precision == "bf16" ? " (auto: hardware bf16)"
-                                             : c.speed.precision == "fp16"
+          {"precision", name_of(c.speed.precision) +
+                            (c.speed.precision == Precision::kBf16 ? " (auto: hardware bf16)"
+                                             : c.speed.precision == Precision::kFp16
                                                  ? " (auto: fp16 tensor cores but no bf16 (compute capability 7.x): "
                                                    "fp16 with a dynamic loss scale)"
                                              : parse_device(c.device).is_cpu() && cpu_has_bf16_instructions()

@@ -16,7 +16,7 @@
 namespace tokamak::cli {
 
 Config resolved_setup(Config c) {
-  c.speed.precision = run_precision(c);
+  c.speed.precision = run_precision(c);  // (a Precision)
   c.speed.layers = resolved_layers(c, c.speed.precision);
   return c;
 }

@@ -50,7 +50,7 @@ Reference one_big_batch(Config c, int world) {
   const AdamWOptions ao{c.optimizer.beta1, c.optimizer.beta2, c.optimizer.eps, c.optimizer.weight_decay,
                         c.speed.fused_adamw};
   std::unique_ptr<Optimizer> opt;
-  if (c.optimizer.name == "muon")
+  if (c.optimizer.name == OptimizerKind::kMuon)
     opt =
         std::make_unique<Muon>(named, ao, MuonOptions{c.optimizer.muon_momentum, c.optimizer.muon_lr / c.optimizer.lr});
   else opt = std::make_unique<AdamW>(named, ao);

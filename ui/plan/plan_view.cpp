@@ -37,7 +37,7 @@ QString timeText(double hours) {
 
 // This machine from the limits every run's start measured and cached; where none is cached yet, measured once by
 // `tokamak-engine plan --device this` (the studio loads no LibTorch to measure them itself), then read back.
-CatalogDevice thisMachine(int64_t threads, std::string* precision) {
+CatalogDevice thisMachine(int64_t threads, Precision* precision) {
   if (const std::optional<CatalogDevice> cached = cached_this_machine_device(threads, precision)) return *cached;
   const QString engine = enginePath();
   if (engine.isEmpty()) throw Error(engineMissingText().toStdString());

@@ -68,7 +68,7 @@ class PlanView : public QWidget {
   bool dirty_ = true;
   bool haveMachine_ = false;
   CatalogDevice machine_;  // this machine, measured once (its limits are cached by every run's start)
-  std::string machinePrecision_ = "fp32";
+  Precision machinePrecision_ = Precision::kFp32;
   QLabel* message_;
   QSpinBox* gpus_;
   QComboBox* sort_;

@@ -111,7 +111,7 @@ SpeedrunBox::SpeedrunBox(KeyBindings* keys, QWidget* parent)
 }
 
 void SpeedrunBox::updateAvailability(const Config& config, int cudaDevices) {
-  if (config.optimizer.muon_ns != "newton_schulz" || config.optimizer.head_lr > 0 || config.optimizer.embed_lr > 0 ||
+  if (config.optimizer.muon_ns != MuonNs::kNewtonSchulz || config.optimizer.head_lr > 0 || config.optimizer.embed_lr > 0 ||
       config.model.value_embeddings > 0 || config.train.seq_warmup > 0 || config.train.batch_warmup > 0)
     more_->setChecked(true);
   for (const char* key : kChoiceKeys) {

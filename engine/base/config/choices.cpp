@@ -63,7 +63,7 @@ const std::vector<Choice<LayersKind>>& layers_choices() {
        "docs/PERFORMANCE.md).",
        kAny, ""},
       // Built as native when a config reaches a model unresolved; train() resolves it first (resolved_layers).
-      {"auto", LayersKind::kNative,
+      {"auto", LayersKind::kAuto,
        "Picks fused on a GPU in bf16 and on a CPU in fp32 or bf16, native elsewhere (why: docs/PERFORMANCE.md).",
        kAny, ""},
   };
@@ -226,10 +226,7 @@ const std::vector<Choice<SpikeAction>>& spike_action_choices() {
   return t;
 }
 
-bool pin_memory_on(const std::string& pin_memory, bool cuda) {
-  const PinMemory p = parse_choice(pin_memory_choices(), "speed.pin_memory", pin_memory);
-  return cuda && p != PinMemory::kOff;
-}
+bool pin_memory_on(PinMemory pin_memory, bool cuda) { return cuda && pin_memory != PinMemory::kOff; }
 
 const std::vector<std::string>& choice_keys() {
   static const std::vector<std::string> keys = {"speed.precision",  "speed.attention",
@@ -296,22 +293,25 @@ std::string choice_problem(const std::string& key, const std::string& value, boo
   return key + " '" + value + "' is not one of " + list;
 }
 
-std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision) {
-  if (layers != "auto") return layers;
+LayersKind resolved_layers(LayersKind layers, const std::string& device, Precision precision) {
+  if (layers != LayersKind::kAuto) return layers;
   // The fused classifier was measured faster than native on a CPU in fp32 and bf16 autocast and on a GPU in bf16
   // (docs/PERFORMANCE.md: "The fused classifier on a CPU", "First light on a GPU"); bf16-pure, and fp32/tf32 on a
   // GPU, were not measured. A device that does not parse is config_problems()' to name.
   try {
     const DeviceKind kind = parse_device_kind(device, nullptr);
-    if (kind == DeviceKind::kCpu && (precision == "fp32" || precision == "bf16")) return "fused";
-    if (kind == DeviceKind::kCuda && precision == "bf16") return "fused";
+    if (kind == DeviceKind::kCpu && (precision == Precision::kFp32 || precision == Precision::kBf16))
+      return LayersKind::kFused;
+    if (kind == DeviceKind::kCuda && precision == Precision::kBf16) return LayersKind::kFused;
   } catch (const Error&) {}
-  return "native";
+  return LayersKind::kNative;
 }
 
-std::string portable_layers(const std::string& layers) {
-  const Choice<LayersKind>& row = find_choice(layers_choices(), "speed.layers", layers);
-  return row.needs == Needs::kCuda || *row.missing || *row.missing_cuda ? "native" : row.value;
+LayersKind portable_layers(LayersKind layers) {
+  for (const Choice<LayersKind>& row : layers_choices())
+    if (row.kind == layers && (row.needs == Needs::kCuda || *row.missing || *row.missing_cuda))
+      return LayersKind::kNative;
+  return layers;
 }
 
 DeviceKind parse_device_kind(const std::string& device, int* index) {

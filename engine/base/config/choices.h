@@ -13,7 +13,7 @@ namespace tokamak {
 
 enum class Precision { kAuto, kFp32, kTf32, kBf16, kBf16Pure, kFp16 };
 enum class AttentionKind { kBufferedMask, kNaive, kSdpa };
-enum class LayersKind { kScratch, kNative, kFused };
+enum class LayersKind { kScratch, kNative, kFused, kAuto };
 enum class SdpaBackend { kAuto, kFlash, kCudnn, kEfficient, kMath };
 enum class DeviceKind { kCpu, kCuda };
 enum class Switch { kOff, kOn };  // a bool key's two values, for switches with a table (speed.cuda_graphs)
@@ -56,7 +56,30 @@ const std::vector<Choice<SpikeAction>>& spike_action_choices();  // health.spike
 enum class PinMemory { kAuto, kOn, kOff };
 const std::vector<Choice<PinMemory>>& pin_memory_choices();  // speed.pin_memory
 // Whether batches are page-locked and copied without blocking: "auto" means yes exactly on CUDA.
-bool pin_memory_on(const std::string& pin_memory, bool cuda);
+bool pin_memory_on(PinMemory pin_memory, bool cuda);
+
+// Each choice's table found from its enum, so a value in a Config names itself (name_of) the way configs spell it.
+// (speed.cuda_graphs and speed.fused_glue are bools in a Config: their tables are for the help and the studio.)
+inline const std::vector<Choice<Precision>>& table_of(Precision) { return precision_choices(); }
+inline const std::vector<Choice<AttentionKind>>& table_of(AttentionKind) { return attention_choices(); }
+inline const std::vector<Choice<LayersKind>>& table_of(LayersKind) { return layers_choices(); }
+inline const std::vector<Choice<SdpaBackend>>& table_of(SdpaBackend) { return sdpa_backend_choices(); }
+inline const std::vector<Choice<DeviceKind>>& table_of(DeviceKind) { return device_choices(); }
+inline const std::vector<Choice<NormKind>>& table_of(NormKind) { return norm_choices(); }
+inline const std::vector<Choice<MlpAct>>& table_of(MlpAct) { return mlp_act_choices(); }
+inline const std::vector<Choice<PositionKind>>& table_of(PositionKind) { return position_choices(); }
+inline const std::vector<Choice<OptimizerKind>>& table_of(OptimizerKind) { return optimizer_choices(); }
+inline const std::vector<Choice<MuonNs>>& table_of(MuonNs) { return muon_ns_choices(); }
+inline const std::vector<Choice<ScheduleKind>>& table_of(ScheduleKind) { return schedule_choices(); }
+inline const std::vector<Choice<SpikeAction>>& table_of(SpikeAction) { return spike_action_choices(); }
+inline const std::vector<Choice<PinMemory>>& table_of(PinMemory) { return pin_memory_choices(); }
+// "bf16" for Precision::kBf16: the value as configs, the store and the studio write it.
+template <class E>
+std::string name_of(E kind) {
+  for (const Choice<E>& c : table_of(kind))
+    if (c.kind == kind) return c.value;
+  return "?";  // every enumerator has a row (test_config checks each table)
+}
 
 // A table seen without its enum, for validation, help text and the studio.
 struct ChoiceInfo {
@@ -91,11 +114,13 @@ E parse_choice(const std::vector<Choice<E>>& table, const std::string& key, cons
   return c.kind;
 }
 
-// Throws when `kind`'s row is not implemented: where the engine builds a variant, it never runs another in its name.
+// KIND, or throws when its row is not implemented: where the engine builds a variant, it never runs another in its
+// name.
 template <class E>
-void require_implemented(const std::vector<Choice<E>>& table, const std::string& key, E kind) {
+E require_implemented(const std::vector<Choice<E>>& table, const std::string& key, E kind) {
   for (const Choice<E>& c : table)
     if (c.kind == kind) parse_choice(table, key, c.value);
+  return kind;
 }
 
 // Throws when `kind`'s row is refused on a CUDA device (its `missing_cuda`): where a CUDA variant would run.
@@ -109,11 +134,11 @@ void require_implemented_on_cuda(const std::vector<Choice<E>>& table, const std:
 
 // The speed.layers value that samples a checkpoint trained with `layers` on any device: the same weights and
 // function, with kernels every device has (a CUDA-only row maps to native).
-std::string portable_layers(const std::string& layers);
-// speed.layers=auto made concrete for a device and a resolved precision (never "auto"): what was measured fastest
-// there, native everywhere so far (docs/PERFORMANCE.md); any other value is returned as it is. Runs record
-// the resolved value, as with precision.
-std::string resolved_layers(const std::string& layers, const std::string& device, const std::string& precision);
+LayersKind portable_layers(LayersKind layers);
+// speed.layers=auto made concrete for a device and a resolved precision (never kAuto): what was measured fastest
+// there (docs/PERFORMANCE.md); any other value is returned as it is. Runs record the resolved value, as with
+// precision.
+LayersKind resolved_layers(LayersKind layers, const std::string& device, Precision precision);
 
 // "cpu" → kCpu; "cuda" and "cuda:N" → kCuda with *index = N (-1 for plain "cuda"); anything else, such as
 // "cuda:abc" or "gpu", throws an Error that names it.

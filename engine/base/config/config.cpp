@@ -95,36 +95,30 @@ int64_t tokens_at_step(const Config& c, int64_t step) {
   return batch_rows_at(c, step) * seq_len_at(c, step) * grad_accum_steps(c) * std::max<int64_t>(1, c.dist.gpus);
 }
 
-std::string resolved_layers(const Config& c, const std::string& precision) {
-  if (c.speed.layers == "auto" && c.model.logit_softcap > 0) return "native";
+LayersKind resolved_layers(const Config& c, Precision precision) {
+  const bool is_auto = c.speed.layers == LayersKind::kAuto;
+  if (is_auto && c.model.logit_softcap > 0) return LayersKind::kNative;
   // On a GPU, fused layers with activation checkpointing ran GPT-2 XL at 19.6K tok/s against native's 29.2K
   // (H200, 2026-11-26; docs/PERFORMANCE.md, cause not yet found): auto keeps native there.
-  const std::string layers = resolved_layers(c.speed.layers, c.device, precision);
-  if (c.speed.layers == "auto" && layers == "fused" && c.speed.activation_checkpointing && c.device != "cpu")
-    return "native";
+  const LayersKind layers = resolved_layers(c.speed.layers, c.device, precision);
+  if (is_auto && layers == LayersKind::kFused && c.speed.activation_checkpointing && c.device != "cpu")
+    return LayersKind::kNative;
   return layers;
 }
 
 std::string default_run_name(const Config& c) {
-  // Values come from the choice tables, so an unknown one is an error here too, never a silent name.
-  std::string name = c.model.preset + "-" +
-                     find_choice(precision_choices(), "speed.precision", c.speed.precision).value + "-" +
-                     find_choice(attention_choices(), "speed.attention", c.speed.attention).value;
-  if (c.speed.sdpa_backend != "auto")
-    name += "-" + std::string(find_choice(sdpa_backend_choices(), "speed.sdpa_backend", c.speed.sdpa_backend).value);
-  if (find_choice(layers_choices(), "speed.layers", c.speed.layers).kind != LayersKind::kNative)
-    name += "-" + c.speed.layers;
+  std::string name = c.model.preset + "-" + name_of(c.speed.precision) + "-" + name_of(c.speed.attention);
+  if (c.speed.sdpa_backend != SdpaBackend::kAuto) name += "-" + name_of(c.speed.sdpa_backend);
+  // auto is named by what it resolves to (a run names itself after resolving it); native is the plain name.
+  if (c.speed.layers != LayersKind::kNative && c.speed.layers != LayersKind::kAuto) name += "-" + name_of(c.speed.layers);
   if (c.speed.fused_adamw) name += "-fusedadam";
   if (c.speed.fp8) name += "-fp8";
   if (c.speed.activation_checkpointing) name += "-ckpt";
   if (c.dist.gpus > 1) name += "-x" + std::to_string(c.dist.gpus);
   // The speedrun's switches, each by its own short name, so two rungs of a speedrun ladder read apart.
-  if (c.model.norm != "layernorm")
-    name += "-" + std::string(find_choice(norm_choices(), "model.norm", c.model.norm).value);
-  if (c.model.mlp_act != "gelu")
-    name += "-" + std::string(find_choice(mlp_act_choices(), "model.mlp_act", c.model.mlp_act).value);
-  if (c.model.position != "learned")
-    name += "-" + std::string(find_choice(position_choices(), "model.position", c.model.position).value);
+  if (c.model.norm != NormKind::kLayerNorm) name += "-" + name_of(c.model.norm);
+  if (c.model.mlp_act != MlpAct::kGelu) name += "-" + name_of(c.model.mlp_act);
+  if (c.model.position != PositionKind::kLearned) name += "-" + name_of(c.model.position);
   if (c.model.qk_norm) name += "-qknorm";
   if (c.model.logit_softcap > 0) name += "-softcap";
   if (c.model.zero_init_proj) name += "-zeroinit";
@@ -132,20 +126,17 @@ std::string default_run_name(const Config& c) {
   if (c.model.value_embeddings > 0) name += "-ve" + std::to_string(c.model.value_embeddings);
   if (c.optimizer.head_lr > 0) name += "-headlr";
   if (c.optimizer.embed_lr > 0) name += "-embedlr";
-  if (c.optimizer.name != "adamw")
-    name += "-" + std::string(find_choice(optimizer_choices(), "optimizer.name", c.optimizer.name).value);
-  if (c.optimizer.muon_ns != "newton_schulz")
-    name += "-" + std::string(find_choice(muon_ns_choices(), "optimizer.muon_ns", c.optimizer.muon_ns).value);
-  if (c.schedule.name != "cosine")
-    name += "-" + std::string(find_choice(schedule_choices(), "schedule.name", c.schedule.name).value);
+  if (c.optimizer.name != OptimizerKind::kAdamW) name += "-" + name_of(c.optimizer.name);
+  if (c.optimizer.muon_ns != MuonNs::kNewtonSchulz) name += "-" + name_of(c.optimizer.muon_ns);
+  if (c.schedule.name != ScheduleKind::kCosine) name += "-" + name_of(c.schedule.name);
   return name;
 }
 
 std::vector<std::string> not_gpt2_switches(const ModelConfig& m) {
   std::vector<std::string> s;
-  if (m.norm != "layernorm") s.push_back("model.norm=" + m.norm);
-  if (m.mlp_act != "gelu") s.push_back("model.mlp_act=" + m.mlp_act);
-  if (m.position != "learned") s.push_back("model.position=" + m.position);
+  if (m.norm != NormKind::kLayerNorm) s.push_back("model.norm=" + name_of(m.norm));
+  if (m.mlp_act != MlpAct::kGelu) s.push_back("model.mlp_act=" + name_of(m.mlp_act));
+  if (m.position != PositionKind::kLearned) s.push_back("model.position=" + name_of(m.position));
   if (m.qk_norm) s.push_back("model.qk_norm=true");
   if (m.logit_softcap > 0) s.push_back("model.logit_softcap=" + std::to_string(m.logit_softcap).substr(0, 6));
   if (m.unet_skips) s.push_back("model.unet_skips=true");
@@ -183,7 +174,7 @@ void model_problems(const ModelConfig& m, Problems& p) {
   if (m.n_head >= 1 && m.n_embd >= 1)
     p.need(m.n_embd % m.n_head == 0, "model.n_head (" + std::to_string(m.n_head) + ") must divide model.n_embd (" +
                                          std::to_string(m.n_embd) + "): change one of them");
-  if (m.position == "rope" && m.n_head >= 1 && m.n_embd % m.n_head == 0)
+  if (m.position == PositionKind::kRope && m.n_head >= 1 && m.n_embd % m.n_head == 0)
     p.need((m.n_embd / m.n_head) % 2 == 0,
            "model.position=rope rotates pairs of a head's dimensions, but n_embd / n_head (" +
                std::to_string(m.n_embd / m.n_head) + ") is odd: change model.n_head");
@@ -259,9 +250,9 @@ void cuda_graph_problems(const Config& c, Problems& p) {
          "train.batch_tokens=0) or speed.cuda_graphs=false");
   p.need(c.dist.gpus <= 1,
          "speed.cuda_graphs with data parallel (dist.gpus > 1) is not implemented yet: set speed.cuda_graphs=false");
-  p.need(c.optimizer.name == "adamw" && c.speed.fused_adamw,
+  p.need(c.optimizer.name == OptimizerKind::kAdamW && c.speed.fused_adamw,
          "speed.cuda_graphs needs fused AdamW (its lr and bias correction stay on the GPU), but optimizer.name=" +
-             c.optimizer.name + (c.speed.fused_adamw ? "" : " with speed.fused_adamw=false") +
+             name_of(c.optimizer.name) + (c.speed.fused_adamw ? "" : " with speed.fused_adamw=false") +
              ": set optimizer.name=adamw and speed.fused_adamw=true, or speed.cuda_graphs=false");
   p.need(!(c.model.dropout > 0),
          "speed.cuda_graphs with model.dropout > 0 is not implemented yet: set model.dropout=0 or "
@@ -270,37 +261,38 @@ void cuda_graph_problems(const Config& c, Problems& p) {
   p.need(!c.speed.activation_checkpointing,
          "speed.cuda_graphs with speed.activation_checkpointing is not implemented yet: set "
          "speed.activation_checkpointing=false or speed.cuda_graphs=false");
-  p.need(!(c.health.spike_action == "skip" || c.health.spike_action == "rollback"),
-         "health.spike_action=" + c.health.spike_action +
+  p.need(!(c.health.spike_action == SpikeAction::kSkip || c.health.spike_action == SpikeAction::kRollback),
+         "health.spike_action=" + name_of(c.health.spike_action) +
              " decides on the host before each update, which a replayed CUDA graph cannot: set "
              "health.spike_action=warn or speed.cuda_graphs=false");
-  p.need(c.speed.precision != "fp16",
+  p.need(c.speed.precision != Precision::kFp16,
          "speed.cuda_graphs with speed.precision=fp16 is not implemented yet (the loss scale's skipped steps are not in "
          "the captured step): set speed.cuda_graphs=false, or speed.precision=bf16 on a GPU that has it");
 }
 
 // The speed switches against the precision, the layers and the shapes they need.
 void speed_problems(const Config& c, Problems& p) {
-  const std::string& precision = c.speed.precision;
+  const Precision precision = c.speed.precision;
+  const LayersKind layers = c.speed.layers;
   // FlashAttention and cuDNN's attention take 16-bit inputs only; LibTorch refuses fp32 ones at the first step.
-  const bool fp32_inputs = precision == "fp32" || precision == "tf32";
-  p.need(!(fp32_inputs && (c.speed.sdpa_backend == "flash" || c.speed.sdpa_backend == "cudnn")),
-         "speed.sdpa_backend=" + c.speed.sdpa_backend + " needs 16-bit attention inputs, but speed.precision=" +
-             precision + " gives fp32 ones: set speed.precision=bf16 or speed.sdpa_backend=auto");
+  const bool fp32_inputs = precision == Precision::kFp32 || precision == Precision::kTf32;
+  p.need(!(fp32_inputs && (c.speed.sdpa_backend == SdpaBackend::kFlash || c.speed.sdpa_backend == SdpaBackend::kCudnn)),
+         "speed.sdpa_backend=" + name_of(c.speed.sdpa_backend) + " needs 16-bit attention inputs, but speed.precision=" +
+             name_of(precision) + " gives fp32 ones: set speed.precision=bf16 or speed.sdpa_backend=auto");
   // fp16's paths that have no fp16 yet are refused, each naming what runs instead.
-  p.need(!(precision == "fp16" && c.speed.layers == "fused"),
+  p.need(!(precision == Precision::kFp16 && layers == LayersKind::kFused),
          "speed.layers=fused has no fp16 kernels yet (its classifier and glue are fp32 and bf16): set "
          "speed.layers=native (the library's kernels; auto picks them for fp16) or speed.precision=bf16");
   if (c.speed.cuda_graphs) cuda_graph_problems(c, p);
-  p.need(!(c.speed.fused_glue && (c.speed.layers == "native" || c.speed.layers == "scratch" ||
-                                  (precision != "bf16" && precision != "auto"))),
-         "speed.fused_glue changes the fused layers' bf16 kernels, but speed.layers=" + c.speed.layers +
-             " with speed.precision=" + precision +
+  p.need(!(c.speed.fused_glue && (layers == LayersKind::kNative || layers == LayersKind::kScratch ||
+                                  (precision != Precision::kBf16 && precision != Precision::kAuto))),
+         "speed.fused_glue changes the fused layers' bf16 kernels, but speed.layers=" + name_of(layers) +
+             " with speed.precision=" + name_of(precision) +
              " has none to change: set speed.layers=fused and speed.precision=bf16, or speed.fused_glue=false");
   if (c.speed.fp8) {
     // The fp8 matmul writes bf16 and keeps autocast's fp32 master weights; pure bf16 has no autocast to sit in.
-    p.need(precision == "bf16" || precision == "auto",
-           "speed.fp8 runs the MLP's matmuls in fp8 under bf16 autocast, but speed.precision=" + precision +
+    p.need(precision == Precision::kBf16 || precision == Precision::kAuto,
+           "speed.fp8 runs the MLP's matmuls in fp8 under bf16 autocast, but speed.precision=" + name_of(precision) +
                ": set speed.precision=bf16 or speed.fp8=false");
     // _scaled_mm takes dimensions that are multiples of 16: n_embd (and 4·n_embd) and the batch's rows.
     p.need(c.model.n_embd % 16 == 0, "speed.fp8's matmuls need model.n_embd a multiple of 16, but it is " +
@@ -309,7 +301,7 @@ void speed_problems(const Config& c, Problems& p) {
     p.need(rows % 16 == 0, "speed.fp8's matmuls need train.batch_size × the context a multiple of 16, but it is " +
                                std::to_string(rows) + ": change train.batch_size or set speed.fp8=false");
   }
-  p.need(!(c.model.logit_softcap > 0 && c.speed.layers == "fused"),
+  p.need(!(c.model.logit_softcap > 0 && layers == LayersKind::kFused),
          "model.logit_softcap needs the logits, which speed.layers=fused never stores: set speed.layers=native or "
          "model.logit_softcap=0");
   p.need(!(c.model.value_embeddings > 0 && c.speed.activation_checkpointing),
@@ -320,18 +312,18 @@ void speed_problems(const Config& c, Problems& p) {
 // The optimizer against the model and the ranks; the health watch and the evaluation against what they need.
 void optimizer_and_run_problems(const Config& c, Problems& p) {
   const OptimizerConfig& o = c.optimizer;
-  p.need(!((o.name == "muon" || o.name == "normuon") && c.dist.zero == 1),
-         "optimizer.name=" + o.name +
+  p.need(!(o.name != OptimizerKind::kAdamW && c.dist.zero == 1),
+         "optimizer.name=" + name_of(o.name) +
              " cannot run with dist.zero=1: ZeRO-1 shards flat buckets elementwise, and Muon's orthogonalisation "
              "needs each whole matrix's gradient on one rank: set dist.zero=0");
   p.need(!(o.head_lr > 0 && c.model.tie_weights),
          "optimizer.head_lr gives the head its own lr, but model.tie_weights=true makes the head the token "
          "embedding: set model.tie_weights=false or optimizer.head_lr=0");
-  p.need(!(o.muon_ns != "newton_schulz" && o.name == "adamw"),
-         "optimizer.muon_ns=" + o.muon_ns +
+  p.need(!(o.muon_ns != MuonNs::kNewtonSchulz && o.name == OptimizerKind::kAdamW),
+         "optimizer.muon_ns=" + name_of(o.muon_ns) +
              " chooses how Muon orthogonalises its update, but optimizer.name=adamw has "
              "no such step: set optimizer.name=muon or optimizer.muon_ns=newton_schulz");
-  if (c.health.spike_action == "rollback") {
+  if (c.health.spike_action == SpikeAction::kRollback) {
     p.need(c.checkpoint.every > 0,
            "health.spike_action=rollback goes back to the last checkpoint, but checkpoint.every=0 writes none while "
            "training: set checkpoint.every (say 100) or health.spike_action=skip");

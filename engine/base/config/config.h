@@ -7,11 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/config/choices.h"
+
 namespace tokamak {
 
 // Each field's meaning, valid range and default are its key's row in the registry (config_keys.cpp): the one
 // description that `tokamak config --keys`, the CLI's errors and the studio's tooltips all read. Comments here
 // say only why a default is what it is.
+// A key with a table of values (choices.h) is its enum here: the registry turns the text of a config file or a
+// --set into it, refusing an unknown value as it reads it, so the engine compares enums, never strings. The
+// device stays text: it carries a GPU's number (cuda:1).
 struct DataConfig {
   std::string path = "default";
   double val_fraction = 0.05;
@@ -32,9 +37,9 @@ struct ModelConfig {
   bool qkv_bias = true;
   // The speedrun's model switches (modded-nanogpt); the defaults are GPT-2, so Hugging Face export and init_from
   // work (not_gpt2_switches() names any other value).
-  std::string norm = "layernorm";
-  std::string mlp_act = "gelu";
-  std::string position = "learned";
+  NormKind norm = NormKind::kLayerNorm;
+  MlpAct mlp_act = MlpAct::kGelu;
+  PositionKind position = PositionKind::kLearned;
   bool qk_norm = false;
   double logit_softcap = 0;
   bool zero_init_proj = false;
@@ -60,7 +65,7 @@ struct TrainConfig {
 
 // The optimizer and its learning rates (every group's peak, on the schedule below).
 struct OptimizerConfig {
-  std::string name = "adamw";
+  OptimizerKind name = OptimizerKind::kAdamW;
   double lr = 2e-3;
   double head_lr = 0;   // 0 = lr
   double embed_lr = 0;  // 0 = lr
@@ -71,13 +76,13 @@ struct OptimizerConfig {
   double eps = 1e-8;
   double grad_clip = 1.0;
   double muon_momentum = 0.95;
-  std::string muon_ns = "newton_schulz";
+  MuonNs muon_ns = MuonNs::kNewtonSchulz;
   double normuon_beta2 = 0.95;
 };
 
 // The learning-rate schedule every group follows.
 struct ScheduleConfig {
-  std::string name = "cosine";
+  ScheduleKind name = ScheduleKind::kCosine;
   int64_t warmup_steps = 30;
   double min_lr_ratio = 0.1;
   double decay_fraction = 0.2;
@@ -111,12 +116,12 @@ struct CheckpointConfig {
 // The speed switches: how the same model is computed (choices.cpp: each choice's values, what they do and where
 // they run). None of them changes what the model learns beyond its stated tolerance.
 struct SpeedConfig {
-  std::string precision = "auto";
-  std::string attention = "sdpa";
-  std::string sdpa_backend = "auto";
-  std::string layers = "auto";
+  Precision precision = Precision::kAuto;
+  AttentionKind attention = AttentionKind::kSdpa;
+  SdpaBackend sdpa_backend = SdpaBackend::kAuto;
+  LayersKind layers = LayersKind::kAuto;
   bool fused_adamw = true;
-  std::string pin_memory = "auto";
+  PinMemory pin_memory = PinMemory::kAuto;
   bool prefetch = true;
   bool cuda_graphs = false;
   bool fused_glue = false;
@@ -132,7 +137,7 @@ struct SpeedConfig {
 // How a run watches itself (engine/torch/train/health.h): a step whose loss or gradient norm stands far above the recent
 // ones is a spike. warn by default: noticing must never change what a healthy run learns.
 struct HealthConfig {
-  std::string spike_action = "warn";
+  SpikeAction spike_action = SpikeAction::kWarn;
   int64_t spike_window = 50;
   double spike_threshold = 8;  // robust z: (x - median) / (1.4826 · MAD); a normal step is within 3
   // The gradient norm's: on ordinary batches early in training it reaches 10–13 (a 2-block model, batch 16 × 32).
@@ -225,7 +230,7 @@ int64_t tokens_at_step(const Config& config, int64_t step);
 std::string default_run_name(const Config& config);
 // speed.layers=auto made concrete for this config under a resolved precision: resolved_layers (choices.h), but
 // native whenever the model needs the logits that fused never stores (model.logit_softcap).
-std::string resolved_layers(const Config& config, const std::string& precision);
+LayersKind resolved_layers(const Config& config, Precision precision);
 // The model switches that make this model something other than GPT-2 ("model.norm=rmsnorm", ...), in registry
 // order; empty for a GPT-2. Hugging Face GPT-2 export and model.init_from refuse such a model, naming these.
 std::vector<std::string> not_gpt2_switches(const ModelConfig& model);

@@ -35,13 +35,20 @@ struct Key {
 
 // One line per key, long or not: the registry reads as a table.
 // clang-format off
-// TK_KEY for strings and bools; TK_CHOICE for keys with a table of values (choices.h); TK_NUM for numbers, with
+// TK_KEY for strings and bools; TK_ENUM for keys with a table of values (choices.h), TK_CHOICE for a string or bool
+// that has one (model.preset, device, two switches); TK_NUM for numbers, with
 // the valid range [lo, hi] (TK_NUM_OPEN: lo excluded, TK_NUM_BELOW: hi excluded). Upper bounds are far beyond
 // any real run: they keep the arithmetic that sizes a run in range, and a typo from reaching the allocator.
 #define TK_ACCESS(field) \
   [](const Config& c) { return json(c.field); }, [](Config& c, const json& v) { c.field = v.get<decltype(c.field)>(); }
 #define TK_KEY(path, field, help) Key{path, help, TK_ACCESS(field)}
 #define TK_CHOICE(path, field, help) Key{path, help, TK_ACCESS(field), kNoRange, false, true}
+// A key whose field is its table's enum (choices.h): read and written as the table spells it, and an unknown value
+// refused as it is read, naming the values there are.
+#define TK_ENUM(path, field, help) \
+  Key{path, help, [](const Config& c) { return json(name_of(c.field)); }, \
+      [](Config& c, const json& v) { c.field = find_choice(table_of(c.field), path, v.get<std::string>()).kind; }, \
+      kNoRange, false, true}
 #define TK_NUM(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, false}, true}
 #define TK_NUM_OPEN(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, true, false}, true}
 #define TK_NUM_BELOW(path, field, lo, hi, help) Key{path, help, TK_ACCESS(field), Range{lo, hi, false, true}, true}
@@ -64,9 +71,9 @@ const std::vector<Key>& registry() {
       TK_KEY("model.tie_weights", model.tie_weights, "The output layer shares the token embedding: −38M parameters at 124M"),
       TK_NUM_BELOW("model.dropout", model.dropout, 0, 1, "Dropout probability on attention weights, residual branches and embeddings"),
       TK_KEY("model.qkv_bias", model.qkv_bias, "Biases on every linear layer, as GPT-2 has"),
-      TK_CHOICE("model.norm", model.norm, "The blocks' normalisation"),
-      TK_CHOICE("model.mlp_act", model.mlp_act, "The MLP's activation"),
-      TK_CHOICE("model.position", model.position, "How the model knows where a token is"),
+      TK_ENUM("model.norm", model.norm, "The blocks' normalisation"),
+      TK_ENUM("model.mlp_act", model.mlp_act, "The MLP's activation"),
+      TK_ENUM("model.position", model.position, "How the model knows where a token is"),
       TK_KEY("model.qk_norm", model.qk_norm, "RMS-normalise each head's queries and keys before attention (from the speedrun, with ReLU² and zero-init projections)"),
       TK_NUM("model.logit_softcap", model.logit_softcap, 0, 1e6, "Logits = cap · tanh(logits / cap); 0 = off (the speedrun uses 30, then 15)"),
       TK_KEY("model.unet_skips", model.unet_skips, "U-net skips: learned weights (starting at 1) add the first half's block outputs to the second half's inputs, mirrored (from the speedrun, with a doubled lr). Not GPT-2: no Hugging Face export"),
@@ -84,7 +91,7 @@ const std::vector<Key>& registry() {
       TK_NUM("train.seed", train.seed, -9e18, 9e18, "Seed for weights, data order and sampling: CPU runs repeat exactly"),
       TK_NUM("train.log_every", train.log_every, 1, kSteps, "Steps between metric reports (the loop's only host syncs)"),
       TK_KEY("train.profile", train.profile, "Time the phases of report steps (data, forward, head, backward, all-reduce, optimizer)"),
-      TK_CHOICE("optimizer.name", optimizer.name, "The optimizer"),
+      TK_ENUM("optimizer.name", optimizer.name, "The optimizer"),
       TK_NUM_OPEN("optimizer.lr", optimizer.lr, 0, 10, "Peak learning rate, reached after the warm-up (schedule.*)"),
       TK_NUM("optimizer.head_lr", optimizer.head_lr, 0, 100, "Peak lr of an untied head (model.tie_weights=false), on the same schedule; 0 = optimizer.lr (from the speedrun: an untied, zero-init head at its own lr; the CPU speedrun ladder uses 4× optimizer.lr)"),
       TK_NUM("optimizer.embed_lr", optimizer.embed_lr, 0, 100, "Peak lr of the token, learned position and value embeddings, on the same schedule; 0 = optimizer.lr (the speedrun gives them the largest lr of all)"),
@@ -95,9 +102,9 @@ const std::vector<Key>& registry() {
       TK_NUM_OPEN("optimizer.eps", optimizer.eps, 0, 1, "AdamW's epsilon"),
       TK_NUM("optimizer.grad_clip", optimizer.grad_clip, 0, 1e6, "Clip the global gradient norm to this; 0 = off"),
       TK_NUM_BELOW("optimizer.muon_momentum", optimizer.muon_momentum, 0, 1, "optimizer.name=muon or normuon: Nesterov momentum"),
-      TK_CHOICE("optimizer.muon_ns", optimizer.muon_ns, "optimizer.name=muon or normuon: how the update is orthogonalised"),
+      TK_ENUM("optimizer.muon_ns", optimizer.muon_ns, "optimizer.name=muon or normuon: how the update is orthogonalised"),
       TK_NUM_BELOW("optimizer.normuon_beta2", optimizer.normuon_beta2, 0, 1, "optimizer.name=normuon: decay of each neuron's running mean squared update"),
-      TK_CHOICE("schedule.name", schedule.name, "The learning-rate schedule every group follows"),
+      TK_ENUM("schedule.name", schedule.name, "The learning-rate schedule every group follows"),
       TK_NUM("schedule.warmup_steps", schedule.warmup_steps, 0, kSteps, "Steps of linear warm-up to the peak learning rate"),
       TK_NUM("schedule.min_lr_ratio", schedule.min_lr_ratio, 0, 1, "The decay ends at this fraction of each peak learning rate"),
       TK_NUM_OPEN("schedule.decay_fraction", schedule.decay_fraction, 0, 1, "schedule.name=wsd: the last fraction of the steps, decaying linearly"),
@@ -117,12 +124,12 @@ const std::vector<Key>& registry() {
       TK_NUM("checkpoint.keep", checkpoint.keep, 0, 1000000, "Newest checkpoints of a run kept on disk; 0 = all"),
       TK_KEY("checkpoint.dir", checkpoint.dir, "Where checkpoints go; \"\" = <data dir>/checkpoints/<run name>"),
       TK_KEY("checkpoint.resume", checkpoint.resume, "A checkpoint to continue from (weights, optimizer, data position, RNG)"),
-      TK_CHOICE("speed.precision", speed.precision, "Number format of matmuls, activations and weights"),
-      TK_CHOICE("speed.attention", speed.attention, "How attention is computed; sdpa never stores the T×T scores"),
-      TK_CHOICE("speed.sdpa_backend", speed.sdpa_backend, "Which fused kernel computes speed.attention=sdpa; auto lets LibTorch pick"),
-      TK_CHOICE("speed.layers", speed.layers, "Which kernels compute LayerNorm, GELU and the classifier"),
+      TK_ENUM("speed.precision", speed.precision, "Number format of matmuls, activations and weights"),
+      TK_ENUM("speed.attention", speed.attention, "How attention is computed; sdpa never stores the T×T scores"),
+      TK_ENUM("speed.sdpa_backend", speed.sdpa_backend, "Which fused kernel computes speed.attention=sdpa; auto lets LibTorch pick"),
+      TK_ENUM("speed.layers", speed.layers, "Which kernels compute LayerNorm, GELU and the classifier"),
       TK_KEY("speed.fused_adamw", speed.fused_adamw, "One multi-tensor kernel for the whole optimizer step instead of a loop over parameters (CPU and CUDA)"),
-      TK_CHOICE("speed.pin_memory", speed.pin_memory, "Page-locked batches, copied to the GPU without blocking while it computes; auto = on CUDA, nothing to pin on a CPU"),
+      TK_ENUM("speed.pin_memory", speed.pin_memory, "Page-locked batches, copied to the GPU without blocking while it computes; auto = on CUDA, nothing to pin on a CPU"),
       TK_KEY("speed.prefetch", speed.prefetch, "Prepare the next batch on a background thread while the step runs, so the device never waits for data"),
       TK_CHOICE("speed.cuda_graphs", speed.cuda_graphs, "Capture the training step once as a CUDA graph and replay it: one launch instead of hundreds (CUDA)"),
       TK_CHOICE("speed.fused_glue", speed.fused_glue, "With speed.layers=fused in bf16 on CUDA: bf16 activations between Tokamak's kernels with no casts, each residual add inside the next LayerNorm's kernel, the attention heads' gradients in one pass, and the GELU backward out of place"),
@@ -132,7 +139,7 @@ const std::vector<Key>& registry() {
       TK_NUM_OPEN("speed.loss_scale_backoff", speed.loss_scale_backoff, 0, 1, "speed.precision=fp16: the scale is multiplied by this at each step whose gradients overflow (that step is skipped)"),
       TK_NUM("speed.loss_scale_interval", speed.loss_scale_interval, 1, kSteps, "speed.precision=fp16: steps without an overflow before the scale grows"),
       TK_KEY("speed.activation_checkpointing", speed.activation_checkpointing, "Recompute each block in backward instead of keeping its activations: less memory, one more forward pass of each block"),
-      TK_CHOICE("health.spike_action", health.spike_action, "What a loss spike does: a step whose loss or gradient norm is more than health.spike_threshold robust deviations above the median of the last health.spike_window steps"),
+      TK_ENUM("health.spike_action", health.spike_action, "What a loss spike does: a step whose loss or gradient norm is more than health.spike_threshold robust deviations above the median of the last health.spike_window steps"),
       TK_NUM("health.spike_window", health.spike_window, 5, 100000, "Steps whose median and median absolute deviation a step's loss and gradient norm are measured against; detection starts once the window is full"),
       TK_NUM_OPEN("health.spike_threshold", health.spike_threshold, 0, 1e6, "How far above the window's median a spike is, in robust standard deviations (1.4826 × the median absolute deviation, at least 1% of the median)"),
       TK_NUM_OPEN("health.grad_norm_threshold", health.grad_norm_threshold, 0, 1e6, "The same for the gradient norm (before clipping), higher: early in training it jumps ten robust deviations on ordinary batches"),
@@ -162,6 +169,7 @@ const std::vector<Key>& registry() {
 #undef TK_NUM_OPEN
 #undef TK_NUM_BELOW
 #undef TK_ACCESS
+#undef TK_ENUM
 
 const Key& find_key(const std::string& given) {
   const std::string key = current_key(given);  // an older release's name still works

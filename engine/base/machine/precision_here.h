@@ -5,13 +5,15 @@
 #pragma once
 #include <string>
 
+#include "engine/base/config/choices.h"
+
 namespace tokamak {
 
-// PRECISION unless it is "auto"; then bf16 on a GPU of compute capability 8.0 or later, fp16 on 7.x, fp32 on
+// PRECISION unless it is auto; then bf16 on a GPU of compute capability 8.0 or later, fp16 on 7.x, fp32 on
 // older ones or a GPU not seen; on a CPU bf16 where it has AVX-512 BF16 or AMX and its bf16 GEMM was not measured
 // slower than fp32 at the threads a run takes (every core given), else fp32. A device that cannot be read: fp32.
-std::string precision_here(const std::string& precision, const std::string& device);
+Precision precision_here(Precision precision, const std::string& device);
 // What `auto` takes on this CPU for a run of THREADS threads: bf16 or fp32, as above.
-std::string cpu_precision_here(int threads);
+Precision cpu_precision_here(int threads);
 
 }  // namespace tokamak

@@ -28,9 +28,9 @@ std::map<std::string, KindWork> step_work(const Config& c) {
   const double tokens = static_cast<double>(c.train.batch_size) * T * static_cast<double>(grad_accum_steps(c));
   // Bytes of an activation in the matmuls' number format, and of the residual stream, which autocast keeps
   // in fp32 (bf16-pure keeps everything in bf16).
-  const std::string& p = c.speed.precision;
-  const bool half = p.rfind("bf16", 0) == 0 || p == "fp16";
-  const double d = half ? 2 : 4, s = p == "bf16-pure" ? 2 : 4;
+  const Precision p = c.speed.precision;
+  const bool half = p == Precision::kBf16 || p == Precision::kBf16Pure || p == Precision::kFp16;
+  const double d = half ? 2 : 4, s = p == Precision::kBf16Pure ? 2 : 4;
   const double linear = L * 12 * C * C;  // qkv 3C², proj C², fc 4C², fc2 4C²
   std::map<std::string, KindWork> w;
   // The head's three GEMMs are matrix products like the blocks' (op_kind names them so): its own kind is the
@@ -47,10 +47,10 @@ std::map<std::string, KindWork> step_work(const Config& c) {
   // back (read two, write one).
   w["residual"].bytes = 2 * L * C * (2 * s + d + 3 * s) * tokens;
   // Under autocast each linear weight is read in fp32 and written in the matmuls' format once a step.
-  if (half && p != "bf16-pure") w["casts/copies"].bytes = linear * (4 + d);
+  if (half && p != Precision::kBf16Pure) w["casts/copies"].bytes = linear * (4 + d);
   // AdamW's fp32 update reads the weight, its gradient and both moments and writes three of them: 28 bytes a
   // parameter (the embeddings' and the head's included).
-  if (c.optimizer.name == "adamw") {
+  if (c.optimizer.name == OptimizerKind::kAdamW) {
     const double params = linear + V * C + (c.model.tie_weights ? 0 : V * C) + static_cast<double>(c.model.context) * C;
     w["optimizer"].bytes = 28 * params;
   }

@@ -157,10 +157,11 @@ const CatalogDevice* device_for_gpu_name(const DeviceCatalog& catalog, const std
   return best;
 }
 
-double device_peak(const CatalogDevice& d, const std::string& precision, std::string* used) {
-  const std::string want = precision.rfind("bf16", 0) == 0 ? "bf16"
-                           : precision == "tf32" || precision == "fp16" ? precision
-                                                                        : "fp32";
+double device_peak(const CatalogDevice& d, Precision precision, std::string* used) {
+  const std::string want = precision == Precision::kBf16 || precision == Precision::kBf16Pure ? "bf16"
+                           : precision == Precision::kTf32                                   ? "tf32"
+                           : precision == Precision::kFp16                                   ? "fp16"
+                                                                                             : "fp32";
   const auto it = d.flops.find(want);
   const std::string got = it != d.flops.end() ? want : "fp32";
   if (used) *used = got;

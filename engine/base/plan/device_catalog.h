@@ -4,6 +4,8 @@
 #pragma once
 #include <map>
 #include <string>
+
+#include "engine/base/config/choices.h"
 #include <vector>
 
 namespace tokamak {
@@ -44,8 +46,8 @@ const std::string& builtin_devices_json();
 const CatalogDevice& find_device(const DeviceCatalog& catalog, const std::string& name);
 // The catalog device a CUDA device name ("NVIDIA H100 80GB HBM3") is, or nullptr.
 const CatalogDevice* device_for_gpu_name(const DeviceCatalog& catalog, const std::string& gpu_name);
-// The peak for a config's precision ("fp32", "tf32", "bf16", "bf16-pure", "auto" resolved before): the
-// precision's own, else fp32's (a device without bf16 runs the plan in fp32: see `plan`'s basis).
-double device_peak(const CatalogDevice& d, const std::string& precision, std::string* used = nullptr);
+// The peak for a config's precision (auto resolved before), by the number format its matmuls run in: the
+// format's own, else fp32's (a device without bf16 runs the plan in fp32: see `plan`'s basis).
+double device_peak(const CatalogDevice& d, Precision precision, std::string* used = nullptr);
 
 }  // namespace tokamak

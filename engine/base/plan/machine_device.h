@@ -14,11 +14,11 @@ namespace tokamak {
 // THREADS: those the limits were measured at. BF16: the bf16 GEMM rate, given where PRECISION (what `auto` runs
 // here) is bf16.
 CatalogDevice this_machine_entry(int threads, const CpuPeak& fp32, const std::optional<CpuPeak>& bf16,
-                                 const MemoryBandwidth& bandwidth, const std::string& precision);
+                                 const MemoryBandwidth& bandwidth, Precision precision);
 
 // The same from the caches alone, for a run of THREADS (0 = every core given), without LibTorch; none while a
 // limit it needs is not cached yet (a run's start here, or `tokamak-engine plan --device this`, measures them).
 // *PRECISION: what `auto` runs here.
-std::optional<CatalogDevice> cached_this_machine_device(int64_t threads, std::string* precision);
+std::optional<CatalogDevice> cached_this_machine_device(int64_t threads, Precision* precision);
 
 }  // namespace tokamak

@@ -15,8 +15,8 @@ ParameterShape parameter_shape(const ModelConfig& m) {
   s.n_embd = m.n_embd, s.n_layer = m.n_layer, s.context = m.context, s.padded_vocab = padded_vocab(m);
   s.bias = m.qkv_bias;
   // The tables name every value: an unknown one throws here instead of falling back to a default.
-  s.rms_norm = find_choice(norm_choices(), "model.norm", m.norm).kind == NormKind::kRmsNorm;
-  s.rope = find_choice(position_choices(), "model.position", m.position).kind == PositionKind::kRope;
+  s.rms_norm = m.norm == NormKind::kRmsNorm;
+  s.rope = m.position == PositionKind::kRope;
   s.tie_weights = m.tie_weights, s.unet_skips = m.unet_skips, s.value_embeddings = m.value_embeddings;
   return s;
 }
@@ -35,14 +35,14 @@ int64_t count_parameters(const ParameterShape& o) {
   return o.padded_vocab * C + positions + o.n_layer * block + norm + head + skips + values;
 }
 
-MemoryEstimate estimate_memory(const Config& c, const std::string& precision, int64_t cuda_chunk_bytes) {
+MemoryEstimate estimate_memory(const Config& c, Precision precision, int64_t cuda_chunk_bytes) {
   MemoryEstimate m;
   // In double, saturated to int64: the estimate must stay meaningful for the absurd configs it is there to
   // refuse (s·b·a·s and 2·4·parameters overflow int64 long before any bound).
   auto bytes = [](double v) { return v >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(v); };
   m.parameters = count_parameters(parameter_shape(c.model));
   // Autocast keeps fp32 master weights; only bf16-pure holds the weights (and so grads and AdamW state) in bf16.
-  const double param_bytes = (precision == "bf16-pure" ? 2.0 : 4.0) * static_cast<double>(m.parameters);
+  const double param_bytes = (precision == Precision::kBf16Pure ? 2.0 : 4.0) * static_cast<double>(m.parameters);
   m.weights = bytes(param_bytes);
   m.gradients = bytes(param_bytes);
   // ZeRO-1 leaves each of N ranks 1/N of AdamW's state (the shards' padding, < N elements a bucket, is ignored).
@@ -53,19 +53,20 @@ MemoryEstimate estimate_memory(const Config& c, const std::string& precision, in
   const double s = train_context(c), b = c.train.batch_size, h = c.model.n_embd, a = c.model.n_head;
   const double L = c.model.n_layer;
   // Korthikanti's figures are for 16-bit activations; fp32 stores every activation in twice the bytes.
-  const double width = (precision == "fp32" || precision == "tf32") ? 2 : 1;
+  const double width = (precision == Precision::kFp32 || precision == Precision::kTf32) ? 2 : 1;
   // 34·s·b·h: the linear layers' inputs, LayerNorm inputs, GELU input, dropout masks. 5·a·s²·b: the attention
   // scores, softmax output and its dropout mask, which fused attention recomputes instead of storing.
   double per_layer = s * b * h * 34;
-  if (c.speed.attention != "sdpa") per_layer += 5 * a * s * s * b;
+  if (c.speed.attention != AttentionKind::kSdpa) per_layer += 5 * a * s * s * b;
   per_layer *= width;
   // Autocast (bf16 over fp32 weights) keeps the residual stream in fp32, and runs both LayerNorms in fp32, so
   // they keep fp32 inputs: 2 × 2·s·b·h more than Korthikanti's 16-bit count; on CUDA the fused bias + GELU
   // keeps its input as the fp32 LayerNorm output (2·s·b·h more). Without these the estimate ran 2–12% under the
   // allocator's peaks an H200 measured for GPT-2 124M; with them 1.5–3.5% over (docs/PERFORMANCE.md).
-  const bool autocast = precision == "bf16" || precision == "fp16";
-  const bool fused_gelu = resolved_layers(c, precision) == "fused" && c.device.rfind("cuda", 0) == 0 &&
-                          c.model.norm == "layernorm" && c.model.mlp_act == "gelu" && c.model.qkv_bias;
+  const bool autocast = precision == Precision::kBf16 || precision == Precision::kFp16;
+  const bool fused_gelu = resolved_layers(c, precision) == LayersKind::kFused && c.device.rfind("cuda", 0) == 0 &&
+                          c.model.norm == NormKind::kLayerNorm && c.model.mlp_act == MlpAct::kGelu &&
+                          c.model.qkv_bias;
   // speed.fp8 keeps c_fc's and c_proj's inputs in fp8 (5·s·b·h less than bf16), not counted until a sitting
   // measures it: the estimate stays over; the fp8 MLP has no fused bias + GELU and so no fp32 input kept for it.
   const bool gelu_keeps_fp32 = fused_gelu && !c.speed.fused_glue && !c.speed.fp8;
@@ -74,7 +75,7 @@ MemoryEstimate estimate_memory(const Config& c, const std::string& precision, in
   const double block_input = (autocast ? 4 : 2 * width) * s * b * h;
   m.activations = bytes(c.speed.activation_checkpointing ? L * block_input + per_layer : L * per_layer);
   const double vocab = static_cast<double>(padded_vocab(c.model));
-  if (resolved_layers(c, precision) == "fused") {
+  if (resolved_layers(c, precision) == LayersKind::kFused) {
     // The fused classifier never holds native's B·T·V logits and their fp32 copies: the rows it keeps (logits,
     // turned into their gradient in place, in the compute dtype) are at most a chunk (kClassifierBlockBytes on a
     // CPU, kClassifierCudaChunkBytes on a GPU), plus the gradients it computes in forward and keeps for backward,
@@ -95,7 +96,7 @@ MemoryEstimate estimate_memory(const Config& c, const std::string& precision, in
   return m;
 }
 
-std::string memory_problem(const Config& c, const std::string& precision, int64_t available) {
+std::string memory_problem(const Config& c, Precision precision, int64_t available) {
   if (!c.memory_check) return "";
   const MemoryEstimate m = estimate_memory(c, precision);
   // Sum in double: each term is saturated, their sum must not wrap.

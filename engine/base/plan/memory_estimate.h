@@ -59,11 +59,11 @@ struct MemoryEstimate {
 // Checked against every bf16 peak the GPU sittings measured (tests/test_memory_estimate.cpp).
 // PRECISION is the run's, `auto` made concrete (engine/torch/model/memory_estimate.h, or precision_here() before a
 // run); CUDA_CHUNK_BYTES is what the CUDA fused classifier holds at once (runs recorded before it held 1 GiB).
-MemoryEstimate estimate_memory(const Config& config, const std::string& precision,
+MemoryEstimate estimate_memory(const Config& config, Precision precision,
                                int64_t cuda_chunk_bytes = kClassifierCudaChunkBytes);
 
 // Why `config` cannot fit in `available` bytes, naming the estimate, what is available and how to fit or
 // override; "" when it fits or config.memory_check is false.
-std::string memory_problem(const Config& config, const std::string& precision, int64_t available);
+std::string memory_problem(const Config& config, Precision precision, int64_t available);
 
 }  // namespace tokamak

@@ -27,17 +27,18 @@ std::string gb(double bytes) { return format_bytes(bytes); }
 
 }  // namespace
 
-Config plan_config(const Config& given, const CatalogDevice& d, const std::string& this_machine_precision) {
+Config plan_config(const Config& given, const CatalogDevice& d, Precision this_machine_precision) {
   Config c = given;
   c.device = d.this_machine ? "cpu" : "cuda";
-  if (c.speed.precision == "auto")
+  if (c.speed.precision == Precision::kAuto)
     // As `auto` would take on the device: bf16 where it has it (compute capability 8.0 on), fp16 with a loss scale
     // where it has fp16 tensor cores only (7.x), fp32 elsewhere.
     c.speed.precision = d.this_machine         ? this_machine_precision
-                        : d.flops.count("bf16") ? "bf16"
-                        : d.flops.count("fp16") ? "fp16"
-                                                : "fp32";
-  if (!d.this_machine && c.speed.precision == "tf32" && !d.flops.count("tf32")) c.speed.precision = "fp32";
+                        : d.flops.count("bf16") ? Precision::kBf16
+                        : d.flops.count("fp16") ? Precision::kFp16
+                                                : Precision::kFp32;
+  if (!d.this_machine && c.speed.precision == Precision::kTf32 && !d.flops.count("tf32"))
+    c.speed.precision = Precision::kFp32;
   c.speed.layers = resolved_layers(c, c.speed.precision);
   if (d.this_machine) c.speed.cuda_graphs = false;
   return c;
@@ -60,13 +61,13 @@ std::map<std::string, double> kind_times_ms(const Config& c, const CatalogDevice
 }
 
 PlanRow plan_for(const Config& given, const CatalogDevice& d, const PlanRequest& r, const PlanRates& rates,
-                 const std::string& this_machine_precision) {
+                 Precision this_machine_precision) {
   PlanRow row;
   row.device = d.name, row.this_machine = d.this_machine;
   Config c = plan_config(given, d, this_machine_precision);
   const int gpus = d.this_machine ? 1 : std::max(1, r.gpus);
   c.dist.gpus = gpus;
-  row.precision = c.speed.precision;
+  row.precision = name_of(c.speed.precision);
   row.device_bytes = d.memory_bytes;
   const int64_t want_batch = c.train.batch_size, want_accum = std::max<int64_t>(1, grad_accum_steps(c));
   c.train.batch_tokens = 0, c.train.grad_accum = want_accum;  // the setup's tokens a step stay as they are
@@ -108,15 +109,16 @@ PlanRow plan_for(const Config& given, const CatalogDevice& d, const PlanRequest&
 
   std::string peak_precision;
   const double peak = device_peak(d, tried.speed.precision, &peak_precision);
-  if (peak_precision != (tried.speed.precision.rfind("bf16", 0) == 0 ? "bf16" : tried.speed.precision))
-    row.precision = tried.speed.precision + " (no " + tried.speed.precision + " peak: planned at fp32's)";
+  const Precision planned = tried.speed.precision;
+  if (peak_precision != (planned == Precision::kBf16Pure ? "bf16" : name_of(planned)))
+    row.precision = name_of(planned) + " (no " + name_of(planned) + " peak: planned at fp32's)";
   row.kind_ms = kind_times_ms(tried, d, rates, peak);
   double step = 0;
   for (const auto& [kind, ms] : row.kind_ms) step += ms;
   // Data parallel: the gradients' ring all-reduce over the interconnect, the part backward does not hide.
   const double params = static_cast<double>(count_parameters(parameter_shape(tried.model)));
   if (gpus > 1 && d.interconnect_bytes_per_s > 0) {
-    const double grad_bytes = (tried.speed.precision == "bf16-pure" ? 2 : 4) * params;
+    const double grad_bytes = (tried.speed.precision == Precision::kBf16Pure ? 2 : 4) * params;
     const double ring = 2.0 * (gpus - 1) / gpus * grad_bytes / d.interconnect_bytes_per_s;
     row.allreduce_ms = 1e3 * ring * (1 - rates.allreduce_hidden);
     step += row.allreduce_ms;

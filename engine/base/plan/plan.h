@@ -55,11 +55,11 @@ struct PlanRow {
 
 // The setup as it would train on device D: "auto" switches resolved for it (bf16 where the catalog gives the
 // device a bf16 peak, else fp32; this machine as its own runs resolve them), device cuda or cpu.
-Config plan_config(const Config& c, const CatalogDevice& d, const std::string& this_machine_precision);
+Config plan_config(const Config& c, const CatalogDevice& d, Precision this_machine_precision);
 
 // The row for one device. Throws nothing for a setup that does not fit: the row says so.
 PlanRow plan_for(const Config& c, const CatalogDevice& d, const PlanRequest& r, const PlanRates& rates,
-                 const std::string& this_machine_precision = "fp32");
+                 Precision this_machine_precision = Precision::kFp32);
 
 // The step's time by kind on D: work ÷ (limit × fraction), the larger of compute and memory for each kind, plus the
 // launches' overhead. Exposed for tests: a kind table in, a step time out.

@@ -76,11 +76,13 @@ PlanRates plan_rates(const CatalogDevice& d, const DeviceCatalog& catalog, RunSt
     }
     const SpeedOfLightRecord sol = store->speed_of_light(run.id);
     if (sol.kinds.empty()) continue;
-    std::string precision = "fp32";
+    Precision precision = Precision::kFp32;
     int64_t layers = 1, accum = 1;
     try {
       const Config c = config_from_json(run.config_json);
-      precision = c.speed.precision == "auto" ? (d.this_machine ? "fp32" : "bf16") : c.speed.precision;
+      precision = c.speed.precision != Precision::kAuto ? c.speed.precision
+                  : d.this_machine                     ? Precision::kFp32
+                                                       : Precision::kBf16;
       layers = c.model.n_layer, accum = std::max<int64_t>(1, grad_accum_steps(c));
     } catch (const std::exception&) {
       continue;  // a config this build cannot read says nothing it can use

@@ -2,7 +2,7 @@
 // place (the trainer's report block) and passed on unchanged by every sink — the CLI printer and --json, the
 // run store (one row per {run, step, key}), exports, `runs compare` and the studio's plot pickers. A new
 // metric is one add() where it is measured; nothing downstream names it. (torchtitan's metrics component is
-// the model.) Header-only and free of LibTorch, so the store (tokamak_core) reads the same type.
+// the model.) Header-only and free of LibTorch, so the store (tokamak_base) reads the same type.
 #pragma once
 #include <cmath>
 #include <cstdint>

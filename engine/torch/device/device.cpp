@@ -53,14 +53,14 @@ bool fast_fp16(const c10::Device& device) {
   return false;  // a CPU emulates fp16 matmuls unless it has AVX-512 FP16: never picked on a CPU
 }
 
-std::string bf16_device_problem(const std::string& precision, const c10::Device& device) {
+std::string bf16_device_problem(Precision precision, const c10::Device& device) {
 #ifdef TOKAMAK_WITH_CUDA
-  if (precision.rfind("bf16", 0) != 0 || !device.is_cuda() || cuda_device_count() == 0 ||
+  if ((precision != Precision::kBf16 && precision != Precision::kBf16Pure) || !device.is_cuda() || cuda_device_count() == 0 ||
       device.index() >= cuda_device_count())
     return "";
   const auto* p = at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index());
   if (p->major >= 8) return "";
-  return "speed.precision=" + precision + " needs bf16 tensor cores (compute capability 8.0 or later), but " +
+  return "speed.precision=" + name_of(precision) + " needs bf16 tensor cores (compute capability 8.0 or later), but " +
          device.str() + " (" + p->name + ") is " + std::to_string(p->major) + "." + std::to_string(p->minor) +
          ": its bf16 matmuls would be emulated";
 #else
@@ -71,14 +71,14 @@ std::string bf16_device_problem(const std::string& precision, const c10::Device&
 }
 
 
-std::string resolved_precision(const std::string& precision, const std::string& device) {
-  if (precision != "auto") return precision;
+Precision resolved_precision(Precision precision, const std::string& device) {
+  if (precision != Precision::kAuto) return precision;
   try {
     const c10::Device d = parse_device(device);
-    if (fast_bf16(d)) return "bf16";
-    return fast_fp16(d) ? "fp16" : "fp32";
+    if (fast_bf16(d)) return Precision::kBf16;
+    return fast_fp16(d) ? Precision::kFp16 : Precision::kFp32;
   } catch (const std::exception&) {  // a device LibTorch cannot parse: config_problems() names it
-    return "fp32";
+    return Precision::kFp32;
   }
 }
 

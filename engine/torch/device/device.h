@@ -8,6 +8,8 @@
 
 #include "engine/base/machine/cpu_info.h"  // cpu_has_bf16_instructions, cpu_model
 
+#include "engine/base/config/choices.h"
+
 namespace tokamak {
 
 int cuda_device_count();
@@ -35,9 +37,9 @@ bool fast_bf16(const c10::Device& device);
 // fp16 tensor cores). Never on a CPU.
 bool fast_fp16(const c10::Device& device);
 // "" unless PRECISION is a bf16 one and DEVICE a GPU older than compute capability 8.0 (a T4): then why, in a line.
-std::string bf16_device_problem(const std::string& precision, const c10::Device& device);
+std::string bf16_device_problem(Precision precision, const c10::Device& device);
 // speed.precision=auto made concrete for this config's device: bf16 where fast_bf16, else fp16 where fast_fp16,
 // else fp32. Runs record the resolved value, so a run's config says what it trained with.
-std::string resolved_precision(const std::string& precision, const std::string& device);
+Precision resolved_precision(Precision precision, const std::string& device);
 
 }  // namespace tokamak

@@ -26,9 +26,9 @@ std::shared_ptr<GPTImpl> load_for_sampling(const std::string& checkpoint, const 
   if (hf) c.model = hf_model_config(checkpoint, c.model);
   else read = read_checkpoint_info(checkpoint), c = config_from_json(read.config_json);
   // Sampling needs none of the training switches; these work on every device.
-  c.speed.precision = "fp32";
+  c.speed.precision = Precision::kFp32;
   c.speed.layers = portable_layers(c.speed.layers);
-  c.speed.pin_memory = "false", c.speed.cuda_graphs = false, c.speed.activation_checkpointing = false;
+  c.speed.pin_memory = PinMemory::kOff, c.speed.cuda_graphs = false, c.speed.activation_checkpointing = false;
   c.device = device_name, c.dist.gpus = 1;
   validate_config(c, cuda_device_count());
   const c10::Device device = parse_device(c.device);

@@ -38,15 +38,15 @@ GPTOptions GPTOptions::from_config(const ModelConfig& m, const SpeedConfig& spee
   o.block.dropout = m.dropout;
   o.block.bias = m.qkv_bias;
   o.block.n_layer = m.n_layer;
-  // The tables name every value: an unknown one throws here instead of falling back to a default. Values that
-  // are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
-  o.block.attention = find_choice(attention_choices(), "speed.attention", speed.attention).kind;
-  o.block.layers = find_choice(layers_choices(), "speed.layers", speed.layers).kind;
+  // Values that are not implemented pass (the memory estimate sizes them) and are refused where a layer is built.
+  // A config that reaches a model with speed.layers unresolved builds native (train() resolves auto first).
+  o.block.attention = speed.attention;
+  o.block.layers = speed.layers == LayersKind::kAuto ? LayersKind::kNative : speed.layers;
   o.block.fused_glue = speed.fused_glue;
   o.block.fp8 = speed.fp8;
-  o.block.norm = find_choice(norm_choices(), "model.norm", m.norm).kind;
-  o.block.mlp_act = find_choice(mlp_act_choices(), "model.mlp_act", m.mlp_act).kind;
-  o.block.position = find_choice(position_choices(), "model.position", m.position).kind;
+  o.block.norm = m.norm;
+  o.block.mlp_act = m.mlp_act;
+  o.block.position = m.position;
   o.block.qk_norm = m.qk_norm;
   o.logit_softcap = m.logit_softcap;
   o.zero_init_proj = m.zero_init_proj;

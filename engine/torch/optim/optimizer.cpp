@@ -165,7 +165,7 @@ double learning_rate(const Config& c, int64_t step) {
   const int64_t steps = c.train.steps;
   if (step < s.warmup_steps) return lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup_steps);
   const double min_lr = lr * s.min_lr_ratio;
-  if (parse_choice(schedule_choices(), "schedule.name", s.name) == ScheduleKind::kWsd) {
+  if (require_implemented(schedule_choices(), "schedule.name", s.name) == ScheduleKind::kWsd) {
     // The decay's steps are the last ceil(fraction · steps) (at least one) and never reach into the warm-up;
     // its last step (steps - 1) lands on min_lr, as the cosine's does.
     const int64_t decay = std::min(std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s.decay_fraction * steps))),

@@ -17,7 +17,7 @@ Metrics run_prediction(const Config& c, int world, const std::string& db, std::s
   try {
     DeviceCatalog catalog = load_device_catalog();
     const c10::Device device = parse_device(c.device);
-    std::string precision = c.speed.precision;
+    Precision precision = c.speed.precision;
     CatalogDevice here;
     const CatalogDevice* d = nullptr;
     if (device.is_cuda()) {
@@ -35,7 +35,7 @@ Metrics run_prediction(const Config& c, int world, const std::string& db, std::s
     PlanRequest r;
     r.gpus = world;
     const PlanRow row = plan_for(c, *d, r, plan_rates(*d, catalog, store.get(), c.speed.fused_glue),
-                                 c.speed.precision == "auto" ? precision : c.speed.precision);
+                                 c.speed.precision == Precision::kAuto ? precision : c.speed.precision);
     if (row.tok_s > 0) m.add("plan_tok_s", row.tok_s), m.add("plan_step_ms", row.step_ms);
   } catch (const std::exception& e) {
     *why_not = std::string("no plan for this run: ") + e.what();

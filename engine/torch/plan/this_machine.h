@@ -10,6 +10,6 @@ namespace tokamak {
 
 // With LibTorch's threads set as a run of THREADS would (0 = every core). *PRECISION: what `auto` runs here.
 // CACHED_ONLY: the GEMM rates a run's start already measured (cpu_peak.json), measured only where none is cached.
-CatalogDevice this_machine_device(int64_t threads, std::string* precision, bool cached_only = false);
+CatalogDevice this_machine_device(int64_t threads, Precision* precision, bool cached_only = false);
 
 }  // namespace tokamak

@@ -10,7 +10,7 @@
 namespace tokamak {
 
 SpikeWatch::SpikeWatch(const HealthConfig& h)
-    : action_(parse_choice(spike_action_choices(), "health.spike_action", h.spike_action)),
+    : action_(require_implemented(spike_action_choices(), "health.spike_action", h.spike_action)),
       max_spikes_(h.max_spikes), lr_steps_(h.rollback_lr_steps), lr_scale_(h.rollback_lr_scale),
       detector_(h.spike_window, h.spike_threshold, h.grad_norm_threshold) {}
 

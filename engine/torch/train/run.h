@@ -48,7 +48,7 @@ class Run {
  public:
   Run(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist)
       : c_(config), dist_(dist), sink_(dist.rank == 0 ? sink : silent_), end_sink_(sink), control_(control),
-        device_(run_device(config, dist)), precision_(parse_precision(config.speed.precision)), main_(dist.rank == 0) {}
+        device_(run_device(config, dist)), precision_(require_implemented(precision_choices(), "speed.precision", config.speed.precision)), main_(dist.rank == 0) {}
 
   EndEvent execute();
 

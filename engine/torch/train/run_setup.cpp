@@ -172,12 +172,12 @@ Run::OptimizerParts Run::build_optimizer() {
   if (c_.optimizer.embed_lr > 0) ao.embed_lr_scale = c_.optimizer.embed_lr / c_.optimizer.lr;
   const bool zero = group_ && c_.dist.zero == 1;  // ZeRO-1: the sharded AdamW is made with the reducer below
   if (!zero) {
-    const OptimizerKind kind = parse_choice(optimizer_choices(), "optimizer.name", c_.optimizer.name);
+    const OptimizerKind kind = require_implemented(optimizer_choices(), "optimizer.name", c_.optimizer.name);
     if (kind != OptimizerKind::kAdamW)
       optimizer_ = std::make_unique<Muon>(
           params, ao,
           MuonOptions{c_.optimizer.muon_momentum, c_.optimizer.muon_lr / c_.optimizer.lr, kNewtonSchulzSteps,
-                      parse_choice(muon_ns_choices(), "optimizer.muon_ns", c_.optimizer.muon_ns),
+                      require_implemented(muon_ns_choices(), "optimizer.muon_ns", c_.optimizer.muon_ns),
                       kind == OptimizerKind::kNorMuon, c_.optimizer.normuon_beta2});
     else optimizer_ = std::make_unique<AdamW>(params, ao);
   }
@@ -269,10 +269,10 @@ void Run::announce_start(const std::string& dataset) {
   if (device_.is_cuda()) {
     // speed.fp8 keeps MFU against the bf16 peak (its precision is bf16): fp8's peak is twice it on Hopper, but the
     // head, attention and the rest stay bf16, and one scale lets runs with and without fp8 be compared.
-    peak_ = peak_flops(device_name(device_), c_.speed.precision);
-    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + c_.speed.precision + ")" : "";
+    peak_ = peak_flops(device_name(device_), name_of(c_.speed.precision));
+    start.peak_source = peak_ > 0 ? "datasheet (" + start.gpu_name + ", " + name_of(c_.speed.precision) + ")" : "";
   } else if (main_) {  // only rank 0 reports MFU; ranks measuring at once would share the cores
-    const CpuPeak cpu = cpu_peak_flops(c_.speed.precision);
+    const CpuPeak cpu = cpu_peak_flops(name_of(c_.speed.precision));
     peak_ = cpu.flops;
     start.peak_source = cpu.source;
   }

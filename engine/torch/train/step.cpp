@@ -17,7 +17,7 @@ Precision parse_precision(const std::string& name) {
   return parse_choice(precision_choices(), "speed.precision", name);
 }
 
-void apply_math_mode(Precision precision, const std::string& sdpa_backend) {
+void apply_math_mode(Precision precision, SdpaBackend sdpa_backend) {
   at::Context& ctx = at::globalContext();
   const bool tf32 = precision == Precision::kTf32;
   ctx.setAllowTF32CuBLAS(tf32);
@@ -29,7 +29,7 @@ void apply_math_mode(Precision precision, const std::string& sdpa_backend) {
   };
   static const Defaults defaults{ctx.userEnabledFlashSDP(), ctx.userEnabledMemEfficientSDP(), ctx.userEnabledCuDNNSDP(),
                                  ctx.userEnabledMathSDP()};
-  const SdpaBackend b = parse_choice(sdpa_backend_choices(), "speed.sdpa_backend", sdpa_backend);
+  const SdpaBackend b = require_implemented(sdpa_backend_choices(), "speed.sdpa_backend", sdpa_backend);
   const bool all = b == SdpaBackend::kAuto;
   ctx.setSDPUseFlash(all ? defaults.flash : b == SdpaBackend::kFlash);
   ctx.setSDPUseMemEfficient(all ? defaults.efficient : b == SdpaBackend::kEfficient);

@@ -16,10 +16,10 @@ class GradReducer;
 class StepProfile;
 
 // speed.precision through its table (engine/base/config/choices.h): unknown and not-implemented values throw.
-Precision parse_precision(const std::string& name);
+Precision parse_precision(const std::string& name);  // for a name outside a Config (test_gpu's table)
 // Process-wide math modes for a precision (TF32 for matmuls and cuDNN) and the SDPA backend (speed.sdpa_backend:
 // "auto" = LibTorch's choice); call once before training.
-void apply_math_mode(Precision precision, const std::string& sdpa_backend = "auto");
+void apply_math_mode(Precision precision, SdpaBackend sdpa_backend = SdpaBackend::kAuto);
 
 struct StepOutput {
   at::Tensor loss;  // scalar: mean loss over the micro-batches, on the device (reading it syncs)

@@ -400,17 +400,21 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control) {
   return train(config, sink, control, DistEnv{});
 }
 
-std::string run_precision(const Config& c, int processes) {
+Precision run_precision(const Config& c, int processes) {
+  bool cpu = false;
+  try {
+    cpu = parse_device_kind(c.device) == DeviceKind::kCpu;
+  } catch (const Error&) {}  // validate_config names the device
   // On a CPU with bf16 instructions, `auto` takes bf16 only where its GEMM is measured faster than fp32's, at the
   // threads the run will use.
-  if (c.speed.precision == "auto" && parse_device(c.device).is_cpu() && cpu_has_bf16_instructions()) {
+  if (c.speed.precision == Precision::kAuto && cpu && cpu_has_bf16_instructions()) {
     at::set_num_threads(c.threads > 0 ? static_cast<int>(c.threads) : std::max(1, cores_given() / std::max(1, processes)));
     if (!cpu_bf16_pays(at::get_num_threads())) cpu_peak_flops("fp32"), cpu_peak_flops("bf16");
   }
   return resolved_precision(c.speed.precision, c.device);
 }
 
-EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist) {
+Config prepare_run(const Config& config, const DistEnv& dist) {
   Config c = config;
   c.dist.gpus = dist.world_size;
   // Resolved before validation: what `auto` becomes on this device must pass the same checks (sdpa backends).
@@ -424,8 +428,16 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control, con
   }
   c.speed.layers = resolved_layers(c, c.speed.precision);
   check_memory(c);  // before the model or any batch is allocated
-  detail::Run run(c, sink, control, dist);
+  return c;
+}
+
+EndEvent train_prepared(const Config& prepared, EventSink& sink, TrainControl* control, const DistEnv& dist) {
+  detail::Run run(prepared, sink, control, dist);
   return run.execute();
+}
+
+EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist) {
+  return train_prepared(prepare_run(config, dist), sink, control, dist);
 }
 
 }  // namespace tokamak

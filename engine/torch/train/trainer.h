@@ -56,9 +56,17 @@ EndEvent train(const Config& config, EventSink& sink, TrainControl* control = nu
 // not offered. A rank that dies or hangs ends the others as failed within dist.timeout_s.
 EndEvent train(const Config& config, EventSink& sink, TrainControl* control, const DistEnv& dist);
 
+// The config a run trains with, made and checked once: dist.gpus set to the group's size, `auto` resolved for this
+// machine (precision, then layers), then every check: the keys (validate_config), what the device can do (bf16,
+// fp8) and whether the run fits in its memory. Throws tokamak::Error with the first problem. train() is
+// train_prepared(prepare_run(...)); a program that needs the resolved config first (to name the run) calls the two.
+Config prepare_run(const Config& config, const DistEnv& dist);
+// train() on what prepare_run returned: nothing is resolved or checked again.
+EndEvent train_prepared(const Config& prepared, EventSink& sink, TrainControl* control, const DistEnv& dist);
+
 // speed.precision=auto made concrete for a run of C with `processes` on this machine: as resolved_precision
 // (engine/torch/device/device.h), after measuring, once per machine, thread count and LibTorch, both GEMM rates of a CPU
 // with bf16 instructions (the flags do not say bf16 is the faster: cpu_peak.h, cpu_bf16_pays).
-std::string run_precision(const Config& c, int processes = 1);
+Precision run_precision(const Config& c, int processes = 1);
 
 }  // namespace tokamak
