@@ -137,6 +137,15 @@ class TestQueue : public QObject {
              bad.err.constData());
     bad = test::run_tokamak({"queue", "add", "--set", "train.stepz=3"});
     QVERIFY2(bad.code == 1 && bad.err.contains("did you mean 'train.steps'"), bad.err.constData());
+    // Unnamed, it is named as `tokamak train` names a run: for what it will train here, never after `auto`.
+    const test::CliResult unnamed = test::run_tokamak(
+        QStringList{"queue", "add", "--json"} +
+        test::set_args(test::quiet_run_overrides(data, 2)) + QStringList{"--set", "speed.precision=fp32"});
+    QVERIFY2(unnamed.code == 0, unnamed.err.constData());
+    const QJsonObject added = QJsonDocument::fromJson(unnamed.out.trimmed()).object();
+    const QString name = added["name"].toString();
+    QVERIFY2(name.contains("-fp32-") && name.contains("-fused-") && !name.contains("auto"), qPrintable(name));
+    QCOMPARE(test::run_tokamak({"queue", "remove", QString::number(added["id"].toInteger())}).code, 0);
 
     QCOMPARE(test::run_tokamak({"queue", "resume"}).code, 0);
     QTRY_VERIFY_WITH_TIMEOUT(queueSettled(), 4 * test::kPatienceMs);

@@ -15,6 +15,7 @@
 #include "engine/fleet/queue/gpu_slots.h"
 #include "engine/fleet/queue/queue_worker.h"
 #include "engine/fleet/queue/run_queue.h"
+#include "engine/base/machine/precision_here.h"
 #include "engine/base/run/journal.h"
 #include "engine/base/run/run_folder.h"
 #include "engine/base/util/format.h"
@@ -129,8 +130,15 @@ void add(const QueueArgs& a) {
   Config c = a.config.resolve();
   if (!a.name.empty()) c.name = a.name;
   validate_config(c, gpus_here());
-  // Fixed now, so the run's folder is known before it starts (the worker creates it).
-  if (c.name.empty()) c.name = default_run_name(c);
+  // Fixed now, so the run's folder is known before it starts (the worker creates it): named for what it will train
+  // here, `auto` resolved as a run on this machine resolves it (precision_here), as `tokamak train` names its runs.
+  // The queued config keeps `auto`: the run resolves it again when it starts.
+  if (c.name.empty()) {
+    Config named = c;
+    named.speed.precision = precision_here(c.speed.precision, c.device);
+    named.speed.layers = resolved_layers(named, named.speed.precision);
+    c.name = default_run_name(named);
+  }
   RunStore store(a.db);
   RunQueue queue(store);
   QueueItem q;

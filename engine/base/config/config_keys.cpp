@@ -122,7 +122,7 @@ const std::vector<Key>& registry() {
       TK_NUM("checkpoint.every", checkpoint.every, 0, kSteps, "Steps between checkpoints; 0 = only at the end (and on stop)"),
       TK_NUM("checkpoint.minutes", checkpoint.minutes, 0, 525600, "Minutes of wall time between checkpoints, so a crash loses at most this much; 0 = off"),
       TK_NUM("checkpoint.keep", checkpoint.keep, 0, 1000000, "Newest checkpoints of a run kept on disk; 0 = all"),
-      TK_KEY("checkpoint.dir", checkpoint.dir, "Where checkpoints go; \"\" = <data dir>/checkpoints/<run name>"),
+      TK_KEY("checkpoint.dir", checkpoint.dir, "Where checkpoints go; \"\" = the run folder, <data dir>/checkpoints/<run name>-<first 8 characters of its uid>"),
       TK_KEY("checkpoint.resume", checkpoint.resume, "A checkpoint to continue from (weights, optimizer, data position, RNG)"),
       TK_ENUM("speed.precision", speed.precision, "Number format of matmuls, activations and weights"),
       TK_ENUM("speed.attention", speed.attention, "How attention is computed; sdpa never stores the T×T scores"),
