@@ -45,6 +45,7 @@ class ThreadWorker {
       notes_ += QString::fromStdString(s) + "\n";
     };
     o.process_alive = [this](const std::string& folder) { return hold || run_process_alive(RunFolder{folder}); };
+    o.should_leave = [this] { return leave.load(); };
     thread_ = std::thread([this, o] {
       work_queue(o);
       ended_ = true;
@@ -66,6 +67,7 @@ class ThreadWorker {
   }
   bool ended() const { return ended_; }
   std::atomic<bool> hold{false};
+  std::atomic<bool> leave{false};  // the worker ends at its next pass, its runs left as they are
 
  private:
   std::string db_;
@@ -145,6 +147,44 @@ class TestQueueStall : public QObject {
     row = itemOf(db, id);
     QCOMPARE(row.state, std::string("queued"));
     QCOMPARE(row.requeues, int64_t{1});
+  }
+
+  // The worker that killed a stalled run ends before the process does (restarted, or killed itself): the next
+  // worker finds the mark it left, waits for the process to be gone and queues the run again, as the first would
+  // have, instead of settling it as a crash.
+  void aRunKilledByAnEndedWorkerIsQueuedAgainByTheNext() {
+    QVERIFY(env_->ok());
+    const std::string db = default_db_path();
+    const int64_t id = queueRun(db, test::quiet_run_overrides(env_->corpus_excerpt(20000), 1000000,
+                                                              {"health.stall_factor=3", "health.stall_min_s=2",
+                                                               "health.stall_requeue_minutes=0.05",
+                                                               "checkpoint.every=5"}));
+    {
+      ThreadWorker first(db);
+      QTRY_VERIFY_WITH_TIMEOUT(stepsOf(itemOf(db, id)) >= 8, test::kPatienceMs);
+      const RunFolder folder{itemOf(db, id).folder};
+      first.hold = true;
+      QCOMPARE(::kill(static_cast<pid_t>(read_pid(folder)), SIGSTOP), 0);
+      QTRY_VERIFY_WITH_TIMEOUT(first.notes().contains("is still alive after SIGKILL"), 4 * test::kPatienceMs);
+      QVERIFY(path_exists(folder.queue_kill_file()));
+      first.leave = true;
+      QTRY_VERIFY_WITH_TIMEOUT(first.ended(), test::kPatienceMs);
+      QVERIFY2(!first.notes().contains("queued again ("), qPrintable(first.notes()));
+    }
+    QCOMPARE(itemOf(db, id).state, std::string("running"));
+    {
+      RunStore store(db);
+      RunQueue(store).set_paused(true);  // so that the next worker ends once it has queued the run again
+    }
+    ThreadWorker next(db);
+    QTRY_VERIFY_WITH_TIMEOUT(next.ended(), test::kPatienceMs);
+    QVERIFY2(next.notes().contains("was ended by an earlier worker") &&
+                 next.notes().contains("ended and queued again (1 of 3)"),
+             qPrintable(next.notes()));
+    const QueueItem row = itemOf(db, id);
+    QCOMPARE(row.state, std::string("queued"));
+    QCOMPARE(row.requeues, int64_t{1});
+    QVERIFY(!path_exists(RunFolder{row.folder}.queue_kill_file()));  // the next segment starts with no mark
   }
 
   // Two runs stall side by side; their notices go to a webhook that takes the connection and never answers (a

@@ -36,6 +36,9 @@ struct RunFolder {
   std::string control_dir() const { return path + "/control"; }
   std::string paused_file() const { return path + "/paused"; }
   std::string gpus_file() const { return path + "/cuda_visible_devices"; }
+  // Written by the queue's worker before it kills a stalled run ({"pid", "minutes", "step"}): a worker started after
+  // it ended finishes queueing the run again, instead of settling it as the crash it looks like.
+  std::string queue_kill_file() const { return path + "/queue-killed.json"; }
 };
 
 // What run.json holds.

@@ -165,8 +165,23 @@ class Worker {
     }
     // Killed for a stall: once its process is gone the row is queued again, never settled as the crash it looks like.
     if (const auto w = watches_.find(q.id); w != watches_.end() && w->second.killed) {
-      end_and_requeue(q, w->second.requeue_minutes, w->second.stall.last_step());
+      end_and_requeue(q, w->second.requeue_minutes, w->second.killed_step);
       return true;
+    }
+    // Killed by a worker that ended before the process did (restarted, killed itself): this one finishes the work.
+    // The mark names the segment's pid, so a mark left beside a later segment is not read as that one's.
+    if (path_exists(f.queue_kill_file())) {
+      try {
+        const nlohmann::json mark = nlohmann::json::parse(read_file(f.queue_kill_file()));
+        if (mark.value("pid", 0L) == read_pid(f)) {
+          Watch& w = watches_[q.id];
+          w.killed = true, w.requeue_minutes = mark.value("minutes", 0.0), w.killed_step = mark.value("step", 0L);
+          note("queue item " + std::to_string(q.id) + " (" + q.name +
+               ") was ended by an earlier worker: queued again once its process is gone");
+          end_and_requeue(q, w.requeue_minutes, w.killed_step);
+          return true;
+        }
+      } catch (const std::exception&) {}  // unreadable: settled as any other ended run
     }
     std::string what;
     if (!settle_ended_run(queue_, sweeps_, q, &what)) {
@@ -259,6 +274,7 @@ class Worker {
     double stalled_since = -1;
     bool killed = false;  // SIGKILL sent; the row is queued again only once the process is gone
     double requeue_minutes = 0;
+    int64_t killed_step = 0;  // the last step it took
   };
   std::map<int64_t, Watch> watches_;
   static constexpr int kMaxRequeues = 3;  // counted in the queue row (QueueItem::requeues), across workers
@@ -300,8 +316,9 @@ class Worker {
     const RunFolder f{q.folder};
     Watch& w = watches_[q.id];
     if (!w.killed) {
-      w.killed = true, w.requeue_minutes = minutes;
+      w.killed = true, w.requeue_minutes = minutes, w.killed_step = step;
       if (const long pid = read_pid(f); pid > 0) {
+        write_file_atomically(f.queue_kill_file(), nlohmann::json({{"pid", pid}, {"minutes", minutes}, {"step", step}}).dump());
         ::kill(static_cast<pid_t>(-pid), SIGKILL);  // its session's group: a launcher's ranks too
         ::kill(static_cast<pid_t>(pid), SIGKILL);
       }
@@ -318,6 +335,7 @@ class Worker {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {}
     if (alive(f)) return;
     watches_.erase(q.id);
+    std::remove(f.queue_kill_file().c_str());  // done here: the next segment starts with no mark
     char stalled[96];
     std::snprintf(stalled, sizeof stalled, "stalled %g min after step %lld", minutes, static_cast<long long>(step));
     // Its process wrote no end: the store hears it here, or the next segment is refused as a live run's twin.
@@ -398,6 +416,7 @@ bool work_queue(const QueueWorkerOptions& o) {
     pass([&] { return write_queue_holder(o.db), true; });
     while (pass([&] { return w.tick(); })) {
       if (pass([&] { return leave_if_superseded(); })) return ::close(lock), true;
+      if (o.should_leave && o.should_leave()) return ::close(lock), true;
       std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_s));
     }
     // Let go first, then look once more: a `queue add` or `resume` writes first, then looks for a worker, so

@@ -21,6 +21,9 @@ struct QueueWorkerOptions {
   // Whether the run in a folder still has a process, after the stall's SIGKILL (unset: run_process_alive). Tests set
   // it: a process that outlives SIGKILL (uninterruptible sleep in a hung driver) cannot be staged.
   std::function<bool(const std::string& run_folder)> process_alive;
+  // Asked between passes whether to end now, leaving its runs going (unset: never). Tests stage with it a worker
+  // that ends mid-way, as one killed or restarted would.
+  std::function<bool()> should_leave;
 };
 
 // Works the queue until nothing is queued (or the queue is paused) and no run it started is going. Returns
