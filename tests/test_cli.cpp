@@ -401,14 +401,16 @@ class TestCli : public QObject {
       QVERIFY2(cover.hasMatch(), bench.out.constData());
       QVERIFY2(std::abs(cover.captured(1).toDouble() / cover.captured(2).toDouble() - 1) <= 0.05,
                qPrintable(cover.captured(0)));
-      // The memory limit is a real copy rate: near what a copy this test times itself reaches.
+      // The memory limit is a real copy rate: near what a copy this test times itself reaches. The two are timed
+      // apart, each with whatever runs beside it (another suite: the limit read 0.22 of the reference once, on a
+      // 2-core Xeon under the test command's -j2), so the window is wide; a unit slipped is a factor of 1000.
       const auto memory =
           QRegularExpression("memory ([0-9.]+) (B|kB|MB|GB|TB)/s from memory").match(QString::fromUtf8(bench.out));
       QVERIFY2(memory.hasMatch(), bench.out.constData());
       const double unit = QStringList{"B", "kB", "MB", "GB", "TB"}.indexOf(memory.captured(2));
       const double measured = memory.captured(1).toDouble() * std::pow(1000.0, unit);
       const double reference = reference_copy_rate();
-      QVERIFY2(measured > 0.25 * reference && measured < 20 * reference,
+      QVERIFY2(measured > 0.1 * reference && measured < 20 * reference,
                qPrintable(QString("bandwidth %1 B/s against a reference copy's %2 B/s").arg(measured).arg(reference)));
     }
     QCOMPARE(tables, 2);
