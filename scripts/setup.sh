@@ -11,6 +11,8 @@ TRANSFORMERS_VERSION=5.23.0  # Hugging Face's GPT-2: the reference for `tokamak 
 SCIPY_VERSION=1.16.2         # the reference for the verdicts' statistics (Welch's t-test)
 GGUF_VERSION=0.19.0          # llama.cpp's own GGUF reader: the reference for `tokamak export --format gguf`
 LLAMA_CPP_VERSION=0.3.36     # llama-cpp-python: llama.cpp itself, built here, runs our GGUF files in the tests
+TENSORBOARD_VERSION=2.21.0     # tensorboard's own event reader: the reference for `runs export --format tensorboard`
+MLFLOW_VERSION=3.17.2         # a real MLflow tracking server and client: the reference for `runs export --to mlflow`
 
 cache=${TOKAMAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokamak}
 venv=$cache/venv
@@ -24,6 +26,7 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 pkgs=(build-essential cmake ninja-build ccache python3-venv pkg-config libsqlite3-dev libpcre2-dev
       nlohmann-json3-dev libcli11-dev libgloo-dev libjemalloc-dev zlib1g-dev jargon-text
       libboost-math-dev   # the t and normal distributions of the verdicts between groups of runs (header-only)
+      libprotobuf-dev protobuf-compiler  # TensorBoard's event records (runs export --format tensorboard)
       clang    # clang: libFuzzer and the sanitizers for scripts/fuzz.sh
       openssh-client openssh-server   # ssh drives a GPU host; the tests run their own sshd on loopback
       libcurl4-openssl-dev  # Hub downloads (engine/fleet/hub)
@@ -77,6 +80,19 @@ if [ "${TOKAMAK_LLAMA_CPP:-OFF}" = ON ] && [ "$(cat "$llama_stamp" 2>/dev/null)"
   else
     say "warning: llama.cpp did not build (see $cache/llama-cpp-build.log); the GGUF tests that run it will skip"
   fi
+fi
+
+# 2c. The readers of what `runs export --format tensorboard` and `--to mlflow` write: tensorboard's own event
+#     reader and a real MLflow tracking server with its client (the clients tier starts one on loopback). Several
+#     hundred MB of Python (MLflow's server brings pandas and pyarrow), so only for the tests: scripts/test.sh asks for
+#     them (TOKAMAK_READERS=ON); scripts/start.sh does not.
+readers_stamp="$venv/.tokamak-readers-stamp"
+readers_want="tensorboard==$TENSORBOARD_VERSION mlflow==$MLFLOW_VERSION"
+if [ "${TOKAMAK_READERS:-OFF}" = ON ] && [ "$(cat "$readers_stamp" 2>/dev/null)" != "$readers_want" ]; then
+  say "installing $readers_want into $venv (the export tests' readers; once only)"
+  "$venv/bin/pip" install -q --disable-pip-version-check $readers_want
+  "$venv/bin/python" -c "import tensorboard, mlflow"
+  echo "$readers_want" > "$readers_stamp"
 fi
 
 # 3. Assets. Written to a temporary name first, then renamed, so an interrupted set-up leaves nothing half-made.

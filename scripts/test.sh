@@ -24,7 +24,7 @@ report() {
 }
 declare -A pid=() t0=()
 trap report EXIT
-phase install env TOKAMAK_LLAMA_CPP=ON "$root/scripts/setup.sh"   # llama.cpp too: the clients tier runs it
+phase install env TOKAMAK_LLAMA_CPP=ON TOKAMAK_READERS=ON "$root/scripts/setup.sh"   # llama.cpp, TensorBoard and MLflow too: the clients tier runs them
 [ -f "$build/build.ninja" ] || phase configure "$root/scripts/build.sh" --configure-only
 phase build "$root/scripts/build.sh"
 # Most suites wait more than they compute (servers starting, child processes, polling a journal) and train on

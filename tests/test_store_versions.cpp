@@ -44,6 +44,7 @@ const std::vector<Release> kReleases = {
     {"0.3.0", {8, 3, 1}},  // the health section (an older build refuses its keys); spike events in the journal
     {"0.4.0", {9, 3, 1}},  // the playground's prompts and text kept with the run (a table added: 0.3 reads it)
     {"0.5.0", {10, 4, 1}},  // a queue row counts its stall requeues (a column added: 0.4 reads it); fp16's loss-scale keys
+    {"0.6.0", {10, 5, 1}},  // the metrics section (metrics.layers_every); a spike's line may name its layer (0.5 ignores it)
 };
 
 std::string fixture_store(QTemporaryDir& dir) {
@@ -107,15 +108,15 @@ class TestStoreVersions : public QObject {
   void anotherBuildIsJudgedByItsFormats() {
     const OtherBuild same = parse_version_line(version_line());
     QCOMPARE(QString::fromStdString(format_mismatch(same)), QString());
-    const OtherBuild patch = parse_version_line("0.5.7 (store schema 10, config keys 4, journal 1)");
-    QCOMPARE(QString::fromStdString(patch.version), QString("0.5.7"));
+    const OtherBuild patch = parse_version_line("0.6.7 (store schema 10, config keys 5, journal 1)");
+    QCOMPARE(QString::fromStdString(patch.version), QString("0.6.7"));
     QCOMPARE(QString::fromStdString(format_mismatch(patch)), QString());
     const OtherBuild old = parse_version_line("0.1.0");
     QVERIFY(!old.known());
     QVERIFY(QString::fromStdString(format_mismatch(old)).contains("an older build"));
-    const OtherBuild newer = parse_version_line("0.9.0 (store schema 11, config keys 5, journal 1)");
+    const OtherBuild newer = parse_version_line("0.9.0 (store schema 11, config keys 6, journal 1)");
     QCOMPARE(QString::fromStdString(format_mismatch(newer)),
-             QString("store schema 11 there, 10 here, config keys 5 there, 4 here"));
+             QString("store schema 11 there, 10 here, config keys 6 there, 5 here"));
   }
 
   // A store of the release before, while that release's worker holds its queue: opened read-only at its own

@@ -1,6 +1,7 @@
 // PrinterSink (see printer.h).
 #include "app/tokamak-engine/printer.h"
 
+#include "engine/base/run/layer_metrics.h"
 #include "engine/base/run/phases.h"
 
 #include "engine/base/run/journal.h"
@@ -104,7 +105,7 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "plan_tok_s") line += " | planned " + format_count(v.value) + " tok/s";  // the first report's
     else if (k == "plan_step_ms") put("planned ", "%.1f ms", v.value);
     else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0) ||
-             (k == "spikes" && v.value == 0) || is_machine_health(k) || is_phase(k))
+             (k == "spikes" && v.value == 0) || is_machine_health(k) || is_phase(k) || is_layer_metric(k))
       continue;
     else put((k + " ").c_str(), "%g", v.value);
   }
@@ -134,9 +135,16 @@ void PrinterSink::on_spike(const SpikeEvent& e) {
   if (e.action == "rolled back")
     what +=
         " to step " + std::to_string(e.to_step) + ", " + std::to_string(e.data_skipped) + " steps of data passed over";
-  std::fprintf(stderr, "step %5lld: %s spike, %.4g against a median of %.4g (limit %.4g): %s (%lld in all)\n",
+  std::string where;
+  if (!e.layer.empty()) {
+    char jump[96];
+    std::snprintf(jump, sizeof jump, "; the gradients of %s jumped most (%.3gx their recent mean)", e.layer.c_str(),
+                  e.layer_jump);
+    where = jump;
+  }
+  std::fprintf(stderr, "step %5lld: %s spike, %.4g against a median of %.4g (limit %.4g)%s: %s (%lld in all)\n",
                static_cast<long long>(e.step), e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median,
-               e.limit, what.c_str(), static_cast<long long>(e.total));
+               e.limit, where.c_str(), what.c_str(), static_cast<long long>(e.total));
   if (wants_json()) emit(event_json(e));
 }
 

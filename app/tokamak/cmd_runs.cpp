@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -12,6 +13,10 @@
 
 #include "app/tokamak/cmd_runs_live.h"
 #include "app/cli/commands.h"
+#include "engine/base/run/layer_metrics.h"
+#include "engine/fleet/export/mlflow_export.h"
+#include "engine/fleet/export/tensorboard_export.h"
+#include "engine/fleet/notify/notify.h"
 #include "engine/base/store/run_export.h"
 #include "engine/base/store/run_store.h"
 #include "engine/base/store/scoreboard.h"
@@ -31,6 +36,8 @@ struct RunsArgs {
   bool skip_existing = false, force = false;
   std::vector<std::string> add_tags, remove_tags;
   std::optional<std::string> notes;
+  std::vector<std::string> to;      // export --to mlflow URL
+  std::string experiment = "tokamak";
 };
 
 // Reading commands open an explicit --db only if it exists (a typo must not create an empty database);
@@ -103,10 +110,16 @@ void show(const RunsArgs& a) {
       {"notes", r.notes}};
   std::cout << format_text_table(f) << "\n";
   std::vector<std::vector<std::string>> m = {{"metric", "values", "last step", "last", "min", "max"}};
+  size_t layer_keys = 0;  // per-layer statistics: a count here, heatmaps in the studio, every value in the exports
   for (const MetricSummary& s : store->summary(id))
-    m.push_back({s.metric, std::to_string(s.n), std::to_string(s.last_step), num("%.6g", s.last), num("%.6g", s.min),
-                 num("%.6g", s.max)});
+    if (is_layer_metric(s.metric)) ++layer_keys;
+    else
+      m.push_back({s.metric, std::to_string(s.n), std::to_string(s.last_step), num("%.6g", s.last), num("%.6g", s.min),
+                   num("%.6g", s.max)});
   std::cout << format_text_table(m);
+  if (layer_keys)
+    std::cout << "per-layer statistics: " << layer_keys
+              << " series (the studio's heatmaps; `runs export` writes every value)\n";
   auto ckpts = store->checkpoints(id);
   std::cout << "\ncheckpoints: " << ckpts.size() << "\n";
   for (const CheckpointRow& c : ckpts) std::cout << "  step " << c.step << "  " << c.path << "\n";
@@ -180,7 +193,8 @@ void compare(const RunsArgs& a) {
     head.push_back(inputs[i].label);
     sums.push_back(store->summary(ids[i]));
     for (const MetricSummary& s : sums.back())
-      if (std::find(keys.begin(), keys.end(), s.metric) == keys.end()) keys.push_back(s.metric);
+      if (!is_layer_metric(s.metric) && std::find(keys.begin(), keys.end(), s.metric) == keys.end())
+        keys.push_back(s.metric);
   }
   std::vector<std::vector<MetricRow>> rows;  // every value, for the stats the summary does not keep
   if (a.stat != "last")
@@ -205,7 +219,32 @@ void compare(const RunsArgs& a) {
   print_speed_of_light(*store, ids, inputs);
 }
 
+// --to mlflow URL: the runs logged to a tracking server (engine/fleet/export/mlflow_export.h).
+void export_to(const RunsArgs& a, RunStore& store, const std::vector<int64_t>& ids) {
+  if (a.to.size() != 2 || a.to[0] != "mlflow")
+    throw Error("--to takes a tool and its address: --to mlflow URL", "e.g. --to mlflow http://127.0.0.1:5000");
+  MlflowOptions o;
+  o.url = a.to[1], o.experiment = a.experiment, o.force = a.force;
+  if (const char* token = std::getenv("MLFLOW_TRACKING_TOKEN")) o.token = token;
+  const auto runs = export_mlflow(store, ids, o, [](const std::string& line) { std::cerr << line << "\n"; });
+  std::cerr << "logged " << runs.size() << " run(s) to MLflow experiment '" << o.experiment << "' at "
+            << redacted_url(o.url) << "\n";
+  for (const MlflowRun& r : runs) std::cout << r.run_id << "\n";
+}
+
 void do_export(const RunsArgs& a) {
+  if (!a.to.empty() || a.format == "tensorboard") {
+    auto store = open_store(a);
+    std::vector<int64_t> ids;
+    for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
+    if (!a.to.empty()) return export_to(a, *store, ids);
+    if (a.out.empty() || a.out == "-")
+      throw Error("--format tensorboard writes a folder of event files", "name it with --out DIR (TensorBoard's --logdir)");
+    const TensorboardExport t = export_tensorboard(*store, ids, a.out, a.force);
+    std::cerr << "wrote " << t.files.size() << " run(s) to " << a.out << " (" << t.scalars << " scalars, " << t.texts
+              << " texts): tensorboard --logdir " << a.out << "\n";
+    return;
+  }
   ExportFormat format = parse_export_format(a.format);
   const GroupSpec group = parse_group_spec(a.group);
   if (group.by != GroupSpec::By::kNone && format == ExportFormat::csv)
@@ -294,13 +333,26 @@ void add_runs_command(CLI::App& app) {
   c = runs->add_subcommand("export", "Export runs at full resolution (all runs when no id is given)");
   db_opt(c);
   c->add_option("ids", args->ids, "run ids or uids");
-  c->add_option("--format", args->format, "csv (run,step,metric,value), json or md")->required();
-  c->add_option("--out", args->out, "file to write (atomically); default stdout");
+  CLI::Option* format = c->add_option(
+      "--format", args->format, "csv (run,step,metric,value), json, md, or tensorboard (a folder of event files, one run each)");
+  c->add_option("--out", args->out, "file to write (atomically), or tensorboard's folder; default stdout");
+  CLI::Option* to = c->add_option("--to", args->to,
+                                  "log the runs to a tool's server instead: mlflow URL (its REST API; "
+                                  "$MLFLOW_TRACKING_TOKEN is sent as a bearer token)")
+                        ->expected(2);
+  format->excludes(to);
+  c->add_option("--experiment", args->experiment, "--to mlflow: the experiment, created when missing")
+      ->capture_default_str();
   c->add_flag("--force", args->force, "replace an earlier export with the same extension (never the run store, "
                                       "a link or anything that is not a plain file)");
   c->add_option("--group", args->group,
                 "md and json: add the groups and their verdicts against the first run's group (seed, tag, name:REGEX)");
-  c->callback([args] { do_export(*args); });
+  c->callback([args, format, to] {
+    if (!format->count() && !to->count())
+      throw Error("runs export needs --format (csv, json, md, tensorboard) or --to mlflow URL",
+                  "e.g. `tokamak runs export 3 --format json --out run3.json`");
+    do_export(*args);
+  });
 
   c = runs->add_subcommand("import", "Import runs from a JSON export (same uids, new ids)");
   db_opt(c);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/base/run/layer_metrics.h"
 #include "ui/plots/qcp.h"
 #include "ui/history/run_colors.h"
 
@@ -59,7 +60,8 @@ std::vector<CurveChoice> curveChoices(const std::vector<std::vector<tokamak::Met
   for (const auto& run : metrics)
     for (const tokamak::MetricRow& row : run)
       for (const tokamak::MetricValue& v : row.values) {
-        if (v.key == "tokens" || v.key == "wall_s") continue;
+        // Per-layer statistics are the Layers tab's heatmaps, not two hundred entries here.
+        if (v.key == "tokens" || v.key == "wall_s" || tokamak::is_layer_metric(v.key)) continue;
         if (std::any_of(choices.begin(), choices.end(), [&](const CurveChoice& c) { return c.key == v.key; })) continue;
         choices.push_back({v.key, 1, qs(v.key)});
         *names << qs(v.key);

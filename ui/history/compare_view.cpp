@@ -15,6 +15,7 @@
 #include "ui/plots/qcp.h"
 #include "ui/plots/speedup_waterfall.h"
 #include "ui/history/config_diff.h"
+#include "ui/history/layer_compare.h"
 #include "ui/history/run_colors.h"
 #include "ui/history/sample_compare.h"
 #include "ui/history/scoreboard_charts.h"
@@ -136,6 +137,8 @@ QSplitter* CompareView::buildPlotAndTabs() {
   side->addTab(diffTable_, tr("Config differences"));
   side->addTab(summary_, tr("Metrics"));
   side->addTab(samples_, tr("Samples"));
+  layers_ = new LayerCompare(this);
+  side->addTab(layers_, tr("Layers"));
   top->addWidget(side);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 2);
@@ -206,6 +209,7 @@ void CompareView::setRuns(tokamak::RunStore& store, const QList<qint64>& ids) {
   const QStringList labels = runLabels();
   samples_->setRuns(labels, samples);
   summary_->setRuns(labels, metrics_);
+  layers_->setRuns(labels, metrics_);
 }
 
 void CompareView::reload(tokamak::RunStore& store) {
@@ -232,6 +236,7 @@ void CompareView::clear() {
   waterfall_->setRungs({});
   samples_->setRuns({}, {});
   summary_->setRuns({}, {});
+  layers_->setRuns({}, {});
   diffTable_->clear();
   diffTable_->setRowCount(0);
 }

@@ -31,6 +31,7 @@ class QTableWidget;
 
 namespace tokamak::ui {
 
+class LayerCompare;
 class SummaryTable;
 class PhaseBars;
 class SpeedOfLightBars;
@@ -82,6 +83,7 @@ class CompareView : public QWidget {
   QComboBox* groupBox() const { return groupBox_; }
   SampleCompare* sampleCompare() const { return samples_; }
   SummaryTable* summaryTable() const { return summary_; }
+  LayerCompare* layerCompare() const { return layers_; }
   const tokamak::Scoreboard& scoreboard() const { return board_; }
   QColor colorOf(int runIndex) const;
 
@@ -129,6 +131,7 @@ class CompareView : public QWidget {
   QComboBox* waterfallBy_ = nullptr;  // the waterfall's measure: tok/s or time to target
   SampleCompare* samples_ = nullptr;
   SummaryTable* summary_ = nullptr;
+  LayerCompare* layers_ = nullptr;
 };
 
 }  // namespace tokamak::ui

@@ -126,6 +126,8 @@ void RunsPanel::buildExportButton() {
   exportMenu->addAction(tr("Runs as CSV..."), this, [this] { exportWithDialog(QStringLiteral("csv")); });
   exportMenu->addAction(tr("Runs as JSON..."), this, [this] { exportWithDialog(QStringLiteral("json")); });
   exportMenu->addAction(tr("Runs as Markdown..."), this, [this] { exportWithDialog(QStringLiteral("md")); });
+  exportMenu->addAction(tr("Runs for TensorBoard..."), this, &RunsPanel::exportTensorboardWithDialog);
+  exportMenu->addAction(tr("Runs to an MLflow server..."), this, &RunsPanel::exportMlflowWithDialog);
   exportMenu->addSeparator();
   exportMenu->addAction(tr("Plot as PNG..."), this, [this] { exportWithDialog(QStringLiteral("png")); });
   exportMenu->addAction(tr("Plot as PDF..."), this, [this] { exportWithDialog(QStringLiteral("pdf")); });

@@ -46,6 +46,12 @@ class RunsPanel : public QWidget {
   bool exportRuns(const QList<qint64>& ids, const QString& format, const QString& path,
                   bool replace = false);                      // csv | json | md
   bool exportPlot(const QString& path, bool replace = false);  // the compare plot; format from the suffix: .png | .pdf | .svg
+  // The runs as TensorBoard event files, a folder per run under DIR (`runs export --format tensorboard`).
+  bool exportTensorboard(const QList<qint64>& ids, const QString& dir, bool replace = false);
+  // The runs logged to an MLflow tracking server (`runs export --to mlflow`), on a pool thread with its own reading
+  // of the store; the outcome shows in the panel's message when it is done (isExportingToMlflow() turns false).
+  bool exportMlflow(const QList<qint64>& ids, const QString& url, const QString& experiment, bool force = false);
+  bool isExportingToMlflow() const { return mlflowBusy_; }
   bool importRuns(const QString& path);       // a JSON export; runs already here are skipped
   bool deleteRuns(const QList<qint64>& ids);  // asks first
   bool rerunWithChanges(qint64 id);           // emits rerunRequested
@@ -117,6 +123,9 @@ class RunsPanel : public QWidget {
   void importWithDialog();
   void exportHfWithDialog();
   void exportGgufWithDialog();
+  void exportTensorboardWithDialog();
+  void exportMlflowWithDialog();
+  QList<qint64> exportSelection() const;  // the selected runs, else the compared ones
   void evaluateWithDialog();
   void repeatWithDialog();
   QString lastCheckpoint(qint64 id);  // "" (and the reason shown) when the run has none usable
@@ -127,6 +136,7 @@ class RunsPanel : public QWidget {
   bool evaluateOnHost(qint64 id, const QString& task);
 
   std::unique_ptr<tokamak::RunStore> store_;
+  bool mlflowBusy_ = false;
   QString path_;         // as given to setDatabase ("" = default)
   bool opened_ = false;  // setDatabase or the default was tried
   qint64 dataVersion_ = -1;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/base/run/layer_metrics.h"
 #include "engine/base/store/scoreboard.h"
 
 namespace tokamak::ui {
@@ -88,7 +89,8 @@ void SummaryTable::rebuild() {
   for (const auto& run : metrics_)
     for (const tokamak::MetricRow& row : run)
       for (const tokamak::MetricValue& v : row.values)
-        if (v.key != "tokens" && v.key != "wall_s" && std::find(keys.begin(), keys.end(), v.key) == keys.end())
+        if (v.key != "tokens" && v.key != "wall_s" && !tokamak::is_layer_metric(v.key) &&
+            std::find(keys.begin(), keys.end(), v.key) == keys.end())
           keys.push_back(v.key);
   const std::string stat = this->stat().toStdString();
   table_->clear();

@@ -9,13 +9,16 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSignalBlocker>
+#include <QStackedWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "engine/base/run/layer_metrics.h"
 #include "engine/base/run/phases.h"
 #include "engine/base/store/scoreboard.h"  // mean_after_first: the live bar is taken as `runs compare` takes it
+#include "ui/plots/layer_heatmap.h"
 #include "ui/plots/metric_plot.h"
 #include "ui/plots/phase_bars.h"
 
@@ -24,8 +27,10 @@ namespace {
 // Series colours are the one thing not taken from the palette: they must tell curves apart on light and dark.
 const QColor kBlue(31, 119, 180), kOrange(255, 127, 14), kGreen(44, 160, 44), kRed(214, 39, 40), kPurple(148, 103, 189);
 
-// The picker's entry for all phases at once (its item data; a metric's entry has its key).
+// The picker's entry for all phases at once (its item data; a metric's entry has its key), and the prefix of a
+// per-layer statistic's entry ("layers:g_rms").
 const QString kPhases = QStringLiteral("phases");
+const QString kLayers = QStringLiteral("layers:");
 
 bool isPhase(const std::string& key) { return key.rfind("phase_", 0) == 0; }
 
@@ -108,7 +113,12 @@ QGridLayout* LivePlots::buildGrid() {
   lr_ = add(tr("Learning rate"), QString());
   gradNorm_ = add(tr("Grad norm"), tr("before clipping"));
   picked_ = add(tr("Metric"), QString());
-  for (int i = 0; i < plots_.size(); ++i) grid->addWidget(plots_[i], i / 3, i % 3);
+  heatmap_ = new LayerHeatmap(/*ownPicker=*/false);
+  pickedStack_ = new QStackedWidget;
+  pickedStack_->addWidget(picked_);
+  pickedStack_->addWidget(heatmap_);
+  for (int i = 0; i < plots_.size(); ++i)
+    grid->addWidget(plots_[i] == picked_ ? static_cast<QWidget*>(pickedStack_) : plots_[i], i / 3, i % 3);
   phases_ = new PhaseBars;
   grid->addWidget(phases_, int(plots_.size()) / 3, int(plots_.size()) % 3);
   train_ = loss_->addSeries(tr("train"), kBlue);
@@ -195,8 +205,17 @@ void LivePlots::autoPick() {
 // The picked metric's whole history (or every phase's), redrawn: a choice made late still shows the run from
 // its start.
 void LivePlots::showPicked() {
+  const QString data = picker_->currentData().toString();
+  if (data.startsWith(kLayers)) {
+    heatmap_->setStat(data.mid(kLayers.size()).toStdString());
+    heatmap_->setTitle(picker_->currentText());
+    pickedStack_->setCurrentWidget(heatmap_);
+    pickedKey_ = data.toStdString();
+    return;
+  }
+  pickedStack_->setCurrentWidget(picked_);
   picked_->clear();
-  const bool phases = picker_->currentData().toString() == kPhases;
+  const bool phases = data == kPhases;
   const QString text = picker_->currentText();
   pickedKey_ = phases ? kPhases.toStdString() : text.toStdString();
   picked_->setTitle(phases ? tr("Step phases") : text.isEmpty() ? tr("Metric") : text);
@@ -227,14 +246,32 @@ void LivePlots::appendSteps(const std::vector<StepEvent>& steps) {
       loss_->append(scaleSkips_, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, loss);
     }
     if (!std::isnan(skipped)) scaleSkipped_ = skipped;
+    appendLayers(e);
     for (const MetricValue& v : e.metrics)
-      append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
+      if (!tokamak::is_layer_metric(v.key))
+        append(v.key, static_cast<double>(e.step), static_cast<double>(e.tokens), e.wall_s, v.value);
     for (int p = 0; p < tokamak::kPhaseCount; ++p) {
       const double ms = e.metric(tokamak::phase_names()[p].metric);
       if (!std::isnan(ms)) phaseValues_[p].push_back(ms), phasesChanged_ = true;
     }
   }
 }
+
+void LivePlots::appendLayers(const StepEvent& e) {
+  bool any = false;
+  for (const MetricValue& v : e.metrics) any = any || tokamak::is_layer_metric(v.key);
+  if (!any) return;
+  heatmap_->append(e.step, e.metrics);
+  if (picker_->findData(kLayers + tokamak::layer_stats().front().id) >= 0) return;
+  const QSignalBlocker quiet(picker_);  // what is shown stays; the entries are offered
+  for (const tokamak::LayerStat& s : tokamak::layer_stats()) {
+    picker_->addItem(tr("layers: %1").arg(tr(s.label)), kLayers + s.id);
+    picker_->setItemData(picker_->count() - 1, tr(s.help), Qt::ToolTipRole);
+  }
+  if (pickedKey_.empty()) picker_->setCurrentIndex(-1);
+}
+
+bool LivePlots::heatmapShown() const { return pickedStack_->currentWidget() == heatmap_; }
 
 void LivePlots::showPhases() {
   if (!phasesChanged_) return;
@@ -305,6 +342,8 @@ void LivePlots::clear() {
   picked_->yAxis->setLabel(QString());
   picked_->setSeriesShown(pickedS_, true);
   for (int s : phaseS_) picked_->setSeriesShown(s, false);
+  heatmap_->clear();
+  pickedStack_->setCurrentWidget(picked_);
   const QSignalBlocker quiet(picker_);
   picker_->clear();
 }

@@ -4,7 +4,9 @@
 // first, "step phases": each phase's ms per step over time, what that plot opens on when the run reports them,
 // with the controls that apply to all of them: X axis (step, tokens, wall time), log Y, smoothing, and
 // "follow" after a zoom. Beside them the step profile as a stacked bar (ms per step by phase, the mean over
-// the reports after the first, as `runs compare` takes it). Fed in batches by the run controller.
+// the reports after the first, as `runs compare` takes it). A run that measures its layers (metrics.layers_every)
+// adds one picker entry per statistic ("layers: gradient RMS", …), drawn in the same place as a heatmap of layers
+// × steps (layer_heatmap.h). Fed in batches by the run controller.
 #pragma once
 #include <QVector>
 #include <QWidget>
@@ -19,9 +21,11 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QSlider;
+class QStackedWidget;
 
 namespace tokamak::ui {
 
+class LayerHeatmap;
 class MetricPlot;
 class PhaseBars;
 
@@ -51,6 +55,8 @@ class LivePlots : public QWidget {
   MetricPlot* pickedPlot() const { return picked_; }
   QComboBox* metricPicker() const { return picker_; }
   PhaseBars* phaseBars() const { return phases_; }
+  LayerHeatmap* layerHeatmap() const { return heatmap_; }
+  bool heatmapShown() const;
 
  private:
   // Where a metric key goes among the default plots: which series, times what (MFU in %, bytes in MB).
@@ -74,6 +80,7 @@ class LivePlots : public QWidget {
   void showPicked();
   void autoPick();  // until the user picks: the phases, else the first key without a plot of its own
   void showPhases();
+  void appendLayers(const StepEvent& e);  // a report's per-layer statistics: the heatmap, and its picker entries
 
   QComboBox* xAxis_;
   QComboBox* picker_;
@@ -90,6 +97,8 @@ class LivePlots : public QWidget {
   std::array<int, tokamak::kPhaseCount> phaseS_{};  // the picked plot's series of each phase
   bool userPicked_ = false;
   PhaseBars* phases_;
+  LayerHeatmap* heatmap_;
+  QStackedWidget* pickedStack_;  // the picked plot, or the heatmap
   std::array<std::vector<double>, tokamak::kPhaseCount> phaseValues_;  // each report's, in step order
   bool phasesChanged_ = false;
 };

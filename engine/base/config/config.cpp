@@ -1,4 +1,5 @@
 // Model presets, validation and derived values of the run configuration.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -330,6 +331,12 @@ void optimizer_and_run_problems(const Config& c, Problems& p) {
     p.need(c.dist.gpus <= 1, "health.spike_action=rollback with data parallel (dist.gpus > 1) is not implemented "
                              "yet: set health.spike_action=skip");
   }
+  const int64_t layers = c.metrics.layers_every;
+  p.need(layers <= 0 || layers % c.train.log_every == 0,
+         "metrics.layers_every=" + std::to_string(layers) + " is not a multiple of train.log_every=" +
+             std::to_string(c.train.log_every) + ": the layers are read with a report; set metrics.layers_every=" +
+             std::to_string(std::max<int64_t>(c.train.log_every, layers / c.train.log_every * c.train.log_every)) +
+             " (or 0: every report)");
   p.need(!(c.eval.stop_at_target && c.eval.target_val_loss <= 0),
          "eval.stop_at_target needs eval.target_val_loss > 0: set the target or turn stop_at_target off");
   for (const std::string& e : eval_task_problems(c)) p.list.push_back(e);

@@ -154,6 +154,13 @@ struct HealthConfig {
   double stall_requeue_minutes = 0;  // the queue ends and requeues a run stalled this long; 0 = never (it waits)
 };
 
+// What a run measures beyond the step's own numbers (engine/torch/metrics/layer_stats.h).
+struct MetricsConfig {
+  // Per-layer statistics (weight, gradient and update RMS per parameter group; activation RMS and attention entropy
+  // per block): 0 = with every report, N = every N steps (a multiple of train.log_every), -1 = never.
+  int64_t layers_every = 0;
+};
+
 struct DistConfig {
   int64_t gpus = 1;
   // Ten minutes (PyTorch's NCCL default): the other ranks wait in a collective while rank 0 writes a checkpoint,
@@ -174,6 +181,7 @@ struct Config {
   CheckpointConfig checkpoint;
   SpeedConfig speed;
   HealthConfig health;
+  MetricsConfig metrics;
   DistConfig dist;
   std::string device = "cpu";
   int64_t threads = 0;

@@ -151,6 +151,7 @@ const std::vector<Key>& registry() {
       TK_NUM("health.stall_factor", health.stall_factor, 0, 1e6, "A run is stalled after this many times the median time between its reports with no step (seen by `runs follow` and the studio); 0 = not watched"),
       TK_NUM("health.stall_min_s", health.stall_min_s, 0, 1e9, "A run is never called stalled before this many seconds without a step (an evaluation or a checkpoint pauses the steps)"),
       TK_NUM("health.stall_requeue_minutes", health.stall_requeue_minutes, 0, 525600, "A run of the queue stalled this long is ended and queued again, to resume from its last checkpoint (at most 3 times); 0 = the queue waits for it"),
+      TK_NUM("metrics.layers_every", metrics.layers_every, -1, kSteps, "Per-layer statistics (weight, gradient and update RMS of each block's attention, MLP and norms; each block's activation RMS and attention entropy), read with a report's own host sync: 0 = at every report, N = every N steps (a multiple of train.log_every), -1 = never"),
       TK_NUM("dist.gpus", dist.gpus, 1, 4096, "Data-parallel processes: one per GPU, gradients all-reduced over NCCL (DDP; scaling measured: docs/multi-gpu.md); on a CPU, Gloo processes"),
       TK_NUM("dist.timeout_s", dist.timeout_s, 1, 604800, "Seconds before a dead or hung rank stops the others with an error"),
       TK_NUM_OPEN("dist.bucket_mb", dist.bucket_mb, 0, 65536, "Gradients are all-reduced in buckets of about this many MB"),

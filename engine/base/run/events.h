@@ -78,6 +78,8 @@ struct SpikeEvent {
   int64_t to_step = 0;      // rolled back: the checkpoint's step the run went on from (its later steps are gone)
   int64_t data_skipped = 0; // rolled back: steps of data passed over (the window that led to the spike)
   int64_t total = 0;        // spikes in this run so far
+  std::string layer;        // the parameter group whose gradient RMS jumped most (e.g. "h3.attn"); "" = not measured
+  double layer_jump = 0;    // that group's gradient RMS over its running mean
 };
 
 // Something about the run's pace a person would want told: "slowdown" (the trainer: tok/s well below its running

@@ -80,6 +80,7 @@ json event_json(const SpikeEvent& e) {
   json j = {{"event", "spike"}, {"step", e.step}, {"tokens", e.tokens}, {"wall_s", e.wall_s},     {"signal", e.signal}, {"value", e.value},
             {"median", e.median}, {"limit", e.limit}, {"action", e.action}, {"total", e.total}};
   if (e.action == "rolled back") j["to_step"] = e.to_step, j["data_skipped"] = e.data_skipped;
+  if (!e.layer.empty()) j["layer"] = e.layer, j["layer_jump"] = e.layer_jump;
   return j;
 }
 
@@ -135,7 +136,8 @@ std::string dispatch_journal_line(const std::string& line, EventSink& sink) {
   } else if (event == "spike") {
     sink.on_spike({step, get<int64_t>(j, "tokens", 0), get<double>(j, "wall_s", 0), get<std::string>(j, "signal", ""), get<double>(j, "value", 0), get<double>(j, "median", 0),
                    get<double>(j, "limit", 0), get<std::string>(j, "action", ""), get<int64_t>(j, "to_step", 0),
-                   get<int64_t>(j, "data_skipped", 0), get<int64_t>(j, "total", 0)});
+                   get<int64_t>(j, "data_skipped", 0), get<int64_t>(j, "total", 0), get<std::string>(j, "layer", ""),
+                   get<double>(j, "layer_jump", 0)});
   } else if (event == "slowdown" || event == "stalled" || event == "stall_over") {
     sink.on_alert({event, step, get<std::string>(j, "message", "")});
   } else if (event == "sample") {

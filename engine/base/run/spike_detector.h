@@ -15,6 +15,10 @@ struct SpikeVerdict {
   double value = 0;     // its value at this step
   double median = 0;    // the window's median of that signal
   double limit = 0;     // median + threshold × robust deviation: above it is a spike
+  // The parameter group whose gradient RMS jumped most against its running mean (layer_metrics.h's groups, e.g.
+  // "h3.attn"), and that jump as a ratio; set by the trainer, "" where it was not measured.
+  std::string layer;
+  double layer_jump = 0;
 };
 
 class SpikeDetector {

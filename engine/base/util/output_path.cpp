@@ -129,14 +129,20 @@ void check_output_folder(const std::string& path, const std::vector<std::string>
   for (const std::string& name : present) {
     const std::string file = path + (path.back() == '/' ? "" : "/") + name;
     struct stat fst {};
-    if (::lstat(file.c_str(), &fst) == 0) refuse_protected(file, fst, rule, ends_with(name, ".safetensors"));
+    if (::lstat(file.c_str(), &fst) != 0) continue;
+    if (rule.made_are_folders && !S_ISDIR(fst.st_mode))
+      throw Error("'" + file + "' is " + (protected_kind(file).empty() ? "a file" : protected_kind(file)) +
+                      ", where " + rule.what + " makes a folder: nothing is written",
+                  "remove it yourself if it is not wanted, or write " + rule.what + " somewhere else");
+    if (!rule.made_are_folders) refuse_protected(file, fst, rule, ends_with(name, ".safetensors"));
   }
   const bool any_made = !present.empty();
   if (!foreign.empty())
     throw Error("the folder '" + path + "' holds files " + rule.what + " does not make ('" + foreign +
                     "'): nothing is written into it",
                 "name a new or empty folder");
-  if (any_made && !rule.replace) throw Error("'" + path + "' already holds " + rule.what, rule.force_hint);
+  if (any_made && !rule.replace && !rule.made_are_folders)
+    throw Error("'" + path + "' already holds " + rule.what, rule.force_hint);
 }
 
 }  // namespace tokamak

@@ -19,6 +19,9 @@ struct OutputRule {
   bool replace = false;                 // --force, or the save dialog asked
   std::vector<std::string> inputs;      // what the command reads: never the output
   std::string force_hint = "pass --force to replace it";
+  // check_output_folder: the names it makes are folders of their own (a TensorBoard export's run folders), each
+  // checked by its own call; a name that is there as anything but a folder (a link included) is refused.
+  bool made_are_folders = false;
 };
 
 // Throws an Error (one line: which path, why, what to do) when PATH may not be written as RULE says; returns when

@@ -9,16 +9,16 @@ namespace tokamak {
 
 struct Formats {
   int store_schema = 0;  // the run store's PRAGMA user_version (store_schema.cpp)
-  int config_keys = 0;   // the config's key layout: 2 since the sections were split by concern (renamed_keys.h), 3 with health, 4 with fp16's loss scale
+  int config_keys = 0;   // the config's key layout: 2 since the sections were split by concern (renamed_keys.h), 3 with health, 4 with fp16's loss scale, 5 with the metrics section
   int journal = 0;       // the events' shape in events.jsonl and on --json (journal_events.h)
 };
 inline bool operator==(const Formats& a, const Formats& b) {
   return a.store_schema == b.store_schema && a.config_keys == b.config_keys && a.journal == b.journal;
 }
 
-inline constexpr Formats kFormats{10, 4, 1};
+inline constexpr Formats kFormats{10, 5, 1};
 
-// `tokamak --version`: "0.5.0 (store schema 10, config keys 4, journal 1)".
+// `tokamak --version`: "0.6.0 (store schema 10, config keys 5, journal 1)".
 std::string version_line();
 
 // What another build's --version said. A build before the formats were printed said its version alone

@@ -41,9 +41,10 @@ void NotifySink::on_eval(const EvalEvent& e) {
 }
 
 void NotifySink::on_spike(const SpikeEvent& e) {
-  char body[200];
-  std::snprintf(body, sizeof body, "step %lld: %s %.4g against a median of %.4g: %s", static_cast<long long>(e.step),
-                e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median, e.action.c_str());
+  char body[240];
+  std::snprintf(body, sizeof body, "step %lld: %s %.4g against a median of %.4g%s%s: %s", static_cast<long long>(e.step),
+                e.signal == "loss" ? "loss" : "gradient norm", e.value, e.median,
+                e.layer.empty() ? "" : "; gradients jumped most in ", e.layer.substr(0, 40).c_str(), e.action.c_str());
   send("spike", e.step, name_ + ": a loss spike", body);
 }
 

@@ -2,6 +2,7 @@
 #include "engine/torch/model/block.h"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/rms_norm.h>
@@ -11,6 +12,7 @@
 #include <torch/nn/functional/linear.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 
@@ -162,6 +164,23 @@ torch::Tensor AttentionImpl::forward_cached(const torch::Tensor& x, KVCache& cac
     y = at::scaled_dot_product_attention(q, cache.k, cache.v, allowed);
   }
   return linear(c_proj, y.transpose(1, 2).contiguous().view({B, T, C}));
+}
+
+torch::Tensor AttentionImpl::head_entropy(const torch::Tensor& x, int64_t head) {
+  at::NoGradGuard no_grad;
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2), H = o_.n_head, D = C / H;
+  auto qkv = linear(c_attn, x).split(C, /*dim=*/2);
+  auto q = qkv[0].view({B, T, H, D}).transpose(1, 2);
+  auto k = qkv[1].view({B, T, H, D}).transpose(1, 2);
+  position_and_norm(q, k, 0);
+  q = q.select(1, head).to(torch::kFloat), k = k.select(1, head).to(torch::kFloat);  // (B, T, D)
+  const auto causal = torch::ones({T, T}, x.options().dtype(torch::kBool)).tril();
+  // The scale fused attention uses by default (1/sqrt(D)); masked scores are -inf, so their weight is 0.
+  const auto scores = (torch::matmul(q, k.transpose(1, 2)) / std::sqrt(static_cast<double>(D)))
+                          .masked_fill(causal.logical_not(), -std::numeric_limits<float>::infinity());
+  const auto logp = torch::log_softmax(scores, -1);
+  // 0 · log 0 is 0: the masked entries' -inf log is replaced before the product.
+  return -(logp.exp() * logp.masked_fill(causal.logical_not(), 0)).sum(-1).mean();
 }
 
 BlockImpl::BlockImpl(const BlockOptions& o) : o_(o) {

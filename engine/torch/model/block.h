@@ -83,6 +83,9 @@ class AttentionImpl : public torch::nn::Module {
   // Inference only (no dropout): x holds the T new tokens, which attend to the cache and to each other
   // causally; their keys and values are appended to the cache. Fused attention whatever the variant.
   torch::Tensor forward_cached(const torch::Tensor& x, KVCache& cache, const torch::Tensor& ve = {});
+  // The mean entropy (nats, fp32 scalar) of HEAD's causal attention weights over x (B, T, C), the block's normed
+  // input: what fused attention never materialises, computed apart for the per-layer statistics. No gradient.
+  torch::Tensor head_entropy(const torch::Tensor& x, int64_t head);
   torch::nn::Linear c_attn{nullptr};  // (3C, C)
   torch::nn::Linear c_proj{nullptr};  // (C, C)
   torch::Tensor value_lambdas;        // (2,): v ← λ0·v + λ1·ve; only with a value embedding

@@ -1,6 +1,7 @@
 // The GPT model (see gpt.h).
 #include "engine/torch/model/gpt.h"
 
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <torch/nn/functional/dropout.h>
 #include <torch/nn/init.h>
@@ -224,6 +225,20 @@ torch::Tensor GPTImpl::forward_cached(const torch::Tensor& idx, std::vector<KVCa
     return blocks->at<BlockImpl>(i).forward_cached(in, cache[i], value_embedding(idx, i));
   });
   return logits_of(ln_f->forward(x));
+}
+
+GPTImpl::Probe GPTImpl::probe(const torch::Tensor& idx) {
+  at::NoGradGuard no_grad;
+  std::vector<KVCache> cache(blocks->size());  // the cached forward is the inference path: no dropout, any layers
+  std::vector<torch::Tensor> rms, entropy;
+  run_blocks(embed(idx, 0), [&](size_t i, const torch::Tensor& in) {
+    BlockImpl& block = blocks->at<BlockImpl>(i);
+    entropy.push_back(block.attn->head_entropy(block.ln_1->forward(in), 0));
+    torch::Tensor out = block.forward_cached(in, cache[i], value_embedding(idx, i));
+    rms.push_back(out.to(torch::kFloat).square().mean().sqrt());
+    return out;
+  });
+  return {torch::stack(rms), torch::stack(entropy)};
 }
 
 torch::Tensor GPTImpl::embed(const torch::Tensor& idx, int64_t first) {

@@ -25,7 +25,7 @@ SpikeEvent SpikeWatch::event(int64_t step, int64_t tokens, double wall_s, const 
                              const std::string& action) const {
   SpikeEvent e;
   e.step = step, e.tokens = tokens, e.wall_s = wall_s, e.signal = v.signal, e.value = v.value, e.median = v.median, e.limit = v.limit;
-  e.action = action, e.total = total_;
+  e.action = action, e.total = total_, e.layer = v.layer, e.layer_jump = v.layer_jump;
   if (total_ > max_spikes_) {
     char what[160];
     std::snprintf(what, sizeof what, "%s %.4g against a median of %.4g", v.signal == "loss" ? "loss" : "gradient norm",

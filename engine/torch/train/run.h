@@ -41,6 +41,7 @@ struct StepResult {
   double lr = 0;
   std::string skip_reason;
   SpikeVerdict spike;
+  at::Tensor jump;  // with a spike watch: each parameter group's gradient RMS over its running mean (LayerStats)
 };
 struct Loop;  // what the loop keeps from step to step (trainer.cpp)
 
@@ -59,6 +60,8 @@ class Run {
   void eager_step(Loop& l, int64_t step, StepResult& r);
   Batch batch_for(int64_t step, int64_t micro);
   void report_step(Loop& l, int64_t step, const StepResult& r);
+  bool reports_at(int64_t step) const;  // STEP counted from 1: a report follows it
+  bool layers_at(int64_t step) const;   // and the per-layer statistics with it (metrics.layers_every)
   void add_loss_scale_metrics(Loop& l, int64_t step, Metrics& metrics);
   bool periodic_work(Loop& l, int64_t step, bool report);
   bool evaluate_val(int64_t step, double trained_s);
@@ -114,6 +117,8 @@ class Run {
   int64_t val_batches_ = 0;  // eval.val_tokens: evaluations cover exactly its windows (0 = eval.batches)
   int64_t skipped_ = 0, skipped_in_a_row_ = 0;  // steps left out for a non-finite loss or gradients
   std::unique_ptr<LossScaler> scaler_;          // speed.precision=fp16 only
+  bool probe_due_ = false;                      // this step's statistics are due: batch_for keeps probe_tokens_
+  at::Tensor probe_tokens_;                     // (1, T): the step's first sequence, for the per-layer probe
   int64_t scale_skipped_ = 0;                   // fp16: steps the loss scale skipped (an overflow, then a lower scale)
   std::unique_ptr<SpikeWatch> spikes_;          // health.*: spikes, and the data offset rollbacks left
   std::unique_ptr<MachineHealth> machine_;      // rank 0: the machine's clocks, temperatures, other processes

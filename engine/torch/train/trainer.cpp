@@ -17,6 +17,7 @@
 #include <chrono>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "engine/torch/train/loader.h"
 #include "engine/base/data/tokenizer.h"
@@ -32,6 +33,7 @@
 #include "engine/base/util/cores.h"
 #include "engine/torch/device/cpu_peak.h"
 #include "engine/base/perf/flops.h"
+#include "engine/torch/metrics/layer_stats.h"
 #include "engine/torch/metrics/step_meter.h"
 #include "engine/torch/metrics/step_profile.h"
 #include "engine/torch/model/hf.h"
@@ -85,8 +87,15 @@ struct Loop {
   const bool check_every_step;
   const SpikeAction spike_action;
   std::vector<at::Tensor> params;
-  // Without a host read per step, warn looks at each step's loss and norm at the next report.
-  std::vector<std::pair<int64_t, at::Tensor>> unread;
+  // Without a host read per step, warn looks at each step's loss and norm (and the layers' gradient jumps, where
+  // measured) at the next report.
+  struct Unread {
+    int64_t step;
+    at::Tensor values, jump;
+  };
+  std::vector<Unread> unread;
+  // Rank 0, with metrics.layers_every >= 0 or a spike watch: the per-layer statistics, and the layer a spike names.
+  std::unique_ptr<LayerStats> layers;
   StepMeter meter;
   int64_t window_tokens = 0;  // trained since the last report (warm-ups make steps of different sizes)
   // Every step of a report window is profiled, the same steps the meter times: the phases beside step_ms are the
@@ -105,6 +114,8 @@ EndEvent Run::execute() {
   started_ = last_checkpoint_ = Clock::now();
   set_up();
   Loop l(c_, device_, model_, *spikes_);
+  if (main_ && (c_.metrics.layers_every >= 0 || l.spike_action != SpikeAction::kOff))
+    l.layers = std::make_unique<LayerStats>(*model_);
   int64_t step = start_step_;
   end.status = "finished";
   loop_started_ = Clock::now();
@@ -115,13 +126,14 @@ EndEvent Run::execute() {
         break;
       }
       share_cores();
-      const StepResult r = train_step(l, step);
+      StepResult r = train_step(l, step);
       ++step;
       l.meter.step();
       tokens_ += tokens_at_step(c_, step - 1);
       l.window_tokens += tokens_at_step(c_, step - 1);
       if (!r.skip_reason.empty()) count_skipped(step, skipped_in_a_row_ + 1, skipped_ + 1, r.skip_reason);
       if (r.spike.spike) {
+        if (l.layers && r.jump.defined()) std::tie(r.spike.layer, r.spike.layer_jump) = l.layers->jumped_most(r.jump);
         const int64_t back_to = l.spike_action == SpikeAction::kRollback ? roll_back(step, r.spike) : -1;
         if (back_to >= 0) {  // the steps after the checkpoint are undone: nothing of them is reported
           step = back_to;
@@ -130,7 +142,7 @@ EndEvent Run::execute() {
         sink_.on_spike(spikes_->event(step, tokens_, seconds_since_start(), r.spike,
                                       l.spike_action == SpikeAction::kWarn ? "warned" : "skipped"));
       }
-      const bool report = step % c_.train.log_every == 0 || step == c_.train.steps || step == start_step_ + 1;
+      const bool report = reports_at(step);
       if (report) report_step(l, step, r);
       const bool target_reached = periodic_work(l, step, report);
       if (const char* status = stop_status(step, report, target_reached)) {
@@ -162,6 +174,7 @@ Batch Run::batch_for(int64_t step, int64_t micro) {
     b.inputs = b.inputs.narrow(0, 0, rows).narrow(1, 0, len);
     b.targets = b.targets.narrow(0, 0, rows).narrow(1, 0, len);
   }
+  if (micro == 0 && probe_due_) probe_tokens_ = b.inputs.narrow(0, 0, 1).clone();  // the per-layer probe's sequence
   return b;
 }
 
@@ -171,13 +184,19 @@ StepResult Run::train_step(Loop& l, int64_t step) {
   if (l.profiling) l.profile.begin();
   StepResult r;
   r.lr = learning_rate(c_, step) * spikes_->lr_scale(step);
+  probe_due_ = l.layers && layers_at(step + 1);
+  if (probe_due_) l.layers->keep_weights();  // the update is measured against the weights before it
   if (reducer_) reducer_->zero_grad();
   else if (!l.graphed || !l.graphed->captured()) optimizer_->zero_grad();  // a graph refills its gradients in place
   if (l.graphed) graphed_step(l, step, r);
   else eager_step(l, step, r);
+  // A graph's gradients are read after it, clipped: the group that jumped is still the one named.
+  if (l.layers && l.spike_action != SpikeAction::kOff && !r.jump.defined()) r.jump = l.layers->grad_jump();
   if (l.spike_action == SpikeAction::kWarn && !l.check_every_step)
-    l.unread.emplace_back(step + 1, at::stack({r.out.loss.detach().to(at::kFloat).reshape({}),
-                                               r.norm.detach().to(at::kFloat).reshape({})}));
+    l.unread.push_back({step + 1,
+                        at::stack({r.out.loss.detach().to(at::kFloat).reshape({}),
+                                   r.norm.detach().to(at::kFloat).reshape({})}),
+                        r.jump});
   return r;
 }
 
@@ -221,6 +240,8 @@ void Run::eager_step(Loop& l, int64_t step, StepResult& r) {
   // checks its own slices, and the ranks' found_inf is all-reduced.
   at::Tensor overflow;
   if (scaler_) overflow = (sharded_ ? sharded_->unscale(scaler_->inv_scale()) : scaler_->unscale(l.params)).reshape({});
+  // Before the clip, which scales every group alike: the jump a spike reports is the gradients' own.
+  if (l.layers && l.spike_action != SpikeAction::kOff) r.jump = l.layers->grad_jump();
   r.norm = sharded_ ? sharded_->clip_grad_norm(c_.optimizer.grad_clip)  // the global norm of the shards
                     : clip_grad_norm(l.params, c_.optimizer.grad_clip);
   // One NaN or inf in any gradient makes the norm non-finite: with the loss, that decides the skip.
@@ -249,16 +270,27 @@ void Run::eager_step(Loop& l, int64_t step, StepResult& r) {
   l.lap(Phase::kOptimizer);  // clip, the skip decision and AdamW
 }
 
+bool Run::reports_at(int64_t step) const {
+  return step % c_.train.log_every == 0 || step == c_.train.steps || step == start_step_ + 1;
+}
+
+bool Run::layers_at(int64_t step) const {
+  const int64_t every = c_.metrics.layers_every;
+  return every >= 0 && reports_at(step) && (every == 0 || step % every == 0 || step == c_.train.steps);
+}
+
 // A report step: the host sync that reads the device's counts and late spikes, then every metric of the step,
 // named here once (sinks pass them on without knowing them).
 void Run::report_step(Loop& l, int64_t step, const StepResult& r) {
   if (!l.check_every_step)
     count_skipped(step, static_cast<int64_t>(l.in_a_row.item<float>()), static_cast<int64_t>(l.faults.item<float>()),
                   "non-finite loss or gradients");
-  for (const auto& [at_step, values] : l.unread) {  // warn on a GPU: the steps since the last report
-    const at::Tensor v = values.to(at::kCPU);
-    const SpikeVerdict late = spikes_->look(v[0].item<double>(), v[1].item<double>());
-    if (late.spike) sink_.on_spike(spikes_->event(at_step, tokens_, seconds_since_start(), late, "warned"));
+  for (const Loop::Unread& u : l.unread) {  // warn on a GPU: the steps since the last report
+    const at::Tensor v = u.values.to(at::kCPU);
+    SpikeVerdict late = spikes_->look(v[0].item<double>(), v[1].item<double>());
+    if (!late.spike) continue;
+    if (l.layers && u.jump.defined()) std::tie(late.layer, late.layer_jump) = l.layers->jumped_most(u.jump);
+    sink_.on_spike(spikes_->event(u.step, tokens_, seconds_since_start(), late, "warned"));
   }
   l.unread.clear();
   l.lap(Phase::kOther);
@@ -287,6 +319,12 @@ void Run::report_step(Loop& l, int64_t step, const StepResult& r) {
   if (sharded_) e.metrics.add_count("zero_saved_bytes", sharded_->unsharded_state_bytes() - sharded_->state_bytes());
   add_overlap_metrics(e.metrics);
   if (l.profiling) l.profile.add_to(e.metrics, group_ != nullptr, 1000.0 * window.seconds / window.steps);
+  if (l.layers && layers_at(step)) {  // like the machine's readings, no part of a step's time (PERFORMANCE.md: cost)
+    const auto read_start = Clock::now();
+    l.layers->add_to(e.metrics, probe_tokens_);
+    probe_tokens_ = at::Tensor();
+    l.meter.exclude(std::chrono::duration<double>(Clock::now() - read_start).count());
+  }
   if (machine_) {  // the readings are no part of a step: left out of the next window's time
     const auto read_start = Clock::now();
     machine_->add_to(e.metrics);
