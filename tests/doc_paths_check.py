@@ -4,7 +4,7 @@ to nowhere. Reads every tracked text file for words that start with a top-level 
 tests/, docs/, scripts/, resources/, experiments/, packaging/) and checks each against the tree.
 
 A name passes when it exists, or names a file's stem ("engine/base/run/run_launch" for run_launch.h and .cpp), or
-is a program the build makes from a source of that stem (tests/test_gpu). Not checked: globs and placeholders
+is a program the build makes from a source of that stem (tests/test_gpu), or protoc's output of a .proto there. Not checked: globs and placeholders
 (a `*`, `<`, `{`, `$` or an upper-case NAME in it), paths inside other projects (a line that names llm.c, nanoGPT,
 torchtitan or another peer), and tests/data/, whose generators build old revisions on purpose.
 
@@ -26,6 +26,8 @@ def exists(root, path):
     full = os.path.join(root, path)
     if os.path.exists(full) or path in PROGRAMS:
         return True
+    if re.search(r"\.pb\.(h|cc)$", path):  # protoc's output, generated from the .proto beside it at build time
+        return os.path.exists(re.sub(r"\.pb\.(h|cc)$", ".proto", full))
     folder, stem = os.path.split(full)
     return os.path.isdir(folder) and any(n.startswith(stem + ".") for n in os.listdir(folder))
 

@@ -15,7 +15,7 @@
 #include "engine/base/config/config.h"
 #include "engine/base/run/journal_events.h"
 #include "engine/base/run/layer_metrics.h"
-#include "engine/torch/metrics/layer_stats.h"
+#include "engine/torch/train/layer_stats.h"
 #include "engine/torch/model/gpt.h"
 #include "engine/torch/train/trainer.h"
 #include "tests/support/recording_sink.h"

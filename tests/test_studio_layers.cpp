@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTemporaryDir>
 
@@ -148,6 +149,33 @@ class TestStudioLayers : public QObject {
     QVERIFY(!w.runsPanel()->exportTensorboard({id}, logs.path()));  // an earlier export: only when asked
     QVERIFY(w.runsPanel()->message().contains("--force"));
     QVERIFY(w.runsPanel()->exportTensorboard({id}, logs.path(), /*replace=*/true));
+  }
+
+  // docs/INSIDE.md's picture (scripts/screenshot-layers.sh): the runs of TOKAMAK_SCREENSHOT_DB side by side in
+  // Compare's Layers tab, statistic TOKAMAK_SCREENSHOT_STAT, grabbed to TOKAMAK_SCREENSHOT_OUT.
+  void screenshot() {
+    const QString db = qEnvironmentVariable("TOKAMAK_SCREENSHOT_DB"), out = qEnvironmentVariable("TOKAMAK_SCREENSHOT_OUT");
+    if (db.isEmpty() || out.isEmpty()) QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the Layers tab");
+    RunsPanel panel;
+    panel.setDatabase(db);
+    QVERIFY2(!panel.hasError(), qPrintable(panel.message()));
+    panel.resize(1500, 950);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    RunStore store(db.toStdString(), RunStore::Mode::existing);
+    const std::vector<int64_t> ids = store.run_ids();
+    QVERIFY(ids.size() >= 2);
+    QVERIFY(panel.compareRuns({ids[0], ids[1]}));
+    LayerCompare* layers = panel.compareView()->layerCompare();
+    auto* tabs = panel.compareView()->findChild<QTabWidget*>("compareTabs");
+    tabs->setCurrentWidget(layers);
+    auto* split = qobject_cast<QSplitter*>(tabs->parentWidget());
+    QVERIFY(split);
+    split->setSizes({300, 1200});  // the tab, not the curves: two maps side by side
+    const QString stat = qEnvironmentVariable("TOKAMAK_SCREENSHOT_STAT", "g_rms");
+    layers->statPicker()->setCurrentIndex(layers->statPicker()->findData(stat));
+    QTest::qWait(300);
+    QVERIFY(panel.grab().save(out));
   }
 };
 

@@ -154,7 +154,7 @@ struct HealthConfig {
   double stall_requeue_minutes = 0;  // the queue ends and requeues a run stalled this long; 0 = never (it waits)
 };
 
-// What a run measures beyond the step's own numbers (engine/torch/metrics/layer_stats.h).
+// What a run measures beyond the step's own numbers (engine/torch/train/layer_stats.h).
 struct MetricsConfig {
   // Per-layer statistics (weight, gradient and update RMS per parameter group; activation RMS and attention entropy
   // per block): 0 = with every report, N = every N steps (a multiple of train.log_every), -1 = never.

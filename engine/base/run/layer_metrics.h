@@ -1,7 +1,7 @@
 // Per-layer statistics as named metrics: "layers.STAT.GROUP", e.g. "layers.g_rms.h3.attn". They travel as every
 // other metric does (the journal, the store, the exports), so a run's layers are kept and exported with it; the
 // terminal's step line and the plot pickers leave them out, and the studio's heatmap reads them back by these names.
-// LibTorch-free: the store, the studio and the exports parse them (engine/torch/metrics/layer_stats.h makes them).
+// LibTorch-free: the store, the studio and the exports parse them (engine/torch/train/layer_stats.h makes them).
 #pragma once
 #include <optional>
 #include <string>

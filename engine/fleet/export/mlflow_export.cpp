@@ -35,7 +35,8 @@ class Rest {
   }
 
   json call(const std::string& method, const std::string& endpoint, const json& body = nullptr) {
-    const Reply r = send(method, base_ + "/api/2.0/mlflow/" + endpoint, body.is_null() ? "" : body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+    const std::string text = body.is_null() ? "" : body.dump(-1, ' ', false, json::error_handler_t::replace);
+    const Reply r = send(method, base_ + "/api/2.0/" + endpoint, text, "application/json");
     const json answer = json::parse(r.body, nullptr, false);
     if (r.status / 100 != 2) {
       std::string said = answer.is_object() ? answer.value("message", answer.value("error_code", "")) : "";
@@ -49,7 +50,7 @@ class Rest {
 
   // GET, where a 404 is an answer (a missing experiment), not an error: returns null for it.
   json get_or_null(const std::string& endpoint) {
-    const Reply r = send("GET", base_ + "/api/2.0/mlflow/" + endpoint, "", "");
+    const Reply r = send("GET", base_ + "/api/2.0/" + endpoint, "", "");
     if (r.status == 404) return nullptr;
     if (r.status / 100 != 2)
       throw Error("the MLflow server at " + shown_ + " refused " + endpoint.substr(0, endpoint.find('?')) + " (HTTP " +
@@ -114,9 +115,9 @@ class Rest {
 };
 
 std::string experiment_id(Rest& rest, const std::string& name) {
-  const json found = rest.get_or_null("experiments/get-by-name?experiment_name=" + rest.escape(name));
+  const json found = rest.get_or_null("mlflow/experiments/get-by-name?experiment_name=" + rest.escape(name));
   if (found.is_object() && found.contains("experiment")) return found["experiment"].value("experiment_id", "");
-  return rest.call("POST", "experiments/create", {{"name", name}}).value("experiment_id", "");
+  return rest.call("POST", "mlflow/experiments/create", {{"name", name}}).value("experiment_id", "");
 }
 
 std::string mlflow_status(const std::string& status) {
@@ -134,14 +135,14 @@ void log_batches(Rest& rest, const std::string& run_id, const json& items, const
   for (size_t i = 0; i < items.size(); i += per_batch) {
     json batch = json::array();
     for (size_t j = i; j < std::min(items.size(), i + per_batch); ++j) batch.push_back(items[j]);
-    rest.call("POST", "runs/log-batch", {{"run_id", run_id}, {field, batch}});
+    rest.call("POST", "mlflow/runs/log-batch", {{"run_id", run_id}, {field, batch}});
   }
 }
 
 MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& experiment, const MlflowOptions& o) {
   const RunInfo run = store.run(id);
   MlflowRun out{run.uid, "", experiment, 0, 0, 0, ""};
-  const json same = rest.call("POST", "runs/search",
+  const json same = rest.call("POST", "mlflow/runs/search",
                               {{"experiment_ids", {experiment}},
                                {"filter", "tags.`tokamak.run_uid` = '" + run.uid + "'"},
                                {"max_results", 1}});
@@ -150,7 +151,7 @@ MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& ex
                     "' as run " + same["runs"][0]["info"].value("run_id", "?"),
                 "nothing was sent; pass --force to log it again as a new MLflow run");
   const json created = rest.call(
-      "POST", "runs/create",
+      "POST", "mlflow/runs/create",
       {{"experiment_id", experiment},
        {"run_name", run.name},
        {"start_time", ms(run.created)},
@@ -192,7 +193,7 @@ MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& ex
     out.note = "the server keeps artifacts at " + artifact_uri.substr(0, 60) +
                ", which it does not serve: config.json and samples.json were not sent (start it with --serve-artifacts)";
   }
-  rest.call("POST", "runs/update",
+  rest.call("POST", "mlflow/runs/update",
             {{"run_id", out.run_id},
              {"status", mlflow_status(run.status)},
              {"end_time", ms(run.ended > 0 ? run.ended : run.updated)}});

@@ -50,7 +50,7 @@ class GPTImpl : public torch::nn::Module {
   // after cache[0].length() earlier ones; returns their logits (B, T, vocab_size). The caller keeps the total
   // within model.context.
   torch::Tensor forward_cached(const torch::Tensor& idx, std::vector<KVCache>& cache);
-  // What the per-layer statistics read of a forward (engine/torch/metrics/layer_stats.h), without gradients, on idx
+  // What the per-layer statistics read of a forward (engine/torch/train/layer_stats.h), without gradients, on idx
   // (B, T): each block's output RMS (the residual stream) and head 0's attention entropy, (n_layer,) fp32 each.
   struct Probe {
     torch::Tensor act_rms, attn_entropy;

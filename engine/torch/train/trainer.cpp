@@ -33,7 +33,7 @@
 #include "engine/base/util/cores.h"
 #include "engine/torch/device/cpu_peak.h"
 #include "engine/base/perf/flops.h"
-#include "engine/torch/metrics/layer_stats.h"
+#include "engine/torch/train/layer_stats.h"
 #include "engine/torch/metrics/step_meter.h"
 #include "engine/torch/metrics/step_profile.h"
 #include "engine/torch/model/hf.h"

@@ -1,4 +1,4 @@
-#include "engine/torch/metrics/layer_stats.h"
+#include "engine/torch/train/layer_stats.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
