@@ -199,6 +199,27 @@ class TestNotify : public QObject {
     host.end_runs();
   }
 
+  // `tokamak remote` sends the notices of a host's run from here: one that could not be sent is said once, in one line
+  // with the webhook's host only, as the trainer says it (it was never said: the person learnt nothing of it).
+  void aHostsRunSaysANoticeThatWasNotSent() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    test::SshHost host(env, {"XDG_CONFIG_HOME=" + QString::fromStdString(env.path("host-config"))});
+    QVERIFY2(host.ok(), qPrintable(host.error()));
+    NotifySettings s;
+    s.desktop = false;
+    s.webhook = "http://127.0.0.1:9/hook?token=SECRET";  // the discard port: nothing answers
+    write_notify_settings(s);
+    const QStringList ssh = host.sshd().cli_args() + QStringList{"--tokamak", test::tokamak_bin()};
+    const test::CliResult r = tokamak(QStringList{"remote", "train"} + ssh +
+                                      test::set_args(test::quiet_run_overrides(env.corpus_excerpt(20000), 3)));
+    QVERIFY2(r.code == 0, r.err.constData());
+    const QByteArray line = "tokamak remote: a notification was not sent: the webhook http://127.0.0.1:9/… was not reached";
+    QVERIFY2(r.err.count(line) == 1, r.err.constData());
+    QVERIFY2(!r.err.contains("SECRET") && !r.err.contains("/hook"), r.err.constData());
+    host.end_runs();
+  }
+
   // What goes wrong is said, never fatal to the run: a webhook nobody answers, a settings file that is not JSON.
   void failuresAreOneLineAndTheRunGoesOn() {
     test::ScratchEnv env;

@@ -271,7 +271,7 @@ class TestReliability : public QObject {
   }
 
   // notifications.json written by hand (the docs show one) is 0644 under the usual umask: once it holds a webhook,
-  // reading it makes it the user's alone; without one it is left as it is.
+  // reading it makes it and its folder the user's alone; without one it is left as it is.
   void aHandWrittenWebhookFileIsMadePrivate() {
     QTemporaryDir dir;
     qputenv("XDG_CONFIG_HOME", dir.filePath("config").toUtf8());
@@ -285,9 +285,13 @@ class TestReliability : public QObject {
     QCOMPARE(st.st_mode & 0777, mode_t(0644));
     write_file_atomically(path, "{\"webhook\": \"https://ntfy.sh/SECRET\"}");
     QCOMPARE(::chmod(path.c_str(), 0644), 0);
+    QCOMPARE(::chmod(config_dir().c_str(), 0755), 0);
     QCOMPARE(read_notify_settings().webhook, std::string("https://ntfy.sh/SECRET"));
     QCOMPARE(::stat(path.c_str(), &st), 0);
     QCOMPARE(st.st_mode & 0777, mode_t(0600));
+    // Its folder too (the user's): an editor's backup beside the file would be readable in a 0755 one.
+    QCOMPARE(::stat(config_dir().c_str(), &st), 0);
+    QCOMPARE(st.st_mode & 0777, mode_t(0700));
     qunsetenv("XDG_CONFIG_HOME");
   }
 

@@ -46,6 +46,7 @@ class TestStoreExport : public QObject {
   void groupSpecErrors();
   void groupRowsInTheScoreboard();
   void runsCompareGroups();
+  void groupsSayWhatTheirVerdictsStandOn();
   void speedOfLightKeptExportedCompared();
   void limitsKeptForEveryRun();
   void cliEndToEnd();
@@ -645,6 +646,85 @@ void TestStoreExport::runsCompareGroups() {
   QVERIFY(v["resolved"].get<bool>());
   QCOMPARE(tokamak_line("runs export 1 2 --format csv --group seed --db " + db, &out, true), 1);
   QVERIFY2(out.find("--group applies to --format md and json") != std::string::npos, out.c_str());
+}
+
+// Three seeds of a baseline setup, three of another (one never reached the target, one failed and logged nothing) and
+// a run alone. The JSON export counts the censored and missing runs in each verdict and says why the run alone has
+// none; with the run alone as the baseline, every group says why it has no verdict: in the JSON, the Markdown and
+// `runs compare --group`.
+void TestStoreExport::groupsSayWhatTheirVerdictsStandOn() {
+  QTemporaryDir dir;
+  const std::string db = db_in(dir);
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db);
+    const auto add = [&](const std::string& name, const std::string& lr, int seed, double tok_s, double ttt) {
+      const std::string config = R"({"eval":{"target_val_loss":3.0},"optimizer":{"lr":)" + lr +
+                                 R"(},"train":{"seed":)" + std::to_string(seed) + "}}";
+      const int64_t id = store.begin_run(fake_start("uid-" + name, name, config), 1717000000.0 + double(ids.size()), 11);
+      std::vector<MetricRow> rows;
+      for (int i = 1; std::isfinite(tok_s) && i <= 5; ++i) {  // a failed run logged nothing
+        MetricRow r;
+        r.step = i;
+        r.set("tok_s", tok_s);
+        if (i == 5) r.set("val_loss", 3.5);
+        if (i == 5 && std::isfinite(ttt)) r.set("time_to_target_s", ttt);
+        rows.push_back(r);
+      }
+      store.add_metrics(id, rows);
+      store.end_run(id, std::isfinite(tok_s) ? "finished" : "failed", "", 1717000100.0);
+      ids.push_back(id);
+    };
+    for (int seed = 1; seed <= 3; ++seed) add("a-s" + std::to_string(seed), "0.001", seed, 1000.0 * seed, 10.0 * seed);
+    add("b-s1", "0.002", 1, 4000, 5);
+    add("b-s2", "0.002", 2, 5000, kNaN);  // never reached the target: censored
+    add("b-s3", "0.002", 3, kNaN, kNaN);  // failed: no tok/s, no val loss (and, with a target, censored too)
+    add("c", "0.003", 1, 7000, 4);
+  }
+  RunStore store(db);
+  const auto groups = [&](std::vector<int64_t> order) {
+    std::ostringstream out;
+    export_runs(store, order, ExportFormat::json, out, parse_group_spec("seed"));
+    return nlohmann::json::parse(out.str())["groups"];
+  };
+  nlohmann::json g = groups(ids);
+  QCOMPARE(g.size(), size_t{3});
+  QVERIFY(!g[0].contains("no_verdict") && !g[1].contains("no_verdict"));
+  const nlohmann::json& v = g[1]["verdicts"];
+  QCOMPARE(v["tok_s"]["missing"].get<int>(), 1);
+  QCOMPARE(v["tok_s"]["censored"].get<int>(), 0);
+  QCOMPARE(v["tok_s"]["n"].get<int>(), 2);
+  QCOMPARE(v["final_val_loss"]["missing"].get<int>(), 1);
+  QCOMPARE(v["time_to_target_s"]["censored"].get<int>(), 2);
+  QCOMPARE(v["time_to_target_s"]["missing"].get<int>(), 0);
+  QCOMPARE(v["time_to_target_s"]["n"].get<int>(), 1);
+  QCOMPARE(v["time_to_target_s"]["runs"].get<int>(), 3);
+  QCOMPARE(v["time_to_target_s"]["censored_baseline"].get<int>(), 0);
+  QCOMPARE(v["time_to_target_s"]["missing_baseline"].get<int>(), 0);
+  QVERIFY(!v["time_to_target_s"]["resolved"].get<bool>());
+  QCOMPARE(g[2]["runs"], nlohmann::json({"uid-c"}));
+  QCOMPARE(g[2]["no_verdict"].get<std::string>(), std::string("a group needs 2 runs or more"));
+
+  // The run alone first, so the baseline: no group has a verdict, and each says why.
+  g = groups({ids[6], ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]});
+  QCOMPARE(g.size(), size_t{3});
+  const std::string why = "the baseline's group (c ×1) has one run: a verdict needs 2 runs a side";
+  for (int k : {0, 1}) {
+    QVERIFY2(g[k].contains("no_verdict"), g[k].dump().c_str());
+    QCOMPARE(g[k]["no_verdict"].get<std::string>(), why);
+    QVERIFY(g[k]["verdicts"]["tok_s"].is_null());
+  }
+  std::ostringstream md;
+  export_runs(store, {ids[6], ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]}, ExportFormat::md, md,
+              parse_group_spec("seed"));
+  QVERIFY2(md.str().find("No verdicts: the baseline's group (c ×1) has one run") != std::string::npos, md.str().c_str());
+  std::string out;
+  std::string order;
+  for (size_t i : {6, 0, 1, 2, 3, 4, 5}) order += std::to_string(ids[i]) + " ";
+  QCOMPARE(tokamak_line("runs compare " + order + "--group seed --db " + db, &out), 0);
+  QVERIFY2(out.find("no verdicts: " + why + " (hint: make the baseline a run of a group with 2 runs or more)") !=
+               std::string::npos,
+           out.c_str());
 }
 
 // The rule for every output (engine/base/util/output_path.h) as a user meets it: an export pointed at the store,

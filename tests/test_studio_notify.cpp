@@ -1,5 +1,6 @@
 // File ▸ Notifications…: "Send a test" reaches a real webhook (nginx on loopback) and says so; a URL that is not
-// one is refused in the dialog and nothing is written; Save writes the file every run reads.
+// one is refused in the dialog and nothing is written; Save writes the file every run reads. The studio's own notices
+// say one that was not sent.
 #include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QJsonDocument>
@@ -14,6 +15,7 @@
 #include "tests/support/nginx_server.h"
 #include "tests/support/scratch_env.h"
 #include "ui/notify/notify_dialog.h"
+#include "ui/notify/studio_notices.h"
 
 using namespace tokamak;
 using namespace tokamak::ui;
@@ -69,6 +71,38 @@ class TestStudioNotify : public QObject {
     QCOMPARE(s.off, std::set<std::string>{"stopped"});
     NotifyDialog again;
     QCOMPARE(again.webhookEdit()->text(), web.endpoint() + "/hook");
+  }
+
+  // A notice the studio sends itself (a local run's stall) that does not go is said, once, in one line that names the
+  // webhook's host and never its path or query; one that goes says nothing.
+  void aNoticeThatWasNotSentIsSaidOnce() {
+    test::ScratchEnv env;
+    QVERIFY(env.ok());
+    qunsetenv("DBUS_SESSION_BUS_ADDRESS");
+    NotifySettings s;
+    s.desktop = false;
+    s.webhook = "http://127.0.0.1:9/hook?token=SECRET";  // the discard port: nothing answers
+    write_notify_settings(s);
+    StudioNotices notices;
+    QSignalSpy notSent(&notices, &StudioNotices::notSent);
+    notices.post({"stalled", "run: stalled", "no step for 5 minutes", "uid", "run", 12});
+    QVERIFY(notSent.wait(30000));
+    const QString why = notSent.first().first().toString();
+    QVERIFY2(why.startsWith("the webhook http://127.0.0.1:9/… was not reached") && !why.contains('\n') &&
+                 !why.contains("SECRET") && !why.contains("/hook"),
+             qPrintable(why));
+    QTest::qWait(200);
+    QCOMPARE(notSent.size(), 1);
+
+    test::NginxServer web;
+    web.addWebhook("hook");
+    QVERIFY2(web.start(), qPrintable(web.error()));
+    s.webhook = web.endpoint().toStdString() + "/hook";
+    write_notify_settings(s);  // read at each send: no restart
+    notices.post({"stalled", "run: stalled", "no step for 5 minutes", "uid", "run", 13});
+    QTRY_COMPARE(web.webhookBodies().size(), 1);
+    QTest::qWait(200);
+    QCOMPARE(notSent.size(), 1);
   }
 };
 

@@ -113,6 +113,7 @@ class TestStudioRuns : public QObject {
   void compareAnyMetricAsXAxis();
   void compareGroupsSeedsIntoABand();
   void groupsAgainstTheBaselinesGroupSayIfResolved();
+  void groupsCountFailedAndCensoredRuns();
   void compareGroupsByNameOrTag();
   void compareSummarisesMetrics();
   void repeatsARunWithNewSeeds();
@@ -598,7 +599,7 @@ void TestStudioRuns::groupsAgainstTheBaselinesGroupSayIfResolved() {
   // The waterfall's step between the two groups says it too: p under the ×1.50 (or ×0.67).
   SpeedupWaterfall* w = view->waterfall();
   QCOMPARE(w->rungCount(), 2);
-  QVERIFY2(w->labelOf(1).contains("\np ") && !w->labelOf(0).contains('\n'), qPrintable(w->labelOf(1)));
+  QVERIFY2(w->labelOf(1).contains("\np ") && w->labelOf(0) == QStringLiteral("×1.00\n3 of 3"), qPrintable(w->labelOf(1)));
   // Seeds that overlap: the step is "not resolved".
   {
     RunStore store(db_.toStdString());
@@ -616,7 +617,65 @@ void TestStudioRuns::groupsAgainstTheBaselinesGroupSayIfResolved() {
   QVERIFY(panel.compareRuns(QList<qint64>(ids.end() - 4, ids.end())));
   QVERIFY(view->setGrouping(QStringLiteral("seed")));
   QCOMPARE(w->rungCount(), 2);
-  QVERIFY2(w->labelOf(1).endsWith("\nnot resolved"), qPrintable(w->labelOf(1)));
+  QVERIFY2(w->labelOf(1).endsWith("\nnot resolved\n2 of 2"), qPrintable(w->labelOf(1)));
+}
+
+// Three seeds against three of another setup, one of which never reached the target and one failed (no metrics), then
+// a run alone. Every group says how many runs its numbers stand on; the waterfall counts a run that never reached the
+// target as censored (not as a failure) when it goes by time to target; the run alone says it has no verdict and why;
+// with that run as the baseline, the groups say why they have no verdict.
+void TestStudioRuns::groupsCountFailedAndCensoredRuns() {
+  std::vector<int64_t> ids;
+  {
+    RunStore store(db_.toStdString());
+    const auto add = [&](const std::string& name, const std::string& speed, int seed, double tokS, double ttt) {
+      const std::string config = R"({"eval":{"target_val_loss":3.0},"speed":{)" + speed +
+                                 R"(},"train":{"steps":20,"seed":)" + std::to_string(seed) + "}}";
+      store.transaction([&] {
+        const int64_t id = store.begin_run(fake_start("uid-" + name, name, config), 1717004000.0 + double(ids.size()), 0);
+        std::vector<MetricRow> rows;
+        for (int i = 1; std::isfinite(tokS) && i <= kSteps; ++i) {  // a failed run logged nothing
+          MetricRow r;
+          r.step = i;
+          r.set("tok_s", tokS);
+          if (i % 5 == 0) r.set("val_loss", 11.0 / (i + 1));
+          if (i == kSteps && std::isfinite(ttt)) r.set("time_to_target_s", ttt);
+          rows.push_back(r);
+        }
+        store.add_metrics(id, rows);
+        store.end_run(id, std::isfinite(tokS) ? "finished" : "failed", "", 1717004100.0);
+        ids.push_back(id);
+      });
+    };
+    const double nan = std::nan("");
+    for (int seed = 1; seed <= 3; ++seed) add("a-s" + std::to_string(seed), "", seed, 10000 + seed * 50, 100 + seed);
+    add("b-s1", R"("prefetch":false)", 1, 15000, 50);
+    add("b-s2", R"("prefetch":false)", 2, 15100, nan);  // never reached the target
+    add("b-s3", R"("prefetch":false)", 3, nan, nan);    // failed
+    add("c", R"("fused_adamw":false)", 1, 12000, 80);
+  }
+  RunsPanel panel;
+  panel.setDatabase(db_);
+  QVERIFY(panel.compareRuns(QList<qint64>(ids.begin(), ids.end())));
+  CompareView* view = panel.compareView();
+  QVERIFY(view->setGrouping(QStringLiteral("seed")));
+  QTableWidget* t = view->scoreTable();
+  QVERIFY2(t->item(7, 0)->text().startsWith("a ×3 (mean, 3 of 3 complete)"), qPrintable(t->item(7, 0)->text()));
+  QVERIFY2(t->item(8, 0)->text().startsWith("b ×3 (mean, 2 of 3 complete)"), qPrintable(t->item(8, 0)->text()));
+  SpeedupWaterfall* w = view->waterfall();
+  QCOMPARE(w->rungCount(), 3);
+  QCOMPARE(w->labelOf(0), QStringLiteral("×1.00\n3 of 3"));
+  QCOMPARE(w->labelOf(1).section(QLatin1Char('\n'), 1), QStringLiteral("not resolved\n2 of 3 (1 failed)"));
+  QCOMPARE(w->labelOf(2).section(QLatin1Char('\n'), 1), QStringLiteral("no verdict (needs ≥ 2 runs)"));
+  view->waterfallBy()->setCurrentIndex(1);  // by time to target: a run that got nowhere near it is censored
+  QCOMPARE(w->labelOf(1).section(QLatin1Char('\n'), 1), QStringLiteral("not resolved\n1 of 3 (2 censored)"));
+  QCOMPARE(w->stepSpeedup(1), (101.0 + 102 + 103) / 3 / 50);
+  // The run alone as the baseline: no group can be tested against it, and each says so.
+  view->setBaseline(6);
+  for (int row : {7, 8})
+    QVERIFY2(t->item(row, 0)->text().endsWith(": no verdict, the baseline's group (c ×1) has one run: a verdict needs "
+                                              "2 runs a side"),
+             qPrintable(t->item(row, 0)->text()));
 }
 
 // Grouping by a name pattern (its first capture group) or by the first tag; a pattern that does not compile

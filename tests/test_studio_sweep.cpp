@@ -8,6 +8,8 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
 #include <QLabel>
 #include <QFile>
 #include <QJsonArray>
@@ -193,6 +195,49 @@ class TestStudioSweep : public QObject {
     QCOMPARE(queueRows(db_), 0);
     RunStore store(db_.toStdString());
     QCOMPARE(SweepStore(store).sweep_ids().size(), size_t{0});
+  }
+
+  // A sweep's name is the user's: a '/' or ".." in it never takes its file out of the sweeps folder. A folder already
+  // at the sweep's place that holds a file of its own is never written into: the sweep is queued all the same, and
+  // the dialog stays open to say why it has no file.
+  void aSweepsNameNeverTakesItsFileOutOfTheSweepsFolder() {
+    QVERIFY(env_->ok());
+    const std::string base = tinyBase(env_->corpus_excerpt(20000), 3);
+    SweepForm f;  // one trial of three steps: what is under test is where its file goes
+    f.name = QStringLiteral("../../escaped");
+    f.axes << SweepAxis{"optimizer.lr", false, {"0.001"}};
+    const auto start = [&](SweepDialog& dialog) {
+      dialog.setDatabase(db_);
+      dialog.setForm(f);
+      QSignalSpy started(&dialog, &SweepDialog::started), failed(&dialog, &SweepDialog::failed);
+      if (!dialog.start()) return QVariantList{};
+      if (!QTest::qWaitFor([&] { return !started.isEmpty() || !failed.isEmpty(); }, test::kPatienceMs)) return QVariantList{};
+      return started.isEmpty() ? QVariantList{} : started.first();
+    };
+    const QString sweeps = QString::fromStdString(data_dir()) + QStringLiteral("/sweeps");
+    SweepDialog first(base);
+    const QVariantList one = start(first);
+    QVERIFY2(!one.isEmpty(), qPrintable(first.problem()));
+    const qint64 id = one.at(0).toLongLong();
+    QCOMPARE(one.at(2).toString(), sweeps + QStringLiteral("/_.._.._escaped-%1/sweep.json").arg(id));
+    QCOMPARE(read_file(one.at(2).toString().toStdString()), first.sweepFile());
+    QVERIFY(!QFileInfo::exists(QString::fromStdString(data_dir()) + QStringLiteral("/../escaped-%1").arg(id)));
+
+    const QString taken = sweeps + QStringLiteral("/_.._.._escaped-%1").arg(id + 1);  // the next sweep's place
+    QVERIFY(QDir().mkpath(taken));
+    write_file_atomically((taken + QStringLiteral("/notes.txt")).toStdString(), "mine");
+    SweepDialog second(base);
+    const QVariantList two = start(second);
+    QVERIFY2(!two.isEmpty(), qPrintable(second.problem()));
+    QCOMPARE(two.at(0).toLongLong(), id + 1);
+    QCOMPARE(two.at(2).toString(), QString());
+    QVERIFY2(second.problem().contains("queued (id") && second.problem().contains("a sweep does not make ('notes.txt')"),
+             qPrintable(second.problem()));
+    QCOMPARE(QDir(taken).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("notes.txt")});
+    QCOMPARE(read_file((taken + QStringLiteral("/notes.txt")).toStdString()), std::string("mine"));
+    QCOMPARE(QDir(sweeps).entryList({QStringLiteral(".sweep-*")}, QDir::Files | QDir::Hidden), QStringList{});
+    QCOMPARE(first.result(), int(QDialog::Accepted));
+    QCOMPARE(second.result(), int(QDialog::Rejected));  // not closed: the line stays to be read
   }
 
   // With no sweep yet, the line that says how to start one is whole at 1366 px (it was cut to a third behind the

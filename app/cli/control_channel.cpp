@@ -16,6 +16,8 @@ ControlChannel::ControlChannel(ControlHandlers handlers, std::function<void(cons
       read_loop(fd);
     } catch (const std::exception& e) {
       note_(std::string("control: the control channel stopped: ") + e.what());
+    } catch (...) {  // a handler's own throw of anything else: std::thread would call std::terminate
+      note_("control: the control channel stopped: an error that is no std::exception");
     }
   });
 }

@@ -32,6 +32,8 @@ ControlFolder::ControlFolder(const RunFolder& folder, ControlHandlers handlers,
       poll_loop();
     } catch (const std::exception& e) {
       note_(std::string("control: the run folder's commands are no longer read: ") + e.what());
+    } catch (...) {  // a handler's own throw of anything else: std::thread would call std::terminate
+      note_("control: the run folder's commands are no longer read: an error that is no std::exception");
     }
   });
 }

@@ -123,22 +123,32 @@ class RemoteNotices {
       remote_note("no notifications from here: " + std::string(e.what()));
     }
   }
+  ~RemoteNotices() { report(); }
   void lines(const std::vector<JournalLine>& ls) {
     if (ls.empty()) history_ = false;  // caught up: what comes now is news
     if (!sink_) return;
     sink_->set_muted(history_);
     for (const JournalLine& l : ls) ended_ = dispatch_journal_line(l.text, *sink_) == "end" || ended_;
+    report();
   }
   // A run that ended without its end event reaching the journal (it crashed there).
   void failed(const std::string& why) {
     if (!sink_ || ended_) return;
     sink_->set_muted(false);
     sink_->on_end({"failed", why});
+    report();
   }
 
  private:
+  // A notice that was not sent is said once, in one line (the webhook's URL redacted, as send_webhook words it), as
+  // the trainer says it: the person who relies on the notices learns that one did not go.
+  void report() {
+    if (said_ || !sink_) return;
+    const std::string why = sink_->last_failure();
+    if (!why.empty()) said_ = true, remote_note("a notification was not sent: " + why);
+  }
   std::unique_ptr<NotifySink> sink_;
-  bool history_, ended_ = false;
+  bool history_, ended_ = false, said_ = false;
 };
 
 int follow_run(const RemoteArgs& a, const RemoteHost& host, const std::string& uid, bool attached) {

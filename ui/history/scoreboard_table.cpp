@@ -56,11 +56,15 @@ void showScoreboard(QTableWidget* table, const tokamak::Scoreboard& board) {
   for (int k = 0; k < int(board.groups.size()); ++k) {
     const tokamak::ScoreGroup& g = board.groups[size_t(k)];
     const int r = runs + k;
-    // "B ×5 (mean, 2 of 5 complete)": members that failed or diverged are said where the means are.
-    const QString complete = g.complete == int(g.members.size())
-                                 ? QString()
-                                 : QObject::tr(", %1 of %2 complete").arg(g.complete).arg(g.members.size());
-    auto* label = tableCell(QObject::tr("%1 (mean%2)").arg(qs(g.label), complete));
+    // "B ×5 (mean, 2 of 5 complete)" on every group: how many runs the means stand on is read, not inferred from a
+    // missing note. Without a baseline's group to test against, why there is no verdict.
+    QString text = QObject::tr("%1 (mean, %2 of %3 complete)").arg(qs(g.label)).arg(g.complete).arg(g.members.size());
+    if (!g.no_verdict.empty()) text += QObject::tr(": no verdict, %1").arg(qs(g.no_verdict));
+    auto* label = tableCell(text);
+    if (!g.no_verdict.empty())
+      label->setToolTip(QObject::tr("No verdict against the baseline: %1. Make the baseline a run of a group with 2 "
+                                    "runs or more.")
+                            .arg(qs(g.no_verdict)));
     label->setForeground(runColor(int(g.members.front())));
     QFont italic = label->font();
     italic.setItalic(true);

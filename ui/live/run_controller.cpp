@@ -346,8 +346,9 @@ void RunController::markCrashedInStore() {
         if (id == 0 || store.run(id).status != "running") break;
         QThread::msleep(300);
       }
-    } catch (const std::exception&) {
-      // A store that cannot be opened: the runs page reports that itself.
+    } catch (...) {
+      // A store that cannot be opened (whatever it throws; a pool thread that throws ends the studio): the runs page
+      // reports that itself.
     }
     QMetaObject::invokeMethod(qApp, [self] {
       if (self) Q_EMIT self->storeChanged();

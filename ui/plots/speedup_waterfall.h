@@ -3,7 +3,8 @@
 // labelled with what that one switch bought (×tok/s over the previous rung): "what did each switch buy" as
 // one picture. Gains are green, losses red; the first run is the ×1 bar everything starts from. Where a rung and the
 // one before are groups of seeds, the label says under the ×N whether that step is resolved (Welch's t-test between
-// the two groups: "p = 0.004", or "not resolved").
+// the two groups: "p = 0.004", or "not resolved"), and a group's rung how many runs its value stands on ("3 of 5
+// (1 failed, 1 censored)"); a group of one says it has no verdict.
 #pragma once
 #include <QString>
 #include <vector>
@@ -19,7 +20,8 @@ class SpeedupWaterfall : public QCustomPlot {
     QString label;
     double tokS;  // a rate, higher is better (tok/s, or 1 / time to target); NaN or <= 0: not measured (the
                   // rung and the next are drawn without a step)
-    QString verdict = {};  // the step from the rung before, when both are groups: "p = 0.004" | "not resolved"
+    QString verdict = {};  // lines under the ×N: the step from the rung before, when both are groups ("p = 0.004" |
+                           // "not resolved" | "no verdict (needs ≥ 2 runs)"), then a group's "3 of 5 (2 censored)"
   };
   // What the rates are, for the axis: "tok/s" (the default) or "time to target" (rates are 1 / seconds).
   void setMeasure(const QString& measure);

@@ -225,6 +225,8 @@ void DatasetBox::countTokens() {
       if (d.val_tokens > 0) summary += tr(" (+ %L1 validation tokens)").arg(d.val_tokens);
     } catch (const std::exception& e) {
       error = cancel->load() ? tr("counting cancelled") : QString::fromUtf8(e.what());
+    } catch (...) {  // a tokenizer library's own exception type: a QThread body that throws ends the studio
+      error = cancel->load() ? tr("counting cancelled") : tr("counting failed: an error that is no std::exception");
     }
     if (self)
       QMetaObject::invokeMethod(

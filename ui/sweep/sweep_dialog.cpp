@@ -1,7 +1,9 @@
 // The Sweep… dialog (see sweep_dialog.h).
 #include "ui/sweep/sweep_dialog.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -28,7 +30,9 @@
 
 #include "engine/base/config/config.h"
 #include "engine/fleet/queue/sweep.h"
+#include "engine/base/util/error.h"
 #include "engine/base/util/files.h"
+#include "engine/base/util/output_path.h"
 #include "ui/device/device_info.h"
 #include "ui/common/child_process.h"
 #include "ui/common/programs.h"
@@ -418,17 +422,32 @@ void SweepDialog::childEnded() {
   }
   const qint64 id = out.value(QStringLiteral("sweep_id")).toInteger();
   const QString name = out.value(QStringLiteral("name")).toString();
-  const QString folder = QString::fromStdString(data_dir()) + QStringLiteral("/sweeps/%1-%2").arg(name).arg(id);
-  QDir().mkpath(folder);
-  const QString file = folder + QStringLiteral("/sweep.json");
-  // rename(2) replaces an older file in one step (QFile::rename refuses an existing target, which needed a remove
-  // first: a moment with no file, and both lost when the rename then failed).
-  if (::rename(QFile::encodeName(tempFile_).constData(), QFile::encodeName(file).constData()) != 0)
-    QFile::remove(tempFile_);
+  QString why;
+  const QString file = keepSweepFile(tempFile_, name, id, &why);
   tempFile_.clear();
-  showProblem({});
-  Q_EMIT started(id, name, QFileInfo::exists(file) ? file : QString());
-  accept();
+  showProblem(why);
+  Q_EMIT started(id, name, file);
+  if (why.isEmpty()) accept();  // else the dialog stays open to say why the sweep, queued, has no file
+}
+
+// Moves the written sweep file into data_dir()/sweeps/NAME-ID/sweep.json; its path, or "" with WHY set. The name is
+// the user's: made one path component (a '/' or ".." would leave the sweeps folder), and the folder goes through the
+// rule for outputs (output_path.h): one that holds anything, an earlier sweep's file under a reset store's ids
+// included, is never written into.
+QString SweepDialog::keepSweepFile(const QString& temp, const QString& name, qint64 id, QString* why) {
+  const std::string folder = data_dir() + "/sweeps/" + safe_file_name(name.toStdString()) + "-" + std::to_string(id);
+  const std::string file = folder + "/sweep.json";
+  try {
+    check_output_folder(folder, {"sweep.json"}, {"a sweep", {".json"}, false, {}, "move that folder away"});
+    make_dirs(folder);
+    // rename(2) puts the file in place in one step; the check above has made sure nothing is there to replace.
+    if (::rename(QFile::encodeName(temp).constData(), file.c_str()) == 0) return QString::fromStdString(file);
+    throw Error("cannot move the sweep file to '" + file + "': " + std::strerror(errno), "check that folder's permissions");
+  } catch (const Error& e) {
+    QFile::remove(temp);
+    *why = tr("the sweep was queued (id %1), but its file was not kept: %2").arg(id).arg(QString::fromStdString(e.what()));
+    return {};
+  }
 }
 
 }  // namespace tokamak::ui

@@ -3,7 +3,8 @@
 // ASHA early stopping — or from a sweep file (resources/sweeps/*.json). It shows the plan as plan_sweep
 // makes it (the trials' count and names, the rungs) and refuses bad input in one line before anything is
 // queued. Start writes the sweep file and runs `tokamak sweep FILE` (the CLI's own path: every trial queued in
-// one transaction, the queue worker started); the file then lies at data_dir()/sweeps/NAME-ID/sweep.json.
+// one transaction, the queue worker started); the file then lies at data_dir()/sweeps/NAME-ID/sweep.json (NAME made
+// one path component, as safe_file_name does; a folder already there with anything in it is never written into).
 #pragma once
 #include <QDialog>
 #include <QList>
@@ -80,6 +81,7 @@ class SweepDialog : public QDialog {
   void scheduleReplan();
   void chooseFile();
   void childEnded();
+  QString keepSweepFile(const QString& temp, const QString& name, qint64 id, QString* why);
   void showProblem(const QString& problem);
 
   std::string base_;

@@ -32,6 +32,7 @@
 #include "ui/common/programs.h"
 #include "ui/live/host_recorders.h"
 #include "ui/notify/notify_dialog.h"
+#include "ui/notify/studio_notices.h"
 #include "ui/setup/all_settings.h"
 #include "ui/plan/plan_view.h"
 #include "ui/playground/playground_view.h"
@@ -156,6 +157,12 @@ void MainWindow::buildPages() {
 }
 
 void MainWindow::connectRunSignals() {
+  // A notice the studio could not send (studio_notices.h): said once in the status bar, kept in the run's read-out.
+  notices_ = new StudioNotices(this);
+  connect(notices_, &StudioNotices::notSent, this, [this](const QString& why) {
+    statusBar()->showMessage(tr("A notification was not sent: %1").arg(why), 30000);
+    status_->noteAlert({"notification_not_sent", controller_->lastStep().step, why.toStdString()});
+  });
   connect(controller_, &RunController::batchArrived, this, &MainWindow::onBatch);
   connect(controller_, &RunController::runStarted, this, &MainWindow::onRunStarted);
   connect(controller_, &RunController::runReset, status_, &RunStatus::clearNotes);

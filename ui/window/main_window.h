@@ -37,6 +37,7 @@ struct RunBatch;
 
 class QueueDock;
 class LadderCompare;
+class StudioNotices;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -153,6 +154,7 @@ class MainWindow : public QMainWindow {
   QStringList leftOutKeys_;
   QueueDock* queue_;              // this computer's queue (ui/queue)
   LadderCompare* ladderCompare_;  // the runs page's compare view kept on a ladder
+  StudioNotices* notices_;        // the studio's own notices (a local run's stall)
 };
 
 }  // namespace tokamak::ui

@@ -25,7 +25,6 @@
 #include <algorithm>
 
 #include "engine/base/config/config.h"
-#include "engine/fleet/notify/notice_queue.h"
 #include "engine/fleet/notify/notify.h"
 #include "engine/base/util/error.h"
 #include "ui/plots/live_plots.h"
@@ -38,6 +37,7 @@
 #include "ui/live/host_recorders.h"
 #include "ui/live/live_runs.h"
 #include "ui/live/run_controller.h"
+#include "ui/notify/studio_notices.h"
 #include "ui/live/sample_process.h"
 #include "ui/history/runs_panel.h"
 #include "ui/samples/samples_panel.h"
@@ -127,13 +127,7 @@ void MainWindow::onBatch(const RunBatch& batch) {
 void MainWindow::notifyStall(const AlertEvent& a) {
   if (controller_->isRemote()) return;
   const RunStart& run = controller_->runStart();
-  Notice n{"stalled", run.name + ": stalled", a.message, run.run_uid, run.name, a.step};
-  // One bounded queue on a thread of its own for the studio's notices (notice_queue.h); a settings file that cannot
-  // be read costs the notice only: File ▸ Notifications… says why.
-  static NoticeQueue notices([](const Notice& notice, const std::atomic<bool>& aborted) {
-    return send_notice(read_notify_settings(), notice, &aborted);
-  });
-  notices.post(n);
+  notices_->post({"stalled", run.name + ": stalled", a.message, run.run_uid, run.name, a.step});
 }
 
 // Each rank's device with its name: rank r of a data-parallel run trains on cuda:r (the launcher's

@@ -170,6 +170,7 @@ static ojson groups_json(RunStore& store, const std::vector<int64_t>& ids, const
                     {{"tok_s", verdict_json(g.tok_s_verdict)},
                      {"final_val_loss", verdict_json(g.val_loss_verdict)},
                      {"time_to_target_s", verdict_json(g.target_verdict)}}}});
+    if (!g.no_verdict.empty()) out.back()["no_verdict"] = g.no_verdict;
   }
   for (const Scoreboard::SingleGroup& g : board.single_groups)
     out.push_back({{"label", g.label},

@@ -214,7 +214,14 @@ static void compare_with_baseline(Scoreboard& board) {
   for (ScoreGroup& g : board.groups)
     for (size_t r : g.members)
       if (r == board.baseline) g.holds_baseline = true, base = &g;
-  if (!base) return;
+  if (!base) {
+    // The baseline stands alone: every group would lose its verdict without a word, so each says why.
+    std::string alone = "the baseline's group";
+    for (const Scoreboard::SingleGroup& s : board.single_groups)
+      if (s.member == board.baseline) alone += " (" + s.label + ")";
+    for (ScoreGroup& g : board.groups) g.no_verdict = alone + " has one run: a verdict needs 2 runs a side";
+    return;
+  }
   const auto values = [&](const ScoreGroup& g, double ScoreRow::*field) {
     std::vector<double> v;
     for (size_t r : g.members) v.push_back(board.rows[r].*field);

@@ -277,6 +277,14 @@ static std::string single_groups_text(const Scoreboard& b) {
   return out;
 }
 
+// Why no group has a verdict ("" when they have): said where the verdicts would be, with what to change.
+static std::string no_verdict_text(const Scoreboard& b) {
+  for (const ScoreGroup& g : b.groups)
+    if (!g.no_verdict.empty())
+      return "no verdicts: " + g.no_verdict + " (hint: make the baseline a run of a group with 2 runs or more)";
+  return {};
+}
+
 static bool has_verdicts(const Scoreboard& b) {
   for (const ScoreGroup& g : b.groups)
     if (g.tok_s_verdict || g.val_loss_verdict || g.target_verdict) return true;
@@ -371,6 +379,7 @@ std::string format_scoreboard_text(const Scoreboard& b) {
   if (!b.single_groups.empty())
     out += "\ngroups of one run, with no row and no verdict (a group needs 2 runs or more): " +
            single_groups_text(b) + "\n";
+  if (const std::string why = no_verdict_text(b); !why.empty()) out += "\n" + why + "\n";
   if (has_verdicts(b))
     out += "\nagainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n" +
            format_text_table(verdict_cells(b));
@@ -388,6 +397,7 @@ std::string format_scoreboard_markdown(const Scoreboard& b) {
   if (!b.single_groups.empty())
     out += "\nGroups of one run, with no row and no verdict (a group needs 2 runs or more): " +
            single_groups_text(b) + "\n";
+  if (std::string why = no_verdict_text(b); !why.empty()) out += "\n" + (why[0] = 'N', why) + "\n";
   if (has_verdicts(b))
     out += "\nAgainst the baseline's group (Welch's t-test; a 95% interval spanning 0 is not resolved):\n\n" +
            md_table(verdict_cells(b), 3);

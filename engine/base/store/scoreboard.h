@@ -70,6 +70,9 @@ struct ScoreGroup {
   // Each verdict counts every run of both groups ("n used of n"): a failed run is missing, one that never
   // reached the target is censored; either keeps it from being resolved.
   std::optional<Verdict> tok_s_verdict, val_loss_verdict, target_verdict;
+  // Why this group has no verdict at all ("" when it has them, or holds the baseline): the baseline's group has one
+  // run, so nothing can be tested against it.
+  std::string no_verdict;
   int complete = 0;  // members with a tok/s and (where any run of the board evaluated) a final val loss: a failed or
                      // diverged run lacks them
 };

@@ -44,14 +44,22 @@ std::string one_line(const std::string& s) {
   return "";
 }
 
-// A file written by hand (the docs show one) is 0644 under a usual umask, and its webhook is often the secret
-// itself: made the user's alone when it is theirs, else said once (a warning: the notices still go).
-void keep_private(const std::string& path) {
+// PATH made the user's alone (group and others' bits dropped) when it is theirs: "", or why it could not be.
+std::string make_private(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
-  std::string why;
-  if (st.st_uid != ::geteuid()) why = "it belongs to another user";
-  else if (::chmod(path.c_str(), st.st_mode & 0700) != 0) why = std::strerror(errno);
+  if (::stat(path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return "";
+  if (st.st_uid != ::geteuid()) return "it belongs to another user";
+  return ::chmod(path.c_str(), st.st_mode & 0700) == 0 ? "" : std::strerror(errno);
+}
+
+// A file written by hand (the docs show one) is 0644 under a usual umask, and its webhook is often the secret
+// itself: made the user's alone when it is theirs, else said once (a warning: the notices still go). Its folder
+// too, when it is the user's: an editor's backup or swap file beside it (notifications.json~) is made 0644 again.
+void keep_private(const std::string& path) {
+  const std::string why = make_private(path);
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  struct stat st {};
+  if (!folder.empty() && ::stat(folder.c_str(), &st) == 0 && st.st_uid == ::geteuid()) make_private(folder);
   static std::atomic<bool> said{false};
   if (!why.empty() && !said.exchange(true))
     std::fprintf(stderr, "tokamak: warning: %s holds a webhook and others may read it, and it could not be made "
