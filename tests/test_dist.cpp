@@ -26,6 +26,7 @@
 
 #include "engine/base/config/config.h"
 #include "engine/base/data/dataset.h"
+#include "engine/base/run/layer_metrics.h"
 #include "engine/torch/parallel/dist_env.h"
 #include "engine/torch/parallel/reducer.h"
 #include "engine/torch/model/gpt.h"
@@ -69,6 +70,8 @@ std::map<QString, std::vector<double>> reported_steps(const QString& json_lines)
     out["phase_allreduce_ms"].push_back(o.value("phase_allreduce_ms").toDouble(-1));  // -1: not reported
     out["zero_saved_bytes"].push_back(o.value("zero_saved_bytes").toDouble(-1));
     out["allreduce_first_start_ms"].push_back(o.value("allreduce_first_start_ms").toDouble(1e9));
+    for (auto it = o.begin(); it != o.end(); ++it)  // per-layer statistics, rank 0's: "layers.g_rms.h0.attn"...
+      if (it.key().startsWith("layers.g_rms.")) out[it.key()].push_back(it.value().toDouble());
   }
   return out;
 }
@@ -460,6 +463,23 @@ class TestDist : public QObject {
       QVERIFY2(
           std::abs(reported["grad_norm"][i] - ref.grad_norm[i]) < 1e-4 * ref.grad_norm[i],
           qPrintable(QString("step %1 norm %2 vs %3").arg(i + 1).arg(reported["grad_norm"][i]).arg(ref.grad_norm[i])));
+    }
+    // Rank 0's per-layer gradient RMS is of the averaged gradient: the groups' squares add up to the reported norm's
+    // after the clip (ZeRO-1 leaves rank 0 its own slices: its view is its own, as docs/INSIDE.md says).
+    if (!zero) {
+      GPT m(GPTOptions::from_config(c.model, c.speed));
+      std::map<std::string, double> numel;
+      for (const auto& p : m->named_parameters()) numel[parameter_group(p.key())] += double(p.value().numel());
+      for (const auto& [group, n] : numel)
+        QVERIFY2(reported["layers.g_rms." + QString::fromStdString(group)].size() == ref.loss.size(), group.c_str());
+      for (size_t i = 0; i < ref.loss.size(); ++i) {
+        double sum = 0;
+        for (const auto& [group, n] : numel)
+          sum += n * std::pow(reported["layers.g_rms." + QString::fromStdString(group)][i], 2);
+        const double clipped = std::min(reported["grad_norm"][i], c.optimizer.grad_clip > 0 ? c.optimizer.grad_clip : 1e30);
+        QVERIFY2(std::abs(std::sqrt(sum) - clipped) < 1e-3 * clipped,
+                 qPrintable(QString("step %1: groups %2 against the clipped norm %3").arg(i + 1).arg(std::sqrt(sum)).arg(clipped)));
+      }
     }
     // The step profile of a data-parallel step has an all-reduce phase: at least the loss's, never hidden.
     for (double ms : reported["phase_allreduce_ms"]) QVERIFY2(ms > 0, qPrintable(QString("all-reduce %1 ms").arg(ms)));

@@ -201,6 +201,30 @@ class TestLayerStats : public QObject {
     }
   }
 
+  // Under bf16 autocast and fp16 with its loss scale the statistics are the weights' and the unscaled gradients':
+  // every key at every report, finite, the update a small fraction of the weights (a scaled gradient would read
+  // thousands of times larger than fp32's).
+  void everyPrecisionReportsTheSameKeys() {
+    test::ScratchEnv env;
+    test::RecordingSink fp32;
+    train(run_of(env, {"speed.precision=fp32", "train.steps=6"}), fp32);
+    for (const char* precision : {"bf16", "fp16"}) {
+      test::RecordingSink r;
+      train(run_of(env, {std::string("speed.precision=") + precision, "train.steps=6"}), r);
+      QCOMPARE(r.end.status, std::string("finished"));
+      QCOMPARE(r.steps.size(), fp32.steps.size());
+      for (size_t i = 0; i < r.steps.size(); ++i) {
+        QCOMPARE(layer_keys(r.steps[i]), layer_keys(fp32.steps[i]));
+        for (const std::string& g : kTinyGroups) {
+          const double ours = r.steps[i].metric(layer_metric("g_rms", g)), theirs = fp32.steps[i].metric(layer_metric("g_rms", g));
+          QVERIFY2(ours > theirs / 4 && ours < theirs * 4,
+                   qPrintable(QString("%1 %2 step %3: %4 against fp32's %5")
+                                  .arg(precision, QString::fromStdString(g)).arg(r.steps[i].step).arg(ours).arg(theirs)));
+        }
+      }
+    }
+  }
+
   // metrics.layers_every=4 with a report every 2 steps: the layers at steps 4, 8 and the last; a value that is no
   // multiple of the reports is refused naming both keys.
   void layersEveryPicksTheReports() {

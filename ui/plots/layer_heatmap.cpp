@@ -32,6 +32,7 @@ const tokamak::LayerStat* statOf(const std::string& id) {
 
 LayerHeatmap::LayerHeatmap(bool ownPicker, QWidget* parent) : QWidget(parent) {
   setObjectName("layerHeatmap");
+  setMinimumSize(220, 120);  // a cell of the live plots' grid: as small as a MetricPlot, its labels included
   title_ = new QLabel;
   title_->setObjectName("heatmapTitle");
   readout_ = new QLabel(tr("Click a cell for its value"));
@@ -39,7 +40,6 @@ LayerHeatmap::LayerHeatmap(bool ownPicker, QWidget* parent) : QWidget(parent) {
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   plot_ = new QCustomPlot;
   plot_->setObjectName("heatmapPlot");
-  plot_->setMinimumHeight(140);
   plot_->xAxis->setLabel(tr("step"));
   map_ = new QCPColorMap(plot_->xAxis, plot_->yAxis);
   scale_ = new QCPColorScale(plot_);
@@ -71,11 +71,12 @@ LayerHeatmap::LayerHeatmap(bool ownPicker, QWidget* parent) : QWidget(parent) {
     top->addWidget(picker_);
   }
   top->addStretch(1);
+  top->addWidget(readout_);  // beside the title, not under the map: one row of text for both
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
   layout->addLayout(top);
   layout->addWidget(plot_, 1);
-  layout->addWidget(readout_);
 }
 
 void LayerHeatmap::append(int64_t step, const tokamak::Metrics& metrics) {
@@ -152,14 +153,28 @@ void LayerHeatmap::redraw() {
   map_->data()->fill(std::numeric_limits<double>::quiet_NaN());
   bool positive = true;
   const auto& byGroup = values_[stat_];
-  for (int r = 0; r < rows; ++r)
-    for (const auto& [step, value] : byGroup.at(shownGroups_[r])) {
-      map_->data()->setCell(static_cast<int>((step - first) / cell_), r, value);
-      positive = positive && value > 0;
+  const auto column = [&](int64_t step) { return static_cast<int>((step - first) / cell_); };
+  for (int r = 0; r < rows; ++r) {
+    const auto& series = byGroup.at(shownGroups_[r]);
+    for (auto it = series.begin(); it != series.end(); ++it) {
+      // A report's value holds until the next report's column: reports 9 steps apart after the first (1, 10, 20)
+      // would otherwise leave a column empty every ninth.
+      const auto next = std::next(it);
+      const int to = next == series.end() ? column(it->first) : std::max(column(it->first), column(next->first) - 1);
+      for (int x = column(it->first); x <= to && x < columns; ++x) map_->data()->setCell(x, r, it->second);
+      positive = positive && it->second > 0;
     }
+  }
   // Gradients and updates span decades from the embedding to the last block: a log scale shows each layer apart.
-  scale_->setDataScaleType(positive && stat_ != "attn_entropy" ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  const bool log = positive && stat_ != "attn_entropy";
+  scale_->setDataScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  if (log) scale_->axis()->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  else scale_->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  scale_->axis()->setNumberFormat(log ? "eb" : "gb");
+  scale_->axis()->setNumberPrecision(log ? 0 : 3);
   map_->rescaleDataRange(true);
+  if (shared_.first < shared_.second && (!log || shared_.first > 0))
+    map_->setDataRange(QCPRange(shared_.first, shared_.second));
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   const int every = std::max(1, rows / 16);  // at most 16 names on the axis; a click names any row
   for (int r = 0; r < rows; r += every) ticker->addTick(r, QString::fromStdString(shownGroups_[r]));
@@ -189,6 +204,20 @@ QString LayerHeatmap::pick(const std::string& group, int64_t step) {
 }
 
 QString LayerHeatmap::readout() const { return readout_->text(); }
+
+std::pair<double, double> LayerHeatmap::valueRange() const {
+  std::pair<double, double> r{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  const auto stat = values_.find(stat_);
+  if (stat == values_.end()) return r;
+  for (const auto& [group, series] : stat->second)
+    for (const auto& [step, v] : series) r.first = std::min(r.first, v), r.second = std::max(r.second, v);
+  return r;
+}
+
+void LayerHeatmap::setSharedRange(std::pair<double, double> range) {
+  shared_ = range;
+  redraw();
+}
 
 void LayerHeatmap::clicked(double key, double value) {
   const int row = static_cast<int>(std::lround(value));

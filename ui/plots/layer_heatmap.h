@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/base/run/metrics.h"
@@ -45,6 +46,10 @@ class LayerHeatmap : public QWidget {
   // What a click on the cell of GROUP at STEP shows ("h3.attn · step 120 · gradient RMS 0.00123"); "" off the map.
   QString pick(const std::string& group, int64_t step);
   QString readout() const;
+  // The smallest and largest value of the statistic shown; a colour scale set from outside (two maps compared on
+  // one scale), or an empty range (lo >= hi) for the map's own.
+  std::pair<double, double> valueRange() const;
+  void setSharedRange(std::pair<double, double> range);
 
   QCustomPlot* plot() const { return plot_; }
   QComboBox* statPicker() const { return picker_; }
@@ -65,6 +70,7 @@ class LayerHeatmap : public QWidget {
   std::map<std::string, std::map<std::string, std::map<int64_t, double>>> values_;
   std::vector<std::string> shownGroups_;
   int64_t cell_ = 1;  // steps per column: the smallest gap between reports
+  std::pair<double, double> shared_{0, 0};
 };
 
 }  // namespace tokamak::ui
