@@ -147,6 +147,29 @@ health_metrics() {
   return 1
 }
 s_health() { step "health metrics" 90 'present|missing' health_metrics; }
+# What the per-layer statistics cost GPT-2 124M (docs/INSIDE.md; target ≤ 1% of a step): the same 60 steps with
+# metrics.layers_every=-1 and =0 (every report), CUDA graphs on; the share is the difference of the median step_ms
+# plus the report's own layers_ms over train.log_every.
+layer_cost() {
+  local a b run=(--preset gpt2 --set device=cuda --set train.steps=60 --set train.batch_size=32 --set speed.cuda_graphs=true)
+  [ "$device" = cpu ] && run=(--preset nano --set train.steps=12 --set train.log_every=2 "${sizes[@]}")
+  run+=(--set eval.every=0 --set sample.every=-1 --set checkpoint.dir="$scratch/layer-checkpoints")
+  a=$("${kit[@]}" "$bin/tokamak" train --no-store --json "${run[@]}" --set metrics.layers_every=-1 2>&1) ||
+    { tail -3 <<< "$a"; return 1; }
+  rm -rf "$scratch/layer-checkpoints"
+  b=$("${kit[@]}" "$bin/tokamak" train --no-store --json "${run[@]}" --set metrics.layers_every=0 2>&1) ||
+    { tail -3 <<< "$b"; return 1; }
+  rm -rf "$scratch/layer-checkpoints"
+  med() { grep '"event":"step"' | grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f2 | tail -n +2 | sort -g |
+    awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : 0)}'; }
+  grep -q '"layers.g_rms.h0.attn"' <<< "$b" || { echo "no per-layer statistics in the run's reports"; return 1; }
+  awk -v off="$(med step_ms <<< "$a")" -v on="$(med step_ms <<< "$b")" -v rep="$(med layers_ms <<< "$b")" \
+    -v every="$(grep -o '"log_every":[0-9]*' <<< "$b" | head -1 | cut -d: -f2)" \
+    'BEGIN {every = every ? every : 10
+            printf "layers: step %.2f ms against %.2f off, report %.2f ms every %d steps: %.2f%% of a step\n",
+            on, off, rep, every, 100 * ((on - off) + rep / every) / off}'
+}
+s_layers() { step "layer statistics cost" 240 '^layers:' layer_cost; }
 s_test_gpu() { step "test_gpu" 150 '^Totals' "${kit[@]}" "$bin/test_gpu"; }
 s_test_kernels() { step "test_kernels" 90 '^Totals' "${kit[@]}" "$bin/test_kernels"; }
 s_test_fp8() { step "test_fp8" 90 '^Totals' "${kit[@]}" "$bin/test_fp8"; }
@@ -291,7 +314,7 @@ s_memcheck() {
 # The most wanted first; the store is exported last with time kept for it (RESERVE). The kernels' parity tests, then
 # NVML's readings (~20 s; late in the plan they were cut by the peer's time), then the comparison with the peers and
 # the fp16 rung (the GPUs people have), then the rest.
-plan=(s_libraries s_test_kernels s_health s_versus s_bench_fp16 s_test_fp8 s_test_gpu s_memcheck s_kernels s_graphs
+plan=(s_libraries s_test_kernels s_health s_versus s_bench_fp16 s_layers s_test_fp8 s_test_gpu s_memcheck s_kernels s_graphs
       s_bench_fp8 s_labs s_compiled s_bench_h100 s_find_batch s_bench_sizes s_eager s_peer s_no_checkpoints s_export)
 # PLAN="s_test_kernels s_kernels ...": these steps alone, for a check that must fit what is left of a lease.
 if [ -n "${PLAN:-}" ]; then

@@ -105,7 +105,8 @@ static std::string human_metrics(const Metrics& m) {
     else if (k == "plan_tok_s") line += " | planned " + format_count(v.value) + " tok/s";  // the first report's
     else if (k == "plan_step_ms") put("planned ", "%.1f ms", v.value);
     else if (k == "mem_allocated" || k == "mem_reserved" || (k == "skipped_steps" && v.value == 0) ||
-             (k == "spikes" && v.value == 0) || is_machine_health(k) || is_phase(k) || is_layer_metric(k))
+             (k == "spikes" && v.value == 0) || is_machine_health(k) || is_phase(k) || is_layer_metric(k) ||
+             k == "layers_ms")
       continue;
     else put((k + " ").c_str(), "%g", v.value);
   }

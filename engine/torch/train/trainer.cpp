@@ -323,7 +323,9 @@ void Run::report_step(Loop& l, int64_t step, const StepResult& r) {
     const auto read_start = Clock::now();
     l.layers->add_to(e.metrics, probe_tokens_);
     probe_tokens_ = at::Tensor();
-    l.meter.exclude(std::chrono::duration<double>(Clock::now() - read_start).count());
+    const double spent = std::chrono::duration<double>(Clock::now() - read_start).count();
+    e.metrics.add("layers_ms", 1000 * spent);  // what they cost at this report (docs/PERFORMANCE.md)
+    l.meter.exclude(spent);
   }
   if (machine_) {  // the readings are no part of a step: left out of the next window's time
     const auto read_start = Clock::now();
