@@ -36,7 +36,7 @@ files=$(cd "$out" && find . -type f | sort | tr '\n' ' ')
 want="./log.txt ./runs-cpu.json ./summary.md ./versus-cpu.json "
 [ "$files" = "$want" ] || fail "OUT holds '$files', expected '$want' (the device tool brings back 8 files)"
 steps=$(grep -c '^| [a-z]' "$out/summary.md") || true
-expected=20
+expected=21
 [ "$steps" = $((expected + 1)) ] || { cat "$out/summary.md"; fail "$((steps - 1)) steps in the summary, expected $expected"; }
 ok=$(grep -c '^| [^|]* | ok |' "$out/summary.md") || true
 skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
@@ -44,7 +44,7 @@ skipped=$(grep -c '^| [^|]* | skipped |' "$out/summary.md") || true
 [ "$skipped" = 1 ] || { cat "$out/summary.md"; fail "$skipped steps skipped, expected 1 (memcheck needs a GPU)"; }
 # The plan's order is the sitting's: what a cut lease must not lose comes first.
 order=$(grep -o '^| [a-z][^|]*|' "$out/summary.md" | sed 's/^| //; s/ *|$//' | sed -n '2,10p' | tr '\n' ',')
-[ "$order" = "libraries,test_kernels,health metrics,versus llm.c and pytorch,bench fp16,test_fp8,test_gpu,memcheck,kernel profile," ] ||
+[ "$order" = "libraries,test_kernels,health metrics,versus llm.c and pytorch,bench fp16,layer statistics cost,test_fp8,test_gpu,memcheck," ] ||
   fail "the plan's first steps are '$order'"
 # Every step's output is in log.txt as it runs, so a cut step still brings back what it printed.
 grep -q '^== test_kernels (limit ' "$out/log.txt" && grep -q '^== test_kernels: exit 0 after ' "$out/log.txt" ||
@@ -53,6 +53,7 @@ grep -q '^| memcheck | skipped |' "$out/summary.md" || fail "memcheck should be 
 runs=$(grep -o '"uid"' "$out/runs-cpu.json" | wc -l)
 [ "$runs" -ge 12 ] || fail "runs-cpu.json holds $runs runs, expected 12 (8 + 4 rungs)"
 grep -q 'every library found' "$out/summary.md" || fail "a library of the kit was not found"
+grep -q '^| layer statistics cost | ok | .*% of a step' "$out/summary.md" || fail "the layer statistics' cost was not measured"
 grep -q '^| kernel labs | ok | .*no CUDA device' "$out/summary.md" || fail "the kit's kernel labs did not run"
 # The op-attributed profile: every rung's kernels (operators on a CPU) with what launched them, totals by kind.
 grep -q '^kind  *calls/step  *ms/step  *share' "$out/summary.md" || fail "the kernel profile has no table by kind"
