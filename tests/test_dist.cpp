@@ -476,9 +476,13 @@ class TestDist : public QObject {
         double sum = 0;
         for (const auto& [group, n] : numel)
           sum += n * std::pow(reported["layers.g_rms." + QString::fromStdString(group)][i], 2);
-        const double clipped = std::min(reported["grad_norm"][i], c.optimizer.grad_clip > 0 ? c.optimizer.grad_clip : 1e30);
+        const double clip = c.optimizer.grad_clip > 0 ? c.optimizer.grad_clip : 1e30;
+        const double clipped = std::min(reported["grad_norm"][i], clip);
         QVERIFY2(std::abs(std::sqrt(sum) - clipped) < 1e-3 * clipped,
-                 qPrintable(QString("step %1: groups %2 against the clipped norm %3").arg(i + 1).arg(std::sqrt(sum)).arg(clipped)));
+                 qPrintable(QString("step %1: groups %2 against the clipped norm %3")
+                                .arg(i + 1)
+                                .arg(std::sqrt(sum))
+                                .arg(clipped)));
       }
     }
     // The step profile of a data-parallel step has an all-reduce phase: at least the loss's, never hidden.

@@ -59,9 +59,9 @@ class TestExportReaders : public QObject {
     db_ = env_->path("runs.db");
     const auto trained = test::run_tokamak(
         QStringList{"train", "--db", q(db_)} +
-        test::set_args(test::quiet_run_overrides(env_->corpus_excerpt(30000), 6,
-                                                 {"metrics.layers_every=0", "sample.every=3", "sample.tokens=8",
-                                                  "model.n_layer=2", "name=export-me"})));
+        test::set_args(test::quiet_run_overrides(
+            env_->corpus_excerpt(30000), 6,
+            {"metrics.layers_every=0", "sample.every=3", "sample.tokens=8", "model.n_layer=2", "name=export-me"})));
     QVERIFY2(trained.code == 0, qPrintable(trained.err_text()));
     RunStore store(db_, RunStore::Mode::existing);
     run_ = store.run(1);
@@ -112,13 +112,16 @@ class TestExportReaders : public QObject {
       QVERIFY(q(tb["texts"]["samples"][i][1].get<std::string>()).contains(q(samples_[i].text)));
     }
     // Again: the folder holds an earlier export, replaced only with --force; the store itself never.
-    const auto again = test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(logs)});
+    const auto again =
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(logs)});
     QCOMPARE(again.code, 1);
     QVERIFY2(again.errors().size() == 1 && again.errors()[0].contains("--force"), qPrintable(again.err_text()));
-    QCOMPARE(test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(logs),
-                                "--force"}).code,
-             0);
-    const auto store = test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(db_)});
+    QCOMPARE(
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(logs), "--force"})
+            .code,
+        0);
+    const auto store =
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--format", "tensorboard", "--out", q(db_)});
     QCOMPARE(store.code, 1);
     QVERIFY2(store.errors().size() == 1, qPrintable(store.err_text()));
     QVERIFY(QFileInfo(q(db_)).isFile());
@@ -146,7 +149,8 @@ class TestExportReaders : public QObject {
     }
     QVERIFY2(up, qPrintable(QString::fromStdString(read_file(home.filePath("server.log").toStdString())).right(2000)));
 
-    const auto r = test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk"});
+    const auto r =
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk"});
     QVERIFY2(r.code == 0, qPrintable(r.err_text()));
     const json runs = reader("mlflow_reader.py", url + " tk");
     QCOMPARE(runs.size(), size_t{1});
@@ -178,19 +182,23 @@ class TestExportReaders : public QObject {
     QCOMPARE(samples[1]["text"].get<std::string>(), samples_[1].text);
 
     // The same run again: refused in one line, nothing sent; --force logs it as a second MLflow run.
-    const auto again = test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk"});
+    const auto again =
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk"});
     QCOMPARE(again.code, 1);
-    QVERIFY2(again.errors().size() == 1 && again.errors()[0].contains("already in MLflow"), qPrintable(again.err_text()));
+    QVERIFY2(again.errors().size() == 1 && again.errors()[0].contains("already in MLflow"),
+             qPrintable(again.err_text()));
     QCOMPARE(reader("mlflow_reader.py", url + " tk").size(), size_t{1});
-    QCOMPARE(test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk",
-                                "--force"}).code,
-             0);
+    QCOMPARE(
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url), "--experiment", "tk", "--force"})
+            .code,
+        0);
     QCOMPARE(reader("mlflow_reader.py", url + " tk").size(), size_t{2});
 
     server.terminate();
     server.waitForFinished(10000);
     // Nobody there: one line naming the server, no path or query shown.
-    const auto gone = test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url + "/x?token=SECRET")});
+    const auto gone =
+        test::run_tokamak({"runs", "export", "--db", q(db_), "--to", "mlflow", q(url + "/x?token=SECRET")});
     QCOMPARE(gone.code, 1);
     QVERIFY2(gone.errors().size() == 1 && gone.errors()[0].contains("was not reached") &&
                  !gone.err_text().contains("SECRET"),

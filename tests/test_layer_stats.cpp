@@ -39,7 +39,8 @@ std::vector<at::Tensor> group_params(GPTImpl& m, const std::string& group) {
   if (group == "emb") prefixes = {"wte.", "wpe."};
   else if (group == "head") prefixes = {"ln_f."};  // tied: the head is wte
   else {
-    const std::string b = "blocks." + group.substr(1, group.find('.') - 1) + ".", part = group.substr(group.find('.') + 1);
+    const std::string b = "blocks." + group.substr(1, group.find('.') - 1) + ".",
+                      part = group.substr(group.find('.') + 1);
     if (part == "attn") prefixes = {b + "attn."};
     if (part == "mlp") prefixes = {b + "c_fc.", b + "c_proj."};
     if (part == "norm") prefixes = {b + "ln_1.", b + "ln_2."};
@@ -68,15 +69,16 @@ void expect_close(double got, double want, const std::string& what, double rel =
                       QString::number(want, 'g', 9)));
 }
 
-const std::vector<std::string> kTinyGroups = {"emb", "h0.attn", "h0.mlp", "h0.norm", "h1.attn", "h1.mlp", "h1.norm", "head"};
+const std::vector<std::string> kTinyGroups = {"emb",     "h0.attn", "h0.mlp",  "h0.norm",
+                                              "h1.attn", "h1.mlp",  "h1.norm", "head"};
 
 // Each run its own checkpoint folder: a folder holding another run's checkpoints is refused.
 Config run_of(test::ScratchEnv& env, const std::vector<std::string>& more) {
   static int runs = 0;
   Config c;
   apply_overrides(c, test::two_block_run_overrides(env.corpus_excerpt(40000)));
-  apply_overrides(c, {"train.steps=12", "checkpoint.dir=" + env.path("ckpt" + std::to_string(++runs)),
-                      "checkpoint.minutes=0"});
+  apply_overrides(
+      c, {"train.steps=12", "checkpoint.dir=" + env.path("ckpt" + std::to_string(++runs)), "checkpoint.minutes=0"});
   apply_overrides(c, more);
   return c;
 }
@@ -223,7 +225,8 @@ class TestLayerStats : public QObject {
         if (overflowed) continue;
         const std::set<std::string> ours = layer_keys(r.steps[i]), theirs = layer_keys(fp32.steps[i]);
         std::vector<std::string> differ;
-        std::set_symmetric_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(differ));
+        std::set_symmetric_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(),
+                                      std::back_inserter(differ));
         QVERIFY2(differ.empty(), qPrintable(QString("%1 step %2: %3 (%4 keys against %5)")
                                                 .arg(precision)
                                                 .arg(r.steps[i].step)
@@ -231,10 +234,13 @@ class TestLayerStats : public QObject {
                                                 .arg(ours.size())
                                                 .arg(theirs.size())));
         for (const std::string& g : kTinyGroups) {
-          const double ours = r.steps[i].metric(layer_metric("g_rms", g)), theirs = fp32.steps[i].metric(layer_metric("g_rms", g));
-          QVERIFY2(ours > theirs / 4 && ours < theirs * 4,
-                   qPrintable(QString("%1 %2 step %3: %4 against fp32's %5")
-                                  .arg(precision, QString::fromStdString(g)).arg(r.steps[i].step).arg(ours).arg(theirs)));
+          const double ours = r.steps[i].metric(layer_metric("g_rms", g)),
+                       theirs = fp32.steps[i].metric(layer_metric("g_rms", g));
+          QVERIFY2(ours > theirs / 4 && ours < theirs * 4, qPrintable(QString("%1 %2 step %3: %4 against fp32's %5")
+                                                                          .arg(precision, QString::fromStdString(g))
+                                                                          .arg(r.steps[i].step)
+                                                                          .arg(ours)
+                                                                          .arg(theirs)));
         }
       }
     }
@@ -266,8 +272,8 @@ class TestLayerStats : public QObject {
   // h1.mlp, in the event, in its journal line and back.
   void aSpikeNamesTheGroupWhoseGradientsJumped() {
     test::ScratchEnv env;
-    Config c = run_of(env, {"train.steps=24", "health.spike_window=8", "health.grad_norm_threshold=6",
-                            "metrics.layers_every=-1"});
+    Config c = run_of(
+        env, {"train.steps=24", "health.spike_window=8", "health.grad_norm_threshold=6", "metrics.layers_every=-1"});
     int64_t target = -1, i = 0;
     for (const auto& p : GPT(GPTOptions::from_config(c.model, c.speed))->named_parameters()) {
       if (p.key() == "blocks.1.c_fc.weight") target = i;

@@ -44,7 +44,8 @@ bool insideWindow(QWidget* w, QWidget* window) {
   return w->isVisible() && QRect(QPoint(0, 0), window->size()).contains(r);
 }
 
-const std::vector<std::string> kGroups = {"emb", "h0.attn", "h0.mlp", "h0.norm", "h1.attn", "h1.mlp", "h1.norm", "head"};
+const std::vector<std::string> kGroups = {"emb",     "h0.attn", "h0.mlp",  "h0.norm",
+                                          "h1.attn", "h1.mlp",  "h1.norm", "head"};
 
 }  // namespace
 
@@ -74,8 +75,7 @@ class TestStudioLayers : public QObject {
     QCOMPARE(QString::fromStdString(w.runController()->lastEnd().status), QString("finished"));
     LivePlots* plots = w.livePlots();
     QComboBox* picker = plots->metricPicker();
-    for (const LayerStat& s : layer_stats())
-      QVERIFY2(picker->findData(QString("layers:") + s.id) >= 0, s.id);
+    for (const LayerStat& s : layer_stats()) QVERIFY2(picker->findData(QString("layers:") + s.id) >= 0, s.id);
     QCOMPARE(picker->findText("layers.g_rms.h0.attn"), -1);  // the layers' keys are the heatmap's, not the picker's
     picker->setCurrentIndex(picker->findData("layers:update_ratio"));
     QVERIFY(plots->heatmapShown());
@@ -145,14 +145,16 @@ class TestStudioLayers : public QObject {
     };
     QCOMPARE(rangeOf(0).lower, rangeOf(1).lower);
     QCOMPARE(rangeOf(0).upper, rangeOf(1).upper);
-    QCOMPARE(rangeOf(0).upper, std::max(layers->heatmap(0)->valueRange().second, layers->heatmap(1)->valueRange().second));
+    QCOMPARE(rangeOf(0).upper,
+             std::max(layers->heatmap(0)->valueRange().second, layers->heatmap(1)->valueRange().second));
     layers->statPicker()->setCurrentIndex(layers->statPicker()->findData("attn_entropy"));
     for (int side = 0; side < 2; ++side) {
       QCOMPARE(layers->heatmap(side)->stat(), std::string("attn_entropy"));
       QCOMPARE(layers->heatmap(side)->groups(), (std::vector<std::string>{"h0", "h1"}));
     }
     // The compare plot's picker offers no layer keys: they are this tab's.
-    for (const QString& key : w.runsPanel()->compareView()->metricKeys()) QVERIFY2(!key.startsWith("layers."), qPrintable(key));
+    for (const QString& key : w.runsPanel()->compareView()->metricKeys())
+      QVERIFY2(!key.startsWith("layers."), qPrintable(key));
   }
 
   void exportsForTensorBoardFromThePanel() {
@@ -163,7 +165,8 @@ class TestStudioLayers : public QObject {
     QTemporaryDir logs;
     QVERIFY(w.runsPanel()->exportTensorboard({id}, logs.path()));
     QVERIFY2(w.runsPanel()->message().contains("tensorboard --logdir"), qPrintable(w.runsPanel()->message()));
-    const QString folder = logs.filePath(QString("layers-hot-%1").arg(QString::fromStdString(store.run(id).uid.substr(0, 8))));
+    const QString folder =
+        logs.filePath(QString("layers-hot-%1").arg(QString::fromStdString(store.run(id).uid.substr(0, 8))));
     QCOMPARE(QDir(folder).entryList(QDir::Files).size(), 1);
     QVERIFY(!w.runsPanel()->exportTensorboard({id}, logs.path()));  // an earlier export: only when asked
     QVERIFY(w.runsPanel()->message().contains("--force"));
@@ -173,8 +176,10 @@ class TestStudioLayers : public QObject {
   // docs/INSIDE.md's picture (scripts/screenshot-layers.sh): the runs of TOKAMAK_SCREENSHOT_DB side by side in
   // Compare's Layers tab, statistic TOKAMAK_SCREENSHOT_STAT, grabbed to TOKAMAK_SCREENSHOT_OUT.
   void screenshot() {
-    const QString db = qEnvironmentVariable("TOKAMAK_SCREENSHOT_DB"), out = qEnvironmentVariable("TOKAMAK_SCREENSHOT_OUT");
-    if (db.isEmpty() || out.isEmpty()) QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the Layers tab");
+    const QString db = qEnvironmentVariable("TOKAMAK_SCREENSHOT_DB"),
+                  out = qEnvironmentVariable("TOKAMAK_SCREENSHOT_OUT");
+    if (db.isEmpty() || out.isEmpty())
+      QSKIP("set TOKAMAK_SCREENSHOT_DB and TOKAMAK_SCREENSHOT_OUT to grab the Layers tab");
     RunsPanel panel;
     panel.setDatabase(db);
     QVERIFY2(!panel.hasError(), qPrintable(panel.message()));

@@ -239,7 +239,8 @@ void do_export(const RunsArgs& a) {
     for (const std::string& key : a.ids) ids.push_back(store->resolve(key));
     if (!a.to.empty()) return export_to(a, *store, ids);
     if (a.out.empty() || a.out == "-")
-      throw Error("--format tensorboard writes a folder of event files", "name it with --out DIR (TensorBoard's --logdir)");
+      throw Error("--format tensorboard writes a folder of event files",
+                  "name it with --out DIR (TensorBoard's --logdir)");
     const TensorboardExport t = export_tensorboard(*store, ids, a.out, a.force);
     std::cerr << "wrote " << t.files.size() << " run(s) to " << a.out << " (" << t.scalars << " scalars, " << t.texts
               << " texts): tensorboard --logdir " << a.out << "\n";
@@ -333,8 +334,9 @@ void add_runs_command(CLI::App& app) {
   c = runs->add_subcommand("export", "Export runs at full resolution (all runs when no id is given)");
   db_opt(c);
   c->add_option("ids", args->ids, "run ids or uids");
-  CLI::Option* format = c->add_option(
-      "--format", args->format, "csv (run,step,metric,value), json, md, or tensorboard (a folder of event files, one run each)");
+  CLI::Option* format =
+      c->add_option("--format", args->format,
+                    "csv (run,step,metric,value), json, md, or tensorboard (a folder of event files, one run each)");
   c->add_option("--out", args->out, "file to write (atomically), or tensorboard's folder; default stdout");
   CLI::Option* to = c->add_option("--to", args->to,
                                   "log the runs to a tool's server instead: mlflow URL (its REST API; "

@@ -67,7 +67,12 @@ int main(int argc, char** argv) {
   const Precision p = bf16 ? Precision::kBf16 : Precision::kFp32;
   const auto step = [&] {
     model->zero_grad();
-    forward_backward(*model, [&](int64_t) { return Batch{x, y}; }, 1, p, g_device);
+    forward_backward(
+        *model,
+        [&](int64_t) {
+          return Batch{x, y};
+        },
+        1, p, g_device);
   };
   step();  // warm-up: the allocator and the kernels' first calls
   const double step_ms = median_ms(reps, step);
@@ -76,16 +81,21 @@ int main(int argc, char** argv) {
   const double jump_ms = median_ms(reps * 4, [&] { stats.grad_jump(); });
   const double keep_ms = median_ms(reps * 4, [&] { stats.keep_weights(); });
   const at::Tensor first = x.narrow(0, 0, 1);
-  const double report_ms = median_ms(reps, [&] {
-    stats.keep_weights();
-    Metrics m;
-    stats.add_to(m, first);
-  }) - keep_ms;
+  const double report_ms = median_ms(reps,
+                                     [&] {
+                                       stats.keep_weights();
+                                       Metrics m;
+                                       stats.add_to(m, first);
+                                     }) -
+                           keep_ms;
   const double share = (jump_ms + (keep_ms + report_ms) / static_cast<double>(c.train.log_every)) / step_ms;
-  std::printf("%s, %s, %s layers, %d threads, %s batch %lld x %lld, log_every %lld: step %.1f ms | grad_jump %.3f ms | keep %.3f ms | "
-              "report %.2f ms | share of a step %.2f%% (spike watch alone %.2f%%)\n",
-              c.device.c_str(), bf16 ? "bf16" : "fp32", name_of(c.speed.layers).c_str(), at::get_num_threads(), c.model.preset.c_str(), static_cast<long long>(B),
-              static_cast<long long>(T), static_cast<long long>(c.train.log_every), step_ms, jump_ms, keep_ms, report_ms,
-              100 * share, 100 * jump_ms / step_ms);
+  std::printf(
+      "%s, %s, %s layers, %d threads, %s batch %lld x %lld, log_every %lld: step %.1f ms | grad_jump %.3f ms | keep "
+      "%.3f ms | "
+      "report %.2f ms | share of a step %.2f%% (spike watch alone %.2f%%)\n",
+      c.device.c_str(), bf16 ? "bf16" : "fp32", name_of(c.speed.layers).c_str(), at::get_num_threads(),
+      c.model.preset.c_str(), static_cast<long long>(B), static_cast<long long>(T),
+      static_cast<long long>(c.train.log_every), step_ms, jump_ms, keep_ms, report_ms, 100 * share,
+      100 * jump_ms / step_ms);
   return 0;
 }

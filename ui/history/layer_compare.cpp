@@ -89,8 +89,8 @@ LayerCompare* LayerCompare::openWindow() {
   view->setRuns(labels_, metrics_);
   for (int side = 0; side < 2; ++side) view->runs_[side]->setCurrentIndex(runs_[side]->currentIndex());
   view->stat_->setCurrentIndex(stat_->currentIndex());
-  const QRect screen = QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry()
-                                                        : QRect(0, 0, 1366, 768);
+  const QRect screen =
+      QGuiApplication::primaryScreen() ? QGuiApplication::primaryScreen()->availableGeometry() : QRect(0, 0, 1366, 768);
   window->resize(screen.width() * 9 / 10, screen.height() * 9 / 10);
   window->show();
   window_ = window;

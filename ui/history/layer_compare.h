@@ -26,8 +26,9 @@ class LayerCompare : public QWidget {
   QComboBox* runBox(int side) const { return runs_[side]; }
   QComboBox* statPicker() const { return stat_; }
   QString note() const;
-  // The ⤢ button ("Larger"): the same runs in a window of their own, nine tenths of the screen (the compare tab is a strip of the
-  // runs page at 1366×768, too short for a model's forty rows). Returns the window's view; one window at a time.
+  // The ⤢ button ("Larger"): the same runs in a window of their own, nine tenths of the screen (the compare tab is a
+  // strip of the runs page at 1366×768, too short for a model's forty rows). Returns the window's view; one window at a
+  // time.
   LayerCompare* openWindow();
 
  private:

@@ -103,9 +103,9 @@ void RunsPanel::exportMlflowWithDialog() {
       this, tr("Export to MLflow"), tr("Tracking server (http://HOST:PORT; $MLFLOW_TRACKING_TOKEN is sent if set)"),
       QLineEdit::Normal, settings.value("mlflow/url", "http://127.0.0.1:5000").toString(), &ok);
   if (!ok || url.trimmed().isEmpty()) return;
-  const QString experiment = QInputDialog::getText(this, tr("Export to MLflow"), tr("Experiment (created when missing)"),
-                                                   QLineEdit::Normal,
-                                                   settings.value("mlflow/experiment", "tokamak").toString(), &ok);
+  const QString experiment =
+      QInputDialog::getText(this, tr("Export to MLflow"), tr("Experiment (created when missing)"), QLineEdit::Normal,
+                            settings.value("mlflow/experiment", "tokamak").toString(), &ok);
   if (!ok || experiment.trimmed().isEmpty()) return;
   settings.setValue("mlflow/url", url.trimmed());  // a server address, no secret: the token stays in the environment
   settings.setValue("mlflow/experiment", experiment.trimmed());

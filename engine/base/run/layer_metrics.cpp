@@ -8,10 +8,18 @@ namespace tokamak {
 const std::vector<LayerStat>& layer_stats() {
   static const std::vector<LayerStat> stats = {
       {"w_rms", "weight RMS", "Root mean square of the group's weights after the step", false},
-      {"g_rms", "gradient RMS", "Root mean square of the group's gradients as the update used them (after clipping)", false},
-      {"update_ratio", "update / weight", "‖Δw‖ / ‖w‖ of the step: how far the update moved the group's weights (about 1e-3 is the usual healthy range with AdamW)", false},
-      {"act_rms", "activation RMS", "Root mean square of the residual stream after the block, on the step's first sequence", true},
-      {"attn_entropy", "attention entropy", "Mean entropy (nats) of head 0's attention over the step's first sequence; it falls toward 0 when the head collapses onto one token", true},
+      {"g_rms", "gradient RMS", "Root mean square of the group's gradients as the update used them (after clipping)",
+       false},
+      {"update_ratio", "update / weight",
+       "‖Δw‖ / ‖w‖ of the step: how far the update moved the group's weights (about 1e-3 is the usual healthy range "
+       "with AdamW)",
+       false},
+      {"act_rms", "activation RMS",
+       "Root mean square of the residual stream after the block, on the step's first sequence", true},
+      {"attn_entropy", "attention entropy",
+       "Mean entropy (nats) of head 0's attention over the step's first sequence; it falls toward 0 when the head "
+       "collapses onto one token",
+       true},
   };
   return stats;
 }

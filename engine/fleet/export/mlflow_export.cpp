@@ -29,7 +29,8 @@ struct Reply {
 // The tracking server's REST API: JSON in, JSON out, one connection kept.
 class Rest {
  public:
-  Rest(const MlflowOptions& o) : base_(o.url), shown_(redacted_url(o.url)), curl_(curl_easy_init(), curl_easy_cleanup) {
+  explicit Rest(const MlflowOptions& o)
+      : base_(o.url), shown_(redacted_url(o.url)), curl_(curl_easy_init(), curl_easy_cleanup) {
     while (!base_.empty() && base_.back() == '/') base_.pop_back();
     if (!o.token.empty()) auth_ = "Authorization: Bearer " + o.token;
   }
@@ -59,9 +60,10 @@ class Rest {
     return json::parse(r.body, nullptr, false);
   }
 
-  // An artifact through the server's proxy (mlflow-artifacts:/…): true when stored.
+  // An artifact through the server's proxy (mlflow-artifacts:/…); a refusal is an Error naming the file.
   void put_artifact(const std::string& path, const std::string& bytes) {
-    const Reply r = send("PUT", base_ + "/api/2.0/mlflow-artifacts/artifacts" + path, bytes, "application/octet-stream");
+    const Reply r =
+        send("PUT", base_ + "/api/2.0/mlflow-artifacts/artifacts" + path, bytes, "application/octet-stream");
     if (r.status / 100 != 2)
       throw Error("the MLflow server at " + shown_ + " refused the artifact " + path.substr(path.rfind('/') + 1) +
                       " (HTTP " + std::to_string(r.status) + ")",
@@ -98,14 +100,16 @@ class Rest {
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t size, size_t n, void* out) {
-      static_cast<std::string*>(out)->append(p, size * n);
-      return size * n;
-    });
+    curl_easy_setopt(
+        c, CURLOPT_WRITEFUNCTION, +[](char* p, size_t size, size_t n, void* out) {
+          static_cast<std::string*>(out)->append(p, size * n);
+          return size * n;
+        });
     const CURLcode code = curl_easy_perform(c);
     if (code != CURLE_OK)
-      throw Error("the MLflow server at " + shown_ + " was not reached: " + (error[0] ? error : curl_easy_strerror(code)),
-                  "is `mlflow server` running there? check the URL and port");
+      throw Error(
+          "the MLflow server at " + shown_ + " was not reached: " + (error[0] ? error : curl_easy_strerror(code)),
+          "is `mlflow server` running there? check the URL and port");
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     return r;
   }
@@ -142,10 +146,9 @@ void log_batches(Rest& rest, const std::string& run_id, const json& items, const
 MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& experiment, const MlflowOptions& o) {
   const RunInfo run = store.run(id);
   MlflowRun out{run.uid, "", experiment, 0, 0, 0, ""};
-  const json same = rest.call("POST", "mlflow/runs/search",
-                              {{"experiment_ids", {experiment}},
-                               {"filter", "tags.`tokamak.run_uid` = '" + run.uid + "'"},
-                               {"max_results", 1}});
+  const json same = rest.call(
+      "POST", "mlflow/runs/search",
+      {{"experiment_ids", {experiment}}, {"filter", "tags.`tokamak.run_uid` = '" + run.uid + "'"}, {"max_results", 1}});
   if (!o.force && same.contains("runs") && !same["runs"].empty())
     throw Error("run " + std::to_string(id) + " (" + run.name + ") is already in MLflow experiment '" + o.experiment +
                     "' as run " + same["runs"][0]["info"].value("run_id", "?"),
@@ -155,16 +158,17 @@ MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& ex
       {{"experiment_id", experiment},
        {"run_name", run.name},
        {"start_time", ms(run.created)},
-       {"tags", {kv("tokamak.run_uid", run.uid), kv("tokamak.version", run.tokamak_version),
-                 kv("tokamak.status", run.status), kv("mlflow.source.name", "tokamak"),
-                 kv("mlflow.note.content", run.notes)}}});
+       {"tags",
+        {kv("tokamak.run_uid", run.uid), kv("tokamak.version", run.tokamak_version), kv("tokamak.status", run.status),
+         kv("mlflow.source.name", "tokamak"), kv("mlflow.note.content", run.notes)}}});
   out.run_id = created["run"]["info"].value("run_id", "");
   const std::string artifact_uri = created["run"]["info"].value("artifact_uri", "");
   json params = json::array();
   for (const auto& [key, value] : flatten_config(run.config_json))
     params.push_back(kv(key, value.substr(0, kParamValueMax)));
   for (const auto& [key, value] : {std::pair<std::string, std::string>{"tokamak.model", run.model},
-                                   {"tokamak.dataset", run.dataset}, {"tokamak.device", run.device}})
+                                   {"tokamak.dataset", run.dataset},
+                                   {"tokamak.device", run.device}})
     if (!value.empty()) params.push_back(kv(key, value.substr(0, kParamValueMax)));
   out.params = static_cast<int64_t>(params.size());
   log_batches(rest, out.run_id, params, "params", kBatchParams);
@@ -190,8 +194,9 @@ MlflowRun log_run(Rest& rest, RunStore& store, int64_t id, const std::string& ex
     rest.put_artifact(path + "/samples.json", samples.dump(2, ' ', false, json::error_handler_t::replace));
     out.artifacts = 2;
   } else {
-    out.note = "the server keeps artifacts at " + artifact_uri.substr(0, 60) +
-               ", which it does not serve: config.json and samples.json were not sent (start it with --serve-artifacts)";
+    out.note =
+        "the server keeps artifacts at " + artifact_uri.substr(0, 60) +
+        ", which it does not serve: config.json and samples.json were not sent (start it with --serve-artifacts)";
   }
   rest.call("POST", "mlflow/runs/update",
             {{"run_id", out.run_id},

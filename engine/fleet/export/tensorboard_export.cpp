@@ -58,8 +58,7 @@ std::string events_of(RunStore& store, const RunInfo& run, TensorboardExport& co
   config.set_wall_time(run.created);
   config.set_step(0);
   const nlohmann::json cj = nlohmann::json::parse(run.config_json, nullptr, false);
-  add_text(*config.mutable_summary(), "config",
-           "```\n" + (cj.is_discarded() ? run.config_json : cj.dump(2)) + "\n```");
+  add_text(*config.mutable_summary(), "config", "```\n" + (cj.is_discarded() ? run.config_json : cj.dump(2)) + "\n```");
   out += encoded(config);
   ++counts.texts;
   for (const MetricRow& row : store.metrics(run.id)) {
